@@ -1,0 +1,31 @@
+"""MariaDB's compressed record (mirror of encoder/compression.py)."""
+
+from __future__ import annotations
+
+import zlib
+
+from decoder.primitives import Buffer
+from fakemaster.errors import DecodeError
+
+
+def decompress_record(buf: Buffer, pos: int = 0) -> bytes:
+    if pos >= len(buf):
+        raise DecodeError("truncated: compressed record header missing", offset=pos)
+    head = buf[pos]
+    lenlen = head & 0x07
+    if head & 0xE0 != 0x80 or not 1 <= lenlen <= 4:
+        raise DecodeError(f"invalid compressed record header 0x{head:02x}", offset=pos)
+    start = pos + 1 + lenlen
+    if start > len(buf):
+        raise DecodeError("truncated: compressed record length", offset=pos + 1)
+    size = int.from_bytes(buf[pos + 1 : start], "big")
+    try:
+        inflater = zlib.decompressobj()
+        data = inflater.decompress(buf[start:], size + 1)
+    except zlib.error as exc:
+        raise DecodeError(f"corrupt zlib stream: {exc}", offset=start) from exc
+    if size == 0 or len(data) != size or not inflater.eof:
+        raise DecodeError(
+            f"compressed record inflates to {len(data)} bytes, header says {size}", offset=start
+        )
+    return data

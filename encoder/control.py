@@ -1,0 +1,79 @@
+"""Bodies of the file- and stream-control events: FDE, ROTATE, STOP, HEARTBEAT,
+START_ENCRYPTION, INCIDENT and unmodelled types (mirror of decoder/control.py)."""
+
+from __future__ import annotations
+
+import struct
+
+from encoder.primitives import U64, name_bytes
+from fakemaster.context import BinlogContext
+from fakemaster.errors import EncodeError
+from fakemaster.events import (
+    FormatDescriptionEvent,
+    HeartbeatEvent,
+    IncidentEvent,
+    RotateEvent,
+    StartEncryptionEvent,
+    StopEvent,
+    UnknownEvent,
+)
+
+_FDE_HEAD = struct.Struct("<H50sIB")
+_START_ENCRYPTION = struct.Struct("<BI12s")
+_INCIDENT = struct.Struct("<HB")
+SERVER_VERSION_LEN = 50
+
+
+def encode_fde(event: FormatDescriptionEvent, ctx: BinlogContext) -> bytes:
+    version = event.server_version.encode("latin-1")
+    if len(version) > SERVER_VERSION_LEN:
+        raise EncodeError(f"server version longer than {SERVER_VERSION_LEN} bytes")
+    body = (
+        _FDE_HEAD.pack(
+            event.binlog_version, version, event.create_timestamp, event.header_length
+        )
+        + event.post_header_lengths
+    )
+    if event.checksum_alg is not None:
+        body += bytes((event.checksum_alg,))
+    return body
+
+
+def encode_rotate(event: RotateEvent, ctx: BinlogContext) -> bytes:
+    return U64.pack(event.position) + name_bytes(event.next_file)
+
+
+def encode_stop(event: StopEvent, ctx: BinlogContext) -> bytes:
+    return b""
+
+
+def encode_heartbeat(event: HeartbeatEvent, ctx: BinlogContext) -> bytes:
+    name = name_bytes(event.file_name)
+    return name if event.position is None else U64.pack(event.position) + name
+
+
+def encode_start_encryption(event: StartEncryptionEvent, ctx: BinlogContext) -> bytes:
+    if len(event.nonce) != 12:
+        raise EncodeError("START_ENCRYPTION nonce must be 12 bytes")
+    return _START_ENCRYPTION.pack(event.scheme, event.key_version, event.nonce)
+
+
+def encode_incident(event: IncidentEvent, ctx: BinlogContext) -> bytes:
+    if len(event.message) > 255:
+        raise EncodeError("INCIDENT message longer than 255 bytes")
+    return _INCIDENT.pack(event.incident, len(event.message)) + event.message
+
+
+def encode_unknown(event: UnknownEvent, ctx: BinlogContext) -> bytes:
+    return event.body
+
+
+ENCODERS = {
+    FormatDescriptionEvent: encode_fde,
+    RotateEvent: encode_rotate,
+    StopEvent: encode_stop,
+    HeartbeatEvent: encode_heartbeat,
+    StartEncryptionEvent: encode_start_encryption,
+    IncidentEvent: encode_incident,
+    UnknownEvent: encode_unknown,
+}

@@ -1,0 +1,38 @@
+"""What a reader or writer of a binlog stream must remember between events.
+
+The encoder and the decoder keep the same state, updated by the same rule: a
+FORMAT_DESCRIPTION sets the checksum algorithm and the post-header lengths, a TABLE_MAP
+defines a table id until it is mapped again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fakemaster.constants import ChecksumAlg, EventType
+from fakemaster.events import Event, FormatDescriptionEvent, TableMapEvent
+
+
+@dataclass(slots=True)
+class BinlogContext:
+    fde: FormatDescriptionEvent = field(default_factory=FormatDescriptionEvent)
+    checksum: bool = True
+    table_maps: dict[int, TableMapEvent] = field(default_factory=dict)
+    # Set when the stream came from a server without 6-byte table ids in its FDE.
+    table_id_size: int = 6
+
+    @classmethod
+    def for_checksum(cls, checksum: bool) -> BinlogContext:
+        return cls(checksum=checksum)
+
+    def observe(self, event: Event) -> None:
+        """Apply what ``event`` tells later events."""
+        if isinstance(event, FormatDescriptionEvent):
+            self.fde = event
+            self.checksum = event.checksum_alg == ChecksumAlg.CRC32
+            self.table_id_size = 4 if event.post_header_length(EventType.TABLE_MAP) == 6 else 6
+        elif isinstance(event, TableMapEvent):
+            self.table_maps[event.table_id] = event
+
+    def copy(self) -> BinlogContext:
+        return BinlogContext(self.fde, self.checksum, dict(self.table_maps), self.table_id_size)

@@ -1,0 +1,368 @@
+"""Binlog events as typed objects: the one vocabulary of the encoder, decoder and server.
+
+Every event carries the common v4 header fields (``timestamp``, ``server_id``, ``log_pos``,
+``flags``); ``event_length`` and the CRC are derived when encoding. Fields keep what the bytes
+hold (raw bitmaps, status variables in written order, trailing bytes) so that encoding a decoded
+event gives back the server's bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from fakemaster.constants import (
+    MARIADB_POST_HEADER_LENGTHS,
+    ChecksumAlg,
+    EventFlag,
+    EventType,
+)
+
+
+@dataclass(kw_only=True, slots=True)
+class Event:
+    timestamp: int = 0
+    server_id: int = 1
+    log_pos: int = 0
+    flags: int = 0
+
+    TYPE: ClassVar[int] = EventType.UNKNOWN
+
+    @property
+    def type_code(self) -> int:
+        return self.TYPE
+
+    @property
+    def is_artificial(self) -> bool:
+        return bool(self.flags & EventFlag.ARTIFICIAL)
+
+
+# --- file and stream control -------------------------------------------------------------
+
+
+@dataclass(kw_only=True, slots=True)
+class FormatDescriptionEvent(Event):
+    TYPE: ClassVar[int] = EventType.FORMAT_DESCRIPTION
+    binlog_version: int = 4
+    server_version: str = "10.11.14-MariaDB-log"
+    create_timestamp: int = 0
+    header_length: int = 19
+    post_header_lengths: bytes = MARIADB_POST_HEADER_LENGTHS
+    # None: an FDE of a server without checksum support (no alg byte, no CRC).
+    checksum_alg: int | None = ChecksumAlg.CRC32
+
+    def post_header_length(self, type_code: int) -> int:
+        index = type_code - 1
+        if 0 <= index < len(self.post_header_lengths):
+            return self.post_header_lengths[index]
+        return 0
+
+
+@dataclass(kw_only=True, slots=True)
+class RotateEvent(Event):
+    """A real ROTATE ends a file; an artificial one (flags 0x20, timestamp 0) starts a dump."""
+
+    TYPE: ClassVar[int] = EventType.ROTATE
+    position: int = 4
+    next_file: str = ""
+
+
+@dataclass(kw_only=True, slots=True)
+class StopEvent(Event):
+    TYPE: ClassVar[int] = EventType.STOP
+
+
+@dataclass(kw_only=True, slots=True)
+class HeartbeatEvent(Event):
+    """``position`` is set when the real position is > 4 GiB (header log_pos is then 0)."""
+
+    TYPE: ClassVar[int] = EventType.HEARTBEAT
+    file_name: str = ""
+    position: int | None = None
+
+
+@dataclass(kw_only=True, slots=True)
+class StartEncryptionEvent(Event):
+    TYPE: ClassVar[int] = EventType.START_ENCRYPTION
+    scheme: int = 1
+    key_version: int = 1
+    nonce: bytes = bytes(12)
+
+
+@dataclass(kw_only=True, slots=True)
+class IncidentEvent(Event):
+    TYPE: ClassVar[int] = EventType.INCIDENT
+    incident: int = 1
+    message: bytes = b""
+
+
+@dataclass(kw_only=True, slots=True)
+class UnknownEvent(Event):
+    """Any event type this codec does not model, kept as its raw body."""
+
+    code: int = EventType.UNKNOWN
+    body: bytes = b""
+
+    @property
+    def type_code(self) -> int:
+        return self.code
+
+
+# --- GTIDs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Gtid:
+    domain_id: int
+    server_id: int
+    seq_no: int
+
+    def __str__(self) -> str:
+        return f"{self.domain_id}-{self.server_id}-{self.seq_no}"
+
+    @classmethod
+    def parse(cls, text: str) -> Gtid:
+        domain, server, seq = (int(part) for part in text.strip().split("-"))
+        return cls(domain, server, seq)
+
+
+@dataclass(frozen=True, slots=True)
+class XaXid:
+    format_id: int
+    gtrid: bytes
+    bqual: bytes
+
+
+@dataclass(kw_only=True, slots=True)
+class GtidEvent(Event):
+    """MariaDB GTID (162). The GTID's server id is the header's ``server_id``."""
+
+    TYPE: ClassVar[int] = EventType.GTID
+    seq_no: int = 1
+    domain_id: int = 0
+    flags2: int = 0
+    commit_id: int | None = None  # present iff flags2 has GROUP_COMMIT_ID
+    xid: XaXid | None = None  # present iff flags2 has PREPARED_XA or COMPLETED_XA
+    flags_extra: int = 0
+    extra_engines: int | None = None  # iff flags_extra has MULTI_ENGINE
+    sa_seq_no: int | None = None  # iff flags_extra has COMMIT_ALTER or ROLLBACK_ALTER
+    trailing: bytes = b""  # bytes past the known fields and the zero padding (newer servers)
+
+    @property
+    def gtid(self) -> Gtid:
+        return Gtid(self.domain_id, self.server_id, self.seq_no)
+
+
+@dataclass(kw_only=True, slots=True)
+class GtidListEvent(Event):
+    TYPE: ClassVar[int] = EventType.GTID_LIST
+    gtids: tuple[Gtid, ...] = ()
+    list_flags: int = 0  # the top 4 bits of the count field (UNTIL_REACHED, IGN_GTIDS)
+    padding: bytes = b""  # zero bytes after an empty list
+
+
+@dataclass(kw_only=True, slots=True)
+class BinlogCheckpointEvent(Event):
+    TYPE: ClassVar[int] = EventType.BINLOG_CHECKPOINT
+    file_name: str = ""
+
+
+# --- statements ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StatusVar:
+    """One QUERY status variable; ``value`` is typed by code (see decoder/query.py)."""
+
+    code: int
+    value: Any
+
+
+@dataclass(kw_only=True, slots=True)
+class QueryEvent(Event):
+    TYPE: ClassVar[int] = EventType.QUERY
+    thread_id: int = 0
+    exec_time: int = 0
+    error_code: int = 0
+    status_vars: tuple[StatusVar, ...] = ()
+    database: str = ""
+    query: bytes = b""
+    compressed: bool = False  # QUERY_COMPRESSED (165): the query text is a zlib record
+
+    @property
+    def type_code(self) -> int:
+        return EventType.QUERY_COMPRESSED if self.compressed else EventType.QUERY
+
+
+@dataclass(kw_only=True, slots=True)
+class ExecuteLoadQueryEvent(Event):
+    TYPE: ClassVar[int] = EventType.EXECUTE_LOAD_QUERY
+    thread_id: int = 0
+    exec_time: int = 0
+    error_code: int = 0
+    file_id: int = 0
+    fn_pos_start: int = 0
+    fn_pos_end: int = 0
+    dup_handling: int = 0
+    status_vars: tuple[StatusVar, ...] = ()
+    database: str = ""
+    query: bytes = b""
+
+
+@dataclass(kw_only=True, slots=True)
+class BeginLoadQueryEvent(Event):
+    TYPE: ClassVar[int] = EventType.BEGIN_LOAD_QUERY
+    file_id: int = 0
+    data: bytes = b""
+
+
+@dataclass(kw_only=True, slots=True)
+class AppendBlockEvent(Event):
+    TYPE: ClassVar[int] = EventType.APPEND_BLOCK
+    file_id: int = 0
+    data: bytes = b""
+
+
+@dataclass(kw_only=True, slots=True)
+class DeleteFileEvent(Event):
+    TYPE: ClassVar[int] = EventType.DELETE_FILE
+    file_id: int = 0
+
+
+@dataclass(kw_only=True, slots=True)
+class XidEvent(Event):
+    TYPE: ClassVar[int] = EventType.XID
+    xid: int = 0
+
+
+@dataclass(kw_only=True, slots=True)
+class XaPrepareEvent(Event):
+    TYPE: ClassVar[int] = EventType.XA_PREPARE
+    one_phase: bool = False
+    xid: XaXid = field(default_factory=lambda: XaXid(0, b"", b""))
+
+
+@dataclass(kw_only=True, slots=True)
+class IntvarEvent(Event):
+    TYPE: ClassVar[int] = EventType.INTVAR
+    kind: int = 2  # 1 LAST_INSERT_ID, 2 INSERT_ID
+    value: int = 0
+
+
+@dataclass(kw_only=True, slots=True)
+class RandEvent(Event):
+    TYPE: ClassVar[int] = EventType.RAND
+    seed1: int = 0
+    seed2: int = 0
+
+
+@dataclass(kw_only=True, slots=True)
+class UserVarEvent(Event):
+    """``value`` is the raw value bytes as stored (None for NULL); see decoder/query.py."""
+
+    TYPE: ClassVar[int] = EventType.USER_VAR
+    name: bytes = b""
+    value: bytes | None = None
+    value_type: int = 0  # 0 STRING, 1 REAL, 2 INT, 4 DECIMAL
+    charset: int = 0
+    value_flags: int | None = None  # the trailing flags byte (bit 0 = unsigned) when present
+    trailing: bytes = b""
+
+
+@dataclass(kw_only=True, slots=True)
+class AnnotateRowsEvent(Event):
+    TYPE: ClassVar[int] = EventType.ANNOTATE_ROWS
+    query: bytes = b""
+
+
+# --- row-based replication ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataField:
+    """One TABLE_MAP optional metadata TLV; ``value`` is typed by ``kind`` (see decoder/rows.py)."""
+
+    kind: int
+    value: Any
+
+
+@dataclass(kw_only=True, slots=True)
+class TableMapEvent(Event):
+    TYPE: ClassVar[int] = EventType.TABLE_MAP
+    table_id: int = 0
+    table_flags: int = 1
+    database: str = ""
+    table: str = ""
+    column_types: tuple[int, ...] = ()
+    # Per-column metadata as the little-endian value of its 0, 1 or 2 bytes.
+    column_meta: tuple[int, ...] = ()
+    nullable: tuple[bool, ...] = ()
+    optional_metadata: tuple[MetadataField, ...] = ()
+
+
+@dataclass(kw_only=True, slots=True)
+class RowsEvent(Event):
+    """WRITE/UPDATE/DELETE rows, v1, v2 or compressed.
+
+    ``columns_present`` (and ``columns_present_after`` for UPDATE) are the raw bitmaps.
+    Each row is a tuple with one entry per table column: the value, None for NULL, or
+    ``ABSENT`` for a column that is not part of the image. UPDATE rows are
+    ``(before, after)`` pairs.
+    """
+
+    KIND: ClassVar[str] = ""
+    table_id: int = 0
+    rows_flags: int = 0
+    version: int = 1
+    extra_data: bytes = b""  # v2 only: the extra data after its 2-byte length
+    compressed: bool = False
+    width: int = 0
+    columns_present: bytes = b""
+    rows: tuple[Any, ...] = ()
+
+    _CODES: ClassVar[dict[tuple[int, bool], int]] = {}
+
+    @property
+    def type_code(self) -> int:
+        return self._CODES[(self.version, self.compressed)]
+
+
+@dataclass(kw_only=True, slots=True)
+class WriteRowsEvent(RowsEvent):
+    KIND: ClassVar[str] = "write"
+    _CODES: ClassVar[dict[tuple[int, bool], int]] = {
+        (1, False): EventType.WRITE_ROWS_V1,
+        (2, False): EventType.WRITE_ROWS_V2,
+        (1, True): EventType.WRITE_ROWS_COMPRESSED_V1,
+        (2, True): EventType.WRITE_ROWS_COMPRESSED,
+    }
+
+
+@dataclass(kw_only=True, slots=True)
+class DeleteRowsEvent(RowsEvent):
+    KIND: ClassVar[str] = "delete"
+    _CODES: ClassVar[dict[tuple[int, bool], int]] = {
+        (1, False): EventType.DELETE_ROWS_V1,
+        (2, False): EventType.DELETE_ROWS_V2,
+        (1, True): EventType.DELETE_ROWS_COMPRESSED_V1,
+        (2, True): EventType.DELETE_ROWS_COMPRESSED,
+    }
+
+
+@dataclass(kw_only=True, slots=True)
+class UpdateRowsEvent(RowsEvent):
+    KIND: ClassVar[str] = "update"
+    columns_present_after: bytes = b""
+    _CODES: ClassVar[dict[tuple[int, bool], int]] = {
+        (1, False): EventType.UPDATE_ROWS_V1,
+        (2, False): EventType.UPDATE_ROWS_V2,
+        (1, True): EventType.UPDATE_ROWS_COMPRESSED_V1,
+        (2, True): EventType.UPDATE_ROWS_COMPRESSED,
+    }
+
+
+ROWS_EVENT_CLASSES: dict[int, tuple[type[RowsEvent], int, bool]] = {
+    code: (cls, version, compressed)
+    for cls in (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
+    for (version, compressed), code in cls._CODES.items()
+}
