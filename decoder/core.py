@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from decoder import control
 from decoder.primitives import Buffer
@@ -19,11 +19,11 @@ DECODERS: dict[int, BodyDecoder] = {}
 _KNOWN_CODES = frozenset(int(code) for code in EventType)
 
 
-def register(table: dict[EventType, BodyDecoder] | dict[int, BodyDecoder]) -> None:
+def register(table: Mapping[int, Callable[..., Event]]) -> None:
     DECODERS.update({int(code): decoder for code, decoder in table.items()})
 
 
-register(control.DECODERS)  # type: ignore[arg-type]
+register(control.DECODERS)
 
 
 def read_header(data: Buffer, offset: int = 0) -> EventHeader:

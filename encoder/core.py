@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from encoder import control
@@ -16,7 +16,7 @@ BodyEncoder = Callable[[Any, BinlogContext], bytes]
 ENCODERS: dict[type[Event], BodyEncoder] = {}
 
 
-def register(table: dict[type[Event], BodyEncoder]) -> None:
+def register(table: Mapping[type, BodyEncoder]) -> None:
     ENCODERS.update(table)
 
 

@@ -120,7 +120,7 @@ class Timestamp(NamedTuple):
     microsecond: int = 0
 
     def to_datetime(self) -> _dt.datetime:
-        return _dt.datetime.fromtimestamp(self.seconds, _dt.timezone.utc).replace(
+        return _dt.datetime.fromtimestamp(self.seconds, _dt.UTC).replace(
             microsecond=self.microsecond
         )
 

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Every check CI runs: lint, types, then the whole test suite (real peers included).
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k rows`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m ruff check .
+python3 -m mypy
+python3 -m pytest -q -p no:cacheprovider "$@"
