@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from decoder import control
 from decoder.primitives import Buffer
@@ -19,7 +20,7 @@ DECODERS: dict[int, BodyDecoder] = {}
 _KNOWN_CODES = frozenset(int(code) for code in EventType)
 
 
-def register(table: Mapping[int, Callable[..., Event]]) -> None:
+def register(table: Mapping[Any, Callable[..., Event]]) -> None:
     DECODERS.update({int(code): decoder for code, decoder in table.items()})
 
 

@@ -16,7 +16,7 @@ BodyEncoder = Callable[[Any, BinlogContext], bytes]
 ENCODERS: dict[type[Event], BodyEncoder] = {}
 
 
-def register(table: Mapping[type, BodyEncoder]) -> None:
+def register(table: Mapping[Any, Callable[..., bytes]]) -> None:
     ENCODERS.update(table)
 
 
