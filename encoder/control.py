@@ -4,11 +4,13 @@ START_ENCRYPTION, INCIDENT and unmodelled types (mirror of decoder/control.py)."
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from encoder.primitives import U64, name_bytes
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import (
+    Event,
     FormatDescriptionEvent,
     HeartbeatEvent,
     IncidentEvent,
@@ -68,7 +70,7 @@ def encode_unknown(event: UnknownEvent, ctx: BinlogContext) -> bytes:
     return event.body
 
 
-ENCODERS = {
+ENCODERS: dict[type[Event], Callable[..., bytes]] = {
     FormatDescriptionEvent: encode_fde,
     RotateEvent: encode_rotate,
     StopEvent: encode_stop,
