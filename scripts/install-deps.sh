@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Install what the test-suite needs on a fresh Debian 12 machine (run as root).
+#
+#   scripts/install-deps.sh               # MariaDB server/client (apt) + pip install -e '.[test]'
+#   scripts/install-deps.sh --no-mariadb  # only the Python part
+#
+# Idempotent: re-running it is cheap. The tests never use the system MariaDB
+# service: they start private mariadbd instances (own datadir, port, socket;
+# see tests/peers/mariadb.py). So this script keeps the packaged service from
+# starting, and shuts it down if it runs anyway (only that one server, by its
+# own pid file / socket).
+#
+# Environment: PYTHON (default python3).
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+WITH_MARIADB=1
+
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+
+for arg in "$@"; do
+    case "$arg" in
+        --no-mariadb) WITH_MARIADB=0 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "unknown argument: $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+log() { echo "[install-deps] $*"; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+packages_installed() {
+    local p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || return 1
+    done
+}
+
+stop_system_mariadb() {
+    # Stop the packaged server if a post-install (or anyone) started it.
+    # Only touches the server of the system datadir, never our test instances.
+    local pidfile sock pid
+    for pidfile in /run/mysqld/mysqld.pid /var/run/mysqld/mysqld.pid; do
+        [ -s "$pidfile" ] || continue
+        pid="$(cat "$pidfile")"
+        kill -0 "$pid" 2>/dev/null || continue
+        log "stopping the system MariaDB service (pid $pid) so it holds no port"
+        sock=/run/mysqld/mysqld.sock
+        if ! timeout 60 mariadb-admin --no-defaults --protocol=socket -S "$sock" -uroot shutdown 2>/dev/null; then
+            as_root kill -TERM "$pid" 2>/dev/null || true
+        fi
+        # mariadbd removes its pid file when it has shut down cleanly
+        for _ in $(seq 1 120); do
+            { kill -0 "$pid" 2>/dev/null && [ -e "$pidfile" ]; } || break
+            sleep 0.5
+        done
+        if kill -0 "$pid" 2>/dev/null && [ -e "$pidfile" ]; then
+            log "system mariadbd $pid did not stop; killing it"
+            as_root kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+}
+
+install_mariadb() {
+    local pkgs=(mariadb-server mariadb-client)
+    if packages_installed "${pkgs[@]}" && command -v mariadb-install-db >/dev/null \
+        && { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; }; then
+        log "MariaDB packages already installed"
+    else
+        # Keep the package's post-install from starting the system service
+        # (standard Debian policy-rc.d mechanism), unless a policy exists.
+        local policy=/usr/sbin/policy-rc.d created_policy=0
+        if [ ! -e "$policy" ]; then
+            printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+            as_root chmod 755 "$policy"
+            created_policy=1
+        fi
+        log "apt-get update"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        log "apt-get install ${pkgs[*]}"
+        local rc=0
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            --no-install-recommends "${pkgs[@]}" || rc=$?
+        if [ "$created_policy" -eq 1 ]; then as_root rm -f "$policy"; fi
+        [ "$rc" -eq 0 ] || { log "apt-get install failed (rc=$rc)"; exit "$rc"; }
+    fi
+    stop_system_mariadb
+    local mariadbd
+    mariadbd="$(command -v mariadbd || echo /usr/sbin/mariadbd)"
+    log "$("$mariadbd" --no-defaults --version)"
+}
+
+install_python() {
+    cd "$REPO_ROOT"
+    local extra=()
+    # Debian's system Python is "externally managed" (PEP 668); outside a
+    # virtualenv pip then needs --break-system-packages.
+    if "$PYTHON" - <<'EOF'
+import os, sys, sysconfig
+in_venv = sys.prefix != sys.base_prefix
+marker = os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
+sys.exit(0 if (not in_venv and os.path.exists(marker)) else 1)
+EOF
+    then
+        extra+=(--break-system-packages)
+    fi
+    log "$PYTHON -m pip install -e '.[test]' ${extra[*]}"
+    "$PYTHON" -m pip install -q "${extra[@]}" -e '.[test]'
+}
+
+if [ "$WITH_MARIADB" -eq 1 ]; then
+    install_mariadb
+else
+    log "--no-mariadb: skipping the apt part"
+fi
+install_python
+log "done"

@@ -1,0 +1,1 @@
+"""Harnesses for real peer software (a real MariaDB server, ...) used by tests."""

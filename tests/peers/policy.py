@@ -1,0 +1,37 @@
+"""One policy for optional "peer" software that differential tests run against.
+
+A peer is something outside this repository that a test drives: a real
+MariaDB server, python-mysql-replication, PySpark, ...  When a peer is
+missing, CI must FAIL (a silently skipped differential test is worse than
+none); a developer who knowingly lacks the peer can opt into skipping with
+``FAKEMASTER_ALLOW_MISSING_PEERS=1``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+ALLOW_MISSING_ENV = "FAKEMASTER_ALLOW_MISSING_PEERS"
+
+
+def missing_peers_allowed() -> bool:
+    return os.environ.get(ALLOW_MISSING_ENV, "").strip() == "1"
+
+
+def require_peer(name: str, found: bool, how_to_install: str) -> None:
+    """Return if ``found``; otherwise skip or fail the current test.
+
+    Skips only when ``FAKEMASTER_ALLOW_MISSING_PEERS=1`` is set in the
+    environment; fails otherwise.  Call it from a test or fixture.
+    """
+    if found:
+        return
+    message = (
+        f"peer {name!r} is not available. To install it: {how_to_install}. "
+        f"(Set {ALLOW_MISSING_ENV}=1 to skip instead of failing.)"
+    )
+    if missing_peers_allowed():
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)
