@@ -28,4 +28,10 @@ def decompress_record(buf: Buffer, pos: int = 0) -> bytes:
         raise DecodeError(
             f"compressed record inflates to {len(data)} bytes, header says {size}", offset=start
         )
+    if inflater.unused_data:
+        # Bytes after the zlib stream would be lost on re-encoding.
+        raise DecodeError(
+            f"{len(inflater.unused_data)} bytes after the zlib stream",
+            offset=len(buf) - len(inflater.unused_data),
+        )
     return data

@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from decoder import control
+from decoder import control, gtid, query, statement
 from decoder.primitives import Buffer
 from fakemaster.constants import EventFlag, EventType, event_type_name
 from fakemaster.context import BinlogContext
@@ -25,6 +25,9 @@ def register(table: Mapping[Any, Callable[..., Event]]) -> None:
 
 
 register(control.DECODERS)
+register(gtid.DECODERS)
+register(query.DECODERS)
+register(statement.DECODERS)
 
 
 def read_header(data: Buffer, offset: int = 0) -> EventHeader:

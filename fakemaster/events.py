@@ -146,7 +146,9 @@ class GtidEvent(Event):
     flags_extra: int = 0
     extra_engines: int | None = None  # iff flags_extra has MULTI_ENGINE
     sa_seq_no: int | None = None  # iff flags_extra has COMMIT_ALTER or ROLLBACK_ALTER
-    trailing: bytes = b""  # bytes past the known fields and the zero padding (newer servers)
+    # Every byte after the known fields, unless those are exactly the zero padding to 19 bytes
+    # (then b""): newer servers' flags_extra fields and odd padding survive (decoder/gtid.py).
+    trailing: bytes = b""
 
     @property
     def gtid(self) -> Gtid:
@@ -158,7 +160,7 @@ class GtidListEvent(Event):
     TYPE: ClassVar[int] = EventType.GTID_LIST
     gtids: tuple[Gtid, ...] = ()
     list_flags: int = 0  # the top 4 bits of the count field (UNTIL_REACHED, IGN_GTIDS)
-    padding: bytes = b""  # zero bytes after an empty list
+    padding: bytes = b""  # bytes after the entries (a real server writes 2 zeros after none)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -258,7 +260,7 @@ class RandEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class UserVarEvent(Event):
-    """``value`` is the raw value bytes as stored (None for NULL); see decoder/query.py."""
+    """``value`` is the raw value bytes as stored (None for NULL); see decoder/statement.py."""
 
     TYPE: ClassVar[int] = EventType.USER_VAR
     name: bytes = b""

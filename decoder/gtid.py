@@ -1,0 +1,141 @@
+"""Bodies of the GTID events (mirror of encoder/gtid.py).
+
+GTID (162)::
+
+    seq_no u64 | domain_id u32 | flags2 u8
+    [commit_id u64]                       iff flags2 & GROUP_COMMIT_ID
+    [format_id u32 | gtrid_len u8 | bqual_len u8 | gtrid | bqual]
+                                          iff flags2 & (PREPARED_XA | COMPLETED_XA)
+    [flags_extra u8                       iff non-zero
+       [extra_engines u8]                 iff flags_extra & MULTI_ENGINE
+       [sa_seq_no u64]]                   iff flags_extra & (COMMIT_ALTER | ROLLBACK_ALTER)
+    zero padding up to 19 bytes
+
+The server reads the optional parts by flags, not by length: after the XA part, the next byte
+(if any) is flags_extra, a zero there being the padding. A body shorter than 19 bytes, or one
+whose flags promise fields it lacks (MDEV-33672), is rejected. ``trailing`` holds every byte
+after the known fields unless those bytes are exactly the zero padding to 19 bytes: this keeps
+newer servers' additions (flags_extra bits this codec does not know, with their fields) and any
+odd padding byte for byte.
+
+GTID_LIST (163)::
+
+    count u32 (low 28 bits = number of entries, top 4 bits = list_flags kept in place)
+    count * (domain_id u32 | server_id u32 | seq_no u64)
+    padding (a real server writes 2 zero bytes after an empty list; kept as it is)
+
+BINLOG_CHECKPOINT (161)::
+
+    name_len u32 | file name (no NUL)
+"""
+
+from __future__ import annotations
+
+import struct
+
+from decoder.control import header_fields
+from decoder.primitives import U32, Buffer, name_text, need
+from fakemaster.constants import GTID_LIST_COUNT_MASK, EventType, GtidExtraFlag, GtidFlag
+from fakemaster.context import BinlogContext
+from fakemaster.errors import DecodeError
+from fakemaster.events import BinlogCheckpointEvent, Gtid, GtidEvent, GtidListEvent, XaXid
+from fakemaster.header import EventHeader
+
+GTID_BODY_MIN = 19
+_GTID_FIXED = struct.Struct("<QIB")
+_XA_HEAD = struct.Struct("<IBB")
+_U64 = struct.Struct("<Q")
+_GTID_ENTRY = struct.Struct("<IIQ")
+_XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
+_ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
+
+
+def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEvent:
+    size = len(body)
+    if size < GTID_BODY_MIN:
+        raise DecodeError(f"truncated: GTID body is {size} bytes, at least 19 needed", offset=0)
+    seq_no, domain_id, flags2 = _GTID_FIXED.unpack_from(body, 0)
+    pos = _GTID_FIXED.size
+    commit_id = None
+    if flags2 & GtidFlag.GROUP_COMMIT_ID:
+        need(body, pos, 8, "GTID commit_id")
+        commit_id = _U64.unpack_from(body, pos)[0]
+        pos += 8
+    xid = None
+    if flags2 & _XA_FLAGS:
+        need(body, pos, _XA_HEAD.size, "GTID XA xid header")
+        format_id, gtrid_len, bqual_len = _XA_HEAD.unpack_from(body, pos)
+        pos += _XA_HEAD.size
+        need(body, pos, gtrid_len + bqual_len, "GTID XA xid data")
+        gtrid = bytes(body[pos : pos + gtrid_len])
+        pos += gtrid_len
+        xid = XaXid(format_id, gtrid, bytes(body[pos : pos + bqual_len]))
+        pos += bqual_len
+    flags_extra = 0
+    extra_engines = None
+    sa_seq_no = None
+    if pos < size and body[pos]:
+        flags_extra = body[pos]
+        pos += 1
+        if flags_extra & GtidExtraFlag.MULTI_ENGINE:
+            need(body, pos, 1, "GTID extra_engines promised by flags_extra (MDEV-33672)")
+            extra_engines = body[pos]
+            pos += 1
+        if flags_extra & _ALTER_FLAGS:
+            need(body, pos, 8, "GTID sa_seq_no promised by flags_extra (MDEV-33672)")
+            sa_seq_no = _U64.unpack_from(body, pos)[0]
+            pos += 8
+    rest = bytes(body[pos:])
+    is_padding = size == max(GTID_BODY_MIN, pos) and not any(rest)
+    return GtidEvent(
+        **header_fields(header),
+        seq_no=seq_no,
+        domain_id=domain_id,
+        flags2=flags2,
+        commit_id=commit_id,
+        xid=xid,
+        flags_extra=flags_extra,
+        extra_engines=extra_engines,
+        sa_seq_no=sa_seq_no,
+        trailing=b"" if is_padding else rest,
+    )
+
+
+def decode_gtid_list(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidListEvent:
+    need(body, 0, 4, "GTID_LIST count")
+    field = U32.unpack_from(body, 0)[0]
+    count = field & GTID_LIST_COUNT_MASK
+    end = 4 + count * _GTID_ENTRY.size
+    if end > len(body):
+        raise DecodeError(
+            f"truncated: GTID_LIST of {count} entries needs {end - 4} bytes, "
+            f"{len(body) - 4} left",
+            offset=4,
+        )
+    gtids = tuple(
+        Gtid(domain, server, seq) for domain, server, seq in _GTID_ENTRY.iter_unpack(body[4:end])
+    )
+    return GtidListEvent(
+        **header_fields(header),
+        gtids=gtids,
+        list_flags=field & ~GTID_LIST_COUNT_MASK,
+        padding=bytes(body[end:]),
+    )
+
+
+def decode_binlog_checkpoint(
+    body: Buffer, header: EventHeader, ctx: BinlogContext
+) -> BinlogCheckpointEvent:
+    need(body, 0, 4, "BINLOG_CHECKPOINT name length")
+    length = U32.unpack_from(body, 0)[0]
+    need(body, 4, length, "BINLOG_CHECKPOINT file name")
+    if 4 + length != len(body):
+        raise DecodeError("BINLOG_CHECKPOINT has bytes after its file name", offset=4 + length)
+    return BinlogCheckpointEvent(**header_fields(header), file_name=name_text(bytes(body[4:])))
+
+
+DECODERS = {
+    EventType.GTID: decode_gtid,
+    EventType.GTID_LIST: decode_gtid_list,
+    EventType.BINLOG_CHECKPOINT: decode_binlog_checkpoint,
+}

@@ -1,0 +1,109 @@
+"""Bodies of XID, XA_PREPARE, INTVAR, RAND, USER_VAR, ANNOTATE_ROWS and the LOAD DATA blocks.
+
+Mirror of decoder/statement.py, which documents the layouts.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+
+from encoder.primitives import U32, U64
+from fakemaster.context import BinlogContext
+from fakemaster.errors import EncodeError
+from fakemaster.events import (
+    AnnotateRowsEvent,
+    AppendBlockEvent,
+    BeginLoadQueryEvent,
+    DeleteFileEvent,
+    Event,
+    IntvarEvent,
+    RandEvent,
+    UserVarEvent,
+    XaPrepareEvent,
+    XidEvent,
+)
+
+MAX_GTRID_SIZE = 64
+MAX_BQUAL_SIZE = 64
+_XA_PREPARE_HEAD = struct.Struct("<BIII")
+_INTVAR = struct.Struct("<BQ")
+_RAND = struct.Struct("<QQ")
+_USER_VAR_VALUE_HEAD = struct.Struct("<BII")
+_U8 = struct.Struct("<B")
+
+
+def _pack(packer: struct.Struct, what: str, *values: int) -> bytes:
+    try:
+        return packer.pack(*values)
+    except struct.error as exc:
+        raise EncodeError(f"{what} field out of range: {exc}") from exc
+
+
+def encode_xid(event: XidEvent, ctx: BinlogContext) -> bytes:
+    return _pack(U64, "XID", event.xid)
+
+
+def encode_xa_prepare(event: XaPrepareEvent, ctx: BinlogContext) -> bytes:
+    xid = event.xid
+    if not 1 <= len(xid.gtrid) <= MAX_GTRID_SIZE or len(xid.bqual) > MAX_BQUAL_SIZE:
+        raise EncodeError("XA_PREPARE needs a gtrid of 1..64 bytes and a bqual of 0..64 bytes")
+    head = _pack(
+        _XA_PREPARE_HEAD, "XA_PREPARE",
+        int(event.one_phase), xid.format_id, len(xid.gtrid), len(xid.bqual),
+    )
+    return head + xid.gtrid + xid.bqual
+
+
+def encode_intvar(event: IntvarEvent, ctx: BinlogContext) -> bytes:
+    return _pack(_INTVAR, "INTVAR", event.kind, event.value)
+
+
+def encode_rand(event: RandEvent, ctx: BinlogContext) -> bytes:
+    return _pack(_RAND, "RAND", event.seed1, event.seed2)
+
+
+def encode_user_var(event: UserVarEvent, ctx: BinlogContext) -> bytes:
+    name = event.name
+    head = _pack(U32, "USER_VAR", len(name)) + name
+    if event.value is None:
+        if event.value_type or event.charset or event.value_flags is not None:
+            raise EncodeError("a NULL USER_VAR has no value_type, charset or value_flags")
+        return head + b"\x01" + event.trailing
+    if event.value_flags is None and event.trailing:
+        raise EncodeError("USER_VAR trailing bytes need value_flags (it is read first)")
+    value_head = _pack(
+        _USER_VAR_VALUE_HEAD, "USER_VAR", event.value_type, event.charset, len(event.value)
+    )
+    flags = b"" if event.value_flags is None else _pack(_U8, "USER_VAR", event.value_flags)
+    return b"".join((head, b"\x00", value_head, event.value, flags, event.trailing))
+
+
+
+def encode_annotate_rows(event: AnnotateRowsEvent, ctx: BinlogContext) -> bytes:
+    return event.query
+
+
+def encode_begin_load_query(event: BeginLoadQueryEvent, ctx: BinlogContext) -> bytes:
+    return _pack(U32, "BEGIN_LOAD_QUERY", event.file_id) + event.data
+
+
+def encode_append_block(event: AppendBlockEvent, ctx: BinlogContext) -> bytes:
+    return _pack(U32, "APPEND_BLOCK", event.file_id) + event.data
+
+
+def encode_delete_file(event: DeleteFileEvent, ctx: BinlogContext) -> bytes:
+    return _pack(U32, "DELETE_FILE", event.file_id)
+
+
+ENCODERS: dict[type[Event], Callable[..., bytes]] = {
+    XidEvent: encode_xid,
+    XaPrepareEvent: encode_xa_prepare,
+    IntvarEvent: encode_intvar,
+    RandEvent: encode_rand,
+    UserVarEvent: encode_user_var,
+    AnnotateRowsEvent: encode_annotate_rows,
+    BeginLoadQueryEvent: encode_begin_load_query,
+    AppendBlockEvent: encode_append_block,
+    DeleteFileEvent: encode_delete_file,
+}
