@@ -53,7 +53,7 @@ def decode_fde(body: Buffer, header: EventHeader, ctx: BinlogContext) -> FormatD
     need(body, 0, FDE_FIXED_LEN, "FORMAT_DESCRIPTION fixed part")
     binlog_version, pos = read_uint(body, 0, 2)
     raw_version, pos = read_bytes(body, pos, 50)
-    server_version = raw_version.split(b"\x00", 1)[0]
+    server_version, _, tail = raw_version.partition(b"\x00")
     created, pos = read_uint(body, pos, 4)
     header_length, pos = read_uint(body, pos, 1)
     if header_length < 19:
@@ -67,6 +67,7 @@ def decode_fde(body: Buffer, header: EventHeader, ctx: BinlogContext) -> FormatD
         **header_fields(header),
         binlog_version=binlog_version,
         server_version=server_version.decode("latin-1"),
+        server_version_tail=tail.rstrip(b"\x00"),
         create_timestamp=created,
         header_length=header_length,
         post_header_lengths=post_header_lengths,

@@ -28,6 +28,8 @@ SERVER_VERSION_LEN = 50
 
 def encode_fde(event: FormatDescriptionEvent, ctx: BinlogContext) -> bytes:
     version = event.server_version.encode("latin-1")
+    if event.server_version_tail:
+        version += b"\x00" + event.server_version_tail
     if len(version) > SERVER_VERSION_LEN:
         raise EncodeError(f"server version longer than {SERVER_VERSION_LEN} bytes")
     body = (

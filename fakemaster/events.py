@@ -45,6 +45,8 @@ class FormatDescriptionEvent(Event):
     TYPE: ClassVar[int] = EventType.FORMAT_DESCRIPTION
     binlog_version: int = 4
     server_version: str = "10.11.14-MariaDB-log"
+    # Bytes after the version's NUL in its 50-byte field (10.1 wrote "10.1.24-MariaDB\0log").
+    server_version_tail: bytes = b""
     create_timestamp: int = 0
     header_length: int = 19
     post_header_lengths: bytes = MARIADB_POST_HEADER_LENGTHS

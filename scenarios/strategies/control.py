@@ -52,6 +52,11 @@ def format_description_events(draw: st.DrawFn) -> FormatDescriptionEvent:
         **draw(headers(flags=st.sampled_from([0, 1]))),
         binlog_version=draw(st.sampled_from([4, 3, 0xFFFF])),
         server_version=version,
+        server_version_tail=draw(
+            st.one_of(st.just(b""), st.binary(min_size=1, max_size=20).map(
+                lambda tail: tail.replace(b"\x00", b"x")
+            ))
+        ),
         create_timestamp=draw(u32),
         header_length=draw(st.sampled_from([19, 19, 20])),
         post_header_lengths=draw(
