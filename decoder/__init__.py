@@ -1,5 +1,8 @@
 """The binlog decoder: MariaDB's bytes to typed events."""
 
+from decoder.binlog_file import iter_raw_events, read_binlog
 from decoder.core import decode_event
+from decoder.packets import PacketReader
+from decoder.stream import StreamDecoder
 
-__all__ = ["decode_event"]
+__all__ = ["PacketReader", "StreamDecoder", "decode_event", "iter_raw_events", "read_binlog"]

@@ -1,5 +1,8 @@
 """The binlog encoder: typed events to MariaDB's bytes."""
 
+from encoder.binlog_file import BinlogWriter
 from encoder.core import encode_event
+from encoder.packets import frame
+from encoder.stream import StreamEncoder
 
-__all__ = ["encode_event"]
+__all__ = ["BinlogWriter", "StreamEncoder", "encode_event", "frame"]

@@ -1,0 +1,119 @@
+"""Reading binlog files event by event (mirror of encoder/binlog_file.py).
+
+A file is read through a buffered reader, one event at a time by its header's length field, so
+memory holds one event, never the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Protocol
+
+from decoder.core import decode_event
+from decoder.stream import check_magic, event_length
+from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN
+from fakemaster.context import BinlogContext
+from fakemaster.errors import DecodeError
+from fakemaster.events import Event
+
+
+class Readable(Protocol):
+    """A binary file, pipe or socket file: ``read`` may return fewer bytes than asked."""
+
+    def read(self, size: int, /) -> bytes | None: ...
+
+
+Source = str | os.PathLike[str] | Readable
+# Small events are served from this buffer; an event larger than it is read directly.
+_READ_BUFFER = 1 << 18
+
+
+def _read_exact(fileobj: Readable, size: int) -> bytes:
+    """Up to ``size`` bytes; fewer only at end of file (raw files may return short reads)."""
+    data = fileobj.read(size) or b""
+    if len(data) == size or not data:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        more = fileobj.read(size - got)
+        if not more:
+            break
+        parts.append(more)
+        got += len(more)
+    return b"".join(parts)
+
+
+def _raw_events(
+    fileobj: Readable, allow_truncated_tail: bool, expect_magic: bool, offset: int
+) -> Iterator[tuple[int, bytes]]:
+    if expect_magic:
+        magic = _read_exact(fileobj, len(BINLOG_MAGIC))
+        check_magic(magic, offset)
+        if len(magic) < len(BINLOG_MAGIC):
+            if allow_truncated_tail:
+                return
+            raise DecodeError(
+                f"not a binlog file: {len(magic)} bytes, no complete magic", offset=offset
+            )
+        offset += len(BINLOG_MAGIC)
+    while True:
+        header = _read_exact(fileobj, HEADER_LEN)
+        if not header:
+            return
+        if len(header) < HEADER_LEN:
+            if allow_truncated_tail:
+                return
+            raise DecodeError(
+                f"truncated event: {len(header)} of the {HEADER_LEN} header bytes", offset=offset
+            )
+        length = event_length(header, 0, offset)
+        rest = _read_exact(fileobj, length - HEADER_LEN)
+        if len(rest) < length - HEADER_LEN:
+            if allow_truncated_tail:
+                return
+            raise DecodeError(
+                f"truncated event: {HEADER_LEN + len(rest)} of {length} bytes", offset=offset
+            )
+        yield offset, header + rest
+        offset += length
+
+
+def iter_raw_events(
+    source: Source,
+    *,
+    allow_truncated_tail: bool = False,
+    expect_magic: bool = True,
+    offset: int = 0,
+) -> Iterator[tuple[int, bytes]]:
+    """``(offset, event bytes)`` for each event of a binlog file, checked only for framing.
+
+    ``source`` is a path or a binary file object read from its current position, whose file
+    offset is ``offset``. A file that ends inside an event raises DecodeError at the event's
+    offset, unless ``allow_truncated_tail`` (a file still being written): then the partial
+    event is left unread.
+    """
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb", buffering=_READ_BUFFER) as fileobj:
+            yield from _raw_events(fileobj, allow_truncated_tail, expect_magic, offset)
+    else:
+        yield from _raw_events(source, allow_truncated_tail, expect_magic, offset)
+
+
+def read_binlog(
+    source: Source,
+    *,
+    verify_checksum: bool = True,
+    allow_truncated_tail: bool = False,
+    allow_unknown: bool = False,
+    ctx: BinlogContext | None = None,
+) -> Iterator[tuple[int, Event]]:
+    """``(offset, event)`` for each event of a binlog file, decoded with one context per file."""
+    if ctx is None:
+        ctx = BinlogContext()
+    for offset, data in iter_raw_events(source, allow_truncated_tail=allow_truncated_tail):
+        event = decode_event(
+            data, ctx, offset=offset, verify_checksum=verify_checksum, allow_unknown=allow_unknown
+        )
+        yield offset, event

@@ -1,0 +1,237 @@
+"""Network packets: reassembly and payload parsers (mirror of encoder/packets.py).
+
+``PacketReader`` is sans-IO: feed it the bytes read from a connection in any chunks and take
+complete logical payloads out; split packets (0xFFFFFF-byte chunks, ended by a shorter or empty
+one) are joined and sequence numbers are checked.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+
+from decoder.primitives import U16, U64, Buffer, name_text, need, read_packed_int
+from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
+from fakemaster.errors import DecodeError
+from fakemaster.packets import (
+    EOF_HEADER,
+    ERR_HEADER,
+    OK_HEADER,
+    SEMI_SYNC_ACK_REQUESTED,
+    EofPacket,
+    ErrPacket,
+    OkPacket,
+    SemiSyncAck,
+)
+
+_PACKET_HEADER = struct.Struct("<I")
+_STATUS_WARNINGS = struct.Struct("<HH")
+_EOF_LEN = 5
+# Consumed bytes are dropped from the front of the buffer once they are at least this many
+# and at least half of it, so each byte is moved O(1) times on average.
+_COMPACT_MIN = 1 << 16
+
+
+class PacketReader:
+    """Logical payloads out of a byte stream of packets.
+
+    ``expected_seq`` is the sequence number of the first packet (None: take whatever comes);
+    each following packet must carry the next one mod 256, else DecodeError at the stream
+    offset of the sequence byte. ``max_payload`` bounds a logical payload's size (memory guard).
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_seq: int | None = None,
+        check_sequence: bool = True,
+        max_payload: int | None = None,
+    ) -> None:
+        self._buf = bytearray()
+        self._base = 0  # stream offset of _buf[0]
+        self._start = 0  # _buf index of the first header of the payload being assembled
+        self._scan = 0  # _buf index of the next header to read
+        self._chunks: list[tuple[int, int]] = []  # (index, size) of the chunks read so far
+        self._pending_size = 0
+        self._next_seq = expected_seq
+        self._check_sequence = check_sequence
+        self._max_payload = max_payload
+
+    def feed(self, data: Buffer) -> None:
+        start = self._start
+        size = len(self._buf)
+        if start and (start == size or (start >= _COMPACT_MIN and 2 * start >= size)):
+            del self._buf[:start]
+            self._base += start
+            self._scan -= start
+            self._chunks = [(index - start, size) for index, size in self._chunks]
+            self._start = 0
+        self._buf += data
+
+    def expect_sequence(self, seq: int | None) -> None:
+        """Set the sequence number of the next packet (e.g. 1 again after a semi-sync ACK
+        request, or 0 for a new command); call it between payloads."""
+        self._next_seq = seq
+
+    @property
+    def next_sequence(self) -> int | None:
+        return self._next_seq
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the first byte not yet returned in a payload."""
+        return self._base + self._start
+
+    @property
+    def buffered(self) -> int:
+        """Bytes fed but not yet returned in a payload (headers included)."""
+        return len(self._buf) - self._start
+
+    def next_packet(self) -> tuple[int, bytes] | None:
+        """The next complete logical payload with the stream offset of its first header, or None
+        until more bytes are fed."""
+        buf = self._buf
+        while True:
+            scan = self._scan
+            if len(buf) - scan < 4:
+                return None
+            word = _PACKET_HEADER.unpack_from(buf, scan)[0]
+            size = word & 0xFFFFFF
+            seq = word >> 24
+            expected = self._next_seq
+            if self._check_sequence and expected is not None and seq != expected:
+                raise DecodeError(
+                    f"packet sequence number {seq}, expected {expected}",
+                    offset=self._base + scan + 3,
+                )
+            if self._max_payload is not None and self._pending_size + size > self._max_payload:
+                raise DecodeError(
+                    f"packet payload exceeds {self._max_payload} bytes", offset=self._base + scan
+                )
+            end = scan + 4 + size
+            if len(buf) < end:
+                return None
+            self._next_seq = (seq + 1) & 0xFF
+            self._chunks.append((scan + 4, size))
+            self._pending_size += size
+            self._scan = end
+            if size < MAX_PACKET_PAYLOAD:
+                return self._take_payload()
+
+    def next_payload(self) -> bytes | None:
+        packet = self.next_packet()
+        return None if packet is None else packet[1]
+
+    def _take_payload(self) -> tuple[int, bytes]:
+        offset = self._base + self._start
+        with memoryview(self._buf) as view:
+            if len(self._chunks) == 1:
+                index, size = self._chunks[0]
+                payload = view[index : index + size].tobytes()
+            else:
+                payload = b"".join([view[index : index + size] for index, size in self._chunks])
+        self._chunks = []
+        self._pending_size = 0
+        self._start = self._scan
+        return offset, payload
+
+    def __iter__(self) -> Iterator[bytes]:
+        while (payload := self.next_payload()) is not None:
+            yield payload
+
+    def finish(self) -> None:
+        """Declare the end of input: DecodeError if a packet is incomplete."""
+        if self.buffered:
+            raise DecodeError(
+                f"truncated packet: {self.buffered} bytes of an incomplete packet at end of stream",
+                offset=self.offset,
+            )
+
+
+# --- payloads -----------------------------------------------------------------------------
+
+
+def parse_ok(payload: Buffer) -> OkPacket:
+    need(payload, 0, 1, "OK packet header")
+    header = payload[0]
+    if header not in (OK_HEADER, EOF_HEADER):
+        raise DecodeError(f"OK packet starts with 0x{header:02x}", offset=0)
+    affected_rows, pos = read_packed_int(payload, 1)
+    last_insert_id, pos = read_packed_int(payload, pos)
+    need(payload, pos, 4, "OK packet status and warnings")
+    status_flags, warnings = _STATUS_WARNINGS.unpack_from(payload, pos)
+    return OkPacket(
+        affected_rows=affected_rows,
+        last_insert_id=last_insert_id,
+        status_flags=status_flags,
+        warnings=warnings,
+        info=bytes(payload[pos + 4 :]),
+        header=header,
+    )
+
+
+def parse_err(payload: Buffer) -> ErrPacket:
+    need(payload, 0, 3, "ERR packet header and errno")
+    if payload[0] != ERR_HEADER:
+        raise DecodeError(f"ERR packet starts with 0x{payload[0]:02x}", offset=0)
+    errno = U16.unpack_from(payload, 1)[0]
+    if len(payload) > 3 and payload[3] == 0x23:  # '#'
+        need(payload, 4, 5, "ERR packet SQLSTATE")
+        return ErrPacket(
+            errno=errno,
+            sqlstate=bytes(payload[4:9]).decode("latin-1"),
+            message=bytes(payload[9:]).decode("utf-8", "surrogateescape"),
+        )
+    return ErrPacket(
+        errno=errno, sqlstate=None, message=bytes(payload[3:]).decode("utf-8", "surrogateescape")
+    )
+
+
+def parse_eof(payload: Buffer) -> EofPacket:
+    need(payload, 0, 1, "EOF packet header")
+    if payload[0] != EOF_HEADER:
+        raise DecodeError(f"EOF packet starts with 0x{payload[0]:02x}", offset=0)
+    if len(payload) != _EOF_LEN:
+        raise DecodeError(f"EOF packet is {len(payload)} bytes, not {_EOF_LEN}", offset=0)
+    warnings, status_flags = _STATUS_WARNINGS.unpack_from(payload, 1)
+    return EofPacket(warnings=warnings, status_flags=status_flags)
+
+
+def parse_response(payload: Buffer) -> OkPacket | ErrPacket | EofPacket:
+    """A command's OK, ERR or EOF; a 0xFE payload is an EOF when it is 5 bytes long, otherwise
+    the OK that replaces it for clients with CLIENT_DEPRECATE_EOF."""
+    need(payload, 0, 1, "response packet header")
+    header = payload[0]
+    if header == ERR_HEADER:
+        return parse_err(payload)
+    if header == EOF_HEADER and len(payload) == _EOF_LEN:
+        return parse_eof(payload)
+    if header in (OK_HEADER, EOF_HEADER):
+        return parse_ok(payload)
+    raise DecodeError(f"not an OK/ERR/EOF packet: starts with 0x{header:02x}", offset=0)
+
+
+def parse_binlog_packet(payload: Buffer, semi_sync: bool = False) -> tuple[memoryview, bool]:
+    """The event bytes of a binlog dump packet (``0x00`` [+ ``0xEF flag``] + event) and
+    whether the master requested a semi-sync ACK (flag bit 0, as the replica tests it)."""
+    view = memoryview(payload)
+    need(view, 0, 1, "binlog packet header")
+    if view[0] != OK_HEADER:
+        raise DecodeError(f"binlog packet starts with 0x{view[0]:02x}, not 0x00", offset=0)
+    if not semi_sync:
+        return view[1:], False
+    need(view, 1, 2, "semi-sync header")
+    if view[1] != SEMI_SYNC_MAGIC:
+        raise DecodeError(
+            f"semi-sync header magic is 0x{view[1]:02x}, not 0x{SEMI_SYNC_MAGIC:02x}", offset=1
+        )
+    return view[3:], bool(view[2] & SEMI_SYNC_ACK_REQUESTED)
+
+
+def parse_semi_sync_ack(payload: Buffer) -> SemiSyncAck:
+    need(payload, 0, 9, "semi-sync ACK magic and position")
+    if payload[0] != SEMI_SYNC_MAGIC:
+        raise DecodeError(f"semi-sync ACK starts with 0x{payload[0]:02x}", offset=0)
+    return SemiSyncAck(
+        position=U64.unpack_from(payload, 1)[0], file_name=name_text(bytes(payload[9:]))
+    )

@@ -1,0 +1,160 @@
+"""Network packets: framing and payload builders (mirror of decoder/packets.py).
+
+A logical payload goes on the wire as packets of a 4-byte header (3-byte LE length, 1-byte
+sequence number) and at most 0xFFFFFF payload bytes. A payload of 0xFFFFFF bytes or more is
+split into full 0xFFFFFF chunks, the sequence number incrementing mod 256, and ends with a
+shorter chunk, which is empty when the length is an exact multiple of 0xFFFFFF.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+
+from encoder.primitives import name_bytes, packed_int
+from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
+from fakemaster.errors import EncodeError
+from fakemaster.packets import (
+    EOF_HEADER,
+    ERR_HEADER,
+    OK_HEADER,
+    SEMI_SYNC_ACK_REQUESTED,
+    EofPacket,
+    ErrPacket,
+    OkPacket,
+    SemiSyncAck,
+)
+
+Buffer = bytes | bytearray | memoryview
+
+_PACKET_HEADER = struct.Struct("<I")  # length in the low 3 bytes, sequence in the high byte
+_ERRNO = struct.Struct("<H")
+_EOF = struct.Struct("<BHH")
+_STATUS_WARNINGS = struct.Struct("<HH")
+_ACK_HEAD = struct.Struct("<BQ")
+_PLAIN_PREFIX = bytes((OK_HEADER,))
+_SEMI_SYNC_PREFIX = (
+    bytes((OK_HEADER, SEMI_SYNC_MAGIC, 0)),
+    bytes((OK_HEADER, SEMI_SYNC_MAGIC, SEMI_SYNC_ACK_REQUESTED)),
+)
+
+
+def packet_header(length: int, seq: int) -> bytes:
+    return _PACKET_HEADER.pack(length | seq << 24)
+
+
+def frame_parts(parts: Iterable[Buffer], seq: int) -> tuple[list[Buffer], int]:
+    """The packets of the logical payload made of ``parts`` (concatenated), as buffers to write
+    in order (headers, and memoryview slices of the parts: nothing is copied), and the next
+    sequence number."""
+    if not 0 <= seq <= 0xFF:
+        raise EncodeError(f"packet sequence number {seq} is not in 0..255")
+    views = [memoryview(part).cast("B") for part in parts]
+    remaining = sum(len(view) for view in views)
+    out: list[Buffer] = []
+    view_index = 0
+    view_pos = 0
+    while True:
+        size = min(remaining, MAX_PACKET_PAYLOAD)
+        out.append(_PACKET_HEADER.pack(size | seq << 24))
+        seq = (seq + 1) & 0xFF
+        missing = size
+        while missing:
+            view = views[view_index]
+            take = min(missing, len(view) - view_pos)
+            if take:
+                out.append(view[view_pos : view_pos + take])
+                view_pos += take
+                missing -= take
+            if view_pos == len(view):
+                view_index += 1
+                view_pos = 0
+        remaining -= size
+        if size < MAX_PACKET_PAYLOAD:
+            return out, seq
+
+
+def frame(payload: Buffer, seq: int) -> tuple[bytes, int]:
+    """The wire bytes of one logical payload starting at sequence ``seq``, and the next seq."""
+    if len(payload) < MAX_PACKET_PAYLOAD:
+        if not 0 <= seq <= 0xFF:
+            raise EncodeError(f"packet sequence number {seq} is not in 0..255")
+        return _PACKET_HEADER.pack(len(payload) | seq << 24) + payload, (seq + 1) & 0xFF
+    parts, next_seq = frame_parts((payload,), seq)
+    return b"".join(parts), next_seq
+
+
+# --- payloads -----------------------------------------------------------------------------
+
+
+def encode_ok(packet: OkPacket) -> bytes:
+    if packet.header not in (OK_HEADER, EOF_HEADER):
+        raise EncodeError(f"OK packet header must be 0x00 or 0xfe, not 0x{packet.header:02x}")
+    try:
+        status = _STATUS_WARNINGS.pack(packet.status_flags, packet.warnings)
+    except struct.error as exc:
+        raise EncodeError(f"OK packet status/warnings: {exc}") from exc
+    return b"".join(
+        (
+            bytes((packet.header,)),
+            packed_int(packet.affected_rows),
+            packed_int(packet.last_insert_id),
+            status,
+            packet.info,
+        )
+    )
+
+
+def encode_err(packet: ErrPacket) -> bytes:
+    message = packet.message.encode("utf-8", "surrogateescape")
+    try:
+        head = bytes((ERR_HEADER,)) + _ERRNO.pack(packet.errno)
+    except struct.error as exc:
+        raise EncodeError(f"ERR packet errno {packet.errno}: {exc}") from exc
+    if packet.sqlstate is None:
+        if message.startswith(b"#"):
+            raise EncodeError("an ERR message without SQLSTATE cannot start with '#'")
+        return head + message
+    try:
+        state = packet.sqlstate.encode("latin-1")
+    except UnicodeEncodeError:
+        state = b""
+    if len(state) != 5:
+        raise EncodeError(f"SQLSTATE must be 5 characters, not {packet.sqlstate!r}")
+    return head + b"#" + state + message
+
+
+def encode_eof(packet: EofPacket) -> bytes:
+    try:
+        return _EOF.pack(EOF_HEADER, packet.warnings, packet.status_flags)
+    except struct.error as exc:
+        raise EncodeError(f"EOF packet: {exc}") from exc
+
+
+def binlog_packet_parts(
+    event_bytes: Buffer, *, semi_sync: bool = False, ack_requested: bool = False
+) -> tuple[bytes, Buffer]:
+    """The logical payload of one event of a binlog dump as (prefix, event bytes); pass them to
+    ``frame_parts`` to put a large event on the wire without copying it."""
+    if ack_requested and not semi_sync:
+        raise EncodeError("an ACK can only be requested on a semi-sync connection")
+    prefix = _SEMI_SYNC_PREFIX[ack_requested] if semi_sync else _PLAIN_PREFIX
+    return prefix, event_bytes
+
+
+def encode_binlog_packet(
+    event_bytes: Buffer, *, semi_sync: bool = False, ack_requested: bool = False
+) -> bytes:
+    """``0x00`` [+ ``0xEF flag`` on a semi-sync connection] + the event's bytes."""
+    prefix, body = binlog_packet_parts(
+        event_bytes, semi_sync=semi_sync, ack_requested=ack_requested
+    )
+    return prefix + body
+
+
+def encode_semi_sync_ack(ack: SemiSyncAck) -> bytes:
+    try:
+        head = _ACK_HEAD.pack(SEMI_SYNC_MAGIC, ack.position)
+    except struct.error as exc:
+        raise EncodeError(f"semi-sync ACK position {ack.position}: {exc}") from exc
+    return head + name_bytes(ack.file_name)
