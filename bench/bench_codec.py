@@ -63,7 +63,7 @@ def generated_events(transactions: int) -> Iterator[Event]:
         column_meta=tuple(m for _, _, m in COLUMNS),
         nullable=tuple(True for _ in COLUMNS),
         optional_metadata=(
-            MetadataField(OptionalMetadata.SIGNEDNESS, (False,) * 6),
+            MetadataField(OptionalMetadata.SIGNEDNESS, (False,) * 5),
             MetadataField(OptionalMetadata.DEFAULT_CHARSET, (45, ())),
             MetadataField(OptionalMetadata.COLUMN_NAME, names),
         ),

@@ -7,7 +7,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from decoder import control, gtid, query, statement
+from decoder import control, gtid, query, rows, statement
 from decoder.primitives import Buffer
 from fakemaster.constants import EventFlag, EventType, event_type_name
 from fakemaster.context import BinlogContext
@@ -28,6 +28,7 @@ register(control.DECODERS)
 register(gtid.DECODERS)
 register(query.DECODERS)
 register(statement.DECODERS)
+register(rows.DECODERS)
 
 
 def read_header(data: Buffer, offset: int = 0) -> EventHeader:

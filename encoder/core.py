@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from encoder import control, gtid, query, statement
+from encoder import control, gtid, query, rows, statement
 from fakemaster.constants import event_type_name
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
@@ -24,6 +24,7 @@ register(control.ENCODERS)
 register(gtid.ENCODERS)
 register(query.ENCODERS)
 register(statement.ENCODERS)
+register(rows.ENCODERS)
 
 
 def encode_event(event: Event, ctx: BinlogContext | None = None) -> bytes:

@@ -20,6 +20,10 @@ class BinlogContext:
     table_maps: dict[int, TableMapEvent] = field(default_factory=dict)
     # Set when the stream came from a server without 6-byte table ids in its FDE.
     table_id_size: int = 6
+    # Fractional-second precision per column of tables whose TIME/DATETIME/TIMESTAMP columns
+    # use MariaDB 5.3's format (mysql56_temporal_format=OFF): the binlog carries no metadata
+    # for them, so the value's length comes from the schema: {(database, table): (fsp, ...)}.
+    temporal_precisions: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def for_checksum(cls, checksum: bool) -> BinlogContext:
@@ -35,4 +39,10 @@ class BinlogContext:
             self.table_maps[event.table_id] = event
 
     def copy(self) -> BinlogContext:
-        return BinlogContext(self.fde, self.checksum, dict(self.table_maps), self.table_id_size)
+        return BinlogContext(
+            self.fde,
+            self.checksum,
+            dict(self.table_maps),
+            self.table_id_size,
+            self.temporal_precisions,
+        )
