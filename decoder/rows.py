@@ -309,7 +309,7 @@ def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEv
         except DecodeError as exc:
             raise DecodeError(
                 f"{exc.reason} (at {exc.offset} in the uncompressed rows)"
-                + _hires_hint(table_map.column_types[:width]),
+                + _hires_hint(table_map, width),
                 offset=pos,
             ) from None
     else:
@@ -318,7 +318,7 @@ def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEv
             rows = reader(data, 0, len(data))
         except DecodeError as exc:
             raise DecodeError(
-                exc.reason + _hires_hint(table_map.column_types[:width]), offset=exc.offset + pos
+                exc.reason + _hires_hint(table_map, width), offset=exc.offset + pos
             ) from None
     fields: dict[str, Any] = dict(
         header_fields(header),
@@ -339,15 +339,16 @@ def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEv
 _OLD_TEMPORAL = frozenset({ColumnType.TIME, ColumnType.DATETIME, ColumnType.TIMESTAMP})
 
 
-def _hires_hint(column_types: tuple[int, ...]) -> str:
+def _hires_hint(table_map: TableMapEvent, width: int) -> str:
     # MariaDB 5.3 TIME(n)/DATETIME(n)/TIMESTAMP(n) (still written with
     # mysql56_temporal_format=OFF) keep the old type codes, no metadata and longer values:
     # their length is only in the table's schema (mariadb-binlog cannot read them either).
-    if _OLD_TEMPORAL.intersection(column_types):
+    if _OLD_TEMPORAL.intersection(table_map.column_types[:width]):
         return (
-            "; old TIME/DATETIME/TIMESTAMP columns with fractional seconds (MariaDB 5.3 hires"
-            " format) have no length in the binlog: give their precisions in the context's"
-            " temporal_precisions"
+            f"; `{table_map.database}`.`{table_map.table}` has old TIME/DATETIME/TIMESTAMP"
+            " columns, whose fractional-second precision (MariaDB 5.3 format) is not in the"
+            " binlog: give it per column in BinlogContext.temporal_precisions (command line:"
+            f" --temporal-precision {table_map.database}.{table_map.table}=P1,P2,...)"
         )
     return ""
 

@@ -797,6 +797,16 @@ class WorkloadResult:
     def table(self, name: str) -> TableResult:
         return self.tables[name]
 
+    def temporal_precisions(self) -> dict[tuple[str, str], tuple[int, ...]]:
+        """Fractional-second precisions of the tables with MariaDB 5.3-format temporal
+        columns, in the form ``BinlogContext.temporal_precisions`` takes: the binlog carries
+        no metadata for those columns, so a decoder needs them from the schema."""
+        return {
+            (table.schema, table.name): tuple(c.datetime_precision or 0 for c in table.columns)
+            for table in self.tables.values()
+            if any("mariadb-5.3" in c.column_type for c in table.columns)
+        }
+
     # -- JSON (golden files) -------------------------------------------------
 
     def to_json_dict(self) -> dict[str, Any]:
