@@ -1,0 +1,982 @@
+"""The dump thread of a MariaDB 10.11 primary, sans-IO: COM_BINLOG_DUMP in, packets out.
+
+:class:`DumpStream` produces exactly the bytes ``mysql_binlog_send`` (``sql/sql_repl.cc``)
+sends: for every file a fake ROTATE and the file's FORMAT_DESCRIPTION (rewritten), then the
+file's events, rewritten for old replicas (``@mariadb_slave_capability``), skipped up to the
+replica's GTID position (with a fake GTID_LIST once it is reached), with the semi-sync header
+when the replica asked for it; at the end of the binlog an EOF packet (non-blocking dumps) or
+nothing until new events arrive (the shell then sends :meth:`DumpStream.heartbeat_packet`);
+errors as ERR packets with MariaDB's texts.
+
+The shell calls :meth:`DumpStream.next_chunk` whenever the socket has drained: each call returns
+at most about ``chunk_size`` bytes of framed packets (more only for one event that is larger),
+or None when there is nothing to send yet; :attr:`DumpStream.is_finished` tells that the dump
+ended (after its EOF or ERR packet).
+
+:class:`SemiSyncMaster` is the primary's semi-synchronous replication state, shared by all dumps
+of one store (see :func:`semi_sync_master`): which transaction ends wait for an ACK, the ACKs
+received, the switch to asynchronous replication after a timeout and back once a replica
+caught up.
+
+Two things a real 10.11.19 primary does are not imitated: it decrypts encrypted binlogs (here a
+START_ENCRYPTION event ends the dump with the error a primary without the key gives), and with
+semi-sync on, a dump that ends with EOF stalls before sending its last buffered packets (the
+dump thread waits for the ACK receiver thread); here the EOF is sent.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Generator, Iterator
+from typing import Protocol
+
+from encoder.packets import encode_eof, encode_err, frame_parts
+from fakemaster.constants import (
+    CHECKSUM_LEN,
+    GTID_LIST_FLAG_UNTIL_REACHED,
+    HEADER_LEN,
+    MAX_PACKET_PAYLOAD,
+    SEMI_SYNC_MAGIC,
+    ChecksumAlg,
+    DumpFlag,
+    EventFlag,
+    EventType,
+    SlaveCapability,
+)
+from fakemaster.events import Gtid
+from fakemaster.gtid_state import (
+    PURGED_MESSAGE,
+    BinlogState,
+    GtidPosition,
+    GtidStateError,
+    check_start_position,
+    find_start_file,
+    missing_start_error,
+    strict_hole_message,
+)
+from fakemaster.header import event_crc
+from fakemaster.packets import EofPacket, ErrPacket
+from fakemaster.store import (
+    GROUP_PART_TYPES,
+    MAGIC_LEN,
+    BinlogReadError,
+    BinlogStore,
+    GroupTracker,
+    UnknownBinlogFile,
+    fde_checksum_alg,
+    is_commit_or_rollback,
+    parse_gtid_list_event,
+)
+
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+SERVER_STATUS_AUTOCOMMIT = 0x0002
+CHUNK_SIZE = 1 << 20
+# ``@master_binlog_checksum`` set to something else than NONE/CRC32: find_type() fails and the
+# server's algorithm variable becomes -1, which it treats like CRC32.
+CHECKSUM_UNKNOWN = -1
+
+_PACKET_HEADER = struct.Struct("<I")
+_EVENT_HEADER = struct.Struct("<IBIIIH")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_U16 = struct.Struct("<H")
+_GTID_PEEK = struct.Struct("<QIB")
+_GTID_ENTRY = struct.Struct("<IIQ")
+_LENGTH_OFFSET = 9
+_LOG_POS_OFFSET = 13
+_FLAGS_OFFSET = 17
+_FDE_CREATED_OFFSET = HEADER_LEN + 2 + 50
+_GTID_BODY_LEN = 19
+_DUMMY_USER_VAR_MIN = HEADER_LEN + 4 + 1 + 1  # name length, one name byte, the NULL flag
+_DUMMY_QUERY_MIN = HEADER_LEN + 13 + 1 + 1  # post-header, empty db + NUL, one query byte
+_DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
+_DUMMY_VAR_NAME = b"!dummyvar"
+
+MSG_NO_LOG_FILE = "Could not find first log file name in binary log index file"
+MSG_IMPOSSIBLE_POSITION = "Client requested master to start replication from impossible position"
+MSG_CHECKSUM = (
+    "Slave can not handle replication events with the checksum that master is configured to log"
+)
+MSG_NO_FDE = "Failed to find format descriptor event in start of binlog"
+MSG_DECRYPT = "Could not decrypt binlog: encryption key error"
+MSG_GTID_CORRUPT = "Failed to read Gtid_log_event: corrupt binlog"
+MSG_GTID_LIST_CORRUPT = "Failed to read Gtid_list_log_event: corrupt binlog"
+MSG_GTID_REPLACE = "Failed to replace GTID event with backwards-compatible event: corrupt event."
+MSG_ANNOTATE_DUMMY = "Failed to replace row annotate event with dummy: too small event."
+MSG_CHECKPOINT_DUMMY = (
+    "Failed to replace binlog checkpoint or gtid list event with dummy: too small event."
+)
+MSG_NOT_OPEN = "Binary log is not open"
+MSG_NO_NEXT_LOG = "could not find next log"
+
+
+class DumpRequestLike(Protocol):
+    """What a dump needs to know of the request (``fakemaster.session.DumpRequest``)."""
+
+    @property
+    def server_id(self) -> int: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def flags(self) -> int: ...
+    @property
+    def file_name(self) -> str: ...
+    @property
+    def master_binlog_checksum(self) -> str | None: ...
+    @property
+    def slave_capability(self) -> int: ...
+    @property
+    def connect_state(self) -> str | None: ...
+    @property
+    def gtid_strict_mode(self) -> bool: ...
+    @property
+    def gtid_ignore_duplicates(self) -> bool: ...
+    @property
+    def until_gtid(self) -> str | None: ...
+    @property
+    def semi_sync(self) -> bool: ...
+    @property
+    def skip_replication(self) -> bool: ...
+
+
+class ServerConfigLike(Protocol):
+    """What a dump needs to know of the server (``fakemaster.config.ServerConfig``)."""
+
+    @property
+    def server_id(self) -> int: ...
+    @property
+    def semi_sync_enabled(self) -> bool: ...
+    @property
+    def semi_sync_timeout_ms(self) -> int: ...
+
+
+def checksum_alg_at_connect(value: str | None) -> int:
+    """The algorithm the dump thread uses for its first fake ROTATE: UNDEF when the replica
+    never set ``@master_binlog_checksum``, else the value read as NONE or CRC32 (case-blind;
+    anything else counts as checksummed)."""
+    if value is None:
+        return ChecksumAlg.UNDEF
+    upper = value.upper()
+    if upper == "NONE":
+        return ChecksumAlg.OFF
+    if upper == "CRC32":
+        return ChecksumAlg.CRC32
+    return CHECKSUM_UNKNOWN
+
+
+def _checksummed(alg: int) -> bool:
+    return alg not in (ChecksumAlg.OFF, ChecksumAlg.UNDEF)
+
+
+def _basename(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def _fix_crc(event: bytearray, alg: int) -> None:
+    if _checksummed(alg) and len(event) >= HEADER_LEN + CHECKSUM_LEN:
+        end = len(event) - CHECKSUM_LEN
+        _U32.pack_into(event, end, event_crc(memoryview(event)[:end], event[4]))
+
+
+def fake_event(
+    type_code: int, server_id: int, body: bytes, *, log_pos: int, flags: int, alg: int
+) -> bytes:
+    """An event made up by the dump thread: timestamp 0, CRC32 iff ``alg`` says so."""
+    checksum = _checksummed(alg)
+    length = HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
+    data = _EVENT_HEADER.pack(0, type_code, server_id, length, log_pos, flags) + body
+    if checksum:
+        data += _U32.pack(event_crc(data, type_code))
+    return data
+
+
+def gtid_list_body(gtids: tuple[Gtid, ...], list_flags: int = 0) -> bytes:
+    body = _U32.pack(len(gtids) | list_flags)
+    if not gtids:
+        return body + b"\x00\x00"
+    return body + b"".join(
+        _GTID_ENTRY.pack(gtid.domain_id, gtid.server_id, gtid.seq_no) for gtid in gtids
+    )
+
+
+def dummy_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None:
+    """``Query_log_event::dummy_event``: the same-size no-op that replaces an event an old
+    replica cannot handle (None if the event is too short to be replaced)."""
+    out = bytearray(event)
+    data_len = len(out) - (CHECKSUM_LEN if _checksummed(alg) else 0)
+    if data_len < _DUMMY_USER_VAR_MIN:
+        return None
+    flags = _U16.unpack_from(out, _FLAGS_OFFSET)[0]
+    flags = (flags & ~EventFlag.THREAD_SPECIFIC) | EventFlag.SUPPRESS_USE
+    _U16.pack_into(out, _FLAGS_OFFSET, flags)
+    if data_len < _DUMMY_QUERY_MIN:
+        # A NULL user variable named as much of "!dummyvar" as fits.
+        name_len = data_len - (_DUMMY_USER_VAR_MIN - 1)
+        out[4] = EventType.USER_VAR
+        _U32.pack_into(out, HEADER_LEN, name_len)
+        out[HEADER_LEN + 4 : HEADER_LEN + 4 + name_len] = _DUMMY_VAR_NAME[:name_len]
+        out[HEADER_LEN + 4 + name_len] = 1
+    else:
+        old_type = out[4]
+        out[4] = EventType.QUERY
+        out[HEADER_LEN : HEADER_LEN + 14] = bytes(14)  # thread, exec time, db len, error, vars
+        text = _DUMMY_TEXT.format(old_type).encode()
+        comment_len = data_len - (_DUMMY_QUERY_MIN - 1)
+        comment = text[:comment_len].ljust(comment_len, b" ")
+        out[HEADER_LEN + 14 : HEADER_LEN + 14 + comment_len] = comment
+    _fix_crc(out, alg)
+    return bytes(out)
+
+
+def begin_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None:
+    """``Query_log_event::begin_event``: a GTID event rewritten in place as a BEGIN query
+    (None unless the GTID body is 19 bytes, or 21 with a commit id)."""
+    out = bytearray(event)
+    data_len = len(out) - (CHECKSUM_LEN if _checksummed(alg) else 0)
+    if data_len not in (HEADER_LEN + _GTID_BODY_LEN, HEADER_LEN + _GTID_BODY_LEN + 2):
+        return None
+    flags = _U16.unpack_from(out, _FLAGS_OFFSET)[0]
+    flags = (flags & ~EventFlag.THREAD_SPECIFIC) | EventFlag.SUPPRESS_USE
+    _U16.pack_into(out, _FLAGS_OFFSET, flags)
+    out[4] = EventType.QUERY
+    body = bytearray(11)  # thread id, exec time, db length, error code
+    if data_len == HEADER_LEN + _GTID_BODY_LEN:
+        body += b"\x00\x00" + b"\x00"  # no status variables, empty db
+    else:
+        # The two extra bytes become an empty time zone status variable.
+        body += b"\x02\x00" + b"\x05\x00" + b"\x00"
+    body += b"BEGIN"
+    out[HEADER_LEN : HEADER_LEN + len(body)] = body
+    _fix_crc(out, alg)
+    return bytes(out)
+
+
+# --- semi-synchronous replication ------------------------------------------------------------
+
+
+Position = tuple[str, int]
+AckCallback = Callable[[bool], None]
+
+
+class SemiSyncMaster:
+    """The primary's semi-sync state (``Repl_semi_sync_master``), shared by its dumps.
+
+    Every event group appended to the store while semi-sync is ON waits for an ACK; a dump to a
+    semi-sync replica requests one on the group's last event. When the oldest waiting group has
+    waited ``timeout_ms`` (checked lazily, on every dump's :meth:`DumpStream.next_chunk` and on
+    :meth:`check_timeouts`), semi-sync switches OFF: no group waits and no ACK is requested
+    until a replica reaches the latest group end, where one ACK is requested; that ACK switches
+    it back ON. Methods may be called from any thread; ACK callbacks run in the calling thread.
+    """
+
+    def __init__(
+        self,
+        store: BinlogStore,
+        *,
+        enabled: bool = True,
+        timeout_ms: int = 10000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.enabled = enabled
+        self.timeout = timeout_ms / 1000.0
+        self.clock = clock
+        self.is_on = True
+        self.clients = 0
+        self.requested_acks = 0
+        self.received_acks = 0
+        self.off_times = 0
+        self._lock = threading.RLock()
+        self._commit: Position | None = None
+        self._reply: Position | None = None
+        self._active: deque[tuple[Position, float]] = deque()
+        self._active_set: set[Position] = set()
+        self._waiters: list[tuple[Position, AckCallback]] = []
+        self._tracker = GroupTracker()
+        last = store.last_file()
+        self._seen: Position | None = (last, store.file_size(last)) if last else None
+        self._unsubscribe = store.subscribe(self._on_store_change)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    @property
+    def reply_position(self) -> Position | None:
+        """The furthest (file, position) a replica acknowledged."""
+        return self._reply
+
+    @property
+    def waiting(self) -> list[Position]:
+        """Group ends still waiting for an ACK, oldest first."""
+        with self._lock:
+            return [position for position, _ in self._active]
+
+    # -- commits -------------------------------------------------------------------------
+
+    def _on_store_change(self, _version: int) -> None:
+        with self._lock:
+            for position in self._new_group_ends():
+                self._register(position)
+
+    def _new_group_ends(self) -> Iterator[Position]:
+        store = self.store
+        if self._seen is None:
+            first = store.first_file()
+            if first is None:
+                return
+            self._seen = (first, MAGIC_LEN)
+        name, pos = self._seen
+        while True:
+            if not store.has_file(name):
+                return
+            checksum = store.checksum_alg(name) == ChecksumAlg.CRC32
+            for offset, event in store.iter_events(name, pos):
+                end = offset + len(event)
+                self._seen = (name, end)
+                if self._tracker.feed(event[4], event, checksum):
+                    yield (name, end)
+            following = store.next_file(name)
+            if following is None:
+                return
+            name, pos = following, MAGIC_LEN
+            self._seen = (name, pos)
+
+    def _register(self, position: Position) -> None:
+        if self._commit is None or position > self._commit:
+            self._commit = position
+        if self.enabled and self.is_on:
+            self._active.append((position, self.clock()))
+            self._active_set.add(position)
+            self.requested_acks += 1
+
+    def check_timeouts(self) -> None:
+        """Switch OFF if the oldest waiting group waited longer than the timeout."""
+        with self._lock:
+            if self._active and self.clock() - self._active[0][1] >= self.timeout:
+                self._switch_off()
+
+    def _switch_off(self) -> None:
+        self._active.clear()
+        self._active_set.clear()
+        if self.is_on:
+            self.is_on = False
+            self.off_times += 1
+            self._reply = None
+        waiters, self._waiters = self._waiters, []
+        for _position, callback in waiters:
+            callback(False)
+
+    # -- the dump side -------------------------------------------------------------------
+
+    def dump_started(self, file_name: str, position: int) -> None:
+        """A semi-sync replica starts reading at (file, position): that much counts as ACKed."""
+        with self._lock:
+            self.clients += 1
+        self.report_reply(file_name, position, count=False)
+
+    def dump_ended(self) -> None:
+        with self._lock:
+            self.clients = max(0, self.clients - 1)
+
+    def need_ack(self, file_name: str, end: int) -> bool:
+        """Whether the event ending at (file, end) is sent with the ACK-requested flag
+        (``update_sync_header``)."""
+        if not self.enabled:
+            return False
+        position = (file_name, end)
+        with self._lock:
+            if self.is_on:
+                if self._reply is not None and position <= self._reply:
+                    return False
+                return position in self._active_set
+            return self._commit is None or position >= self._commit
+
+    def report_reply(self, file_name: str, position: int, *, count: bool = True) -> None:
+        """A replica acknowledged everything up to (file, position)."""
+        if not self.enabled:
+            return
+        acked = (file_name, position)
+        fired: list[AckCallback] = []
+        with self._lock:
+            if count:
+                self.received_acks += 1
+            if not self.is_on and (self._commit is None or acked >= self._commit):
+                self.is_on = True
+            if self._reply is None or acked >= self._reply:
+                self._reply = acked
+                while self._active and self._active[0][0] <= acked:
+                    done, _ = self._active.popleft()
+                    self._active_set.discard(done)
+                remaining: list[tuple[Position, AckCallback]] = []
+                for waited, callback in self._waiters:
+                    if waited <= acked:
+                        fired.append(callback)
+                    else:
+                        remaining.append((waited, callback))
+                self._waiters = remaining
+        for callback in fired:
+            callback(True)
+
+    # -- for tests -----------------------------------------------------------------------
+
+    def is_acked(self, file_name: str, position: int) -> bool:
+        with self._lock:
+            return self._reply is not None and (file_name, position) <= self._reply
+
+    def wait_for_ack(self, file_name: str, position: int, callback: AckCallback) -> None:
+        """Call ``callback(True)`` once a replica acknowledged (file, position) (at once if one
+        did), ``callback(False)`` if semi-sync is or goes OFF first."""
+        target = (file_name, position)
+        with self._lock:
+            if self._reply is not None and target <= self._reply:
+                result: bool | None = True
+            elif not (self.enabled and self.is_on):
+                result = False
+            else:
+                self._waiters.append((target, callback))
+                result = None
+        if result is not None:
+            callback(result)
+
+
+_SEMI_SYNC_MASTERS: weakref.WeakKeyDictionary[BinlogStore, SemiSyncMaster] = (
+    weakref.WeakKeyDictionary()
+)
+_REGISTRY_LOCK = threading.Lock()
+
+
+def semi_sync_master(
+    store: BinlogStore,
+    config: ServerConfigLike | None = None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> SemiSyncMaster:
+    """The semi-sync state of the primary serving ``store`` (created on first use)."""
+    with _REGISTRY_LOCK:
+        master = _SEMI_SYNC_MASTERS.get(store)
+        if master is None:
+            master = SemiSyncMaster(
+                store,
+                enabled=bool(config.semi_sync_enabled) if config is not None else True,
+                timeout_ms=config.semi_sync_timeout_ms if config is not None else 10000,
+                clock=clock,
+            )
+            _SEMI_SYNC_MASTERS[store] = master
+        return master
+
+
+# --- the dump ---------------------------------------------------------------------------------
+
+
+class DumpError(Exception):
+    """Ends a dump with an ERR packet. With ``coordinates`` the message gets the suffix naming
+    the start position and the last event and byte read."""
+
+    def __init__(
+        self,
+        message: str,
+        errno: int = ER_MASTER_FATAL_ERROR_READING_BINLOG,
+        *,
+        coordinates: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errno = errno
+        self.coordinates = coordinates
+
+
+class _Wait:
+    """Yielded by the dump generator when it has caught up with the binlog."""
+
+
+_WAIT = _Wait()
+_SKIP_NOT, _SKIP_STANDALONE, _SKIP_TRANSACTION = 0, 1, 2
+_UNTIL_NOT_DONE, _UNTIL_AFTER_STANDALONE, _UNTIL_AFTER_TRANSACTION = 0, 1, 2
+
+
+class DumpStream:
+    """The packets of one binlog dump (see the module docstring).
+
+    ``semi_sync`` defaults to the store's shared :class:`SemiSyncMaster` when the replica set
+    ``@rpl_semi_sync_slave``. ``chunk_size`` bounds what :meth:`next_chunk` returns.
+    """
+
+    def __init__(
+        self,
+        store: BinlogStore | None,
+        request: DumpRequestLike,
+        config: ServerConfigLike | None = None,
+        *,
+        semi_sync: SemiSyncMaster | None = None,
+        chunk_size: int = CHUNK_SIZE,
+    ) -> None:
+        self.store = store
+        self.request = request
+        self.server_id = config.server_id if config is not None else 1
+        self.chunk_size = chunk_size
+        self.semi_sync = request.semi_sync
+        if self.semi_sync and semi_sync is None and store is not None:
+            semi_sync = semi_sync_master(store, config)
+        self._semi = semi_sync if self.semi_sync else None
+        self._prefixes = (
+            (bytes((0, SEMI_SYNC_MAGIC, 0)), bytes((0, SEMI_SYNC_MAGIC, 1)))
+            if self.semi_sync
+            else (b"\x00", b"\x00")
+        )
+        self.capability = request.slave_capability
+        self.flags = request.flags
+        self.non_blocking = bool(request.flags & DumpFlag.NON_BLOCK) or request.server_id == 0
+        self._status = int(getattr(request, "server_status", SERVER_STATUS_AUTOCOMMIT))
+        self._seq = 1
+        self._finished = False
+        self._started_semi_sync = False
+        # Where the dump is: file, next offset; what the error texts report.
+        self.file_name = ""
+        self.position = 0
+        self._start_file = _basename(request.file_name)
+        self._start_pos = request.position
+        self._last_event = request.position
+        self._last_byte = request.position
+        self._binlog_open = False
+        self._alg = checksum_alg_at_connect(request.master_binlog_checksum)
+        # GTID mode.
+        self._gtid_state: GtidPosition | None = None
+        self._empty_domains: set[int] = set()
+        self._until: GtidPosition | None = None
+        self._until_state = BinlogState()
+        self._skip = _SKIP_NOT
+        self._until_group = _UNTIL_NOT_DONE
+        self._send_fake_gtid_list = False
+        self.events_sent = 0
+        self._run = self._dump()
+
+    # --- the shell's interface ------------------------------------------------------------
+
+    @property
+    def is_finished(self) -> bool:
+        return self._finished
+
+    @property
+    def next_sequence(self) -> int:
+        """The sequence number of the next packet."""
+        return self._seq
+
+    def next_chunk(self) -> bytes | None:
+        """Framed packets to send (at most about ``chunk_size`` bytes), or None when there is
+        nothing to send now (caught up, or finished)."""
+        if self._finished:
+            return None
+        if self._semi is not None:
+            self._semi.check_timeouts()
+        parts: list[bytes] = []
+        size = 0
+        while size < self.chunk_size:
+            try:
+                item = next(self._run)
+            except StopIteration:
+                self._finish()
+                break
+            except DumpError as error:
+                parts.append(self._err_packet(error))
+                self._finish()
+                break
+            if item is _WAIT:
+                break
+            assert isinstance(item, bytes)
+            parts.append(item)
+            size += len(item)
+        return b"".join(parts) if parts else None
+
+    def heartbeat_packet(self) -> bytes:
+        """A HEARTBEAT naming the current file and position (timestamp 0, flags 0)."""
+        name = self.file_name.encode("utf-8", "surrogateescape")
+        if self.position <= 0xFFFFFFFF:
+            body, log_pos = name, self.position
+        else:
+            body, log_pos = _U64.pack(self.position) + name, 0
+        event = fake_event(
+            EventType.HEARTBEAT, self.server_id, body, log_pos=log_pos, flags=0, alg=self._alg
+        )
+        return self._frame(event)
+
+    def on_semi_sync_ack(self, position: int, file_name: str) -> None:
+        """The replica's semi-sync ACK packet (what the session parsed)."""
+        self.on_ack(file_name, position)
+
+    def on_ack(self, file_name: str, position: int) -> None:
+        """The replica acknowledged everything up to (file, position)."""
+        if self._semi is not None:
+            self._semi.report_reply(file_name, position)
+
+    def close(self) -> None:
+        """The connection is gone: stop counting it as a semi-sync replica."""
+        if not self._finished:
+            self._finish()
+
+    # --- framing --------------------------------------------------------------------------
+
+    def _frame(self, event: bytes | bytearray | memoryview, ack: bool = False) -> bytes:
+        prefix = self._prefixes[ack]
+        size = len(prefix) + len(event)
+        seq = self._seq
+        if size < MAX_PACKET_PAYLOAD:
+            self._seq = (seq + 1) & 0xFF
+            return _PACKET_HEADER.pack(size | seq << 24) + prefix + event
+        parts, self._seq = frame_parts((prefix, event), seq)
+        return b"".join(parts)
+
+    def _event_packet(self, event: bytes | bytearray | memoryview, end: int) -> bytes:
+        ack = self._semi is not None and self._semi.need_ack(self.file_name, end)
+        packet = self._frame(event, ack)
+        self.events_sent += 1
+        if ack:
+            # After an event that wants an ACK the master flushes and clears its packet
+            # counter (net_clear), then counts this packet: the next one is seq 1 again.
+            self._seq = 1
+        return packet
+
+    def _err_packet(self, error: DumpError) -> bytes:
+        message = error.message
+        if error.coordinates and self._binlog_open:
+            message += (
+                f"; the first event '{self._start_file}' at {self._start_pos}, "
+                f"the last event read from '{self.file_name}' at {self._last_event}, "
+                f"the last byte read from '{self.file_name}' at {self._last_byte}."
+            )
+        packet = encode_err(ErrPacket(error.errno, "HY000", message))
+        return self._frame_control(packet)
+
+    def _frame_control(self, payload: bytes) -> bytes:
+        seq = self._seq
+        self._seq = (seq + 1) & 0xFF
+        return _PACKET_HEADER.pack(len(payload) | seq << 24) + payload
+
+    def _finish(self) -> None:
+        self._finished = True
+        if self._semi is not None and self._started_semi_sync:
+            self._started_semi_sync = False
+            self._semi.dump_ended()
+
+    # --- the dump thread ------------------------------------------------------------------
+
+    def _dump(self) -> Iterator[bytes | _Wait]:
+        store = self.store
+        if store is None or not store.file_names():
+            raise DumpError(MSG_NOT_OPEN)
+        name, pos = self._start_point(store)
+        if self._semi is not None:
+            self._started_semi_sync = True
+            self._semi.dump_started(name, pos)
+        clear_initial_log_pos = pos > MAGIC_LEN
+        while True:
+            self.file_name, self.position = name, pos
+            yield self._frame(self._fake_rotate(name, pos))
+            self._binlog_open = True
+            yield from self._format_description(store, name, pos, clear_initial_log_pos)
+            clear_initial_log_pos = False
+            if pos == MAGIC_LEN:
+                pos = self._last_byte
+            self.position = pos
+            if self._until is not None and len(self._until) == 0:
+                self._until_group = _UNTIL_AFTER_STANDALONE
+            finished = yield from self._send_file(store, name)
+            if finished:
+                yield self._frame_control(encode_eof(EofPacket(0, self._status)))
+                return
+            following = store.next_file(name)
+            if following is None:
+                raise DumpError(MSG_NO_NEXT_LOG, coordinates=True)
+            name, pos = following, MAGIC_LEN
+
+    def _start_point(self, store: BinlogStore) -> tuple[str, int]:
+        request = self.request
+        if request.connect_state is None:
+            # The server looks the name up as given (a directory part makes it unknown).
+            requested = request.file_name
+            name = requested if requested else store.first_file()
+            if name is None or not store.has_file(name):
+                raise DumpError(MSG_NO_LOG_FILE)
+            pos = request.position
+        else:
+            name = self._gtid_start_file(store, request)
+            pos = MAGIC_LEN
+        if pos < MAGIC_LEN or pos > store.file_size(name):
+            start = self._start_file
+            raise DumpError(
+                f"{MSG_IMPOSSIBLE_POSITION}; the first event '{start}' at {pos}, "
+                f"the last event read from '{start}' at {MAGIC_LEN}, "
+                f"the last byte read from '{start}' at {MAGIC_LEN}."
+            )
+        return name, pos
+
+    def _gtid_start_file(self, store: BinlogStore, request: DumpRequestLike) -> str:
+        assert request.connect_state is not None
+        try:
+            state = GtidPosition.parse(request.connect_state)
+            until = (
+                GtidPosition.parse(request.until_gtid) if request.until_gtid is not None else None
+            )
+        except GtidStateError as error:
+            raise DumpError(error.message, error.errno) from None
+        problem, empty = check_start_position(
+            state,
+            store.end_state(),
+            ignore_duplicates=request.gtid_ignore_duplicates,
+            until=until,
+        )
+        if problem is not None:
+            raise DumpError(problem.message)
+        files = [(name, store.gtid_list(name)) for name in store.file_names()]
+        name = find_start_file(state, files, until)
+        if name is None:
+            raise DumpError(PURGED_MESSAGE)
+        self._gtid_state = state
+        self._empty_domains = set(empty)
+        self._until = until
+        return name
+
+    def _pos_reached(self) -> bool:
+        state = self._gtid_state
+        return state is None or all(gtid.domain_id in self._empty_domains for gtid in state)
+
+    def _fake_rotate(self, name: str, position: int) -> bytes:
+        body = _U64.pack(position) + name.encode("utf-8", "surrogateescape")
+        return fake_event(
+            EventType.ROTATE,
+            self.server_id,
+            body,
+            log_pos=0,
+            flags=EventFlag.ARTIFICIAL,
+            alg=self._alg,
+        )
+
+    def _read_one(self, store: BinlogStore, name: str, offset: int) -> bytes:
+        """The event at ``offset`` (b'' at the readable end)."""
+        try:
+            data = store.read(name, offset, HEADER_LEN)
+        except BinlogReadError as error:
+            self._last_byte = error.last_byte
+            raise DumpError(error.message, coordinates=True) from None
+        except UnknownBinlogFile:
+            raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
+        if not data:
+            return b""
+        length = _U32.unpack_from(data, _LENGTH_OFFSET)[0]
+        return data[:length]
+
+    def _format_description(
+        self, store: BinlogStore, name: str, start: int, clear_initial_log_pos: bool
+    ) -> Iterator[bytes]:
+        self._last_event = MAGIC_LEN
+        fde = self._read_one(store, name, MAGIC_LEN)
+        self._last_byte = MAGIC_LEN + len(fde)
+        if len(fde) < HEADER_LEN or fde[4] != EventType.FORMAT_DESCRIPTION:
+            raise DumpError(MSG_NO_FDE, coordinates=True)
+        self._alg = fde_checksum_alg(fde)
+        if self.request.master_binlog_checksum is None and _checksummed(self._alg):
+            raise DumpError(MSG_CHECKSUM, coordinates=True)
+        event = bytearray(fde)
+        event[_FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+        if clear_initial_log_pos:
+            # The replica must not take the FDE's end for its position, nor think the master
+            # restarted (which would drop its temporary tables).
+            _U32.pack_into(event, _LOG_POS_OFFSET, 0)
+            _U32.pack_into(event, _FDE_CREATED_OFFSET, 0)
+            _fix_crc(event, self._alg)
+        elif self._gtid_state is not None and not self._pos_reached():
+            _U32.pack_into(event, _FDE_CREATED_OFFSET, 0)
+            _fix_crc(event, self._alg)
+        yield self._frame(event)
+        self._last_event = self._last_byte
+        following = self._read_one(store, name, self._last_byte)
+        if len(following) >= HEADER_LEN and following[4] == EventType.START_ENCRYPTION:
+            self._last_byte += len(following)
+            # A real primary decrypts the rest of the file with its key; there is none here.
+            raise DumpError(MSG_DECRYPT, coordinates=True)
+        if start != MAGIC_LEN:
+            self._last_byte = start
+
+    def _send_file(self, store: BinlogStore, name: str) -> Generator[bytes | _Wait, None, bool]:
+        """The events of one file; returns True when the dump ends (non-blocking end of the
+        binlog, or an UNTIL position reached)."""
+        while True:
+            try:
+                end = store.file_size(name)
+            except UnknownBinlogFile:
+                raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
+            if self.position >= end:
+                if not store.is_last(name):
+                    return False
+                store.poll()
+                if store.is_last(name) and self.position >= store.file_size(name):
+                    if self.non_blocking:
+                        return True
+                    yield _WAIT
+                continue
+            try:
+                data = store.read(name, self.position, self.chunk_size)
+            except BinlogReadError as error:
+                self._last_event = self.position
+                self._last_byte = error.last_byte
+                raise DumpError(error.message, coordinates=True) from None
+            base = self.position
+            view = memoryview(data)
+            index = 0
+            size = len(data)
+            while index < size:
+                length = _U32.unpack_from(data, index + _LENGTH_OFFSET)[0]
+                start = base + index
+                end_of_event = start + length
+                self._last_event = start
+                self._last_byte = end_of_event
+                self.position = end_of_event
+                event = view[index : index + length]
+                index += length
+                type_code = data[start - base + 4]
+                if type_code != EventType.START_ENCRYPTION:
+                    packet = self._send_event(event, type_code, end_of_event)
+                    if packet is not None:
+                        yield packet
+                last_packet: bytes | memoryview = event
+                if self._send_fake_gtid_list and self._skip == _SKIP_NOT:
+                    self._send_fake_gtid_list = False
+                    last_packet = self._fake_gtid_list(end_of_event, 0)
+                    yield self._frame(last_packet)
+                # The server checks for COMMIT in its packet buffer, which holds the fake
+                # GTID_LIST if one was just sent: then only an XID ends the UNTIL transaction.
+                if self._until is not None and self._until_reached(last_packet, type_code):
+                    yield self._frame(
+                        self._fake_gtid_list(end_of_event, GTID_LIST_FLAG_UNTIL_REACHED)
+                    )
+                    return True
+
+    def _fake_gtid_list(self, log_pos: int, list_flags: int) -> bytes:
+        body = gtid_list_body(self._until_state.gtid_list(), list_flags)
+        return fake_event(
+            EventType.GTID_LIST,
+            self.server_id,
+            body,
+            log_pos=log_pos & 0xFFFFFFFF,
+            flags=EventFlag.ARTIFICIAL,
+            alg=self._alg,
+        )
+
+    def _until_reached(self, packet: bytes | memoryview, type_code: int) -> bool:
+        if self._until_group == _UNTIL_NOT_DONE:
+            return False
+        if self._until_group == _UNTIL_AFTER_STANDALONE:
+            return type_code not in GROUP_PART_TYPES
+        if type_code == EventType.XID:
+            return True
+        return type_code == EventType.QUERY and is_commit_or_rollback(
+            packet, _checksummed(self._alg)
+        )
+
+    def _send_event(self, event: memoryview, type_code: int, end: int) -> bytes | None:
+        """``send_event_to_slave``: the packet for one event of the file, or None if it is not
+        sent (skipped group, hole, filtered)."""
+        checksum = _checksummed(self._alg)
+        gtid_mode = self._gtid_state is not None
+        if gtid_mode and type_code == EventType.GTID_LIST and self._until is not None:
+            try:
+                self._until_state.load(parse_gtid_list_event(event, checksum))
+            except ValueError:
+                raise DumpError(MSG_GTID_LIST_CORRUPT) from None
+        if gtid_mode and type_code == EventType.GTID:
+            self._track_gtid(event, checksum)
+        if self._skip == _SKIP_STANDALONE:
+            if type_code not in GROUP_PART_TYPES:
+                self._skip = _SKIP_NOT
+            return None
+        if self._skip == _SKIP_TRANSACTION:
+            if type_code in (EventType.XID, EventType.XA_PREPARE) or (
+                type_code == EventType.QUERY and is_commit_or_rollback(event, checksum)
+            ):
+                self._skip = _SKIP_NOT
+            return None
+        capability = self.capability
+        out: bytes | memoryview = event
+        if type_code == EventType.ANNOTATE_ROWS and not self.flags & DumpFlag.SEND_ANNOTATE_ROWS:
+            if capability >= SlaveCapability.TOLERATE_HOLES:
+                return None
+            if capability < SlaveCapability.ANNOTATE:
+                replaced = dummy_event(event, self._alg)
+                if replaced is None:
+                    raise DumpError(MSG_ANNOTATE_DUMMY, coordinates=True)
+                out = replaced
+        if type_code == EventType.GTID and capability < SlaveCapability.GTID:
+            # make_compatible_event measures the event with its CRC.
+            if len(event) < HEADER_LEN + _GTID_BODY_LEN:
+                raise DumpError(MSG_GTID_REPLACE, coordinates=True)
+            if event[HEADER_LEN + 12] & 1:  # FL_STANDALONE
+                if capability >= SlaveCapability.TOLERATE_HOLES:
+                    return None
+                replaced = dummy_event(event, self._alg)
+            else:
+                replaced = begin_event(event, self._alg)
+            if replaced is None:
+                raise DumpError(MSG_GTID_REPLACE, coordinates=True)
+            out = replaced
+        elif (type_code == EventType.BINLOG_CHECKPOINT and capability < 3) or (
+            type_code == EventType.GTID_LIST and capability < SlaveCapability.GTID
+        ):
+            if capability >= SlaveCapability.TOLERATE_HOLES:
+                return None
+            replaced = dummy_event(event, self._alg)
+            if replaced is None:
+                raise DumpError(MSG_CHECKPOINT_DUMMY, coordinates=True)
+            out = replaced
+        if self.request.skip_replication and (
+            _U16.unpack_from(event, _FLAGS_OFFSET)[0] & EventFlag.SKIP_REPLICATION
+        ):
+            return None
+        return self._event_packet(out, end)
+
+    def _track_gtid(self, event: memoryview, checksum: bool) -> None:
+        """The GTID bookkeeping of a dump by GTID: skip groups before the start position,
+        notice when it is reached, stop at the UNTIL position."""
+        state = self._gtid_state
+        assert state is not None
+        until = self._until
+        if not (len(state) or until is not None):
+            return
+        if len(event) - (CHECKSUM_LEN if checksum else 0) < HEADER_LEN + _GTID_BODY_LEN:
+            raise DumpError(MSG_GTID_CORRUPT)
+        seq_no, domain_id, flags2 = _GTID_PEEK.unpack_from(event, HEADER_LEN)
+        server_id = _U32.unpack_from(event, 5)[0]
+        gtid = Gtid(domain_id, server_id, seq_no)
+        self._until_state.update(gtid)
+        skip = _SKIP_STANDALONE if flags2 & 1 else _SKIP_TRANSACTION
+        wanted = state.find(domain_id) if len(state) else None
+        if wanted is not None:
+            if domain_id in self._empty_domains:
+                store = self.store
+                assert store is not None
+                end_state = store.end_state()
+                logged = end_state.find(domain_id, wanted.server_id)
+                if logged is None or logged.seq_no < wanted.seq_no:
+                    raise DumpError(missing_start_error(wanted, end_state).message)
+                self._empty_domains.discard(domain_id)
+            if server_id != wanted.server_id or seq_no <= wanted.seq_no:
+                self._skip = skip
+            if server_id == wanted.server_id and seq_no >= wanted.seq_no:
+                if self.request.gtid_strict_mode and seq_no > wanted.seq_no:
+                    raise DumpError(strict_hole_message(wanted))
+                self._send_fake_gtid_list = True
+                state.remove(domain_id)
+        if until is not None:
+            stop = until.find(domain_id)
+            if stop is None:
+                self._skip = skip
+            elif server_id == stop.server_id and seq_no >= stop.seq_no:
+                until.remove(domain_id)
+                if len(until) == 0:
+                    self._until_group = (
+                        _UNTIL_AFTER_STANDALONE if flags2 & 1 else _UNTIL_AFTER_TRANSACTION
+                    )
+                if seq_no > stop.seq_no:
+                    self._skip = skip

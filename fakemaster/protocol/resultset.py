@@ -1,0 +1,485 @@
+"""Text-protocol responses: result sets, OK (with session-state tracking), ERR, EOF.
+
+A column is described the way MariaDB describes it for a given connection: text columns are
+sent in ``character_set_results`` (length = characters x the set's maximum bytes per character)
+unless the value is a binary string or the client asked for no conversion; MariaDB clients
+that announced EXTENDED_METADATA get an extra (here always empty) string per column, and
+CACHE_METADATA clients a "metadata follows" byte after the column count. With
+CLIENT_DEPRECATE_EOF the EOF after the columns disappears and the final EOF becomes an OK with
+header 0xFE.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from enum import IntEnum, IntFlag
+
+from decoder.packets import parse_err
+from decoder.primitives import Buffer, read_packed_int
+from encoder.packets import encode_eof, encode_err, encode_ok
+from encoder.primitives import packed_int
+from fakemaster.constants import ColumnType
+from fakemaster.errors import DecodeError
+from fakemaster.packets import EOF_HEADER, EofPacket, ErrPacket, OkPacket
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
+from fakemaster.protocol.handshake import Capability, MariaDBCapability
+
+NOT_FIXED_DEC = 39  # "decimals" of strings and values whose scale is not fixed
+_BLOB_TYPES = (ColumnType.TINY_BLOB, ColumnType.BLOB)
+MAX_COLUMN_LENGTH = 0xFFFFFFFF
+_COLUMN_FIXED = struct.Struct("<BHIBHBH")  # 0x0c, charset, length, type, flags, decimals, filler
+_NULL_CELL = b"\xfb"
+
+
+class ColumnFlag(IntFlag):
+    NOT_NULL = 1
+    PRI_KEY = 2
+    UNIQUE_KEY = 4
+    MULTIPLE_KEY = 8
+    BLOB = 16
+    UNSIGNED = 32
+    ZEROFILL = 64
+    BINARY = 128
+    ENUM = 256
+    AUTO_INCREMENT = 512
+    TIMESTAMP = 1024
+    SET = 2048
+    NO_DEFAULT_VALUE = 4096
+    ON_UPDATE_NOW = 8192
+    NUM = 32768
+
+
+class SessionTrack(IntEnum):
+    SYSTEM_VARIABLES = 0
+    SCHEMA = 1
+    STATE_CHANGE = 2
+    GTIDS = 3
+    TRANSACTION_CHARACTERISTICS = 4
+    TRANSACTION_STATE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDefinition:
+    """Column Definition 41 as on the wire."""
+
+    name: str
+    type: int
+    length: int
+    charset: int = BINARY_COLLATION_ID
+    flags: int = 0
+    decimals: int = 0
+    catalog: str = "def"
+    schema: str = ""
+    table: str = ""
+    org_table: str = ""
+    org_name: str = ""
+    extended_metadata: bytes = b""
+
+    def encode(self, *, extended_metadata: bool = False) -> bytes:
+        parts = [
+            _lenenc_text(self.catalog),
+            _lenenc_text(self.schema),
+            _lenenc_text(self.table),
+            _lenenc_text(self.org_table),
+            _lenenc_text(self.name),
+            _lenenc_text(self.org_name),
+        ]
+        if extended_metadata:
+            parts.append(packed_int(len(self.extended_metadata)) + self.extended_metadata)
+        parts.append(
+            _COLUMN_FIXED.pack(
+                0x0C,
+                self.charset,
+                min(self.length, MAX_COLUMN_LENGTH),
+                self.type,
+                self.flags,
+                self.decimals,
+                0,
+            )
+        )
+        return b"".join(parts)
+
+    @classmethod
+    def decode(cls, payload: Buffer, *, extended_metadata: bool = False) -> ColumnDefinition:
+        data = bytes(payload)
+        texts = []
+        pos = 0
+        for _ in range(6):
+            raw, pos = _read_lenenc_bytes(data, pos)
+            texts.append(raw.decode("utf-8", "surrogateescape"))
+        extended = b""
+        if extended_metadata:
+            extended, pos = _read_lenenc_bytes(data, pos)
+        if len(data) < pos + _COLUMN_FIXED.size:
+            raise DecodeError("truncated column definition", offset=len(data))
+        marker, charset, length, type_, flags, decimals, _filler = _COLUMN_FIXED.unpack_from(
+            data, pos
+        )
+        if marker != 0x0C:
+            raise DecodeError(f"column definition fixed part marker 0x{marker:02x}", offset=pos)
+        return cls(
+            catalog=texts[0],
+            schema=texts[1],
+            table=texts[2],
+            org_table=texts[3],
+            name=texts[4],
+            org_name=texts[5],
+            charset=charset,
+            length=length,
+            type=type_,
+            flags=flags,
+            decimals=decimals,
+            extended_metadata=extended,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A result column before the connection's character sets are applied.
+
+    ``text_chars`` set: a string column of that many characters (bytes for the BLOB types)
+    whose own collation is ``collation`` (None: the connection's collation); its charset and
+    byte length are decided per connection. Otherwise ``length`` is final and the charset is
+    binary.
+    """
+
+    name: str
+    type: int
+    length: int = 0
+    flags: int = 0
+    decimals: int = 0
+    text_chars: int | None = None
+    collation: int | None = None
+    schema: str = ""
+    table: str = ""
+    org_table: str = ""
+    org_name: str = ""
+
+    def resolve(self, results: Collation | None, connection: Collation) -> ColumnDefinition:
+        """The wire definition for a connection whose ``character_set_results`` is
+        ``results`` (None: NULL, no conversion) and whose collation is ``connection``."""
+        charset = BINARY_COLLATION_ID
+        length = self.length
+        flags = self.flags
+        if self.text_chars is not None:
+            own = collation_by_id(self.collation) if self.collation is not None else connection
+            assert own is not None
+            converted = results is not None and own.id != BINARY_COLLATION_ID
+            if own.id == BINARY_COLLATION_ID or own.name.endswith("_bin"):
+                flags |= ColumnFlag.BINARY  # binary strings and binary-sorting collations
+            shown = results if results is not None and converted else own
+            charset = shown.id
+            if not converted and _BLOB_TYPES[0] <= self.type <= _BLOB_TYPES[1]:
+                # Unconverted BLOB-typed text keeps its byte length (MariaDB scales only what
+                # it converts: bytes / mbminlen * mbmaxlen, mbminlen being 1 here).
+                length = self.text_chars
+            else:
+                length = self.text_chars * shown.mbmaxlen
+        return ColumnDefinition(
+            name=self.name,
+            type=self.type,
+            length=length,
+            charset=charset,
+            flags=flags,
+            decimals=self.decimals,
+            schema=self.schema,
+            table=self.table,
+            org_table=self.org_table,
+            org_name=self.org_name,
+        )
+
+
+def text_column(
+    name: str,
+    chars: int,
+    *,
+    flags: int = 0,
+    collation: int | None = None,
+    type: int = ColumnType.VAR_STRING,
+    decimals: int = NOT_FIXED_DEC,
+) -> Column:
+    return Column(name, type, flags=flags, decimals=decimals, text_chars=chars, collation=collation)
+
+
+Cell = bytes | None
+
+
+@dataclass(slots=True)
+class ResultSet:
+    columns: Sequence[Column]
+    rows: list[Sequence[Cell]] = field(default_factory=list)
+    # Status bits a real server adds for this statement, e.g. QUERY_NO_INDEX_USED after an
+    # information_schema scan: (after the column definitions, at the end).
+    extra_status: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientProtocol:
+    """What the connection's capabilities change in the responses."""
+
+    capabilities: int
+    mariadb_capabilities: int = 0
+
+    @property
+    def deprecate_eof(self) -> bool:
+        return bool(self.capabilities & Capability.DEPRECATE_EOF)
+
+    @property
+    def session_track(self) -> bool:
+        return bool(self.capabilities & Capability.SESSION_TRACK)
+
+    @property
+    def protocol_41(self) -> bool:
+        return bool(self.capabilities & Capability.PROTOCOL_41)
+
+    @property
+    def extended_metadata(self) -> bool:
+        return bool(self.mariadb_capabilities & MariaDBCapability.EXTENDED_METADATA)
+
+    @property
+    def cache_metadata(self) -> bool:
+        return bool(self.mariadb_capabilities & MariaDBCapability.CACHE_METADATA)
+
+
+def encode_row(cells: Iterable[Cell]) -> bytes:
+    return b"".join(_NULL_CELL if cell is None else packed_int(len(cell)) + cell for cell in cells)
+
+
+def result_set_payloads(
+    result: ResultSet,
+    protocol: ClientProtocol,
+    *,
+    status: int,
+    results: Collation | None,
+    connection: Collation,
+    warnings: int = 0,
+) -> list[bytes]:
+    count = packed_int(len(result.columns))
+    payloads = [count + b"\x01" if protocol.cache_metadata else count]
+    payloads.extend(
+        column.resolve(results, connection).encode(extended_metadata=protocol.extended_metadata)
+        for column in result.columns
+    )
+    after_columns, at_end = result.extra_status
+    if not protocol.deprecate_eof:
+        payloads.append(
+            encode_eof(EofPacket(warnings=warnings, status_flags=status | after_columns))
+        )
+    payloads.extend(encode_row(row) for row in result.rows)
+    if protocol.deprecate_eof:
+        payloads.append(
+            encode_ok(OkPacket(status_flags=status | at_end, warnings=warnings, header=EOF_HEADER))
+        )
+    else:
+        payloads.append(encode_eof(EofPacket(warnings=warnings, status_flags=status | at_end)))
+    return payloads
+
+
+def session_state_entry(kind: SessionTrack, *values: bytes) -> bytes:
+    data = b"".join(packed_int(len(value)) + value for value in values)
+    return bytes((kind,)) + packed_int(len(data)) + data
+
+
+def ok_payload(
+    protocol: ClientProtocol,
+    *,
+    status: int,
+    warnings: int = 0,
+    affected_rows: int = 0,
+    last_insert_id: int = 0,
+    session_state: Sequence[bytes] = (),
+    info: bytes = b"",
+) -> bytes:
+    """An OK; with CLIENT_SESSION_TRACK the info string and the state-change entries follow as
+    MariaDB's net_send_ok writes them (info only when non-empty or when state changed)."""
+    tail = info
+    if protocol.session_track:
+        tail = b""
+        if session_state or info:
+            tail = packed_int(len(info)) + info
+        if session_state:
+            status |= 0x4000  # SERVER_SESSION_STATE_CHANGED
+            state = b"".join(session_state)
+            tail += packed_int(len(state)) + state
+    return encode_ok(
+        OkPacket(
+            affected_rows=affected_rows,
+            last_insert_id=last_insert_id,
+            status_flags=status,
+            warnings=warnings,
+            info=tail,
+        )
+    )
+
+
+def eof_payload(*, status: int, warnings: int = 0) -> bytes:
+    return encode_eof(EofPacket(warnings=warnings, status_flags=status))
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+class SqlError(Exception):
+    """A statement or command failed: the session answers with this ERR packet."""
+
+    def __init__(self, errno: int, sqlstate: str, message: str) -> None:
+        super().__init__(f"{errno} ({sqlstate}): {message}")
+        self.errno = errno
+        self.sqlstate = sqlstate
+        self.message = message
+
+    def payload(self, *, protocol_41: bool = True) -> bytes:
+        return encode_err(
+            ErrPacket(
+                errno=self.errno,
+                sqlstate=self.sqlstate if protocol_41 else None,
+                message=self.message,
+            )
+        )
+
+
+# errno -> (SQLSTATE, message format), texts as MariaDB 10.11 sends them.
+ERRORS: dict[int, tuple[str, str]] = {
+    1043: ("08S01", "Bad handshake"),
+    1044: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),
+    1045: ("28000", "Access denied for user '{0}'@'{1}' (using password: {2})"),
+    1046: ("3D000", "No database selected"),
+    1047: ("08S01", "Unknown command"),
+    1049: ("42000", "Unknown database '{0}'"),
+    1054: ("42S22", "Unknown column '{0}' in '{1}'"),
+    1064: (
+        "42000",
+        "You have an error in your SQL syntax; check the manual that corresponds to your "
+        "MariaDB server version for the right syntax to use near '{0}' at line {1}",
+    ),
+    1065: ("42000", "Query was empty"),
+    1094: ("HY000", "Unknown thread id: {0}"),
+    1096: ("HY000", "No tables used"),
+    1105: ("HY000", "{0}"),
+    1103: ("42000", "Incorrect table name '{0}'"),
+    1115: ("42000", "Unknown character set: '{0}'"),
+    1146: ("42S02", "Table '{0}.{1}' doesn't exist"),
+    1153: ("08S01", "Got a packet bigger than 'max_allowed_packet' bytes"),
+    1156: ("08S01", "Got packets out of order"),
+    1193: ("HY000", "Unknown system variable '{0}'"),
+    1227: (
+        "42000",
+        "Access denied; you need (at least one of) the {0} privilege(s) for this operation",
+    ),
+    1228: ("HY000", "Variable '{0}' is a SESSION variable and can't be used with SET GLOBAL"),
+    1229: ("HY000", "Variable '{0}' is a GLOBAL variable and should be set with SET GLOBAL"),
+    1231: ("42000", "Variable '{0}' can't be set to the value of '{1}'"),
+    1232: ("42000", "Incorrect argument type to variable '{0}'"),
+    1235: ("42000", "This version of MariaDB doesn't yet support '{0}'"),
+    1238: ("HY000", "Variable '{0}' is a {1} variable"),
+    1251: (
+        "08004",
+        "Client does not support authentication protocol requested by server; "
+        "consider upgrading MariaDB client",
+    ),
+    1253: ("42000", "COLLATION '{0}' is not valid for CHARACTER SET '{1}'"),
+    1273: ("HY000", "Unknown collation: '{0}'"),
+    1298: ("HY000", "Unknown or incorrect time zone: '{0}'"),
+    1305: ("42000", "FUNCTION {0} does not exist"),
+    1582: ("42000", "Incorrect parameter count in the call to native function '{0}'"),
+    1621: ("HY000", "{0} variable '{1}' is read-only. Use SET {2} to assign the value"),
+    1927: ("70100", "Connection was killed"),
+    4081: ("HY000", "Unknown structured system variable or ROW routine variable '{0}'"),
+}
+
+
+def sql_error(errno: int, *args: object) -> SqlError:
+    sqlstate, text = ERRORS[errno]
+    return SqlError(errno, sqlstate, text.format(*args))
+
+
+def syntax_error(near: str, line: int = 1) -> SqlError:
+    """ER_PARSE_ERROR quoting the statement from the first token the parser rejected (MariaDB
+    quotes at most 80 characters, the last three "..." when it cut)."""
+    return sql_error(1064, near if len(near) <= 80 else near[:77] + "...", line)
+
+
+# --- client side: reading responses (tests, differential comparison) ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResultSet:
+    columns: tuple[ColumnDefinition, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    status_after_columns: int | None
+    status: int
+    warnings: int
+
+
+def parse_row(payload: Buffer, count: int) -> tuple[Cell, ...]:
+    data = bytes(payload)
+    cells: list[Cell] = []
+    pos = 0
+    for _ in range(count):
+        if pos < len(data) and data[pos] == 0xFB:
+            cells.append(None)
+            pos += 1
+            continue
+        raw, pos = _read_lenenc_bytes(data, pos)
+        cells.append(raw)
+    if pos != len(data):
+        raise DecodeError(f"{len(data) - pos} bytes after the last cell of a row", offset=pos)
+    return tuple(cells)
+
+
+def read_result_set(payloads: Iterator[bytes], protocol: ClientProtocol) -> ReadResultSet:
+    """Parse one text result set from the payloads that follow a query (the first payload is
+    the column count). Raises DecodeError on a malformed sequence, SqlError for an ERR."""
+    first = next(payloads)
+    if first[:1] == b"\xff":
+        err = parse_err(first)
+        raise SqlError(err.errno, err.sqlstate or "", err.message)
+    count, pos = read_packed_int(first, 0)
+    if protocol.cache_metadata:
+        pos += 1
+    if pos != len(first):
+        raise DecodeError("unexpected bytes after the column count", offset=pos)
+    columns = tuple(
+        ColumnDefinition.decode(next(payloads), extended_metadata=protocol.extended_metadata)
+        for _ in range(count)
+    )
+    status_after_columns = None
+    if not protocol.deprecate_eof:
+        eof = next(payloads)
+        if eof[:1] != b"\xfe" or len(eof) != 5:
+            raise DecodeError("missing EOF after the column definitions")
+        status_after_columns = struct.unpack_from("<H", eof, 3)[0]
+    rows: list[tuple[Cell, ...]] = []
+    for payload in payloads:
+        if payload[:1] == b"\xfe" and len(payload) < 0xFFFFFF:
+            if protocol.deprecate_eof:
+                _, at = read_packed_int(payload, 1)
+                _, at = read_packed_int(payload, at)
+                status, warnings = struct.unpack_from("<HH", payload, at)
+            else:
+                warnings, status = struct.unpack_from("<HH", payload, 1)
+            return ReadResultSet(columns, tuple(rows), status_after_columns, status, warnings)
+        if payload[:1] == b"\xff":
+            err = parse_err(payload)
+            raise SqlError(err.errno, err.sqlstate or "", err.message)
+        rows.append(parse_row(payload, count))
+    raise DecodeError("result set ended without EOF")
+
+
+def with_name(column: Column, name: str) -> Column:
+    return replace(column, name=name)
+
+
+def _lenenc_text(text: str) -> bytes:
+    raw = text.encode("utf-8", "surrogateescape")
+    return packed_int(len(raw)) + raw
+
+
+def _read_lenenc_bytes(data: bytes, pos: int) -> tuple[bytes, int]:
+    length, pos = read_packed_int(data, pos)
+    end = pos + length
+    if end > len(data):
+        raise DecodeError("length-encoded string runs past the packet", offset=pos)
+    return data[pos:end], end

@@ -1,0 +1,497 @@
+"""Just enough SQL lexing and expression parsing for the statements a fake master answers.
+
+Tokens keep their offsets in the original text: a result column is named after the text of its
+expression as the client wrote it, and a syntax error quotes the statement from the first
+rejected token, as MariaDB does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from enum import Enum
+
+from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+
+
+class Tok(Enum):
+    WORD = "word"  # identifier or keyword
+    QUOTED_IDENT = "quoted identifier"
+    STRING = "string"
+    NUMBER = "number"
+    HEX = "hex"
+    USER_VAR = "user variable"
+    SYS_VAR = "system variable"
+    OP = "operator"
+    END = "end"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: Tok
+    text: str  # the token's value: name, unquoted string, operator...
+    start: int
+    end: int
+    # STRING: the character set introducer (_latin1'x'), lower-case, if any.
+    # SYS_VAR: the scope written before the name (global/session/local), lower-case, or "".
+    extra: str = ""
+    raw: bytes = b""  # HEX: the bytes
+
+    def is_word(self, *words: str) -> bool:
+        return self.kind is Tok.WORD and self.text.upper() in words
+
+    def is_op(self, *ops: str) -> bool:
+        return self.kind is Tok.OP and self.text in ops
+
+
+_SPACE = re.compile(r"(?:\s+|--(?:[ \t][^\n]*)?(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?![!M]).*?\*/)", re.S)
+_VERSION_COMMENT = re.compile(r"/\*M?!\d{0,6}")
+_WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
+_NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_HEX = re.compile(r"0x([0-9A-Fa-f]+)|[xX]'([0-9A-Fa-f]*)'")
+_OPERATORS = (
+    ":=",
+    "<=>",
+    "<>",
+    "!=",
+    "<=",
+    ">=",
+    "||",
+    "&&",
+    "=",
+    "<",
+    ">",
+    "(",
+    ")",
+    ",",
+    ";",
+    ".",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "!",
+    "~",
+    "^",
+    "&",
+    "|",
+)
+_VAR_NAME = re.compile(r"[A-Za-z0-9_$.\x80-\U0010ffff]+")
+_SCOPES = ("global", "session", "local")
+
+
+def tokenize(text: str) -> list[Token]:
+    """Tokens of ``text`` ending with an END token; SqlError 1064 on an unterminated quote."""
+    tokens: list[Token] = []
+    pos = 0
+    length = len(text)
+    in_version_comment = False
+    while True:
+        while True:
+            match = _SPACE.match(text, pos)
+            if match:
+                pos = match.end()
+                continue
+            version = _VERSION_COMMENT.match(text, pos)
+            if version:
+                in_version_comment = True
+                pos = version.end()
+                continue
+            if in_version_comment and text.startswith("*/", pos):
+                in_version_comment = False
+                pos += 2
+                continue
+            break
+        if pos >= length:
+            tokens.append(Token(Tok.END, "", length, length))
+            return tokens
+        char = text[pos]
+        if char in "'\"":
+            value, end = _quoted(text, pos)
+            tokens.append(Token(Tok.STRING, value, pos, end))
+            pos = end
+            continue
+        if char == "`":
+            value, end = _quoted(text, pos)
+            tokens.append(Token(Tok.QUOTED_IDENT, value, pos, end))
+            pos = end
+            continue
+        hex_match = _HEX.match(text, pos)
+        if hex_match:
+            digits = hex_match.group(1) if hex_match.group(1) is not None else hex_match.group(2)
+            if len(digits) % 2:
+                digits = "0" + digits
+            tokens.append(
+                Token(Tok.HEX, hex_match.group(0), pos, hex_match.end(), raw=bytes.fromhex(digits))
+            )
+            pos = hex_match.end()
+            continue
+        if char == "@":
+            token = _variable(text, pos)
+            tokens.append(token)
+            pos = token.end
+            continue
+        number = _NUMBER.match(text, pos)
+        if number and not _WORD.match(text, number.end()):
+            tokens.append(Token(Tok.NUMBER, number.group(0), pos, number.end()))
+            pos = number.end()
+            continue
+        word = _WORD.match(text, pos)
+        if word:
+            value = word.group(0)
+            end = word.end()
+            if value.startswith("_") and end < length and text[end] in "'\"":
+                string, string_end = _quoted(text, end)
+                tokens.append(Token(Tok.STRING, string, pos, string_end, extra=value[1:].lower()))
+                pos = string_end
+                continue
+            tokens.append(Token(Tok.WORD, value, pos, end))
+            pos = end
+            continue
+        for op in _OPERATORS:
+            if text.startswith(op, pos):
+                tokens.append(Token(Tok.OP, op, pos, pos + len(op)))
+                pos += len(op)
+                break
+        else:
+            raise syntax_error(text[pos:], line_of(text, pos))
+
+
+def line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _quoted(text: str, start: int) -> tuple[str, int]:
+    quote = text[start]
+    out: list[str] = []
+    pos = start + 1
+    while pos < len(text):
+        char = text[pos]
+        if char == quote:
+            if text.startswith(quote * 2, pos):
+                out.append(quote)
+                pos += 2
+                continue
+            return "".join(out), pos + 1
+        if char == "\\" and quote != "`" and pos + 1 < len(text):
+            out.append(_ESCAPES.get(text[pos + 1], text[pos + 1]))
+            pos += 2
+            continue
+        out.append(char)
+        pos += 1
+    raise syntax_error(text[start:], line_of(text, start))
+
+
+_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"}
+
+
+def _variable(text: str, start: int) -> Token:
+    if text.startswith("@@", start):
+        pos = start + 2
+        scope = ""
+        lowered = text[pos : pos + 8].lower()
+        for candidate in _SCOPES:
+            if lowered.startswith(candidate + "."):
+                scope = candidate
+                pos += len(candidate) + 1
+                break
+        name, end = _var_name(text, pos)
+        if not name:
+            raise syntax_error(text[start:], line_of(text, start))
+        return Token(Tok.SYS_VAR, name, start, end, extra=scope)
+    name, end = _var_name(text, start + 1)
+    return Token(Tok.USER_VAR, name, start, end)
+
+
+def _var_name(text: str, pos: int) -> tuple[str, int]:
+    if pos < len(text) and text[pos] in "`'\"":
+        return _quoted(text, pos)
+    match = _VAR_NAME.match(text, pos)
+    if not match:
+        return "", pos
+    return match.group(0), match.end()
+
+
+@dataclass(frozen=True, slots=True)
+class StatementText:
+    start: int  # offset of the first token in the whole query
+    text: str  # from the first token to the ';' or the end
+    tokens: list[Token]  # re-based on ``text``, ending with END
+
+
+def split_statements(text: str, tokens: list[Token]) -> list[StatementText]:
+    """The statements of a multi-statement query, empty ones (";;") left out."""
+    statements: list[StatementText] = []
+    current: list[Token] = []
+    for token in tokens:
+        if token.is_op(";") or token.kind is Tok.END:
+            if current:
+                start = current[0].start
+                piece = text[start : token.start]
+                statements.append(StatementText(start, piece, _rebase(current, start, len(piece))))
+            current = []
+            continue
+        current.append(token)
+    return statements
+
+
+def _rebase(tokens: list[Token], base: int, length: int) -> list[Token]:
+    out = [Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens]
+    out.append(Token(Tok.END, "", length, length))
+    return out
+
+
+# --- expressions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    value: int | Decimal | float | str | bytes | None
+    text: str
+    collation_hint: str = ""  # introducer of a string literal
+    is_bool: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UserVarRef:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SysVarRef:
+    name: str
+    scope: str  # "", "global", "session", "local"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCall:
+    name: str  # upper-case
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """A bare identifier: a column in SQL, a value in ``SET sysvar = ON``."""
+
+    name: str
+    quoted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Negation:
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class DefaultValue:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class UserVarAssignment:
+    """``@name := expr`` inside an expression."""
+
+    name: str
+    value: Expr
+
+
+Expr = (
+    Literal
+    | UserVarRef
+    | SysVarRef
+    | FunctionCall
+    | Word
+    | Comparison
+    | Negation
+    | DefaultValue
+    | UserVarAssignment
+)
+
+COMPARISON_OPS = ("=", "<=>", "<>", "!=", "<", ">", "<=", ">=")
+# Words that end an expression or cannot name a column alias.
+RESERVED = frozenset(
+    "FROM WHERE LIMIT GROUP ORDER HAVING INTO FOR UNION AS AND OR NOT LIKE IN IS ESCAPE "
+    "OFFSET PROCEDURE LOCK WINDOW COLLATE".split()
+)
+
+
+class Parser:
+    """A cursor over a statement's tokens; errors quote the statement from the cursor."""
+
+    def __init__(self, text: str, tokens: list[Token], quote_text: str | None = None) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.index = 0
+        # A syntax error quotes from the bad token to the end of the whole query, which goes on
+        # after this statement in a multi-statement query.
+        self.quote_text = text if quote_text is None else quote_text
+
+    @property
+    def peek(self) -> Token:
+        return self.tokens[self.index]
+
+    def next(self) -> Token:
+        token = self.tokens[self.index]
+        if token.kind is not Tok.END:
+            self.index += 1
+        return token
+
+    def at_end(self) -> bool:
+        return self.peek.kind is Tok.END
+
+    def error(self, token: Token | None = None) -> SqlError:
+        token = token or self.peek
+        return syntax_error(self.quote_text[token.start :], line_of(self.quote_text, token.start))
+
+    def accept_word(self, *words: str) -> Token | None:
+        if self.peek.is_word(*words):
+            return self.next()
+        return None
+
+    def expect_word(self, *words: str) -> Token:
+        token = self.accept_word(*words)
+        if token is None:
+            raise self.error()
+        return token
+
+    def accept_op(self, *ops: str) -> Token | None:
+        if self.peek.is_op(*ops):
+            return self.next()
+        return None
+
+    def expect_op(self, *ops: str) -> Token:
+        token = self.accept_op(*ops)
+        if token is None:
+            raise self.error()
+        return token
+
+    def expect_end(self) -> None:
+        if not self.at_end():
+            raise self.error()
+
+    def source(self, start: Token, end_index: int) -> str:
+        """The original text from ``start`` to the token before ``end_index``."""
+        last = self.tokens[end_index - 1]
+        return self.text[start.start : last.end]
+
+    def name(self) -> str:
+        """An identifier, quoted or not, or a string (where SQL allows one for a name)."""
+        token = self.next()
+        if token.kind in (Tok.WORD, Tok.QUOTED_IDENT, Tok.STRING):
+            return token.text
+        raise self.error(token)
+
+    def integer(self) -> int:
+        token = self.next()
+        if token.kind is Tok.NUMBER and token.text.isdigit():
+            return int(token.text)
+        raise self.error(token)
+
+    # expressions
+
+    def expression(self) -> Expr:
+        left = self.operand()
+        token = self.peek
+        if token.kind is Tok.OP and token.text in COMPARISON_OPS:
+            self.next()
+            right = self.operand()
+            return Comparison(token.text, left, right)
+        return left
+
+    def operand(self) -> Expr:
+        token = self.next()
+        kind = token.kind
+        if kind is Tok.NUMBER:
+            return _number(token.text)
+        if kind is Tok.STRING:
+            value = token.text
+            # Adjacent string literals concatenate ('a' 'b' is 'ab').
+            while self.peek.kind is Tok.STRING and not self.peek.extra:
+                value += self.next().text
+            return Literal(value, value, collation_hint=token.extra)
+        if kind is Tok.HEX:
+            return Literal(token.raw, token.text)
+        if kind is Tok.USER_VAR:
+            if self.accept_op(":="):
+                return UserVarAssignment(token.text, self.expression())
+            return UserVarRef(token.text)
+        if kind is Tok.SYS_VAR:
+            return SysVarRef(token.text, token.extra)
+        if kind is Tok.OP:
+            if token.text == "(":
+                inner = self.expression()
+                self.expect_op(")")
+                return inner
+            if token.text == "-":
+                following = self.peek
+                if following.kind is Tok.NUMBER:
+                    self.next()
+                    number = _number(following.text)
+                    assert isinstance(number.value, int | Decimal | float)
+                    return Literal(-number.value, "-" + following.text)
+                return Negation(self.operand())
+            raise self.error(token)
+        if kind is Tok.QUOTED_IDENT:
+            return Word(token.text, quoted=True)
+        if kind is Tok.WORD:
+            upper = token.text.upper()
+            if upper == "NULL":
+                return Literal(None, token.text)
+            if upper in ("TRUE", "FALSE"):
+                return Literal(1 if upper == "TRUE" else 0, token.text, is_bool=True)
+            if upper == "DEFAULT" and not self.peek.is_op("("):
+                return DefaultValue()
+            if upper in RESERVED:
+                raise self.error(token)
+            if self.peek.is_op("("):
+                self.next()
+                args: list[Expr] = []
+                if not self.accept_op(")"):
+                    args.append(self.expression())
+                    while self.accept_op(","):
+                        args.append(self.expression())
+                    self.expect_op(")")
+                return FunctionCall(upper, tuple(args))
+            return Word(token.text)
+        raise self.error(token)
+
+
+def _number(text: str) -> Literal:
+    if "e" in text or "E" in text:
+        return Literal(float(text), text)
+    if "." in text:
+        return Literal(Decimal(text), text)
+    return Literal(int(text), text)
+
+
+def like_to_regex(pattern: str, escape: str = "\\") -> re.Pattern[str]:
+    """A case-insensitive regex for a SQL LIKE pattern (``%``, ``_``, escape character)."""
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == escape and index + 1 < len(pattern):
+            out.append(re.escape(pattern[index + 1]))
+            index += 2
+            continue
+        if char == "%":
+            out.append(".*")
+        elif char == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return re.compile("".join(out) + r"\Z", re.I | re.S)
+
+
+def unknown_column(name: str, clause: str) -> SqlError:
+    return sql_error(1054, name, clause)

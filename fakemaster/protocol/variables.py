@@ -1,0 +1,339 @@
+"""The system variables the fake master knows, typed as MariaDB 10.11 types them.
+
+A real server has ~650 of them; this catalogue holds the ones replicas, replication libraries,
+connectors and CLI clients read or set, with the scope, type and default of a stock 10.11 build
+(``information_schema.SYSTEM_VARIABLES``). The kind decides how a value is shown: ``SELECT
+@@x`` sends BOOL/INT/UINT as BIGINT (BOOL with length 1), DOUBLE as DOUBLE with 6 decimals,
+STRING as VARCHAR; ``SHOW VARIABLES`` shows BOOL as ON/OFF and DOUBLE with 6 decimals.
+
+Values that describe the particular server (version, server_id, ports, paths, GTID positions)
+come from :class:`fakemaster.config.ServerConfig` and the binlog store, not from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, Flag
+
+Value = bool | int | float | str | None
+
+
+class VarKind(Enum):
+    BOOL = "BOOLEAN"
+    UINT = "BIGINT UNSIGNED"
+    INT = "BIGINT"
+    DOUBLE = "DOUBLE"
+    STRING = "VARCHAR"  # also ENUM and SET variables: strings on the wire
+
+
+class Scope(Flag):
+    GLOBAL = 1
+    SESSION = 2
+    BOTH = GLOBAL | SESSION
+
+
+@dataclass(frozen=True, slots=True)
+class SystemVariable:
+    name: str
+    kind: VarKind
+    scope: Scope
+    default: Value
+    read_only: bool = False
+    # Allowed values of an ENUM (exactly one) or SET (any comma-separated subset) variable.
+    choices: tuple[str, ...] | None = None
+    is_set: bool = False
+    # Has a session value that only SET GLOBAL may change (ER_VARIABLE_IS_READONLY, 1621).
+    session_read_only: bool = False
+
+    def allows_session(self) -> bool:
+        return bool(self.scope & Scope.SESSION)
+
+    def allows_global(self) -> bool:
+        return bool(self.scope & Scope.GLOBAL)
+
+
+G, S, B = Scope.GLOBAL, Scope.SESSION, Scope.BOTH
+BOOL, UINT, DOUBLE, STRING = VarKind.BOOL, VarKind.UINT, VarKind.DOUBLE, VarKind.STRING
+
+SQL_MODE_FLAGS = (
+    "REAL_AS_FLOAT PIPES_AS_CONCAT ANSI_QUOTES IGNORE_SPACE IGNORE_BAD_TABLE_OPTIONS "
+    "ONLY_FULL_GROUP_BY NO_UNSIGNED_SUBTRACTION NO_DIR_IN_CREATE POSTGRESQL ORACLE MSSQL DB2 "
+    "MAXDB NO_KEY_OPTIONS NO_TABLE_OPTIONS NO_FIELD_OPTIONS MYSQL323 MYSQL40 ANSI "
+    "NO_AUTO_VALUE_ON_ZERO NO_BACKSLASH_ESCAPES STRICT_TRANS_TABLES STRICT_ALL_TABLES "
+    "NO_ZERO_IN_DATE NO_ZERO_DATE ALLOW_INVALID_DATES ERROR_FOR_DIVISION_BY_ZERO TRADITIONAL "
+    "NO_AUTO_CREATE_USER HIGH_NOT_PRECEDENCE NO_ENGINE_SUBSTITUTION PAD_CHAR_TO_FULL_LENGTH "
+    "EMPTY_STRING_IS_NULL SIMULTANEOUS_ASSIGNMENT TIME_ROUND_FRACTIONAL"
+).split()
+_ORACLE_LIKE = (
+    "PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,NO_KEY_OPTIONS,NO_TABLE_OPTIONS,NO_FIELD_OPTIONS"
+)
+# Modes that stand for a set of others; the server adds those (captured from 10.11.19).
+SQL_MODE_COMBINATIONS = {
+    "ANSI": "REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE",
+    "TRADITIONAL": "STRICT_TRANS_TABLES,STRICT_ALL_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+    "ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION",
+    "ORACLE": _ORACLE_LIKE + ",NO_AUTO_CREATE_USER,SIMULTANEOUS_ASSIGNMENT",
+    "POSTGRESQL": _ORACLE_LIKE,
+    "MSSQL": _ORACLE_LIKE,
+    "DB2": _ORACLE_LIKE,
+    "MAXDB": _ORACLE_LIKE + ",NO_AUTO_CREATE_USER",
+    "MYSQL323": "HIGH_NOT_PRECEDENCE",
+    "MYSQL40": "HIGH_NOT_PRECEDENCE",
+}
+DEFAULT_SQL_MODE = (
+    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION"
+)
+OLD_MODE_FLAGS = (
+    "NO_DUP_KEY_WARNINGS_WITH_IGNORE",
+    "NO_PROGRESS_INFO",
+    "ZERO_DATE_TIME_CAST",
+    "UTF8_IS_UTF8MB3",
+    "IGNORE_INDEX_ONLY_FOR_JOIN",
+    "COMPAT_5_1_CHECK",
+)
+DEFAULT_TRACKED_VARIABLES = (
+    "autocommit,character_set_client,character_set_connection,character_set_results,time_zone"
+)
+# Variables whose value says which character set / collation is in use: validated as such.
+CHARSET_VARIABLES = frozenset(
+    {
+        "character_set_client",
+        "character_set_connection",
+        "character_set_database",
+        "character_set_filesystem",
+        "character_set_results",
+        "character_set_server",
+    }
+)
+COLLATION_VARIABLES = frozenset({"collation_connection", "collation_database", "collation_server"})
+
+
+def _v(
+    name: str,
+    kind: VarKind,
+    scope: Scope,
+    default: Value,
+    *,
+    ro: bool = False,
+    choices: str | None = None,
+    is_set: bool = False,
+    session_ro: bool = False,
+) -> SystemVariable:
+    return SystemVariable(
+        name,
+        kind,
+        scope,
+        default,
+        read_only=ro,
+        choices=tuple(choices.split(",")) if choices else None,
+        is_set=is_set,
+        session_read_only=session_ro,
+    )
+
+
+_CATALOGUE = (
+    _v("autocommit", BOOL, B, True),
+    _v("auto_increment_increment", UINT, B, 1),
+    _v("auto_increment_offset", UINT, B, 1),
+    _v("big_tables", BOOL, B, False),
+    _v("binlog_annotate_row_events", BOOL, B, True),
+    _v("binlog_cache_size", UINT, G, 32768),
+    _v("binlog_checksum", STRING, G, "CRC32", choices="NONE,CRC32"),
+    _v("binlog_commit_wait_count", UINT, G, 0),
+    _v("binlog_commit_wait_usec", UINT, G, 100000),
+    _v("binlog_direct_non_transactional_updates", BOOL, B, False),
+    _v("binlog_expire_logs_seconds", UINT, G, 0),
+    _v("binlog_file_cache_size", UINT, G, 16384),
+    _v("binlog_format", STRING, B, "MIXED", choices="MIXED,STATEMENT,ROW"),
+    _v("binlog_optimize_thread_scheduling", BOOL, G, True, ro=True),
+    _v("binlog_row_image", STRING, B, "FULL", choices="MINIMAL,NOBLOB,FULL"),
+    _v("binlog_row_metadata", STRING, G, "NO_LOG", choices="NO_LOG,MINIMAL,FULL"),
+    _v("binlog_stmt_cache_size", UINT, G, 32768),
+    _v("character_set_client", STRING, B, "latin1"),
+    _v("character_set_connection", STRING, B, "latin1"),
+    _v("character_set_database", STRING, B, "latin1"),
+    _v("character_set_filesystem", STRING, B, "binary"),
+    _v("character_set_results", STRING, B, "latin1"),
+    _v("character_set_server", STRING, B, "latin1"),
+    _v("character_set_system", STRING, G, "utf8mb3", ro=True),
+    _v("collation_connection", STRING, B, "latin1_swedish_ci"),
+    _v("collation_database", STRING, B, "latin1_swedish_ci"),
+    _v("collation_server", STRING, B, "latin1_swedish_ci"),
+    _v("connect_timeout", UINT, G, 10),
+    _v("datadir", STRING, G, "/var/lib/mysql/", ro=True),
+    _v("default_storage_engine", STRING, B, "InnoDB"),
+    _v("default_tmp_storage_engine", STRING, B, None),
+    _v("div_precision_increment", UINT, B, 4),
+    _v("encrypt_binlog", BOOL, G, False, ro=True),
+    _v("error_count", UINT, S, 0, ro=True),
+    _v("expire_logs_days", DOUBLE, G, 0.0),
+    _v("explicit_defaults_for_timestamp", BOOL, B, True),
+    _v("foreign_key_checks", BOOL, B, True),
+    _v("group_concat_max_len", UINT, B, 1048576),
+    _v("gtid_binlog_pos", STRING, G, "", ro=True),
+    _v("gtid_binlog_state", STRING, G, ""),
+    _v("gtid_cleanup_batch_size", UINT, G, 64),
+    _v("gtid_current_pos", STRING, G, "", ro=True),
+    _v("gtid_domain_id", UINT, B, 0),
+    _v("gtid_ignore_duplicates", BOOL, G, False),
+    _v("gtid_pos_auto_engines", STRING, G, ""),
+    _v("gtid_seq_no", UINT, S, 0),
+    _v("gtid_slave_pos", STRING, G, ""),
+    _v("gtid_strict_mode", BOOL, G, False),
+    _v("have_ssl", STRING, G, "DISABLED", ro=True),
+    _v("hostname", STRING, G, "localhost", ro=True),
+    _v("identity", UINT, S, 0),
+    _v("init_connect", STRING, G, ""),
+    _v("insert_id", UINT, S, 0),
+    _v("interactive_timeout", UINT, B, 28800),
+    _v("in_transaction", UINT, S, 0, ro=True),
+    _v("last_insert_id", UINT, S, 0),
+    _v("lc_messages", STRING, B, "en_US"),
+    _v("lc_time_names", STRING, B, "en_US"),
+    _v("license", STRING, G, "GPL", ro=True),
+    _v("local_infile", BOOL, G, True),
+    _v("lock_wait_timeout", UINT, B, 86400),
+    _v("log_bin", BOOL, G, True, ro=True),
+    _v("log_bin_basename", STRING, G, "/var/lib/mysql/mysql-bin", ro=True),
+    _v("log_bin_compress", BOOL, G, False),
+    _v("log_bin_compress_min_len", UINT, G, 256),
+    _v("log_bin_index", STRING, G, "/var/lib/mysql/mysql-bin.index", ro=True),
+    _v("log_bin_trust_function_creators", BOOL, G, False),
+    _v("log_error", STRING, G, "", ro=True),
+    _v("log_slave_updates", BOOL, G, False, ro=True),
+    _v("log_warnings", UINT, B, 2),
+    _v("long_query_time", DOUBLE, B, 10.0),
+    _v("lower_case_file_system", BOOL, G, False, ro=True),
+    _v("lower_case_table_names", UINT, G, 0, ro=True),
+    _v("master_verify_checksum", BOOL, G, False),
+    _v("max_allowed_packet", UINT, B, 16777216, session_ro=True),
+    _v("max_binlog_cache_size", UINT, G, 18446744073709547520),
+    _v("max_binlog_size", UINT, G, 1073741824),
+    _v("max_binlog_stmt_cache_size", UINT, G, 18446744073709547520),
+    _v("max_connections", UINT, G, 151),
+    _v("max_statement_time", DOUBLE, B, 0.0),
+    _v("net_buffer_length", UINT, B, 16384, session_ro=True),
+    _v("net_read_timeout", UINT, B, 30),
+    _v("net_retry_count", UINT, B, 10),
+    _v("net_write_timeout", UINT, B, 60),
+    _v("old_mode", STRING, B, "UTF8_IS_UTF8MB3", choices=",".join(OLD_MODE_FLAGS), is_set=True),
+    _v("performance_schema", BOOL, G, False, ro=True),
+    _v("pid_file", STRING, G, "", ro=True),
+    _v("port", UINT, G, 3306, ro=True),
+    _v("protocol_version", UINT, G, 10, ro=True),
+    _v("pseudo_thread_id", UINT, S, 0),
+    _v("query_cache_size", UINT, G, 1048576),
+    _v("query_cache_type", STRING, B, "OFF", choices="OFF,ON,DEMAND"),
+    _v("read_binlog_speed_limit", UINT, G, 0),
+    _v("read_only", BOOL, G, False),
+    _v("relay_log", STRING, G, "", ro=True),
+    _v("report_host", STRING, G, None, ro=True),
+    _v("report_password", STRING, G, None, ro=True),
+    _v("report_port", UINT, G, 3306, ro=True),
+    _v("report_user", STRING, G, None, ro=True),
+    _v("rpl_semi_sync_master_enabled", BOOL, G, False),
+    _v("rpl_semi_sync_master_timeout", UINT, G, 10000),
+    _v("rpl_semi_sync_master_wait_no_slave", BOOL, G, True),
+    _v(
+        "rpl_semi_sync_master_wait_point",
+        STRING,
+        G,
+        "AFTER_COMMIT",
+        choices="AFTER_SYNC,AFTER_COMMIT",
+    ),
+    _v("rpl_semi_sync_slave_delay_master", BOOL, G, False),
+    _v("rpl_semi_sync_slave_enabled", BOOL, G, False),
+    _v("rpl_semi_sync_slave_kill_conn_timeout", UINT, G, 5),
+    _v("secure_file_priv", STRING, G, "", ro=True),
+    _v("server_id", UINT, B, 1),
+    _v("server_uid", STRING, G, "", ro=True),
+    _v("session_track_schema", BOOL, B, True),
+    _v("session_track_state_change", BOOL, B, False),
+    _v("session_track_system_variables", STRING, B, DEFAULT_TRACKED_VARIABLES),
+    _v(
+        "session_track_transaction_info",
+        STRING,
+        B,
+        "OFF",
+        choices="OFF,STATE,CHARACTERISTICS",
+    ),
+    _v("skip_name_resolve", BOOL, G, True, ro=True),
+    _v("skip_networking", BOOL, G, False, ro=True),
+    _v("skip_replication", BOOL, S, False),
+    _v("slave_net_timeout", UINT, G, 60),
+    _v(
+        "slave_parallel_mode",
+        STRING,
+        G,
+        "optimistic",
+        choices="none,minimal,conservative,optimistic,aggressive",
+    ),
+    _v("slave_parallel_threads", UINT, G, 0),
+    _v("slave_sql_verify_checksum", BOOL, G, True),
+    _v("socket", STRING, G, "/run/mysqld/mysqld.sock", ro=True),
+    _v("sort_buffer_size", UINT, B, 2097152),
+    _v("sql_auto_is_null", BOOL, B, False),
+    _v("sql_log_bin", BOOL, B, True),
+    _v("sql_mode", STRING, B, DEFAULT_SQL_MODE, choices=",".join(SQL_MODE_FLAGS), is_set=True),
+    _v("sql_notes", BOOL, B, True),
+    _v("sql_quote_show_create", BOOL, B, True),
+    _v("sql_safe_updates", BOOL, B, False),
+    _v("sql_select_limit", UINT, B, 18446744073709551615),
+    _v("sql_warnings", BOOL, B, False),
+    _v("sync_binlog", UINT, G, 0),
+    _v("system_time_zone", STRING, G, "UTC", ro=True),
+    _v("timestamp", DOUBLE, S, 0.0),
+    _v("time_zone", STRING, B, "SYSTEM"),
+    _v("tmpdir", STRING, G, "/tmp", ro=True),
+    _v("transaction_alloc_block_size", UINT, B, 8192),
+    _v(
+        "tx_isolation",
+        STRING,
+        B,
+        "REPEATABLE-READ",
+        choices="READ-UNCOMMITTED,READ-COMMITTED,REPEATABLE-READ,SERIALIZABLE",
+    ),
+    _v("tx_read_only", BOOL, B, False),
+    _v("unique_checks", BOOL, B, True),
+    _v("version", STRING, G, "10.11.19-MariaDB-log", ro=True),
+    _v("version_comment", STRING, G, "MariaDB Server", ro=True),
+    _v("version_compile_machine", STRING, G, "x86_64", ro=True),
+    _v("version_compile_os", STRING, G, "debian-linux-gnu", ro=True),
+    _v("version_malloc_library", STRING, G, "system", ro=True),
+    _v("version_source_revision", STRING, G, "", ro=True),
+    _v("version_ssl_library", STRING, G, "OpenSSL 3.0.15", ro=True),
+    _v("wait_timeout", UINT, B, 28800),
+    _v("warning_count", UINT, S, 0, ro=True),
+)
+
+SYSTEM_VARIABLES: dict[str, SystemVariable] = {var.name: var for var in _CATALOGUE}
+
+
+def lookup(name: str) -> SystemVariable | None:
+    return SYSTEM_VARIABLES.get(name.lower())
+
+
+def show_text(kind: VarKind, value: Value) -> str:
+    """A value as SHOW VARIABLES prints it."""
+    if value is None:
+        return ""
+    if kind is VarKind.BOOL:
+        return "ON" if value else "OFF"
+    if kind is VarKind.DOUBLE:
+        return f"{float(value):.6f}"
+    if isinstance(value, bool):
+        return str(int(value))
+    return str(value)
+
+
+def select_text(kind: VarKind, value: Value) -> bytes | None:
+    """A value as ``SELECT @@x`` sends it in a text result row."""
+    if value is None:
+        return None
+    if kind is VarKind.BOOL:
+        return b"1" if value else b"0"
+    if kind is VarKind.DOUBLE:
+        return f"{float(value):.6f}".encode()
+    if isinstance(value, bool):
+        return b"1" if value else b"0"
+    return str(value).encode("utf-8", "surrogateescape")

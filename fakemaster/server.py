@@ -1,0 +1,531 @@
+"""The asyncio shell of the fake master: sockets in, :class:`ServerSession` actions out.
+
+Everything protocol-related happens in the sans-IO session and dump stream; this module only
+moves bytes, waits, and keeps connections independent of each other: each has its own task,
+writes wait for the socket to drain (a slow replica holds back only its own dump), and an
+exception in one connection is recorded in :attr:`FakeMaster.errors` and ends only that
+connection.
+
+Use :class:`FakeMaster` from async code (``async with FakeMaster(config, store) as master``) or
+:class:`BackgroundFakeMaster` from synchronous code (it runs the server in a thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from fakemaster.config import ServerConfig
+from fakemaster.protocol.queries import BinlogCatalog, ServerState
+from fakemaster.session import (
+    Ack,
+    Close,
+    DumpRequest,
+    KillConnection,
+    SendBytes,
+    ServerSession,
+    StartDump,
+    StartTls,
+)
+
+READ_SIZE = 1 << 16
+
+
+class DumpStreamLike(Protocol):
+    """What the shell needs of ``fakemaster.dump.DumpStream``."""
+
+    @property
+    def is_finished(self) -> bool: ...
+
+    def next_chunk(self) -> bytes | None:
+        """The next packets to send (framed), or None when caught up with the binlog."""
+        ...
+
+    def heartbeat_packet(self) -> bytes: ...
+
+    def on_semi_sync_ack(self, position: int, file_name: str) -> None: ...
+
+
+DumpFactory = Callable[[DumpRequest], DumpStreamLike]
+
+
+class _TlsLayer:
+    """Server-side TLS over memory buffers: the shell keeps reading and writing the plain
+    socket, so no byte the client sent before or during the TLS handshake gets lost."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        self._incoming = ssl.MemoryBIO()
+        self._outgoing = ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._handshaken = False
+
+    def receive(self, data: bytes) -> bytes:
+        """Take bytes from the socket; the plaintext they complete (maybe none yet)."""
+        if data:
+            self._incoming.write(data)
+        if not self._handshaken:
+            try:
+                self._tls.do_handshake()
+            except ssl.SSLWantReadError:
+                return b""
+            self._handshaken = True
+        chunks = []
+        while True:
+            try:
+                chunk = self._tls.read(READ_SIZE)
+            except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = self._tls.write(view)
+            view = view[written:]
+
+    def outgoing_bytes(self) -> bytes:
+        return self._outgoing.read()
+
+
+class _Connection:
+    """One client: its session, stream writer and tasks."""
+
+    def __init__(
+        self,
+        master: FakeMaster,
+        session: ServerSession,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        self.master = master
+        self.session = session
+        self.reader = reader
+        self.writer = writer
+        self.dump: DumpStreamLike | None = None
+        self.dump_task: asyncio.Task[None] | None = None
+        self.wakeup = asyncio.Event()
+        self.closed = False
+        self.peer_closed = False
+        self.tls: _TlsLayer | None = None
+
+    @property
+    def thread_id(self) -> int:
+        return self.session.thread_id
+
+    async def run(self) -> None:
+        writer = self.writer
+        config = self.master.config
+        try:
+            writer.write(self.session.initial_bytes())
+            await writer.drain()
+            while not self.closed:
+                timeout = config.handshake_timeout if self.session.sql is None else None
+                try:
+                    data = await asyncio.wait_for(self._read(), timeout)
+                except TimeoutError:
+                    break
+                if not data:
+                    break
+                await self.handle(self.session.receive_data(data))
+            await self._linger()
+        except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
+            pass  # the client's doing: it hung up or failed its TLS handshake
+        except Exception as error:  # recorded before the client sees the connection close
+            self.master.errors.append(error)
+        finally:
+            self.master._collect(self.session)
+            await self.close()
+
+    async def _read(self) -> bytes:
+        """Bytes from the client (decrypted once TLS runs; b"" when it hung up)."""
+        while True:
+            data = await self.reader.read(READ_SIZE)
+            tls = self.tls
+            if tls is None:
+                return data
+            if not data:
+                return b""
+            plain = tls.receive(data)
+            self._flush_tls()
+            if plain:
+                return plain
+
+    def write(self, data: bytes) -> None:
+        tls = self.tls
+        if tls is None:
+            self.writer.write(data)
+            return
+        tls.send(data)
+        self._flush_tls()
+
+    def _flush_tls(self) -> None:
+        assert self.tls is not None
+        outgoing = self.tls.outgoing_bytes()
+        if outgoing:
+            self.writer.write(outgoing)
+
+    async def _linger(self) -> None:
+        """After a replica hangs up, a MariaDB dump thread lives on until it next tries to send
+        (an event or a heartbeat): until then it is in the thread list, and the replica's
+        "KILL <dump thread>" on STOP SLAVE finds it."""
+        task = self.dump_task
+        if self.closed or task is None or task.done():
+            return
+        self.peer_closed = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def handle(self, actions: list[Any]) -> None:
+        for action in actions:
+            if isinstance(action, SendBytes):
+                self.write(action.data)
+                await self.writer.drain()
+            elif isinstance(action, Close):
+                await self.close()
+                return
+            elif isinstance(action, KillConnection):
+                await self.master._kill(action.thread_id, action.query_only)
+            elif isinstance(action, StartTls):
+                context = self.master.config.ssl_context
+                assert context is not None
+                self.tls = _TlsLayer(context)
+                leftover = self.tls.receive(action.early_data)
+                self._flush_tls()
+                await self.writer.drain()
+                if leftover:  # the handshake response came with the end of the TLS handshake
+                    await self.handle(self.session.receive_data(leftover))
+            elif isinstance(action, StartDump):
+                self.start_dump(action.request)
+            elif isinstance(action, Ack):
+                if self.dump is not None:
+                    self.dump.on_semi_sync_ack(action.position, action.file_name)
+                    self.wakeup.set()
+
+    def start_dump(self, request: DumpRequest) -> None:
+        self.dump = self.master._make_dump(request)
+        self.dump_task = asyncio.create_task(self._stream(self.dump, request))
+
+    async def _stream(self, dump: DumpStreamLike, request: DumpRequest) -> None:
+        writer = self.writer
+        period = request.heartbeat_period_ns / 1e9 if request.heartbeat_period_ns > 0 else None
+        try:
+            while not self.closed:
+                # Cleared before polling, so a binlog change after the poll is not missed.
+                self.wakeup.clear()
+                chunk = dump.next_chunk()
+                if chunk:
+                    if self.peer_closed:
+                        break
+                    self.write(chunk)
+                    await writer.drain()
+                    continue
+                if dump.is_finished:
+                    break
+                try:
+                    await asyncio.wait_for(self.wakeup.wait(), period)
+                except TimeoutError:
+                    if self.peer_closed:
+                        break
+                    self.write(dump.heartbeat_packet())
+                    await writer.drain()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        except Exception as error:
+            self.master.errors.append(error)
+        finally:
+            # A MariaDB dump thread ends its connection when the dump ends.
+            await self.close()
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.session.connection_lost()
+        self.master._forget(self)
+        task = self.dump_task
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+        close_dump = getattr(self.dump, "close", None)
+        if callable(close_dump):
+            try:
+                close_dump()  # e.g. a semi-sync dump stops counting as a replica
+            except Exception as error:
+                self.master.errors.append(error)
+        writer = self.writer
+        with contextlib.suppress(Exception):
+            writer.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(writer.wait_closed(), 1.0)
+
+    def abort(self) -> None:
+        """Drop the socket at once (KILL, shutdown)."""
+        transport = self.writer.transport
+        if not transport.is_closing():
+            transport.abort()
+
+
+class FakeMaster:
+    """An asyncio server that MariaDB replicas and replication clients take for a primary."""
+
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        store: Any = None,
+        *,
+        dump_factory: DumpFactory | None = None,
+        catalog: BinlogCatalog | None = None,
+    ) -> None:
+        self.config = config or ServerConfig()
+        self.store = store
+        self._dump_factory = dump_factory
+        if catalog is None and store is not None and hasattr(store, "binary_logs"):
+            catalog = store
+        self.state = ServerState(self.config, catalog)
+        # Exceptions raised inside connection handlers (the server keeps running).
+        self.errors: list[BaseException] = []
+        self._server: asyncio.Server | None = None
+        self._connections: dict[int, _Connection] = {}
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return self.config.host
+
+    @property
+    def port(self) -> int:
+        if self._server is None or not self._server.sockets:
+            raise RuntimeError("the fake master is not running")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    async def start(self) -> FakeMaster:
+        if self._server is not None:
+            return self
+        self._loop = asyncio.get_running_loop()
+        self._server = await asyncio.start_server(
+            self._accept, self.config.host, self.config.port, limit=READ_SIZE
+        )
+        self.state.set_port(self.port)
+        subscribe = getattr(self.store, "subscribe", None)
+        if callable(subscribe):
+            unsubscribe = subscribe(self.notify_binlog_changed)
+            self._unsubscribe = unsubscribe if callable(unsubscribe) else None
+        return self
+
+    async def stop(self) -> None:
+        server = self._server
+        if server is None:
+            return
+        self._server = None
+        server.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for connection in list(self._connections.values()):
+            connection.abort()
+            await connection.close()
+        handlers = list(self._handlers)
+        if handlers:
+            await asyncio.wait(handlers, timeout=5)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(server.wait_closed(), 5)
+
+    async def __aenter__(self) -> FakeMaster:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def serve_forever(self) -> None:
+        await self.start()
+        assert self._server is not None
+        await self._server.serve_forever()
+
+    # -- binlog changes --------------------------------------------------------------------
+
+    def notify_binlog_changed(self, *_args: object) -> None:
+        """Wake every dump waiting for new events; safe to call from any thread."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._wake_dumps()
+        else:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._wake_dumps)
+
+    def _wake_dumps(self) -> None:
+        for connection in self._connections.values():
+            if connection.dump is not None:
+                connection.wakeup.set()
+
+    # -- connections -----------------------------------------------------------------------
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        try:
+            writer.transport.set_write_buffer_limits(high=self.config.write_buffer_high_water)
+            peer = writer.get_extra_info("peername")
+            host = str(peer[0]) if isinstance(peer, tuple) and peer else "localhost"
+            session = ServerSession(self.state, peer_host=host)
+            connection = _Connection(self, session, reader, writer)
+            self._connections[session.thread_id] = connection
+            await connection.run()
+        except Exception as error:
+            self.errors.append(error)
+            with contextlib.suppress(Exception):
+                writer.transport.abort()
+        finally:
+            self._handlers.discard(task)
+
+    def _collect(self, session: ServerSession) -> None:
+        if session.internal_errors:
+            self.errors.extend(session.internal_errors)
+            session.internal_errors.clear()
+
+    def _forget(self, connection: _Connection) -> None:
+        if self._connections.get(connection.thread_id) is connection:
+            del self._connections[connection.thread_id]
+
+    async def _kill(self, thread_id: int, query_only: bool) -> None:
+        connection = self._connections.get(thread_id)
+        if connection is None:
+            return
+        if query_only and connection.dump is None:
+            return  # nothing runs on an idle connection
+        # Like a killed MariaDB dump thread: the socket just closes, no packet.
+        connection.abort()
+        await connection.close()
+
+    def _make_dump(self, request: DumpRequest) -> DumpStreamLike:
+        if self._dump_factory is not None:
+            return self._dump_factory(request)
+        from fakemaster.dump import DumpStream  # the binlog side is optional for SQL-only use
+
+        stream: DumpStreamLike = DumpStream(self.store, request, self.config)
+        return stream
+
+
+class BackgroundFakeMaster:
+    """A :class:`FakeMaster` running in its own thread and event loop, for synchronous code."""
+
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        store: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        self._args = (config, store)
+        self._kwargs = kwargs
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self.master: FakeMaster | None = None
+
+    def start(self) -> BackgroundFakeMaster:
+        if self._thread is not None:
+            return self
+        self._thread = threading.Thread(target=self._run, name="fakemaster", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._startup_error is not None:
+            raise self._startup_error
+        return self
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            self.master = FakeMaster(*self._args, **self._kwargs)
+            loop.run_until_complete(self.master.start())
+        except BaseException as error:
+            self._startup_error = error
+            self._ready.set()
+            loop.close()
+            return
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(self.master.stop())
+            loop.close()
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        self._thread = None
+
+    def call(self, function: Callable[[], Any]) -> Any:
+        """Run ``function`` in the server's thread and return its result."""
+        loop = self._loop
+        assert loop is not None
+        done = threading.Event()
+        box: list[Any] = []
+
+        def run() -> None:
+            try:
+                box.append((True, function()))
+            except BaseException as error:  # handed back to the caller
+                box.append((False, error))
+            done.set()
+
+        loop.call_soon_threadsafe(run)
+        done.wait()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    @property
+    def _running(self) -> FakeMaster:
+        if self.master is None:
+            raise RuntimeError("the fake master is not running")
+        return self.master
+
+    @property
+    def host(self) -> str:
+        return self._running.host
+
+    @property
+    def port(self) -> int:
+        return self._running.port
+
+    @property
+    def errors(self) -> list[BaseException]:
+        return self._running.errors
+
+    def notify_binlog_changed(self) -> None:
+        self._running.notify_binlog_changed()
+
+    def __enter__(self) -> BackgroundFakeMaster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
