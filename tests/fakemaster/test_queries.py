@@ -1,7 +1,7 @@
 """COM_QUERY answers against what a real MariaDB 10.11 sent for the same statements.
 
 ``tests/golden/mariadb_10_11_queries.json`` holds transcripts captured from a real 10.11.19
-primary: the peer sessions of ``/work/shared/reference/peer-sessions`` (replicas,
+primary: the peer sessions of ``shared/reference/peer-sessions`` (beside the repository) (replicas,
 mariadb-binlog, python-mysql-replication), the setup statements of go-mysql, pymysql and
 mysql-binlog-connector-java, user-variable types, literals, errors, character sets and session
 tracking. Each statement is replayed through a fake-master session configured like that server
