@@ -389,6 +389,12 @@ class SemiSyncMaster:
             return False
         position = (file_name, end)
         with self._lock:
+            if self._seen is None or position > self._seen:
+                # A dump may hear of an append before this object does (store subscribers
+                # are called in turn); a real primary registers a transaction for an ACK
+                # before any dump thread can send it.
+                for group_end in self._new_group_ends():
+                    self._register(group_end)
             if self.is_on:
                 if self._reply is not None and position <= self._reply:
                     return False

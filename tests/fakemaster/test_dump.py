@@ -904,6 +904,24 @@ def test_semi_sync_header_on_every_packet_and_acks_for_live_groups() -> None:
     assert semi.clients == 0
 
 
+def test_semi_sync_group_sent_before_the_master_heard_of_it_still_wants_an_ack() -> None:
+    """The server subscribes to the store before the semi-sync state does, so a dump can send
+    a new group before the semi-sync state's own notification registered it (a real replica
+    then never ACKed it)."""
+    store = MemoryBinlogStore(clock=clock)
+    store.append_transaction(insert(1))
+    sent: list[Sent] = []
+    streams: list[DumpStream] = []
+    store.subscribe(lambda _version: sent.extend(split(run(streams[0]), semi_sync=True)[0]))
+    semi = SemiSyncMaster(store, enabled=True, timeout_ms=1000, clock=FakeClock())
+    streams.append(semi_stream(store, semi))
+    run(streams[0])
+    group = store.append_transaction(insert(2))
+    assert [s.log_pos for s in sent if s.ack] == [group.end]
+    assert semi.waiting == [("mysql-bin.000001", group.end)]
+    assert semi.requested_acks == 1
+
+
 def test_semi_sync_timeout_falls_back_to_async_until_caught_up() -> None:
     store, semi, ticks = semi_setup()
     waited = store.append_transaction(insert(2))

@@ -611,3 +611,59 @@ class MariaDBServer:
     def master_status(self) -> tuple[str, int]:
         rows = self.execute("SHOW MASTER STATUS")
         return str(rows[0][0]), int(rows[0][1])
+
+    # -- as a replica ------------------------------------------------------
+
+    def change_master(
+        self,
+        host: str,
+        port: int,
+        user: str,
+        password: str,
+        *,
+        use_gtid: str = "slave_pos",
+        log_file: str | None = None,
+        log_pos: int | None = None,
+        heartbeat_period: float | None = None,
+        connect_retry: int = 1,
+    ) -> None:
+        """``CHANGE MASTER TO`` a primary (``use_gtid``: ``slave_pos``, ``current_pos`` or
+        ``no``; with ``no``, ``log_file``/``log_pos`` say where to start)."""
+        import pymysql.converters
+
+        def quote(text: str) -> str:
+            return "'" + pymysql.converters.escape_string(text) + "'"
+
+        options = [
+            f"MASTER_HOST={quote(host)}",
+            f"MASTER_PORT={int(port)}",
+            f"MASTER_USER={quote(user)}",
+            f"MASTER_PASSWORD={quote(password)}",
+            f"MASTER_USE_GTID={use_gtid}",
+            f"MASTER_CONNECT_RETRY={int(connect_retry)}",
+        ]
+        if log_file is not None:
+            options.append(f"MASTER_LOG_FILE={quote(log_file)}")
+        if log_pos is not None:
+            options.append(f"MASTER_LOG_POS={int(log_pos)}")
+        if heartbeat_period is not None:
+            options.append(f"MASTER_HEARTBEAT_PERIOD={heartbeat_period}")
+        self.execute("CHANGE MASTER TO " + ", ".join(options))
+
+    def slave_status(self) -> dict[str, Any]:
+        """``SHOW SLAVE STATUS`` as a dict (empty when no primary is configured)."""
+        conn = self.connect()
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW SLAVE STATUS")
+                row = cur.fetchone()
+                if row is None:
+                    return {}
+                return dict(zip([d[0] for d in cur.description], row, strict=True))
+        finally:
+            conn.close()
+
+    def status_variable(self, name: str) -> str | None:
+        """A ``SHOW GLOBAL STATUS`` value (None if the server has no such variable)."""
+        rows = self.execute(f"SHOW GLOBAL STATUS LIKE '{name}'")
+        return str(rows[0][1]) if rows else None
