@@ -194,6 +194,9 @@ def _template_datadir(install_db: str, mariadbd: str, init_opts: dict[str, Any])
             _template_root = Path(tempfile.mkdtemp(prefix="fm-mariadb-templates-"))
             atexit.register(shutil.rmtree, _template_root, True)
         target = _template_root / f"t{len(_templates)}"
+        # A private tmpdir: bootstraps of parallel test processes must not share /tmp's files.
+        bootstrap_tmp = _template_root / f"t{len(_templates)}-tmp"
+        bootstrap_tmp.mkdir()
         cmd = [
             install_db,
             "--no-defaults",
@@ -203,6 +206,7 @@ def _template_datadir(install_db: str, mariadbd: str, init_opts: dict[str, Any])
             "--skip-name-resolve",
             "--innodb-buffer-pool-size=16M",
             "--innodb-use-native-aio=0",
+            f"--tmpdir={bootstrap_tmp}",
             *(_fmt_option(k, v) for k, v in init_opts.items()),
         ]
         if _is_root():
