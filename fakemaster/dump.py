@@ -29,7 +29,6 @@ from __future__ import annotations
 import struct
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import Protocol
@@ -449,9 +448,6 @@ class SemiSyncMaster:
             callback(result)
 
 
-_SEMI_SYNC_MASTERS: weakref.WeakKeyDictionary[BinlogStore, SemiSyncMaster] = (
-    weakref.WeakKeyDictionary()
-)
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -463,7 +459,7 @@ def semi_sync_master(
 ) -> SemiSyncMaster:
     """The semi-sync state of the primary serving ``store`` (created on first use)."""
     with _REGISTRY_LOCK:
-        master = _SEMI_SYNC_MASTERS.get(store)
+        master = store.semi_sync
         if master is None:
             master = SemiSyncMaster(
                 store,
@@ -471,7 +467,8 @@ def semi_sync_master(
                 timeout_ms=config.semi_sync_timeout_ms if config is not None else 10000,
                 clock=clock,
             )
-            _SEMI_SYNC_MASTERS[store] = master
+            store.semi_sync = master
+        assert isinstance(master, SemiSyncMaster)
         return master
 
 

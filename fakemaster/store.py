@@ -30,7 +30,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from decoder.control import fde_has_checksum
 from encoder.core import encode_event
@@ -250,6 +250,9 @@ class BinlogStore:
         self._subscribers: list[Callable[[int], None]] = []
         self._indexes: dict[str, _FileIndex] = {}
         self._lock = threading.RLock()
+        # The semi-sync state of the primary serving this store (fakemaster.dump keeps it here
+        # so that it lives exactly as long as the store).
+        self.semi_sync: Any = None
 
     # --- what subclasses provide ----------------------------------------------------------
 

@@ -2,7 +2,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["tests.peers.fixtures"]
+pytest_plugins = ["tests.peers.fixtures", "pytester"]
 
 # CI bounds the property tests so the whole suite stays well inside its time budget; locally
 # the default profile explores more.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from pathlib import Path
 
 from hypothesis import given
 
@@ -18,6 +19,9 @@ FAKE_ROTATE = bytes.fromhex(
     "00000000 04 d9270000 2f000000 00000000 2000 0400000000000000".replace(" ", "")
 ) + b"mysql-bin.000034" + bytes.fromhex("d53fead7")
 
+# 10.2.10 announced 0 for MySQL's types 39-41, where 10.11 announces 10.
+POST_HEADER_LENGTHS_10_2 = MARIADB_POST_HEADER_LENGTHS[:38] + bytes(3) + MARIADB_POST_HEADER_LENGTHS[41:]
+
 # FDE of the same capture (§1.3): 10.2.10-MariaDB-log, created 0, log_pos 256, alg CRC32.
 FDE = (
     bytes.fromhex("fbcc375a 0f d9270000 fc000000 00010000 0000".replace(" ", ""))
@@ -25,7 +29,7 @@ FDE = (
     + b"10.2.10-MariaDB-log".ljust(50, b"\x00")
     + bytes(4)
     + b"\x13"
-    + MARIADB_POST_HEADER_LENGTHS
+    + POST_HEADER_LENGTHS_10_2
     + b"\x01"
     + bytes.fromhex("170b1263")
 )
@@ -46,10 +50,19 @@ def test_fde_capture_layout() -> None:
     event = decode_event(FDE, BinlogContext())
     assert isinstance(event, FormatDescriptionEvent)
     assert event.server_version == "10.2.10-MariaDB-log"
-    assert event.post_header_lengths == MARIADB_POST_HEADER_LENGTHS
+    assert event.post_header_lengths == POST_HEADER_LENGTHS_10_2
     assert event.checksum_alg == 1
     assert (event.log_pos, event.create_timestamp, event.server_id) == (256, 0, 0x27D9)
     assert encode_event(event, BinlogContext()) == FDE
+
+
+def test_post_header_lengths_are_those_of_a_real_10_11() -> None:
+    # The FDE of a binlog written by a real MariaDB 10.11.19 (tests/golden/binlogs).
+    golden = Path(__file__).resolve().parents[1] / "golden" / "binlogs" / "default"
+    data = (golden / "mysql-bin.000001").read_bytes()
+    fde = decode_event(data[4 : 4 + int.from_bytes(data[13:17], "little")], BinlogContext())
+    assert isinstance(fde, FormatDescriptionEvent)
+    assert fde.post_header_lengths == MARIADB_POST_HEADER_LENGTHS
 
 
 def test_fde_in_use_flag_does_not_enter_crc() -> None:

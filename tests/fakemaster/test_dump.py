@@ -1167,3 +1167,14 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
         assert master.master.errors == []
     finally:
         master.stop()
+
+
+def test_a_stores_semi_sync_state_dies_with_the_store() -> None:
+    import gc
+    import weakref
+
+    store = MemoryBinlogStore()
+    master = weakref.ref(semi_sync_master(store))
+    del store
+    gc.collect()
+    assert master() is None
