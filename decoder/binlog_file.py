@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from decoder.core import decode_event
+from decoder.encryption import BinlogKeys, FileDecryption
 from decoder.stream import check_magic, event_length
 from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN
 from fakemaster.context import BinlogContext
@@ -46,8 +47,13 @@ def _read_exact(fileobj: Readable, size: int) -> bytes:
 
 
 def _raw_events(
-    fileobj: Readable, allow_truncated_tail: bool, expect_magic: bool, offset: int
+    fileobj: Readable,
+    allow_truncated_tail: bool,
+    expect_magic: bool,
+    offset: int,
+    keys: BinlogKeys | None = None,
 ) -> Iterator[tuple[int, bytes]]:
+    decryption: FileDecryption | None = None
     if expect_magic:
         magic = _read_exact(fileobj, len(BINLOG_MAGIC))
         check_magic(magic, offset)
@@ -76,7 +82,12 @@ def _raw_events(
             raise DecodeError(
                 f"truncated event: {HEADER_LEN + len(rest)} of {length} bytes", offset=offset
             )
-        yield offset, header + rest
+        data = header + rest
+        if decryption is not None:
+            data = decryption.decrypt(offset, data)
+        elif FileDecryption.starts(header):
+            decryption = FileDecryption(keys, data, offset)
+        yield offset, data
         offset += length
 
 
@@ -86,19 +97,22 @@ def iter_raw_events(
     allow_truncated_tail: bool = False,
     expect_magic: bool = True,
     offset: int = 0,
+    keys: BinlogKeys | None = None,
 ) -> Iterator[tuple[int, bytes]]:
     """``(offset, event bytes)`` for each event of a binlog file, checked only for framing.
 
     ``source`` is a path or a binary file object read from its current position, whose file
     offset is ``offset``. A file that ends inside an event raises DecodeError at the event's
     offset, unless ``allow_truncated_tail`` (a file still being written): then the partial
-    event is left unread.
+    event is left unread. The events after a START_ENCRYPTION come decrypted with ``keys``;
+    without them an encrypted event raises DecodeError (see decoder.encryption.FileDecryption;
+    the nonce is at the file's start, so an encrypted file is read from its beginning).
     """
     if isinstance(source, str | os.PathLike):
         with open(source, "rb", buffering=_READ_BUFFER) as fileobj:
-            yield from _raw_events(fileobj, allow_truncated_tail, expect_magic, offset)
+            yield from _raw_events(fileobj, allow_truncated_tail, expect_magic, offset, keys)
     else:
-        yield from _raw_events(source, allow_truncated_tail, expect_magic, offset)
+        yield from _raw_events(source, allow_truncated_tail, expect_magic, offset, keys)
 
 
 def read_binlog(
@@ -108,11 +122,15 @@ def read_binlog(
     allow_truncated_tail: bool = False,
     allow_unknown: bool = False,
     ctx: BinlogContext | None = None,
+    keys: BinlogKeys | None = None,
 ) -> Iterator[tuple[int, Event]]:
-    """``(offset, event)`` for each event of a binlog file, decoded with one context per file."""
+    """``(offset, event)`` for each event of a binlog file, decoded with one context per file
+    (an encrypted file's events decrypted with ``keys``)."""
     if ctx is None:
         ctx = BinlogContext()
-    for offset, data in iter_raw_events(source, allow_truncated_tail=allow_truncated_tail):
+    for offset, data in iter_raw_events(
+        source, allow_truncated_tail=allow_truncated_tail, keys=keys
+    ):
         event = decode_event(
             data, ctx, offset=offset, verify_checksum=verify_checksum, allow_unknown=allow_unknown
         )

@@ -6,11 +6,13 @@ import os
 from types import TracebackType
 from typing import BinaryIO, Protocol
 
+from decoder.encryption import BinlogKeys
 from encoder.core import encode_event
+from encoder.encryption import FileEncryption
 from encoder.primitives import U32
-from fakemaster.constants import BINLOG_MAGIC
+from fakemaster.constants import BINLOG_MAGIC, EventFlag
 from fakemaster.context import BinlogContext
-from fakemaster.events import Event, FormatDescriptionEvent
+from fakemaster.events import Event, FormatDescriptionEvent, StartEncryptionEvent
 from fakemaster.header import CRC, event_crc
 
 
@@ -47,6 +49,8 @@ class BinlogWriter:
     event. With ``fix_positions`` each event's header log_pos is set to its end offset (mod 2^32,
     as the server's 4-byte field holds it) in the bytes written; the event object is left as
     given. Otherwise events are written exactly as given, for byte-exact re-encoding.
+    With ``encryption`` (the keys), the events written after a StartEncryptionEvent are
+    encrypted as MariaDB's ``encrypt_binlog`` does (``write_raw`` bytes never are).
     """
 
     def __init__(
@@ -57,7 +61,9 @@ class BinlogWriter:
         ctx: BinlogContext | None = None,
         write_magic: bool = True,
         offset: int = 0,
+        encryption: BinlogKeys | None = None,
     ) -> None:
+        self._encryption = FileEncryption(encryption) if encryption is not None else None
         self._owned: BinaryIO | None = None
         if isinstance(target, str | os.PathLike):
             self._owned = open(target, "wb")
@@ -79,6 +85,11 @@ class BinlogWriter:
         end = self.offset + len(data)
         if self.fix_positions:
             data = with_log_pos(data, end & 0xFFFFFFFF, has_crc)
+        if self._encryption is not None:
+            if self._encryption.active:
+                data = self._encryption.encrypt(self.offset, data)
+            elif isinstance(event, StartEncryptionEvent) and not event.flags & EventFlag.IGNORABLE:
+                self._encryption.begin(event)
         self._file.write(data)
         self.offset = end
         return end

@@ -14,11 +14,18 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fakemaster.context import BinlogContext
 from fakemaster.errors import FakemasterError
 from fakemaster.events import Event
+
+if TYPE_CHECKING:
+    from decoder.encryption import BinlogKeys
+    from fakemaster.config import ServerConfig
+    from fakemaster.demo import DemoWriter
+    from fakemaster.server import FakeMaster
+    from fakemaster.store import BinlogStore
 
 Subparsers = Any  # argparse._SubParsersAction, which typeshed keeps private
 Handler = Callable[[argparse.Namespace], int]
@@ -108,6 +115,15 @@ def add_dump_command(subparsers: Subparsers) -> None:
         help="keep event types outside the protocol's list as raw events instead of failing",
     )
     parser.add_argument("--hexdump", action="store_true", help="add each event's bytes in hex")
+    parser.add_argument(
+        "--key-file",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "file_key_management key file (<id>;<hex key> lines) to decrypt binlogs written "
+            "with encrypt_binlog=ON (key id 1; AES_CBC or AES_CTR is found by itself)"
+        ),
+    )
     add_temporal_precision_option(parser)
     parser.set_defaults(handler=run_dump)
 
@@ -118,6 +134,7 @@ def read_file_events(
     verify_checksum: bool = True,
     allow_unknown: bool = False,
     ctx: BinlogContext | None = None,
+    keys: BinlogKeys | None = None,
 ) -> Iterator[tuple[int, bytes, Event]]:
     """``(offset, event bytes, event)`` for each event of a binlog file.
 
@@ -129,7 +146,7 @@ def read_file_events(
 
     if ctx is None:
         ctx = BinlogContext()
-    for offset, data in iter_raw_events(path):
+    for offset, data in iter_raw_events(path, keys=keys):
         event = decode_event(
             data, ctx, offset=offset, verify_checksum=verify_checksum, allow_unknown=allow_unknown
         )
@@ -151,6 +168,15 @@ def run_dump(args: argparse.Namespace) -> int:
     from fakemaster.listing import Lister
 
     out = sys.stdout
+    keys = None
+    if args.key_file is not None:
+        from decoder.encryption import BinlogKeys
+
+        try:
+            keys = BinlogKeys.from_key_file(args.key_file)
+        except (FakemasterError, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise CommandError(f"{args.key_file}: {reason}") from None
     for path in args.files:
         lister = Lister(hexdump=args.hexdump)
         try:
@@ -159,6 +185,7 @@ def run_dump(args: argparse.Namespace) -> int:
                 verify_checksum=args.verify_checksum,
                 allow_unknown=args.allow_unknown,
                 ctx=context_for(args),
+                keys=keys,
             ):
                 if args.stop_position is not None and offset >= args.stop_position:
                     break
@@ -256,9 +283,288 @@ def _remove_partial(path: Path) -> None:
         pass
 
 
+# --- serve --------------------------------------------------------------------------------
+
+
+def _int_range(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not in {low}..{high}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def add_serve_command(subparsers: Subparsers) -> None:
+    from fakemaster.config import ServerConfig
+
+    defaults = ServerConfig()
+    parser = subparsers.add_parser(
+        "serve",
+        help="run a fake MariaDB 10.11 primary",
+        description=(
+            "Run a fake MariaDB 10.11 primary that replicas and replication clients "
+            "(mariadb-binlog --read-from-remote-server, python-mysql-replication, ...) connect "
+            "to. It serves the binlog files of --binlog-dir, or without it a small built-in "
+            "demo stream. It prints the address it listens on, and stops on SIGINT or SIGTERM."
+        ),
+    )
+    parser.add_argument("--host", default=defaults.host, help="address to listen on (%(default)s)")
+    parser.add_argument(
+        "--port",
+        type=_int_range(0, 65535),
+        default=3306,
+        help="TCP port (%(default)s); 0 picks a free one",
+    )
+    parser.add_argument(
+        "--binlog-dir",
+        type=Path,
+        metavar="DIR",
+        help=(
+            "serve the binlog files listed in DIR/<basename>.index byte for byte (files appended "
+            "to or rotated by another process are picked up); default: the demo stream"
+        ),
+    )
+    parser.add_argument(
+        "--binlog-basename",
+        metavar="NAME",
+        help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
+    )
+    parser.add_argument("--server-id", type=_int_range(1, 0xFFFFFFFF), default=defaults.server_id)
+    parser.add_argument("--user", default=defaults.user, help="account name (%(default)s)")
+    parser.add_argument(
+        "--password", default=defaults.password, help="its password (default: none)"
+    )
+    parser.add_argument(
+        "--semi-sync",
+        action="store_true",
+        help="semi-synchronous replication on (rpl_semi_sync_master_enabled)",
+    )
+    parser.add_argument(
+        "--semi-sync-timeout",
+        type=_int_range(0, 0xFFFFFFFF),
+        default=defaults.semi_sync_timeout_ms,
+        metavar="MS",
+        help="rpl_semi_sync_master_timeout in milliseconds (%(default)s)",
+    )
+    parser.add_argument(
+        "--gtid-domain-id", type=_int_range(0, 0xFFFFFFFF), default=defaults.gtid_domain_id
+    )
+    parser.add_argument(
+        "--version-string",
+        default=defaults.version,
+        metavar="S",
+        help="@@version, also written into the demo stream's FORMAT_DESCRIPTION (%(default)s)",
+    )
+    parser.add_argument(
+        "--checksum",
+        type=str.upper,
+        choices=("CRC32", "NONE"),
+        help="@@binlog_checksum (default: CRC32 for the demo, what the files use with --binlog-dir)",
+    )
+    parser.add_argument(
+        "--heartbeat",
+        type=_seconds,
+        metavar="SECONDS",
+        help="heartbeat period for replicas that do not set one (default: none, as MariaDB)",
+    )
+    parser.add_argument(
+        "--demo-live",
+        type=_seconds,
+        metavar="SECONDS",
+        help="append one more demo transaction (an order) every SECONDS",
+    )
+    parser.set_defaults(handler=run_serve)
+
+
+def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | None, str]:
+    """(store, demo writer or None, description) of what ``serve`` serves."""
+    from fakemaster.demo import demo_store
+    from fakemaster.store import DirectoryBinlogStore
+
+    if args.binlog_dir is None:
+        store, writer = demo_store(
+            server_id=args.server_id,
+            server_version=args.version_string,
+            checksum=(args.checksum or "CRC32") == "CRC32",
+            domain_id=args.gtid_domain_id,
+        )
+        names = store.file_names()
+        return store, writer, f"demo binlog {names[0]} to {names[-1]}"
+    if args.demo_live is not None:
+        raise CommandError("--demo-live needs the demo stream: leave out --binlog-dir")
+    try:
+        directory_store = DirectoryBinlogStore(args.binlog_dir, args.binlog_basename)
+        names = directory_store.file_names()
+    except OSError as exc:
+        raise CommandError(f"{args.binlog_dir}: {exc.strerror or exc}") from None
+    if not names:
+        directory_store.close()
+        raise CommandError(f"{directory_store.index_path}: lists no binlog files")
+    return directory_store, None, f"{len(names)} binlog file(s) of {args.binlog_dir}"
+
+
+def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
+    from fakemaster.config import ServerConfig
+    from fakemaster.constants import ChecksumAlg
+
+    checksum = args.checksum
+    if checksum is None:
+        last = store.last_file()
+        crc = last is not None and store.checksum_alg(last) == ChecksumAlg.CRC32
+        checksum = "CRC32" if crc else "NONE"
+    variables: dict[str, Any] = {}
+    if args.binlog_dir is None:
+        variables["binlog_row_metadata"] = "FULL"  # what the demo's TABLE_MAPs carry
+    try:
+        return ServerConfig(
+            host=args.host,
+            port=args.port,
+            server_id=args.server_id,
+            version=args.version_string,
+            user=args.user,
+            password=args.password,
+            binlog_checksum=checksum,
+            binlog_basename=store.basename,
+            gtid_domain_id=args.gtid_domain_id,
+            semi_sync_enabled=args.semi_sync,
+            semi_sync_timeout_ms=args.semi_sync_timeout,
+            default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
+            variables=variables,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from fakemaster.errors import FakemasterError
+
+    try:
+        store, writer, source = _serve_source(args)
+    except FakemasterError as exc:  # e.g. a --version-string too long for the FDE
+        raise CommandError(f"cannot write the demo binlog: {exc}") from None
+    try:
+        config = _serve_config(args, store)
+        return asyncio.run(_serve(config, store, writer, source, args.demo_live))
+    finally:
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+
+async def _serve(
+    config: ServerConfig,
+    store: BinlogStore,
+    writer: DemoWriter | None,
+    source: str,
+    live_period: float | None,
+) -> int:
+    import asyncio
+    import contextlib
+    import signal
+
+    from fakemaster.dump import semi_sync_master
+    from fakemaster.server import FakeMaster
+
+    if config.semi_sync_enabled:
+        # From now on every transaction waits for an ACK, even before a replica connects.
+        semi_sync_master(store, config)
+    master = FakeMaster(config, store)
+    try:
+        await master.start()
+    except OSError as exc:
+        where = _address(config.host, config.port)
+        raise CommandError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError):  # no signal handlers on this platform
+            signal.signal(signum, lambda *_: loop.call_soon_threadsafe(stop.set))
+    password = "no password" if not config.password else "password set"
+    print(
+        f"fakemaster listening on {_address(config.host, master.port)} "
+        f"(server_id {config.server_id}, MariaDB {config.version}, "
+        f"user {config.user!r} with {password}, {source})",
+        flush=True,
+    )
+    tasks = [asyncio.create_task(_report_errors(master))]
+    if live_period is not None and writer is not None:
+        tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
+    try:
+        await stop.wait()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await master.stop()
+        _print_errors(master.errors)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+    print("fakemaster stopped", file=sys.stderr, flush=True)
+    return EXIT_OK
+
+
+def _print_errors(errors: list[BaseException]) -> int:
+    """Print the errors to stderr; returns how many it printed."""
+    import traceback
+
+    count = len(errors)
+    for error in errors[:count]:
+        text = "".join(traceback.format_exception(error)).rstrip()
+        print(f"fakemaster: internal error in a connection:\n{text}", file=sys.stderr, flush=True)
+    return count
+
+
+async def _report_errors(master: FakeMaster) -> None:
+    """Show what goes wrong inside connections as it happens (the server goes on)."""
+    import asyncio
+
+    while True:
+        await asyncio.sleep(0.2)
+        del master.errors[: _print_errors(master.errors)]
+
+
+async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) -> None:
+    import asyncio
+
+    while True:
+        await asyncio.sleep(period)
+        try:
+            writer.append_live_order()
+        except Exception as exc:  # recorded like a connection's error; the server goes on
+            master.errors.append(exc)
+
+
 # --- entry point --------------------------------------------------------------------------
 
-COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [add_dump_command, add_build_command]
+COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
+    add_dump_command,
+    add_build_command,
+    add_serve_command,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
