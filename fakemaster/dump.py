@@ -74,6 +74,9 @@ from fakemaster.store import (
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 SERVER_STATUS_AUTOCOMMIT = 0x0002
 CHUNK_SIZE = 1 << 20
+# Files are read in blocks smaller than a chunk: a dump paused between chunks keeps the unsent
+# rest of its last block alive, and with many replicas those blocks add up.
+READ_BLOCK = 256 << 10
 # ``@master_binlog_checksum`` set to something else than NONE/CRC32: find_type() fails and the
 # server's algorithm variable becomes -1, which it treats like CRC32.
 CHECKSUM_UNKNOWN = -1
@@ -821,7 +824,7 @@ class DumpStream:
                     yield _WAIT
                 continue
             try:
-                data = store.read(name, self.position, self.chunk_size)
+                data = store.read(name, self.position, min(self.chunk_size, READ_BLOCK))
             except BinlogReadError as error:
                 self._last_event = self.position
                 self._last_byte = error.last_byte

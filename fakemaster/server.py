@@ -224,6 +224,9 @@ class _Connection:
                     if self.peer_closed:
                         break
                     self.write(chunk)
+                    # The transport copied what the socket did not take: no second copy may
+                    # stay alive while a slow replica drains.
+                    del chunk
                     await writer.drain()
                     continue
                 if dump.is_finished:

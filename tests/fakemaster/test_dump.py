@@ -1169,6 +1169,33 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
         master.stop()
 
 
+def test_a_dump_paused_between_chunks_holds_at_most_a_read_block() -> None:
+    """With many replicas each paused between chunks (waiting for its socket to drain), what
+    every paused dump keeps of the binlog adds up: it is one read block, not a whole chunk."""
+    import tracemalloc
+
+    from fakemaster.dump import READ_BLOCK
+
+    chunk_size = 4 * READ_BLOCK
+    store = MemoryBinlogStore(clock=clock)
+    while store.position < 3 * chunk_size:
+        store.append_transaction([QueryEvent(query=b"INSERT " + b"x" * 3000, database="d")])
+    store.binary_logs()  # the store's own index of the file, built before measuring
+    stream = DumpStream(store, request(), chunk_size=chunk_size)
+    tracemalloc.start()
+    try:
+        first = stream.next_chunk()
+        assert first is not None and len(first) >= chunk_size
+        held = tracemalloc.get_traced_memory()[0] - len(first)
+    finally:
+        tracemalloc.stop()
+    assert held < READ_BLOCK + (32 << 10)
+    # Reading in blocks loses nothing: after the fake ROTATE and the FDE, the file's events.
+    sent, end = split(first + run(stream))
+    assert end == EOF_AUTOCOMMIT
+    assert [event.raw for event in sent[2:]] == file_events(store, "mysql-bin.000001")[1:]
+
+
 def test_a_stores_semi_sync_state_dies_with_the_store() -> None:
     import gc
     import weakref

@@ -853,3 +853,60 @@ def test_failed_tls_handshake_is_the_clients_problem(tls_context: ssl.SSLContext
         assert running_master is not None
         wait_for(lambda: running_master.connection_count == 0)
         assert running.errors == []
+
+
+BIG_CHUNK = 1 << 20
+
+
+class EndlessChunks:
+    """A dump that always has another 1 MiB chunk (never read by the stalled test replica)."""
+
+    def __init__(self, request: DumpRequest) -> None:
+        self.chunks_made = 0
+
+    @property
+    def is_finished(self) -> bool:
+        return False
+
+    def next_chunk(self) -> bytes:
+        self.chunks_made += 1
+        return b"\x00" * BIG_CHUNK  # allocated in this file: the test looks for it
+
+    def heartbeat_packet(self) -> bytes:
+        return b""
+
+    def on_semi_sync_ack(self, position: int, file_name: str) -> None:
+        pass
+
+
+async def test_a_stalled_replica_keeps_no_chunk_alive_besides_the_transport_buffer() -> None:
+    """Once a chunk is handed to the transport (which copies what the socket does not take),
+    the server keeps no reference to it while it waits for the replica to drain: fifty stalled
+    replicas cost fifty transport buffers, not twice that."""
+    import tracemalloc
+
+    dumps: list[EndlessChunks] = []
+
+    def factory(request: DumpRequest) -> EndlessChunks:
+        dumps.append(EndlessChunks(request))
+        return dumps[-1]
+
+    tracemalloc.start()
+    try:
+        async with FakeMaster(CONFIG, dump_factory=factory) as master:
+            stalled = await open_raw(master)
+            stalled.write(dump_command())
+            previous = -1
+            while True:  # until the dump is no longer asked for chunks
+                await asyncio.sleep(0.2)
+                made = dumps[0].chunks_made if dumps else 0
+                if made and made == previous:
+                    break
+                previous = made
+            snapshot = tracemalloc.take_snapshot()
+            stalled.sock.close()
+    finally:
+        tracemalloc.stop()
+    made_here = snapshot.filter_traces([tracemalloc.Filter(True, __file__)])
+    assert sum(stat.size for stat in made_here.statistics("filename")) < BIG_CHUNK // 2
+    assert master.errors == []
