@@ -14,6 +14,7 @@ another connection) are described in it for the session to carry out.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -486,6 +487,11 @@ def _literal(expr: Literal, name: str, session: SessionState) -> Item:
         column = Column(name, ColumnType.NEWDECIMAL, length=length, flags=not_null, decimals=scale)
         return Item(column, SqlValue(UKind.DECIMAL, value), False)
     if isinstance(value, float):
+        if math.isinf(value):
+            # What MariaDB 10.11.19 answers for SELECT 1e999 (the connection stays).
+            raise SqlError(
+                1367, "22007", f"Illegal double '{expr.text}' value found during parsing"
+            )
         column = Column(name, ColumnType.DOUBLE, length=len(expr.text), flags=not_null, decimals=31)
         return Item(column, SqlValue(UKind.DOUBLE, value), False)
     if isinstance(value, bytes):
