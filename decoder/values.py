@@ -28,7 +28,7 @@ import struct
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from fakemaster.constants import ColumnType, OptionalMetadata
 from fakemaster.context import BinlogContext
@@ -854,52 +854,62 @@ class TableDecoder:
         return reader
 
 
-_TABLE_DECODERS: dict[tuple[Any, ...], TableDecoder] = {}
-# Repeated TABLE_MAPs of a table share their column tuples (decoder/rows.py caches them):
-# find the decoder by the tuples' identities before hashing their contents.
-_BY_IDENTITY: dict[tuple[int, int, int], tuple[Any, Any, Any, TableDecoder]] = {}
-_MAX_CACHED = 1024
+T = TypeVar("T")
 
 
-def table_decoder(
-    table_map: TableMapEvent, precisions: Sequence[int] | None = None
-) -> TableDecoder:
-    """The (cached) decoder of the table shape ``table_map`` describes.
+class TableShapeCache(Generic[T]):
+    """Compiled row codecs (decoders here, encoders in encoder/values.py) per table shape.
 
-    ``precisions``: the schema's fractional-second precision per column, used for old
-    TIME/DATETIME/TIMESTAMP columns (MariaDB 5.3 format), which the binlog does not describe.
+    Keyed by (types, metadata, signedness); repeated TABLE_MAPs of a table share their column
+    tuples (decoder/rows.py caches them), so the codec is first looked up by the tuples'
+    identities, before hashing their contents.
     """
-    types, meta, optional = (
-        table_map.column_types,
-        table_map.column_meta,
-        table_map.optional_metadata,
-    )
-    identity = (id(types), id(meta), id(optional))
-    entry = _BY_IDENTITY.get(identity)
-    if (
-        entry is not None
-        and entry[0] is types
-        and entry[1] is meta
-        and entry[2] is optional
-        and not precisions
-    ):
-        return entry[3]
-    unsigned = unsigned_flags(table_map)
-    if precisions:
-        meta = with_precisions(types, meta, precisions)
-    key = (tuple(types), tuple(meta), unsigned)
-    decoder = _TABLE_DECODERS.get(key)
-    if decoder is None:
-        if len(_TABLE_DECODERS) >= _MAX_CACHED:
-            _TABLE_DECODERS.clear()
-        decoder = TableDecoder(key[0], key[1], unsigned)
-        _TABLE_DECODERS[key] = decoder
-    if precisions:
-        return decoder
-    if len(_BY_IDENTITY) >= _MAX_CACHED:
-        _BY_IDENTITY.clear()
-    _BY_IDENTITY[identity] = (types, meta, optional, decoder)
-    return decoder
+
+    MAX_CACHED = 1024
+
+    def __init__(self, build: Callable[[tuple[int, ...], tuple[int, ...], Any], T]) -> None:
+        self._build = build
+        self._by_shape: dict[tuple[Any, ...], T] = {}
+        self._by_identity: dict[tuple[int, int, int], tuple[Any, Any, Any, T]] = {}
+
+    def get(self, table_map: TableMapEvent, precisions: Sequence[int] | None = None) -> T:
+        """``precisions``: the schema's fractional-second precision per column, for old
+        TIME/DATETIME/TIMESTAMP columns (MariaDB 5.3 format), which the binlog does not
+        describe."""
+        types, meta, optional = (
+            table_map.column_types,
+            table_map.column_meta,
+            table_map.optional_metadata,
+        )
+        identity = (id(types), id(meta), id(optional))
+        entry = self._by_identity.get(identity)
+        if (
+            entry is not None
+            and entry[0] is types
+            and entry[1] is meta
+            and entry[2] is optional
+            and not precisions
+        ):
+            return entry[3]
+        unsigned = unsigned_flags(table_map)
+        if precisions:
+            meta = with_precisions(types, meta, precisions)
+        key = (tuple(types), tuple(meta), unsigned)
+        codec = self._by_shape.get(key)
+        if codec is None:
+            if len(self._by_shape) >= self.MAX_CACHED:
+                self._by_shape.clear()
+            codec = self._build(key[0], key[1], unsigned)
+            self._by_shape[key] = codec
+        if precisions:
+            return codec
+        if len(self._by_identity) >= self.MAX_CACHED:
+            self._by_identity.clear()
+        self._by_identity[identity] = (types, meta, optional, codec)
+        return codec
+
+
+table_decoder = TableShapeCache(TableDecoder).get
 
 
 # --- MySQL binary JSON ----------------------------------------------------------------------

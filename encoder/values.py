@@ -33,17 +33,15 @@ from decoder.values import (
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     VARCHAR_TYPES,
+    TableShapeCache,
     bit_size,
     decimal_groups,
     frac_bytes,
     string_metadata,
     type_name,
-    unsigned_flags,
-    with_precisions,
 )
 from fakemaster.constants import ColumnType
 from fakemaster.errors import EncodeError
-from fakemaster.events import TableMapEvent
 from fakemaster.values import ABSENT, DateTime, Time, Timestamp
 
 _FRAC_UNIT = (0, 10000, 100, 1)
@@ -804,49 +802,4 @@ class TableEncoder:
         return out
 
 
-_TABLE_ENCODERS: dict[tuple[Any, ...], TableEncoder] = {}
-# Repeated TABLE_MAPs of a table share their column tuples (decoder/rows.py caches them):
-# find the encoder by the tuples' identities before hashing their contents.
-_BY_IDENTITY: dict[tuple[int, int, int], tuple[Any, Any, Any, TableEncoder]] = {}
-_MAX_CACHED = 1024
-
-
-def table_encoder(
-    table_map: TableMapEvent, precisions: Sequence[int] | None = None
-) -> TableEncoder:
-    """The (cached) encoder of the table shape ``table_map`` describes.
-
-    ``precisions``: the schema's fractional-second precision per column, used for old
-    TIME/DATETIME/TIMESTAMP columns (MariaDB 5.3 format), which the binlog does not describe.
-    """
-    types, meta, optional = (
-        table_map.column_types,
-        table_map.column_meta,
-        table_map.optional_metadata,
-    )
-    identity = (id(types), id(meta), id(optional))
-    entry = _BY_IDENTITY.get(identity)
-    if (
-        entry is not None
-        and entry[0] is types
-        and entry[1] is meta
-        and entry[2] is optional
-        and not precisions
-    ):
-        return entry[3]
-    unsigned = unsigned_flags(table_map)
-    if precisions:
-        meta = with_precisions(types, meta, precisions)
-    key = (tuple(types), tuple(meta), unsigned)
-    encoder = _TABLE_ENCODERS.get(key)
-    if encoder is None:
-        if len(_TABLE_ENCODERS) >= _MAX_CACHED:
-            _TABLE_ENCODERS.clear()
-        encoder = TableEncoder(key[0], key[1], unsigned)
-        _TABLE_ENCODERS[key] = encoder
-    if precisions:
-        return encoder
-    if len(_BY_IDENTITY) >= _MAX_CACHED:
-        _BY_IDENTITY.clear()
-    _BY_IDENTITY[identity] = (types, meta, optional, encoder)
-    return encoder
+table_encoder = TableShapeCache(TableEncoder).get
