@@ -388,6 +388,15 @@ def add_serve_command(subparsers: Subparsers) -> None:
         metavar="SECONDS",
         help="append one more demo transaction (an order) every SECONDS",
     )
+    parser.add_argument(
+        "--key-file",
+        type=Path,
+        metavar="FILE",
+        help=(
+            "file_key_management key file (<id>;<hex key> lines): binlogs written with "
+            "encrypt_binlog=ON are sent decrypted, as a primary with the key sends them"
+        ),
+    )
     parser.set_defaults(handler=run_serve)
 
 
@@ -430,6 +439,15 @@ def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
     variables: dict[str, Any] = {}
     if args.binlog_dir is None:
         variables["binlog_row_metadata"] = "FULL"  # what the demo's TABLE_MAPs carry
+    keys = None
+    if args.key_file is not None:
+        from decoder.encryption import BinlogKeys
+
+        try:
+            keys = BinlogKeys.from_key_file(args.key_file)
+        except (FakemasterError, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise CommandError(f"{args.key_file}: {reason}") from None
     try:
         return ServerConfig(
             host=args.host,
@@ -445,6 +463,7 @@ def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
             semi_sync_timeout_ms=args.semi_sync_timeout,
             default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
             variables=variables,
+            binlog_keys=keys,
         )
     except ValueError as exc:
         raise CommandError(str(exc)) from None

@@ -8,6 +8,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from decoder.encryption import BinlogKeys
 from fakemaster.protocol.charsets import charset_default, collation_by_name
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, VarKind
 
@@ -63,6 +64,9 @@ class ServerConfig:
     handshake_timeout: float = 10.0
     # Bytes queued for one client before the server waits for it to drain.
     write_buffer_high_water: int = 1 * MIB
+    # The keys of encrypted binlog files (encrypt_binlog=ON): with them dumps send such files
+    # decrypted, as a primary whose key plugin has the keys; without them such a dump fails.
+    binlog_keys: BinlogKeys | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.binlog_checksum.upper() not in ("NONE", "CRC32"):

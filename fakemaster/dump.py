@@ -18,10 +18,14 @@ of one store (see :func:`semi_sync_master`): which transaction ends wait for an 
 received, the switch to asynchronous replication after a timeout and back once a replica
 caught up.
 
-Two things a real 10.11.19 primary does are not imitated: it decrypts encrypted binlogs (here a
-START_ENCRYPTION event ends the dump with the error a primary without the key gives), and with
-semi-sync on, a dump that ends with EOF stalls before sending its last buffered packets (the
-dump thread waits for the ACK receiver thread); here the EOF is sent.
+Encrypted binlog files (``encrypt_binlog=ON``) are sent as a primary with the key sends them:
+their START_ENCRYPTION flagged IGNORABLE, every later event decrypted, with the config's
+``binlog_keys``; without keys, START_ENCRYPTION ends the dump with the error a primary gives
+when its key plugin has no key.
+
+One thing a real 10.11.19 primary does is not imitated: with semi-sync on, a dump that ends
+with EOF stalls before sending its last buffered packets (the dump thread waits for the ACK
+receiver thread); here the EOF is sent.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from decoder.encryption import SCHEME, FileDecryption
 from encoder.packets import encode_eof, encode_err, frame_parts
 from fakemaster.constants import (
     CHECKSUM_LEN,
@@ -46,6 +51,7 @@ from fakemaster.constants import (
     EventType,
     SlaveCapability,
 )
+from fakemaster.errors import DecodeError
 from fakemaster.events import Gtid
 from fakemaster.gtid_state import (
     PURGED_MESSAGE,
@@ -70,6 +76,9 @@ from fakemaster.store import (
     is_commit_or_rollback,
     parse_gtid_list_event,
 )
+
+if TYPE_CHECKING:
+    from decoder.encryption import BinlogKeys
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 SERVER_STATUS_AUTOCOMMIT = 0x0002
@@ -105,6 +114,7 @@ MSG_CHECKSUM = (
 )
 MSG_NO_FDE = "Failed to find format descriptor event in start of binlog"
 MSG_DECRYPT = "Could not decrypt binlog: encryption key error"
+MSG_DECRYPT_EVENT = "event decryption failure"
 MSG_GTID_CORRUPT = "Failed to read Gtid_log_event: corrupt binlog"
 MSG_GTID_LIST_CORRUPT = "Failed to read Gtid_list_log_event: corrupt binlog"
 MSG_GTID_REPLACE = "Failed to replace GTID event with backwards-compatible event: corrupt event."
@@ -523,6 +533,10 @@ class DumpStream:
         self.store = store
         self.request = request
         self.server_id = config.server_id if config is not None else 1
+        # Not part of ServerConfigLike: configs without keys need not name the attribute.
+        self._keys: BinlogKeys | None = getattr(config, "binlog_keys", None)
+        # The decryption of the file being sent, from its START_ENCRYPTION on.
+        self._decryption: FileDecryption | None = None
         self.chunk_size = chunk_size
         self.semi_sync = request.semi_sync
         if self.semi_sync and semi_sync is None and store is not None:
@@ -797,14 +811,35 @@ class DumpStream:
             _U32.pack_into(event, _FDE_CREATED_OFFSET, 0)
             _fix_crc(event, self._alg)
         yield self._frame(event)
+        self._decryption = None
         self._last_event = self._last_byte
         following = self._read_one(store, name, self._last_byte)
         if len(following) >= HEADER_LEN and following[4] == EventType.START_ENCRYPTION:
+            offset = self._last_byte
             self._last_byte += len(following)
-            # A real primary decrypts the rest of the file with its key; there is none here.
-            raise DumpError(MSG_DECRYPT, coordinates=True)
+            yield self._frame(self._start_decryption(following, offset, clear_initial_log_pos))
         if start != MAGIC_LEN:
             self._last_byte = start
+
+    def _start_decryption(self, event: bytes, offset: int, clear_initial_log_pos: bool) -> bytes:
+        """Set up the decryption of the rest of the file from its START_ENCRYPTION ``event``
+        (at ``offset``), and return that event as the replica gets it: IGNORABLE, so that it
+        does not try to decrypt what follows."""
+        keys = self._keys
+        try:
+            decryption = FileDecryption(keys, event, offset)
+        except DecodeError:
+            raise DumpError(MSG_DECRYPT, coordinates=True) from None
+        crypto = decryption.crypto
+        if keys is None or keys.key(crypto.key_version) is None or crypto.scheme != SCHEME:
+            raise DumpError(MSG_DECRYPT, coordinates=True)
+        self._decryption = decryption
+        sent = bytearray(event)
+        sent[_FLAGS_OFFSET] |= EventFlag.IGNORABLE
+        if clear_initial_log_pos:
+            _U32.pack_into(sent, _LOG_POS_OFFSET, 0)
+        _fix_crc(sent, self._alg)
+        return bytes(sent)
 
     def _send_file(self, store: BinlogStore, name: str) -> Generator[bytes | _Wait, None, bool]:
         """The events of one file; returns True when the dump ends (non-blocking end of the
@@ -842,7 +877,13 @@ class DumpStream:
                 self.position = end_of_event
                 event = view[index : index + length]
                 index += length
-                type_code = data[start - base + 4]
+                decryption = self._decryption
+                if decryption is not None and start > decryption.start_offset:
+                    try:
+                        event = memoryview(decryption.decrypt(start, bytes(event)))
+                    except DecodeError:
+                        raise DumpError(MSG_DECRYPT_EVENT, coordinates=True) from None
+                type_code = event[4]
                 if type_code != EventType.START_ENCRYPTION:
                     packet = self._send_event(event, type_code, end_of_event)
                     if packet is not None:

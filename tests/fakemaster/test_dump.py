@@ -1205,3 +1205,129 @@ def test_a_stores_semi_sync_state_dies_with_the_store() -> None:
     del store
     gc.collect()
     assert master() is None
+
+
+# --- encrypted binlog files ---------------------------------------------------------------
+
+ENCRYPTED = Path(__file__).parent.parent / "golden" / "binlogs" / "encrypted"
+ENCRYPTED_NAMES = ("aes_cbc-bin", "aes_ctr-bin")
+
+
+def encrypted_keys(basename: str) -> Any:
+    from decoder.encryption import BinlogKeys
+
+    if basename == "aes_cbc-bin":
+        return BinlogKeys.from_key_file(ENCRYPTED / "aes_cbc.keys")
+    return BinlogKeys.from_key_file(ENCRYPTED / "aes_ctr.keys.enc", filekey="fakemaster-secret")
+
+
+def encrypted_store(tmp_path: Path, basename: str) -> DirectoryBinlogStore:
+    """The golden encrypted files as a binlog directory, under the names the server gave them."""
+    names = [f"{basename}.00000{n}" for n in (1, 2)]
+    for name in names:
+        (tmp_path / name).write_bytes((ENCRYPTED / f"{name}.encrypted").read_bytes())
+    (tmp_path / f"{basename}.index").write_text("".join(f"./{name}\n" for name in names))
+    return DirectoryBinlogStore(tmp_path, basename)
+
+
+def real_dump_events(name: str) -> list[tuple[int, bytes]]:
+    """(file offset, event bytes) of what the real server sent for the file (FDE first)."""
+    from decoder.binlog_file import iter_raw_events
+
+    return list(iter_raw_events(ENCRYPTED / f"{name}.dump"))
+
+
+def one_file(sent: list[Sent]) -> list[bytes]:
+    """The events sent for the first file, after its fake ROTATE and FDE."""
+    events = []
+    for event in sent[2:]:
+        if event.type_code == EventType.ROTATE and event.header[5] & EventFlag.ARTIFICIAL:
+            break
+        events.append(event.raw)
+    return events
+
+
+@pytest.mark.parametrize("basename", ENCRYPTED_NAMES)
+@pytest.mark.parametrize("number", [1, 2])
+def test_encrypted_files_are_sent_decrypted_as_the_real_server_sent_them(
+    tmp_path: Path, basename: str, number: int
+) -> None:
+    name = f"{basename}.00000{number}"
+    store = encrypted_store(tmp_path, basename)
+    config = ServerConfig(binlog_keys=encrypted_keys(basename))
+    # mariadb-binlog asks for ANNOTATE_ROWS events, as in the capture.
+    flags = DumpFlag.NON_BLOCK | DumpFlag.SEND_ANNOTATE_ROWS
+    sent, end = split(dump(store, config, file_name=name, flags=flags))
+    assert end == EOF_AUTOCOMMIT
+    assert sent[0].type_code == EventType.ROTATE
+    real = real_dump_events(name)
+    assert sent[1].raw == real[0][1]  # the FDE, in clear in the file
+    assert one_file(sent) == [data for _, data in real[1:]]
+    assert real[1][1][4] == EventType.START_ENCRYPTION
+    assert sent[2].header[5] & EventFlag.IGNORABLE
+    store.close()
+
+
+@pytest.mark.parametrize("basename", ENCRYPTED_NAMES)
+def test_encrypted_file_from_a_position_past_the_start(tmp_path: Path, basename: str) -> None:
+    name = f"{basename}.000001"
+    store = encrypted_store(tmp_path, basename)
+    config = ServerConfig(binlog_keys=encrypted_keys(basename))
+    real = real_dump_events(name)
+    start = real[10][0]
+    flags = DumpFlag.NON_BLOCK | DumpFlag.SEND_ANNOTATE_ROWS
+    sent, _ = split(dump(store, config, file_name=name, position=start, flags=flags))
+    assert sent[0].raw[HEADER.size : HEADER.size + 8] == struct.pack("<Q", start)
+    assert sent[1].log_pos == 0
+    # START_ENCRYPTION goes out before the events from the position, with log_pos 0 as the FDE.
+    expected_start = bytearray(real[1][1])
+    struct.pack_into("<I", expected_start, 13, 0)
+    struct.pack_into(
+        "<I",
+        expected_start,
+        len(expected_start) - 4,
+        event_crc(expected_start[:-4], EventType.START_ENCRYPTION),
+    )
+    events = one_file(sent)
+    assert events[0] == bytes(expected_start)
+    assert events[0] != real[1][1]
+    assert events[1:] == [data for _, data in real[10:]]
+    store.close()
+
+
+@pytest.mark.parametrize("basename", ENCRYPTED_NAMES)
+def test_encrypted_file_without_keys_is_the_key_error(tmp_path: Path, basename: str) -> None:
+    name = f"{basename}.000001"
+    store = encrypted_store(tmp_path, basename)
+    sent, end = split(dump(store, file_name=name))
+    assert [event.type_code for event in sent] == [
+        EventType.ROTATE,
+        EventType.FORMAT_DESCRIPTION,
+    ]
+    errno, text = err_text(end)
+    fde_end = real_dump_events(name)[1][0]
+    start_encryption_end = real_dump_events(name)[2][0]
+    assert (errno, text) == (
+        1236,
+        "Could not decrypt binlog: encryption key error; the first event "
+        f"'{name}' at 4, the last event read from '{name}' at {fde_end}, "
+        f"the last byte read from '{name}' at {start_encryption_end}.",
+    )
+    store.close()
+
+
+def test_encrypted_file_with_the_wrong_key(tmp_path: Path) -> None:
+    from decoder.encryption import BinlogKeys
+
+    store = encrypted_store(tmp_path, "aes_cbc-bin")
+    wrong = BinlogKeys({1: {1: bytes(range(32))}})
+    sent, end = split(dump(store, ServerConfig(binlog_keys=wrong), file_name="aes_cbc-bin.000001"))
+    assert len(sent) == 3  # the fake ROTATE, the FDE and START_ENCRYPTION
+    assert err_text(end)[1].startswith("event decryption failure; ")
+    # A key of another version than START_ENCRYPTION names is a key error.
+    other_version = BinlogKeys({1: {2: bytes(range(32))}})
+    _, end = split(
+        dump(store, ServerConfig(binlog_keys=other_version), file_name="aes_cbc-bin.000001")
+    )
+    assert err_text(end)[1].startswith("Could not decrypt binlog: encryption key error; ")
+    store.close()

@@ -413,3 +413,31 @@ def test_a_real_replica_applies_the_demo_stream(mariadb_factory: MariaDBFactory)
         replica.execute("STOP SLAVE")
         code, _stdout, stderr = served.stop()
         assert code == 0 and "internal error" not in stderr, stderr
+
+
+@pytest.mark.parametrize("basename", ["aes_cbc-bin", "aes_ctr-bin"])
+def test_encrypted_binlog_dir_is_served_decrypted_with_the_key_file(
+    tmp_path: Path, basename: str
+) -> None:
+    encrypted = REPO / "tests" / "golden" / "binlogs" / "encrypted"
+    source = tmp_path / "binlogs"
+    source.mkdir()
+    names = [f"{basename}.000001", f"{basename}.000002"]
+    for name in names:
+        shutil.copy(encrypted / f"{name}.encrypted", source / name)
+    (source / f"{basename}.index").write_text("".join(f"./{name}\n" for name in names))
+    key_file = encrypted / f"{basename.split('-')[0]}.keys"
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    with serve("--binlog-dir", str(source), "--key-file", str(key_file)) as served:
+        mariadb_binlog(served, "--raw", "--to-last-log", f"--result-file={copies}/", names[0])
+        status, _stdout, stderr = served.stop()
+        assert status == 0 and "internal error" not in stderr, stderr
+    for name in names:
+        fetched = copies / name
+        # What mariadb-binlog saved from the real server with the key.
+        assert fetched.read_bytes() == (encrypted / f"{name}.dump").read_bytes(), name
+        events = [event for _offset, event in read_binlog(fetched)]  # no keys: all in clear
+        assert isinstance(events[0], FormatDescriptionEvent)
+        assert any(isinstance(event, XidEvent) for event in events)
+    assert isinstance(events[-1], StopEvent)
