@@ -61,7 +61,7 @@ from typing import Any
 from decoder.compression import decompress_record
 from decoder.control import header_fields
 from decoder.primitives import Buffer, name_text, need
-from fakemaster.constants import EventType, GtidExtraFlag, QueryStatus
+from fakemaster.constants import QUERY_STATUS_FIXED_SIZES, EventType, GtidExtraFlag, QueryStatus
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import ExecuteLoadQueryEvent, QueryEvent, StatusVar
@@ -146,9 +146,7 @@ def _read_invoker(buf: Buffer, pos: int, end: int) -> tuple[tuple[bytes, bytes],
     return (user, host), pos
 
 
-def _read_updated_db_names(
-    buf: Buffer, pos: int, end: int
-) -> tuple[tuple[bytes, ...] | int, int]:
+def _read_updated_db_names(buf: Buffer, pos: int, end: int) -> tuple[tuple[bytes, ...] | int, int]:
     _check(pos, 1, end, QueryStatus.UPDATED_DB_NAMES)
     count = buf[pos]
     pos += 1
@@ -190,27 +188,8 @@ def _read_character_set_collations(
     return pairs, pos + 4 * count
 
 
-_FIXED_SIZES = {
-    QueryStatus.FLAGS2: 4,
-    QueryStatus.SQL_MODE: 8,
-    QueryStatus.LC_TIME_NAMES: 2,
-    QueryStatus.CHARSET_DATABASE: 2,
-    QueryStatus.TABLE_MAP_FOR_UPDATE: 8,
-    QueryStatus.MASTER_DATA_WRITTEN: 4,
-    QueryStatus.MICROSECONDS: 3,
-    QueryStatus.COMMIT_TS: 8,
-    QueryStatus.EXPLICIT_DEFAULTS_FOR_TIMESTAMP: 1,
-    QueryStatus.DDL_LOGGED_WITH_XID: 8,
-    QueryStatus.DEFAULT_COLLATION_FOR_UTF8MB4: 2,
-    QueryStatus.SQL_REQUIRE_PRIMARY_KEY: 1,
-    QueryStatus.DEFAULT_TABLE_ENCRYPTION: 1,
-    QueryStatus.HRNOW: 3,
-    QueryStatus.XID: 8,
-}
-"""Status variables that are one little-endian unsigned integer, by size in bytes."""
-
 _READERS: dict[int, StatusReader] = {
-    **{int(code): _fixed(code, size) for code, size in _FIXED_SIZES.items()},
+    **{int(code): _fixed(code, size) for code, size in QUERY_STATUS_FIXED_SIZES.items()},
     QueryStatus.CATALOG: _read_catalog,
     QueryStatus.AUTO_INCREMENT: _read_auto_increment,
     QueryStatus.CHARSET: _read_charset,

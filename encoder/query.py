@@ -13,7 +13,7 @@ from typing import Any
 
 from encoder.compression import compress_record
 from encoder.primitives import name_bytes
-from fakemaster.constants import GtidExtraFlag, QueryStatus
+from fakemaster.constants import QUERY_STATUS_FIXED_SIZES, GtidExtraFlag, QueryStatus
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import Event, ExecuteLoadQueryEvent, QueryEvent, StatusVar
@@ -73,9 +73,7 @@ def _u16_tuple(code: int, packer: struct.Struct) -> StatusWriter:
 def _write_invoker(value: Any) -> bytes:
     if not isinstance(value, tuple) or len(value) != 2:
         raise _fail(QueryStatus.INVOKER, value, "needs a (user, host) tuple")
-    return _short_bytes(QueryStatus.INVOKER, value[0]) + _short_bytes(
-        QueryStatus.INVOKER, value[1]
-    )
+    return _short_bytes(QueryStatus.INVOKER, value[0]) + _short_bytes(QueryStatus.INVOKER, value[1])
 
 
 def _write_updated_db_names(value: Any) -> bytes:
@@ -126,26 +124,8 @@ def _write_character_set_collations(value: Any) -> bytes:
     return bytes(out)
 
 
-_FIXED_SIZES = {
-    QueryStatus.FLAGS2: 4,
-    QueryStatus.SQL_MODE: 8,
-    QueryStatus.LC_TIME_NAMES: 2,
-    QueryStatus.CHARSET_DATABASE: 2,
-    QueryStatus.TABLE_MAP_FOR_UPDATE: 8,
-    QueryStatus.MASTER_DATA_WRITTEN: 4,
-    QueryStatus.MICROSECONDS: 3,
-    QueryStatus.COMMIT_TS: 8,
-    QueryStatus.EXPLICIT_DEFAULTS_FOR_TIMESTAMP: 1,
-    QueryStatus.DDL_LOGGED_WITH_XID: 8,
-    QueryStatus.DEFAULT_COLLATION_FOR_UTF8MB4: 2,
-    QueryStatus.SQL_REQUIRE_PRIMARY_KEY: 1,
-    QueryStatus.DEFAULT_TABLE_ENCRYPTION: 1,
-    QueryStatus.HRNOW: 3,
-    QueryStatus.XID: 8,
-}
-
 _WRITERS: dict[int, StatusWriter] = {
-    **{int(code): _fixed(code, size) for code, size in _FIXED_SIZES.items()},
+    **{int(code): _fixed(code, size) for code, size in QUERY_STATUS_FIXED_SIZES.items()},
     QueryStatus.CATALOG: _write_catalog,
     QueryStatus.AUTO_INCREMENT: _u16_tuple(QueryStatus.AUTO_INCREMENT, _PAIR16),
     QueryStatus.CHARSET: _u16_tuple(QueryStatus.CHARSET, _TRIPLE16),

@@ -175,6 +175,26 @@ class QueryStatus(IntEnum):
     DUMMY = 255
 
 
+# QUERY status variables whose value is one little-endian unsigned integer, by size in bytes.
+QUERY_STATUS_FIXED_SIZES: dict[int, int] = {
+    QueryStatus.FLAGS2: 4,
+    QueryStatus.SQL_MODE: 8,
+    QueryStatus.LC_TIME_NAMES: 2,
+    QueryStatus.CHARSET_DATABASE: 2,
+    QueryStatus.TABLE_MAP_FOR_UPDATE: 8,
+    QueryStatus.MASTER_DATA_WRITTEN: 4,
+    QueryStatus.MICROSECONDS: 3,
+    QueryStatus.COMMIT_TS: 8,
+    QueryStatus.EXPLICIT_DEFAULTS_FOR_TIMESTAMP: 1,
+    QueryStatus.DDL_LOGGED_WITH_XID: 8,
+    QueryStatus.DEFAULT_COLLATION_FOR_UTF8MB4: 2,
+    QueryStatus.SQL_REQUIRE_PRIMARY_KEY: 1,
+    QueryStatus.DEFAULT_TABLE_ENCRYPTION: 1,
+    QueryStatus.HRNOW: 3,
+    QueryStatus.XID: 8,
+}
+
+
 class OptionalMetadata(IntEnum):
     """TABLE_MAP optional metadata field types."""
 

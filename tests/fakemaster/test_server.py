@@ -575,6 +575,27 @@ def column_definitions(payloads: list[bytes]) -> list[ColumnDefinition] | bytes:
     return [ColumnDefinition.decode(p) for p in payloads[1 : 1 + payloads[0][0]]]
 
 
+# Lengths of values that differ between two servers (binlog file names, GTID positions): the
+# column definitions are compared through everything but the length.
+_VALUE_SIZED = {"@@GLOBAL.gtid_binlog_pos"}
+
+
+def _column_shape(c: Any) -> tuple[Any, ...]:
+    length = None if c.name in _VALUE_SIZED else c.length
+    return (
+        c.name,
+        c.type,
+        c.charset,
+        c.flags,
+        c.decimals,
+        c.schema,
+        c.table,
+        c.org_table,
+        c.org_name,
+        length,
+    )
+
+
 @pytest.mark.mariadb
 def test_column_definitions_match_a_real_mariadb(mariadb_factory: MariaDBFactory) -> None:
     real = mariadb_factory()
@@ -612,38 +633,7 @@ def test_column_definitions_match_a_real_mariadb(mariadb_factory: MariaDBFactory
             elif isinstance(want, bytes) and isinstance(got, bytes):
                 same = ok_fields(got) == ok_fields(want)
             elif isinstance(want, list) and isinstance(got, list):
-                # Lengths of values that differ between the servers (binlog file names,
-                # GTID positions) are compared through everything but the length.
-                value_sized = {"@@GLOBAL.gtid_binlog_pos"}
-                same = [
-                    (
-                        c.name,
-                        c.type,
-                        c.charset,
-                        c.flags,
-                        c.decimals,
-                        c.schema,
-                        c.table,
-                        c.org_table,
-                        c.org_name,
-                        None if c.name in value_sized else c.length,
-                    )
-                    for c in got
-                ] == [
-                    (
-                        c.name,
-                        c.type,
-                        c.charset,
-                        c.flags,
-                        c.decimals,
-                        c.schema,
-                        c.table,
-                        c.org_table,
-                        c.org_name,
-                        None if c.name in value_sized else c.length,
-                    )
-                    for c in want
-                ]
+                same = [_column_shape(c) for c in got] == [_column_shape(c) for c in want]
             else:
                 same = got == want
             if not same:
