@@ -22,13 +22,8 @@ from typing import Any
 from decoder.compression import decompress_record
 from decoder.control import header_fields
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
-from decoder.values import (
-    METADATA_SIZE,
-    NUMERIC_TYPES,
-    schema_precisions,
-    table_decoder,
-    type_name,
-)
+from decoder.row_images import table_decoder
+from fakemaster.columns import METADATA_SIZE, NUMERIC_TYPES, schema_precisions, type_name
 from fakemaster.constants import ColumnType, EventType, OptionalMetadata
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
