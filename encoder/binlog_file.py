@@ -6,12 +6,12 @@ import os
 from types import TracebackType
 from typing import BinaryIO, Protocol
 
-from decoder.encryption import BinlogKeys
 from encoder.core import encode_event
 from encoder.encryption import FileEncryption
 from encoder.primitives import U32
 from fakemaster.constants import BINLOG_MAGIC, EventFlag
 from fakemaster.context import BinlogContext
+from fakemaster.encryption import BinlogKeys
 from fakemaster.events import Event, FormatDescriptionEvent, StartEncryptionEvent
 from fakemaster.header import CRC, event_crc
 

@@ -37,7 +37,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Protocol
 
-from decoder.encryption import SCHEME, FileDecryption
+from decoder.encryption import FileDecryption
 from encoder.packets import encode_eof, encode_err, frame_parts
 from fakemaster.constants import (
     CHECKSUM_LEN,
@@ -51,6 +51,7 @@ from fakemaster.constants import (
     EventType,
     SlaveCapability,
 )
+from fakemaster.encryption import SCHEME
 from fakemaster.errors import DecodeError
 from fakemaster.events import Gtid
 from fakemaster.gtid_state import (
@@ -78,7 +79,7 @@ from fakemaster.store import (
 )
 
 if TYPE_CHECKING:
-    from decoder.encryption import BinlogKeys
+    from fakemaster.encryption import BinlogKeys
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 SERVER_STATUS_AUTOCOMMIT = 0x0002
