@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from encoder.primitives import name_bytes, packed_int
 from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
 from fakemaster.errors import EncodeError
+from fakemaster.layouts import Buffer
 from fakemaster.packets import (
     EOF_HEADER,
     ERR_HEADER,
@@ -24,14 +25,12 @@ from fakemaster.packets import (
     OkPacket,
     SemiSyncAck,
 )
+from fakemaster.packets import EOF_PACKET as _EOF
+from fakemaster.packets import ERR_HEAD as _ERR_HEAD
+from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
+from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
+from fakemaster.packets import SEMI_SYNC_ACK_HEAD as _ACK_HEAD
 
-Buffer = bytes | bytearray | memoryview
-
-_PACKET_HEADER = struct.Struct("<I")  # length in the low 3 bytes, sequence in the high byte
-_ERRNO = struct.Struct("<H")
-_EOF = struct.Struct("<BHH")
-_STATUS_WARNINGS = struct.Struct("<HH")
-_ACK_HEAD = struct.Struct("<BQ")
 _PLAIN_PREFIX = bytes((OK_HEADER,))
 _SEMI_SYNC_PREFIX = (
     bytes((OK_HEADER, SEMI_SYNC_MAGIC, 0)),
@@ -108,7 +107,7 @@ def encode_ok(packet: OkPacket) -> bytes:
 def encode_err(packet: ErrPacket) -> bytes:
     message = packet.message.encode("utf-8", "surrogateescape")
     try:
-        head = bytes((ERR_HEADER,)) + _ERRNO.pack(packet.errno)
+        head = _ERR_HEAD.pack(ERR_HEADER, packet.errno)
     except struct.error as exc:
         raise EncodeError(f"ERR packet errno {packet.errno}: {exc}") from exc
     if packet.sqlstate is None:

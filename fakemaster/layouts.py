@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 
 __all__ = [
+    "Buffer",
     "EMPTY_GTID_LIST_PADDING",
     "FDE_CREATE_TIMESTAMP_OFFSET",
     "FDE_FIXED",
@@ -41,6 +42,9 @@ __all__ = [
     "USER_VAR_VALUE_HEAD",
     "XA_PREPARE_HEAD",
 ]
+
+# What codec functions read from and write into.
+Buffer = bytes | bytearray | memoryview
 
 # Little-endian unsigned integers: every integer of the binlog format but the big-endian
 # parts of row values.
