@@ -163,7 +163,8 @@ class FileDecryption:
             plain = crypt_event(data, offset, self.crypto.nonce, key, candidate, encrypt=False)
             if looks_decrypted(plain, offset):
                 # Under one block both modes are the same XOR with AES(IV): nothing is told yet.
-                if len(data) - 4 >= BLOCK:
+                # (The cipher input is the event without its length field.)
+                if len(data) - U32.size >= BLOCK:
                     self._algorithm = candidate
                 return plain
         hint = (
