@@ -17,6 +17,7 @@ from fakemaster.packets import (
     ERR_HEADER,
     OK_HEADER,
     SEMI_SYNC_ACK_REQUESTED,
+    SQLSTATE_MARKER,
     EofPacket,
     ErrPacket,
     OkPacket,
@@ -175,7 +176,7 @@ def parse_err(payload: Buffer) -> ErrPacket:
     if payload[0] != ERR_HEADER:
         raise DecodeError(f"ERR packet starts with 0x{payload[0]:02x}", offset=0)
     errno = U16.unpack_from(payload, 1)[0]
-    if len(payload) > 3 and payload[3] == 0x23:  # '#'
+    if payload[3:4] == SQLSTATE_MARKER:
         need(payload, 4, 5, "ERR packet SQLSTATE")
         return ErrPacket(
             errno=errno,

@@ -20,6 +20,7 @@ from fakemaster.packets import (
     ERR_HEADER,
     OK_HEADER,
     SEMI_SYNC_ACK_REQUESTED,
+    SQLSTATE_MARKER,
     EofPacket,
     ErrPacket,
     OkPacket,
@@ -111,7 +112,7 @@ def encode_err(packet: ErrPacket) -> bytes:
     except struct.error as exc:
         raise EncodeError(f"ERR packet errno {packet.errno}: {exc}") from exc
     if packet.sqlstate is None:
-        if message.startswith(b"#"):
+        if message.startswith(SQLSTATE_MARKER):
             raise EncodeError("an ERR message without SQLSTATE cannot start with '#'")
         return head + message
     try:
@@ -120,7 +121,7 @@ def encode_err(packet: ErrPacket) -> bytes:
         state = b""
     if len(state) != 5:
         raise EncodeError(f"SQLSTATE must be 5 characters, not {packet.sqlstate!r}")
-    return head + b"#" + state + message
+    return head + SQLSTATE_MARKER + state + message
 
 
 def encode_eof(packet: EofPacket) -> bytes:

@@ -49,6 +49,7 @@ from fakemaster.constants import (
     DumpFlag,
     EventFlag,
     EventType,
+    GtidFlag,
     QueryStatus,
     SlaveCapability,
 )
@@ -74,6 +75,7 @@ from fakemaster.header import SERVER_ID_OFFSET, TYPE_CODE_OFFSET, event_crc
 from fakemaster.layouts import (
     EMPTY_GTID_LIST_PADDING,
     FDE_CREATE_TIMESTAMP_OFFSET,
+    GTID_FLAGS2_OFFSET,
     QUERY_POST_HEADER,
 )
 from fakemaster.layouts import GTID_BODY_MIN as _GTID_BODY_LEN
@@ -975,7 +977,7 @@ class DumpStream:
             # make_compatible_event measures the event with its CRC.
             if len(event) < HEADER_LEN + _GTID_BODY_LEN:
                 raise DumpError(MSG_GTID_REPLACE, coordinates=True)
-            if event[HEADER_LEN + 12] & 1:  # FL_STANDALONE
+            if event[HEADER_LEN + GTID_FLAGS2_OFFSET] & GtidFlag.STANDALONE:
                 if capability >= SlaveCapability.TOLERATE_HOLES:
                     return None
                 replaced = dummy_event(event, self._alg)

@@ -29,6 +29,7 @@ __all__ = [
     "SEMI_SYNC_ACK_REQUESTED",
     "SEMI_SYNC_HEADER_LEN",
     "SERVER_STATUS_AUTOCOMMIT",
+    "SQLSTATE_MARKER",
     "EofPacket",
     "ErrPacket",
     "OkPacket",
@@ -39,6 +40,7 @@ __all__ = [
 # Every packet: length (low 3 bytes) | sequence number << 24, then the payload.
 PACKET_HEADER = struct.Struct("<I")
 OK_HEADER = 0x00
+SQLSTATE_MARKER = b"#"  # before the SQLSTATE of an ERR payload
 EOF_HEADER = 0xFE
 ERR_HEADER = 0xFF
 SEMI_SYNC_HEADER_LEN = 2  # 0xEF + flag, after the 0x00 of every event packet
