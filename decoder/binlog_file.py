@@ -19,6 +19,8 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event
 
+__all__ = ["Readable", "Source", "iter_raw_events", "read_binlog"]
+
 
 class Readable(Protocol):
     """A binary file, pipe or socket file: ``read`` may return fewer bytes than asked."""

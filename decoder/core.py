@@ -22,6 +22,8 @@ from fakemaster.header import (
     event_crc,
 )
 
+__all__ = ["DECODERS", "BodyDecoder", "decode_event", "read_header", "register"]
+
 BodyDecoder = Callable[[memoryview, EventHeader, BinlogContext], Event]
 DECODERS: dict[int, BodyDecoder] = {}
 _KNOWN_CODES = frozenset(int(code) for code in EventType)

@@ -27,6 +27,16 @@ from fakemaster.packets import EOF_PACKET as _EOF
 from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
 from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 
+__all__ = [
+    "PacketReader",
+    "parse_binlog_packet",
+    "parse_eof",
+    "parse_err",
+    "parse_ok",
+    "parse_response",
+    "parse_semi_sync_ack",
+]
+
 _EOF_LEN = _EOF.size
 # Consumed bytes are dropped from the front of the buffer once they are at least this many
 # and at least half of it, so each byte is moved O(1) times on average.

@@ -73,6 +73,15 @@ from fakemaster.layouts import (
     TRIPLE16,
 )
 
+__all__ = [
+    "DECODERS",
+    "StatusReader",
+    "decode_execute_load_query",
+    "decode_query",
+    "decode_query_compressed",
+    "read_status_vars",
+]
+
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
 StatusReader = Callable[[Buffer, int, int], tuple[Any, int]]

@@ -36,6 +36,8 @@ from fakemaster.events import (
 )
 from fakemaster.header import EventHeader
 
+__all__ = ["DECODERS", "decode_rows", "decode_table_map"]
+
 # --- TABLE_MAP ----------------------------------------------------------------------------
 
 

@@ -55,6 +55,19 @@ from fakemaster.layouts import (
     XA_PREPARE_HEAD,
 )
 
+__all__ = [
+    "DECODERS",
+    "decode_annotate_rows",
+    "decode_append_block",
+    "decode_begin_load_query",
+    "decode_delete_file",
+    "decode_intvar",
+    "decode_rand",
+    "decode_user_var",
+    "decode_xa_prepare",
+    "decode_xid",
+]
+
 
 def _exact_size(body: Buffer, size: int, what: str) -> None:
     if len(body) != size:

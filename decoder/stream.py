@@ -21,6 +21,8 @@ from fakemaster.events import Event
 from fakemaster.header import EVENT_LENGTH_OFFSET
 from fakemaster.packets import EOF_HEADER, ERR_HEADER, EofPacket, ErrPacket, OkPacket, ServerError
 
+__all__ = ["DecodedEvent", "EventSplitter", "StreamDecoder", "check_magic", "event_length"]
+
 # See decoder/packets.py: drop consumed bytes once they are many and at least half the buffer.
 _COMPACT_MIN = 1 << 16
 

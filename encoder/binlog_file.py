@@ -15,6 +15,8 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.events import Event, FormatDescriptionEvent, StartEncryptionEvent
 from fakemaster.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
 
+__all__ = ["BinlogWriter", "Target", "Writable", "with_log_pos"]
+
 
 class Writable(Protocol):
     def write(self, data: bytes | bytearray | memoryview, /) -> object: ...

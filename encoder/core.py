@@ -12,6 +12,8 @@ from fakemaster.errors import EncodeError
 from fakemaster.events import Event, FormatDescriptionEvent
 from fakemaster.header import CRC, HEADER, event_crc
 
+__all__ = ["ENCODERS", "BodyEncoder", "encode_event", "register"]
+
 BodyEncoder = Callable[[Any, BinlogContext], bytes]
 ENCODERS: dict[type[Event], BodyEncoder] = {}
 

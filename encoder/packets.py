@@ -32,6 +32,18 @@ from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
 from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 from fakemaster.packets import SEMI_SYNC_ACK_HEAD as _ACK_HEAD
 
+__all__ = [
+    "binlog_packet_parts",
+    "encode_binlog_packet",
+    "encode_eof",
+    "encode_err",
+    "encode_ok",
+    "encode_semi_sync_ack",
+    "frame",
+    "frame_parts",
+    "packet_header",
+]
+
 _PLAIN_PREFIX = bytes((OK_HEADER,))
 _SEMI_SYNC_PREFIX = (
     bytes((OK_HEADER, SEMI_SYNC_MAGIC, 0)),

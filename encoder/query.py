@@ -25,6 +25,15 @@ from fakemaster.layouts import (
     TRIPLE16,
 )
 
+__all__ = [
+    "ENCODERS",
+    "KNOWN_STATUS_CODES",
+    "StatusWriter",
+    "encode_execute_load_query",
+    "encode_query",
+    "status_vars_bytes",
+]
+
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
 StatusWriter = Callable[[Any], bytes]

@@ -32,6 +32,19 @@ from fakemaster.layouts import (
     XA_PREPARE_HEAD,
 )
 
+__all__ = [
+    "ENCODERS",
+    "encode_annotate_rows",
+    "encode_append_block",
+    "encode_begin_load_query",
+    "encode_delete_file",
+    "encode_intvar",
+    "encode_rand",
+    "encode_user_var",
+    "encode_xa_prepare",
+    "encode_xid",
+]
+
 
 def _pack(packer: struct.Struct, what: str, *values: int) -> bytes:
     try:

@@ -24,6 +24,8 @@ from fakemaster.events import Event
 from fakemaster.layouts import Buffer
 from fakemaster.packets import EofPacket, ErrPacket, OkPacket
 
+__all__ = ["StreamEncoder"]
+
 
 class StreamEncoder:
     def __init__(
