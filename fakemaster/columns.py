@@ -10,6 +10,7 @@ columns have a bit in the SIGNEDNESS optional metadata.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import Enum
 
 from fakemaster.constants import ColumnType, OptionalMetadata
 from fakemaster.context import BinlogContext
@@ -31,7 +32,9 @@ __all__ = [
     "STRING_REAL_CHAR",
     "STRING_REAL_ENUM",
     "STRING_REAL_SET",
+    "METADATA_FORMS",
     "VARCHAR_TYPES",
+    "MetadataForm",
     "bit_size",
     "decimal_groups",
     "decimal_size",
@@ -240,3 +243,30 @@ def schema_precisions(ctx: BinlogContext, table_map: TableMapEvent) -> tuple[int
         return None
     found = known.get((table_map.database, table_map.table))
     return None if found is None else tuple(found)
+
+
+class MetadataForm(Enum):
+    """How the value of a TABLE_MAP optional metadata field is laid out (packed = MySQL's
+    length-encoded integer)."""
+
+    INTS = "packed integers (one per column it describes)"
+    INT_PAIRS = "packed (column index, prefix length) pairs"
+    DEFAULT_CHARSET = "a packed default charset, then packed (column index, charset) pairs"
+    STRINGS = "packed-length strings, one per column"
+    STRING_LISTS = "per column, a packed count and that many packed-length strings"
+
+
+# The form of each optional metadata field that has one (SIGNEDNESS and COLUMN_VISIBILITY are
+# bitmaps over the columns, read with the column types).
+METADATA_FORMS: dict[int, MetadataForm] = {
+    OptionalMetadata.DEFAULT_CHARSET: MetadataForm.DEFAULT_CHARSET,
+    OptionalMetadata.ENUM_AND_SET_DEFAULT_CHARSET: MetadataForm.DEFAULT_CHARSET,
+    OptionalMetadata.COLUMN_CHARSET: MetadataForm.INTS,
+    OptionalMetadata.ENUM_AND_SET_COLUMN_CHARSET: MetadataForm.INTS,
+    OptionalMetadata.GEOMETRY_TYPE: MetadataForm.INTS,
+    OptionalMetadata.SIMPLE_PRIMARY_KEY: MetadataForm.INTS,
+    OptionalMetadata.PRIMARY_KEY_WITH_PREFIX: MetadataForm.INT_PAIRS,
+    OptionalMetadata.COLUMN_NAME: MetadataForm.STRINGS,
+    OptionalMetadata.SET_STR_VALUE: MetadataForm.STRING_LISTS,
+    OptionalMetadata.ENUM_STR_VALUE: MetadataForm.STRING_LISTS,
+}
