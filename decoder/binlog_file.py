@@ -11,12 +11,15 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from decoder.core import decode_event
-from decoder.encryption import BinlogKeys, FileDecryption
+from decoder.encryption import FileDecryption
 from decoder.stream import check_magic, event_length
 from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN
 from fakemaster.context import BinlogContext
+from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event
+
+__all__ = ["Readable", "Source", "iter_raw_events", "read_binlog"]
 
 
 class Readable(Protocol):

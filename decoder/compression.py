@@ -7,6 +7,8 @@ import zlib
 from decoder.primitives import Buffer
 from fakemaster.errors import DecodeError
 
+__all__ = ["decompress_record"]
+
 
 def decompress_record(buf: Buffer, pos: int = 0) -> bytes:
     if pos >= len(buf):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from decoder.primitives import U64, Buffer, need, read_bytes, read_uint
-from fakemaster.constants import EventType
+from fakemaster.constants import HEADER_LEN, EventType
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import (
@@ -18,8 +18,28 @@ from fakemaster.events import (
     UnknownEvent,
 )
 from fakemaster.header import EventHeader
+from fakemaster.layouts import (
+    FDE_FIXED,
+    FDE_SERVER_VERSION_OFFSET,
+    SERVER_VERSION_LEN,
+    START_ENCRYPTION,
+)
 
-FDE_FIXED_LEN = 2 + 50 + 4 + 1
+__all__ = [
+    "DECODERS",
+    "decode_fde",
+    "decode_heartbeat",
+    "decode_incident",
+    "decode_rotate",
+    "decode_start_encryption",
+    "decode_stop",
+    "decode_unknown",
+    "fde_has_checksum",
+    "fde_server_version",
+    "header_fields",
+]
+
+_FDE_VERSION_START = HEADER_LEN + FDE_SERVER_VERSION_OFFSET
 _VERSION_RE = re.compile(rb"(\d+)\.(\d+)\.(\d+)")
 
 
@@ -45,19 +65,17 @@ def fde_has_checksum(server_version: bytes) -> bool:
 
 def fde_server_version(event_bytes: Buffer) -> bytes:
     """The version string of a whole FDE event (header included)."""
-    raw = bytes(event_bytes[19 + 2 : 19 + 2 + 50])
+    raw = bytes(event_bytes[_FDE_VERSION_START : _FDE_VERSION_START + SERVER_VERSION_LEN])
     return raw.split(b"\x00", 1)[0]
 
 
 def decode_fde(body: Buffer, header: EventHeader, ctx: BinlogContext) -> FormatDescriptionEvent:
-    need(body, 0, FDE_FIXED_LEN, "FORMAT_DESCRIPTION fixed part")
-    binlog_version, pos = read_uint(body, 0, 2)
-    raw_version, pos = read_bytes(body, pos, 50)
+    need(body, 0, FDE_FIXED.size, "FORMAT_DESCRIPTION fixed part")
+    binlog_version, raw_version, created, header_length = FDE_FIXED.unpack_from(body, 0)
+    pos = FDE_FIXED.size
     server_version, _, tail = raw_version.partition(b"\x00")
-    created, pos = read_uint(body, pos, 4)
-    header_length, pos = read_uint(body, pos, 1)
-    if header_length < 19:
-        raise DecodeError(f"FDE header length {header_length} < 19", offset=pos - 1)
+    if header_length < HEADER_LEN:
+        raise DecodeError(f"FDE header length {header_length} < {HEADER_LEN}", offset=pos - 1)
     has_alg = fde_has_checksum(server_version)
     end = len(body) - 1 if has_alg else len(body)
     if end < pos:
@@ -114,14 +132,13 @@ def _looks_like_position(body: Buffer) -> bool:
 def decode_start_encryption(
     body: Buffer, header: EventHeader, ctx: BinlogContext
 ) -> StartEncryptionEvent:
-    need(body, 0, 17, "START_ENCRYPTION body")
-    if len(body) != 17:
-        raise DecodeError(f"START_ENCRYPTION body is {len(body)} bytes, not 17", offset=17)
+    size = START_ENCRYPTION.size
+    need(body, 0, size, "START_ENCRYPTION body")
+    if len(body) != size:
+        raise DecodeError(f"START_ENCRYPTION body is {len(body)} bytes, not {size}", offset=size)
+    scheme, key_version, nonce = START_ENCRYPTION.unpack_from(body, 0)
     return StartEncryptionEvent(
-        **header_fields(header),
-        scheme=body[0],
-        key_version=int.from_bytes(body[1:5], "little"),
-        nonce=bytes(body[5:17]),
+        **header_fields(header), scheme=scheme, key_version=key_version, nonce=nonce
     )
 
 

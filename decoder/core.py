@@ -9,11 +9,20 @@ from typing import Any
 
 from decoder import control, gtid, query, rows, statement
 from decoder.primitives import Buffer
-from fakemaster.constants import EventFlag, EventType, event_type_name
+from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType, event_type_name
 from fakemaster.context import BinlogContext
 from fakemaster.errors import ChecksumError, DecodeError
 from fakemaster.events import Event
-from fakemaster.header import CRC, HEADER, EventHeader, event_crc
+from fakemaster.header import (
+    CRC,
+    EVENT_LENGTH_OFFSET,
+    HEADER,
+    TYPE_CODE_OFFSET,
+    EventHeader,
+    event_crc,
+)
+
+__all__ = ["DECODERS", "BodyDecoder", "decode_event", "read_header", "register"]
 
 BodyDecoder = Callable[[memoryview, EventHeader, BinlogContext], Event]
 DECODERS: dict[int, BodyDecoder] = {}
@@ -32,9 +41,9 @@ register(rows.DECODERS)
 
 
 def read_header(data: Buffer, offset: int = 0) -> EventHeader:
-    if len(data) < 19:
+    if len(data) < HEADER_LEN:
         raise DecodeError(
-            f"truncated: event header needs 19 bytes, {len(data)} left", offset=offset
+            f"truncated: event header needs {HEADER_LEN} bytes, {len(data)} left", offset=offset
         )
     return EventHeader._make(HEADER.unpack_from(data, 0))
 
@@ -61,7 +70,7 @@ def decode_event(
     if header.event_length != len(view):
         raise DecodeError(
             f"event length field says {header.event_length}, event has {len(view)} bytes",
-            offset=offset + 9,
+            offset=offset + EVENT_LENGTH_OFFSET,
             event_type=name,
         )
     is_fde = header.type_code == EventType.FORMAT_DESCRIPTION
@@ -71,9 +80,9 @@ def decode_event(
         has_crc = ctx.checksum
     end = len(view)
     if has_crc:
-        if end < 19 + 4:
+        if end < HEADER_LEN + CHECKSUM_LEN:
             raise DecodeError("truncated: no room for the CRC", offset=offset + end, event_type=name)
-        end -= 4
+        end -= CHECKSUM_LEN
         if verify_checksum:
             stored = CRC.unpack_from(view, end)[0]
             computed = event_crc(view[:end], header.type_code)
@@ -83,7 +92,7 @@ def decode_event(
                     offset=offset + end,
                     event_type=name,
                 )
-    body_start = 19 if is_fde else max(ctx.fde.header_length, 19)
+    body_start = HEADER_LEN if is_fde else max(ctx.fde.header_length, HEADER_LEN)
     if body_start > end:
         raise DecodeError("truncated: shorter than the header", offset=offset + end, event_type=name)
     body = view[body_start:end]
@@ -96,7 +105,7 @@ def decode_event(
         ):
             raise DecodeError(
                 f"unknown event type {header.type_code} without LOG_EVENT_IGNORABLE_F",
-                offset=offset + 4,
+                offset=offset + TYPE_CODE_OFFSET,
                 event_type=name,
             )
         body_decoder = control.decode_unknown

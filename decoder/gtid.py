@@ -31,21 +31,28 @@ BINLOG_CHECKPOINT (161)::
 
 from __future__ import annotations
 
-import struct
-
 from decoder.control import header_fields
-from decoder.primitives import U32, Buffer, name_text, need
+from decoder.primitives import U32, U64, Buffer, name_text, need
 from fakemaster.constants import GTID_LIST_COUNT_MASK, EventType, GtidExtraFlag, GtidFlag
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import BinlogCheckpointEvent, Gtid, GtidEvent, GtidListEvent, XaXid
 from fakemaster.header import EventHeader
+from fakemaster.layouts import (
+    GTID_BODY_MIN,
+    GTID_FIXED,
+    GTID_LIST_COUNT,
+    GTID_LIST_ENTRY,
+    GTID_XA_HEAD,
+)
 
-GTID_BODY_MIN = 19
-_GTID_FIXED = struct.Struct("<QIB")
-_XA_HEAD = struct.Struct("<IBB")
-_U64 = struct.Struct("<Q")
-_GTID_ENTRY = struct.Struct("<IIQ")
+__all__ = [
+    "DECODERS",
+    "decode_binlog_checkpoint",
+    "decode_gtid",
+    "decode_gtid_list",
+    "read_gtid_list",
+]
 _XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
@@ -53,19 +60,19 @@ _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEvent:
     size = len(body)
     if size < GTID_BODY_MIN:
-        raise DecodeError(f"truncated: GTID body is {size} bytes, at least 19 needed", offset=0)
-    seq_no, domain_id, flags2 = _GTID_FIXED.unpack_from(body, 0)
-    pos = _GTID_FIXED.size
+        raise DecodeError(f"truncated: GTID body is {size} bytes, at least {GTID_BODY_MIN} needed", offset=0)
+    seq_no, domain_id, flags2 = GTID_FIXED.unpack_from(body, 0)
+    pos = GTID_FIXED.size
     commit_id = None
     if flags2 & GtidFlag.GROUP_COMMIT_ID:
         need(body, pos, 8, "GTID commit_id")
-        commit_id = _U64.unpack_from(body, pos)[0]
+        commit_id = U64.unpack_from(body, pos)[0]
         pos += 8
     xid = None
     if flags2 & _XA_FLAGS:
-        need(body, pos, _XA_HEAD.size, "GTID XA xid header")
-        format_id, gtrid_len, bqual_len = _XA_HEAD.unpack_from(body, pos)
-        pos += _XA_HEAD.size
+        need(body, pos, GTID_XA_HEAD.size, "GTID XA xid header")
+        format_id, gtrid_len, bqual_len = GTID_XA_HEAD.unpack_from(body, pos)
+        pos += GTID_XA_HEAD.size
         need(body, pos, gtrid_len + bqual_len, "GTID XA xid data")
         gtrid = bytes(body[pos : pos + gtrid_len])
         pos += gtrid_len
@@ -83,7 +90,7 @@ def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEv
             pos += 1
         if flags_extra & _ALTER_FLAGS:
             need(body, pos, 8, "GTID sa_seq_no promised by flags_extra (MDEV-33672)")
-            sa_seq_no = _U64.unpack_from(body, pos)[0]
+            sa_seq_no = U64.unpack_from(body, pos)[0]
             pos += 8
     rest = bytes(body[pos:])
     is_padding = size == max(GTID_BODY_MIN, pos) and not any(rest)
@@ -101,25 +108,30 @@ def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEv
     )
 
 
-def decode_gtid_list(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidListEvent:
-    need(body, 0, 4, "GTID_LIST count")
-    field = U32.unpack_from(body, 0)[0]
+def read_gtid_list(body: Buffer) -> tuple[tuple[Gtid, ...], int, int]:
+    """The GTIDs of a GTID_LIST body, its list_flags and the offset after its entries."""
+    start = GTID_LIST_COUNT.size
+    need(body, 0, start, "GTID_LIST count")
+    field = GTID_LIST_COUNT.unpack_from(body, 0)[0]
     count = field & GTID_LIST_COUNT_MASK
-    end = 4 + count * _GTID_ENTRY.size
+    end = start + count * GTID_LIST_ENTRY.size
     if end > len(body):
         raise DecodeError(
-            f"truncated: GTID_LIST of {count} entries needs {end - 4} bytes, "
-            f"{len(body) - 4} left",
-            offset=4,
+            f"truncated: GTID_LIST of {count} entries needs {end - start} bytes, "
+            f"{len(body) - start} left",
+            offset=start,
         )
     gtids = tuple(
-        Gtid(domain, server, seq) for domain, server, seq in _GTID_ENTRY.iter_unpack(body[4:end])
+        Gtid(domain, server, seq)
+        for domain, server, seq in GTID_LIST_ENTRY.iter_unpack(body[start:end])
     )
+    return gtids, field & ~GTID_LIST_COUNT_MASK, end
+
+
+def decode_gtid_list(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidListEvent:
+    gtids, list_flags, end = read_gtid_list(body)
     return GtidListEvent(
-        **header_fields(header),
-        gtids=gtids,
-        list_flags=field & ~GTID_LIST_COUNT_MASK,
-        padding=bytes(body[end:]),
+        **header_fields(header), gtids=gtids, list_flags=list_flags, padding=bytes(body[end:])
     )
 
 

@@ -7,7 +7,6 @@ one) are joined and sequence numbers are checked.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 
 from decoder.primitives import U16, U64, Buffer, name_text, need, read_packed_int
@@ -18,15 +17,27 @@ from fakemaster.packets import (
     ERR_HEADER,
     OK_HEADER,
     SEMI_SYNC_ACK_REQUESTED,
+    SQLSTATE_MARKER,
     EofPacket,
     ErrPacket,
     OkPacket,
     SemiSyncAck,
 )
+from fakemaster.packets import EOF_PACKET as _EOF
+from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
+from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 
-_PACKET_HEADER = struct.Struct("<I")
-_STATUS_WARNINGS = struct.Struct("<HH")
-_EOF_LEN = 5
+__all__ = [
+    "PacketReader",
+    "parse_binlog_packet",
+    "parse_eof",
+    "parse_err",
+    "parse_ok",
+    "parse_response",
+    "parse_semi_sync_ack",
+]
+
+_EOF_LEN = _EOF.size
 # Consumed bytes are dropped from the front of the buffer once they are at least this many
 # and at least half of it, so each byte is moved O(1) times on average.
 _COMPACT_MIN = 1 << 16
@@ -175,7 +186,7 @@ def parse_err(payload: Buffer) -> ErrPacket:
     if payload[0] != ERR_HEADER:
         raise DecodeError(f"ERR packet starts with 0x{payload[0]:02x}", offset=0)
     errno = U16.unpack_from(payload, 1)[0]
-    if len(payload) > 3 and payload[3] == 0x23:  # '#'
+    if payload[3:4] == SQLSTATE_MARKER:
         need(payload, 4, 5, "ERR packet SQLSTATE")
         return ErrPacket(
             errno=errno,
@@ -193,7 +204,7 @@ def parse_eof(payload: Buffer) -> EofPacket:
         raise DecodeError(f"EOF packet starts with 0x{payload[0]:02x}", offset=0)
     if len(payload) != _EOF_LEN:
         raise DecodeError(f"EOF packet is {len(payload)} bytes, not {_EOF_LEN}", offset=0)
-    warnings, status_flags = _STATUS_WARNINGS.unpack_from(payload, 1)
+    _, warnings, status_flags = _EOF.unpack_from(payload, 0)
     return EofPacket(warnings=warnings, status_flags=status_flags)
 
 

@@ -6,16 +6,23 @@ raises DecodeError with the position, never IndexError.
 
 from __future__ import annotations
 
-import struct
-
 from fakemaster.errors import DecodeError
+from fakemaster.layouts import U8, U16, U32, U64, Buffer
 
-U8 = struct.Struct("<B")
-U16 = struct.Struct("<H")
-U32 = struct.Struct("<I")
-U64 = struct.Struct("<Q")
+__all__ = [
+    "U8",
+    "U16",
+    "U32",
+    "U64",
+    "Buffer",
+    "name_text",
+    "need",
+    "read_bitmap",
+    "read_bytes",
+    "read_packed_int",
+    "read_uint",
+]
 
-Buffer = bytes | bytearray | memoryview
 
 
 def need(buf: Buffer, pos: int, size: int, what: str) -> None:

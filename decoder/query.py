@@ -54,27 +54,34 @@ server.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from typing import Any
 
 from decoder.compression import decompress_record
 from decoder.control import header_fields
-from decoder.primitives import Buffer, name_text, need
+from decoder.primitives import U16, U32, U64, Buffer, name_text, need
 from fakemaster.constants import QUERY_STATUS_FIXED_SIZES, EventType, GtidExtraFlag, QueryStatus
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import ExecuteLoadQueryEvent, QueryEvent, StatusVar
 from fakemaster.header import EventHeader
+from fakemaster.layouts import (
+    LOAD_QUERY_EXTRA,
+    MAX_DBS_IN_EVENT_MTS,
+    PAIR16,
+    QUERY_POST_HEADER,
+    TRIPLE16,
+)
 
-QUERY_POST_HEADER = struct.Struct("<IIBHH")
-LOAD_QUERY_EXTRA = struct.Struct("<IIIB")
-MAX_DBS_IN_EVENT_MTS = 16
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
-_PAIR16 = struct.Struct("<HH")
-_TRIPLE16 = struct.Struct("<HHH")
+__all__ = [
+    "DECODERS",
+    "StatusReader",
+    "decode_execute_load_query",
+    "decode_query",
+    "decode_query_compressed",
+    "read_status_vars",
+]
+
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
 StatusReader = Callable[[Buffer, int, int], tuple[Any, int]]
@@ -90,7 +97,7 @@ def _check(pos: int, size: int, end: int, code: int) -> None:
 
 
 def _fixed(code: int, size: int) -> StatusReader:
-    unpack = {2: _U16, 4: _U32, 8: _U64}.get(size)
+    unpack = {2: U16, 4: U32, 8: U64}.get(size)
 
     if unpack is not None:
         unpack_from = unpack.unpack_from
@@ -129,12 +136,12 @@ def _read_catalog(buf: Buffer, pos: int, end: int) -> tuple[bytes, int]:
 
 def _read_auto_increment(buf: Buffer, pos: int, end: int) -> tuple[tuple[int, int], int]:
     _check(pos, 4, end, QueryStatus.AUTO_INCREMENT)
-    return _PAIR16.unpack_from(buf, pos), pos + 4
+    return PAIR16.unpack_from(buf, pos), pos + 4
 
 
 def _read_charset(buf: Buffer, pos: int, end: int) -> tuple[tuple[int, int, int], int]:
     _check(pos, 6, end, QueryStatus.CHARSET)
-    return _TRIPLE16.unpack_from(buf, pos), pos + 6
+    return TRIPLE16.unpack_from(buf, pos), pos + 6
 
 
 _read_short_string = _length_prefixed(QueryStatus.INVOKER)
@@ -174,7 +181,7 @@ def _read_gtid_flags3(buf: Buffer, pos: int, end: int) -> tuple[tuple[int, int |
     if not flags & _ALTER_FLAGS:
         return (flags, None), pos
     _check(pos, 8, end, QueryStatus.GTID_FLAGS3)
-    return (flags, _U64.unpack_from(buf, pos)[0]), pos + 8
+    return (flags, U64.unpack_from(buf, pos)[0]), pos + 8
 
 
 def _read_character_set_collations(
@@ -184,7 +191,7 @@ def _read_character_set_collations(
     count = buf[pos]
     pos += 1
     _check(pos, 4 * count, end, QueryStatus.CHARACTER_SET_COLLATIONS)
-    pairs = tuple(_PAIR16.iter_unpack(buf[pos : pos + 4 * count]))
+    pairs = tuple(PAIR16.iter_unpack(buf[pos : pos + 4 * count]))
     return pairs, pos + 4 * count
 
 

@@ -22,11 +22,13 @@ from typing import Any
 from decoder.compression import decompress_record
 from decoder.control import header_fields
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
-from decoder.values import (
+from decoder.row_images import table_decoder
+from fakemaster.columns import (
+    METADATA_FORMS,
     METADATA_SIZE,
     NUMERIC_TYPES,
+    MetadataForm,
     schema_precisions,
-    table_decoder,
     type_name,
 )
 from fakemaster.constants import ColumnType, EventType, OptionalMetadata
@@ -40,6 +42,8 @@ from fakemaster.events import (
     UpdateRowsEvent,
 )
 from fakemaster.header import EventHeader
+
+__all__ = ["DECODERS", "decode_rows", "decode_table_map"]
 
 # --- TABLE_MAP ----------------------------------------------------------------------------
 
@@ -227,18 +231,14 @@ def _signedness(raw: bytes, numeric_count: int) -> tuple[bool, ...]:
     return tuple(bool(bits >> (numeric_count - 1 - k) & 1) for k in range(numeric_count))
 
 
-_TYPED: dict[int, Callable[[bytes], Any]] = {
-    OptionalMetadata.DEFAULT_CHARSET: _default_charset,
-    OptionalMetadata.ENUM_AND_SET_DEFAULT_CHARSET: _default_charset,
-    OptionalMetadata.COLUMN_CHARSET: _ints,
-    OptionalMetadata.ENUM_AND_SET_COLUMN_CHARSET: _ints,
-    OptionalMetadata.GEOMETRY_TYPE: _ints,
-    OptionalMetadata.SIMPLE_PRIMARY_KEY: _ints,
-    OptionalMetadata.PRIMARY_KEY_WITH_PREFIX: _int_pairs,
-    OptionalMetadata.COLUMN_NAME: _strings,
-    OptionalMetadata.SET_STR_VALUE: _string_lists,
-    OptionalMetadata.ENUM_STR_VALUE: _string_lists,
+_FORM_READERS: dict[MetadataForm, Callable[[bytes], Any]] = {
+    MetadataForm.INTS: _ints,
+    MetadataForm.INT_PAIRS: _int_pairs,
+    MetadataForm.DEFAULT_CHARSET: _default_charset,
+    MetadataForm.STRINGS: _strings,
+    MetadataForm.STRING_LISTS: _string_lists,
 }
+_TYPED = {kind: _FORM_READERS[form] for kind, form in METADATA_FORMS.items()}
 
 
 def _typed_metadata(kind: int, raw: bytes, numeric_count: int) -> Any:

@@ -28,8 +28,6 @@ lengths outside what the server accepts are rejected.
 
 from __future__ import annotations
 
-import struct
-
 from decoder.control import header_fields
 from decoder.primitives import U32, U64, Buffer, need
 from fakemaster.constants import EventType
@@ -48,13 +46,27 @@ from fakemaster.events import (
     XidEvent,
 )
 from fakemaster.header import EventHeader
+from fakemaster.layouts import (
+    INTVAR,
+    MAX_BQUAL_SIZE,
+    MAX_GTRID_SIZE,
+    RAND,
+    USER_VAR_VALUE_HEAD,
+    XA_PREPARE_HEAD,
+)
 
-MAX_GTRID_SIZE = 64
-MAX_BQUAL_SIZE = 64
-_XA_PREPARE_HEAD = struct.Struct("<BIII")
-_INTVAR = struct.Struct("<BQ")
-_RAND = struct.Struct("<QQ")
-_USER_VAR_VALUE_HEAD = struct.Struct("<BII")
+__all__ = [
+    "DECODERS",
+    "decode_annotate_rows",
+    "decode_append_block",
+    "decode_begin_load_query",
+    "decode_delete_file",
+    "decode_intvar",
+    "decode_rand",
+    "decode_user_var",
+    "decode_xa_prepare",
+    "decode_xid",
+]
 
 
 def _exact_size(body: Buffer, size: int, what: str) -> None:
@@ -70,15 +82,15 @@ def decode_xid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> XidEven
 
 
 def decode_xa_prepare(body: Buffer, header: EventHeader, ctx: BinlogContext) -> XaPrepareEvent:
-    need(body, 0, _XA_PREPARE_HEAD.size, "XA_PREPARE header")
-    one_phase, format_id, gtrid_len, bqual_len = _XA_PREPARE_HEAD.unpack_from(body, 0)
+    need(body, 0, XA_PREPARE_HEAD.size, "XA_PREPARE header")
+    one_phase, format_id, gtrid_len, bqual_len = XA_PREPARE_HEAD.unpack_from(body, 0)
     if one_phase > 1:
         raise DecodeError(f"XA_PREPARE one_phase byte is {one_phase}, not 0 or 1", offset=0)
     if not 1 <= gtrid_len <= MAX_GTRID_SIZE:
         raise DecodeError(f"XA_PREPARE gtrid length {gtrid_len} outside 1..64", offset=5)
     if bqual_len > MAX_BQUAL_SIZE:
         raise DecodeError(f"XA_PREPARE bqual length {bqual_len} outside 0..64", offset=9)
-    pos = _XA_PREPARE_HEAD.size
+    pos = XA_PREPARE_HEAD.size
     _exact_size(body, pos + gtrid_len + bqual_len, "XA_PREPARE")
     gtrid = bytes(body[pos : pos + gtrid_len])
     bqual = bytes(body[pos + gtrid_len :])
@@ -90,14 +102,14 @@ def decode_xa_prepare(body: Buffer, header: EventHeader, ctx: BinlogContext) -> 
 
 
 def decode_intvar(body: Buffer, header: EventHeader, ctx: BinlogContext) -> IntvarEvent:
-    _exact_size(body, _INTVAR.size, "INTVAR")
-    kind, value = _INTVAR.unpack_from(body, 0)
+    _exact_size(body, INTVAR.size, "INTVAR")
+    kind, value = INTVAR.unpack_from(body, 0)
     return IntvarEvent(**header_fields(header), kind=kind, value=value)
 
 
 def decode_rand(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RandEvent:
-    _exact_size(body, _RAND.size, "RAND")
-    seed1, seed2 = _RAND.unpack_from(body, 0)
+    _exact_size(body, RAND.size, "RAND")
+    seed1, seed2 = RAND.unpack_from(body, 0)
     return RandEvent(**header_fields(header), seed1=seed1, seed2=seed2)
 
 
@@ -121,9 +133,9 @@ def decode_user_var(body: Buffer, header: EventHeader, ctx: BinlogContext) -> Us
             value_flags=None,
             trailing=bytes(body[pos:]),
         )
-    need(body, pos, _USER_VAR_VALUE_HEAD.size, "USER_VAR value header")
-    value_type, charset, value_len = _USER_VAR_VALUE_HEAD.unpack_from(body, pos)
-    pos += _USER_VAR_VALUE_HEAD.size
+    need(body, pos, USER_VAR_VALUE_HEAD.size, "USER_VAR value header")
+    value_type, charset, value_len = USER_VAR_VALUE_HEAD.unpack_from(body, pos)
+    pos += USER_VAR_VALUE_HEAD.size
     need(body, pos, value_len, "USER_VAR value")
     value = bytes(body[pos : pos + value_len])
     pos += value_len

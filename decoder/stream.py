@@ -8,21 +8,21 @@ assembled is buffered, in a bytearray read from an offset and compacted now and 
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from decoder.core import decode_event
 from decoder.packets import PacketReader, parse_binlog_packet, parse_err, parse_response
-from decoder.primitives import Buffer
+from decoder.primitives import U32, Buffer
 from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event
+from fakemaster.header import EVENT_LENGTH_OFFSET
 from fakemaster.packets import EOF_HEADER, ERR_HEADER, EofPacket, ErrPacket, OkPacket, ServerError
 
-_EVENT_LENGTH = struct.Struct("<I")
-_EVENT_LENGTH_OFFSET = 9
+__all__ = ["DecodedEvent", "EventSplitter", "StreamDecoder", "check_magic", "event_length"]
+
 # See decoder/packets.py: drop consumed bytes once they are many and at least half the buffer.
 _COMPACT_MIN = 1 << 16
 
@@ -40,11 +40,11 @@ def check_magic(data: Buffer, offset: int = 0) -> None:
 
 def event_length(header: Buffer, index: int, offset: int) -> int:
     """The length field of the event header at ``header[index:]`` (at stream ``offset``)."""
-    length: int = _EVENT_LENGTH.unpack_from(header, index + _EVENT_LENGTH_OFFSET)[0]
+    length: int = U32.unpack_from(header, index + EVENT_LENGTH_OFFSET)[0]
     if length < HEADER_LEN:
         raise DecodeError(
             f"event length {length} is shorter than the {HEADER_LEN}-byte header",
-            offset=offset + _EVENT_LENGTH_OFFSET,
+            offset=offset + EVENT_LENGTH_OFFSET,
         )
     return length
 

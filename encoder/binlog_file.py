@@ -6,14 +6,16 @@ import os
 from types import TracebackType
 from typing import BinaryIO, Protocol
 
-from decoder.encryption import BinlogKeys
 from encoder.core import encode_event
 from encoder.encryption import FileEncryption
 from encoder.primitives import U32
-from fakemaster.constants import BINLOG_MAGIC, EventFlag
+from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag
 from fakemaster.context import BinlogContext
+from fakemaster.encryption import BinlogKeys
 from fakemaster.events import Event, FormatDescriptionEvent, StartEncryptionEvent
-from fakemaster.header import CRC, event_crc
+from fakemaster.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
+
+__all__ = ["BinlogWriter", "Target", "Writable", "with_log_pos"]
 
 
 class Writable(Protocol):
@@ -23,7 +25,6 @@ class Writable(Protocol):
 
 
 Target = str | os.PathLike[str] | Writable
-_LOG_POS_OFFSET = 13
 
 
 def with_log_pos(data: bytes, log_pos: int, has_crc: bool) -> bytes:
@@ -32,10 +33,10 @@ def with_log_pos(data: bytes, log_pos: int, has_crc: bool) -> bytes:
     A CRC is only recomputed if the old one was valid, so deliberately corrupt events stay so.
     """
     patched = bytearray(data)
-    U32.pack_into(patched, _LOG_POS_OFFSET, log_pos)
-    if has_crc and len(data) >= 19 + 4:
-        end = len(data) - 4
-        type_code = data[4]
+    U32.pack_into(patched, LOG_POS_OFFSET, log_pos)
+    if has_crc and len(data) >= HEADER_LEN + CHECKSUM_LEN:
+        end = len(data) - CHECKSUM_LEN
+        type_code = data[TYPE_CODE_OFFSET]
         if CRC.unpack_from(data, end)[0] == event_crc(memoryview(data)[:end], type_code):
             CRC.pack_into(patched, end, event_crc(memoryview(patched)[:end], type_code))
     return bytes(patched)

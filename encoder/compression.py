@@ -10,6 +10,8 @@ import zlib
 
 from fakemaster.errors import EncodeError
 
+__all__ = ["compress_record"]
+
 
 def compress_record(data: bytes) -> bytes:
     size = len(data)

@@ -3,7 +3,6 @@ START_ENCRYPTION, INCIDENT and unmodelled types (mirror of decoder/control.py)."
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 
 from encoder.primitives import U64, name_bytes
@@ -19,11 +18,24 @@ from fakemaster.events import (
     StopEvent,
     UnknownEvent,
 )
+from fakemaster.layouts import (
+    FDE_FIXED,
+    INCIDENT_HEAD,
+    NONCE_LEN,
+    SERVER_VERSION_LEN,
+    START_ENCRYPTION,
+)
 
-_FDE_HEAD = struct.Struct("<H50sIB")
-_START_ENCRYPTION = struct.Struct("<BI12s")
-_INCIDENT = struct.Struct("<HB")
-SERVER_VERSION_LEN = 50
+__all__ = [
+    "ENCODERS",
+    "encode_fde",
+    "encode_heartbeat",
+    "encode_incident",
+    "encode_rotate",
+    "encode_start_encryption",
+    "encode_stop",
+    "encode_unknown",
+]
 
 
 def encode_fde(event: FormatDescriptionEvent, ctx: BinlogContext) -> bytes:
@@ -33,7 +45,7 @@ def encode_fde(event: FormatDescriptionEvent, ctx: BinlogContext) -> bytes:
     if len(version) > SERVER_VERSION_LEN:
         raise EncodeError(f"server version longer than {SERVER_VERSION_LEN} bytes")
     body = (
-        _FDE_HEAD.pack(
+        FDE_FIXED.pack(
             event.binlog_version, version, event.create_timestamp, event.header_length
         )
         + event.post_header_lengths
@@ -57,15 +69,15 @@ def encode_heartbeat(event: HeartbeatEvent, ctx: BinlogContext) -> bytes:
 
 
 def encode_start_encryption(event: StartEncryptionEvent, ctx: BinlogContext) -> bytes:
-    if len(event.nonce) != 12:
-        raise EncodeError("START_ENCRYPTION nonce must be 12 bytes")
-    return _START_ENCRYPTION.pack(event.scheme, event.key_version, event.nonce)
+    if len(event.nonce) != NONCE_LEN:
+        raise EncodeError(f"START_ENCRYPTION nonce must be {NONCE_LEN} bytes")
+    return START_ENCRYPTION.pack(event.scheme, event.key_version, event.nonce)
 
 
 def encode_incident(event: IncidentEvent, ctx: BinlogContext) -> bytes:
     if len(event.message) > 255:
         raise EncodeError("INCIDENT message longer than 255 bytes")
-    return _INCIDENT.pack(event.incident, len(event.message)) + event.message
+    return INCIDENT_HEAD.pack(event.incident, len(event.message)) + event.message
 
 
 def encode_unknown(event: UnknownEvent, ctx: BinlogContext) -> bytes:

@@ -6,11 +6,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from encoder import control, gtid, query, rows, statement
-from fakemaster.constants import event_type_name
+from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, event_type_name
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import Event, FormatDescriptionEvent
 from fakemaster.header import CRC, HEADER, event_crc
+
+__all__ = ["ENCODERS", "BodyEncoder", "encode_event", "register"]
 
 BodyEncoder = Callable[[Any, BinlogContext], bytes]
 ENCODERS: dict[type[Event], BodyEncoder] = {}
@@ -44,7 +46,7 @@ def encode_event(event: Event, ctx: BinlogContext | None = None) -> bytes:
         checksum = event.checksum_alg is not None
     else:
         checksum = ctx.checksum
-    length = 19 + len(body) + (4 if checksum else 0)
+    length = HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
     try:
         head = HEADER.pack(
             event.timestamp, type_code, event.server_id, length, event.log_pos, event.flags

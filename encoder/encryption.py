@@ -2,7 +2,7 @@
 
 A file is encrypted the way MariaDB's ``encrypt_binlog=ON`` does it: the FDE and the
 START_ENCRYPTION event in clear, every later event encrypted on its own with IV = nonce +
-its file offset (the layout is described in decoder/encryption.py). Encrypting the plaintext
+its file offset (the layout is described in fakemaster/encryption.py). Encrypting the plaintext
 of a server's file with its nonce and key gives back the server's bytes.
 """
 
@@ -10,25 +10,25 @@ from __future__ import annotations
 
 import os
 
-from decoder.encryption import (
+from fakemaster.encryption import (
     NONCE_LEN,
     SCHEME,
     SYSTEM_DATA_KEY_ID,
     Algorithm,
     BinlogKeys,
     crypt_event,
+    crypto_problem,
 )
 from fakemaster.errors import DecodeError, EncodeError
 from fakemaster.events import StartEncryptionEvent
 
+__all__ = ["FileEncryption", "encrypt_event", "start_encryption_event"]
+
 
 def _check(crypto: StartEncryptionEvent, key: bytes) -> None:
-    if crypto.scheme != SCHEME:
-        raise EncodeError(f"binlog encryption scheme {crypto.scheme} is unknown (only {SCHEME})")
-    if len(crypto.nonce) != NONCE_LEN:
-        raise EncodeError(f"the nonce is {len(crypto.nonce)} bytes, not {NONCE_LEN}")
-    if len(key) not in (16, 24, 32):
-        raise EncodeError(f"the key is {len(key)} bytes, not 16, 24 or 32")
+    problem = crypto_problem(crypto, key)
+    if problem is not None:
+        raise EncodeError(problem)
 
 
 def encrypt_event(
@@ -76,7 +76,7 @@ class FileEncryption:
     The file writer calls :meth:`begin` with the START_ENCRYPTION event it writes (in clear)
     and :meth:`encrypt` for every later event. ``keys.algorithm`` None means AES_CBC, the
     server's default. A START_ENCRYPTION flagged IGNORABLE (as the dump thread sends it)
-    starts nothing, as readers do not decrypt after it (see decoder.encryption).
+    starts nothing, as readers do not decrypt after it (see decoder/encryption.py).
     """
 
     __slots__ = ("keys", "algorithm", "crypto", "_key")

@@ -8,21 +8,21 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from encoder.primitives import U32, name_bytes
+from encoder.primitives import U32, U64, name_bytes
 from fakemaster.constants import GTID_LIST_COUNT_MASK, GtidExtraFlag, GtidFlag
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import BinlogCheckpointEvent, Event, GtidEvent, GtidListEvent
+from fakemaster.layouts import (
+    GTID_BODY_MIN,
+    GTID_FIXED,
+    GTID_LIST_COUNT,
+    GTID_LIST_ENTRY,
+    GTID_XA_HEAD,
+)
 
-GTID_BODY_MIN = 19
-# A real server pads an empty GTID_LIST so that the event can later be replaced in place
-# by a dummy event (MariaDB 10.11.19 writes exactly these two zero bytes).
-EMPTY_GTID_LIST_PADDING = b"\x00\x00"
+__all__ = ["ENCODERS", "encode_binlog_checkpoint", "encode_gtid", "encode_gtid_list"]
 
-_GTID_FIXED = struct.Struct("<QIB")
-_XA_HEAD = struct.Struct("<IBB")
-_U64 = struct.Struct("<Q")
-_GTID_ENTRY = struct.Struct("<IIQ")
 _XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
@@ -42,12 +42,12 @@ def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
     _check_presence("extra_engines", event.extra_engines, bool(extra & GtidExtraFlag.MULTI_ENGINE))
     _check_presence("sa_seq_no", event.sa_seq_no, bool(extra & _ALTER_FLAGS))
     try:
-        parts = [_GTID_FIXED.pack(event.seq_no, event.domain_id, flags2)]
+        parts = [GTID_FIXED.pack(event.seq_no, event.domain_id, flags2)]
         if event.commit_id is not None:
-            parts.append(_U64.pack(event.commit_id))
+            parts.append(U64.pack(event.commit_id))
         if event.xid is not None:
             xid = event.xid
-            parts.append(_XA_HEAD.pack(xid.format_id, len(xid.gtrid), len(xid.bqual)))
+            parts.append(GTID_XA_HEAD.pack(xid.format_id, len(xid.gtrid), len(xid.bqual)))
             parts.append(xid.gtrid)
             parts.append(xid.bqual)
         if extra:
@@ -55,7 +55,7 @@ def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
             if event.extra_engines is not None:
                 parts.append(bytes((event.extra_engines,)))
             if event.sa_seq_no is not None:
-                parts.append(_U64.pack(event.sa_seq_no))
+                parts.append(U64.pack(event.sa_seq_no))
     except (struct.error, ValueError) as exc:
         raise EncodeError(f"GTID field out of range: {exc}") from exc
     body = b"".join(parts)
@@ -79,8 +79,8 @@ def encode_gtid_list(event: GtidListEvent, ctx: BinlogContext) -> bytes:
         raise EncodeError(f"GTID_LIST of {count} entries does not fit 28 bits")
     if event.list_flags & GTID_LIST_COUNT_MASK or not 0 <= event.list_flags <= 0xFFFF_FFFF:
         raise EncodeError("GTID_LIST list_flags must only use the top 4 bits of the count")
-    entries = bytearray(U32.pack(count | event.list_flags))
-    pack_entry = _GTID_ENTRY.pack
+    entries = bytearray(GTID_LIST_COUNT.pack(count | event.list_flags))
+    pack_entry = GTID_LIST_ENTRY.pack
     try:
         for gtid in event.gtids:
             entries += pack_entry(gtid.domain_id, gtid.server_id, gtid.seq_no)

@@ -14,24 +14,36 @@ from collections.abc import Iterable
 from encoder.primitives import name_bytes, packed_int
 from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
 from fakemaster.errors import EncodeError
+from fakemaster.layouts import Buffer
 from fakemaster.packets import (
     EOF_HEADER,
     ERR_HEADER,
     OK_HEADER,
     SEMI_SYNC_ACK_REQUESTED,
+    SQLSTATE_MARKER,
     EofPacket,
     ErrPacket,
     OkPacket,
     SemiSyncAck,
 )
+from fakemaster.packets import EOF_PACKET as _EOF
+from fakemaster.packets import ERR_HEAD as _ERR_HEAD
+from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
+from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
+from fakemaster.packets import SEMI_SYNC_ACK_HEAD as _ACK_HEAD
 
-Buffer = bytes | bytearray | memoryview
+__all__ = [
+    "binlog_packet_parts",
+    "encode_binlog_packet",
+    "encode_eof",
+    "encode_err",
+    "encode_ok",
+    "encode_semi_sync_ack",
+    "frame",
+    "frame_parts",
+    "packet_header",
+]
 
-_PACKET_HEADER = struct.Struct("<I")  # length in the low 3 bytes, sequence in the high byte
-_ERRNO = struct.Struct("<H")
-_EOF = struct.Struct("<BHH")
-_STATUS_WARNINGS = struct.Struct("<HH")
-_ACK_HEAD = struct.Struct("<BQ")
 _PLAIN_PREFIX = bytes((OK_HEADER,))
 _SEMI_SYNC_PREFIX = (
     bytes((OK_HEADER, SEMI_SYNC_MAGIC, 0)),
@@ -108,11 +120,11 @@ def encode_ok(packet: OkPacket) -> bytes:
 def encode_err(packet: ErrPacket) -> bytes:
     message = packet.message.encode("utf-8", "surrogateescape")
     try:
-        head = bytes((ERR_HEADER,)) + _ERRNO.pack(packet.errno)
+        head = _ERR_HEAD.pack(ERR_HEADER, packet.errno)
     except struct.error as exc:
         raise EncodeError(f"ERR packet errno {packet.errno}: {exc}") from exc
     if packet.sqlstate is None:
-        if message.startswith(b"#"):
+        if message.startswith(SQLSTATE_MARKER):
             raise EncodeError("an ERR message without SQLSTATE cannot start with '#'")
         return head + message
     try:
@@ -121,7 +133,7 @@ def encode_err(packet: ErrPacket) -> bytes:
         state = b""
     if len(state) != 5:
         raise EncodeError(f"SQLSTATE must be 5 characters, not {packet.sqlstate!r}")
-    return head + b"#" + state + message
+    return head + SQLSTATE_MARKER + state + message
 
 
 def encode_eof(packet: EofPacket) -> bytes:

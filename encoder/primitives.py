@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import struct
-
 from fakemaster.errors import EncodeError
+from fakemaster.layouts import U8, U16, U32, U64
 
-U8 = struct.Struct("<B")
-U16 = struct.Struct("<H")
-U32 = struct.Struct("<I")
-U64 = struct.Struct("<Q")
+__all__ = ["U8", "U16", "U32", "U64", "bitmap", "name_bytes", "packed_int", "uint"]
+
 _U16_PACK = U16.pack
 _U32_PACK = U32.pack
 

@@ -12,18 +12,28 @@ from collections.abc import Callable
 from typing import Any
 
 from encoder.compression import compress_record
-from encoder.primitives import name_bytes
+from encoder.primitives import U64, name_bytes
 from fakemaster.constants import QUERY_STATUS_FIXED_SIZES, GtidExtraFlag, QueryStatus
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import Event, ExecuteLoadQueryEvent, QueryEvent, StatusVar
+from fakemaster.layouts import (
+    LOAD_QUERY_EXTRA,
+    MAX_DBS_IN_EVENT_MTS,
+    PAIR16,
+    QUERY_POST_HEADER,
+    TRIPLE16,
+)
 
-QUERY_POST_HEADER = struct.Struct("<IIBHH")
-LOAD_QUERY_EXTRA = struct.Struct("<IIIB")
-MAX_DBS_IN_EVENT_MTS = 16
-_PAIR16 = struct.Struct("<HH")
-_TRIPLE16 = struct.Struct("<HHH")
-_U64 = struct.Struct("<Q")
+__all__ = [
+    "ENCODERS",
+    "KNOWN_STATUS_CODES",
+    "StatusWriter",
+    "encode_execute_load_query",
+    "encode_query",
+    "status_vars_bytes",
+]
+
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
 StatusWriter = Callable[[Any], bytes]
@@ -104,7 +114,7 @@ def _write_gtid_flags3(value: Any) -> bytes:
     if sa_seq_no is None:
         return bytes((flags,))
     try:
-        return bytes((flags,)) + _U64.pack(sa_seq_no)
+        return bytes((flags,)) + U64.pack(sa_seq_no)
     except struct.error as exc:
         raise _fail(code, value, str(exc)) from exc
 
@@ -118,7 +128,7 @@ def _write_character_set_collations(value: Any) -> bytes:
         for pair in value:
             if not isinstance(pair, tuple):
                 raise _fail(code, value, "pairs must be tuples")
-            out += _PAIR16.pack(*pair)
+            out += PAIR16.pack(*pair)
     except struct.error as exc:
         raise _fail(code, value, str(exc)) from exc
     return bytes(out)
@@ -127,8 +137,8 @@ def _write_character_set_collations(value: Any) -> bytes:
 _WRITERS: dict[int, StatusWriter] = {
     **{int(code): _fixed(code, size) for code, size in QUERY_STATUS_FIXED_SIZES.items()},
     QueryStatus.CATALOG: _write_catalog,
-    QueryStatus.AUTO_INCREMENT: _u16_tuple(QueryStatus.AUTO_INCREMENT, _PAIR16),
-    QueryStatus.CHARSET: _u16_tuple(QueryStatus.CHARSET, _TRIPLE16),
+    QueryStatus.AUTO_INCREMENT: _u16_tuple(QueryStatus.AUTO_INCREMENT, PAIR16),
+    QueryStatus.CHARSET: _u16_tuple(QueryStatus.CHARSET, TRIPLE16),
     QueryStatus.TIME_ZONE: _length_prefixed(QueryStatus.TIME_ZONE),
     QueryStatus.CATALOG_NZ: _length_prefixed(QueryStatus.CATALOG_NZ),
     QueryStatus.INVOKER: _write_invoker,

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from decoder.values import METADATA_SIZE, NUMERIC_TYPES, schema_precisions, type_name
 from encoder.compression import compress_record
 from encoder.primitives import U16, name_bytes, packed_int
 from encoder.values import table_encoder
+from fakemaster.columns import METADATA_SIZE, NUMERIC_TYPES, schema_precisions, type_name
 from fakemaster.constants import OptionalMetadata
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError

@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from encoder.primitives import U32, U64
+from encoder.primitives import U8, U32, U64
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import (
@@ -23,14 +23,27 @@ from fakemaster.events import (
     XaPrepareEvent,
     XidEvent,
 )
+from fakemaster.layouts import (
+    INTVAR,
+    MAX_BQUAL_SIZE,
+    MAX_GTRID_SIZE,
+    RAND,
+    USER_VAR_VALUE_HEAD,
+    XA_PREPARE_HEAD,
+)
 
-MAX_GTRID_SIZE = 64
-MAX_BQUAL_SIZE = 64
-_XA_PREPARE_HEAD = struct.Struct("<BIII")
-_INTVAR = struct.Struct("<BQ")
-_RAND = struct.Struct("<QQ")
-_USER_VAR_VALUE_HEAD = struct.Struct("<BII")
-_U8 = struct.Struct("<B")
+__all__ = [
+    "ENCODERS",
+    "encode_annotate_rows",
+    "encode_append_block",
+    "encode_begin_load_query",
+    "encode_delete_file",
+    "encode_intvar",
+    "encode_rand",
+    "encode_user_var",
+    "encode_xa_prepare",
+    "encode_xid",
+]
 
 
 def _pack(packer: struct.Struct, what: str, *values: int) -> bytes:
@@ -49,18 +62,18 @@ def encode_xa_prepare(event: XaPrepareEvent, ctx: BinlogContext) -> bytes:
     if not 1 <= len(xid.gtrid) <= MAX_GTRID_SIZE or len(xid.bqual) > MAX_BQUAL_SIZE:
         raise EncodeError("XA_PREPARE needs a gtrid of 1..64 bytes and a bqual of 0..64 bytes")
     head = _pack(
-        _XA_PREPARE_HEAD, "XA_PREPARE",
+        XA_PREPARE_HEAD, "XA_PREPARE",
         int(event.one_phase), xid.format_id, len(xid.gtrid), len(xid.bqual),
     )
     return head + xid.gtrid + xid.bqual
 
 
 def encode_intvar(event: IntvarEvent, ctx: BinlogContext) -> bytes:
-    return _pack(_INTVAR, "INTVAR", event.kind, event.value)
+    return _pack(INTVAR, "INTVAR", event.kind, event.value)
 
 
 def encode_rand(event: RandEvent, ctx: BinlogContext) -> bytes:
-    return _pack(_RAND, "RAND", event.seed1, event.seed2)
+    return _pack(RAND, "RAND", event.seed1, event.seed2)
 
 
 def encode_user_var(event: UserVarEvent, ctx: BinlogContext) -> bytes:
@@ -73,9 +86,9 @@ def encode_user_var(event: UserVarEvent, ctx: BinlogContext) -> bytes:
     if event.value_flags is None and event.trailing:
         raise EncodeError("USER_VAR trailing bytes need value_flags (it is read first)")
     value_head = _pack(
-        _USER_VAR_VALUE_HEAD, "USER_VAR", event.value_type, event.charset, len(event.value)
+        USER_VAR_VALUE_HEAD, "USER_VAR", event.value_type, event.charset, len(event.value)
     )
-    flags = b"" if event.value_flags is None else _pack(_U8, "USER_VAR", event.value_flags)
+    flags = b"" if event.value_flags is None else _pack(U8, "USER_VAR", event.value_flags)
     return b"".join((head, b"\x00", value_head, event.value, flags, event.trailing))
 
 

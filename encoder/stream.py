@@ -21,9 +21,10 @@ from fakemaster.constants import BINLOG_MAGIC
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
 from fakemaster.events import Event
+from fakemaster.layouts import Buffer
 from fakemaster.packets import EofPacket, ErrPacket, OkPacket
 
-Buffer = bytes | bytearray | memoryview
+__all__ = ["StreamEncoder"]
 
 
 class StreamEncoder:

@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from decoder.values import (
+from fakemaster.columns import (
     BLOB_TYPES,
     HIRES_DATETIME_BYTES,
     HIRES_TIME_BYTES,
@@ -33,7 +33,6 @@ from decoder.values import (
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     VARCHAR_TYPES,
-    TableShapeCache,
     bit_size,
     decimal_groups,
     frac_bytes,
@@ -42,6 +41,7 @@ from decoder.values import (
 )
 from fakemaster.constants import ColumnType
 from fakemaster.errors import EncodeError
+from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, DateTime, Time, Timestamp
 
 _FRAC_UNIT = (0, 10000, 100, 1)

@@ -21,9 +21,9 @@ from fakemaster.errors import FakemasterError
 from fakemaster.events import Event
 
 if TYPE_CHECKING:
-    from decoder.encryption import BinlogKeys
     from fakemaster.config import ServerConfig
     from fakemaster.demo import DemoWriter
+    from fakemaster.encryption import BinlogKeys
     from fakemaster.server import FakeMaster
     from fakemaster.store import BinlogStore
 
@@ -170,7 +170,7 @@ def run_dump(args: argparse.Namespace) -> int:
     out = sys.stdout
     keys = None
     if args.key_file is not None:
-        from decoder.encryption import BinlogKeys
+        from fakemaster.encryption import BinlogKeys
 
         try:
             keys = BinlogKeys.from_key_file(args.key_file)
@@ -441,7 +441,7 @@ def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
         variables["binlog_row_metadata"] = "FULL"  # what the demo's TABLE_MAPs carry
     keys = None
     if args.key_file is not None:
-        from decoder.encryption import BinlogKeys
+        from fakemaster.encryption import BinlogKeys
 
         try:
             keys = BinlogKeys.from_key_file(args.key_file)

@@ -8,7 +8,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from decoder.encryption import BinlogKeys
+from fakemaster.encryption import BinlogKeys
 from fakemaster.protocol.charsets import charset_default, collation_by_name
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, VarKind
 

@@ -4,6 +4,33 @@ from __future__ import annotations
 
 from enum import IntEnum, IntFlag
 
+__all__ = [
+    "BINLOG_MAGIC",
+    "CHECKSUM_LEN",
+    "GTID_LIST_COUNT_MASK",
+    "GTID_LIST_FLAG_IGN_GTIDS",
+    "GTID_LIST_FLAG_UNTIL_REACHED",
+    "HEADER_LEN",
+    "MARIADB_POST_HEADER_LENGTHS",
+    "MAX_PACKET_PAYLOAD",
+    "QUERY_STATUS_FIXED_SIZES",
+    "SEMI_SYNC_MAGIC",
+    "ChecksumAlg",
+    "ColumnType",
+    "Command",
+    "DumpFlag",
+    "EventFlag",
+    "EventType",
+    "GtidExtraFlag",
+    "GtidFlag",
+    "OptionalMetadata",
+    "QueryStatus",
+    "RowsFlag",
+    "SlaveCapability",
+    "TableMapFlag",
+    "event_type_name",
+]
+
 BINLOG_MAGIC = b"\xfebin"
 HEADER_LEN = 19
 CHECKSUM_LEN = 4

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from fakemaster.constants import ChecksumAlg, EventType
 from fakemaster.events import Event, FormatDescriptionEvent, TableMapEvent
 
+__all__ = ["BinlogContext"]
+
 
 @dataclass(slots=True)
 class BinlogContext:

@@ -30,14 +30,14 @@ receiver thread); here the EOF is sent.
 
 from __future__ import annotations
 
-import struct
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Protocol
 
-from decoder.encryption import SCHEME, FileDecryption
+from decoder.encryption import FileDecryption
+from encoder.gtid import encode_gtid_list
 from encoder.packets import encode_eof, encode_err, frame_parts
 from fakemaster.constants import (
     CHECKSUM_LEN,
@@ -49,10 +49,14 @@ from fakemaster.constants import (
     DumpFlag,
     EventFlag,
     EventType,
+    GtidFlag,
+    QueryStatus,
     SlaveCapability,
 )
+from fakemaster.context import BinlogContext
+from fakemaster.encryption import SCHEME
 from fakemaster.errors import DecodeError
-from fakemaster.events import Gtid
+from fakemaster.events import Gtid, GtidListEvent
 from fakemaster.gtid_state import (
     PURGED_MESSAGE,
     BinlogState,
@@ -63,8 +67,29 @@ from fakemaster.gtid_state import (
     missing_start_error,
     strict_hole_message,
 )
-from fakemaster.header import event_crc
-from fakemaster.packets import EofPacket, ErrPacket
+from fakemaster.header import EVENT_LENGTH_OFFSET as _LENGTH_OFFSET
+from fakemaster.header import FLAGS_OFFSET as _FLAGS_OFFSET
+from fakemaster.header import HEADER as _EVENT_HEADER
+from fakemaster.header import LOG_POS_OFFSET as _LOG_POS_OFFSET
+from fakemaster.header import SERVER_ID_OFFSET, TYPE_CODE_OFFSET, event_crc
+from fakemaster.layouts import (
+    EMPTY_GTID_LIST_PADDING,
+    FDE_CREATE_TIMESTAMP_OFFSET,
+    GTID_FLAGS2_OFFSET,
+    QUERY_POST_HEADER,
+)
+from fakemaster.layouts import GTID_BODY_MIN as _GTID_BODY_LEN
+from fakemaster.layouts import GTID_FIXED as _GTID_PEEK
+from fakemaster.layouts import U16 as _U16
+from fakemaster.layouts import U32 as _U32
+from fakemaster.layouts import U64 as _U64
+from fakemaster.packets import (
+    ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    SERVER_STATUS_AUTOCOMMIT,
+    EofPacket,
+    ErrPacket,
+)
+from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 from fakemaster.store import (
     GROUP_PART_TYPES,
     MAGIC_LEN,
@@ -78,10 +103,8 @@ from fakemaster.store import (
 )
 
 if TYPE_CHECKING:
-    from decoder.encryption import BinlogKeys
+    from fakemaster.encryption import BinlogKeys
 
-ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
-SERVER_STATUS_AUTOCOMMIT = 0x0002
 CHUNK_SIZE = 1 << 20
 # Files are read in blocks smaller than a chunk: a dump paused between chunks keeps the unsent
 # rest of its last block alive, and with many replicas those blocks add up.
@@ -90,20 +113,13 @@ READ_BLOCK = 256 << 10
 # server's algorithm variable becomes -1, which it treats like CRC32.
 CHECKSUM_UNKNOWN = -1
 
-_PACKET_HEADER = struct.Struct("<I")
-_EVENT_HEADER = struct.Struct("<IBIIIH")
-_U32 = struct.Struct("<I")
-_U64 = struct.Struct("<Q")
-_U16 = struct.Struct("<H")
-_GTID_PEEK = struct.Struct("<QIB")
-_GTID_ENTRY = struct.Struct("<IIQ")
-_LENGTH_OFFSET = 9
-_LOG_POS_OFFSET = 13
-_FLAGS_OFFSET = 17
-_FDE_CREATED_OFFSET = HEADER_LEN + 2 + 50
-_GTID_BODY_LEN = 19
+_FDE_CREATED_OFFSET = HEADER_LEN + FDE_CREATE_TIMESTAMP_OFFSET
 _DUMMY_USER_VAR_MIN = HEADER_LEN + 4 + 1 + 1  # name length, one name byte, the NULL flag
-_DUMMY_QUERY_MIN = HEADER_LEN + 13 + 1 + 1  # post-header, empty db + NUL, one query byte
+# A dummy QUERY: a zero post-header (no status variables, empty db), the db's NUL, the text.
+_DUMMY_QUERY_HEAD = QUERY_POST_HEADER.size + 1
+_DUMMY_QUERY_MIN = HEADER_LEN + _DUMMY_QUERY_HEAD + 1  # one byte of text at least
+# The fake GTID_LIST is encoded by the codec, which needs no stream state for it.
+_NO_CONTEXT = BinlogContext()
 _DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
 _DUMMY_VAR_NAME = b"!dummyvar"
 
@@ -191,7 +207,7 @@ def _basename(name: str) -> str:
 def _fix_crc(event: bytearray, alg: int) -> None:
     if _checksummed(alg) and len(event) >= HEADER_LEN + CHECKSUM_LEN:
         end = len(event) - CHECKSUM_LEN
-        _U32.pack_into(event, end, event_crc(memoryview(event)[:end], event[4]))
+        _U32.pack_into(event, end, event_crc(memoryview(event)[:end], event[TYPE_CODE_OFFSET]))
 
 
 def fake_event(
@@ -207,12 +223,10 @@ def fake_event(
 
 
 def gtid_list_body(gtids: tuple[Gtid, ...], list_flags: int = 0) -> bytes:
-    body = _U32.pack(len(gtids) | list_flags)
-    if not gtids:
-        return body + b"\x00\x00"
-    return body + b"".join(
-        _GTID_ENTRY.pack(gtid.domain_id, gtid.server_id, gtid.seq_no) for gtid in gtids
-    )
+    """The body of a GTID_LIST the dump thread makes up (padded when empty, as the server's)."""
+    padding = b"" if gtids else EMPTY_GTID_LIST_PADDING
+    event = GtidListEvent(gtids=gtids, list_flags=list_flags, padding=padding)
+    return encode_gtid_list(event, _NO_CONTEXT)
 
 
 def dummy_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None:
@@ -228,18 +242,19 @@ def dummy_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None
     if data_len < _DUMMY_QUERY_MIN:
         # A NULL user variable named as much of "!dummyvar" as fits.
         name_len = data_len - (_DUMMY_USER_VAR_MIN - 1)
-        out[4] = EventType.USER_VAR
+        out[TYPE_CODE_OFFSET] = EventType.USER_VAR
         _U32.pack_into(out, HEADER_LEN, name_len)
         out[HEADER_LEN + 4 : HEADER_LEN + 4 + name_len] = _DUMMY_VAR_NAME[:name_len]
         out[HEADER_LEN + 4 + name_len] = 1
     else:
-        old_type = out[4]
-        out[4] = EventType.QUERY
-        out[HEADER_LEN : HEADER_LEN + 14] = bytes(14)  # thread, exec time, db len, error, vars
+        old_type = out[TYPE_CODE_OFFSET]
+        out[TYPE_CODE_OFFSET] = EventType.QUERY
+        text_at = HEADER_LEN + _DUMMY_QUERY_HEAD
+        out[HEADER_LEN:text_at] = bytes(_DUMMY_QUERY_HEAD)
         text = _DUMMY_TEXT.format(old_type).encode()
         comment_len = data_len - (_DUMMY_QUERY_MIN - 1)
         comment = text[:comment_len].ljust(comment_len, b" ")
-        out[HEADER_LEN + 14 : HEADER_LEN + 14 + comment_len] = comment
+        out[text_at : text_at + comment_len] = comment
     _fix_crc(out, alg)
     return bytes(out)
 
@@ -254,14 +269,14 @@ def begin_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None
     flags = _U16.unpack_from(out, _FLAGS_OFFSET)[0]
     flags = (flags & ~EventFlag.THREAD_SPECIFIC) | EventFlag.SUPPRESS_USE
     _U16.pack_into(out, _FLAGS_OFFSET, flags)
-    out[4] = EventType.QUERY
-    body = bytearray(11)  # thread id, exec time, db length, error code
+    out[TYPE_CODE_OFFSET] = EventType.QUERY
     if data_len == HEADER_LEN + _GTID_BODY_LEN:
-        body += b"\x00\x00" + b"\x00"  # no status variables, empty db
+        status = b""
     else:
         # The two extra bytes become an empty time zone status variable.
-        body += b"\x02\x00" + b"\x05\x00" + b"\x00"
-    body += b"BEGIN"
+        status = bytes((QueryStatus.TIME_ZONE, 0))
+    # Thread id, exec time, db length and error code 0, the status variables, empty db.
+    body = QUERY_POST_HEADER.pack(0, 0, 0, 0, len(status)) + status + b"\x00" + b"BEGIN"
     out[HEADER_LEN : HEADER_LEN + len(body)] = body
     _fix_crc(out, alg)
     return bytes(out)
@@ -349,7 +364,7 @@ class SemiSyncMaster:
             for offset, event in store.iter_events(name, pos):
                 end = offset + len(event)
                 self._seen = (name, end)
-                if self._tracker.feed(event[4], event, checksum):
+                if self._tracker.feed(event[TYPE_CODE_OFFSET], event, checksum):
                     yield (name, end)
             following = store.next_file(name)
             if following is None:
@@ -794,7 +809,7 @@ class DumpStream:
         self._last_event = MAGIC_LEN
         fde = self._read_one(store, name, MAGIC_LEN)
         self._last_byte = MAGIC_LEN + len(fde)
-        if len(fde) < HEADER_LEN or fde[4] != EventType.FORMAT_DESCRIPTION:
+        if len(fde) < HEADER_LEN or fde[TYPE_CODE_OFFSET] != EventType.FORMAT_DESCRIPTION:
             raise DumpError(MSG_NO_FDE, coordinates=True)
         self._alg = fde_checksum_alg(fde)
         if self.request.master_binlog_checksum is None and _checksummed(self._alg):
@@ -814,7 +829,10 @@ class DumpStream:
         self._decryption = None
         self._last_event = self._last_byte
         following = self._read_one(store, name, self._last_byte)
-        if len(following) >= HEADER_LEN and following[4] == EventType.START_ENCRYPTION:
+        if (
+            len(following) >= HEADER_LEN
+            and following[TYPE_CODE_OFFSET] == EventType.START_ENCRYPTION
+        ):
             offset = self._last_byte
             self._last_byte += len(following)
             yield self._frame(self._start_decryption(following, offset, clear_initial_log_pos))
@@ -883,7 +901,7 @@ class DumpStream:
                         event = memoryview(decryption.decrypt(start, bytes(event)))
                     except DecodeError:
                         raise DumpError(MSG_DECRYPT_EVENT, coordinates=True) from None
-                type_code = event[4]
+                type_code = event[TYPE_CODE_OFFSET]
                 if type_code != EventType.START_ENCRYPTION:
                     packet = self._send_event(event, type_code, end_of_event)
                     if packet is not None:
@@ -931,7 +949,7 @@ class DumpStream:
         if gtid_mode and type_code == EventType.GTID_LIST and self._until is not None:
             try:
                 self._until_state.load(parse_gtid_list_event(event, checksum))
-            except ValueError:
+            except DecodeError:
                 raise DumpError(MSG_GTID_LIST_CORRUPT) from None
         if gtid_mode and type_code == EventType.GTID:
             self._track_gtid(event, checksum)
@@ -959,7 +977,7 @@ class DumpStream:
             # make_compatible_event measures the event with its CRC.
             if len(event) < HEADER_LEN + _GTID_BODY_LEN:
                 raise DumpError(MSG_GTID_REPLACE, coordinates=True)
-            if event[HEADER_LEN + 12] & 1:  # FL_STANDALONE
+            if event[HEADER_LEN + GTID_FLAGS2_OFFSET] & GtidFlag.STANDALONE:
                 if capability >= SlaveCapability.TOLERATE_HOLES:
                     return None
                 replaced = dummy_event(event, self._alg)
@@ -994,7 +1012,7 @@ class DumpStream:
         if len(event) - (CHECKSUM_LEN if checksum else 0) < HEADER_LEN + _GTID_BODY_LEN:
             raise DumpError(MSG_GTID_CORRUPT)
         seq_no, domain_id, flags2 = _GTID_PEEK.unpack_from(event, HEADER_LEN)
-        server_id = _U32.unpack_from(event, 5)[0]
+        server_id = _U32.unpack_from(event, SERVER_ID_OFFSET)[0]
         gtid = Gtid(domain_id, server_id, seq_no)
         self._until_state.update(gtid)
         skip = _SKIP_STANDALONE if flags2 & 1 else _SKIP_TRANSACTION

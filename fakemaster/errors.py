@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["ChecksumError", "DecodeError", "EncodeError", "FakemasterError"]
+
 
 class FakemasterError(Exception):
     """Base class of every error the project raises on purpose."""

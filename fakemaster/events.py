@@ -18,6 +18,41 @@ from fakemaster.constants import (
     EventType,
 )
 
+__all__ = [
+    "ROWS_EVENT_CLASSES",
+    "AnnotateRowsEvent",
+    "AppendBlockEvent",
+    "BeginLoadQueryEvent",
+    "BinlogCheckpointEvent",
+    "DeleteFileEvent",
+    "DeleteRowsEvent",
+    "Event",
+    "ExecuteLoadQueryEvent",
+    "FormatDescriptionEvent",
+    "Gtid",
+    "GtidEvent",
+    "GtidListEvent",
+    "HeartbeatEvent",
+    "IncidentEvent",
+    "IntvarEvent",
+    "MetadataField",
+    "QueryEvent",
+    "RandEvent",
+    "RotateEvent",
+    "RowsEvent",
+    "StartEncryptionEvent",
+    "StatusVar",
+    "StopEvent",
+    "TableMapEvent",
+    "UnknownEvent",
+    "UpdateRowsEvent",
+    "UserVarEvent",
+    "WriteRowsEvent",
+    "XaPrepareEvent",
+    "XaXid",
+    "XidEvent",
+]
+
 
 @dataclass(kw_only=True, slots=True)
 class Event:

@@ -18,6 +18,8 @@ from decimal import Decimal
 from typing import Any
 
 from fakemaster.constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
     ChecksumAlg,
     ColumnType,
     EventFlag,
@@ -58,11 +60,18 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.header import HEADER
+from fakemaster.header import (
+    CRC,
+    EVENT_LENGTH_OFFSET,
+    FLAGS_OFFSET,
+    HEADER,
+    LOG_POS_OFFSET,
+    SERVER_ID_OFFSET,
+    TYPE_CODE_OFFSET,
+)
+from fakemaster.layouts import U32
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
-_LENGTH = struct.Struct("<I")
-_EVENT_LENGTH_OFFSET = 9
 _DOUBLE = struct.Struct("<d")
 _FLOAT = struct.Struct("<f")
 _INT64 = struct.Struct("<q")
@@ -85,9 +94,9 @@ def format_time(seconds: int) -> str:
 
 def event_bytes_at(data: bytes | memoryview, offset: int) -> bytes:
     """The whole event starting at ``offset`` of a binlog file's bytes (as far as it goes)."""
-    if offset + _EVENT_LENGTH_OFFSET + 4 > len(data):
+    if offset + EVENT_LENGTH_OFFSET + U32.size > len(data):
         return bytes(data[offset:])
-    length = _LENGTH.unpack_from(data, offset + _EVENT_LENGTH_OFFSET)[0]
+    length = U32.unpack_from(data, offset + EVENT_LENGTH_OFFSET)[0]
     return bytes(data[offset : offset + max(length, 0)])
 
 
@@ -112,8 +121,8 @@ class Lister:
             has_crc = self.context.checksum
         description, details = describe(event, self.context)
         crc = ""
-        if has_crc and raw is not None and len(raw) >= 23:
-            crc = f"CRC32 0x{_LENGTH.unpack_from(raw, len(raw) - 4)[0]:08x} "
+        if has_crc and raw is not None and len(raw) >= HEADER_LEN + CHECKSUM_LEN:
+            crc = f"CRC32 0x{CRC.unpack_from(raw, len(raw) - CHECKSUM_LEN)[0]:08x} "
         out = [f"# at {offset}"]
         head = (
             f"#{format_time(event.timestamp)} server id {event.server_id}  "
@@ -155,8 +164,11 @@ def hexdump_lines(offset: int, raw: bytes) -> list[str]:
             return " ".join(f"{byte:02x}" for byte in raw[start:end])
 
         out.append(
-            f"# {offset:8x}  |{hex_bytes(0, 4)} |{hex_bytes(4, 5)}   |{hex_bytes(5, 9)} "
-            f"|{hex_bytes(9, 13)} |{hex_bytes(13, 17)} |{hex_bytes(17, 19)}"
+            f"# {offset:8x}  |{hex_bytes(0, TYPE_CODE_OFFSET)} "
+            f"|{hex_bytes(TYPE_CODE_OFFSET, SERVER_ID_OFFSET)}   "
+            f"|{hex_bytes(SERVER_ID_OFFSET, EVENT_LENGTH_OFFSET)} "
+            f"|{hex_bytes(EVENT_LENGTH_OFFSET, LOG_POS_OFFSET)} "
+            f"|{hex_bytes(LOG_POS_OFFSET, FLAGS_OFFSET)} |{hex_bytes(FLAGS_OFFSET, HEADER.size)}"
         )
         body_start = HEADER.size
     else:

@@ -11,17 +11,47 @@ The encoder builds their payloads (encoder/packets.py), the decoder parses them
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from fakemaster.errors import FakemasterError
 
+__all__ = [
+    "EOF_HEADER",
+    "EOF_PACKET",
+    "ER_MASTER_FATAL_ERROR_READING_BINLOG",
+    "ERR_HEAD",
+    "ERR_HEADER",
+    "OK_HEADER",
+    "OK_STATUS_WARNINGS",
+    "PACKET_HEADER",
+    "SEMI_SYNC_ACK_HEAD",
+    "SEMI_SYNC_ACK_REQUESTED",
+    "SEMI_SYNC_HEADER_LEN",
+    "SERVER_STATUS_AUTOCOMMIT",
+    "SQLSTATE_MARKER",
+    "EofPacket",
+    "ErrPacket",
+    "OkPacket",
+    "SemiSyncAck",
+    "ServerError",
+]
+
+# Every packet: length (low 3 bytes) | sequence number << 24, then the payload.
+PACKET_HEADER = struct.Struct("<I")
 OK_HEADER = 0x00
+SQLSTATE_MARKER = b"#"  # before the SQLSTATE of an ERR payload
 EOF_HEADER = 0xFE
 ERR_HEADER = 0xFF
 SEMI_SYNC_HEADER_LEN = 2  # 0xEF + flag, after the 0x00 of every event packet
 SEMI_SYNC_ACK_REQUESTED = 0x01
 SERVER_STATUS_AUTOCOMMIT = 0x0002
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+# The fixed parts of the payloads above.
+OK_STATUS_WARNINGS = struct.Struct("<HH")  # after the two packed integers
+ERR_HEAD = struct.Struct("<BH")
+EOF_PACKET = struct.Struct("<BHH")
+SEMI_SYNC_ACK_HEAD = struct.Struct("<BQ")
 
 
 @dataclass(frozen=True, slots=True)

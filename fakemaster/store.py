@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import struct
 import threading
 import time
 from array import array
@@ -32,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from decoder.control import fde_has_checksum
+from decoder.control import fde_has_checksum, fde_server_version
+from decoder.gtid import read_gtid_list
 from encoder.core import encode_event
 from fakemaster.constants import (
     BINLOG_MAGIC,
-    GTID_LIST_COUNT_MASK,
+    CHECKSUM_LEN,
     HEADER_LEN,
     ChecksumAlg,
     EventFlag,
@@ -44,7 +44,7 @@ from fakemaster.constants import (
     GtidFlag,
 )
 from fakemaster.context import BinlogContext
-from fakemaster.errors import FakemasterError
+from fakemaster.errors import DecodeError, FakemasterError
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
@@ -60,7 +60,16 @@ from fakemaster.events import (
     XidEvent,
 )
 from fakemaster.gtid_state import BinlogState, GtidPosition
-from fakemaster.header import CRC, event_crc
+from fakemaster.header import (
+    CRC,
+    EVENT_LENGTH_OFFSET,
+    FLAGS_OFFSET,
+    LOG_POS_OFFSET,
+    SERVER_ID_OFFSET,
+    TYPE_CODE_OFFSET,
+    event_crc,
+)
+from fakemaster.layouts import FDE_FIXED, GTID_FIXED, GTID_FLAGS2_OFFSET, QUERY_POST_HEADER, U32
 
 MAGIC_LEN = len(BINLOG_MAGIC)
 # The dump thread reads events with max_allowed_packet raised to its ceiling (1 GiB).
@@ -68,15 +77,8 @@ MAX_EVENT_SIZE = 1 << 30
 DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
 SCAN_CHUNK = 1 << 16
 
-_LENGTH = struct.Struct("<I")
-_LOG_POS = struct.Struct("<I")
-_GTID_PEEK = struct.Struct("<QIB")
-_GTID_ENTRY = struct.Struct("<IIQ")
-_LENGTH_OFFSET = 9
-_LOG_POS_OFFSET = 13
-_FLAGS_OFFSET = 17
-_FDE_ALG_FROM_END = 5  # the alg byte precedes the 4 CRC bytes of a checksum-capable FDE
-_FDE_VERSION = slice(HEADER_LEN + 2, HEADER_LEN + 2 + 50)
+_FDE_ALG_FROM_END = 1 + CHECKSUM_LEN  # the alg byte precedes the CRC of a checksum-capable FDE
+_GTID_FLAGS2_AT = HEADER_LEN + GTID_FLAGS2_OFFSET
 
 GROUP_PART_TYPES = frozenset(
     {
@@ -134,8 +136,8 @@ class AppendedGroup:
 def is_commit_or_rollback(event: bytes | bytearray | memoryview, checksum: bool) -> bool:
     """Whether a QUERY event's text is exactly COMMIT or ROLLBACK (``peek_is_commit_rollback``:
     the bytes before the CRC end with the database name's NUL and the statement)."""
-    end = len(event) - (4 if checksum else 0)
-    if end < HEADER_LEN + 13 or end < 9:
+    end = len(event) - (CHECKSUM_LEN if checksum else 0)
+    if end < HEADER_LEN + QUERY_POST_HEADER.size or end < 9:
         return False
     return bytes(event[end - 7 : end]) == b"\x00COMMIT" or bytes(event[end - 9 : end]) == (
         b"\x00ROLLBACK"
@@ -158,7 +160,9 @@ class GroupTracker:
     def feed(self, type_code: int, event: bytes | bytearray | memoryview, checksum: bool) -> bool:
         """True if this event ends a group."""
         if type_code == EventType.GTID:
-            self.standalone = bool(len(event) > HEADER_LEN + 12 and event[HEADER_LEN + 12] & 1)
+            self.standalone = bool(
+                len(event) > _GTID_FLAGS2_AT and event[_GTID_FLAGS2_AT] & GtidFlag.STANDALONE
+            )
             return False
         if self.standalone:
             if type_code in GROUP_PART_TYPES:
@@ -173,8 +177,8 @@ class GroupTracker:
 def fde_checksum_alg(fde: bytes | bytearray | memoryview) -> int:
     """The checksum algorithm a whole FORMAT_DESCRIPTION event declares (UNDEF for a server
     that predates checksums)."""
-    version = bytes(fde[_FDE_VERSION]).split(b"\x00", 1)[0]
-    if not fde_has_checksum(version) or len(fde) < HEADER_LEN + 57 + _FDE_ALG_FROM_END:
+    version = fde_server_version(fde)
+    if not fde_has_checksum(version) or len(fde) < HEADER_LEN + FDE_FIXED.size + _FDE_ALG_FROM_END:
         return ChecksumAlg.UNDEF
     return int(fde[len(fde) - _FDE_ALG_FROM_END])
 
@@ -182,16 +186,9 @@ def fde_checksum_alg(fde: bytes | bytearray | memoryview) -> int:
 def parse_gtid_list_event(
     event: bytes | bytearray | memoryview, checksum: bool
 ) -> tuple[Gtid, ...]:
-    """The GTIDs of a whole GTID_LIST event."""
-    end = len(event) - (4 if checksum else 0)
-    if end < HEADER_LEN + 4:
-        raise ValueError("GTID_LIST event too short")
-    count = _LENGTH.unpack_from(event, HEADER_LEN)[0] & GTID_LIST_COUNT_MASK
-    if HEADER_LEN + 4 + 16 * count > end:
-        raise ValueError("GTID_LIST event shorter than its count")
-    return tuple(
-        Gtid(*_GTID_ENTRY.unpack_from(event, HEADER_LEN + 4 + 16 * index)) for index in range(count)
-    )
+    """The GTIDs of a whole GTID_LIST event (DecodeError if it cannot hold its count)."""
+    end = len(event) - (CHECKSUM_LEN if checksum else 0)
+    return read_gtid_list(memoryview(event)[HEADER_LEN:end])[0]
 
 
 class _FileIndex:
@@ -363,9 +360,9 @@ class BinlogStore:
         data = self._read_range(name, offset, min(max(max_bytes, HEADER_LEN), end - offset))
         pos = 0
         size = len(data)
-        unpack_length = _LENGTH.unpack_from
+        unpack_length = U32.unpack_from
         while pos + HEADER_LEN <= size:
-            length = unpack_length(data, pos + _LENGTH_OFFSET)[0]
+            length = unpack_length(data, pos + EVENT_LENGTH_OFFSET)[0]
             if length < HEADER_LEN or pos + length > size:
                 break
             pos += length
@@ -376,7 +373,7 @@ class BinlogStore:
     def _read_one(self, name: str, offset: int, end: int, head: bytes) -> bytes:
         if len(head) < HEADER_LEN:
             raise BinlogReadError(BinlogReadError.TRUNCATED, name, offset, end)
-        length = _LENGTH.unpack_from(head, _LENGTH_OFFSET)[0]
+        length = U32.unpack_from(head, EVENT_LENGTH_OFFSET)[0]
         if length < HEADER_LEN:
             raise BinlogReadError(BinlogReadError.BOGUS, name, offset, offset + HEADER_LEN)
         if length > MAX_EVENT_SIZE:
@@ -395,7 +392,7 @@ class BinlogStore:
             view = memoryview(data)
             index = 0
             while index < len(data):
-                length = _LENGTH.unpack_from(data, index + _LENGTH_OFFSET)[0]
+                length = U32.unpack_from(data, index + EVENT_LENGTH_OFFSET)[0]
                 yield pos + index, bytes(view[index : index + length])
                 index += length
             pos += len(data)
@@ -430,21 +427,21 @@ class BinlogStore:
         pos = 0
         size = len(data)
         while pos + HEADER_LEN <= size:
-            length = _LENGTH.unpack_from(data, pos + _LENGTH_OFFSET)[0]
+            length = U32.unpack_from(data, pos + EVENT_LENGTH_OFFSET)[0]
             start = base + pos
             if length < HEADER_LEN or length > MAX_EVENT_SIZE:
                 index.scan_stopped = True
                 return pos
             if start + length > limit:
                 return pos
-            type_code = data[pos + 4]
+            type_code = data[pos + TYPE_CODE_OFFSET]
             if type_code == EventType.GTID:
-                body = data[pos + HEADER_LEN : pos + HEADER_LEN + 13]
-                if len(body) < 13:
-                    body = self._read_range(index.name, start + HEADER_LEN, 13)
-                if len(body) == 13:
-                    seq_no, domain_id, flags2 = _GTID_PEEK.unpack(body)
-                    server_id = _LENGTH.unpack_from(data, pos + 5)[0]
+                body = data[pos + HEADER_LEN : pos + HEADER_LEN + GTID_FIXED.size]
+                if len(body) < GTID_FIXED.size:
+                    body = self._read_range(index.name, start + HEADER_LEN, GTID_FIXED.size)
+                if len(body) == GTID_FIXED.size:
+                    seq_no, domain_id, flags2 = GTID_FIXED.unpack(body)
+                    server_id = U32.unpack_from(data, pos + SERVER_ID_OFFSET)[0]
                     index.gtid_offsets.append(start)
                     index.gtid_ends.append(start + length)
                     index.gtid_domains.append(domain_id)
@@ -461,7 +458,7 @@ class BinlogStore:
                     index.gtid_list = parse_gtid_list_event(
                         event, index.checksum_alg == ChecksumAlg.CRC32
                     )
-                except ValueError:
+                except DecodeError:
                     index.gtid_list = None
             elif (
                 index.fde is not None
@@ -574,7 +571,7 @@ class BinlogStore:
             head = self._read_range(name, pos, HEADER_LEN)
             if len(head) < HEADER_LEN:
                 return False
-            length = _LENGTH.unpack_from(head, _LENGTH_OFFSET)[0]
+            length = U32.unpack_from(head, EVENT_LENGTH_OFFSET)[0]
             if length < HEADER_LEN:
                 return False
             pos += length
@@ -819,7 +816,7 @@ class MemoryBinlogStore(BinlogStore):
     def _close_file(self, name: str) -> None:
         # A closed file's FDE loses IN_USE in place; its CRC was computed with the flag clear.
         data = self._files[name]
-        data[MAGIC_LEN + _FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+        data[MAGIC_LEN + FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE & 0xFF
         index = self._indexes.get(name)
         if index is not None and index.fde is not None:
             index.fde = bytes(data[MAGIC_LEN : MAGIC_LEN + len(index.fde)])
@@ -833,15 +830,17 @@ class MemoryBinlogStore(BinlogStore):
         encoded = bytearray(encode_event(event, ctx))
         start = len(data)
         end = start + len(encoded)
-        _LOG_POS.pack_into(encoded, _LOG_POS_OFFSET, end & 0xFFFFFFFF)
+        U32.pack_into(encoded, LOG_POS_OFFSET, end & 0xFFFFFFFF)
         has_crc = (
             event.checksum_alg is not None
             if isinstance(event, FormatDescriptionEvent)
             else ctx.checksum
         )
         if has_crc:
-            crc_at = len(encoded) - 4
-            CRC.pack_into(encoded, crc_at, event_crc(memoryview(encoded)[:crc_at], encoded[4]))
+            crc_at = len(encoded) - CHECKSUM_LEN
+            CRC.pack_into(
+                encoded, crc_at, event_crc(memoryview(encoded)[:crc_at], encoded[TYPE_CODE_OFFSET])
+            )
         data += encoded
         if isinstance(event, GtidEvent):
             self._state.update(event.gtid)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import NamedTuple
 
+__all__ = ["ABSENT", "Date", "DateTime", "Time", "Timestamp"]
+
 
 class _Absent:
     """A column that is not part of a (partial) row image: not the same thing as NULL."""

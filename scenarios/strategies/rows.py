@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from decoder.values import (
+from fakemaster.columns import (
     BLOB_TYPES,
     NUMERIC_TYPES,
     STRING_REAL_CHAR,

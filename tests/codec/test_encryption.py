@@ -18,22 +18,22 @@ from hypothesis import strategies as st
 
 from decoder.binlog_file import iter_raw_events, read_binlog
 from decoder.core import decode_event
-from decoder.encryption import (
-    Algorithm,
-    BinlogKeys,
-    KeyFileError,
-    aes_nopad,
-    decrypt_event,
-    decrypt_key_file,
-    event_iv,
-    parse_key_file,
-)
+from decoder.encryption import decrypt_event
 from encoder.binlog_file import BinlogWriter
 from encoder.core import encode_event
 from encoder.encryption import encrypt_event, start_encryption_event
 from fakemaster.cli import main
 from fakemaster.constants import BINLOG_MAGIC, EventFlag, EventType
 from fakemaster.context import BinlogContext
+from fakemaster.encryption import (
+    Algorithm,
+    BinlogKeys,
+    KeyFileError,
+    aes_nopad,
+    decrypt_key_file,
+    event_iv,
+    parse_key_file,
+)
 from fakemaster.errors import ChecksumError, DecodeError, EncodeError
 from fakemaster.events import (
     Event,

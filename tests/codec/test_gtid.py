@@ -13,7 +13,6 @@ from hypothesis import given
 
 from decoder import decode_event
 from encoder import encode_event
-from encoder.gtid import EMPTY_GTID_LIST_PADDING
 from fakemaster.constants import (
     GTID_LIST_FLAG_IGN_GTIDS,
     GTID_LIST_FLAG_UNTIL_REACHED,
@@ -31,6 +30,7 @@ from fakemaster.events import (
     GtidListEvent,
     XaXid,
 )
+from fakemaster.layouts import EMPTY_GTID_LIST_PADDING
 from scenarios.strategies.statements import (
     binlog_checkpoint_events,
     gtid_events,

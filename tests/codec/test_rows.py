@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from decoder.core import decode_event
-from decoder.values import table_decoder
+from decoder.row_images import table_decoder
 from encoder.core import encode_event
 from encoder.rows import present_bitmap
 from fakemaster.constants import ColumnType as T

@@ -11,16 +11,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from decoder.values import (
-    JsonOpaque,
-    column_reader,
-    decimal_size,
-    decode_value,
-    parse_mysql_json,
-    string_meta_value,
-    string_metadata,
-)
+from decoder.mysql_json import JsonOpaque, parse_mysql_json
+from decoder.values import column_reader, decode_value
 from encoder.values import encode_value
+from fakemaster.columns import decimal_size, string_meta_value, string_metadata
 from fakemaster.constants import ColumnType as T
 from fakemaster.errors import DecodeError, EncodeError
 from fakemaster.values import Date, DateTime, Time, Timestamp

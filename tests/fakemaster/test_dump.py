@@ -1214,7 +1214,7 @@ ENCRYPTED_NAMES = ("aes_cbc-bin", "aes_ctr-bin")
 
 
 def encrypted_keys(basename: str) -> Any:
-    from decoder.encryption import BinlogKeys
+    from fakemaster.encryption import BinlogKeys
 
     if basename == "aes_cbc-bin":
         return BinlogKeys.from_key_file(ENCRYPTED / "aes_cbc.keys")
@@ -1317,7 +1317,7 @@ def test_encrypted_file_without_keys_is_the_key_error(tmp_path: Path, basename: 
 
 
 def test_encrypted_file_with_the_wrong_key(tmp_path: Path) -> None:
-    from decoder.encryption import BinlogKeys
+    from fakemaster.encryption import BinlogKeys
 
     store = encrypted_store(tmp_path, "aes_cbc-bin")
     wrong = BinlogKeys({1: {1: bytes(range(32))}})

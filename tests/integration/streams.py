@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
-from decoder.values import STRING_REAL_CHAR, STRING_REAL_ENUM, STRING_REAL_SET, string_meta_value
+from fakemaster.columns import (
+    STRING_REAL_CHAR,
+    STRING_REAL_ENUM,
+    STRING_REAL_SET,
+    string_meta_value,
+)
 from fakemaster.constants import ColumnType, EventFlag, OptionalMetadata, RowsFlag
 from fakemaster.events import (
     DeleteRowsEvent,

@@ -37,7 +37,7 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from decoder.values import STRING_REAL_ENUM, STRING_REAL_SET
+from fakemaster.columns import STRING_REAL_ENUM, STRING_REAL_SET
 from fakemaster.config import ServerConfig
 from fakemaster.constants import ColumnType
 from fakemaster.server import BackgroundFakeMaster

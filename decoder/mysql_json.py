@@ -1,0 +1,165 @@
+"""MySQL's binary JSON (the bytes of a JSON column written by MySQL) as Python values."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, NamedTuple
+
+from decoder.values import column_reader, time_from_hms, value_converter
+from fakemaster.constants import ColumnType
+from fakemaster.errors import DecodeError
+from fakemaster.values import DateTime
+
+__all__ = ["JsonOpaque", "parse_mysql_json"]
+
+class JsonOpaque(NamedTuple):
+    """A MySQL-typed scalar inside a JSON document that has no JSON form (kept as stored)."""
+
+    column_type: int
+    data: bytes
+
+
+_JSON_MAX_DEPTH = 100  # MySQL's own nesting limit
+_JSON_INLINE_SMALL = frozenset({0x04, 0x05, 0x06})
+_JSON_INLINE_LARGE = frozenset({0x04, 0x05, 0x06, 0x07, 0x08})
+_JSON_SCALARS = {
+    0x05: struct.Struct("<h"),
+    0x06: struct.Struct("<H"),
+    0x07: struct.Struct("<i"),
+    0x08: struct.Struct("<I"),
+    0x09: struct.Struct("<q"),
+    0x0A: struct.Struct("<Q"),
+    0x0B: struct.Struct("<d"),
+}
+_JSON_LITERALS: dict[int, Any] = {0: None, 1: True, 2: False}
+
+
+def parse_mysql_json(document: bytes) -> Any:
+    """The Python value of a MySQL binary JSON document (a JSON column's bytes).
+
+    Objects become dicts, arrays lists, strings str; opaque DECIMAL becomes Decimal, DATE/
+    DATETIME/TIMESTAMP DateTime, TIME Time, other opaque values JsonOpaque. An empty document
+    (what MySQL stores for a JSON NULL written into a NOT NULL column) is None.
+    """
+    if not document:
+        return None
+    return _json_value(document[0], bytes(document), 1, len(document), 0)
+
+
+def _json_need(data: bytes, pos: int, size: int, end: int) -> None:
+    if size < 0 or pos + size > end:
+        raise DecodeError(f"truncated JSON value: {size} bytes needed", offset=pos)
+
+
+def _json_value(kind: int, data: bytes, pos: int, end: int, depth: int) -> Any:
+    if kind <= 0x03:
+        if depth >= _JSON_MAX_DEPTH:
+            raise DecodeError("JSON document nested too deeply", offset=pos)
+        return _json_container(kind, data, pos, end, depth + 1)
+    if kind == 0x04:
+        _json_need(data, pos, 1, end)
+        if data[pos] not in _JSON_LITERALS:
+            raise DecodeError(f"invalid JSON literal {data[pos]}", offset=pos)
+        return _JSON_LITERALS[data[pos]]
+    scalar = _JSON_SCALARS.get(kind)
+    if scalar is not None:
+        _json_need(data, pos, scalar.size, end)
+        return scalar.unpack_from(data, pos)[0]
+    if kind == 0x0C:
+        length, pos = _json_varlen(data, pos, end)
+        _json_need(data, pos, length, end)
+        return data[pos : pos + length].decode("utf-8", "surrogateescape")
+    if kind == 0x0F:
+        _json_need(data, pos, 1, end)
+        column_type = data[pos]
+        length, pos = _json_varlen(data, pos + 1, end)
+        _json_need(data, pos, length, end)
+        return _json_opaque(column_type, data[pos : pos + length], pos)
+    raise DecodeError(f"invalid JSON value type {kind}", offset=pos - 1)
+
+
+def _json_varlen(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    length = 0
+    for index in range(5):
+        _json_need(data, pos, 1, end)
+        byte = data[pos]
+        pos += 1
+        length |= (byte & 0x7F) << (7 * index)
+        if not byte & 0x80:
+            return length, pos
+    raise DecodeError("JSON string length longer than 5 bytes", offset=pos)
+
+
+def _json_container(kind: int, data: bytes, start: int, end: int, depth: int) -> Any:
+    large = kind in (0x01, 0x03)
+    is_object = kind in (0x00, 0x01)
+    offset_size = 4 if large else 2
+    count_format = "<I" if large else "<H"
+    _json_need(data, start, 2 * offset_size, end)
+    count = struct.unpack_from(count_format, data, start)[0]
+    size = struct.unpack_from(count_format, data, start + offset_size)[0]
+    _json_need(data, start, size, end)
+    limit = start + size
+    key_entry = offset_size + 2
+    value_entry = 1 + offset_size
+    header = 2 * offset_size + count * (value_entry + (key_entry if is_object else 0))
+    if header > size:
+        raise DecodeError(
+            f"JSON container header of {header} bytes > its size {size}", offset=start
+        )
+    inline = _JSON_INLINE_LARGE if large else _JSON_INLINE_SMALL
+    values_at = start + 2 * offset_size + (count * key_entry if is_object else 0)
+    values = []
+    for index in range(count):
+        entry = values_at + index * value_entry
+        value_kind = data[entry]
+        if value_kind in inline:
+            values.append(_json_value(value_kind, data, entry + 1, entry + value_entry, depth))
+            continue
+        offset = struct.unpack_from(count_format, data, entry + 1)[0]
+        if offset < header or offset >= size:
+            raise DecodeError(f"JSON value offset {offset} outside its container", offset=entry)
+        values.append(_json_value(value_kind, data, start + offset, limit, depth))
+    if not is_object:
+        return values
+    result = {}
+    for index in range(count):
+        entry = start + 2 * offset_size + index * key_entry
+        key_offset = struct.unpack_from(count_format, data, entry)[0]
+        key_length = struct.unpack_from("<H", data, entry + offset_size)[0]
+        if key_offset < header:
+            raise DecodeError(f"JSON key offset {key_offset} inside the header", offset=entry)
+        _json_need(data, start + key_offset, key_length, limit)
+        key = data[start + key_offset : start + key_offset + key_length]
+        result[key.decode("utf-8", "surrogateescape")] = values[index]
+    return result
+
+
+def _json_opaque(column_type: int, data: bytes, pos: int) -> Any:
+    if column_type == ColumnType.NEWDECIMAL:
+        if len(data) < 2:
+            raise DecodeError("truncated DECIMAL in JSON", offset=pos)
+        reader = column_reader(ColumnType.NEWDECIMAL, data[0] | data[1] << 8)
+        if len(data) - 2 != reader.size:
+            raise DecodeError("DECIMAL in JSON has the wrong size", offset=pos)
+        return value_converter(reader.code)(data[2:])
+    if column_type in (ColumnType.DATE, ColumnType.DATETIME, ColumnType.TIMESTAMP, ColumnType.TIME):
+        if len(data) < 8:
+            raise DecodeError("truncated temporal value in JSON", offset=pos)
+        packed = int.from_bytes(data[:8], "little", signed=True)
+        negative = packed < 0
+        packed = abs(packed)
+        intpart, microsecond = packed >> 24, packed & 0xFFFFFF
+        if column_type == ColumnType.TIME:
+            return time_from_hms(negative, intpart, microsecond)
+        ymd, hms = intpart >> 17, intpart & 0x1FFFF
+        return DateTime(
+            (ymd >> 5) // 13,
+            (ymd >> 5) % 13,
+            ymd & 31,
+            hms >> 12,
+            (hms >> 6) & 63,
+            hms & 63,
+            microsecond,
+        )
+    return JsonOpaque(column_type, data)
