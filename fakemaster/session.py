@@ -616,6 +616,7 @@ class ServerSession:
             sql.user,
             sql.host,
             self._response.charset if self._response is not None else 0,
+            sql.account,
         )
         fresh.capabilities = sql.capabilities
         fresh.database = sql.database
