@@ -345,7 +345,12 @@ def add_serve_command(subparsers: Subparsers) -> None:
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
     )
     parser.add_argument("--server-id", type=_int_range(1, 0xFFFFFFFF), default=defaults.server_id)
-    parser.add_argument("--user", default=defaults.user, help="account name (%(default)s)")
+    parser.add_argument(
+        "--user",
+        default=defaults.user,
+        help="account name (%(default)s); root has all privileges, any other name those of "
+        "GRANT REPLICATION SLAVE, REPLICATION CLIENT",
+    )
     parser.add_argument(
         "--password", default=defaults.password, help="its password (default: none)"
     )

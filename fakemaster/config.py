@@ -8,6 +8,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from fakemaster.accounts import Account
 from fakemaster.encryption import BinlogKeys
 from fakemaster.protocol.charsets import charset_default, collation_by_name
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, VarKind
@@ -29,10 +30,14 @@ class ServerConfig:
     # Without the "5.5.5-" prefix that the handshake adds (as MariaDB does for old clients).
     version: str = "10.11.19-MariaDB-log"
     version_comment: str = "mariadb.org binary distribution"
+    # The account replicas log in with: an admin (ALL PRIVILEGES WITH GRANT OPTION) when it is
+    # root, otherwise a replication account (REPLICATION SLAVE, REPLICATION CLIENT).
     user: str = "root"
     password: str = ""
-    # More accounts: user name -> password.
+    # More replication accounts: user name -> password.
     extra_users: Mapping[str, str] = field(default_factory=dict)
+    # Accounts with any other grants; one named like `user` or an `extra_users` entry wins.
+    accounts: tuple[Account, ...] = ()
     binlog_checksum: str = "CRC32"
     binlog_basename: str = "mysql-bin"
     binlog_format: str = "ROW"
@@ -90,10 +95,15 @@ class ServerConfig:
         assert collation is not None  # checked in __post_init__
         return collation.id
 
-    def accounts(self) -> dict[str, str]:
-        accounts = dict(self.extra_users)
-        accounts[self.user] = self.password
-        return accounts
+    def all_accounts(self) -> dict[str, Account]:
+        """Every account that may log in, by user name."""
+        table = {
+            user: Account.replication(user, password) for user, password in self.extra_users.items()
+        }
+        make = Account.admin if self.user == "root" else Account.replication
+        table[self.user] = make(self.user, self.password)
+        table.update((account.user, account) for account in self.accounts)
+        return table
 
     def log_bin_basename(self) -> str:
         return self.datadir.rstrip("/") + "/" + self.binlog_basename

@@ -647,6 +647,16 @@ class DumpStream:
         if self._semi is not None:
             self._semi.report_reply(file_name, position)
 
+    def end_with_error(self, errno: int, message: str) -> bytes:
+        """End the dump now with an ERR packet (e.g. a newer dump for the same replica server
+        id replaced it): framed in the dump's sequence, the start position and the last event
+        and byte read appended as to MariaDB's other dump errors. b"" if already finished."""
+        if self._finished:
+            return b""
+        packet = self._err_packet(DumpError(message, errno, coordinates=True))
+        self._finish()
+        return packet
+
     def close(self) -> None:
         """The connection is gone: stop counting it as a semi-sync replica."""
         if not self._finished:

@@ -21,10 +21,12 @@ from typing import Any, Protocol
 
 from fakemaster.config import ServerConfig
 from fakemaster.protocol.queries import BinlogCatalog, ServerState
+from fakemaster.protocol.resultset import SqlError
 from fakemaster.session import (
     Ack,
     Close,
     DumpRequest,
+    EndDump,
     KillConnection,
     SendBytes,
     ServerSession,
@@ -192,6 +194,8 @@ class _Connection:
                 return
             elif isinstance(action, KillConnection):
                 await self.master._kill(action.thread_id, action.query_only)
+            elif isinstance(action, EndDump):
+                await self.master._end_dump(action.thread_id, action.error)
             elif isinstance(action, StartTls):
                 context = self.master.config.ssl_context
                 assert context is not None
@@ -418,6 +422,20 @@ class FakeMaster:
             return  # nothing runs on an idle connection
         # Like a killed MariaDB dump thread: the socket just closes, no packet.
         connection.abort()
+        await connection.close()
+
+    async def _end_dump(self, thread_id: int, error: SqlError) -> None:
+        """Send the dump of ``thread_id`` its closing ERR packet, then close the connection
+        (the packet is flushed before the socket closes)."""
+        connection = self._connections.get(thread_id)
+        if connection is None:
+            return
+        # Optional in DumpStreamLike: a dump without it is just closed.
+        end = getattr(connection.dump, "end_with_error", None)
+        packet = end(error.errno, error.message) if callable(end) else b""
+        if packet and not connection.closed:
+            with contextlib.suppress(Exception):  # the replica may be gone already
+                connection.write(packet)
         await connection.close()
 
     def _make_dump(self, request: DumpRequest) -> DumpStreamLike:

@@ -2,8 +2,8 @@
 
 The shell (``fakemaster/server.py``) writes :meth:`ServerSession.initial_bytes`, feeds whatever
 it reads to :meth:`ServerSession.receive_data` and carries out the returned actions in order:
-send bytes, start streaming a binlog dump, close, kill another connection, pass a semi-sync
-ACK to the running dump. The session never raises: malformed input gets the ERR packet a real
+send bytes, start streaming a binlog dump, close, kill another connection, end another
+connection's dump with an error, pass a semi-sync ACK to the running dump. The session never raises: malformed input gets the ERR packet a real
 MariaDB 10.11 would send (or a clean close), and a bug inside it becomes ERR 1105 + close with
 the exception kept in :attr:`ServerSession.internal_errors`.
 
@@ -20,6 +20,7 @@ from enum import Enum
 
 from decoder.packets import PacketReader, parse_semi_sync_ack
 from encoder.packets import frame
+from fakemaster.accounts import Privilege, privilege_names
 from fakemaster.constants import SEMI_SYNC_MAGIC, Command
 from fakemaster.errors import DecodeError
 from fakemaster.protocol.charsets import client_collation
@@ -79,6 +80,16 @@ class KillConnection:
 
 
 @dataclass(frozen=True, slots=True)
+class EndDump:
+    """End the binlog dump of connection ``thread_id`` with ``error`` (an ERR packet in the
+    dump's own sequence, with the dump's position appended as MariaDB does), then close that
+    connection: a newer dump for the same replica server id replaces it."""
+
+    thread_id: int
+    error: SqlError
+
+
+@dataclass(frozen=True, slots=True)
 class StartTls:
     """The client sent an SSL request: run TLS on the socket from here on and feed the
     session the decrypted bytes. ``early_data``: bytes that came after the SSL request (the
@@ -95,7 +106,7 @@ class Ack:
     file_name: str
 
 
-Action = SendBytes | StartDump | Close | KillConnection | Ack | StartTls
+Action = SendBytes | StartDump | Close | KillConnection | EndDump | Ack | StartTls
 
 
 # --- replication requests ----------------------------------------------------------------
@@ -267,6 +278,8 @@ class ServerSession:
         # Packets larger than max_allowed_packet are refused (ER_NET_PACKET_TOO_LARGE).
         self._reader = PacketReader(expected_seq=1, max_payload=self.config.max_allowed_packet)
         self._unregistered = False
+        # Whether the client logged in with a password (access-denied texts say so).
+        self._used_password = False
         self.tls_offered = self.config.ssl_context is not None
         self.tls_active = False
         # Sequence number of the client's handshake response: 1, or 2 after an SSL request.
@@ -436,28 +449,31 @@ class ServerSession:
         self, response: HandshakeResponse, auth: bytes, actions: list[Action], *, next_seq: int
     ) -> None:
         user = response.user.decode("utf-8", "surrogateescape")
-        password = self.server.accounts.get(user)
-        if password is None or not check_native_password(password, self.scramble, auth):
+        account = self.server.accounts.get(user)
+        if account is None or not check_native_password(account.password, self.scramble, auth):
             using = "YES" if auth else "NO"
             self._send(actions, sql_error(1045, user, self.peer_host, using).payload(), next_seq)
             self._close(actions, "access denied")
             return
+        self._used_password = bool(auth)
         collation = client_collation(response.charset)
         collation_id = collation.id if collation is not None else self.config.server_collation_id
         self.sql = SessionState.create(
-            self.server, self.thread_id, user, self.peer_host, collation_id
+            self.server, self.thread_id, user, self.peer_host, collation_id, account
         )
         self.sql.capabilities = response.capabilities
         self.info.user = user
         state: list[bytes] = []
-        if response.database is not None and response.capabilities & Capability.CONNECT_WITH_DB:
+        # MariaDB ignores an empty name: clients such as mysql-connector-python always set
+        # CONNECT_WITH_DB and send "" when no database was asked for.
+        if response.database and response.capabilities & Capability.CONNECT_WITH_DB:
             try:
                 state = change_database(
                     self.sql, response.database.decode("utf-8", "surrogateescape")
                 ).session_state
             except SqlError as error:
                 self._send(actions, error.payload(), next_seq)
-                self._close(actions, "unknown database")
+                self._close(actions, "database refused")
                 return
         self._send(
             actions,
@@ -510,6 +526,9 @@ class ServerSession:
             self._ok(actions)
         elif command == Command.REGISTER_SLAVE:
             self._register_slave(sql, body, actions)
+        elif command in self._dump_commands() and not sql.account.has_any(DUMP_PRIVILEGE):
+            # Refused before the packet is read; the connection stays usable.
+            self._send_error(actions, sql_error(1227, privilege_names(DUMP_PRIVILEGE)))
         elif command == Command.BINLOG_DUMP:
             position, flags, server_id, raw_name = parse_binlog_dump(body)
             self._start_dump(
@@ -534,6 +553,11 @@ class ServerSession:
             )
         else:
             self._send_error(actions, sql_error(1047))
+
+    def _dump_commands(self) -> tuple[int, ...]:
+        if self.config.mysql_gtid_dump:
+            return (Command.BINLOG_DUMP, Command.BINLOG_DUMP_GTID)
+        return (Command.BINLOG_DUMP,)
 
     def _query(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
         outcome = execute(sql, body.decode("utf-8", "surrogateescape"))
@@ -592,6 +616,7 @@ class ServerSession:
             sql.user,
             sql.host,
             self._response.charset if self._response is not None else 0,
+            sql.account,
         )
         fresh.capabilities = sql.capabilities
         fresh.database = sql.database
@@ -605,6 +630,13 @@ class ServerSession:
         )
 
     def _register_slave(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        if not sql.account.has_any(DUMP_PRIVILEGE):
+            # MariaDB's check_access() here answers with ER_ACCESS_DENIED_ERROR, naming the
+            # account, before it reads the packet.
+            account = sql.account
+            using = "YES" if self._used_password else "NO"
+            self._send_error(actions, sql_error(1045, account.user, account.host, using))
+            return
         try:
             request = RegisterSlaveRequest.parse(body)
         except SqlError as error:
@@ -665,6 +697,10 @@ class ServerSession:
         )
         self.state = State.DUMPING
         self.info.dumping = True
+        if command == Command.BINLOG_DUMP:
+            older = self.server.claim_dump(self.thread_id, server_id)
+            if older is not None:
+                actions.append(EndDump(older, sql_error(ER_SLAVE_SAME_ID)))
         actions.append(StartDump(request))
 
     def _during_dump(self, payload: bytes, actions: list[Action]) -> None:
@@ -709,6 +745,12 @@ class ServerSession:
         if not self._unregistered:
             self._unregistered = True
             self.server.close_connection(self.thread_id)
+
+
+# A newer COM_BINLOG_DUMP from the same replica server id ends the older dump with it.
+ER_SLAVE_SAME_ID = 4052
+# What COM_BINLOG_DUMP and COM_REGISTER_SLAVE need.
+DUMP_PRIVILEGE = Privilege.REPLICATION_SLAVE
 
 
 _COM_STATISTICS = 0x09

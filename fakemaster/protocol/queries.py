@@ -24,6 +24,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Protocol
 
+from fakemaster.accounts import INFORMATION_SCHEMA, Account, Privilege, privilege_names
 from fakemaster.config import ServerConfig
 from fakemaster.constants import ColumnType
 from fakemaster.protocol.charsets import (
@@ -124,6 +125,8 @@ class ConnectionInfo:
     user: str = ""
     replica: ReplicaInfo | None = None
     dumping: bool = False
+    # The server id of its COM_BINLOG_DUMP (None: not dumping that way).
+    dump_server_id: int | None = None
 
 
 class ServerState:
@@ -144,7 +147,7 @@ class ServerState:
         self.globals: dict[str, Value] = config.global_variables(port)
         self.connections: dict[int, ConnectionInfo] = {}
         self._next_thread_id = config.first_thread_id
-        self.accounts = config.accounts()
+        self.accounts: dict[str, Account] = config.all_accounts()
 
     def set_port(self, port: int) -> None:
         self.globals["port"] = port
@@ -158,6 +161,22 @@ class ServerState:
 
     def close_connection(self, thread_id: int) -> None:
         self.connections.pop(thread_id, None)
+
+    def claim_dump(self, thread_id: int, server_id: int) -> int | None:
+        """Connection ``thread_id`` starts a COM_BINLOG_DUMP as replica ``server_id``; the
+        connection already dumping for that server id, which MariaDB ends (ER_SLAVE_SAME_ID),
+        if any. Server id 0 (a one-shot reader such as mariadb-binlog without --stop-never)
+        neither ends nor is ended by another dump, as on a real primary."""
+        info = self.connections.get(thread_id)
+        if info is not None:
+            info.dump_server_id = server_id
+        if server_id == 0:
+            return None
+        for other_id, other in self.connections.items():
+            if other_id != thread_id and other.dump_server_id == server_id:
+                other.dump_server_id = None
+                return other_id
+        return None
 
     def replicas(self) -> list[ReplicaInfo]:
         """Registered replicas, newest connection first (the order of MariaDB's thread list)."""
@@ -231,6 +250,8 @@ class SessionState:
     thread_id: int
     user: str
     host: str
+    # The account it logged in with: what it may do.
+    account: Account = field(default_factory=lambda: Account(user=""))
     capabilities: int = 0
     database: str | None = None
     variables: dict[str, Value] = field(default_factory=dict)
@@ -245,8 +266,15 @@ class SessionState:
 
     @classmethod
     def create(
-        cls, server: ServerState, thread_id: int, user: str, host: str, client_collation: int
+        cls,
+        server: ServerState,
+        thread_id: int,
+        user: str,
+        host: str,
+        client_collation: int,
+        account: Account | None = None,
     ) -> SessionState:
+        """A fresh session of ``user`` (its account from the server's, unless given)."""
         variables = {
             name: server.globals[name]
             for name, var in SYSTEM_VARIABLES.items()
@@ -261,11 +289,18 @@ class SessionState:
             variables["character_set_results"] = collation.charset
             variables["collation_connection"] = collation.name
             results = collation.id
-        session = cls(server, thread_id, user, host, variables=variables)
+        if account is None:
+            account = server.accounts.get(user) or Account(user=user)
+        session = cls(server, thread_id, user, host, account, variables=variables)
         session.results_collation_id = results
         if results is None:
             session.set_results_charset(variables["character_set_results"])
         return session
+
+    def require(self, accepted: Privilege) -> None:
+        """SqlError 1227 naming ``accepted`` unless the account holds one of them."""
+        if not self.account.has_any(accepted):
+            raise sql_error(1227, privilege_names(accepted))
 
     def set_results_charset(self, charset: Value, collation: Collation | None = None) -> None:
         """Set character_set_results to a character set (None: NULL) or a collation."""
@@ -914,6 +949,9 @@ def _set_transaction(parser: Parser, session: SessionState, scope: str) -> Respo
         if not parser.accept_op(","):
             break
     parser.expect_end()
+    if scope == "global":
+        for name in changes:
+            session.require(SYSTEM_VARIABLES[name].global_privileges)
     if session.in_transaction and scope == "":
         raise SqlError(
             1568,
@@ -1060,6 +1098,9 @@ def _set_system_variable(
         raise sql_error(1229, name)
     if not is_global and var.session_read_only:
         raise sql_error(1621, "SESSION", name, "GLOBAL")
+    # After the scope checks, before the value is looked at (a bad value by a user without
+    # the privilege is still 1227), as MariaDB orders them.
+    session.require(var.global_privileges if is_global else var.session_privileges)
     if isinstance(expr, DefaultValue):
         value = (
             var.default if is_global or not var.allows_global() else session.server.globals[name]
@@ -1345,6 +1386,7 @@ def show_master_status(ctx: Context) -> Response:
         text_column("Binlog_Ignore_DB", 255, flags=not_null),
     ]
     ctx.parser_after(ctx.match.end()).expect_end()
+    ctx.session.require(BINLOG_STATUS_PRIVILEGES)
     logs = _binary_logs(ctx)
     rows: list[Sequence[Cell]] = []
     if logs:
@@ -1355,6 +1397,7 @@ def show_master_status(ctx: Context) -> Response:
 
 def show_binary_logs(ctx: Context) -> Response:
     ctx.parser_after(ctx.match.end()).expect_end()
+    ctx.session.require(BINLOG_STATUS_PRIVILEGES)
     columns = [
         text_column("Log_name", 255, flags=ColumnFlag.NOT_NULL),
         Column(
@@ -1370,6 +1413,12 @@ def show_binary_logs(ctx: Context) -> Response:
     return ResultSet(columns, rows)
 
 
+# What SHOW MASTER STATUS and SHOW BINARY LOGS accept.
+BINLOG_STATUS_PRIVILEGES = Privilege.SUPER | Privilege.BINLOG_MONITOR
+# What KILL of another user's connection needs.
+KILL_OTHER_USER_PRIVILEGES = Privilege.SUPER | Privilege.CONNECTION_ADMIN
+
+
 def _binary_logs(ctx: Context) -> list[tuple[str, int]]:
     catalog = ctx.server.catalog
     return list(catalog.binary_logs()) if catalog is not None else []
@@ -1377,6 +1426,8 @@ def _binary_logs(ctx: Context) -> list[tuple[str, int]]:
 
 def show_slave_hosts(ctx: Context) -> Response:
     ctx.parser_after(ctx.match.end()).expect_end()
+    # Only this one: not even SUPER will do (10.11.19).
+    ctx.session.require(Privilege.REPLICATION_MASTER_ADMIN)
     number = ColumnFlag.NOT_NULL | ColumnFlag.UNSIGNED | ColumnFlag.BINARY
     columns = [
         Column("Server_id", ColumnType.LONG, length=10, flags=number),
@@ -1449,13 +1500,18 @@ def kill(ctx: Context) -> Response:
     thread_id = (-int(token.text) if negative else int(token.text)) % (1 << 64)
     query_only = (ctx.match.group("what") or "").upper() == "QUERY"
     server = ctx.server
-    if thread_id not in server.connections:
+    session = ctx.session
+    target = server.connections.get(thread_id)
+    if target is None:
         raise sql_error(1094, thread_id)
-    if thread_id == ctx.session.thread_id and not query_only:
+    if target.user != session.user and not session.account.has_any(KILL_OTHER_USER_PRIVILEGES):
+        raise sql_error(1095, thread_id)
+    if thread_id == session.thread_id:
+        if query_only:
+            raise sql_error(1317)  # the KILL statement is the query it interrupts
         ctx.outcome.close_connection = True
         raise sql_error(1927)
-    if thread_id != ctx.session.thread_id:
-        ctx.outcome.kills.append(KillRequest(thread_id, query_only))
+    ctx.outcome.kills.append(KillRequest(thread_id, query_only))
     return OkResult()
 
 
@@ -1467,10 +1523,14 @@ def use_database(ctx: Context) -> Response:
 
 
 def change_database(session: SessionState, name: str) -> OkResult:
-    """USE / COM_INIT_DB: SqlError 1049 for a database the server does not have."""
-    known = {db.lower(): db for db in session.server.config.databases}
-    actual = known.get(name.lower())
-    if actual is None:
+    """USE / COM_INIT_DB / the database of the handshake: SqlError 1044 for a database the
+    account may not use (whether it exists or not), then 1049 for one the server does not
+    have. Names are case-sensitive but for information_schema's, as on Linux."""
+    account = session.account
+    if not account.may_use(name):
+        raise sql_error(1044, account.user, account.host, name)
+    actual = name if name.lower() != INFORMATION_SCHEMA else INFORMATION_SCHEMA
+    if actual not in session.server.config.databases:
         raise sql_error(1049, name)
     session.database = actual
     if actual == "information_schema":
@@ -1502,15 +1562,26 @@ def end_transaction(ctx: Context) -> Response:
 
 def set_statement_for(ctx: Context) -> Response:
     """SET STATEMENT var=value[, ...] FOR <statement>: the settings only last for the inner
-    statement, which is all that is answered here."""
+    statement, which is all that is answered here, once the session may set them."""
     inner = ctx.match.start("inner")
     index = next(i for i, token in enumerate(ctx.tokens) if token.start >= inner)
+    _check_statement_settings(ctx.session, ctx.tokens[2:index])
     base = ctx.tokens[index].start
     rebased = [
         Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw)
         for t in ctx.tokens[index:]
     ]
     return _dispatch(ctx.session, ctx.text[base:], rebased, ctx.outcome, ctx.quote_text[base:])
+
+
+def _check_statement_settings(session: SessionState, tokens: list[Token]) -> None:
+    """SqlError 1227 for the first variable SET STATEMENT names that the session may not set
+    (the settings are session ones)."""
+    for token, following in zip(tokens, tokens[1:], strict=False):
+        if token.kind is Tok.WORD and following.is_op("=", ":="):
+            var = lookup(token.text)
+            if var is not None:
+                session.require(var.session_privileges)
 
 
 # SHOW statements MariaDB 10.11 knows: first word -> the second words it allows (None: any).
@@ -1547,9 +1618,35 @@ def not_supported(ctx: Context) -> Response:
         allowed = _SHOW_GRAMMAR[first.text.upper()]
         if allowed is not None and not (second.kind is Tok.WORD and second.text.upper() in allowed):
             return ctx.parser(2).error(second)
+    for pattern, accepted in _PRIVILEGED_UNSUPPORTED:
+        if pattern.match(ctx.text):
+            ctx.session.require(accepted)
+            break
     if not ctx.server.config.strict_queries:
         return OkResult()
     return sql_error(1235, tokens[0].text.upper())
+
+
+# Statements the fake master does not carry out but a user without these privileges is refused
+# anyway, before anything else (10.11.19's answers to a replication account).
+_PRIVILEGED_UNSUPPORTED: tuple[tuple[re.Pattern[str], Privilege], ...] = tuple(
+    (re.compile(pattern, re.I | re.S), accepted)
+    for pattern, accepted in (
+        (r"(?:FLUSH|RESET)\b", Privilege.RELOAD),
+        (r"PURGE\s+(?:BINARY|MASTER)\s+LOGS\b", Privilege.SUPER | Privilege.BINLOG_ADMIN),
+        (
+            r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b.*\bSTATUS\b",
+            Privilege.SUPER | Privilege.SLAVE_MONITOR,
+        ),
+        (
+            r"(?:START|STOP)\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b|CHANGE\s+MASTER\b",
+            Privilege.SUPER | Privilege.REPLICATION_SLAVE_ADMIN,
+        ),
+        (r"SHOW\s+BINLOG\s+EVENTS\b", Privilege.BINLOG_MONITOR),
+        (r"SHOW\s+RELAYLOG\s+EVENTS\b", Privilege.SLAVE_MONITOR),
+        (r"SHUTDOWN\b", Privilege.SHUTDOWN),
+    )
+)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -356,6 +356,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     ),
     1065: ("42000", "Query was empty"),
     1094: ("HY000", "Unknown thread id: {0}"),
+    1095: ("HY000", "You are not owner of thread {0}"),
     1096: ("HY000", "No tables used"),
     1105: ("HY000", "{0}"),
     1103: ("42000", "Incorrect table name '{0}'"),
@@ -383,9 +384,11 @@ ERRORS: dict[int, tuple[str, str]] = {
     1273: ("HY000", "Unknown collation: '{0}'"),
     1298: ("HY000", "Unknown or incorrect time zone: '{0}'"),
     1305: ("42000", "FUNCTION {0} does not exist"),
+    1317: ("70100", "Query execution was interrupted"),
     1582: ("42000", "Incorrect parameter count in the call to native function '{0}'"),
     1621: ("HY000", "{0} variable '{1}' is read-only. Use SET {2} to assign the value"),
     1927: ("70100", "Connection was killed"),
+    4052: ("HY000", "A slave with the same server_uuid/server_id is already connected"),
     4081: ("HY000", "Unknown structured system variable or ROW routine variable '{0}'"),
 }
 

@@ -8,12 +8,18 @@ STRING as VARCHAR; ``SHOW VARIABLES`` shows BOOL as ON/OFF and DOUBLE with 6 dec
 
 Values that describe the particular server (version, server_id, ports, paths, GTID positions)
 come from :class:`fakemaster.config.ServerConfig` and the binlog store, not from here.
+
+Each variable also says which privileges ``SET GLOBAL`` and ``SET SESSION`` of it accept (any
+one of them will do), as a 10.11.19 server answered a user without them (ER 1227): SUPER for
+any global one unless noted, nothing for most session ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum, Flag
+
+from fakemaster.accounts import NO_PRIVILEGES, Privilege
 
 Value = bool | int | float | str | None
 
@@ -44,6 +50,9 @@ class SystemVariable:
     is_set: bool = False
     # Has a session value that only SET GLOBAL may change (ER_VARIABLE_IS_READONLY, 1621).
     session_read_only: bool = False
+    # The privileges SET GLOBAL / SET SESSION accept (any one of them); none: anybody may.
+    global_privileges: Privilege = Privilege.SUPER
+    session_privileges: Privilege = NO_PRIVILEGES
 
     def allows_session(self) -> bool:
         return bool(self.scope & Scope.SESSION)
@@ -54,6 +63,14 @@ class SystemVariable:
 
 G, S, B = Scope.GLOBAL, Scope.SESSION, Scope.BOTH
 BOOL, UINT, DOUBLE, STRING = VarKind.BOOL, VarKind.UINT, VarKind.DOUBLE, VarKind.STRING
+# The privilege sets the variables below accept besides plain SUPER.
+_SUPER = Privilege.SUPER
+BA = _SUPER | Privilege.BINLOG_ADMIN
+CA = _SUPER | Privilege.CONNECTION_ADMIN
+RMA = _SUPER | Privilege.REPLICATION_MASTER_ADMIN
+RSA = _SUPER | Privilege.REPLICATION_SLAVE_ADMIN
+BR = _SUPER | Privilege.BINLOG_REPLAY
+ROA = Privilege.READ_ONLY_ADMIN  # without SUPER, unlike the others
 
 SQL_MODE_FLAGS = (
     "REAL_AS_FLOAT PIPES_AS_CONCAT ANSI_QUOTES IGNORE_SPACE IGNORE_BAD_TABLE_OPTIONS "
@@ -118,6 +135,8 @@ def _v(
     choices: str | None = None,
     is_set: bool = False,
     session_ro: bool = False,
+    gpriv: Privilege = _SUPER,
+    spriv: Privilege = NO_PRIVILEGES,
 ) -> SystemVariable:
     return SystemVariable(
         name,
@@ -128,6 +147,8 @@ def _v(
         choices=tuple(choices.split(",")) if choices else None,
         is_set=is_set,
         session_read_only=session_ro,
+        global_privileges=gpriv,
+        session_privileges=spriv,
     )
 
 
@@ -136,19 +157,19 @@ _CATALOGUE = (
     _v("auto_increment_increment", UINT, B, 1),
     _v("auto_increment_offset", UINT, B, 1),
     _v("big_tables", BOOL, B, False),
-    _v("binlog_annotate_row_events", BOOL, B, True),
-    _v("binlog_cache_size", UINT, G, 32768),
+    _v("binlog_annotate_row_events", BOOL, B, True, gpriv=BA, spriv=BA),
+    _v("binlog_cache_size", UINT, G, 32768, gpriv=BA),
     _v("binlog_checksum", STRING, G, "CRC32", choices="NONE,CRC32"),
-    _v("binlog_commit_wait_count", UINT, G, 0),
-    _v("binlog_commit_wait_usec", UINT, G, 100000),
-    _v("binlog_direct_non_transactional_updates", BOOL, B, False),
-    _v("binlog_expire_logs_seconds", UINT, G, 0),
-    _v("binlog_file_cache_size", UINT, G, 16384),
-    _v("binlog_format", STRING, B, "MIXED", choices="MIXED,STATEMENT,ROW"),
+    _v("binlog_commit_wait_count", UINT, G, 0, gpriv=BA),
+    _v("binlog_commit_wait_usec", UINT, G, 100000, gpriv=BA),
+    _v("binlog_direct_non_transactional_updates", BOOL, B, False, gpriv=BA, spriv=BA),
+    _v("binlog_expire_logs_seconds", UINT, G, 0, gpriv=BA),
+    _v("binlog_file_cache_size", UINT, G, 16384, gpriv=BA),
+    _v("binlog_format", STRING, B, "MIXED", choices="MIXED,STATEMENT,ROW", gpriv=BA, spriv=BA),
     _v("binlog_optimize_thread_scheduling", BOOL, G, True, ro=True),
-    _v("binlog_row_image", STRING, B, "FULL", choices="MINIMAL,NOBLOB,FULL"),
-    _v("binlog_row_metadata", STRING, G, "NO_LOG", choices="NO_LOG,MINIMAL,FULL"),
-    _v("binlog_stmt_cache_size", UINT, G, 32768),
+    _v("binlog_row_image", STRING, B, "FULL", choices="MINIMAL,NOBLOB,FULL", gpriv=BA, spriv=BA),
+    _v("binlog_row_metadata", STRING, G, "NO_LOG", choices="NO_LOG,MINIMAL,FULL", gpriv=BA),
+    _v("binlog_stmt_cache_size", UINT, G, 32768, gpriv=BA),
     _v("character_set_client", STRING, B, "latin1"),
     _v("character_set_connection", STRING, B, "latin1"),
     _v("character_set_database", STRING, B, "latin1"),
@@ -159,31 +180,31 @@ _CATALOGUE = (
     _v("collation_connection", STRING, B, "latin1_swedish_ci"),
     _v("collation_database", STRING, B, "latin1_swedish_ci"),
     _v("collation_server", STRING, B, "latin1_swedish_ci"),
-    _v("connect_timeout", UINT, G, 10),
+    _v("connect_timeout", UINT, G, 10, gpriv=CA),
     _v("datadir", STRING, G, "/var/lib/mysql/", ro=True),
     _v("default_storage_engine", STRING, B, "InnoDB"),
     _v("default_tmp_storage_engine", STRING, B, None),
     _v("div_precision_increment", UINT, B, 4),
     _v("encrypt_binlog", BOOL, G, False, ro=True),
     _v("error_count", UINT, S, 0, ro=True),
-    _v("expire_logs_days", DOUBLE, G, 0.0),
+    _v("expire_logs_days", DOUBLE, G, 0.0, gpriv=BA),
     _v("explicit_defaults_for_timestamp", BOOL, B, True),
     _v("foreign_key_checks", BOOL, B, True),
     _v("group_concat_max_len", UINT, B, 1048576),
     _v("gtid_binlog_pos", STRING, G, "", ro=True),
-    _v("gtid_binlog_state", STRING, G, ""),
-    _v("gtid_cleanup_batch_size", UINT, G, 64),
+    _v("gtid_binlog_state", STRING, G, "", gpriv=RMA),
+    _v("gtid_cleanup_batch_size", UINT, G, 64, gpriv=RSA),
     _v("gtid_current_pos", STRING, G, "", ro=True),
-    _v("gtid_domain_id", UINT, B, 0),
-    _v("gtid_ignore_duplicates", BOOL, G, False),
-    _v("gtid_pos_auto_engines", STRING, G, ""),
-    _v("gtid_seq_no", UINT, S, 0),
-    _v("gtid_slave_pos", STRING, G, ""),
-    _v("gtid_strict_mode", BOOL, G, False),
+    _v("gtid_domain_id", UINT, B, 0, gpriv=RMA, spriv=BR),
+    _v("gtid_ignore_duplicates", BOOL, G, False, gpriv=RSA),
+    _v("gtid_pos_auto_engines", STRING, G, "", gpriv=RSA),
+    _v("gtid_seq_no", UINT, S, 0, spriv=BR),
+    _v("gtid_slave_pos", STRING, G, "", gpriv=RSA),
+    _v("gtid_strict_mode", BOOL, G, False, gpriv=RSA),
     _v("have_ssl", STRING, G, "DISABLED", ro=True),
     _v("hostname", STRING, G, "localhost", ro=True),
     _v("identity", UINT, S, 0),
-    _v("init_connect", STRING, G, ""),
+    _v("init_connect", STRING, G, "", gpriv=CA),
     _v("insert_id", UINT, S, 0),
     _v("interactive_timeout", UINT, B, 28800),
     _v("in_transaction", UINT, S, 0, ro=True),
@@ -195,22 +216,22 @@ _CATALOGUE = (
     _v("lock_wait_timeout", UINT, B, 86400),
     _v("log_bin", BOOL, G, True, ro=True),
     _v("log_bin_basename", STRING, G, "/var/lib/mysql/mysql-bin", ro=True),
-    _v("log_bin_compress", BOOL, G, False),
-    _v("log_bin_compress_min_len", UINT, G, 256),
+    _v("log_bin_compress", BOOL, G, False, gpriv=BA),
+    _v("log_bin_compress_min_len", UINT, G, 256, gpriv=BA),
     _v("log_bin_index", STRING, G, "/var/lib/mysql/mysql-bin.index", ro=True),
-    _v("log_bin_trust_function_creators", BOOL, G, False),
+    _v("log_bin_trust_function_creators", BOOL, G, False, gpriv=BA),
     _v("log_error", STRING, G, "", ro=True),
     _v("log_slave_updates", BOOL, G, False, ro=True),
     _v("log_warnings", UINT, B, 2),
     _v("long_query_time", DOUBLE, B, 10.0),
     _v("lower_case_file_system", BOOL, G, False, ro=True),
     _v("lower_case_table_names", UINT, G, 0, ro=True),
-    _v("master_verify_checksum", BOOL, G, False),
+    _v("master_verify_checksum", BOOL, G, False, gpriv=RMA),
     _v("max_allowed_packet", UINT, B, 16777216, session_ro=True),
-    _v("max_binlog_cache_size", UINT, G, 18446744073709547520),
-    _v("max_binlog_size", UINT, G, 1073741824),
-    _v("max_binlog_stmt_cache_size", UINT, G, 18446744073709547520),
-    _v("max_connections", UINT, G, 151),
+    _v("max_binlog_cache_size", UINT, G, 18446744073709547520, gpriv=BA),
+    _v("max_binlog_size", UINT, G, 1073741824, gpriv=BA),
+    _v("max_binlog_stmt_cache_size", UINT, G, 18446744073709547520, gpriv=BA),
+    _v("max_connections", UINT, G, 151, gpriv=CA),
     _v("max_statement_time", DOUBLE, B, 0.0),
     _v("net_buffer_length", UINT, B, 16384, session_ro=True),
     _v("net_read_timeout", UINT, B, 30),
@@ -221,31 +242,32 @@ _CATALOGUE = (
     _v("pid_file", STRING, G, "", ro=True),
     _v("port", UINT, G, 3306, ro=True),
     _v("protocol_version", UINT, G, 10, ro=True),
-    _v("pseudo_thread_id", UINT, S, 0),
+    _v("pseudo_thread_id", UINT, S, 0, spriv=BR),
     _v("query_cache_size", UINT, G, 1048576),
     _v("query_cache_type", STRING, B, "OFF", choices="OFF,ON,DEMAND"),
-    _v("read_binlog_speed_limit", UINT, G, 0),
-    _v("read_only", BOOL, G, False),
+    _v("read_binlog_speed_limit", UINT, G, 0, gpriv=RSA),
+    _v("read_only", BOOL, G, False, gpriv=ROA),
     _v("relay_log", STRING, G, "", ro=True),
     _v("report_host", STRING, G, None, ro=True),
     _v("report_password", STRING, G, None, ro=True),
     _v("report_port", UINT, G, 3306, ro=True),
     _v("report_user", STRING, G, None, ro=True),
-    _v("rpl_semi_sync_master_enabled", BOOL, G, False),
-    _v("rpl_semi_sync_master_timeout", UINT, G, 10000),
-    _v("rpl_semi_sync_master_wait_no_slave", BOOL, G, True),
+    _v("rpl_semi_sync_master_enabled", BOOL, G, False, gpriv=RMA),
+    _v("rpl_semi_sync_master_timeout", UINT, G, 10000, gpriv=RMA),
+    _v("rpl_semi_sync_master_wait_no_slave", BOOL, G, True, gpriv=RMA),
     _v(
         "rpl_semi_sync_master_wait_point",
         STRING,
         G,
         "AFTER_COMMIT",
         choices="AFTER_SYNC,AFTER_COMMIT",
+        gpriv=RMA,
     ),
-    _v("rpl_semi_sync_slave_delay_master", BOOL, G, False),
-    _v("rpl_semi_sync_slave_enabled", BOOL, G, False),
-    _v("rpl_semi_sync_slave_kill_conn_timeout", UINT, G, 5),
+    _v("rpl_semi_sync_slave_delay_master", BOOL, G, False, gpriv=RSA),
+    _v("rpl_semi_sync_slave_enabled", BOOL, G, False, gpriv=RSA),
+    _v("rpl_semi_sync_slave_kill_conn_timeout", UINT, G, 5, gpriv=RSA),
     _v("secure_file_priv", STRING, G, "", ro=True),
-    _v("server_id", UINT, B, 1),
+    _v("server_id", UINT, B, 1, gpriv=RMA, spriv=BR),
     _v("server_uid", STRING, G, "", ro=True),
     _v("session_track_schema", BOOL, B, True),
     _v("session_track_state_change", BOOL, B, False),
@@ -260,27 +282,28 @@ _CATALOGUE = (
     _v("skip_name_resolve", BOOL, G, True, ro=True),
     _v("skip_networking", BOOL, G, False, ro=True),
     _v("skip_replication", BOOL, S, False),
-    _v("slave_net_timeout", UINT, G, 60),
+    _v("slave_net_timeout", UINT, G, 60, gpriv=RSA),
     _v(
         "slave_parallel_mode",
         STRING,
         G,
         "optimistic",
         choices="none,minimal,conservative,optimistic,aggressive",
+        gpriv=RSA,
     ),
-    _v("slave_parallel_threads", UINT, G, 0),
-    _v("slave_sql_verify_checksum", BOOL, G, True),
+    _v("slave_parallel_threads", UINT, G, 0, gpriv=RSA),
+    _v("slave_sql_verify_checksum", BOOL, G, True, gpriv=RSA),
     _v("socket", STRING, G, "/run/mysqld/mysqld.sock", ro=True),
     _v("sort_buffer_size", UINT, B, 2097152),
     _v("sql_auto_is_null", BOOL, B, False),
-    _v("sql_log_bin", BOOL, B, True),
+    _v("sql_log_bin", BOOL, B, True, gpriv=BA, spriv=BA),
     _v("sql_mode", STRING, B, DEFAULT_SQL_MODE, choices=",".join(SQL_MODE_FLAGS), is_set=True),
     _v("sql_notes", BOOL, B, True),
     _v("sql_quote_show_create", BOOL, B, True),
     _v("sql_safe_updates", BOOL, B, False),
     _v("sql_select_limit", UINT, B, 18446744073709551615),
     _v("sql_warnings", BOOL, B, False),
-    _v("sync_binlog", UINT, G, 0),
+    _v("sync_binlog", UINT, G, 0, gpriv=BA),
     _v("system_time_zone", STRING, G, "UTC", ro=True),
     _v("timestamp", DOUBLE, S, 0.0),
     _v("time_zone", STRING, B, "SYSTEM"),

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from decoder.packets import parse_err, parse_ok
+from fakemaster.accounts import Account
 from fakemaster.config import ServerConfig
 from fakemaster.protocol.charsets import COLLATIONS_BY_ID, client_collation
 from fakemaster.protocol.handshake import Capability
@@ -59,9 +60,11 @@ class GoldenCatalog:
 
 def golden_config() -> ServerConfig:
     server = TRANSCRIPTS["server"]
+    # The transcripts' account: repl@'%' with ALL PRIVILEGES (server["account"]).
     return ServerConfig(
         user="repl",
         password="secret",
+        accounts=(Account.admin("repl", "secret"),),
         version=server["version"],
         version_comment=server["version_comment"],
         hostname="vm",
@@ -131,10 +134,14 @@ def test_transcripts_cover_the_peer_sessions() -> None:
 # --- semantics beyond the transcripts -------------------------------------------------------
 
 
+# The account of the transcripts (ALL PRIVILEGES): these tests are about what statements do.
+ADMIN = Account.admin("repl", "secret")
+
+
 def make_session(**config: object) -> tuple[ServerState, SessionState]:
     server = ServerState(ServerConfig(**config), GoldenCatalog())  # type: ignore[arg-type]
     info = server.open_connection("127.0.0.1")
-    return server, SessionState.create(server, info.thread_id, "repl", "127.0.0.1", 45)
+    return server, SessionState.create(server, info.thread_id, "repl", "127.0.0.1", 45, ADMIN)
 
 
 def single_result(session: SessionState, sql: str) -> ResultSet:
@@ -163,7 +170,7 @@ def test_set_master_binlog_checksum_stores_the_global_value() -> None:
 
 def test_set_global_changes_what_other_sessions_see() -> None:
     server, first = make_session()
-    second = SessionState.create(server, 99, "repl", "127.0.0.1", 45)
+    second = SessionState.create(server, 99, "repl", "127.0.0.1", 45, ADMIN)
     execute(first, "SET GLOBAL rpl_semi_sync_master_enabled=1")
     assert values(second, "SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'") == [
         [b"rpl_semi_sync_master_enabled", b"ON"]

@@ -25,6 +25,7 @@ import pytest
 from decoder.packets import parse_err, parse_ok
 from decoder.primitives import read_packed_int
 from encoder.packets import frame
+from fakemaster.accounts import Account
 from fakemaster.config import ServerConfig
 from fakemaster.protocol.handshake import Capability, HandshakeV10
 from fakemaster.protocol.resultset import ColumnDefinition
@@ -601,7 +602,9 @@ def test_column_definitions_match_a_real_mariadb(mariadb_factory: MariaDBFactory
     real = mariadb_factory()
     real.create_replication_user(USER, PASSWORD, privileges="ALL PRIVILEGES")
     version, comment = real.execute("SELECT @@version, @@version_comment")[0]
-    config = ServerConfig(user=USER, password=PASSWORD, version=version, version_comment=comment)
+    config = ServerConfig(
+        accounts=(Account.admin(USER, PASSWORD),), version=version, version_comment=comment
+    )
     caps = BASE_CAPABILITIES | Capability.SESSION_TRACK
     with BackgroundFakeMaster(config) as fake:
         real_client = RawClient(real.host, real.port, USER, PASSWORD, capabilities=caps)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from decoder.packets import parse_err, parse_ok
 from encoder.packets import frame
+from fakemaster.accounts import Account
 from fakemaster.config import ServerConfig
 from fakemaster.constants import Command
 from fakemaster.protocol.handshake import (
@@ -40,7 +41,13 @@ OK_AFTER_LOGIN = bytes.fromhex("00000002000000")
 
 
 def new_driver(**config: object) -> SessionDriver:
-    settings_ = {"user": "repl", "password": "secret", **config}
+    # The captures came from an account with all privileges (1049, not 1044, for 'nodb').
+    settings_ = {
+        "user": "repl",
+        "password": "secret",
+        "accounts": (Account.admin("repl", "secret"),),
+        **config,
+    }
     return SessionDriver(ServerSession(ServerState(ServerConfig(**settings_))))  # type: ignore[arg-type]
 
 

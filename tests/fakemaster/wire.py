@@ -90,12 +90,14 @@ class SessionDriver:
         database: str | None = None,
         mariadb_capabilities: int = 0,
     ) -> Reply:
+        # A database (even an empty name) is sent with CONNECT_WITH_DB.
+        with_db = database is not None
         response = HandshakeResponse(
-            capabilities=capabilities | (Capability.CONNECT_WITH_DB if database else 0),
+            capabilities=capabilities | (Capability.CONNECT_WITH_DB if with_db else 0),
             user=user.encode(),
             auth_response=native_password_response(password, self.greeting.scramble),
             charset=charset,
-            database=database.encode() if database else None,
+            database=database.encode() if database is not None else None,
             auth_plugin=NATIVE_PASSWORD,
             mariadb_capabilities=mariadb_capabilities,
         )
@@ -130,8 +132,11 @@ class RawClient:
         capabilities: int = BASE_CAPABILITIES,
         charset: int = 45,
         timeout: float = 10.0,
+        database: str | None = None,
     ) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
+        if database is not None:  # even an empty name goes with CONNECT_WITH_DB
+            capabilities |= Capability.CONNECT_WITH_DB
         self.capabilities = capabilities
         self._reader = PacketReader(check_sequence=False)
         self.greeting_payload = self.read()
@@ -141,6 +146,7 @@ class RawClient:
             user=user.encode(),
             auth_response=native_password_response(password, self.greeting.scramble),
             charset=charset,
+            database=database.encode() if database is not None else None,
             auth_plugin=NATIVE_PASSWORD,
         )
         self.write(response.encode(), 1)
