@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from decoder.core import decode_event
@@ -696,7 +696,6 @@ def test_gtid_of_begin_size_becomes_begin_whatever_it_holds() -> None:
     assert isinstance(begin, QueryEvent) and begin.query == b"BEGIN"
 
 
-@settings(max_examples=60)
 @given(st.integers(25, 300), st.booleans())
 def test_dummy_event_keeps_the_length(length: int, checksum: bool) -> None:
     alg = ChecksumAlg.CRC32 if checksum else ChecksumAlg.OFF

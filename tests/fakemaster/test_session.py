@@ -34,6 +34,7 @@ from fakemaster.session import (
     StartTls,
     State,
 )
+from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver
 
 OK_AFTER_LOGIN = bytes.fromhex("00000002000000")
@@ -572,7 +573,7 @@ def test_kill_between_sessions() -> None:
 chunks = st.lists(st.binary(max_size=40), max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(prefix=st.sampled_from(["none", "login", "dump"]), data=chunks)
 def test_garbage_never_raises(prefix: str, data: list[bytes]) -> None:
     driver = new_driver()
@@ -586,7 +587,7 @@ def test_garbage_never_raises(prefix: str, data: list[bytes]) -> None:
     assert driver.session.internal_errors == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(1.5), deadline=None)
 @given(payloads=st.lists(st.binary(max_size=60), max_size=8))
 def test_framed_garbage_commands_never_raise(payloads: list[bytes]) -> None:
     driver = logged_in()

@@ -57,6 +57,7 @@ from fakemaster.protocol.handshake import (
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.session import RegisterSlaveRequest
 from fakemaster.store import MemoryBinlogStore
+from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
 
 USER, PASSWORD = "repl", "secret"
@@ -72,9 +73,9 @@ _LOG_POS_OFFSET = 13
 _FLAGS_OFFSET = 17
 ERR, OK, EOF = 0xFF, 0x00, 0xFE
 
-# Property tests open one connection per example: bounded so the file stays fast.
+# Property tests open one connection per example: half the profile's budget.
 FUZZ = settings(
-    max_examples=100,
+    max_examples=examples(0.5),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
