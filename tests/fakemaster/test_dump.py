@@ -1116,7 +1116,9 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
     config = ServerConfig(
         server_id=100, user="repl", password="pw", semi_sync_enabled=True, semi_sync_timeout_ms=5000
     )
-    semi = semi_sync_master(store, config)
+    # A clock that never moves: the primary never gives up waiting (semi-sync stays ON however
+    # slowly the replica answers), so only the replica's ACKs settle the waits.
+    semi = semi_sync_master(store, config, clock=FakeClock())
     master = BackgroundFakeMaster(config, store).start()
     try:
         assert master.master is not None
@@ -1131,7 +1133,7 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
         )
 
         def rows(expected: int) -> list[tuple[Any, ...]]:
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60  # bounds a hang; a slow replica only takes longer
             while time.monotonic() < deadline:
                 try:
                     found = replica.execute("SELECT a FROM e.t ORDER BY a")
@@ -1141,6 +1143,14 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
                     return found
                 time.sleep(0.05)
             return found
+
+        def settled(count: int) -> list[bool]:
+            # The replica ACKs once the group is in its relay log; the ACK may still be on its
+            # way when the row is visible.
+            deadline = time.monotonic() + 60
+            while len(acks) < count and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return acks
 
         acks: list[bool] = []
         for n in (1, 2):
@@ -1159,7 +1169,7 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
             [QueryEvent(query=b"INSERT INTO t VALUES (4)", database="e"), XidEvent(xid=4)]
         )
         assert rows(4) == [(1,), (2,), (3,), (4,)]
-        assert acks == [True, True]
+        assert settled(2) == [True, True]
         status = dict(replica.execute("SHOW STATUS LIKE 'Rpl_semi_sync_slave_status'"))
         assert status == {"Rpl_semi_sync_slave_status": "ON"}
         assert replica.execute("SELECT @@gtid_slave_pos") == [("0-100-6",)]
