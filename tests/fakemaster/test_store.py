@@ -477,7 +477,7 @@ def test_directory_watcher_thread_notifies(tmp_path: Path) -> None:
         store.subscribe(lambda _version: changed.set())
         with (directory / "mysql-bin.000002").open("ab") as out:
             out.write(b"\x00")
-        assert changed.wait(10)
+        assert changed.wait(60)  # the watcher polls every 0.1 s; 60 s only bounds a hang
 
 
 def _decode_control_events(data: bytes) -> list[Event]:
