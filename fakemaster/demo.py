@@ -16,7 +16,7 @@ for ``serve --demo-live``, appends one more order transaction per call.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -326,13 +326,16 @@ def demo_store(
     server_version: str | None = None,
     checksum: bool = True,
     domain_id: int = 0,
+    clock: Callable[[], float] = time.time,
 ) -> tuple[MemoryBinlogStore, DemoWriter]:
-    """A memory store holding the demo stream, and the writer for live orders."""
+    """A memory store holding the demo stream, and the writer for live orders. ``clock`` gives
+    the events' timestamps (a fixed one makes the stream the same bytes on every call)."""
     store = MemoryBinlogStore(
         server_id=server_id,
         server_version=server_version or DEFAULT_SERVER_VERSION,
         checksum=checksum,
         domain_id=domain_id,
+        clock=clock,
     )
     writer = DemoWriter(store)
     writer.write_all()

@@ -4,10 +4,29 @@ from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["tests.peers.fixtures", "pytester"]
 
-# CI bounds the property tests so the whole suite stays well inside its time budget; locally
-# the default profile explores more.
+# Every property test's budget comes from the active profile (HYPOTHESIS_PROFILE, "dev" when
+# unset); a test that needs relatively more or fewer examples scales it with
+# tests.budget.examples() and never names a number of its own (tests/test_budget.py checks).
+#
+# ci: bounded, so that the whole suite stays well inside CI's time budget (.ci/run selects it).
+# A fresh machine has no example database to replay; print_blob lets a failure found there be
+# replayed locally with @reproduce_failure.
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "ci",
+    max_examples=60,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
+# dev: the local default, a little deeper than CI; failures are kept in .hypothesis/ and
+# replayed first on the next run.
 settings.register_profile("dev", max_examples=150, deadline=None)
+# deep: long fuzzing runs (e.g. HYPOTHESIS_PROFILE=deep pytest tests/decoder), no time limits.
+settings.register_profile(
+    "deep",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -30,6 +30,7 @@ from scenarios.strategies.statements import (
     query_events,
     unknown_status_vars,
 )
+from tests.budget import examples
 
 
 def h(text: str) -> bytes:
@@ -289,7 +290,7 @@ def test_every_typed_code_has_a_strategy_and_a_writer() -> None:
 
 
 @pytest.mark.parametrize("code", sorted(STATUS_VALUES))
-@settings(max_examples=25)
+@settings(max_examples=examples(0.25))  # once per status variable code
 @given(data=st.data())
 def test_each_status_var_round_trips(code: int, data: st.DataObject) -> None:
     var = data.draw(known_status_vars(code))
@@ -304,7 +305,6 @@ def test_query_round_trip(event: QueryEvent) -> None:
     assert decode_event(encode_event(event, crc_ctx()), crc_ctx()) == event
 
 
-@settings(max_examples=60)
 @given(query_events(compressed=True))
 def test_query_compressed_round_trip(event: QueryEvent) -> None:
     raw = encode_event(event, crc_ctx())

@@ -19,6 +19,7 @@ from fakemaster.constants import ColumnType as T
 from fakemaster.errors import DecodeError, EncodeError
 from fakemaster.values import Date, DateTime, Time, Timestamp
 from scenarios.strategies.rows import ColumnSpec, column_specs, values_for
+from tests.budget import examples
 
 
 def meta2(byte0: int, byte1: int) -> int:
@@ -193,7 +194,7 @@ def test_mariadb_53_temporal_golden(
     check_golden(column_type, fsp, value, hex_bytes)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(2))
 @given(
     st.sampled_from([T.TIME, T.DATETIME, T.TIMESTAMP]).flatmap(
         lambda column_type: st.integers(1, 6).flatmap(
@@ -207,7 +208,7 @@ def test_mariadb_53_temporal_round_trips(case: tuple[int, int, object]) -> None:
     assert decode_value(column_type, fsp, raw) == (value, len(raw))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(2))
 @given(st.sampled_from([T.TIME, T.DATETIME, T.TIMESTAMP]), st.integers(1, 6), st.data())
 def test_any_mariadb_53_temporal_bytes_encode_back(
     column_type: int, fsp: int, data: st.DataObject
@@ -449,7 +450,7 @@ def spec_and_value(draw: st.DrawFn) -> tuple[int, int, bool, object]:
     return spec.column_type, spec.meta, spec.unsigned, value
 
 
-@settings(max_examples=1500)
+@settings(max_examples=examples(10))  # cheap, and every column type shares it
 @given(spec_and_value())
 def test_every_column_type_round_trips(case: tuple[int, int, bool, object]) -> None:
     column_type, meta, unsigned, value = case
@@ -471,7 +472,7 @@ def fixed_size_spec_and_bytes(draw: st.DrawFn) -> tuple[ColumnSpec, bytes]:
     return spec, draw(st.binary(min_size=reader.size, max_size=reader.size))
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(6))  # cheap fuzzing of every fixed-size type
 @given(fixed_size_spec_and_bytes())
 def test_any_fixed_size_bytes_decode_and_encode_back(case: tuple[ColumnSpec, bytes]) -> None:
     """Whatever a fixed-size value's bytes are, the decoder either rejects them or gives a value

@@ -20,6 +20,7 @@ from fakemaster.events import TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 from fakemaster.header import EventHeader
 from fakemaster.values import ABSENT
 from scenarios.strategies.rows import rows_events_for, table_maps
+from tests.budget import examples
 
 HEADER_LEN = 19
 
@@ -99,7 +100,7 @@ def only_decode_errors(raw: bytes, body: bytes, ctx: BinlogContext) -> None:
 
 
 @settings(
-    max_examples=600,
+    max_examples=examples(4),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(encoded_map_and_rows(), st.data())
@@ -113,7 +114,7 @@ def test_mutated_table_maps_raise_only_decode_errors(
 
 
 @settings(
-    max_examples=600,
+    max_examples=examples(4),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(encoded_map_and_rows(), st.data())
@@ -128,7 +129,7 @@ def test_mutated_rows_events_raise_only_decode_errors(
         only_decode_errors(raw_rows, body, ctx)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(2), suppress_health_check=[HealthCheck.too_slow])
 @given(encoded_map_and_rows(), st.data())
 def test_truncated_events_through_the_core_raise_decode_errors(
     case: tuple[bytes, bytes, int], data: st.DataObject

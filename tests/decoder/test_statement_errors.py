@@ -19,6 +19,7 @@ from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event, QueryEvent
 from fakemaster.header import CRC, HEADER, event_crc
+from tests.budget import examples
 from tests.codec import test_gtid, test_query, test_statement
 
 EVENT_OFFSET = 1000
@@ -107,7 +108,7 @@ def test_every_truncation_is_a_decode_error_or_exact(raw: bytes) -> None:
 
 
 @pytest.mark.parametrize("raw", GOLDEN_EVENTS, ids=_ids(GOLDEN_EVENTS))
-@settings(max_examples=40)
+@settings(max_examples=examples(0.25))  # once per golden event
 @given(data=st.data())
 def test_corrupted_bodies_raise_only_decode_error(raw: bytes, data: st.DataObject) -> None:
     body = bytearray(body_of(raw))
@@ -123,7 +124,7 @@ def test_corrupted_bodies_raise_only_decode_error(raw: bytes, data: st.DataObjec
     assert_exact_if_accepted(frame(raw[4], bytes(body)))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(2))
 @given(st.sampled_from(MY_TYPES), st.binary(max_size=120))
 def test_random_bodies_raise_only_decode_error(type_code: int, body: bytes) -> None:
     assert_exact_if_accepted(frame(type_code, body))

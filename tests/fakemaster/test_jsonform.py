@@ -54,6 +54,7 @@ from fakemaster.jsonform import (
     type_code_from_name,
 )
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from tests.budget import examples
 
 _DOUBLE = struct.Struct("<d")
 
@@ -245,7 +246,7 @@ def test_every_event_class_has_a_strategy_and_a_type_name() -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(KIND_STRATEGIES))
-@settings(max_examples=60)
+@settings(max_examples=examples(0.5))  # once per event kind
 @given(data=st.data())
 def test_round_trip_through_json_text(kind: str, data: st.DataObject) -> None:
     event = data.draw(KIND_STRATEGIES[kind])
@@ -299,7 +300,7 @@ def events_in(value: Any) -> list[Event]:
     [function for _, function in PROJECT_STRATEGIES],
     ids=[name for name, _ in PROJECT_STRATEGIES],
 )
-@settings(max_examples=40)
+@settings(max_examples=examples(0.25))  # once per strategy
 @given(data=st.data())
 def test_round_trip_of_project_strategies(
     make_strategy: Callable[[], Any], data: st.DataObject

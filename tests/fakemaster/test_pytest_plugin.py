@@ -19,7 +19,9 @@ import pytest
 from decoder import decode_event
 from decoder.packets import parse_binlog_packet
 from encoder.packets import encode_semi_sync_ack
+from fakemaster.config import ServerConfig
 from fakemaster.context import BinlogContext
+from fakemaster.dump import semi_sync_master
 from fakemaster.events import Event, GtidEvent, QueryEvent, RotateEvent
 from fakemaster.packets import SemiSyncAck
 from fakemaster.pytest_plugin import (
@@ -28,6 +30,7 @@ from fakemaster.pytest_plugin import (
     FakeMasterFactory,
     FakeMasterHandle,
 )
+from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.wire import RawClient
 from tests.peers.mariadb import mariadb_available
 from tests.peers.policy import require_peer
@@ -35,6 +38,8 @@ from tests.peers.policy import require_peer
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "pytest-plugin.md"
 COM_BINLOG_DUMP = 0x12
+# Bounds a wait for something that must come; only a hang reaches it.
+HANG = 60.0
 
 
 def query(handle: FakeMasterHandle | AsyncFakeMasterHandle, sql: str) -> tuple[object, ...]:
@@ -428,6 +433,25 @@ class SemiSyncReplica:
         self.thread.join(10)
 
 
+class ManualClock:
+    """The semi-sync state's clock, moved by the test: the primary gives up waiting for an ACK
+    exactly when the test says so, never because the machine was slow."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def semi_sync_store(clock: ManualClock, timeout_ms: int) -> MemoryBinlogStore:
+    """A store whose semi-sync state (shared with the fake master serving it) reads ``clock``."""
+    store = MemoryBinlogStore()
+    config = ServerConfig(semi_sync_enabled=True, semi_sync_timeout_ms=timeout_ms)
+    semi_sync_master(store, config, clock=clock)
+    return store
+
+
 @pytest.fixture
 def replica_of() -> Iterator[list[SemiSyncReplica]]:
     replicas: list[SemiSyncReplica] = []
@@ -439,12 +463,13 @@ def replica_of() -> Iterator[list[SemiSyncReplica]]:
 def test_wait_for_ack_returns_true_once_a_replica_acknowledged(
     fake_master_factory: FakeMasterFactory, replica_of: list[SemiSyncReplica]
 ) -> None:
-    primary = fake_master_factory(semi_sync=True, semi_sync_timeout_ms=60000)
+    store = semi_sync_store(ManualClock(), 60000)  # never moved: the primary never gives up
+    primary = fake_master_factory(store=store, semi_sync=True, semi_sync_timeout_ms=60000)
     replica_of.append(SemiSyncReplica(primary))
     first = primary.append_transaction([QueryEvent(query=b"CREATE DATABASE a")])
-    assert primary.wait_for_ack(timeout=30) is True
+    assert primary.wait_for_ack(timeout=HANG) is True
     second = primary.append_transaction([QueryEvent(query=b"CREATE DATABASE b")])
-    assert primary.wait_for_ack(second.file_name, second.end, timeout=30) is True
+    assert primary.wait_for_ack(second.file_name, second.end, timeout=HANG) is True
     assert replica_of[0].acked == [(first.file_name, first.end), (second.file_name, second.end)]
     # Acknowledged already: at once.
     assert primary.wait_for_ack(first.file_name, first.end, timeout=1) is True
@@ -453,17 +478,21 @@ def test_wait_for_ack_returns_true_once_a_replica_acknowledged(
 def test_wait_for_ack_returns_false_when_the_primary_gives_up(
     fake_master_factory: FakeMasterFactory, replica_of: list[SemiSyncReplica]
 ) -> None:
-    primary = fake_master_factory(semi_sync=True, semi_sync_timeout_ms=200)
+    clock = ManualClock()
+    store = semi_sync_store(clock, 200)
+    primary = fake_master_factory(store=store, semi_sync=True, semi_sync_timeout_ms=200)
     replica_of.append(SemiSyncReplica(primary, acknowledge=False))
     primary.append_transaction([QueryEvent(query=b"CREATE DATABASE a")])
-    assert primary.wait_for_ack(timeout=30) is False
+    clock.now += 0.2  # the transaction has waited rpl_semi_sync_master_timeout
+    assert primary.wait_for_ack(timeout=HANG) is False
     assert query(primary, "SELECT @@rpl_semi_sync_master_timeout") == (200,)
 
 
 def test_wait_for_ack_times_out_and_needs_semi_sync(
     fake_master_factory: FakeMasterFactory, fake_master: FakeMasterHandle
 ) -> None:
-    primary = fake_master_factory(semi_sync=True, semi_sync_timeout_ms=600000)
+    store = semi_sync_store(ManualClock(), 600000)  # nothing can settle the wait
+    primary = fake_master_factory(store=store, semi_sync=True, semi_sync_timeout_ms=600000)
     group = primary.append_transaction([QueryEvent(query=b"CREATE DATABASE a")])
     message = f"no semi-sync ACK for mysql-bin.000001:{group.end} within 0.2 s"
     with pytest.raises(TimeoutError, match=re.escape(message)):
@@ -483,13 +512,17 @@ async def test_async_fake_master(async_fake_master: AsyncFakeMasterHandle) -> No
 
 
 async def test_async_wait_for_ack(async_fake_master_factory: AsyncFakeMasterFactory) -> None:
-    primary = await async_fake_master_factory(semi_sync=True, semi_sync_timeout_ms=60000)
+    store = semi_sync_store(ManualClock(), 60000)  # never moved: the primary never gives up
+    primary = await async_fake_master_factory(
+        store=store, semi_sync=True, semi_sync_timeout_ms=60000
+    )
     replica = await asyncio.to_thread(SemiSyncReplica, primary)
     try:
         primary.append_transaction([QueryEvent(query=b"CREATE DATABASE a")])
-        assert await primary.wait_for_ack(timeout=30) is True
-        primary.append_transaction([QueryEvent(query=b"CREATE DATABASE b")])
+        assert await primary.wait_for_ack(timeout=HANG) is True
+        # Before the append: the replica must not have ACKed it before being told not to.
         replica.acknowledge = False
+        primary.append_transaction([QueryEvent(query=b"CREATE DATABASE b")])
         with pytest.raises(TimeoutError):
             await primary.wait_for_ack(timeout=0.2)
     finally:

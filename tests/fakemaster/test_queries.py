@@ -36,6 +36,7 @@ from fakemaster.protocol.resultset import (
 from fakemaster.protocol.sqltext import like_to_regex, tokenize
 from fakemaster.protocol.variables import SYSTEM_VARIABLES
 from fakemaster.session import ServerSession
+from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "mariadb_10_11_queries.json"
@@ -332,7 +333,7 @@ patterns = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(2), deadline=None)
 @given(pattern=patterns)
 def test_show_variables_like_matches_sql_like(pattern: str) -> None:
     _, session = make_session()
@@ -443,7 +444,7 @@ sql_fragments = st.lists(
 ).map(" ".join)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(3), deadline=None)
 @given(sql=st.one_of(sql_fragments, st.text(max_size=60)))
 def test_any_text_gets_an_answer_never_an_exception(sql: str) -> None:
     _, session = make_session()

@@ -37,6 +37,9 @@ from tests.peers.policy import require_peer
 
 USER, PASSWORD = "repl", "secret"
 CONFIG = ServerConfig(user=USER, password=PASSWORD)
+# Bounds a hang (a wait for something that never comes), never decides a verdict: generous, so
+# that a slow or loaded machine only makes the test slower.
+HANG = 60.0
 
 
 class ScriptedDump:
@@ -103,12 +106,31 @@ def dump_command(server_id: int = 2, flags: int = 0) -> bytes:
     return b"\x12" + struct.pack("<IHI", 4, flags, server_id) + b"mysql-bin.000001"
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = HANG) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached")
         time.sleep(0.01)
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    """Yield to the event loop (the fake master's, in the async tests) until ``condition()``."""
+    deadline = time.monotonic() + HANG
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def writing_paused(master: FakeMaster, thread_id: int) -> bool:
+    """Whether the connection's transport holds more than its high-water mark: the server's
+    dump then awaits ``drain()`` and asks for no chunk until the client reads."""
+    connection = master._connections.get(thread_id)
+    if connection is None:
+        return False
+    transport = connection.writer.transport
+    return bool(transport.get_write_buffer_size() > transport.get_write_buffer_limits()[1])
 
 
 @pytest.fixture
@@ -124,8 +146,8 @@ def connect(master: BackgroundFakeMaster, **kw: Any) -> pymysql.connections.Conn
         "port": master.port,
         "user": USER,
         "password": PASSWORD,
-        "connect_timeout": 10,
-        "read_timeout": 10,
+        "connect_timeout": HANG,
+        "read_timeout": HANG,
     }
     params.update(kw)
     return pymysql.connect(**params)
@@ -145,9 +167,11 @@ def test_pymysql_session(master: BackgroundFakeMaster) -> None:
             cur.execute("SET @master_binlog_checksum= @@global.binlog_checksum")
             cur.execute("SELECT @master_binlog_checksum")
             assert cur.fetchall() == (("CRC32",),)
+            before = int(time.time())
             cur.execute("SELECT @@GLOBAL.gtid_domain_id, UNIX_TIMESTAMP()")
             [(domain, now)] = cur.fetchall()
-            assert domain == 0 and abs(now - time.time()) < 3600
+            # The server's clock is the wall clock, read while the query ran.
+            assert domain == 0 and before <= now <= int(time.time())
         assert conn.get_server_info() == "5.5.5-10.11.19-MariaDB-log"
     finally:
         conn.close()
@@ -223,7 +247,7 @@ def test_mariadb_cli(master: BackgroundFakeMaster) -> None:
 
 
 def raw_socket(master: BackgroundFakeMaster) -> socket.socket:
-    sock = socket.create_connection((master.host, master.port), timeout=10)
+    sock = socket.create_connection((master.host, master.port), timeout=HANG)
     return sock
 
 
@@ -282,7 +306,7 @@ def test_fifty_concurrent_connections(master: BackgroundFakeMaster) -> None:
         try:
             conn = connect(master)
             try:
-                barrier.wait(timeout=30)
+                barrier.wait(timeout=HANG)
                 with conn.cursor() as cur:
                     cur.execute(f"SET @n = {index}")
                     cur.execute("SELECT @n, CONNECTION_ID()")
@@ -297,7 +321,8 @@ def test_fifty_concurrent_connections(master: BackgroundFakeMaster) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=60)
+        thread.join(timeout=2 * HANG)
+    assert not any(thread.is_alive() for thread in threads), "clients still running"
     assert failures == []
     assert sorted(n for n, _ in results) == list(range(50))
     assert len({thread_id for _, thread_id in results}) == 50  # all at once, all distinct
@@ -363,8 +388,12 @@ async def test_hung_up_replica_lingers_until_killed_or_next_send() -> None:
             replica.write(dump_command())
             assert await asyncio.to_thread(replica.read) == b"\x00first"
             thread_id = replica.greeting.thread_id
+            connection = master._connections[thread_id]
             replica.sock.close()
-            await asyncio.sleep(0.2)
+            await until(
+                lambda connection=connection: connection.peer_closed,
+                "the server to see the hang-up",
+            )
             assert thread_id in master.state.connections
             if ends_by == "kill":
                 answer = await asyncio.to_thread(killer.query, f"KILL {thread_id}")
@@ -372,11 +401,10 @@ async def test_hung_up_replica_lingers_until_killed_or_next_send() -> None:
             else:
                 recorder.dumps[-1].append(b"more")
                 master.notify_binlog_changed()
-            for _ in range(200):
-                if thread_id not in master.state.connections:
-                    break
-                await asyncio.sleep(0.01)
-            assert thread_id not in master.state.connections
+            await until(
+                lambda gone=thread_id: gone not in master.state.connections,
+                "the dump to end",
+            )
         killer.close()
         assert master.errors == []
 
@@ -422,10 +450,7 @@ async def test_new_events_wake_a_waiting_dump_and_acks_reach_it() -> None:
         master.notify_binlog_changed()
         assert await asyncio.to_thread(replica.read) == b"\x00second"
         replica.write(b"\xef" + struct.pack("<Q", 99) + b"mysql-bin.000001", 0)
-        for _ in range(200):
-            if dump.acks:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: bool(dump.acks), "the ACK")
         assert dump.acks == [(99, "mysql-bin.000001")]
         replica.close()
 
@@ -482,15 +507,10 @@ async def test_slow_reader_holds_back_only_its_own_dump() -> None:
         slow = await open_raw(master)
         slow.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
         slow.write(dump_command())
-        previous = -1
-        while True:  # until the producer stalls
-            await asyncio.sleep(0.2)
-            made = recorder.dumps[0].chunks_made
-            if made == previous:
-                break
-            previous = made
+        thread_id = slow.greeting.thread_id
+        await until(lambda: writing_paused(master, thread_id), "the dump to wait for the reader")
         # Kernel buffers plus the transport's high-water mark: a few MiB at most.
-        assert previous * 65536 < 32 * 1024 * 1024
+        assert recorder.dumps[0].chunks_made * 65536 < 32 * 1024 * 1024
         other = await open_raw(master)
         assert (await asyncio.to_thread(other.query, "SELECT 1"))[0] == b"\x01"
         other.close()
@@ -794,7 +814,7 @@ def test_tls_with_pymysql_and_the_cli(tls_context: ssl.SSLContext) -> None:
             user=USER,
             password=PASSWORD,
             ssl={"check_hostname": False, "verify_mode": ssl.CERT_NONE},
-            connect_timeout=10,
+            connect_timeout=HANG,
         )
         try:
             assert isinstance(secure._sock, ssl.SSLSocket)
@@ -889,13 +909,11 @@ async def test_a_stalled_replica_keeps_no_chunk_alive_besides_the_transport_buff
         async with FakeMaster(CONFIG, dump_factory=factory) as master:
             stalled = await open_raw(master)
             stalled.write(dump_command())
-            previous = -1
-            while True:  # until the dump is no longer asked for chunks
-                await asyncio.sleep(0.2)
-                made = dumps[0].chunks_made if dumps else 0
-                if made and made == previous:
-                    break
-                previous = made
+            thread_id = stalled.greeting.thread_id
+            # Chunks went to the transport and the dump awaits drain(): whenever this coroutine
+            # runs, the server's dump is parked at an await, where it must hold no chunk.
+            await until(lambda: writing_paused(master, thread_id), "the replica to stall")
+            assert dumps[0].chunks_made > 0
             snapshot = tracemalloc.take_snapshot()
             stalled.sock.close()
     finally:

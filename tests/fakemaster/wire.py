@@ -131,7 +131,7 @@ class RawClient:
         *,
         capabilities: int = BASE_CAPABILITIES,
         charset: int = 45,
-        timeout: float = 10.0,
+        timeout: float = 60.0,  # bounds a hang only: a slow machine just waits longer
         database: str | None = None,
     ) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)

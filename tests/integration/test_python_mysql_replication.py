@@ -47,7 +47,7 @@ from tests.integration.streams import Column, ServedGroup, TypedStream, table_by
 
 USER, PASSWORD = "repl", "pw"
 SERVER_ID = 100
-READ_TIMEOUT = 30.0
+READ_TIMEOUT = 60.0  # bounds a hang: a slow machine only makes the reader slower
 KINDS = {WriteRowsEvent: "write", UpdateRowsEvent: "update", DeleteRowsEvent: "delete"}
 
 

@@ -126,7 +126,9 @@ def test_a_real_replica_replicates_the_served_stream(
 ) -> None:
     stream, master, dumps = served
     store = stream.store
-    semi = semi_sync_master(store)
+    # A clock that never moves: the primary never gives up waiting for an ACK (which it would
+    # after semi_sync_timeout_ms of a slow replica), so only the replica's ACKs settle waits.
+    semi = semi_sync_master(store, dumps.config, clock=lambda: 0.0)
     replica = mariadb_factory({"rpl_semi_sync_slave_enabled": "ON"}, server_id=2)
     position: dict[str, Any] = (
         {"use_gtid": "slave_pos"}

@@ -57,11 +57,13 @@ from fakemaster.protocol.handshake import (
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.session import RegisterSlaveRequest
 from fakemaster.store import MemoryBinlogStore
+from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
 
 USER, PASSWORD = "repl", "secret"
 HOST = "127.0.0.1"
-IO_TIMEOUT = 20.0
+# Bounds every wait (a socket read, a condition): only a hang reaches it, a slow machine waits.
+IO_TIMEOUT = 60.0
 CONFIG = ServerConfig(user=USER, password=PASSWORD, semi_sync_enabled=True)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,9 +74,9 @@ _LOG_POS_OFFSET = 13
 _FLAGS_OFFSET = 17
 ERR, OK, EOF = 0xFF, 0x00, 0xFE
 
-# Property tests open one connection per example: bounded so the file stays fast.
+# Property tests open one connection per example: half the profile's budget.
 FUZZ = settings(
-    max_examples=100,
+    max_examples=examples(0.5),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -902,8 +904,9 @@ def test_replica_hangs_up_while_caught_up() -> None:
         wire = start_dump(running.port, server_id=13)
         stream_length = len(served_stream(store)) - 9  # all but the EOF of a non-blocking dump
         assert read_exactly(wire.sock, stream_length) == stream_length
+        connection = running.call(lambda: master._connections[wire.thread_id])
         wire.close()
-        time.sleep(0.1)
+        wait_for(lambda: running.call(lambda: connection.peer_closed))  # it saw the hang-up
         assert master.connection_count == 1
         running.call(lambda: store.append_transaction(transaction(30, b"30")))
         wait_for(lambda: master.connection_count == 0)
@@ -942,7 +945,14 @@ def test_a_stalled_replica_holds_back_only_itself() -> None:
         master = running.master
         assert master is not None
         stalled = start_dump(running.port, server_id=21)
-        time.sleep(0.3)  # its socket buffers fill up; then the server waits for it to drain
+
+        def buffered() -> int:
+            connection = master._connections[stalled.thread_id]
+            return int(connection.writer.transport.get_write_buffer_size())
+
+        # Its socket buffers fill up; then the transport's, past the high-water mark: from there
+        # on the server waits for it to drain.
+        wait_for(lambda: running.call(buffered) > config.write_buffer_high_water)
         results: list[DumpedFiles] = []
         failures: list[BaseException] = []
 
@@ -956,16 +966,13 @@ def test_a_stalled_replica_holds_back_only_itself() -> None:
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(timeout=120)
+            thread.join(timeout=2 * IO_TIMEOUT)
+        assert not any(thread.is_alive() for thread in threads), "readers still reading"
         assert failures == []
         assert [r.hexdigests() for r in results] == [expected] * 4
 
         # What the server holds for the stalled replica: at most one chunk (which may end with
         # one more event) past the transport's high-water mark, not the 40 MB it has not read.
-        def buffered() -> int:
-            connection = master._connections[stalled.thread_id]
-            return int(connection.writer.transport.get_write_buffer_size())
-
         bound = config.write_buffer_high_water + CHUNK_SIZE + MAX_INSERT + 1024
         assert 0 < running.call(buffered) <= bound
         # Once it reads again it gets everything, nothing lost while it stalled.
