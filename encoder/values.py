@@ -239,13 +239,13 @@ def _decimal_pre(precision: int, scale: int) -> Callable[[Any], bytes]:
         if isinstance(number, Decimal):
             if not number.is_finite():
                 raise _cannot(name, value, "not a finite number")
-            if number:
-                # Bounds first: as_integer_ratio of 1E-999999999 would take forever.
-                adjusted = number.adjusted()
+            # Bounds first: as_integer_ratio of 1E-999999999 would take forever. (A zero's
+            # exponent says nothing: 0E+9 is 0.)
+            adjusted = number.adjusted()
+            if (adjusted >= integer_digits or adjusted < -scale) and number:
                 if adjusted >= integer_digits:
                     raise _cannot(name, value, f"more than {precision} digits")
-                if adjusted < -scale:
-                    raise _cannot(name, value, f"more than {scale} fraction digits")
+                raise _cannot(name, value, f"more than {scale} fraction digits")
             numerator, denominator = number.as_integer_ratio()
             negative = number.is_signed()
         elif isinstance(number, int) and not isinstance(number, bool):
@@ -707,8 +707,8 @@ def column_writer(
             if members is None:
                 return _little_endian_writer(type_name(real_type), meta >> 8, None)
             if real_type == STRING_REAL_ENUM:
-                return _little_endian_writer(f"ENUM of {members}", meta >> 8, members + 1)
-            return _little_endian_writer(f"SET of {members}", meta >> 8, 1 << members)
+                return _little_endian_writer(f"ENUM({members} members)", meta >> 8, members + 1)
+            return _little_endian_writer(f"SET({members} members)", meta >> 8, 1 << members)
         _, max_len = string_metadata(meta)
         return _variable_writer(f"CHAR({max_len} bytes)", 2 if max_len > 255 else 1)
     if column_type in VARCHAR_TYPES:

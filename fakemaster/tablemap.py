@@ -20,6 +20,7 @@ _MEMBER_LISTS: dict[int, int] = {
     ColumnType.ENUM: OptionalMetadata.ENUM_STR_VALUE,
     ColumnType.SET: OptionalMetadata.SET_STR_VALUE,
 }
+_LIST_KINDS = frozenset(_MEMBER_LISTS.values())
 
 
 def column_names(table_map: TableMapEvent) -> tuple[str, ...]:
@@ -45,9 +46,7 @@ def member_counts(table_map: TableMapEvent) -> tuple[int | None, ...] | None:
     for other columns, and for those it has no list for); None when it lists none at all."""
     lists: dict[int, Any] = {}
     for field in table_map.optional_metadata:
-        if field.kind in _MEMBER_LISTS.values() and not isinstance(
-            field.value, (bytes, bytearray)
-        ):
+        if field.kind in _LIST_KINDS and not isinstance(field.value, (bytes, bytearray)):
             lists[field.kind] = field.value
     if not lists:
         return None

@@ -352,6 +352,29 @@ def test_appends_from_many_threads_stay_whole(fake_master: FakeMasterHandle) -> 
     assert {event.log_pos for event in events if isinstance(event, QueryEvent)} == ends
 
 
+def test_appending_what_is_not_an_event_is_a_type_error_at_the_call(
+    fake_master: FakeMasterHandle,
+) -> None:
+    status = fake_master.master_status()
+    with pytest.raises(TypeError, match=r"^append: item 1 is not an event but dict \{\}") as caught:
+        fake_master.append([QueryEvent(query=b"CREATE TABLE t (a INT)"), {}])
+    # Raised in the test's thread by the check at the call, not in the server's.
+    assert "_in_server" not in {entry.name for entry in caught.traceback}
+    with pytest.raises(TypeError, match=r"^append_transaction takes an iterable of events, got"):
+        fake_master.append_transaction(QueryEvent(query=b"CREATE TABLE t (a INT)"))
+    with pytest.raises(TypeError, match=r"^append_transaction: item 0 is not an event but str"):
+        fake_master.append_transaction(["CREATE TABLE t (a INT)"])
+    assert fake_master.master_status() == status
+    assert fake_master.errors == []
+
+
+async def test_async_appending_what_is_not_an_event_is_a_type_error(
+    async_fake_master: AsyncFakeMasterHandle,
+) -> None:
+    with pytest.raises(TypeError, match=r"^append: item 0 is not an event but int 7"):
+        async_fake_master.append([7])
+
+
 def test_change_master_sql(fake_master_factory: FakeMasterFactory) -> None:
     primary = fake_master_factory(user="re'pl", password="p\\w")
     address = f"MASTER_HOST='127.0.0.1', MASTER_PORT={primary.port}"
