@@ -109,9 +109,11 @@ def describe_value(value: Any) -> str:
         return f"<{type(value).__name__} object>"
     if len(text) <= _MAX_REPR:
         return text
-    try:
-        size = f", {len(value)} {'characters' if isinstance(value, str) else 'bytes'}"
-    except TypeError:
+    if isinstance(value, str):
+        size = f", {len(value)} characters"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        size = f", {len(bytes(value))} bytes"
+    else:
         size = ""
     return f"{text[: _MAX_REPR - 20]}...{text[-8:]} ({type(value).__name__}{size})"
 
@@ -120,9 +122,7 @@ def _cannot(name: str, value: Any, why: str) -> EncodeError:
     return EncodeError(f"{name} cannot hold {describe_value(value)}: {why}", value=value)
 
 
-def _fixed_writer(
-    name: str, fmt: str, pre: Callable[[Any], Any] | None, guard: str = ""
-) -> ColumnWriter:
+def _fixed_writer(name: str, fmt: str, pre: Callable[[Any], Any] | None) -> ColumnWriter:
     packer = struct.Struct("<" + fmt)
     pack = packer.pack
 
@@ -134,7 +134,7 @@ def _fixed_writer(
         except Exception as exc:  # noqa: BLE001 - whatever a bad value makes pre or pack raise
             raise _cannot(name, value, str(exc) or type(exc).__name__) from exc
 
-    return ColumnWriter(fmt, packer.size, pre, encode, guard)
+    return ColumnWriter(fmt, packer.size, pre, encode)
 
 
 # --- numbers ------------------------------------------------------------------------------
@@ -591,14 +591,18 @@ def _little_endian_writer(name: str, size: int, limit: int | None) -> ColumnWrit
     why = f"not an int in 0..{limit - 1}"
 
     def pre(value: Any) -> bytes:
-        if not isinstance(value, int) or not 0 <= value < limit:
+        try:
+            number = _integer(value)  # what struct takes for an int, as the compiled writers
+        except TypeError:
+            raise _cannot(name, value, why) from None
+        if not 0 <= number < limit:
             raise _cannot(name, value, why)
-        return value.to_bytes(size, "little")
+        return number.to_bytes(size, "little")
 
+    writer = _fixed_writer(name, f"{size}s", pre)
     code = {1: "B", 2: "H", 4: "I", 8: "Q"}.get(size)
     if code is None:
-        return _fixed_writer(name, f"{size}s", pre)
-    writer = _fixed_writer(name, f"{size}s", pre)
+        return writer
     # A whole-byte code packs exactly the ints of 0..top-1: only a member limit needs a guard.
     guard = "" if limit == top else f"{{v}} < {limit}"
     return ColumnWriter(code, size, None, writer.encode, guard)

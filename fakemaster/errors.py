@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["ChecksumError", "DecodeError", "EncodeError", "FakemasterError"]
+
 
 class FakemasterError(Exception):
     """Base class of every error the project raises on purpose."""
