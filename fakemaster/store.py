@@ -741,8 +741,7 @@ class MemoryBinlogStore(BinlogStore):
                 dataclasses.replace(event, server_id=server, timestamp=event.timestamp or when)
                 for event in body
             ]
-            checkpoint = self._pending_checkpoint
-            if checkpoint:
+            if self._pending_checkpoint:
                 group.append(
                     BinlogCheckpointEvent(
                         timestamp=when, server_id=self.server_id, file_name=self.current_file

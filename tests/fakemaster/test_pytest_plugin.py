@@ -20,7 +20,16 @@ from decoder import decode_event
 from decoder.packets import parse_binlog_packet
 from encoder.packets import encode_semi_sync_ack
 from fakemaster.context import BinlogContext
-from fakemaster.events import Event, GtidEvent, QueryEvent, RotateEvent
+from fakemaster.errors import EncodeError
+from fakemaster.events import (
+    Event,
+    GtidEvent,
+    QueryEvent,
+    RotateEvent,
+    TableMapEvent,
+    WriteRowsEvent,
+    XidEvent,
+)
 from fakemaster.packets import SemiSyncAck
 from fakemaster.pytest_plugin import (
     AsyncFakeMasterFactory,
@@ -364,6 +373,13 @@ def test_appending_what_is_not_an_event_is_a_type_error_at_the_call(
         fake_master.append_transaction(QueryEvent(query=b"CREATE TABLE t (a INT)"))
     with pytest.raises(TypeError, match=r"^append_transaction: item 0 is not an event but str"):
         fake_master.append_transaction(["CREATE TABLE t (a INT)"])
+    # A value its column cannot hold: an EncodeError for the caller, and nothing written.
+    table_map = TableMapEvent(
+        table_id=3, database="d", table="t", column_types=(1,), column_meta=(0,), nullable=(True,)
+    )
+    rows = WriteRowsEvent(table_id=3, width=1, columns_present=b"\x01", rows=((200,),))
+    with pytest.raises(EncodeError, match=r"^row 0, column 0: TINY \(signed\) cannot hold 200"):
+        fake_master.append_transaction([table_map, rows, XidEvent(xid=1)])
     assert fake_master.master_status() == status
     assert fake_master.errors == []
 
