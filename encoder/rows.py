@@ -21,6 +21,7 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
+from fakemaster.tablemap import column_names, member_counts
 from fakemaster.values import ABSENT
 
 # --- TABLE_MAP ----------------------------------------------------------------------------
@@ -230,7 +231,16 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
             "rows whose images have no columns take no bytes: they cannot be told apart"
         )
     encoder = table_encoder(table_map, schema_precisions(ctx, table_map))
-    area = encoder.write_rows(width, present, present_after, event.rows)
+    members = member_counts(table_map)
+    if members is not None:
+        encoder = encoder.with_members(members)
+    try:
+        area = encoder.write_rows(width, present, present_after, event.rows)
+    except EncodeError as exc:
+        names = column_names(table_map)
+        if exc.column is None or exc.column >= len(names):
+            raise
+        raise exc.in_column(exc.column, column_name=names[exc.column]) from None
     if event.compressed:
         if not area:
             raise EncodeError("a compressed rows event needs at least one row")

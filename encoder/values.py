@@ -1,15 +1,26 @@
 """Column values of ROWS events: values to bytes per column type and metadata, and compiled
 writers of whole row images (mirror of decoder/values.py, whose column facts it shares).
 
-Values are those decoder/values.py returns. Integers may be given in the signed or the unsigned
-range of their width; NEWDECIMAL takes a ``Decimal`` (or int, or str) that is exact at the
-column's scale (``-0.00`` gives the negative-zero bytes ``7f ff ..``); DATE/DATETIME take any
-object with ``year``, ``month``, ... attributes (``datetime`` too); TIME also takes a
-``timedelta``. Fractional seconds below a column's precision are dropped, as the server does.
+Values are those decoder/values.py returns, and each is encoded exactly or refused with an
+EncodeError that names it: nothing is truncated, rounded or wrapped (where MariaDB itself would
+truncate or round, as it does fractional seconds beyond a column's precision, the encoder is
+not the server). Integers are given in the column's range (signed, or unsigned when the
+TABLE_MAP's SIGNEDNESS metadata says so); FLOAT takes a number a float32 holds exactly, DOUBLE
+a ``float`` (or an int a double holds exactly); NEWDECIMAL takes a ``Decimal`` (or int, or
+str) that is exact at the column's scale (``-0.00`` gives the negative-zero bytes
+``7f ff ..``); fractional seconds have at most the column's precision in digits (none for the
+old TIME/DATETIME/TIMESTAMP, whose MariaDB 5.3-format precision must come from the schema);
+DATE/DATETIME take any object with ``year``, ``month``, ... attributes (``datetime`` too, but
+not one with a time zone, nor a DATE with a time of day); TIME also takes a ``timedelta``, and
+refuses a negative zero (the sign of a zero is not stored); an ENUM index or SET bitmask stays
+within the members when the TABLE_MAP lists them; BIT within its width; strings, blobs, JSON
+and geometry are ``bytes`` (a ``str`` is refused: its charset is not the encoder's to choose).
 
-A value is accepted when its bytes can hold it, even where the server would never write it (a
-VARCHAR longer than its column, minute 61): encoding what the decoder returned gives back the
-bytes it came from, and a fake master can produce deliberately odd values.
+A value is accepted when its bytes hold it and the decoder gives it back unchanged, even where
+the server would never write it (a VARCHAR longer than its column but within what its length
+prefix holds, minute 61 in a DATETIME2, a NULL in a NOT NULL column): encoding what the decoder
+returned from a real server's bytes gives back those bytes, and a fake master can produce
+deliberately odd values.
 """
 
 from __future__ import annotations
@@ -44,32 +55,74 @@ from fakemaster.errors import EncodeError
 from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, DateTime, Time, Timestamp
 
+__all__ = [
+    "ColumnWriter",
+    "RowsWriter",
+    "TableEncoder",
+    "column_writer",
+    "compile_rows_writer",
+    "describe_value",
+    "encode_value",
+    "table_encoder",
+]
+
+# Microseconds one stored fraction unit is worth, by the fraction's byte count.
 _FRAC_UNIT = (0, 10000, 100, 1)
+_MICROSECONDS = 1_000_000
 _U8 = struct.Struct("<B")
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+# An error message shows a value's repr up to this many characters.
+_MAX_REPR = 120
+_OLD_TEMPORAL_HINT = (
+    " (a MariaDB 5.3-format column with fractional seconds needs its precision from the "
+    "schema: BinlogContext.temporal_precisions, or --temporal-precision on the command line)"
+)
 
 
 class ColumnWriter(NamedTuple):
     """How to write one column value.
 
     A fixed-size value is one ``struct`` item of code ``fmt`` (``size`` bytes) made by ``pre``
-    (the value itself when None), which may raise anything on a bad value; a variable-size one
-    (``fmt`` empty) is a ``size``-byte length then the bytes. ``encode`` checks the value and
-    gives its bytes or raises EncodeError.
+    (the value itself when None), which may raise anything on a bad value; ``guard``, when
+    set, is an expression template (``{v}`` the value) that must hold before ``pre`` and the
+    struct call may be trusted with the value. A variable-size one (``fmt`` empty) is a
+    ``size``-byte length then the bytes. ``encode`` checks the value and gives its bytes or
+    raises EncodeError; ``pre`` and the struct call accept no value that ``encode`` refuses,
+    and give the same bytes.
     """
 
     fmt: str
     size: int
     pre: Callable[[Any], Any] | None
     encode: Callable[[Any], bytes]
+    guard: str = ""
 
 
-def _fail(column_type: int, value: Any, why: str) -> EncodeError:
-    return EncodeError(f"{type_name(column_type)} cannot hold {value!r}: {why}")
+def describe_value(value: Any) -> str:
+    """The repr of ``value`` for an error message, shortened when it is long."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still described
+        return f"<{type(value).__name__} object>"
+    if len(text) <= _MAX_REPR:
+        return text
+    if isinstance(value, str):
+        size = f", {len(value)} characters"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        size = f", {len(bytes(value))} bytes"
+    else:
+        size = ""
+    return f"{text[: _MAX_REPR - 20]}...{text[-8:]} ({type(value).__name__}{size})"
 
 
-def _fixed_writer(column_type: int, fmt: str, pre: Callable[[Any], Any] | None) -> ColumnWriter:
+def _cannot(name: str, value: Any, why: str) -> EncodeError:
+    return EncodeError(f"{name} cannot hold {describe_value(value)}: {why}", value=value)
+
+
+def _fixed_writer(name: str, fmt: str, pre: Callable[[Any], Any] | None) -> ColumnWriter:
     packer = struct.Struct("<" + fmt)
     pack = packer.pack
 
@@ -78,42 +131,86 @@ def _fixed_writer(column_type: int, fmt: str, pre: Callable[[Any], Any] | None) 
             return pack(value if pre is None else pre(value))
         except EncodeError:
             raise
-        except (struct.error, TypeError, ValueError, OverflowError, AttributeError) as exc:
-            raise _fail(column_type, value, str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - whatever a bad value makes pre or pack raise
+            raise _cannot(name, value, str(exc) or type(exc).__name__) from exc
 
     return ColumnWriter(fmt, packer.size, pre, encode)
 
 
+# --- numbers ------------------------------------------------------------------------------
+
+
+def _integer(value: Any) -> int:
+    """``value`` as an int if it is one (``operator.index``: what ``struct`` packs), else
+    TypeError."""
+    if value.__class__ is int:
+        return value
+    index = getattr(type(value), "__index__", None)
+    if index is None:
+        raise TypeError("not an int")
+    number: int = index(value)
+    return number
+
+
 def _int_writer(column_type: int, size: int, unsigned: bool) -> ColumnWriter:
-    low = -(1 << (8 * size - 1))
-    high = (1 << (8 * size)) - 1
+    bits = 8 * size
+    if unsigned:
+        low, high = 0, (1 << bits) - 1
+        name = f"{type_name(column_type)} UNSIGNED"
+        hint = ""
+    else:
+        low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        name = f"{type_name(column_type)} (signed)"
+        hint = " (a TABLE_MAP marks unsigned columns in its SIGNEDNESS metadata)"
+    signed = not unsigned
 
     def encode(value: Any) -> bytes:
-        if not isinstance(value, int):
-            raise _fail(column_type, value, "not an int")
-        if not low <= value <= high:
-            raise _fail(column_type, value, f"outside {low}..{high}")
-        return (value & high).to_bytes(size, "little")
+        try:
+            number = _integer(value)
+        except TypeError:
+            raise _cannot(name, value, "not an int") from None
+        if not low <= number <= high:
+            raise _cannot(name, value, f"outside {low}..{high}{hint}")
+        return number.to_bytes(size, "little", signed=signed)
 
     if size == 3:
-        signed = not unsigned
 
         def pre(value: Any) -> bytes:
             return value.to_bytes(3, "little", signed=signed)
 
         return ColumnWriter("3s", 3, pre, encode)
+    # struct's own range check is exactly the column's: signed codes for signed columns.
     code = {1: "b", 2: "h", 4: "i", 8: "q"}[size]
     return ColumnWriter(code.upper() if unsigned else code, size, None, encode)
 
 
-def _float_writer(column_type: int, fmt: str) -> ColumnWriter:
-    def pre(value: Any) -> float:
-        if not isinstance(value, (int, float)):
-            raise _fail(column_type, value, "not a float")
-        return value
+def _float32(value: Any) -> bytes:
+    if not isinstance(value, (int, float)):
+        raise _cannot("FLOAT", value, "not a float")
+    packed = _F32.pack(value)  # OverflowError beyond float32's range
+    stored = _F32.unpack(packed)[0]
+    if stored != value and value == value:  # a NaN stays a NaN
+        raise _cannot("FLOAT", value, f"not exact in 32 bits (it would be {stored!r})")
+    return packed
 
-    writer = _fixed_writer(column_type, fmt, pre)
-    return writer._replace(pre=None)
+
+def _float64(value: Any) -> bytes:
+    if isinstance(value, float):
+        return _F64.pack(value)
+    if isinstance(value, int):
+        try:
+            as_float = float(value)
+        except OverflowError:
+            raise _cannot("DOUBLE", value, "outside a double's range") from None
+        if as_float != value:
+            raise _cannot("DOUBLE", value, f"not exact in a double (it would be {as_float!r})")
+        return _F64.pack(as_float)
+    raise _cannot("DOUBLE", value, "not a float")
+
+
+def _double_writer() -> ColumnWriter:
+    # Only a float is packed as it is by the compiled writers; anything else is checked.
+    return ColumnWriter("d", 8, None, _float64, "{v}.__class__ is float")
 
 
 @cache
@@ -129,26 +226,38 @@ def _decimal_pre(precision: int, scale: int) -> Callable[[Any], bytes]:
         shift += 8 * nbytes
     scale_factor = 10**scale
     limit = 10**precision
+    integer_digits = precision - scale
     name = f"DECIMAL({precision},{scale})"
 
     def encode_decimal(value: Any) -> bytes:
-        if value.__class__ is not Decimal and isinstance(value, str):
-            value = Decimal(value)
-        if isinstance(value, Decimal):
-            if not value.is_finite():
-                raise EncodeError(f"{name} cannot hold {value}")
-            numerator, denominator = value.as_integer_ratio()
-            negative = value.is_signed()
-        elif isinstance(value, int) and not isinstance(value, bool):
-            numerator, denominator = value, 1
-            negative = value < 0
+        number = value
+        if number.__class__ is not Decimal and isinstance(number, str):
+            try:
+                number = Decimal(number)
+            except ArithmeticError:
+                raise _cannot(name, value, "not a decimal number") from None
+        if isinstance(number, Decimal):
+            if not number.is_finite():
+                raise _cannot(name, value, "not a finite number")
+            # Bounds first: as_integer_ratio of 1E-999999999 would take forever. (A zero's
+            # exponent says nothing: 0E+9 is 0.)
+            adjusted = number.adjusted()
+            if (adjusted >= integer_digits or adjusted < -scale) and number:
+                if adjusted >= integer_digits:
+                    raise _cannot(name, value, f"more than {precision} digits")
+                raise _cannot(name, value, f"more than {scale} fraction digits")
+            numerator, denominator = number.as_integer_ratio()
+            negative = number.is_signed()
+        elif isinstance(number, int) and not isinstance(number, bool):
+            numerator, denominator = number, 1
+            negative = number < 0
         else:
-            raise EncodeError(f"{name} cannot hold {value!r}: not a Decimal")
+            raise _cannot(name, value, "not a Decimal")
         magnitude, remainder = divmod(abs(numerator) * scale_factor, denominator)
         if remainder:
-            raise EncodeError(f"{name} cannot hold {value}: more than {scale} fraction digits")
+            raise _cannot(name, value, f"more than {scale} fraction digits")
         if magnitude >= limit:
-            raise EncodeError(f"{name} cannot hold {value}: more than {precision} digits")
+            raise _cannot(name, value, f"more than {precision} digits")
         packed = 0
         for group_shift, power in plan:
             magnitude, group = divmod(magnitude, power)
@@ -161,43 +270,81 @@ def _decimal_pre(precision: int, scale: int) -> Callable[[Any], bytes]:
 
 
 def _year(value: Any) -> int:
+    if not isinstance(value, int):
+        raise _cannot("YEAR", value, "not an int")
     if value == 0:
         return 0
-    if not isinstance(value, int) or not 1901 <= value <= 2155:
-        raise EncodeError(f"YEAR cannot hold {value!r}: not 0 or 1901..2155")
+    if not 1901 <= value <= 2155:
+        raise _cannot("YEAR", value, "not 0 or 1901..2155")
     return value - 1900
 
 
-def _check_fields(name: str, value: Any, fields: Sequence[tuple[str, int, int]]) -> None:
+# --- temporal -----------------------------------------------------------------------------
+
+
+def _check_fields(name: str, value: Any, fields: Sequence[tuple[str, Any, int]]) -> None:
     for field, got, limit in fields:
         if not isinstance(got, int) or not 0 <= got < limit:
-            raise EncodeError(
-                f"{name} cannot hold {value!r}: {field} {got!r} not in 0..{limit - 1}"
-            )
+            raise _cannot(name, value, f"{field} {got!r} not in 0..{limit - 1}")
+
+
+def _fraction_error(name: str, value: Any, microsecond: Any, fsp: int, hint: str = "") -> None:
+    """Raise the EncodeError of fractional seconds that a precision ``fsp`` cannot hold."""
+    if not isinstance(microsecond, int):
+        why = f"microsecond {microsecond!r} is not an int"
+    elif not 0 <= microsecond < _MICROSECONDS:
+        why = f"microsecond {microsecond} not in 0..999999"
+    elif fsp == 0:
+        why = f"fractional seconds .{microsecond:06d}: the column has none{hint}"
+    else:
+        why = f"fractional seconds .{microsecond:06d} have more than {fsp} digits"
+    raise _cannot(name, value, why)
+
+
+def _no_fraction(name: str, value: Any, microsecond: Any) -> None:
+    if microsecond != 0 or not isinstance(microsecond, int):
+        _fraction_error(name, value, microsecond, 0, _OLD_TEMPORAL_HINT)
+
+
+def _no_time_zone(name: str, value: Any) -> None:
+    if getattr(value, "tzinfo", None) is not None:
+        raise _cannot(name, value, "the column has no time zone (give a naive datetime)")
 
 
 def _date(value: Any) -> bytes:
     year, month, day = value.year, value.month, value.day
+    hour = getattr(value, "hour", None)
+    if hour is not None and (hour or value.minute or value.second or value.microsecond):
+        raise _cannot("DATE", value, "a DATE has no time of day")
     _check_fields("DATE", value, (("year", year, 1 << 15), ("month", month, 16), ("day", day, 32)))
     return (day | month << 5 | year << 9).to_bytes(3, "little")
 
 
-def _time_fields(value: Any) -> tuple[bool, int, int, int, int]:
-    if isinstance(value, _dt.timedelta):
-        value = Time.from_timedelta(value)
-    return (bool(value.negative), value.hour, value.minute, value.second, value.microsecond)
+def _time_fields(name: str, value: Any) -> tuple[bool, Any, Any, Any, Any]:
+    time = Time.from_timedelta(value) if isinstance(value, _dt.timedelta) else value
+    negative, hour, minute, second, microsecond = (
+        bool(time.negative),
+        time.hour,
+        time.minute,
+        time.second,
+        time.microsecond,
+    )
+    if negative and not (hour or minute or second or microsecond):
+        raise _cannot(name, value, "a negative zero: the sign of a zero TIME is not stored")
+    return negative, hour, minute, second, microsecond
 
 
 def _time_old(value: Any) -> bytes:
-    negative, hour, minute, second, _ = _time_fields(value)
+    negative, hour, minute, second, microsecond = _time_fields("TIME", value)
     _check_fields(
         "TIME", value, (("hour", hour, 1 << 24), ("minute", minute, 100), ("second", second, 100))
     )
+    _no_fraction("TIME", value, microsecond)
     number = hour * 10000 + minute * 100 + second
     try:
         return (-number if negative else number).to_bytes(3, "little", signed=True)
     except OverflowError:
-        raise EncodeError(f"TIME cannot hold {value!r}: out of range") from None
+        raise _cannot("TIME", value, "out of range") from None
 
 
 def _datetime_old(value: Any) -> int:
@@ -209,34 +356,26 @@ def _datetime_old(value: Any) -> int:
         ("second", value.second, 100),
     )
     _check_fields("DATETIME", value, (("year", value.year, 1 << 64), *fields))
+    _no_fraction("DATETIME", value, value.microsecond)
+    _no_time_zone("DATETIME", value)
     number = value.year
     for _, field, _ in fields:
         number = number * 100 + field
     if number >= 1 << 64:
-        raise EncodeError(f"DATETIME cannot hold {value!r}: out of range")
+        raise _cannot("DATETIME", value, "out of range")
     return number
 
 
-def _timestamp_parts(value: Any) -> tuple[int, int]:
+def _timestamp_parts(value: Any) -> tuple[Any, Any]:
     seconds, microsecond = value
     return seconds, microsecond
 
 
 def _timestamp_old(value: Any) -> int:
-    seconds, _ = _timestamp_parts(value)
+    seconds, microsecond = _timestamp_parts(value)
     _check_fields("TIMESTAMP", value, (("seconds", seconds, 1 << 32),))
+    _no_fraction("TIMESTAMP", value, microsecond)
     return seconds
-
-
-def _fraction(name: str, value: Any, microsecond: Any, nbytes: int) -> int:
-    if not isinstance(microsecond, int) or microsecond < 0:
-        raise EncodeError(f"{name} cannot hold {value!r}: microsecond {microsecond!r}")
-    if nbytes == 0:
-        return 0
-    units = microsecond // _FRAC_UNIT[nbytes]
-    if units >= 1 << (8 * nbytes):
-        raise EncodeError(f"{name} cannot hold {value!r}: microsecond {microsecond} too large")
-    return units
 
 
 @cache
@@ -244,10 +383,13 @@ def _datetime2_pre(fsp: int) -> Callable[[Any], bytes]:
     nbytes = frac_bytes(fsp)
     size = 5 + nbytes
     name = f"DATETIME2({fsp})"
+    unit = 10 ** (MAX_FSP - fsp)
+    byte_unit = _FRAC_UNIT[nbytes] or 1
 
     def encode_datetime2(value: Any) -> bytes:
         year, month, day = value.year, value.month, value.day
         hour, minute, second = value.hour, value.minute, value.second
+        microsecond = value.microsecond
         if not (
             0 <= month < 13
             and 0 <= day < 32
@@ -268,10 +410,15 @@ def _datetime2_pre(fsp: int) -> Callable[[Any], bytes]:
                     ("year", year, ((1 << 17) - month + 12) // 13),
                 ),
             )
-        frac = _fraction(name, value, value.microsecond, nbytes)
+        if not (isinstance(microsecond, int) and 0 <= microsecond < _MICROSECONDS) or (
+            microsecond % unit
+        ):
+            _fraction_error(name, value, microsecond, fsp)
+        if value.__class__ is not DateTime:
+            _no_time_zone(name, value)
         ymd = (year * 13 + month) << 5 | day
         packed = (ymd << 17 | hour << 12 | minute << 6 | second) + 0x8000000000
-        return (packed << (8 * nbytes) | frac).to_bytes(size, "big")
+        return (packed << (8 * nbytes) | microsecond // byte_unit).to_bytes(size, "big")
 
     return encode_datetime2
 
@@ -281,12 +428,17 @@ def _timestamp2_pre(fsp: int) -> Callable[[Any], bytes]:
     nbytes = frac_bytes(fsp)
     size = 4 + nbytes
     name = f"TIMESTAMP2({fsp})"
+    unit = 10 ** (MAX_FSP - fsp)
+    byte_unit = _FRAC_UNIT[nbytes] or 1
 
     def encode_timestamp2(value: Any) -> bytes:
         seconds, microsecond = _timestamp_parts(value)
         _check_fields(name, value, (("seconds", seconds, 1 << 32),))
-        frac = _fraction(name, value, microsecond, nbytes)
-        return (seconds << (8 * nbytes) | frac).to_bytes(size, "big")
+        if not (isinstance(microsecond, int) and 0 <= microsecond < _MICROSECONDS) or (
+            microsecond % unit
+        ):
+            _fraction_error(name, value, microsecond, fsp)
+        return (seconds << (8 * nbytes) | microsecond // byte_unit).to_bytes(size, "big")
 
     return encode_timestamp2
 
@@ -297,21 +449,26 @@ def _time2_pre(fsp: int) -> Callable[[Any], bytes]:
     size = 3 + nbytes
     name = f"TIME2({fsp})"
     shift = 8 * nbytes
+    unit = 10 ** (MAX_FSP - fsp)
+    byte_unit = _FRAC_UNIT[nbytes] or 1
 
     def encode_time2(value: Any) -> bytes:
-        negative, hour, minute, second, microsecond = _time_fields(value)
+        negative, hour, minute, second, microsecond = _time_fields(name, value)
         _check_fields(
             name,
             value,
             (("hour", hour, 1 << 12), ("minute", minute, 64), ("second", second, 64)),
         )
+        if not (isinstance(microsecond, int) and 0 <= microsecond < _MICROSECONDS) or (
+            microsecond % unit
+        ):
+            _fraction_error(name, value, microsecond, fsp)
         hms = hour << 12 | minute << 6 | second
         if nbytes == 3:
-            _check_fields(name, value, (("microsecond", microsecond, 1 << 24),))
             packed = hms << 24 | microsecond
             stored = (-packed if negative else packed) + 0x800000000000
         else:
-            frac = _fraction(name, value, microsecond, nbytes)
+            frac = microsecond // byte_unit
             # A negative value with a fraction stores intpart - 1 and the fraction's complement.
             if not negative:
                 intpart = hms
@@ -322,7 +479,7 @@ def _time2_pre(fsp: int) -> Callable[[Any], bytes]:
                 intpart = -hms
             stored = (intpart + 0x800000) << shift | frac
         if not 0 <= stored < 1 << (8 * size):
-            raise EncodeError(f"{name} cannot hold {value!r}: out of range")
+            raise _cannot(name, value, "out of range")
         return stored.to_bytes(size, "big")
 
     return encode_time2
@@ -338,17 +495,23 @@ _HIRES_SAMPLE: dict[int, Any] = {
 @cache
 def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
     """MariaDB 5.3 TIME(n)/DATETIME(n)/TIMESTAMP(n) (see decoder/values.py)."""
-    unit = 10 ** (6 - fsp)
+    unit = 10 ** (MAX_FSP - fsp)
     name = f"{type_name(column_type)}({fsp}) (MariaDB 5.3 format)"
+
+    def check_fraction(value: Any, microsecond: Any) -> None:
+        if not (isinstance(microsecond, int) and 0 <= microsecond < _MICROSECONDS) or (
+            microsecond % unit
+        ):
+            _fraction_error(name, value, microsecond, fsp)
+
     if column_type == ColumnType.TIMESTAMP:
         nbytes = frac_bytes(fsp)
 
         def encode_timestamp(value: Any) -> bytes:
             seconds, microsecond = _timestamp_parts(value)
             _check_fields(name, value, (("seconds", seconds, 1 << 32),))
+            check_fraction(value, microsecond)
             units = microsecond // unit
-            if not 0 <= units < 1 << (8 * nbytes):
-                raise EncodeError(f"{name} cannot hold {value!r}: microsecond {microsecond}")
             return (seconds << (8 * nbytes) | units).to_bytes(4 + nbytes, "big")
 
         return encode_timestamp
@@ -357,21 +520,17 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
         zero = HIRES_TIME_ZERO[fsp]
 
         def encode_time(value: Any) -> bytes:
-            negative, hour, minute, second, microsecond = _time_fields(value)
+            negative, hour, minute, second, microsecond = _time_fields(name, value)
             _check_fields(
                 name,
                 value,
-                (
-                    ("hour", hour, 1 << 32),
-                    ("minute", minute, 60),
-                    ("second", second, 60),
-                    ("microsecond", microsecond, 10**6),
-                ),
+                (("hour", hour, 1 << 32), ("minute", minute, 60), ("second", second, 60)),
             )
+            check_fraction(value, microsecond)
             packed = ((hour * 60 + minute) * 60 + second) * 10**fsp + microsecond // unit
             stored = zero - packed if negative else zero + packed
             if not 0 <= stored < 1 << (8 * size):
-                raise EncodeError(f"{name} cannot hold {value!r}: out of range")
+                raise _cannot(name, value, "out of range")
             return stored.to_bytes(size, "big")
 
         return encode_time
@@ -395,44 +554,61 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
                 ("hour", hour, 24),
                 ("minute", minute, 60),
                 ("second", second, 60),
-                ("microsecond", microsecond, 10**6),
             ),
         )
+        check_fraction(value, microsecond)
+        _no_time_zone(name, value)
         seconds = ((((year * 13 + month) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second
         packed = seconds * 10**fsp + microsecond // unit
         if packed >= 1 << (8 * size):
-            raise EncodeError(f"{name} cannot hold {value!r}: out of range")
+            raise _cannot(name, value, "out of range")
         return packed.to_bytes(size, "big")
 
     return encode_datetime
 
 
-def _big_endian_pre(size: int) -> Callable[[Any], bytes]:
+# --- BIT, ENUM, SET -----------------------------------------------------------------------
+
+
+def _bit_pre(size: int, bits: int) -> Callable[[Any], bytes]:
+    width = min(bits, 8 * size)
+    limit = 1 << width
+    name = f"BIT({bits})"
+
     def encode_bits(value: Any) -> bytes:
-        if not isinstance(value, int) or value < 0:
-            raise EncodeError(f"BIT cannot hold {value!r}: not a non-negative int")
+        if not isinstance(value, int) or not 0 <= value < limit:
+            raise _cannot(name, value, f"not an int in 0..{limit - 1} ({width} bits)")
         return value.to_bytes(size, "big")
 
     return encode_bits
 
 
-def _little_endian_writer(column_type: int, size: int) -> ColumnWriter:
-    code = {1: "B", 2: "H", 4: "I", 8: "Q"}.get(size)
-    if code is not None:
-
-        def check(value: Any) -> int:
-            if not isinstance(value, int):
-                raise _fail(column_type, value, "not an int")
-            return value
-
-        return _fixed_writer(column_type, code, check)._replace(pre=None)
+def _little_endian_writer(name: str, size: int, limit: int | None) -> ColumnWriter:
+    """ENUM index / SET bitmask of ``size`` bytes; below ``limit`` when the members are known."""
+    top = 1 << (8 * size)
+    if limit is None or limit >= top:
+        limit = top
+    why = f"not an int in 0..{limit - 1}"
 
     def pre(value: Any) -> bytes:
-        if not isinstance(value, int) or value < 0:
-            raise _fail(column_type, value, "not a non-negative int")
-        return value.to_bytes(size, "little")
+        try:
+            number = _integer(value)  # what struct takes for an int, as the compiled writers
+        except TypeError:
+            raise _cannot(name, value, why) from None
+        if not 0 <= number < limit:
+            raise _cannot(name, value, why)
+        return number.to_bytes(size, "little")
 
-    return _fixed_writer(column_type, f"{size}s", pre)
+    writer = _fixed_writer(name, f"{size}s", pre)
+    code = {1: "B", 2: "H", 4: "I", 8: "Q"}.get(size)
+    if code is None:
+        return writer
+    # A whole-byte code packs exactly the ints of 0..top-1: only a member limit needs a guard.
+    guard = "" if limit == top else f"{{v}} < {limit}"
+    return ColumnWriter(code, size, None, writer.encode, guard)
+
+
+# --- strings ------------------------------------------------------------------------------
 
 
 def _as_bytes(value: Any) -> bytes:
@@ -441,16 +617,24 @@ def _as_bytes(value: Any) -> bytes:
     raise TypeError(f"{type(value).__name__} is not bytes")
 
 
-def _variable_writer(column_type: int, prefix: int) -> ColumnWriter:
+def _variable_writer(name: str, prefix: int) -> ColumnWriter:
     limit = (1 << (8 * prefix)) - 1
 
     def encode(value: Any) -> bytes:
         if value.__class__ is not bytes:
+            if isinstance(value, str):
+                raise _cannot(
+                    name, value, "a str, not bytes (encode it in the column's charset first)"
+                )
             if not isinstance(value, (bytes, bytearray, memoryview)):
-                raise _fail(column_type, value, "not bytes")
+                raise _cannot(name, value, "not bytes")
             value = bytes(value)
         if len(value) > limit:
-            raise _fail(column_type, f"<{len(value)} bytes>", f"longer than {limit} bytes")
+            raise _cannot(
+                name,
+                value,
+                f"{len(value)} bytes, its {prefix}-byte length holds at most {limit}",
+            )
         return len(value).to_bytes(prefix, "little") + value
 
     return ColumnWriter("", prefix, None, encode)
@@ -458,69 +642,87 @@ def _variable_writer(column_type: int, prefix: int) -> ColumnWriter:
 
 def _null_pre(value: Any) -> bytes:
     if value != b"":
-        raise EncodeError(f"a NULL-type column holds only b'' (or None), not {value!r}")
+        raise _cannot("NULL", value, "a NULL-type column holds only b'' (or None)")
     return b""
 
 
+# --- the writer of one column -------------------------------------------------------------
+
+
 @lru_cache(maxsize=4096)
-def column_writer(column_type: int, meta: int, unsigned: bool = False) -> ColumnWriter:
-    """The writer of one column; EncodeError for a type or metadata no value can have."""
+def column_writer(
+    column_type: int, meta: int, unsigned: bool = False, members: int | None = None
+) -> ColumnWriter:
+    """The writer of one column; EncodeError for a type or metadata no value can have.
+
+    ``members``: the number of members of an ENUM or SET column, when the TABLE_MAP lists
+    them (an ENUM index is then at most that, 0 being the server's '' for an invalid value;
+    a SET bitmask has no bit beyond them).
+    """
     size = INTEGER_SIZES.get(column_type)
     if size is not None:
         return _int_writer(column_type, size, unsigned)
     if column_type == ColumnType.FLOAT:
         _expect_meta(column_type, meta, 4)
-        return _float_writer(column_type, "f")
+        return _fixed_writer("FLOAT", "4s", _float32)
     if column_type == ColumnType.DOUBLE:
         _expect_meta(column_type, meta, 8)
-        return _float_writer(column_type, "d")
+        return _double_writer()
     if column_type == ColumnType.NEWDECIMAL:
         precision, scale = meta & 0xFF, meta >> 8
         if not 1 <= precision or scale > precision:
             raise EncodeError(f"invalid DECIMAL({precision},{scale}) metadata")
         pre = _decimal_pre(precision, scale)
-        return _fixed_writer(column_type, f"{len(pre(0))}s", pre)
+        return _fixed_writer(f"DECIMAL({precision},{scale})", f"{len(pre(0))}s", pre)
     if column_type == ColumnType.YEAR:
-        return _fixed_writer(column_type, "B", _year)
+        return _fixed_writer("YEAR", "B", _year)
     if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
-        return _fixed_writer(column_type, "3s", _date)
+        return _fixed_writer(type_name(column_type), "3s", _date)
     if column_type in HIRES_TYPES and meta:
         if meta > MAX_FSP:
             raise EncodeError(f"{type_name(column_type)} precision {meta} is above {MAX_FSP}")
         pre = _hires_pre(column_type, meta)
-        return _fixed_writer(column_type, f"{len(pre(_HIRES_SAMPLE[column_type]))}s", pre)
+        name = f"{type_name(column_type)}({meta})"
+        return _fixed_writer(name, f"{len(pre(_HIRES_SAMPLE[column_type]))}s", pre)
     if column_type == ColumnType.TIME:
-        return _fixed_writer(column_type, "3s", _time_old)
+        return _fixed_writer("TIME", "3s", _time_old)
     if column_type == ColumnType.DATETIME:
-        return _fixed_writer(column_type, "Q", _datetime_old)
+        return _fixed_writer("DATETIME", "Q", _datetime_old)
     if column_type == ColumnType.TIMESTAMP:
-        return _fixed_writer(column_type, "I", _timestamp_old)
+        return _fixed_writer("TIMESTAMP", "I", _timestamp_old)
     if column_type in (ColumnType.DATETIME2, ColumnType.TIMESTAMP2, ColumnType.TIME2):
         fsp = meta
         if fsp > MAX_FSP:
             raise EncodeError(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
+        name = f"{type_name(column_type)}({fsp})"
         if column_type == ColumnType.DATETIME2:
-            return _fixed_writer(column_type, f"{5 + frac_bytes(fsp)}s", _datetime2_pre(fsp))
+            return _fixed_writer(name, f"{5 + frac_bytes(fsp)}s", _datetime2_pre(fsp))
         if column_type == ColumnType.TIMESTAMP2:
-            return _fixed_writer(column_type, f"{4 + frac_bytes(fsp)}s", _timestamp2_pre(fsp))
-        return _fixed_writer(column_type, f"{3 + frac_bytes(fsp)}s", _time2_pre(fsp))
+            return _fixed_writer(name, f"{4 + frac_bytes(fsp)}s", _timestamp2_pre(fsp))
+        return _fixed_writer(name, f"{3 + frac_bytes(fsp)}s", _time2_pre(fsp))
     if column_type == ColumnType.BIT:
         size = bit_size(meta)
-        return _fixed_writer(column_type, f"{size}s", _big_endian_pre(size))
+        bits = (meta >> 8) * 8 + (meta & 0xFF)
+        return _fixed_writer(f"BIT({bits})", f"{size}s", _bit_pre(size, bits))
     if column_type in (ColumnType.STRING, ColumnType.ENUM, ColumnType.SET):
         byte0 = meta & 0xFF
-        if byte0 in (STRING_REAL_ENUM, STRING_REAL_SET) or column_type != ColumnType.STRING:
-            return _little_endian_writer(column_type, meta >> 8)
+        real_type = column_type if column_type != ColumnType.STRING else byte0
+        if real_type in (STRING_REAL_ENUM, STRING_REAL_SET):
+            if members is None:
+                return _little_endian_writer(type_name(real_type), meta >> 8, None)
+            if real_type == STRING_REAL_ENUM:
+                return _little_endian_writer(f"ENUM({members} members)", meta >> 8, members + 1)
+            return _little_endian_writer(f"SET({members} members)", meta >> 8, 1 << members)
         _, max_len = string_metadata(meta)
-        return _variable_writer(column_type, 2 if max_len > 255 else 1)
+        return _variable_writer(f"CHAR({max_len} bytes)", 2 if max_len > 255 else 1)
     if column_type in VARCHAR_TYPES:
-        return _variable_writer(column_type, 2 if meta > 255 else 1)
+        return _variable_writer(f"{type_name(column_type)}({meta} bytes)", 2 if meta > 255 else 1)
     if column_type in BLOB_TYPES:
         if not 1 <= meta <= 4:
             raise EncodeError(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
-        return _variable_writer(column_type, meta)
+        return _variable_writer(type_name(column_type), meta)
     if column_type == ColumnType.NULL:
-        return _fixed_writer(column_type, "0s", _null_pre)
+        return _fixed_writer("NULL", "0s", _null_pre)
     if column_type == ColumnType.DECIMAL:
         raise EncodeError("old DECIMAL (type 0) values carry no length in the binlog")
     raise EncodeError(f"unknown column type {column_type}")
@@ -531,9 +733,12 @@ def _expect_meta(column_type: int, meta: int, expected: int) -> None:
         raise EncodeError(f"{type_name(column_type)} metadata {meta}, expected {expected}")
 
 
-def encode_value(column_type: int, meta: int, value: Any, unsigned: bool = False) -> bytes:
-    """The bytes of one non-NULL column value."""
-    return column_writer(column_type, meta, unsigned).encode(value)
+def encode_value(
+    column_type: int, meta: int, value: Any, unsigned: bool = False, members: int | None = None
+) -> bytes:
+    """The bytes of one non-NULL column value (EncodeError if the column cannot hold it
+    exactly)."""
+    return column_writer(column_type, meta, unsigned, members).encode(value)
 
 
 # --- whole row images ---------------------------------------------------------------------
@@ -626,10 +831,16 @@ def _emit_image(
         fmt = "<" + "".join(writers[column].fmt for column in run)
         pack = code.name("s", struct.Struct(fmt).pack)
         args = []
+        guards = []
         for column in run:
-            pre = writers[column].pre
+            writer = writers[column]
             item = f"{var}[{column}]"
-            args.append(item if pre is None else f"{code.name('p', pre)}({item})")
+            args.append(item if writer.pre is None else f"{code.name('p', writer.pre)}({item})")
+            if writer.guard:
+                guards.append(writer.guard.replace("{v}", item))
+        if guards:
+            code.emit(indent + 1, f"if not ({' and '.join(guards)}):")
+            code.emit(indent + 2, "raise _Mismatch")
         code.emit(indent + 1, f"append({pack}({', '.join(args)}))")
         run.clear()
 
@@ -703,7 +914,9 @@ def _write_image_checked(
     where: str,
 ) -> None:
     if not isinstance(image, (tuple, list)) or len(image) != width:
-        raise EncodeError(f"{where}: expected a sequence of {width} column values, got {image!r}")
+        raise EncodeError(
+            f"{where}: expected a sequence of {width} column values, got {describe_value(image)}"
+        )
     mark = len(out)
     out.append(b"")
     nulls = 0
@@ -712,18 +925,21 @@ def _write_image_checked(
         if not present >> column & 1:
             if value is not ABSENT:
                 raise EncodeError(
-                    f"{where}: column {column} is not in the image but has value {value!r}"
+                    f"not in the image but has value {describe_value(value)}",
+                    value=value,
+                    column=column,
+                    where=where,
                 )
             continue
         if value is ABSENT:
-            raise EncodeError(f"{where}: column {column} is in the image but ABSENT")
+            raise EncodeError("in the image but ABSENT", value=value, column=column, where=where)
         if value is None:
             nulls |= 1 << bit
         else:
             try:
                 out.append(writers[column].encode(value))
             except EncodeError as exc:
-                raise EncodeError(f"{where}, column {column}: {exc}") from None
+                raise exc.in_column(column, where=where) from None
         bit += 1
     null_size = (bit + 7) >> 3
     out[mark] = (nulls | _null_padding(bit)).to_bytes(null_size, "little")
@@ -731,42 +947,67 @@ def _write_image_checked(
 
 class TableEncoder:
     """Row-image writers of one table shape, per column-present bitmap(s): the checked writer
-    for a bitmap seen once, a compiled one from the second time on."""
+    for a bitmap seen once, a compiled one from the second time on.
+
+    ``members``: per column, the number of ENUM/SET members the TABLE_MAP lists (None where it
+    lists none); :meth:`with_members` gives the encoder of the same shape with them.
+    """
 
     MAX_WRITERS = 256
+    MAX_VARIANTS = 64
 
     def __init__(
         self,
         column_types: tuple[int, ...],
         column_meta: tuple[int, ...],
         unsigned: tuple[bool, ...],
+        members: tuple[int | None, ...] | None = None,
     ) -> None:
         self.column_types = column_types
         self.column_meta = column_meta
         self.unsigned = unsigned
+        self.members = members
         self._columns: list[ColumnWriter] | None = None
         self._writers: dict[tuple[int, int, int | None], RowsWriter] = {}
         self._seen_once: set[tuple[int, int, int | None]] = set()
+        self._variants: dict[tuple[int | None, ...], TableEncoder] = {}
+
+    def with_members(self, members: tuple[int | None, ...] | None) -> TableEncoder:
+        """This shape's encoder that also keeps ENUM/SET values within their members."""
+        if not members or members == self.members:
+            return self
+        variant = self._variants.get(members)
+        if variant is None:
+            if len(self._variants) >= self.MAX_VARIANTS:
+                self._variants.clear()
+            variant = TableEncoder(self.column_types, self.column_meta, self.unsigned, members)
+            self._variants[members] = variant
+        return variant
 
     def columns(self) -> list[ColumnWriter]:
         if self._columns is None:
             if not len(self.column_types) == len(self.column_meta) == len(self.unsigned):
                 raise EncodeError("TABLE_MAP column_types and column_meta differ in length")
+            members = self.members or ()
             writers = []
             for index, (column_type, meta, unsigned) in enumerate(
                 zip(self.column_types, self.column_meta, self.unsigned, strict=True)
             ):
+                count = members[index] if index < len(members) else None
                 try:
-                    writers.append(column_writer(column_type, meta, unsigned))
+                    writers.append(column_writer(column_type, meta, unsigned, count))
                 except EncodeError as exc:
-                    raise EncodeError(f"column {index}: {exc}") from None
+                    raise exc.in_column(index) from None
             self._columns = writers
         return self._columns
 
     def write_rows(
         self, width: int, present: int, present_after: int | None, rows: Sequence[Any]
     ) -> bytes:
-        """The rows area of a ROWS event."""
+        """The rows area of a ROWS event; EncodeError naming the row, column and value of the
+        first value that cannot be encoded exactly."""
+        if not isinstance(rows, (tuple, list)):
+            raise EncodeError(f"rows must be a tuple of row images, not {describe_value(rows)}")
         key = (width, present, present_after)
         writer = self._writers.get(key)
         if writer is None:
@@ -781,9 +1022,7 @@ class TableEncoder:
             self._writers[key] = writer
         try:
             return b"".join(writer(rows))
-        except EncodeError:
-            raise
-        except Exception:  # noqa: BLE001 - the checked writer names what was wrong
+        except Exception:  # noqa: BLE001 - the checked writer names what was wrong, and where
             return b"".join(self.write_rows_checked(width, present, present_after, rows))
 
     def write_rows_checked(

@@ -215,7 +215,9 @@ def add_build_command(subparsers: Subparsers) -> None:
         description=(
             "Write a binlog file from JSON lines as dump --json prints them (one event per "
             "line; the offset key is ignored). Without --fix-positions the events are encoded "
-            "exactly as given, so dump --json then build gives back the same bytes."
+            "exactly as given, so dump --json then build gives back the same bytes. A value "
+            "its column cannot hold exactly is an error naming the event, column and value: "
+            "nothing is rounded, truncated or wrapped, and no file is left behind."
         ),
     )
     parser.add_argument("events", metavar="EVENTS.jsonl", help="JSON lines file, or - for stdin")
@@ -253,7 +255,7 @@ def run_build(args: argparse.Namespace) -> int:
         with BinlogWriter(
             output, fix_positions=args.fix_positions, ctx=context_for(args)
         ) as writer:
-            for number, obj in _json_lines(args.events):
+            for index, (number, obj) in enumerate(_json_lines(args.events), 1):
                 where = f"{args.events}:{number}"
                 if isinstance(obj, dict) and isinstance(obj.get(TYPE_KEY), str):
                     where += f" ({obj[TYPE_KEY]})"
@@ -261,6 +263,8 @@ def run_build(args: argparse.Namespace) -> int:
                     event = event_from_json(obj)
                 except FakemasterError as exc:
                     raise CommandError(f"{where}: {exc}") from None
+                # The event's number and offset in the file it would have been written to.
+                where += f", event {index} at offset {writer.offset}"
                 try:
                     writer.write(event)
                 except FakemasterError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["ChecksumError", "DecodeError", "EncodeError", "FakemasterError"]
 
 
@@ -37,4 +39,42 @@ class ChecksumError(DecodeError):
 
 
 class EncodeError(FakemasterError, ValueError):
-    """An event or value that cannot be represented on the wire."""
+    """An event or value that cannot be represented on the wire.
+
+    For a column value of a rows event, ``value`` is that value, ``column`` the column's index,
+    ``column_name`` its name when the TABLE_MAP has column names, and ``where`` the row (and
+    image) it is in; the message names all of them. ``reason`` is the message without that
+    location. Outside rows events they are None (``where`` empty).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        value: Any = None,
+        column: int | None = None,
+        column_name: str | None = None,
+        where: str = "",
+    ) -> None:
+        self.reason = message
+        self.value = value
+        self.column = column
+        self.column_name = column_name
+        self.where = where
+        location = where
+        if column is not None:
+            name = "" if column_name is None else f" `{column_name}`"
+            location = f"{where}, column {column}{name}" if where else f"column {column}{name}"
+        super().__init__(f"{location}: {message}" if location else message)
+
+    def in_column(
+        self, column: int, *, where: str = "", column_name: str | None = None
+    ) -> EncodeError:
+        """The same error placed in a column (and row) of a rows event."""
+        return EncodeError(
+            self.reason,
+            value=self.value,
+            column=column,
+            column_name=column_name,
+            where=where or self.where,
+        )

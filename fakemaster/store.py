@@ -677,9 +677,13 @@ class MemoryBinlogStore(BinlogStore):
     def append(self, events: Iterable[Event], *, stamp: bool = True) -> list[AppendedEvent]:
         """Write events at the end of the current file, each with its real end position in its
         header (and timestamp ``clock()`` if ``stamp`` and it has none). Returns where they went.
+
+        TypeError if an item is not an event; all or nothing: an event that cannot be encoded
+        (EncodeError) leaves the store as it was.
         """
+        batch = event_list(events, "append")
         with self._lock:
-            placed = [self._write(event, stamp=stamp) for event in events]
+            placed = self._write_all(batch, stamp=stamp)
         if placed:
             self._changed()
         return placed
@@ -703,7 +707,10 @@ class MemoryBinlogStore(BinlogStore):
         (TRANSACTIONAL|ALLOW_PARALLEL) when it ends with XID, a non-transactional group
         (ALLOW_PARALLEL) when it ends with a COMMIT query, XA PREPARE groups when it ends with
         XA_PREPARE, and a standalone DDL (STANDALONE|ALLOW_PARALLEL|DDL) otherwise.
+
+        TypeError if an item of ``body`` is not an event; all or nothing, like :meth:`append`.
         """
+        body = event_list(body, "append_transaction")
         domain = self.domain_id if domain_id is None else domain_id
         server = self.server_id if server_id is None else server_id
         with self._lock:
@@ -726,21 +733,21 @@ class MemoryBinlogStore(BinlogStore):
                 commit_id=commit_id,
                 xid=xid,
             )
-            first = self._write(gtid_event, stamp=False)
-            last_placed = first
-            for event in body:
-                adjusted = dataclasses.replace(
-                    event, server_id=server, timestamp=event.timestamp or when
-                )
-                last_placed = self._write(adjusted, stamp=False)
+            group: list[Event] = [gtid_event]
+            group += [
+                dataclasses.replace(event, server_id=server, timestamp=event.timestamp or when)
+                for event in body
+            ]
             if self._pending_checkpoint:
-                self._pending_checkpoint = False
-                self._write(
+                group.append(
                     BinlogCheckpointEvent(
                         timestamp=when, server_id=self.server_id, file_name=self.current_file
-                    ),
-                    stamp=False,
+                    )
                 )
+            placed = self._write_all(group, stamp=False)
+            self._pending_checkpoint = False
+            first = placed[0]
+            last_placed = placed[len(body)]  # the checkpoint is not part of the group
         self._changed()
         return AppendedGroup(
             Gtid(domain, server, seq), first.file_name, first.start, last_placed.end
@@ -822,29 +829,71 @@ class MemoryBinlogStore(BinlogStore):
             index.fde = bytes(data[MAGIC_LEN : MAGIC_LEN + len(index.fde)])
 
     def _write(self, event: Event, *, stamp: bool = True) -> AppendedEvent:
+        return self._write_all([event], stamp=stamp)[0]
+
+    def _write_all(self, events: Sequence[Event], *, stamp: bool) -> list[AppendedEvent]:
+        """Append ``events`` to the current file. Every event is encoded before any byte is
+        written, so one that cannot be (EncodeError) leaves the file, its context and the GTID
+        state as they were: a replica never sees half a batch."""
         name = self.current_file
         data = self._files[name]
-        ctx = self._contexts[name]
-        if stamp and event.timestamp == 0:
-            event = dataclasses.replace(event, timestamp=self._now())
-        encoded = bytearray(encode_event(event, ctx))
+        ctx = self._contexts[name].copy() if len(events) > 1 else self._contexts[name]
         start = len(data)
-        end = start + len(encoded)
-        U32.pack_into(encoded, LOG_POS_OFFSET, end & 0xFFFFFFFF)
-        has_crc = (
-            event.checksum_alg is not None
-            if isinstance(event, FormatDescriptionEvent)
-            else ctx.checksum
-        )
-        if has_crc:
-            crc_at = len(encoded) - CHECKSUM_LEN
-            CRC.pack_into(
-                encoded, crc_at, event_crc(memoryview(encoded)[:crc_at], encoded[TYPE_CODE_OFFSET])
+        chunks: list[bytearray] = []
+        placed: list[AppendedEvent] = []
+        gtids: list[Gtid] = []
+        for event in events:
+            if stamp and event.timestamp == 0:
+                event = dataclasses.replace(event, timestamp=self._now())
+            has_crc = (
+                event.checksum_alg is not None
+                if isinstance(event, FormatDescriptionEvent)
+                else ctx.checksum
             )
-        data += encoded
-        if isinstance(event, GtidEvent):
-            self._state.update(event.gtid)
-        return AppendedEvent(name, start, end)
+            encoded = bytearray(encode_event(event, ctx))
+            end = start + len(encoded)
+            U32.pack_into(encoded, LOG_POS_OFFSET, end & 0xFFFFFFFF)
+            if has_crc:
+                crc_at = len(encoded) - CHECKSUM_LEN
+                crc = event_crc(memoryview(encoded)[:crc_at], encoded[TYPE_CODE_OFFSET])
+                CRC.pack_into(encoded, crc_at, crc)
+            chunks.append(encoded)
+            placed.append(AppendedEvent(name, start, end))
+            if isinstance(event, GtidEvent):
+                gtids.append(event.gtid)
+            start = end
+        data += b"".join(chunks)
+        self._contexts[name] = ctx
+        for gtid in gtids:
+            self._state.update(gtid)
+        return placed
+
+
+def event_list(events: Any, what: str) -> list[Event]:
+    """``events`` as a list; TypeError naming the argument, or its first item, when that is
+    not an iterable of events (raised at the call, before anything is written)."""
+    if isinstance(events, Event):
+        raise TypeError(
+            f"{what} takes an iterable of events, got a single {type(events).__name__} "
+            "(put it in a list)"
+        )
+    if isinstance(events, (str, bytes, bytearray, dict)):
+        raise TypeError(f"{what} takes an iterable of events, not {_described(events)}")
+    try:
+        items = list(events)
+    except TypeError:
+        raise TypeError(f"{what} takes an iterable of events, not {_described(events)}") from None
+    for index, item in enumerate(items):
+        if not isinstance(item, Event):
+            raise TypeError(f"{what}: item {index} is not an event but {_described(item)}")
+    return items
+
+
+def _described(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 100:
+        text = text[:90] + "..."
+    return f"{type(value).__name__} {text}"
 
 
 def _default_gtid_flags(body: Sequence[Event]) -> int:

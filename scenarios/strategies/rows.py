@@ -9,8 +9,9 @@ and WRITE/UPDATE/DELETE rows events (full and partial images, v1/v2, compressed)
     rows_events_for(table_map)  a rows event of any kind for ``table_map``
 
 Values are drawn in the form the decoder returns (signed or unsigned integers by the column's
-SIGNEDNESS, ``Decimal`` with exactly ``scale`` fraction digits, fractional seconds truncated to
-the column's precision, no negative-zero TIME), so ``decode(encode(x)) == x``.
+SIGNEDNESS, ``Decimal`` with exactly ``scale`` fraction digits, fractional seconds within the
+column's precision, no negative-zero TIME, ENUM/SET values within the members a TABLE_MAP
+lists), so ``decode(encode(x)) == x``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
+from fakemaster.tablemap import member_counts
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
 # A value strategy draws at most this many bytes for a string column, unless asked for more.
@@ -258,9 +260,14 @@ def _integers(size: int, unsigned: bool) -> st.SearchStrategy[int]:
 
 @lru_cache(maxsize=4096)
 def values_for(
-    column_type: int, meta: int, unsigned: bool = False, max_string: int = DEFAULT_MAX_STRING
+    column_type: int,
+    meta: int,
+    unsigned: bool = False,
+    max_string: int = DEFAULT_MAX_STRING,
+    members: int | None = None,
 ) -> st.SearchStrategy[Any]:
-    """Non-NULL values of one column, as the decoder returns them."""
+    """Non-NULL values of one column, as the decoder returns them (``members``: how many
+    members an ENUM/SET column's TABLE_MAP lists)."""
     sizes: dict[int, int] = {
         ColumnType.TINY: 1,
         ColumnType.SHORT: 2,
@@ -303,7 +310,12 @@ def values_for(
     if column_type == ColumnType.STRING:
         byte0 = meta & 0xFF
         if byte0 in (STRING_REAL_ENUM, STRING_REAL_SET):
-            return st.integers(0, (1 << (8 * (meta >> 8))) - 1)
+            highest = (1 << (8 * (meta >> 8))) - 1
+            if members is not None:
+                # ENUM index 0 is the server's '' for an invalid value.
+                limit = members if byte0 == STRING_REAL_ENUM else (1 << members) - 1
+                highest = min(highest, limit)
+            return st.integers(0, highest)
         _, max_len = string_metadata(meta)
         return st.binary(max_size=min(max_len, max_string))
     if column_type in VARCHAR_TYPES:
@@ -467,6 +479,7 @@ def images_for(
     width = len(table_map.column_types) if width is None else width
     mask = int.from_bytes(present, "little")
     unsigned = unsigned_flags(table_map)
+    members = member_counts(table_map) or (None,) * len(table_map.column_types)
     columns = []
     for column in range(width):
         if not mask >> column & 1:
@@ -477,6 +490,7 @@ def images_for(
             table_map.column_meta[column],
             unsigned[column],
             max_string,
+            members[column],
         )
         if table_map.nullable[column]:
             values = st.one_of(st.none(), values)

@@ -564,11 +564,20 @@ def test_signedness_metadata_makes_columns_unsigned() -> None:
         optional_metadata=(MetadataField(M.SIGNEDNESS, (True, True, False, False, False, True)),),
     )
     event = WriteRowsEvent(table_id=42, width=7, columns_present=b"\x7f", rows=(row,))
-    signed = decode_stream(*encode_stream([signed_map, event]))[1]
-    unsigned = decode_stream(*encode_stream([unsigned_map, event]))[1]
-    assert signed.rows == (row,)
-    assert unsigned.rows == (((1 << 64) - 1, 2155, Decimal("-1.50"), 0.5, 1, -1, (1 << 24) - 1),)
-    assert encode_stream([unsigned_map, unsigned]) == encode_stream([unsigned_map, event])
+    unsigned_row = ((1 << 64) - 1, 2155, Decimal("-1.50"), 0.5, 1, -1, (1 << 24) - 1)
+    unsigned_event = WriteRowsEvent(
+        table_id=42, width=7, columns_present=b"\x7f", rows=(unsigned_row,)
+    )
+    signed_raw = encode_stream([signed_map, event])
+    unsigned_raw = encode_stream([unsigned_map, unsigned_event])
+    assert decode_stream(*signed_raw)[1].rows == (row,)
+    assert decode_stream(*unsigned_raw)[1].rows == (unsigned_row,)
+    assert unsigned_raw[1] == signed_raw[1]  # the same bytes, read in the column's range
+    # A value outside the column's own range would come back as another number: refused.
+    with pytest.raises(EncodeError, match=r"column 0: LONGLONG UNSIGNED cannot hold -1"):
+        encode_stream([unsigned_map, event])
+    with pytest.raises(EncodeError, match=r"column 0: LONGLONG \(signed\) cannot hold 1844"):
+        encode_stream([signed_map, unsigned_event])
 
 
 # --- optional metadata --------------------------------------------------------------------

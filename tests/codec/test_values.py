@@ -213,9 +213,15 @@ def test_mariadb_53_temporal_round_trips(case: tuple[int, int, object]) -> None:
 def test_any_mariadb_53_temporal_bytes_encode_back(
     column_type: int, fsp: int, data: st.DataObject
 ) -> None:
+    """Whatever the bytes, the decoded value encodes back to them, unless its fraction is not
+    one of a second (a TIMESTAMP(n)'s fraction bytes can count past 10**n): that is refused."""
     size = column_reader(column_type, fsp).size
     raw = data.draw(st.binary(min_size=size, max_size=size))
     value, _ = decode_value(column_type, fsp, raw)
+    if value.microsecond >= 1_000_000:
+        with pytest.raises(EncodeError, match="microsecond"):
+            encode_value(column_type, fsp, value)
+        return
     assert encode_value(column_type, fsp, value) == raw
 
 
@@ -228,11 +234,16 @@ def test_odd_fsp_scaling() -> None:
     )
 
 
-def test_fractions_below_the_precision_are_dropped() -> None:
-    raw = encode_value(T.DATETIME2, 2, DateTime(2020, 1, 2, 3, 4, 5, 123456))
+def test_fractions_beyond_the_precision_are_refused_not_dropped() -> None:
+    with pytest.raises(EncodeError, match=r"\.123456 have more than 2 digits"):
+        encode_value(T.DATETIME2, 2, DateTime(2020, 1, 2, 3, 4, 5, 123456))
+    # Issue #6: -838:59:59.999000 used to become -838:59:59.
+    with pytest.raises(EncodeError, match=r"TIME2\(0\) cannot hold .*999000.*has none"):
+        encode_value(T.TIME2, 0, Time(True, 838, 59, 59, 999000))
+    with pytest.raises(EncodeError, match="temporal_precisions"):
+        encode_value(T.TIME, 0, Time(True, 838, 59, 59, 999000))
+    raw = encode_value(T.DATETIME2, 2, DateTime(2020, 1, 2, 3, 4, 5, 120000))
     assert decode_value(T.DATETIME2, 2, raw)[0].microsecond == 120000
-    raw = encode_value(T.TIME2, 0, Time(True, 1, 2, 3, 999999))
-    assert decode_value(T.TIME2, 0, raw)[0] == Time(True, 1, 2, 3, 0)
 
 
 def test_standard_library_temporal_values_are_accepted() -> None:
@@ -295,14 +306,18 @@ def test_integer_extremes_signed_and_unsigned(column_type: int, size: int) -> No
     all_ones = b"\xff" * size
     assert decode_value(column_type, 0, all_ones) == (-1, size)
     assert decode_value(column_type, 0, all_ones, unsigned=True) == ((1 << bits) - 1, size)
-    # The encoder takes both ranges of the width.
+    # The encoder takes the column's own range: another would come back as another number.
     assert encode_value(column_type, 0, -1) == all_ones
-    assert encode_value(column_type, 0, (1 << bits) - 1) == all_ones
-    low = -(1 << (bits - 1))
-    assert decode_value(column_type, 0, encode_value(column_type, 0, low)) == (low, size)
-    for outside in (low - 1, 1 << bits):
-        with pytest.raises(EncodeError):
+    assert encode_value(column_type, 0, (1 << bits) - 1, unsigned=True) == all_ones
+    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    for edge in (low, high):
+        assert decode_value(column_type, 0, encode_value(column_type, 0, edge)) == (edge, size)
+    for outside in (low - 1, high + 1, (1 << bits) - 1):
+        with pytest.raises(EncodeError, match="signed"):
             encode_value(column_type, 0, outside)
+    for outside in (-1, 1 << bits):
+        with pytest.raises(EncodeError, match="UNSIGNED"):
+            encode_value(column_type, 0, outside, unsigned=True)
     with pytest.raises(EncodeError, match="not an int"):
         encode_value(column_type, 0, 1.0)
 
@@ -362,7 +377,7 @@ def test_varchar_length_prefix_depends_on_metadata() -> None:
     check_golden(T.VARCHAR, 255, b"a", "0161")
     check_golden(T.VARCHAR, 256, b"a", "010061")  # VARCHAR(64) utf8mb4
     check_golden(T.VARCHAR_COMPRESSED, 101, b"\x00abc", "0400616263")
-    with pytest.raises(EncodeError, match="longer than 255"):
+    with pytest.raises(EncodeError, match="256 bytes, its 1-byte length holds at most 255"):
         encode_value(T.VARCHAR, 255, b"x" * 256)
 
 
@@ -388,7 +403,7 @@ def test_blob_pack_lengths(pack_length: int) -> None:
     check_golden(
         T.BLOB, pack_length, value, len(value).to_bytes(pack_length, "little").hex() + value.hex()
     )
-    with pytest.raises(EncodeError, match="longer than"):
+    with pytest.raises(EncodeError, match="at most 255"):
         encode_value(T.BLOB, 1, b"x" * 256)
 
 
@@ -472,11 +487,25 @@ def fixed_size_spec_and_bytes(draw: st.DrawFn) -> tuple[ColumnSpec, bytes]:
     return spec, draw(st.binary(min_size=reader.size, max_size=reader.size))
 
 
+def beyond_the_declared_column(spec: ColumnSpec, value: object) -> bool:
+    """Whether a decoded value is outside what its column declares, though its bytes hold it:
+    bits beyond a BIT's width, fractional seconds beyond the precision or past a second."""
+    if spec.column_type == T.BIT:
+        assert isinstance(value, int)
+        return value >= 1 << ((spec.meta >> 8) * 8 + (spec.meta & 0xFF))
+    if spec.column_type in (T.DATETIME2, T.TIMESTAMP2, T.TIME2):
+        assert isinstance(value, (DateTime, Timestamp, Time))
+        microsecond = value.microsecond
+        return microsecond >= 10**6 or microsecond % 10 ** (6 - spec.meta) != 0
+    return False
+
+
 @settings(max_examples=examples(6))  # cheap fuzzing of every fixed-size type
 @given(fixed_size_spec_and_bytes())
 def test_any_fixed_size_bytes_decode_and_encode_back(case: tuple[ColumnSpec, bytes]) -> None:
     """Whatever a fixed-size value's bytes are, the decoder either rejects them or gives a value
-    whose encoding is the same bytes (values a server would never write included)."""
+    whose encoding is the same bytes (values a server would never write included), unless the
+    value is beyond what its column declares: the encoder refuses that (EncodeError)."""
     spec, raw = case
     if spec.column_type == T.FLOAT and struct.unpack("<f", raw)[0] != struct.unpack("<f", raw)[0]:
         return  # a float32 NaN's payload does not survive Python's float conversion
@@ -484,6 +513,10 @@ def test_any_fixed_size_bytes_decode_and_encode_back(case: tuple[ColumnSpec, byt
         value, _ = decode_value(spec.column_type, spec.meta, raw, unsigned=spec.unsigned)
     except DecodeError:
         assert spec.column_type in (T.NEWDECIMAL, T.DATETIME2)
+        return
+    if beyond_the_declared_column(spec, value):
+        with pytest.raises(EncodeError):
+            encode_value(spec.column_type, spec.meta, value, spec.unsigned)
         return
     assert encode_value(spec.column_type, spec.meta, value, spec.unsigned) == raw
 

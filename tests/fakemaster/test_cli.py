@@ -388,9 +388,12 @@ def test_unknown_event_types_need_allow_unknown(
         (['{"type": "FORMAT_DESCRIPTION"}', "[1, 2]"], ":2: an event is a JSON object"),
         (
             ['{"type": "FORMAT_DESCRIPTION"}', '{"type": "GTID", "commit_id": 5}'],
-            ":2 (GTID): GTID commit_id is set but its flag is clear",
+            ":2 (GTID), event 2 at offset 256: GTID commit_id is set but its flag is clear",
         ),
-        (['{"type": "ROTATE", "position": -1}'], ":1 (ROTATE): cannot encode"),
+        (
+            ['{"type": "ROTATE", "position": -1}'],
+            ":1 (ROTATE), event 1 at offset 4: cannot encode",
+        ),
     ],
     ids=["json", "type", "array", "encode", "range"],
 )

@@ -22,7 +22,16 @@ from encoder.packets import encode_semi_sync_ack
 from fakemaster.config import ServerConfig
 from fakemaster.context import BinlogContext
 from fakemaster.dump import semi_sync_master
-from fakemaster.events import Event, GtidEvent, QueryEvent, RotateEvent
+from fakemaster.errors import EncodeError
+from fakemaster.events import (
+    Event,
+    GtidEvent,
+    QueryEvent,
+    RotateEvent,
+    TableMapEvent,
+    WriteRowsEvent,
+    XidEvent,
+)
 from fakemaster.packets import SemiSyncAck
 from fakemaster.pytest_plugin import (
     AsyncFakeMasterFactory,
@@ -355,6 +364,36 @@ def test_appends_from_many_threads_stay_whole(fake_master: FakeMasterHandle) -> 
     assert gtids == list(range(1, 81))
     ends = {group.end for group in groups}
     assert {event.log_pos for event in events if isinstance(event, QueryEvent)} == ends
+
+
+def test_appending_what_is_not_an_event_is_a_type_error_at_the_call(
+    fake_master: FakeMasterHandle,
+) -> None:
+    status = fake_master.master_status()
+    with pytest.raises(TypeError, match=r"^append: item 1 is not an event but dict \{\}") as caught:
+        fake_master.append([QueryEvent(query=b"CREATE TABLE t (a INT)"), {}])
+    # Raised in the test's thread by the check at the call, not in the server's.
+    assert "_in_server" not in {entry.name for entry in caught.traceback}
+    with pytest.raises(TypeError, match=r"^append_transaction takes an iterable of events, got"):
+        fake_master.append_transaction(QueryEvent(query=b"CREATE TABLE t (a INT)"))
+    with pytest.raises(TypeError, match=r"^append_transaction: item 0 is not an event but str"):
+        fake_master.append_transaction(["CREATE TABLE t (a INT)"])
+    # A value its column cannot hold: an EncodeError for the caller, and nothing written.
+    table_map = TableMapEvent(
+        table_id=3, database="d", table="t", column_types=(1,), column_meta=(0,), nullable=(True,)
+    )
+    rows = WriteRowsEvent(table_id=3, width=1, columns_present=b"\x01", rows=((200,),))
+    with pytest.raises(EncodeError, match=r"^row 0, column 0: TINY \(signed\) cannot hold 200"):
+        fake_master.append_transaction([table_map, rows, XidEvent(xid=1)])
+    assert fake_master.master_status() == status
+    assert fake_master.errors == []
+
+
+async def test_async_appending_what_is_not_an_event_is_a_type_error(
+    async_fake_master: AsyncFakeMasterHandle,
+) -> None:
+    with pytest.raises(TypeError, match=r"^append: item 0 is not an event but int 7"):
+        async_fake_master.append([7])
 
 
 def test_change_master_sql(fake_master_factory: FakeMasterFactory) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from decoder.core import decode_event
 from decoder.stream import StreamDecoder
 from fakemaster.constants import BINLOG_MAGIC, ChecksumAlg, EventFlag, EventType, GtidFlag
 from fakemaster.context import BinlogContext
+from fakemaster.errors import EncodeError
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
@@ -24,6 +26,8 @@ from fakemaster.events import (
     QueryEvent,
     RotateEvent,
     StopEvent,
+    TableMapEvent,
+    WriteRowsEvent,
     XaPrepareEvent,
     XaXid,
     XidEvent,
@@ -257,6 +261,55 @@ def test_append_raw_events_and_notifications() -> None:
     store.append_transaction(insert(1))
     assert len(seen) == 2
     assert store.append([]) == []
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.append([ddl()[0], 42]), "append: item 1 is not an event but int 42"),
+        (lambda s: s.append(ddl()[0]), "append takes an iterable of events, got a single Query"),
+        (lambda s: s.append("COMMIT"), "append takes an iterable of events, not str 'COMMIT'"),
+        (lambda s: s.append(None), "append takes an iterable of events, not NoneType None"),
+        (
+            lambda s: s.append_transaction([*insert(1)[:2], b"COMMIT"]),
+            "append_transaction: item 2 is not an event but bytes b'COMMIT'",
+        ),
+        (
+            lambda s: s.append_transaction(XidEvent(xid=1)),
+            "append_transaction takes an iterable of events, got a single XidEvent",
+        ),
+    ],
+)
+def test_appending_what_is_not_an_event_is_a_type_error_at_the_call(
+    call: Any, message: str
+) -> None:
+    store = MemoryBinlogStore(clock=clock)
+    before = (file_bytes(store, store.current_file), store.end_state(), store.version)
+    with pytest.raises(TypeError) as caught:
+        call(store)
+    assert str(caught.value).startswith(message)
+    # Raised by the check at the call, before any event was encoded.
+    assert caught.traceback[-1].name == "event_list"
+    assert (file_bytes(store, store.current_file), store.end_state(), store.version) == before
+
+
+def test_an_event_that_cannot_be_encoded_leaves_the_store_as_it_was() -> None:
+    store = MemoryBinlogStore(clock=clock)
+    store.append_transaction(insert(1))
+    before = (file_bytes(store, store.current_file), store.end_state(), store.next_gtid())
+    table_map = TableMapEvent(
+        table_id=3, database="d", table="t", column_types=(3,), column_meta=(0,), nullable=(False,)
+    )
+    good = WriteRowsEvent(table_id=3, width=1, columns_present=b"\x01", rows=((1,),))
+    bad = WriteRowsEvent(table_id=3, width=1, columns_present=b"\x01", rows=((1 << 40,),))
+    begin = QueryEvent(query=b"BEGIN", database="d")
+    with pytest.raises(EncodeError, match=r"row 0, column 0: LONG \(signed\) cannot hold 1099"):
+        store.append_transaction([begin, table_map, good, bad, XidEvent(xid=2)])
+    with pytest.raises(EncodeError, match="row 0, column 0: LONG"):
+        store.append([table_map, bad])
+    assert (file_bytes(store, store.current_file), store.end_state(), store.next_gtid()) == before
+    store.append_transaction([begin, table_map, good, XidEvent(xid=2)])
+    assert store.end_state() == BinlogState([Gtid(0, 1, 2)])
 
 
 def test_binlog_gtid_pos_answers_like_the_server() -> None:
