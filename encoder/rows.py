@@ -9,7 +9,16 @@ from typing import Any
 from encoder.compression import compress_record
 from encoder.primitives import U16, name_bytes, packed_int
 from encoder.values import table_encoder
-from fakemaster.columns import METADATA_SIZE, NUMERIC_TYPES, schema_precisions, type_name
+from fakemaster.columns import (
+    METADATA_FORMS,
+    METADATA_SIZE,
+    NUMERIC_TYPES,
+    MetadataForm,
+    column_names,
+    member_counts,
+    schema_precisions,
+    type_name,
+)
 from fakemaster.constants import OptionalMetadata
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
@@ -21,8 +30,16 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.tablemap import column_names, member_counts
 from fakemaster.values import ABSENT
+
+__all__ = [
+    "ENCODERS",
+    "encode_optional_metadata",
+    "encode_rows",
+    "encode_table_map",
+    "metadata_value_bytes",
+    "present_bitmap",
+]
 
 # --- TABLE_MAP ----------------------------------------------------------------------------
 
@@ -130,18 +147,14 @@ def _signedness(bits: Sequence[bool], numeric_count: int) -> bytes:
     return (value << (size * 8 - numeric_count)).to_bytes(size, "big")
 
 
-_TYPED: dict[int, Callable[[Any], bytes]] = {
-    OptionalMetadata.DEFAULT_CHARSET: _default_charset,
-    OptionalMetadata.ENUM_AND_SET_DEFAULT_CHARSET: _default_charset,
-    OptionalMetadata.COLUMN_CHARSET: _ints,
-    OptionalMetadata.ENUM_AND_SET_COLUMN_CHARSET: _ints,
-    OptionalMetadata.GEOMETRY_TYPE: _ints,
-    OptionalMetadata.SIMPLE_PRIMARY_KEY: _ints,
-    OptionalMetadata.PRIMARY_KEY_WITH_PREFIX: _int_pairs,
-    OptionalMetadata.COLUMN_NAME: _strings,
-    OptionalMetadata.SET_STR_VALUE: _string_lists,
-    OptionalMetadata.ENUM_STR_VALUE: _string_lists,
+_FORM_WRITERS: dict[MetadataForm, Callable[[Any], bytes]] = {
+    MetadataForm.INTS: _ints,
+    MetadataForm.INT_PAIRS: _int_pairs,
+    MetadataForm.DEFAULT_CHARSET: _default_charset,
+    MetadataForm.STRINGS: _strings,
+    MetadataForm.STRING_LISTS: _string_lists,
 }
+_TYPED = {kind: _FORM_WRITERS[form] for kind, form in METADATA_FORMS.items()}
 
 
 def metadata_value_bytes(field: MetadataField, column_types: Sequence[int]) -> bytes:

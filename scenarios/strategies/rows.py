@@ -30,6 +30,7 @@ from fakemaster.columns import (
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     VARCHAR_TYPES,
+    member_counts,
     string_meta_value,
     string_metadata,
     unsigned_flags,
@@ -43,7 +44,6 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.tablemap import member_counts
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
 # A value strategy draws at most this many bytes for a string column, unless asked for more.

@@ -31,9 +31,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from decoder.core import decode_event
-from decoder.values import NUMERIC_TYPES, decode_value, string_meta_value
+from decoder.values import decode_value
 from encoder.core import encode_event
 from encoder.values import encode_value
+from fakemaster.columns import NUMERIC_TYPES, string_meta_value
 from fakemaster.constants import ColumnType as T
 from fakemaster.constants import OptionalMetadata as M
 from fakemaster.context import BinlogContext
