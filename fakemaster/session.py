@@ -623,7 +623,8 @@ class ServerSession:
         self.sql = fresh
 
     def _statistics(self) -> str:
-        uptime = max(int(self.server.clock() - self.server.started_at), 1)
+        # A real server answers "Uptime: 0" in its first second.
+        uptime = max(int(self.server.clock() - self.server.started_at), 0)
         return (
             f"Uptime: {uptime}  Threads: {len(self.server.connections)}  Questions: 0  "
             "Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: 0.000"
