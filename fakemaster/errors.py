@@ -36,3 +36,21 @@ class ChecksumError(DecodeError):
 
 class EncodeError(FakemasterError, ValueError):
     """An event or value that cannot be represented on the wire."""
+
+
+class ConfigError(FakemasterError, ValueError):
+    """A server configuration that cannot stand: an invalid setting, or one that contradicts
+    the binlog being served (``configured`` and ``served`` then hold both values)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        variable: str | None = None,
+        configured: object = None,
+        served: object = None,
+    ) -> None:
+        self.variable = variable
+        self.configured = configured
+        self.served = served
+        super().__init__(message)
