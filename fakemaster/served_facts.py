@@ -27,6 +27,7 @@ from typing import Protocol
 
 from decoder.core import decode_event
 from decoder.encryption import BinlogKeys, FileDecryption
+from decoder.values import BLOB_TYPES, NUMERIC_TYPES, VARCHAR_TYPES
 from fakemaster.constants import (
     ChecksumAlg,
     ColumnType,
@@ -64,34 +65,7 @@ class RowMetadata:
 # ones get a SIGNEDNESS bit, character ones (CHAR, BINARY, INET6 and UUID are STRING; VARCHAR,
 # VARBINARY; BLOB, TEXT, JSON; GEOMETRY) a charset. ENUM, SET, BIT and temporal columns get
 # nothing, so a table of only those has no optional metadata under MINIMAL either.
-_NUMERIC_TYPES = frozenset(
-    {
-        ColumnType.DECIMAL,
-        ColumnType.TINY,
-        ColumnType.SHORT,
-        ColumnType.LONG,
-        ColumnType.FLOAT,
-        ColumnType.DOUBLE,
-        ColumnType.LONGLONG,
-        ColumnType.INT24,
-        ColumnType.YEAR,
-        ColumnType.NEWDECIMAL,
-    }
-)
-_CHARACTER_TYPES = frozenset(
-    {
-        ColumnType.VARCHAR,
-        ColumnType.VAR_STRING,
-        ColumnType.VARCHAR_COMPRESSED,
-        ColumnType.TINY_BLOB,
-        ColumnType.MEDIUM_BLOB,
-        ColumnType.LONG_BLOB,
-        ColumnType.BLOB,
-        ColumnType.BLOB_COMPRESSED,
-        ColumnType.JSON,
-        ColumnType.GEOMETRY,
-    }
-)
+_CHARACTER_TYPES = BLOB_TYPES | VARCHAR_TYPES  # BLOB_TYPES has JSON and GEOMETRY too
 # A STRING column's first metadata byte is its real type: ENUM and SET are not characters.
 _NOT_CHARACTER_STRINGS = frozenset({ColumnType.ENUM, ColumnType.SET})
 
@@ -110,7 +84,7 @@ def row_metadata_of(table_map: TableMapEvent) -> str | None:
     if kinds:
         return RowMetadata.MINIMAL
     for column_type, meta in zip(table_map.column_types, table_map.column_meta, strict=False):
-        if column_type in _NUMERIC_TYPES or column_type in _CHARACTER_TYPES:
+        if column_type in NUMERIC_TYPES or column_type in _CHARACTER_TYPES:
             return RowMetadata.NO_LOG
         if column_type == ColumnType.STRING and meta & 0xFF not in _NOT_CHARACTER_STRINGS:
             return RowMetadata.NO_LOG
