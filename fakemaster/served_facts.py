@@ -202,36 +202,37 @@ class FactsScanner:
                 length = _HEADER.unpack_from(block, pos)[3]
                 if length < _HEADER_LEN or pos + length > len(block):
                     break
-                self._event(cursor, cursor.offset + pos, bytes(view[pos : pos + length]))
+                self._event(cursor, cursor.offset + pos, view[pos : pos + length])
                 pos += length
             if pos == 0:
                 return
             cursor.offset += pos
 
-    def _event(self, cursor: _FileCursor, offset: int, data: bytes) -> None:
-        facts = self._facts
-        if len(data) > facts.largest_event:
-            self._facts = replace(facts, largest_event=len(data))
+    def _event(self, cursor: _FileCursor, offset: int, event: memoryview) -> None:
+        """Take in one event (a view into the block read; copied only when decoded)."""
+        size = len(event)
+        if size > self._facts.largest_event:
+            self._facts = replace(self._facts, largest_event=size)
             self._evidence["max_allowed_packet"] = (
-                f"the event of {len(data)} bytes at {cursor.name}:{offset}"
+                f"the event of {size} bytes at {cursor.name}:{offset}"
             )
         if cursor.stopped:
             return
         if cursor.decryption is not None:
             try:
-                data = cursor.decryption.decrypt(offset, data)
+                event = memoryview(cursor.decryption.decrypt(offset, bytes(event)))
             except FakemasterError:
                 cursor.stopped = True
                 return
-        elif FileDecryption.starts(data):
+        elif FileDecryption.starts(event):
             try:
-                cursor.decryption = FileDecryption(self.keys, data, offset)
+                cursor.decryption = FileDecryption(self.keys, bytes(event), offset)
             except FakemasterError:
                 cursor.stopped = True
             return
-        _, type_code, server_id, _, _, _ = _HEADER.unpack_from(data, 0)
+        _, type_code, server_id, _, _, _ = _HEADER.unpack_from(event, 0)
         if type_code == EventType.FORMAT_DESCRIPTION:
-            self._format_description(cursor, data)
+            self._format_description(cursor, bytes(event))
             return
         if (
             cursor.fde_server_id is not None
@@ -244,9 +245,9 @@ class FactsScanner:
                 f"written by server id {cursor.fde_server_id}"
             )
         if type_code == EventType.TABLE_MAP:
-            self._table_map(cursor, offset, data)
+            self._table_map(cursor, offset, bytes(event))
         elif type_code in (EventType.QUERY, EventType.QUERY_COMPRESSED):
-            self._query(cursor, offset, data)
+            self._query(cursor, offset, bytes(event))
 
     def _decode(self, cursor: _FileCursor, offset: int, data: bytes) -> object | None:
         try:
