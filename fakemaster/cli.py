@@ -314,7 +314,8 @@ def _seconds(text: str) -> float:
 
 
 def add_serve_command(subparsers: Subparsers) -> None:
-    from fakemaster.config import ServerConfig
+    from fakemaster.config import DEFAULT_VERSION, ServerConfig
+    from fakemaster.serve_settings import variable_setting
 
     defaults = ServerConfig()
     parser = subparsers.add_parser(
@@ -348,7 +349,6 @@ def add_serve_command(subparsers: Subparsers) -> None:
         metavar="NAME",
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
     )
-    parser.add_argument("--server-id", type=_int_range(1, 0xFFFFFFFF), default=defaults.server_id)
     parser.add_argument(
         "--user",
         default=defaults.user,
@@ -373,18 +373,42 @@ def add_serve_command(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--gtid-domain-id", type=_int_range(0, 0xFFFFFFFF), default=defaults.gtid_domain_id
     )
-    parser.add_argument(
-        "--version-string",
-        default=defaults.version,
-        metavar="S",
-        help="@@version, also written into the demo stream's FORMAT_DESCRIPTION (%(default)s)",
+    told = parser.add_argument_group(
+        "what the binlog tells",
+        "By default these are what the served binlog says (its newest FORMAT_DESCRIPTION, "
+        "TABLE_MAP and QUERY events), MariaDB's defaults where it cannot tell; a value given "
+        "here that contradicts the files is an error. They also shape the demo stream.",
     )
-    parser.add_argument(
+    told.add_argument(
+        "--server-id", type=_int_range(1, 0xFFFFFFFF), metavar="N", help="@@server_id (demo: 1)"
+    )
+    told.add_argument(
+        "--version-string",
+        metavar="S",
+        help=f"@@version, without the handshake's 5.5.5- prefix (demo: {DEFAULT_VERSION})",
+    )
+    told.add_argument(
         "--checksum",
         type=str.upper,
         choices=("CRC32", "NONE"),
-        help="@@binlog_checksum (default: CRC32 for the demo, what the files use with --binlog-dir)",
+        help="@@binlog_checksum (demo: CRC32)",
     )
+    told.add_argument(
+        "--variable",
+        dest="variables",
+        action="append",
+        type=variable_setting,
+        default=[],
+        metavar="NAME=VALUE",
+        help=(
+            "a global system variable, as the server option of that name "
+            "(binlog_row_metadata=FULL, character_set_server=latin1, max_allowed_packet=64M, "
+            "log_slave_updates=ON, ...); repeatable"
+        ),
+    )
+    tls = parser.add_argument_group("TLS", "Clients may switch to TLS (have_ssl=YES).")
+    tls.add_argument("--ssl-cert", type=Path, metavar="FILE", help="server certificate (PEM)")
+    tls.add_argument("--ssl-key", type=Path, metavar="FILE", help="its private key (PEM)")
     parser.add_argument(
         "--heartbeat",
         type=_seconds,
@@ -415,10 +439,12 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
     from fakemaster.store import DirectoryBinlogStore
 
     if args.binlog_dir is None:
+        # The demo binlog is written as the options describe its server.
+        values = _settings(args).global_variables()
         store, writer = demo_store(
-            server_id=args.server_id,
-            server_version=args.version_string,
-            checksum=(args.checksum or "CRC32") == "CRC32",
+            server_id=int(values["server_id"] or 0),
+            server_version=str(values["version"]),
+            checksum=values["binlog_checksum"] == "CRC32",
             domain_id=args.gtid_domain_id,
         )
         names = store.file_names()
@@ -436,18 +462,37 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
     return directory_store, None, f"{len(names)} binlog file(s) of {args.binlog_dir}"
 
 
-def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
+def _settings(args: argparse.Namespace, **fields: Any) -> ServerConfig:
+    """The ServerConfig the options describe (ConfigError for a contradictory one)."""
     from fakemaster.config import ServerConfig
-    from fakemaster.constants import ChecksumAlg
 
-    checksum = args.checksum
-    if checksum is None:
-        last = store.last_file()
-        crc = last is not None and store.checksum_alg(last) == ChecksumAlg.CRC32
-        checksum = "CRC32" if crc else "NONE"
-    variables: dict[str, Any] = {}
-    if args.binlog_dir is None:
-        variables["binlog_row_metadata"] = "FULL"  # what the demo's TABLE_MAPs carry
+    variables = dict(args.variables)
+    given = {
+        "server_id": args.server_id,
+        "version": args.version_string,
+        "binlog_checksum": args.checksum,
+    }
+    for name, value in given.items():
+        if value is not None and name in variables and variables[name] != value:
+            raise CommandError(f"{name} is given twice: {value!r} and {variables[name]!r}")
+    return ServerConfig(
+        host=args.host,
+        port=args.port,
+        server_id=args.server_id,
+        version=args.version_string,
+        user=args.user,
+        password=args.password,
+        binlog_checksum=args.checksum,
+        gtid_domain_id=args.gtid_domain_id,
+        semi_sync_enabled=args.semi_sync,
+        semi_sync_timeout_ms=args.semi_sync_timeout,
+        default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
+        variables=variables,
+        **fields,
+    )
+
+
+def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
     keys = None
     if args.key_file is not None:
         from fakemaster.encryption import BinlogKeys
@@ -457,25 +502,14 @@ def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
         except (FakemasterError, OSError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise CommandError(f"{args.key_file}: {reason}") from None
-    try:
-        return ServerConfig(
-            host=args.host,
-            port=args.port,
-            server_id=args.server_id,
-            version=args.version_string,
-            user=args.user,
-            password=args.password,
-            binlog_checksum=checksum,
-            binlog_basename=store.basename,
-            gtid_domain_id=args.gtid_domain_id,
-            semi_sync_enabled=args.semi_sync,
-            semi_sync_timeout_ms=args.semi_sync_timeout,
-            default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
-            variables=variables,
-            binlog_keys=keys,
-        )
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
+    tls = None
+    if args.ssl_cert is not None or args.ssl_key is not None:
+        from fakemaster.serve_settings import server_tls_context
+
+        if args.ssl_cert is None or args.ssl_key is None:
+            raise CommandError("--ssl-cert and --ssl-key go together")
+        tls = server_tls_context(args.ssl_cert, args.ssl_key)
+    return _settings(args, binlog_basename=store.basename, binlog_keys=keys, ssl_context=tls)
 
 
 def _address(host: str, port: int) -> str:
@@ -485,15 +519,19 @@ def _address(host: str, port: int) -> str:
 def run_serve(args: argparse.Namespace) -> int:
     import asyncio
 
-    from fakemaster.errors import FakemasterError
+    from fakemaster.errors import ConfigError, FakemasterError
 
     try:
         store, writer, source = _serve_source(args)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
     except FakemasterError as exc:  # e.g. a --version-string too long for the FDE
         raise CommandError(f"cannot write the demo binlog: {exc}") from None
     try:
         config = _serve_config(args, store)
         return asyncio.run(_serve(config, store, writer, source, args.demo_live))
+    except ConfigError as exc:  # e.g. an option the served binlog contradicts
+        raise CommandError(str(exc)) from None
     finally:
         close = getattr(store, "close", None)
         if callable(close):
@@ -531,9 +569,10 @@ async def _serve(
         except (NotImplementedError, RuntimeError):  # no signal handlers on this platform
             signal.signal(signum, lambda *_: loop.call_soon_threadsafe(stop.set))
     password = "no password" if not config.password else "password set"
+    reported = master.state.globals  # what the served binlog and the options settled
     print(
         f"fakemaster listening on {_address(config.host, master.port)} "
-        f"(server_id {config.server_id}, MariaDB {config.version}, "
+        f"(server_id {reported['server_id']}, MariaDB {reported['version']}, "
         f"user {config.user!r} with {password}, {source})",
         flush=True,
     )

@@ -10,10 +10,30 @@ from dataclasses import dataclass, field
 
 from fakemaster.accounts import Account
 from fakemaster.encryption import BinlogKeys
-from fakemaster.protocol.charsets import charset_default, collation_by_name
-from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, VarKind
+from fakemaster.errors import ConfigError
+from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
+from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, setting_value
 
 MIB = 1 << 20
+
+# What a stock MariaDB 10.11 primary as Debian packages it says when neither the configuration
+# nor the served binlog tells.
+DEFAULT_SERVER_ID = 1
+DEFAULT_VERSION = "10.11.19-MariaDB-log"
+DEFAULT_BINLOG_CHECKSUM = "CRC32"
+DEFAULT_COLLATION_SERVER = "utf8mb4_general_ci"
+DEFAULT_MAX_ALLOWED_PACKET = 16 * MIB
+
+# The fields that describe what the served binlog can tell (fakemaster.served_variables): None
+# derives them from the binlog, a value is checked against it.
+DERIVABLE_FIELDS = (
+    "server_id",
+    "version",
+    "binlog_checksum",
+    "character_set_server",
+    "collation_server",
+    "max_allowed_packet",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,13 +42,21 @@ class ServerConfig:
 
     Defaults describe a stock MariaDB 10.11 primary with binary logging on (ROW format, CRC32
     checksums) and character set utf8mb4, the configuration Debian packages ship.
+
+    The fields of :data:`DERIVABLE_FIELDS` (and ``variables`` entries such as
+    ``binlog_row_metadata`` or ``log_slave_updates``) left unset are what the served binlog
+    says, as a real primary's variables agree with the binlog it wrote; set, they must agree
+    with it (``FakeMaster.start`` raises ConfigError otherwise) and stand where the binlog
+    cannot tell.
     """
 
     host: str = "127.0.0.1"
     port: int = 0  # 0: any free port
-    server_id: int = 1
-    # Without the "5.5.5-" prefix that the handshake adds (as MariaDB does for old clients).
-    version: str = "10.11.19-MariaDB-log"
+    # Derived (see above): the newest FORMAT_DESCRIPTION's server id.
+    server_id: int | None = None
+    # Derived: the newest FORMAT_DESCRIPTION's server version. Without the "5.5.5-" prefix that
+    # the handshake adds (as MariaDB does for old clients).
+    version: str | None = None
     version_comment: str = "mariadb.org binary distribution"
     # The account replicas log in with: an admin (ALL PRIVILEGES WITH GRANT OPTION) when it is
     # root, otherwise a replication account (REPLICATION SLAVE, REPLICATION CLIENT).
@@ -38,7 +66,8 @@ class ServerConfig:
     extra_users: Mapping[str, str] = field(default_factory=dict)
     # Accounts with any other grants; one named like `user` or an `extra_users` entry wins.
     accounts: tuple[Account, ...] = ()
-    binlog_checksum: str = "CRC32"
+    # Derived: the newest FORMAT_DESCRIPTION's checksum algorithm (NONE or CRC32).
+    binlog_checksum: str | None = None
     binlog_basename: str = "mysql-bin"
     binlog_format: str = "ROW"
     gtid_domain_id: int = 0
@@ -48,9 +77,11 @@ class ServerConfig:
     # Heartbeat period (ns) for replicas that never set @master_heartbeat_period; 0 = none, as a
     # real primary.
     default_heartbeat_period_ns: int = 0
-    character_set_server: str = "utf8mb4"
-    collation_server: str = "utf8mb4_general_ci"
-    max_allowed_packet: int = 16 * MIB
+    # Derived: the server collation QUERY events were logged with.
+    character_set_server: str | None = None
+    collation_server: str | None = None
+    # Derived: at least what the largest served event needs.
+    max_allowed_packet: int | None = None
     hostname: str = "fakemaster"
     datadir: str = "/var/lib/mysql/"
     databases: tuple[str, ...] = ("information_schema", "mysql", "performance_schema", "sys")
@@ -74,26 +105,74 @@ class ServerConfig:
     binlog_keys: BinlogKeys | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.binlog_checksum.upper() not in ("NONE", "CRC32"):
-            raise ValueError(f"binlog_checksum must be NONE or CRC32, not {self.binlog_checksum!r}")
-        if charset_default(self.character_set_server) is None:
-            raise ValueError(f"unknown character set {self.character_set_server!r}")
-        collation = collation_by_name(self.collation_server)
-        if collation is None:
-            raise ValueError(f"unknown collation {self.collation_server!r}")
-        for name in self.variables:
-            if name.lower() not in SYSTEM_VARIABLES:
-                raise ValueError(f"unknown system variable {name!r}")
+        if self.binlog_checksum is not None and self.binlog_checksum.upper() not in (
+            "NONE",
+            "CRC32",
+        ):
+            raise ConfigError(
+                f"binlog_checksum must be NONE or CRC32, not {self.binlog_checksum!r}",
+                variable="binlog_checksum",
+                configured=self.binlog_checksum,
+            )
+        for name, value in self.variables.items():
+            var = SYSTEM_VARIABLES.get(name.lower())
+            if var is None:
+                raise ConfigError(f"unknown system variable {name!r}", variable=name)
+            try:
+                setting_value(var, value)
+            except ValueError as exc:
+                raise ConfigError(str(exc), variable=var.name, configured=value) from None
+        for name in DERIVABLE_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                try:
+                    setting_value(SYSTEM_VARIABLES[name], value)
+                except ValueError as exc:
+                    raise ConfigError(str(exc), variable=name, configured=value) from None
+        self.configured_collation()  # a collation of another character set fails here
+
+    def configured(self, name: str) -> Value:
+        """The value the configuration gives the system variable ``name`` (a ``variables``
+        entry, else a field of :data:`DERIVABLE_FIELDS`), typed as the server keeps it; None
+        when it leaves the variable to the served binlog or to MariaDB's default."""
+        var = SYSTEM_VARIABLES[name]
+        for key, value in self.variables.items():
+            if key.lower() == name:
+                return setting_value(var, value)
+        if name in DERIVABLE_FIELDS:
+            return setting_value(var, getattr(self, name))
+        return None
+
+    def configured_collation(self) -> Collation | None:
+        """The server collation the configuration gives (collation_server, else the default
+        collation of character_set_server), or None."""
+        charset = self.configured("character_set_server")
+        collation_name = self.configured("collation_server")
+        if collation_name is None:
+            return charset_default(str(charset)) if charset is not None else None
+        collation = collation_by_name(str(collation_name))
+        assert collation is not None  # checked by setting_value
+        if charset is not None and collation.charset != charset:
+            raise ConfigError(
+                f"COLLATION '{collation.name}' is not valid for CHARACTER SET '{charset}'",
+                variable="collation_server",
+                configured=collation.name,
+            )
+        return collation
+
+    def server_collation(self) -> Collation:
+        """The configured server collation, else MariaDB's (Debian's) default."""
+        collation = self.configured_collation() or collation_by_name(DEFAULT_COLLATION_SERVER)
+        assert collation is not None
+        return collation
 
     @property
     def handshake_version(self) -> str:
-        return "5.5.5-" + self.version
+        return "5.5.5-" + (self.version or DEFAULT_VERSION)
 
     @property
     def server_collation_id(self) -> int:
-        collation = collation_by_name(self.collation_server)
-        assert collation is not None  # checked in __post_init__
-        return collation.id
+        return self.server_collation().id
 
     def all_accounts(self) -> dict[str, Account]:
         """Every account that may log in, by user name."""
@@ -110,25 +189,28 @@ class ServerConfig:
 
     def server_uid(self) -> str:
         """A stable stand-in for MariaDB's ``server_uid`` (base64 of a SHA1)."""
-        seed = f"{self.hostname}:{self.server_id}:{self.port}".encode()
+        seed = f"{self.hostname}:{self.server_id or DEFAULT_SERVER_ID}:{self.port}".encode()
         return base64.b64encode(hashlib.sha1(seed).digest()).decode()
 
     def global_variables(self, port: int | None = None) -> dict[str, Value]:
-        """Initial global values of every known system variable."""
+        """Initial global values of every known system variable: configured, else MariaDB's
+        defaults (the served binlog's values replace them: fakemaster.served_variables)."""
         values: dict[str, Value] = {name: var.default for name, var in SYSTEM_VARIABLES.items()}
-        server_charset = charset_default(self.character_set_server)
-        assert server_charset is not None
+        checksum = self.binlog_checksum or DEFAULT_BINLOG_CHECKSUM
+        max_allowed_packet = self.max_allowed_packet
         derived: dict[str, Value] = {
-            "version": self.version,
+            "version": self.version or DEFAULT_VERSION,
             "version_comment": self.version_comment,
-            "server_id": self.server_id,
-            "binlog_checksum": self.binlog_checksum.upper(),
+            "server_id": self.server_id if self.server_id is not None else DEFAULT_SERVER_ID,
+            "binlog_checksum": checksum.upper(),
             "binlog_format": self.binlog_format.upper(),
             "gtid_domain_id": self.gtid_domain_id,
             "gtid_strict_mode": self.gtid_strict_mode,
             "rpl_semi_sync_master_enabled": self.semi_sync_enabled,
             "rpl_semi_sync_master_timeout": self.semi_sync_timeout_ms,
-            "max_allowed_packet": self.max_allowed_packet,
+            "max_allowed_packet": (
+                max_allowed_packet if max_allowed_packet is not None else DEFAULT_MAX_ALLOWED_PACKET
+            ),
             "hostname": self.hostname,
             "datadir": self.datadir,
             "log_bin_basename": self.log_bin_basename(),
@@ -137,31 +219,32 @@ class ServerConfig:
             "port": port if port is not None else self.port,
             "report_port": port if port is not None else self.port,
             "have_ssl": "YES" if self.ssl_context is not None else "DISABLED",
-            "character_set_server": server_charset.charset,
-            "collation_server": self.collation_server.lower(),
-            "character_set_database": server_charset.charset,
-            "collation_database": self.collation_server.lower(),
-            "character_set_client": server_charset.charset,
-            "character_set_connection": server_charset.charset,
-            "character_set_results": server_charset.charset,
-            "collation_connection": self.collation_server.lower(),
+            **charset_variables(self.server_collation()),
         }
         values.update(derived)
         for name, value in self.variables.items():
             var = SYSTEM_VARIABLES[name.lower()]
-            values[var.name] = _coerce(var.kind, value)
+            values[var.name] = setting_value(var, value)
         return values
 
 
-def _coerce(kind: VarKind, value: Value) -> Value:
-    if value is None:
-        return None
-    if kind is VarKind.BOOL:
-        if isinstance(value, str):
-            return value.upper() in ("ON", "1", "TRUE")
-        return bool(value)
-    if kind in (VarKind.UINT, VarKind.INT):
-        return int(value)
-    if kind is VarKind.DOUBLE:
-        return float(value)
-    return str(value)
+# The character set variables that follow the server's collation: its databases, and clients
+# that do not say theirs, use it too.
+SERVER_CHARSET_VARIABLES = (
+    "character_set_server",
+    "collation_server",
+    "character_set_database",
+    "collation_database",
+    "character_set_client",
+    "character_set_connection",
+    "character_set_results",
+    "collation_connection",
+)
+
+
+def charset_variables(server: Collation) -> dict[str, Value]:
+    """The values of :data:`SERVER_CHARSET_VARIABLES` for a server collation."""
+    return {
+        name: server.name if name.startswith("collation_") else server.charset
+        for name in SERVER_CHARSET_VARIABLES
+    }

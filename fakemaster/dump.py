@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 from decoder.encryption import FileDecryption
 from encoder.gtid import encode_gtid_list
 from encoder.packets import encode_eof, encode_err, frame_parts
+from fakemaster.config import DEFAULT_SERVER_ID
 from fakemaster.constants import (
     CHECKSUM_LEN,
     GTID_LIST_FLAG_UNTIL_REACHED,
@@ -174,8 +175,9 @@ class DumpRequestLike(Protocol):
 class ServerConfigLike(Protocol):
     """What a dump needs to know of the server (``fakemaster.config.ServerConfig``)."""
 
+    # None: the default server id (a server hands its dumps the one it reports).
     @property
-    def server_id(self) -> int: ...
+    def server_id(self) -> int | None: ...
     @property
     def semi_sync_enabled(self) -> bool: ...
     @property
@@ -547,7 +549,8 @@ class DumpStream:
     ) -> None:
         self.store = store
         self.request = request
-        self.server_id = config.server_id if config is not None else 1
+        server_id = config.server_id if config is not None else None
+        self.server_id = server_id if server_id is not None else DEFAULT_SERVER_ID
         # Not part of ServerConfigLike: configs without keys need not name the attribute.
         self._keys: BinlogKeys | None = getattr(config, "binlog_keys", None)
         # The decryption of the file being sent, from its START_ENCRYPTION on.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ChecksumError", "DecodeError", "EncodeError", "FakemasterError"]
+__all__ = ["ChecksumError", "ConfigError", "DecodeError", "EncodeError", "FakemasterError"]
 
 
 class FakemasterError(Exception):
@@ -78,3 +78,21 @@ class EncodeError(FakemasterError, ValueError):
             column_name=column_name,
             where=where or self.where,
         )
+
+
+class ConfigError(FakemasterError, ValueError):
+    """A server configuration that cannot stand: an invalid setting, or one that contradicts
+    the binlog being served (``configured`` and ``served`` then hold both values)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        variable: str | None = None,
+        configured: object = None,
+        served: object = None,
+    ) -> None:
+        self.variable = variable
+        self.configured = configured
+        self.served = served
+        super().__init__(message)

@@ -170,11 +170,12 @@ def memory_store(config: ServerConfig) -> BinlogStore:
     only its start events (FORMAT_DESCRIPTION, GTID_LIST, BINLOG_CHECKPOINT)."""
     from fakemaster.store import MemoryBinlogStore
 
+    values = config.global_variables()  # configured, else MariaDB's defaults
     return MemoryBinlogStore(
-        server_id=config.server_id,
-        server_version=config.version,
+        server_id=int(values["server_id"] or 0),
+        server_version=str(values["version"]),
         basename=config.binlog_basename,
-        checksum=config.binlog_checksum.upper() == "CRC32",
+        checksum=values["binlog_checksum"] == "CRC32",
         domain_id=config.gtid_domain_id,
     )
 
@@ -202,23 +203,19 @@ def build_server(
     elif fields:
         config = replace(config, **fields)
     if binlog_dir is not None:
-        from fakemaster.constants import ChecksumAlg
         from fakemaster.store import DirectoryBinlogStore
 
+        # What the files tell (version, server id, checksum, ...) the server derives itself.
         directory = DirectoryBinlogStore(binlog_dir, binlog_basename)
-        last = directory.last_file()
-        derived: dict[str, Any] = {"binlog_basename": directory.basename}
-        if last is not None and "binlog_checksum" not in fields:
-            crc = directory.checksum_alg(last) == ChecksumAlg.CRC32
-            derived["binlog_checksum"] = "CRC32" if crc else "NONE"
-        return replace(config, **derived), directory, True
+        return replace(config, binlog_basename=directory.basename), directory, True
     if demo:
         from fakemaster.demo import demo_store
 
+        values = config.global_variables()
         demo_binlog, _writer = demo_store(
-            server_id=config.server_id,
-            server_version=config.version,
-            checksum=config.binlog_checksum.upper() == "CRC32",
+            server_id=int(values["server_id"] or 0),
+            server_version=str(values["version"]),
+            checksum=values["binlog_checksum"] == "CRC32",
             domain_id=config.gtid_domain_id,
         )
         variables = {"binlog_row_metadata": "FULL", **config.variables}

@@ -17,6 +17,7 @@ import contextlib
 import ssl
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from fakemaster.config import ServerConfig
@@ -323,6 +324,9 @@ class FakeMaster:
         if self._server is not None:
             return self
         self._loop = asyncio.get_running_loop()
+        # Before listening: a configuration contradicting the served binlog stops here.
+        self.state.check_served()
+        self.state.on_config_error = self.errors.append
         self._server = await asyncio.start_server(
             self._accept, self.config.host, self.config.port, limit=READ_SIZE
         )
@@ -443,7 +447,9 @@ class FakeMaster:
             return self._dump_factory(request)
         from fakemaster.dump import DumpStream  # the binlog side is optional for SQL-only use
 
-        stream: DumpStreamLike = DumpStream(self.store, request, self.config)
+        # The dump's own events (fake ROTATE, heartbeats) carry the server id it reports.
+        config = replace(self.config, server_id=int(self.state.globals["server_id"] or 0))
+        stream: DumpStreamLike = DumpStream(self.store, request, config)
         return stream
 
 

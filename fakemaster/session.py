@@ -54,6 +54,7 @@ from fakemaster.protocol.resultset import (
     result_set_payloads,
     sql_error,
 )
+from fakemaster.served_variables import handshake_version, server_collation_id
 
 # --- actions ------------------------------------------------------------------------------
 
@@ -276,7 +277,8 @@ class ServerSession:
         self.close_reason: str | None = None
         self._response: HandshakeResponse | None = None
         # Packets larger than max_allowed_packet are refused (ER_NET_PACKET_TOO_LARGE).
-        self._reader = PacketReader(expected_seq=1, max_payload=self.config.max_allowed_packet)
+        max_payload = int(server.globals["max_allowed_packet"] or 0)
+        self._reader = PacketReader(expected_seq=1, max_payload=max_payload)
         self._unregistered = False
         # Whether the client logged in with a password (access-denied texts say so).
         self._used_password = False
@@ -291,11 +293,11 @@ class ServerSession:
     def initial_bytes(self) -> bytes:
         capabilities = SERVER_CAPABILITIES | (Capability.SSL if self.tls_offered else 0)
         greeting = HandshakeV10(
-            server_version=self.config.handshake_version,
+            server_version=handshake_version(self.server.globals),
             thread_id=self.thread_id,
             scramble=self.scramble,
             capabilities=capabilities,
-            charset=self.config.server_collation_id,
+            charset=server_collation_id(self.server.globals),
         )
         return frame(greeting.encode(), 0)[0]
 
@@ -457,7 +459,9 @@ class ServerSession:
             return
         self._used_password = bool(auth)
         collation = client_collation(response.charset)
-        collation_id = collation.id if collation is not None else self.config.server_collation_id
+        collation_id = (
+            collation.id if collation is not None else server_collation_id(self.server.globals)
+        )
         self.sql = SessionState.create(
             self.server, self.thread_id, user, self.peer_host, collation_id, account
         )

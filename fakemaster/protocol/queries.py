@@ -27,6 +27,7 @@ from typing import Protocol
 from fakemaster.accounts import INFORMATION_SCHEMA, Account, Privilege, privilege_names
 from fakemaster.config import ServerConfig
 from fakemaster.constants import ColumnType
+from fakemaster.errors import ConfigError
 from fakemaster.protocol.charsets import (
     BINARY_COLLATION_ID,
     UTF8MB3_GENERAL_CI,
@@ -80,6 +81,7 @@ from fakemaster.protocol.variables import (
     lookup,
     show_text,
 )
+from fakemaster.served_variables import SERVED_VARIABLES, ServedVariables
 
 # ---------------------------------------------------------------------------------------------
 # State
@@ -145,15 +147,39 @@ class ServerState:
         self.clock = clock
         self.started_at = clock()
         self.globals: dict[str, Value] = config.global_variables(port)
+        # The variables the served binlog settles (version, server_id, ...): see
+        # fakemaster.served_variables. A contradiction with the configuration found after
+        # check_served() goes to on_config_error (raised when None).
+        self.served = ServedVariables.for_catalog(config, catalog)
+        self.on_config_error: Callable[[ConfigError], None] | None = None
         self.connections: dict[int, ConnectionInfo] = {}
         self._next_thread_id = config.first_thread_id
         self.accounts: dict[str, Account] = config.all_accounts()
+
+    def check_served(self) -> None:
+        """Bring the served variables up to date; ConfigError (the first one, naming the others)
+        when the configuration contradicts the served binlog."""
+        errors = self.served.sync(self.globals)
+        if errors:
+            first = errors[0]
+            if len(errors) > 1:
+                others = "; ".join(str(error) for error in errors[1:])
+                first.args = (f"{first}; and {others}",)
+            raise first
+
+    def sync_served(self) -> None:
+        """Take in what was appended to the binlog since the last call."""
+        for error in self.served.sync(self.globals):
+            if self.on_config_error is None:
+                raise error
+            self.on_config_error(error)
 
     def set_port(self, port: int) -> None:
         self.globals["port"] = port
         self.globals["report_port"] = port
 
     def open_connection(self, host: str) -> ConnectionInfo:
+        self.sync_served()  # the new session copies the globals
         info = ConnectionInfo(self._next_thread_id, host)
         self._next_thread_id += 1
         self.connections[info.thread_id] = info
@@ -188,6 +214,8 @@ class ServerState:
 
     def dynamic_global(self, name: str) -> Value:
         """A global value, with the ones computed from the binlog or the clock filled in."""
+        if name in SERVED_VARIABLES:
+            self.sync_served()
         catalog = self.catalog
         if name in ("gtid_binlog_pos", "gtid_current_pos"):
             return catalog.gtid_binlog_pos() if catalog is not None else self.globals[name]

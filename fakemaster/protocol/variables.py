@@ -16,10 +16,12 @@ any global one unless noted, nothing for most session ones.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum, Flag
 
 from fakemaster.accounts import NO_PRIVILEGES, Privilege
+from fakemaster.protocol.charsets import charset_default, collation_by_name
 
 Value = bool | int | float | str | None
 
@@ -360,3 +362,84 @@ def select_text(kind: VarKind, value: Value) -> bytes | None:
     if isinstance(value, bool):
         return b"1" if value else b"0"
     return str(value).encode("utf-8", "surrogateescape")
+
+
+# Size suffixes MariaDB's option parser takes on numbers (--max-allowed-packet=64M).
+_SIZE_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_NUMBER = re.compile(r"\s*(-?\d+)\s*([KMGT]?)\s*", re.IGNORECASE)
+_TRUE_WORDS = ("ON", "TRUE", "1", "YES")
+_FALSE_WORDS = ("OFF", "FALSE", "0", "NO")
+
+
+def setting_value(var: SystemVariable, value: Value) -> Value:
+    """A configured value of ``var``, checked and typed as the server keeps it.
+
+    Text (from a command line or a config file) is parsed the way the server parses its
+    options: ON/OFF for booleans, numbers with an optional K/M/G/T suffix, an ENUM member or a
+    list of SET members (case-blind, kept in the catalogue's spelling), a known character set
+    or collation. ValueError for a value the server would refuse.
+    """
+    if value is None:
+        return None
+    kind = var.kind
+    if kind is VarKind.BOOL:
+        if isinstance(value, bool | int):
+            if value in (0, 1):
+                return bool(value)
+        elif isinstance(value, str):
+            word = value.strip().upper()
+            if word in _TRUE_WORDS:
+                return True
+            if word in _FALSE_WORDS:
+                return False
+        raise ValueError(f"{var.name} takes ON or OFF, not {value!r}")
+    if kind in (VarKind.UINT, VarKind.INT):
+        number = _integer(var.name, value)
+        if kind is VarKind.UINT and number < 0:
+            raise ValueError(f"{var.name} cannot be negative ({value!r})")
+        return number
+    if kind is VarKind.DOUBLE:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{var.name} takes a number, not {value!r}") from None
+    return _text_value(var, str(value))
+
+
+def _integer(name: str, value: Value) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        match = _NUMBER.fullmatch(value)
+        if match:
+            return int(match.group(1)) * _SIZE_SUFFIXES[match.group(2).upper()]
+    raise ValueError(f"{name} takes an integer, not {value!r}")
+
+
+def _text_value(var: SystemVariable, text: str) -> str:
+    name = var.name
+    if name in CHARSET_VARIABLES:
+        charset = charset_default(text)
+        if charset is None:
+            raise ValueError(f"{name}: unknown character set {text!r}")
+        return charset.charset
+    if name in COLLATION_VARIABLES:
+        collation = collation_by_name(text)
+        if collation is None:
+            raise ValueError(f"{name}: unknown collation {text!r}")
+        return collation.name
+    if var.choices is None:
+        return text
+    by_upper = {choice.upper(): choice for choice in var.choices}
+    if not var.is_set:
+        choice = by_upper.get(text.strip().upper())
+        if choice is None:
+            raise ValueError(f"{name} takes one of {', '.join(var.choices)}, not {text!r}")
+        return choice
+    members = [item.strip().upper() for item in text.split(",") if item.strip()]
+    unknown = [item for item in members if item not in by_upper]
+    if unknown:
+        raise ValueError(f"{name}: unknown member(s) {', '.join(unknown)}")
+    return ",".join(choice for choice in var.choices if choice.upper() in members)

@@ -135,7 +135,8 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
     files = {name: store_file_bytes(store, name) for name in names}
     in_use = [n for n in names if files[n][BINLOG_IN_USE_OFFSET] & EventFlag.BINLOG_IN_USE]
     assert in_use == (names[-1:] if source == "memory" else [])
-    config = ServerConfig(server_id=100, user=USER, password=PASSWORD, binlog_checksum=checksum)
+    # The server id is the served files' (their FORMAT_DESCRIPTION's); the checksum must agree.
+    config = ServerConfig(user=USER, password=PASSWORD, binlog_checksum=checksum)
     try:
         with BackgroundFakeMaster(config, store) as master:
             yield Served(source, master, store, names, files, in_use[0] if in_use else None)
