@@ -393,7 +393,7 @@ def test_configured_values_stand_where_the_binlog_cannot_tell() -> None:
 def test_set_global_stands_until_the_binlog_says_something_new() -> None:
     store = MemoryBinlogStore(clock=clock)
     rows_transaction(store, INT_TABLE)
-    state = ServerState(ServerConfig(user="u"), store)
+    state = ServerState(ServerConfig(user="root"), store)
     state.check_served()
     session = login(state)
     run(session, "SET GLOBAL binlog_row_metadata = 'MINIMAL'")
@@ -406,7 +406,7 @@ def test_set_global_stands_until_the_binlog_says_something_new() -> None:
 
 def login(state: ServerState) -> SessionState:
     info = state.open_connection("127.0.0.1")
-    return SessionState.create(state, info.thread_id, "u", "127.0.0.1", 45)
+    return SessionState.create(state, info.thread_id, state.config.user, "127.0.0.1", 45)
 
 
 def run(session: SessionState, sql: str) -> None:
