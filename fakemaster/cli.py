@@ -549,7 +549,7 @@ async def _serve(
     import contextlib
     import signal
 
-    from fakemaster.dump import semi_sync_master
+    from fakemaster.semi_sync import semi_sync_master
     from fakemaster.server import FakeMaster
 
     if config.semi_sync_enabled:

@@ -40,8 +40,8 @@ import pytest
 
 if TYPE_CHECKING:
     from fakemaster.config import ServerConfig
-    from fakemaster.dump import SemiSyncMaster
     from fakemaster.events import Event
+    from fakemaster.semi_sync import SemiSyncMaster
     from fakemaster.server import BackgroundFakeMaster, FakeMaster
     from fakemaster.store import AppendedEvent, AppendedGroup, BinlogStore
 
@@ -268,7 +268,7 @@ class _Handle:
         self._semi: SemiSyncMaster | None = None
         self._last_group: tuple[str, int] | None = None
         if config.semi_sync_enabled:
-            from fakemaster.dump import semi_sync_master
+            from fakemaster.semi_sync import semi_sync_master
 
             # Created now, so every transaction appended from here on waits for an ACK, as on
             # a primary with semi-sync on (dumps to semi-sync replicas share this state).
