@@ -87,12 +87,10 @@ from fakemaster.packets import (
 )
 from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 from fakemaster.semi_sync import SemiSyncConfig, SemiSyncMaster, semi_sync_master
-from fakemaster.store import (
+from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
+from fakemaster.store.base import (
     GROUP_PART_TYPES,
     MAGIC_LEN,
-    BinlogReadError,
-    BinlogStore,
-    UnknownBinlogFile,
     fde_checksum_alg,
     is_commit_or_rollback,
     parse_gtid_list_event,
