@@ -88,13 +88,8 @@ from fakemaster.packets import (
 from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 from fakemaster.semi_sync import SemiSyncConfig, SemiSyncMaster, semi_sync_master
 from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
-from fakemaster.store.base import (
-    GROUP_PART_TYPES,
-    MAGIC_LEN,
-    fde_checksum_alg,
-    is_commit_or_rollback,
-    parse_gtid_list_event,
-)
+from fakemaster.store.base import MAGIC_LEN, fde_checksum_alg, parse_gtid_list_event
+from fakemaster.store.groups import GROUP_PART_TYPES, is_commit_or_rollback
 
 if TYPE_CHECKING:
     from fakemaster.encryption import BinlogKeys

@@ -370,7 +370,7 @@ class _Handle:
     def append(self, events: Iterable[Event], *, stamp: bool = True) -> list[AppendedEvent]:
         """Write events at the end of the current binlog file (each gets its real end
         position; timestamp now unless it has one); connected replicas get them at once."""
-        from fakemaster.store.base import event_list
+        from fakemaster.store.memory import event_list
 
         store = self._writable("append")
         batch = event_list(events, "append")  # a TypeError here, not in the server's thread
@@ -379,7 +379,7 @@ class _Handle:
     def append_transaction(self, body: Sequence[Event], **options: Any) -> AppendedGroup:
         """Write one event group: a GTID event (the domain's next sequence number) and
         ``body``; ``options`` as ``MemoryBinlogStore.append_transaction`` takes them."""
-        from fakemaster.store.base import event_list
+        from fakemaster.store.memory import event_list
 
         store = self._writable("append_transaction")
         events = event_list(body, "append_transaction")

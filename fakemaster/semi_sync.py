@@ -18,7 +18,8 @@ from typing import Protocol
 from fakemaster.constants import ChecksumAlg
 from fakemaster.header import TYPE_CODE_OFFSET
 from fakemaster.store import BinlogStore
-from fakemaster.store.base import MAGIC_LEN, GroupTracker
+from fakemaster.store.base import MAGIC_LEN
+from fakemaster.store.groups import GroupTracker
 
 __all__ = ["AckCallback", "Position", "SemiSyncConfig", "SemiSyncMaster", "semi_sync_master"]
 

@@ -40,7 +40,8 @@ from fakemaster.store import (
     MemoryBinlogStore,
     UnknownBinlogFile,
 )
-from fakemaster.store.base import MAX_EVENT_SIZE, GroupTracker, is_commit_or_rollback
+from fakemaster.store.base import MAX_EVENT_SIZE
+from fakemaster.store.groups import GroupTracker, is_commit_or_rollback
 from tests.budget import examples
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "binlogs"
