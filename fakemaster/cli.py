@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from fakemaster.server import FakeMaster
     from fakemaster.store import BinlogStore
 
+__all__ = ["COMMAND_REGISTRARS", "CommandError", "EXIT_ERROR", "EXIT_OK", "build_parser", "main"]
+
 Subparsers = Any  # argparse._SubParsersAction, which typeshed keeps private
 Handler = Callable[[argparse.Namespace], int]
 

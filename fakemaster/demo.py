@@ -36,6 +36,8 @@ from fakemaster.events import (
 from fakemaster.store import DEFAULT_SERVER_VERSION, AppendedGroup, MemoryBinlogStore
 from fakemaster.values import Date, DateTime, Timestamp
 
+__all__ = ["DEMO_DATABASE", "DEMO_STATEMENTS", "DemoTable", "DemoWriter", "demo_store"]
+
 DEMO_DATABASE = "demo"
 # The marker in DEMO_STATEMENTS where the binlog rotates (a real server: FLUSH BINARY LOGS).
 ROTATE = "FLUSH BINARY LOGS"

@@ -39,6 +39,19 @@ from fakemaster.events import (
 )
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
+__all__ = [
+    "ANNOTATION_KEYS",
+    "RAW_KEY",
+    "TYPE_KEY",
+    "JsonFormError",
+    "JsonValue",
+    "event_from_json",
+    "event_to_json",
+    "type_code_from_name",
+    "value_from_json",
+    "value_to_json",
+]
+
 JsonValue = Any  # None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]
 
 TYPE_KEY = "type"

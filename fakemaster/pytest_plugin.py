@@ -45,6 +45,20 @@ if TYPE_CHECKING:
     from fakemaster.server import BackgroundFakeMaster, FakeMaster
     from fakemaster.store import AppendedEvent, AppendedGroup, BinlogStore
 
+__all__ = [
+    "DEFAULT_ACK_TIMEOUT",
+    "SETTINGS",
+    "AsyncFakeMasterFactory",
+    "AsyncFakeMasterHandle",
+    "FakeMasterFactory",
+    "FakeMasterHandle",
+    "Setting",
+    "async_fake_master",
+    "async_fake_master_factory",
+    "fake_master",
+    "fake_master_factory",
+]
+
 try:
     import pytest_asyncio
 except ImportError:  # the async fixtures then fail with pytest's "needs a plugin" message

@@ -19,6 +19,24 @@ from decoder.primitives import Buffer, read_packed_int
 from encoder.primitives import packed_int
 from fakemaster.errors import DecodeError
 
+__all__ = [
+    "NATIVE_PASSWORD",
+    "PROTOCOL_VERSION",
+    "RESPONSE_HEAD_LENGTH",
+    "SCRAMBLE_LENGTH",
+    "SERVER_CAPABILITIES",
+    "SERVER_MARIADB_CAPABILITIES",
+    "AuthSwitchRequest",
+    "Capability",
+    "HandshakeResponse",
+    "HandshakeV10",
+    "MariaDBCapability",
+    "ServerStatus",
+    "check_native_password",
+    "native_password_response",
+    "new_scramble",
+]
+
 PROTOCOL_VERSION = 10
 SCRAMBLE_LENGTH = 20
 NATIVE_PASSWORD = "mysql_native_password"

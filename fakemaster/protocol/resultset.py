@@ -26,6 +26,32 @@ from fakemaster.packets import EOF_HEADER, EofPacket, ErrPacket, OkPacket
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
 
+__all__ = [
+    "ERRORS",
+    "MAX_COLUMN_LENGTH",
+    "NOT_FIXED_DEC",
+    "Cell",
+    "ClientProtocol",
+    "Column",
+    "ColumnDefinition",
+    "ColumnFlag",
+    "ReadResultSet",
+    "ResultSet",
+    "SessionTrack",
+    "SqlError",
+    "encode_row",
+    "eof_payload",
+    "ok_payload",
+    "parse_row",
+    "read_result_set",
+    "result_set_payloads",
+    "session_state_entry",
+    "sql_error",
+    "syntax_error",
+    "text_column",
+    "with_name",
+]
+
 NOT_FIXED_DEC = 39  # "decimals" of strings and values whose scale is not fixed
 _BLOB_TYPES = (ColumnType.TINY_BLOB, ColumnType.BLOB)
 MAX_COLUMN_LENGTH = 0xFFFFFFFF
