@@ -21,7 +21,6 @@ QUERY events, and keeps a bounded state. The source is anything with the
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -29,6 +28,8 @@ from decoder.core import decode_event
 from decoder.encryption import FileDecryption
 from fakemaster.columns import BLOB_TYPES, NUMERIC_TYPES, VARCHAR_TYPES
 from fakemaster.constants import (
+    BINLOG_MAGIC,
+    HEADER_LEN,
     ChecksumAlg,
     ColumnType,
     EventType,
@@ -39,6 +40,7 @@ from fakemaster.context import BinlogContext
 from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import FakemasterError
 from fakemaster.events import FormatDescriptionEvent, QueryEvent, TableMapEvent
+from fakemaster.header import HEADER
 
 __all__ = [
     "BinlogSource",
@@ -48,10 +50,8 @@ __all__ = [
     "row_metadata_of",
 ]
 
-MAGIC_LEN = 4
+MAGIC_LEN = len(BINLOG_MAGIC)
 SCAN_CHUNK = 1 << 16
-_HEADER = struct.Struct("<IBIIIH")  # timestamp, type, server_id, length, log_pos, flags
-_HEADER_LEN = _HEADER.size
 
 
 class RowMetadata:
@@ -199,9 +199,9 @@ class FactsScanner:
                 return
             pos = 0
             view = memoryview(block)
-            while pos + _HEADER_LEN <= len(block):
-                length = _HEADER.unpack_from(block, pos)[3]
-                if length < _HEADER_LEN or pos + length > len(block):
+            while pos + HEADER_LEN <= len(block):
+                length = HEADER.unpack_from(block, pos)[3]
+                if length < HEADER_LEN or pos + length > len(block):
                     break
                 self._event(cursor, cursor.offset + pos, view[pos : pos + length])
                 pos += length
@@ -231,7 +231,7 @@ class FactsScanner:
             except FakemasterError:
                 cursor.stopped = True
             return
-        _, type_code, server_id, _, _, _ = _HEADER.unpack_from(event, 0)
+        _, type_code, server_id, _, _, _ = HEADER.unpack_from(event, 0)
         if type_code == EventType.FORMAT_DESCRIPTION:
             self._format_description(cursor, bytes(event))
             return

@@ -18,6 +18,7 @@ from enum import IntFlag
 from decoder.primitives import Buffer, read_packed_int
 from encoder.primitives import packed_int
 from fakemaster.errors import DecodeError
+from fakemaster.layouts import U16, U32
 
 __all__ = [
     "NATIVE_PASSWORD",
@@ -108,8 +109,6 @@ SERVER_MARIADB_CAPABILITIES = (
     | MariaDBCapability.CACHE_METADATA
 )
 
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
 _RESPONSE_HEAD = struct.Struct("<IIB23s")
 _HANDSHAKE_FIXED = struct.Struct("<I8sBHBHHB6sI")
 RESPONSE_HEAD_LENGTH = _RESPONSE_HEAD.size  # 32: also the whole SSL request
@@ -241,7 +240,7 @@ class HandshakeResponse:
 
     def encode(self) -> bytes:
         reserved = bytes(19) + (
-            _U32.pack(self.mariadb_capabilities) if self.is_mariadb_client else bytes(4)
+            U32.pack(self.mariadb_capabilities) if self.is_mariadb_client else bytes(4)
         )
         head = _RESPONSE_HEAD.pack(self.capabilities, self.max_packet_size, self.charset, reserved)
         if self.ssl_request:
@@ -272,13 +271,13 @@ class HandshakeResponse:
         data = bytes(payload)
         if len(data) < 4:
             raise DecodeError("handshake response shorter than its capability flags")
-        caps = _U16.unpack_from(data, 0)[0]
+        caps = U16.unpack_from(data, 0)[0]
         if not caps & Capability.PROTOCOL_41:
             raise DecodeError("client does not speak protocol 4.1")
         if len(data) < RESPONSE_HEAD_LENGTH:
             raise DecodeError("truncated handshake response", offset=len(data))
         caps, max_packet, charset, reserved = _RESPONSE_HEAD.unpack_from(data, 0)
-        mariadb_caps = _U32.unpack_from(reserved, 19)[0]
+        mariadb_caps = U32.unpack_from(reserved, 19)[0]
         if len(data) == RESPONSE_HEAD_LENGTH and caps & Capability.SSL:
             return cls(
                 capabilities=caps,
