@@ -23,8 +23,9 @@ configuration imports :mod:`~fakemaster.protocol.charsets`, which must not load 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fakemaster import _lazy_attributes
 
 if TYPE_CHECKING:
     from fakemaster.protocol.outcome import Outcome
@@ -45,14 +46,4 @@ _LAZY = {
 __all__ = ["BinlogCatalog", "Outcome", "ServerState", "SessionState", "SqlError", "execute"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fakemaster.protocol' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # the next access skips this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)

@@ -19,6 +19,8 @@ from decoder.primitives import Buffer, read_packed_int
 from encoder.primitives import packed_int
 from fakemaster.errors import DecodeError
 from fakemaster.layouts import U16, U32
+from fakemaster.packets import SERVER_STATUS_AUTOCOMMIT
+from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
 
 __all__ = [
     "NATIVE_PASSWORD",
@@ -85,7 +87,7 @@ class MariaDBCapability(IntFlag):
 
 class ServerStatus(IntFlag):
     IN_TRANS = 0x0001
-    AUTOCOMMIT = 0x0002
+    AUTOCOMMIT = SERVER_STATUS_AUTOCOMMIT
     MORE_RESULTS_EXISTS = 0x0008
     QUERY_NO_GOOD_INDEX_USED = 0x0010
     QUERY_NO_INDEX_USED = 0x0020
@@ -98,6 +100,8 @@ class ServerStatus(IntFlag):
     PS_OUT_PARAMS = 0x1000
     IN_TRANS_READONLY = 0x2000
     SESSION_STATE_CHANGED = 0x4000
+    # MariaDB's own: sql_mode has ANSI_QUOTES (not in MySQL's list).
+    ANSI_QUOTES = 0x8000
 
 
 # What MariaDB 10.11.19 advertises without TLS (captured: 0x81fff7fe, extended 0x1d).
@@ -142,7 +146,7 @@ class HandshakeV10:
     thread_id: int
     scramble: bytes
     capabilities: int = SERVER_CAPABILITIES
-    charset: int = 45
+    charset: int = UTF8MB4_GENERAL_CI
     status: int = ServerStatus.AUTOCOMMIT
     mariadb_capabilities: int = SERVER_MARIADB_CAPABILITIES
     auth_plugin: str = NATIVE_PASSWORD
@@ -223,7 +227,7 @@ class HandshakeResponse:
     user: bytes = b""
     auth_response: bytes = b""
     max_packet_size: int = 16 * 1024 * 1024
-    charset: int = 45
+    charset: int = UTF8MB4_GENERAL_CI
     database: bytes | None = None
     auth_plugin: str | None = None
     attributes: tuple[tuple[bytes, bytes], ...] = ()

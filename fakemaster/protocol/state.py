@@ -32,7 +32,6 @@ __all__ = [
     "BinlogCatalog",
     "ConnectionInfo",
     "ReplicaInfo",
-    "SERVER_STATUS_ANSI_QUOTES",
     "ServerState",
     "SessionState",
 ]
@@ -254,7 +253,7 @@ class SessionState:
                 status |= ServerStatus.IN_TRANS_READONLY
         modes = str(self.variables.get("sql_mode") or "").split(",")
         if "ANSI_QUOTES" in modes:
-            status |= SERVER_STATUS_ANSI_QUOTES
+            status |= ServerStatus.ANSI_QUOTES
         if "NO_BACKSLASH_ESCAPES" in modes:
             status |= ServerStatus.NO_BACKSLASH_ESCAPES
         return int(status)
@@ -293,10 +292,6 @@ class SessionState:
         if name == "in_transaction":
             return int(self.in_transaction)
         return self.variables[name]
-
-
-# MariaDB's status bit for sql_mode ANSI_QUOTES (not in MySQL's list).
-SERVER_STATUS_ANSI_QUOTES = 0x8000
 
 
 def _must(collation: Collation | None) -> Collation:
