@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from fakemaster.server import FakeMaster
     from fakemaster.store import BinlogStore
 
+__all__ = ["COMMAND_REGISTRARS", "CommandError", "EXIT_ERROR", "EXIT_OK", "build_parser", "main"]
+
 Subparsers = Any  # argparse._SubParsersAction, which typeshed keeps private
 Handler = Callable[[argparse.Namespace], int]
 
@@ -163,20 +165,26 @@ def json_line(obj: Any, stream: TextIO) -> str:
     return line
 
 
+def load_key_file(key_file: Path | None) -> BinlogKeys | None:
+    """The keys of ``--key-file`` (None without one); CommandError naming the file if it cannot
+    be read or holds no usable key."""
+    if key_file is None:
+        return None
+    from fakemaster.encryption import BinlogKeys
+
+    try:
+        return BinlogKeys.from_key_file(key_file)
+    except (FakemasterError, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CommandError(f"{key_file}: {reason}") from None
+
+
 def run_dump(args: argparse.Namespace) -> int:
     from fakemaster.jsonform import event_to_json
     from fakemaster.listing import Lister
 
     out = sys.stdout
-    keys = None
-    if args.key_file is not None:
-        from fakemaster.encryption import BinlogKeys
-
-        try:
-            keys = BinlogKeys.from_key_file(args.key_file)
-        except (FakemasterError, OSError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise CommandError(f"{args.key_file}: {reason}") from None
+    keys = load_key_file(args.key_file)
     for path in args.files:
         lister = Lister(hexdump=args.hexdump)
         try:
@@ -493,15 +501,7 @@ def _settings(args: argparse.Namespace, **fields: Any) -> ServerConfig:
 
 
 def _serve_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
-    keys = None
-    if args.key_file is not None:
-        from fakemaster.encryption import BinlogKeys
-
-        try:
-            keys = BinlogKeys.from_key_file(args.key_file)
-        except (FakemasterError, OSError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise CommandError(f"{args.key_file}: {reason}") from None
+    keys = load_key_file(args.key_file)
     tls = None
     if args.ssl_cert is not None or args.ssl_key is not None:
         from fakemaster.serve_settings import server_tls_context
@@ -549,7 +549,7 @@ async def _serve(
     import contextlib
     import signal
 
-    from fakemaster.dump import semi_sync_master
+    from fakemaster.semi_sync import semi_sync_master
     from fakemaster.server import FakeMaster
 
     if config.semi_sync_enabled:

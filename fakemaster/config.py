@@ -14,6 +14,18 @@ from fakemaster.errors import ConfigError
 from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, setting_value
 
+__all__ = [
+    "DEFAULT_BINLOG_CHECKSUM",
+    "DEFAULT_COLLATION_SERVER",
+    "DEFAULT_MAX_ALLOWED_PACKET",
+    "DEFAULT_SERVER_ID",
+    "DEFAULT_VERSION",
+    "DERIVABLE_FIELDS",
+    "SERVER_CHARSET_VARIABLES",
+    "ServerConfig",
+    "charset_variables",
+]
+
 MIB = 1 << 20
 
 # What a stock MariaDB 10.11 primary as Debian packages it says when neither the configuration

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from fakemaster.constants import EventFlag, OptionalMetadata, QueryStatus
+from fakemaster.constants import EventFlag, OptionalMetadata, QueryStatus, RowsFlag
 from fakemaster.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
@@ -33,8 +33,11 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
+from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
 from fakemaster.store import DEFAULT_SERVER_VERSION, AppendedGroup, MemoryBinlogStore
 from fakemaster.values import Date, DateTime, Timestamp
+
+__all__ = ["DEMO_DATABASE", "DEMO_STATEMENTS", "DemoTable", "DemoWriter", "demo_store"]
 
 DEMO_DATABASE = "demo"
 # The marker in DEMO_STATEMENTS where the binlog rotates (a real server: FLUSH BINARY LOGS).
@@ -90,13 +93,10 @@ DEMO_STATEMENTS: tuple[str | tuple[str, ...], ...] = (
 )
 
 # The session a MariaDB 10.11 client such as pymysql gets by default: these flags2, the default
-# sql_mode, utf8mb4_general_ci (45) for client, connection and server.
+# sql_mode, utf8mb4_general_ci for client, connection and server.
 QUERY_FLAGS2 = 0x01000000
 DEFAULT_SQL_MODE_BITS = 1411383296
-UTF8MB4_GENERAL_CI = 45
 THREAD_ID = 5
-# STMT_END_F: the last rows event of a statement.
-STMT_END = 1
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ def row_statement(query: str, table: DemoTable, rows_event: Event) -> list[Event
 def write_rows(table: DemoTable, rows: Sequence[tuple[object, ...]]) -> WriteRowsEvent:
     return WriteRowsEvent(
         table_id=table.table_id,
-        rows_flags=STMT_END,
+        rows_flags=RowsFlag.STMT_END,
         width=table.width,
         columns_present=table.all_columns,
         rows=tuple(rows),
@@ -237,7 +237,7 @@ def update_rows(
 ) -> UpdateRowsEvent:
     return UpdateRowsEvent(
         table_id=table.table_id,
-        rows_flags=STMT_END,
+        rows_flags=RowsFlag.STMT_END,
         width=table.width,
         columns_present=table.all_columns,
         columns_present_after=table.all_columns,
@@ -248,7 +248,7 @@ def update_rows(
 def delete_rows(table: DemoTable, rows: Sequence[tuple[object, ...]]) -> DeleteRowsEvent:
     return DeleteRowsEvent(
         table_id=table.table_id,
-        rows_flags=STMT_END,
+        rows_flags=RowsFlag.STMT_END,
         width=table.width,
         columns_present=table.all_columns,
         rows=tuple(rows),

@@ -2,21 +2,20 @@
 
 :class:`DumpStream` produces exactly the bytes ``mysql_binlog_send`` (``sql/sql_repl.cc``)
 sends: for every file a fake ROTATE and the file's FORMAT_DESCRIPTION (rewritten), then the
-file's events, rewritten for old replicas (``@mariadb_slave_capability``), skipped up to the
-replica's GTID position (with a fake GTID_LIST once it is reached), with the semi-sync header
-when the replica asked for it; at the end of the binlog an EOF packet (non-blocking dumps) or
-nothing until new events arrive (the shell then sends :meth:`DumpStream.heartbeat_packet`);
-errors as ERR packets with MariaDB's texts.
+file's events, rewritten for old replicas (``@mariadb_slave_capability``; the made-up and
+rewritten events are in :mod:`fakemaster.dump_events`), skipped up to the replica's GTID
+position (with a fake GTID_LIST once it is reached), with the semi-sync header when the replica
+asked for it; at the end of the binlog an EOF packet (non-blocking dumps) or nothing until new
+events arrive (the shell then sends :meth:`DumpStream.heartbeat_packet`); errors as ERR packets
+with MariaDB's texts.
 
 The shell calls :meth:`DumpStream.next_chunk` whenever the socket has drained: each call returns
 at most about ``chunk_size`` bytes of framed packets (more only for one event that is larger),
 or None when there is nothing to send yet; :attr:`DumpStream.is_finished` tells that the dump
 ended (after its EOF or ERR packet).
 
-:class:`SemiSyncMaster` is the primary's semi-synchronous replication state, shared by all dumps
-of one store (see :func:`semi_sync_master`): which transaction ends wait for an ACK, the ACKs
-received, the switch to asynchronous replication after a timeout and back once a replica
-caught up.
+A dump to a semi-sync replica asks the store's :class:`~fakemaster.semi_sync.SemiSyncMaster`
+which events request an ACK and reports the ACKs to it (:mod:`fakemaster.semi_sync`).
 
 Encrypted binlog files (``encrypt_binlog=ON``) are sent as a primary with the key sends them:
 their START_ENCRYPTION flagged IGNORABLE, every later event decrypted, with the config's
@@ -30,14 +29,10 @@ receiver thread); here the EOF is sent.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from decoder.encryption import FileDecryption
-from encoder.gtid import encode_gtid_list
 from encoder.packets import encode_eof, encode_err, frame_parts
 from fakemaster.config import DEFAULT_SERVER_ID
 from fakemaster.constants import (
@@ -51,13 +46,19 @@ from fakemaster.constants import (
     EventFlag,
     EventType,
     GtidFlag,
-    QueryStatus,
     SlaveCapability,
 )
-from fakemaster.context import BinlogContext
+from fakemaster.dump_events import (
+    begin_event,
+    checksummed,
+    dummy_event,
+    fake_event,
+    fix_crc,
+    gtid_list_body,
+)
 from fakemaster.encryption import SCHEME
 from fakemaster.errors import DecodeError
-from fakemaster.events import Gtid, GtidListEvent
+from fakemaster.events import Gtid
 from fakemaster.gtid_state import (
     PURGED_MESSAGE,
     BinlogState,
@@ -70,15 +71,9 @@ from fakemaster.gtid_state import (
 )
 from fakemaster.header import EVENT_LENGTH_OFFSET as _LENGTH_OFFSET
 from fakemaster.header import FLAGS_OFFSET as _FLAGS_OFFSET
-from fakemaster.header import HEADER as _EVENT_HEADER
 from fakemaster.header import LOG_POS_OFFSET as _LOG_POS_OFFSET
-from fakemaster.header import SERVER_ID_OFFSET, TYPE_CODE_OFFSET, event_crc
-from fakemaster.layouts import (
-    EMPTY_GTID_LIST_PADDING,
-    FDE_CREATE_TIMESTAMP_OFFSET,
-    GTID_FLAGS2_OFFSET,
-    QUERY_POST_HEADER,
-)
+from fakemaster.header import SERVER_ID_OFFSET, TYPE_CODE_OFFSET
+from fakemaster.layouts import FDE_CREATE_TIMESTAMP_OFFSET, GTID_FLAGS2_OFFSET
 from fakemaster.layouts import GTID_BODY_MIN as _GTID_BODY_LEN
 from fakemaster.layouts import GTID_FIXED as _GTID_PEEK
 from fakemaster.layouts import U16 as _U16
@@ -91,20 +86,24 @@ from fakemaster.packets import (
     ErrPacket,
 )
 from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
-from fakemaster.store import (
-    GROUP_PART_TYPES,
-    MAGIC_LEN,
-    BinlogReadError,
-    BinlogStore,
-    GroupTracker,
-    UnknownBinlogFile,
-    fde_checksum_alg,
-    is_commit_or_rollback,
-    parse_gtid_list_event,
-)
+from fakemaster.semi_sync import SemiSyncConfig, SemiSyncMaster, semi_sync_master
+from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
+from fakemaster.store.base import MAGIC_LEN, fde_checksum_alg, parse_gtid_list_event
+from fakemaster.store.groups import GROUP_PART_TYPES, is_commit_or_rollback
 
 if TYPE_CHECKING:
     from fakemaster.encryption import BinlogKeys
+
+__all__ = [
+    "CHECKSUM_UNKNOWN",
+    "CHUNK_SIZE",
+    "READ_BLOCK",
+    "DumpError",
+    "DumpRequestLike",
+    "DumpStream",
+    "ServerConfigLike",
+    "checksum_alg_at_connect",
+]
 
 CHUNK_SIZE = 1 << 20
 # Files are read in blocks smaller than a chunk: a dump paused between chunks keeps the unsent
@@ -115,14 +114,6 @@ READ_BLOCK = 256 << 10
 CHECKSUM_UNKNOWN = -1
 
 _FDE_CREATED_OFFSET = HEADER_LEN + FDE_CREATE_TIMESTAMP_OFFSET
-_DUMMY_USER_VAR_MIN = HEADER_LEN + 4 + 1 + 1  # name length, one name byte, the NULL flag
-# A dummy QUERY: a zero post-header (no status variables, empty db), the db's NUL, the text.
-_DUMMY_QUERY_HEAD = QUERY_POST_HEADER.size + 1
-_DUMMY_QUERY_MIN = HEADER_LEN + _DUMMY_QUERY_HEAD + 1  # one byte of text at least
-# The fake GTID_LIST is encoded by the codec, which needs no stream state for it.
-_NO_CONTEXT = BinlogContext()
-_DUMMY_TEXT = "# Dummy event replacing event type {} that slave cannot handle."
-_DUMMY_VAR_NAME = b"!dummyvar"
 
 MSG_NO_LOG_FILE = "Could not find first log file name in binary log index file"
 MSG_IMPOSSIBLE_POSITION = "Client requested master to start replication from impossible position"
@@ -172,16 +163,12 @@ class DumpRequestLike(Protocol):
     def skip_replication(self) -> bool: ...
 
 
-class ServerConfigLike(Protocol):
+class ServerConfigLike(SemiSyncConfig, Protocol):
     """What a dump needs to know of the server (``fakemaster.config.ServerConfig``)."""
 
     # None: the default server id (a server hands its dumps the one it reports).
     @property
     def server_id(self) -> int | None: ...
-    @property
-    def semi_sync_enabled(self) -> bool: ...
-    @property
-    def semi_sync_timeout_ms(self) -> int: ...
 
 
 def checksum_alg_at_connect(value: str | None) -> int:
@@ -198,308 +185,8 @@ def checksum_alg_at_connect(value: str | None) -> int:
     return CHECKSUM_UNKNOWN
 
 
-def _checksummed(alg: int) -> bool:
-    return alg not in (ChecksumAlg.OFF, ChecksumAlg.UNDEF)
-
-
 def _basename(name: str) -> str:
     return name.rsplit("/", 1)[-1]
-
-
-def _fix_crc(event: bytearray, alg: int) -> None:
-    if _checksummed(alg) and len(event) >= HEADER_LEN + CHECKSUM_LEN:
-        end = len(event) - CHECKSUM_LEN
-        _U32.pack_into(event, end, event_crc(memoryview(event)[:end], event[TYPE_CODE_OFFSET]))
-
-
-def fake_event(
-    type_code: int, server_id: int, body: bytes, *, log_pos: int, flags: int, alg: int
-) -> bytes:
-    """An event made up by the dump thread: timestamp 0, CRC32 iff ``alg`` says so."""
-    checksum = _checksummed(alg)
-    length = HEADER_LEN + len(body) + (CHECKSUM_LEN if checksum else 0)
-    data = _EVENT_HEADER.pack(0, type_code, server_id, length, log_pos, flags) + body
-    if checksum:
-        data += _U32.pack(event_crc(data, type_code))
-    return data
-
-
-def gtid_list_body(gtids: tuple[Gtid, ...], list_flags: int = 0) -> bytes:
-    """The body of a GTID_LIST the dump thread makes up (padded when empty, as the server's)."""
-    padding = b"" if gtids else EMPTY_GTID_LIST_PADDING
-    event = GtidListEvent(gtids=gtids, list_flags=list_flags, padding=padding)
-    return encode_gtid_list(event, _NO_CONTEXT)
-
-
-def dummy_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None:
-    """``Query_log_event::dummy_event``: the same-size no-op that replaces an event an old
-    replica cannot handle (None if the event is too short to be replaced)."""
-    out = bytearray(event)
-    data_len = len(out) - (CHECKSUM_LEN if _checksummed(alg) else 0)
-    if data_len < _DUMMY_USER_VAR_MIN:
-        return None
-    flags = _U16.unpack_from(out, _FLAGS_OFFSET)[0]
-    flags = (flags & ~EventFlag.THREAD_SPECIFIC) | EventFlag.SUPPRESS_USE
-    _U16.pack_into(out, _FLAGS_OFFSET, flags)
-    if data_len < _DUMMY_QUERY_MIN:
-        # A NULL user variable named as much of "!dummyvar" as fits.
-        name_len = data_len - (_DUMMY_USER_VAR_MIN - 1)
-        out[TYPE_CODE_OFFSET] = EventType.USER_VAR
-        _U32.pack_into(out, HEADER_LEN, name_len)
-        out[HEADER_LEN + 4 : HEADER_LEN + 4 + name_len] = _DUMMY_VAR_NAME[:name_len]
-        out[HEADER_LEN + 4 + name_len] = 1
-    else:
-        old_type = out[TYPE_CODE_OFFSET]
-        out[TYPE_CODE_OFFSET] = EventType.QUERY
-        text_at = HEADER_LEN + _DUMMY_QUERY_HEAD
-        out[HEADER_LEN:text_at] = bytes(_DUMMY_QUERY_HEAD)
-        text = _DUMMY_TEXT.format(old_type).encode()
-        comment_len = data_len - (_DUMMY_QUERY_MIN - 1)
-        comment = text[:comment_len].ljust(comment_len, b" ")
-        out[text_at : text_at + comment_len] = comment
-    _fix_crc(out, alg)
-    return bytes(out)
-
-
-def begin_event(event: bytes | bytearray | memoryview, alg: int) -> bytes | None:
-    """``Query_log_event::begin_event``: a GTID event rewritten in place as a BEGIN query
-    (None unless the GTID body is 19 bytes, or 21 with a commit id)."""
-    out = bytearray(event)
-    data_len = len(out) - (CHECKSUM_LEN if _checksummed(alg) else 0)
-    if data_len not in (HEADER_LEN + _GTID_BODY_LEN, HEADER_LEN + _GTID_BODY_LEN + 2):
-        return None
-    flags = _U16.unpack_from(out, _FLAGS_OFFSET)[0]
-    flags = (flags & ~EventFlag.THREAD_SPECIFIC) | EventFlag.SUPPRESS_USE
-    _U16.pack_into(out, _FLAGS_OFFSET, flags)
-    out[TYPE_CODE_OFFSET] = EventType.QUERY
-    if data_len == HEADER_LEN + _GTID_BODY_LEN:
-        status = b""
-    else:
-        # The two extra bytes become an empty time zone status variable.
-        status = bytes((QueryStatus.TIME_ZONE, 0))
-    # Thread id, exec time, db length and error code 0, the status variables, empty db.
-    body = QUERY_POST_HEADER.pack(0, 0, 0, 0, len(status)) + status + b"\x00" + b"BEGIN"
-    out[HEADER_LEN : HEADER_LEN + len(body)] = body
-    _fix_crc(out, alg)
-    return bytes(out)
-
-
-# --- semi-synchronous replication ------------------------------------------------------------
-
-
-Position = tuple[str, int]
-AckCallback = Callable[[bool], None]
-
-
-class SemiSyncMaster:
-    """The primary's semi-sync state (``Repl_semi_sync_master``), shared by its dumps.
-
-    Every event group appended to the store while semi-sync is ON waits for an ACK; a dump to a
-    semi-sync replica requests one on the group's last event. When the oldest waiting group has
-    waited ``timeout_ms`` (checked lazily, on every dump's :meth:`DumpStream.next_chunk` and on
-    :meth:`check_timeouts`), semi-sync switches OFF: no group waits and no ACK is requested
-    until a replica reaches the latest group end, where one ACK is requested; that ACK switches
-    it back ON. Methods may be called from any thread; ACK callbacks run in the calling thread.
-    """
-
-    def __init__(
-        self,
-        store: BinlogStore,
-        *,
-        enabled: bool = True,
-        timeout_ms: int = 10000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.store = store
-        self.enabled = enabled
-        self.timeout = timeout_ms / 1000.0
-        self.clock = clock
-        self.is_on = True
-        self.clients = 0
-        self.requested_acks = 0
-        self.received_acks = 0
-        self.off_times = 0
-        self._lock = threading.RLock()
-        self._commit: Position | None = None
-        self._reply: Position | None = None
-        self._active: deque[tuple[Position, float]] = deque()
-        self._active_set: set[Position] = set()
-        self._waiters: list[tuple[Position, AckCallback]] = []
-        self._tracker = GroupTracker()
-        last = store.last_file()
-        self._seen: Position | None = (last, store.file_size(last)) if last else None
-        self._unsubscribe = store.subscribe(self._on_store_change)
-
-    def close(self) -> None:
-        self._unsubscribe()
-
-    @property
-    def reply_position(self) -> Position | None:
-        """The furthest (file, position) a replica acknowledged."""
-        return self._reply
-
-    @property
-    def waiting(self) -> list[Position]:
-        """Group ends still waiting for an ACK, oldest first."""
-        with self._lock:
-            return [position for position, _ in self._active]
-
-    # -- commits -------------------------------------------------------------------------
-
-    def _on_store_change(self, _version: int) -> None:
-        with self._lock:
-            for position in self._new_group_ends():
-                self._register(position)
-
-    def _new_group_ends(self) -> Iterator[Position]:
-        store = self.store
-        if self._seen is None:
-            first = store.first_file()
-            if first is None:
-                return
-            self._seen = (first, MAGIC_LEN)
-        name, pos = self._seen
-        while True:
-            if not store.has_file(name):
-                return
-            checksum = store.checksum_alg(name) == ChecksumAlg.CRC32
-            for offset, event in store.iter_events(name, pos):
-                end = offset + len(event)
-                self._seen = (name, end)
-                if self._tracker.feed(event[TYPE_CODE_OFFSET], event, checksum):
-                    yield (name, end)
-            following = store.next_file(name)
-            if following is None:
-                return
-            name, pos = following, MAGIC_LEN
-            self._seen = (name, pos)
-
-    def _register(self, position: Position) -> None:
-        if self._commit is None or position > self._commit:
-            self._commit = position
-        if self.enabled and self.is_on:
-            self._active.append((position, self.clock()))
-            self._active_set.add(position)
-            self.requested_acks += 1
-
-    def check_timeouts(self) -> None:
-        """Switch OFF if the oldest waiting group waited longer than the timeout."""
-        with self._lock:
-            if self._active and self.clock() - self._active[0][1] >= self.timeout:
-                self._switch_off()
-
-    def _switch_off(self) -> None:
-        self._active.clear()
-        self._active_set.clear()
-        if self.is_on:
-            self.is_on = False
-            self.off_times += 1
-            self._reply = None
-        waiters, self._waiters = self._waiters, []
-        for _position, callback in waiters:
-            callback(False)
-
-    # -- the dump side -------------------------------------------------------------------
-
-    def dump_started(self, file_name: str, position: int) -> None:
-        """A semi-sync replica starts reading at (file, position): that much counts as ACKed."""
-        with self._lock:
-            self.clients += 1
-        self.report_reply(file_name, position, count=False)
-
-    def dump_ended(self) -> None:
-        with self._lock:
-            self.clients = max(0, self.clients - 1)
-
-    def need_ack(self, file_name: str, end: int) -> bool:
-        """Whether the event ending at (file, end) is sent with the ACK-requested flag
-        (``update_sync_header``)."""
-        if not self.enabled:
-            return False
-        position = (file_name, end)
-        with self._lock:
-            if self._seen is None or position > self._seen:
-                # A dump may hear of an append before this object does (store subscribers
-                # are called in turn); a real primary registers a transaction for an ACK
-                # before any dump thread can send it.
-                for group_end in self._new_group_ends():
-                    self._register(group_end)
-            if self.is_on:
-                if self._reply is not None and position <= self._reply:
-                    return False
-                return position in self._active_set
-            return self._commit is None or position >= self._commit
-
-    def report_reply(self, file_name: str, position: int, *, count: bool = True) -> None:
-        """A replica acknowledged everything up to (file, position)."""
-        if not self.enabled:
-            return
-        acked = (file_name, position)
-        fired: list[AckCallback] = []
-        with self._lock:
-            if count:
-                self.received_acks += 1
-            if not self.is_on and (self._commit is None or acked >= self._commit):
-                self.is_on = True
-            if self._reply is None or acked >= self._reply:
-                self._reply = acked
-                while self._active and self._active[0][0] <= acked:
-                    done, _ = self._active.popleft()
-                    self._active_set.discard(done)
-                remaining: list[tuple[Position, AckCallback]] = []
-                for waited, callback in self._waiters:
-                    if waited <= acked:
-                        fired.append(callback)
-                    else:
-                        remaining.append((waited, callback))
-                self._waiters = remaining
-        for callback in fired:
-            callback(True)
-
-    # -- for tests -----------------------------------------------------------------------
-
-    def is_acked(self, file_name: str, position: int) -> bool:
-        with self._lock:
-            return self._reply is not None and (file_name, position) <= self._reply
-
-    def wait_for_ack(self, file_name: str, position: int, callback: AckCallback) -> None:
-        """Call ``callback(True)`` once a replica acknowledged (file, position) (at once if one
-        did), ``callback(False)`` if semi-sync is or goes OFF first."""
-        target = (file_name, position)
-        with self._lock:
-            if self._reply is not None and target <= self._reply:
-                result: bool | None = True
-            elif not (self.enabled and self.is_on):
-                result = False
-            else:
-                self._waiters.append((target, callback))
-                result = None
-        if result is not None:
-            callback(result)
-
-
-_REGISTRY_LOCK = threading.Lock()
-
-
-def semi_sync_master(
-    store: BinlogStore,
-    config: ServerConfigLike | None = None,
-    *,
-    clock: Callable[[], float] = time.monotonic,
-) -> SemiSyncMaster:
-    """The semi-sync state of the primary serving ``store`` (created on first use)."""
-    with _REGISTRY_LOCK:
-        master = store.semi_sync
-        if master is None:
-            master = SemiSyncMaster(
-                store,
-                enabled=bool(config.semi_sync_enabled) if config is not None else True,
-                timeout_ms=config.semi_sync_timeout_ms if config is not None else 10000,
-                clock=clock,
-            )
-            store.semi_sync = master
-        assert isinstance(master, SemiSyncMaster)
-        return master
 
 
 # --- the dump ---------------------------------------------------------------------------------
@@ -825,7 +512,7 @@ class DumpStream:
         if len(fde) < HEADER_LEN or fde[TYPE_CODE_OFFSET] != EventType.FORMAT_DESCRIPTION:
             raise DumpError(MSG_NO_FDE, coordinates=True)
         self._alg = fde_checksum_alg(fde)
-        if self.request.master_binlog_checksum is None and _checksummed(self._alg):
+        if self.request.master_binlog_checksum is None and checksummed(self._alg):
             raise DumpError(MSG_CHECKSUM, coordinates=True)
         event = bytearray(fde)
         event[_FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE & 0xFF
@@ -834,10 +521,10 @@ class DumpStream:
             # restarted (which would drop its temporary tables).
             _U32.pack_into(event, _LOG_POS_OFFSET, 0)
             _U32.pack_into(event, _FDE_CREATED_OFFSET, 0)
-            _fix_crc(event, self._alg)
+            fix_crc(event, self._alg)
         elif self._gtid_state is not None and not self._pos_reached():
             _U32.pack_into(event, _FDE_CREATED_OFFSET, 0)
-            _fix_crc(event, self._alg)
+            fix_crc(event, self._alg)
         yield self._frame(event)
         self._decryption = None
         self._last_event = self._last_byte
@@ -869,7 +556,7 @@ class DumpStream:
         sent[_FLAGS_OFFSET] |= EventFlag.IGNORABLE
         if clear_initial_log_pos:
             _U32.pack_into(sent, _LOG_POS_OFFSET, 0)
-        _fix_crc(sent, self._alg)
+        fix_crc(sent, self._alg)
         return bytes(sent)
 
     def _send_file(self, store: BinlogStore, name: str) -> Generator[bytes | _Wait, None, bool]:
@@ -951,13 +638,13 @@ class DumpStream:
         if type_code == EventType.XID:
             return True
         return type_code == EventType.QUERY and is_commit_or_rollback(
-            packet, _checksummed(self._alg)
+            packet, checksummed(self._alg)
         )
 
     def _send_event(self, event: memoryview, type_code: int, end: int) -> bytes | None:
         """``send_event_to_slave``: the packet for one event of the file, or None if it is not
         sent (skipped group, hole, filtered)."""
-        checksum = _checksummed(self._alg)
+        checksum = checksummed(self._alg)
         gtid_mode = self._gtid_state is not None
         if gtid_mode and type_code == EventType.GTID_LIST and self._until is not None:
             try:

@@ -20,6 +20,24 @@ from dataclasses import dataclass
 from fakemaster.errors import FakemasterError
 from fakemaster.events import Gtid
 
+__all__ = [
+    "ER_DUPLICATE_GTID_DOMAIN",
+    "ER_INCORRECT_GTID_STATE",
+    "PURGED_MESSAGE",
+    "BinlogState",
+    "GtidPosition",
+    "GtidStateError",
+    "HashOrder",
+    "StartPositionError",
+    "check_start_position",
+    "contains_all",
+    "find_start_file",
+    "format_gtid_list",
+    "missing_start_error",
+    "parse_gtid_list",
+    "strict_hole_message",
+]
+
 ER_INCORRECT_GTID_STATE = 1941
 ER_DUPLICATE_GTID_DOMAIN = 1943
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-import struct
 import sys
 import types
 import typing
@@ -37,7 +36,21 @@ from fakemaster.events import (
     StatusVar,
     UnknownEvent,
 )
+from fakemaster.layouts import F64, U64
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+
+__all__ = [
+    "ANNOTATION_KEYS",
+    "RAW_KEY",
+    "TYPE_KEY",
+    "JsonFormError",
+    "JsonValue",
+    "event_from_json",
+    "event_to_json",
+    "type_code_from_name",
+    "value_from_json",
+    "value_to_json",
+]
 
 JsonValue = Any  # None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]
 
@@ -173,9 +186,7 @@ def _value_classes() -> dict[str, type]:
 
 # --- scalars ------------------------------------------------------------------------------
 
-_DOUBLE = struct.Struct("<d")
-_DOUBLE_BITS = struct.Struct("<Q")
-_CANONICAL_NAN_BITS = _DOUBLE_BITS.unpack(_DOUBLE.pack(float("nan")))[0]
+_CANONICAL_NAN_BITS = U64.unpack(F64.pack(float("nan")))[0]
 
 
 def _float_to_json(value: float) -> JsonValue:
@@ -183,7 +194,7 @@ def _float_to_json(value: float) -> JsonValue:
         return float(value)
     if math.isinf(value):
         return {"float": "inf" if value > 0 else "-inf"}
-    bits = _DOUBLE_BITS.unpack(_DOUBLE.pack(value))[0]
+    bits = U64.unpack(F64.pack(value))[0]
     if bits == _CANONICAL_NAN_BITS:
         return {"float": "nan"}
     # A NaN with another sign or payload: keep its exact bits.
@@ -196,7 +207,7 @@ def _float_from_json(text: Any) -> float:
     if text in ("nan", "inf", "-inf"):
         return float(text)
     if re.fullmatch(r"0x[0-9a-fA-F]{16}", text):
-        return float(_DOUBLE.unpack(_DOUBLE_BITS.pack(int(text, 16)))[0])
+        return float(F64.unpack(U64.pack(int(text, 16)))[0])
     raise JsonFormError(f"bad float tag {text!r}")
 
 

@@ -12,6 +12,8 @@ import struct
 __all__ = [
     "Buffer",
     "EMPTY_GTID_LIST_PADDING",
+    "F32",
+    "F64",
     "FDE_CREATE_TIMESTAMP_OFFSET",
     "FDE_FIXED",
     "FDE_HEADER_LENGTH_OFFSET",
@@ -22,6 +24,7 @@ __all__ = [
     "GTID_LIST_COUNT",
     "GTID_LIST_ENTRY",
     "GTID_XA_HEAD",
+    "I64",
     "INCIDENT_HEAD",
     "INTVAR",
     "LOAD_QUERY_EXTRA",
@@ -54,6 +57,11 @@ U32 = struct.Struct("<I")
 U64 = struct.Struct("<Q")
 PAIR16 = struct.Struct("<HH")
 TRIPLE16 = struct.Struct("<HHH")
+# Little-endian signed 64-bit and IEEE 754 single and double: BIGINT, FLOAT and DOUBLE row
+# values, and the numbers of MySQL's binary JSON.
+I64 = struct.Struct("<q")
+F32 = struct.Struct("<f")
+F64 = struct.Struct("<d")
 
 # --- FORMAT_DESCRIPTION (15) ------------------------------------------------------------------
 # binlog_version u16 | server_version char[50] | create_timestamp u32 | header_length u8,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import math
-import struct
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
@@ -69,13 +68,9 @@ from fakemaster.header import (
     SERVER_ID_OFFSET,
     TYPE_CODE_OFFSET,
 )
-from fakemaster.layouts import U32
+from fakemaster.layouts import F32, F64, I64, U32, U64
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
-_DOUBLE = struct.Struct("<d")
-_FLOAT = struct.Struct("<f")
-_INT64 = struct.Struct("<q")
-_UINT64 = struct.Struct("<Q")
 _INTEGER_BITS: dict[int, int] = {
     ColumnType.TINY: 8,
     ColumnType.SHORT: 16,
@@ -382,10 +377,10 @@ def _user_var_value(event: UserVarEvent) -> str:
     if value is None:
         return "NULL"
     if event.value_type == 1 and len(value) == 8:
-        return repr(_DOUBLE.unpack(value)[0])
+        return repr(F64.unpack(value)[0])
     if event.value_type == 2 and len(value) == 8:
         unsigned = event.value_flags is not None and event.value_flags & 1
-        return str((_UINT64 if unsigned else _INT64).unpack(value)[0])
+        return str((U64 if unsigned else I64).unpack(value)[0])
     if event.value_type == 0:
         return f"X'{value.hex()}' /* charset {event.charset} */"
     return f"X'{value.hex()}' /* type {event.value_type} */"
@@ -528,12 +523,12 @@ def _float_text(value: float, *, single: bool) -> str:
     """The shortest text that reads back to the value (to the 4-byte value for a FLOAT)."""
     if single and math.isfinite(value):
         try:
-            stored = _FLOAT.pack(value)
+            stored = F32.pack(value)
         except OverflowError:
             return repr(value)
         for digits in range(6, 10):
             text = f"{value:.{digits}g}"
-            if _FLOAT.pack(float(text)) == stored:
+            if F32.pack(float(text)) == stored:
                 return text
     return repr(value)
 

@@ -40,10 +40,24 @@ import pytest
 
 if TYPE_CHECKING:
     from fakemaster.config import ServerConfig
-    from fakemaster.dump import SemiSyncMaster
     from fakemaster.events import Event
+    from fakemaster.semi_sync import SemiSyncMaster
     from fakemaster.server import BackgroundFakeMaster, FakeMaster
     from fakemaster.store import AppendedEvent, AppendedGroup, BinlogStore
+
+__all__ = [
+    "DEFAULT_ACK_TIMEOUT",
+    "SETTINGS",
+    "AsyncFakeMasterFactory",
+    "AsyncFakeMasterHandle",
+    "FakeMasterFactory",
+    "FakeMasterHandle",
+    "Setting",
+    "async_fake_master",
+    "async_fake_master_factory",
+    "fake_master",
+    "fake_master_factory",
+]
 
 try:
     import pytest_asyncio
@@ -268,7 +282,7 @@ class _Handle:
         self._semi: SemiSyncMaster | None = None
         self._last_group: tuple[str, int] | None = None
         if config.semi_sync_enabled:
-            from fakemaster.dump import semi_sync_master
+            from fakemaster.semi_sync import semi_sync_master
 
             # Created now, so every transaction appended from here on waits for an ACK, as on
             # a primary with semi-sync on (dumps to semi-sync replicas share this state).
@@ -370,7 +384,7 @@ class _Handle:
     def append(self, events: Iterable[Event], *, stamp: bool = True) -> list[AppendedEvent]:
         """Write events at the end of the current binlog file (each gets its real end
         position; timestamp now unless it has one); connected replicas get them at once."""
-        from fakemaster.store import event_list
+        from fakemaster.store.memory import event_list
 
         store = self._writable("append")
         batch = event_list(events, "append")  # a TypeError here, not in the server's thread
@@ -379,7 +393,7 @@ class _Handle:
     def append_transaction(self, body: Sequence[Event], **options: Any) -> AppendedGroup:
         """Write one event group: a GTID event (the domain's next sequence number) and
         ``body``; ``options`` as ``MemoryBinlogStore.append_transaction`` takes them."""
-        from fakemaster.store import event_list
+        from fakemaster.store.memory import event_list
 
         store = self._writable("append_transaction")
         events = event_list(body, "append_transaction")

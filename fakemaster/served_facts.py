@@ -50,6 +50,7 @@ __all__ = [
     "row_metadata_of",
 ]
 
+MAGIC_LEN = len(BINLOG_MAGIC)
 SCAN_CHUNK = 1 << 16
 
 
@@ -128,7 +129,7 @@ class _FileCursor:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.offset = len(BINLOG_MAGIC)
+        self.offset = MAGIC_LEN
         self.context = BinlogContext()
         self.decryption: FileDecryption | None = None
         self.fde_server_id: int | None = None

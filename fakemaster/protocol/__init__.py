@@ -4,9 +4,46 @@
   mysql_native_password, capability flags;
 * :mod:`~fakemaster.protocol.resultset`: column definitions, text result sets, OK (with
   session-state tracking), ERR and EOF packets, MariaDB's error texts;
-* :mod:`~fakemaster.protocol.queries`: the table of statements the fake master answers and the
-  SQL-visible server and session state;
-* :mod:`~fakemaster.protocol.sqltext`: the small SQL lexer and expression parser behind it;
+* :mod:`~fakemaster.protocol.queries`: the table of statements the fake master answers and
+  :func:`execute`, which answers a COM_QUERY;
+* the statements, one job a module: :mod:`~fakemaster.protocol.select`,
+  :mod:`~fakemaster.protocol.set_statement`, :mod:`~fakemaster.protocol.show`,
+  :mod:`~fakemaster.protocol.connection_statements` (KILL, USE, transactions),
+  :mod:`~fakemaster.protocol.unsupported`; :mod:`~fakemaster.protocol.expressions` evaluates
+  what SELECT and SET compute, to :mod:`~fakemaster.protocol.sqlvalue`'s typed values;
+* :mod:`~fakemaster.protocol.state`: the SQL-visible server and session state;
+  :mod:`~fakemaster.protocol.outcome`: what executing a statement gives;
+* :mod:`~fakemaster.protocol.sqltext`: the small SQL lexer and expression parser;
 * :mod:`~fakemaster.protocol.variables`: the system variables (scope, type, default);
 * :mod:`~fakemaster.protocol.charsets`: MariaDB 10.11's character sets and collations.
+
+The names needed to answer SQL without the network are here, imported on first use (the
+configuration imports :mod:`~fakemaster.protocol.charsets`, which must not load the rest).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fakemaster import _lazy_attributes
+
+if TYPE_CHECKING:
+    from fakemaster.protocol.outcome import Outcome
+    from fakemaster.protocol.queries import execute
+    from fakemaster.protocol.resultset import SqlError
+    from fakemaster.protocol.state import BinlogCatalog, ServerState, SessionState
+
+# Each lazily exposed name and the module that defines it.
+_LAZY = {
+    "BinlogCatalog": "fakemaster.protocol.state",
+    "Outcome": "fakemaster.protocol.outcome",
+    "ServerState": "fakemaster.protocol.state",
+    "SessionState": "fakemaster.protocol.state",
+    "SqlError": "fakemaster.protocol.resultset",
+    "execute": "fakemaster.protocol.queries",
+}
+
+__all__ = ["BinlogCatalog", "Outcome", "ServerState", "SessionState", "SqlError", "execute"]
+
+
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)

@@ -13,6 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = [
+    "BINARY_COLLATION_ID",
+    "CHARSET_ALIASES",
+    "COLLATIONS_BY_ID",
+    "COLLATIONS_BY_NAME",
+    "DEFAULT_COLLATIONS",
+    "NON_CLIENT_CHARSETS",
+    "UTF8MB3_GENERAL_CI",
+    "UTF8MB4_GENERAL_CI",
+    "Collation",
+    "charset_default",
+    "client_collation",
+    "collation_by_id",
+    "collation_by_name",
+]
+
 BINARY_COLLATION_ID = 63
 UTF8MB3_GENERAL_CI = 33  # the system character set: metadata, system variables
 UTF8MB4_GENERAL_CI = 45

@@ -18,6 +18,27 @@ from enum import IntFlag
 from decoder.primitives import Buffer, read_packed_int
 from encoder.primitives import packed_int
 from fakemaster.errors import DecodeError
+from fakemaster.layouts import U16, U32
+from fakemaster.packets import SERVER_STATUS_AUTOCOMMIT
+from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
+
+__all__ = [
+    "NATIVE_PASSWORD",
+    "PROTOCOL_VERSION",
+    "RESPONSE_HEAD_LENGTH",
+    "SCRAMBLE_LENGTH",
+    "SERVER_CAPABILITIES",
+    "SERVER_MARIADB_CAPABILITIES",
+    "AuthSwitchRequest",
+    "Capability",
+    "HandshakeResponse",
+    "HandshakeV10",
+    "MariaDBCapability",
+    "ServerStatus",
+    "check_native_password",
+    "native_password_response",
+    "new_scramble",
+]
 
 PROTOCOL_VERSION = 10
 SCRAMBLE_LENGTH = 20
@@ -66,7 +87,7 @@ class MariaDBCapability(IntFlag):
 
 class ServerStatus(IntFlag):
     IN_TRANS = 0x0001
-    AUTOCOMMIT = 0x0002
+    AUTOCOMMIT = SERVER_STATUS_AUTOCOMMIT
     MORE_RESULTS_EXISTS = 0x0008
     QUERY_NO_GOOD_INDEX_USED = 0x0010
     QUERY_NO_INDEX_USED = 0x0020
@@ -79,6 +100,8 @@ class ServerStatus(IntFlag):
     PS_OUT_PARAMS = 0x1000
     IN_TRANS_READONLY = 0x2000
     SESSION_STATE_CHANGED = 0x4000
+    # MariaDB's own: sql_mode has ANSI_QUOTES (not in MySQL's list).
+    ANSI_QUOTES = 0x8000
 
 
 # What MariaDB 10.11.19 advertises without TLS (captured: 0x81fff7fe, extended 0x1d).
@@ -90,8 +113,6 @@ SERVER_MARIADB_CAPABILITIES = (
     | MariaDBCapability.CACHE_METADATA
 )
 
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
 _RESPONSE_HEAD = struct.Struct("<IIB23s")
 _HANDSHAKE_FIXED = struct.Struct("<I8sBHBHHB6sI")
 RESPONSE_HEAD_LENGTH = _RESPONSE_HEAD.size  # 32: also the whole SSL request
@@ -125,7 +146,7 @@ class HandshakeV10:
     thread_id: int
     scramble: bytes
     capabilities: int = SERVER_CAPABILITIES
-    charset: int = 45
+    charset: int = UTF8MB4_GENERAL_CI
     status: int = ServerStatus.AUTOCOMMIT
     mariadb_capabilities: int = SERVER_MARIADB_CAPABILITIES
     auth_plugin: str = NATIVE_PASSWORD
@@ -206,7 +227,7 @@ class HandshakeResponse:
     user: bytes = b""
     auth_response: bytes = b""
     max_packet_size: int = 16 * 1024 * 1024
-    charset: int = 45
+    charset: int = UTF8MB4_GENERAL_CI
     database: bytes | None = None
     auth_plugin: str | None = None
     attributes: tuple[tuple[bytes, bytes], ...] = ()
@@ -223,7 +244,7 @@ class HandshakeResponse:
 
     def encode(self) -> bytes:
         reserved = bytes(19) + (
-            _U32.pack(self.mariadb_capabilities) if self.is_mariadb_client else bytes(4)
+            U32.pack(self.mariadb_capabilities) if self.is_mariadb_client else bytes(4)
         )
         head = _RESPONSE_HEAD.pack(self.capabilities, self.max_packet_size, self.charset, reserved)
         if self.ssl_request:
@@ -254,13 +275,13 @@ class HandshakeResponse:
         data = bytes(payload)
         if len(data) < 4:
             raise DecodeError("handshake response shorter than its capability flags")
-        caps = _U16.unpack_from(data, 0)[0]
+        caps = U16.unpack_from(data, 0)[0]
         if not caps & Capability.PROTOCOL_41:
             raise DecodeError("client does not speak protocol 4.1")
         if len(data) < RESPONSE_HEAD_LENGTH:
             raise DecodeError("truncated handshake response", offset=len(data))
         caps, max_packet, charset, reserved = _RESPONSE_HEAD.unpack_from(data, 0)
-        mariadb_caps = _U32.unpack_from(reserved, 19)[0]
+        mariadb_caps = U32.unpack_from(reserved, 19)[0]
         if len(data) == RESPONSE_HEAD_LENGTH and caps & Capability.SSL:
             return cls(
                 capabilities=caps,

@@ -22,9 +22,42 @@ from encoder.packets import encode_eof, encode_err, encode_ok
 from encoder.primitives import packed_int
 from fakemaster.constants import ColumnType
 from fakemaster.errors import DecodeError
-from fakemaster.packets import EOF_HEADER, EofPacket, ErrPacket, OkPacket
+from fakemaster.packets import (
+    EOF_HEADER,
+    EOF_PACKET,
+    OK_STATUS_WARNINGS,
+    EofPacket,
+    ErrPacket,
+    OkPacket,
+)
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
+
+__all__ = [
+    "ERRORS",
+    "MAX_COLUMN_LENGTH",
+    "NOT_FIXED_DEC",
+    "Cell",
+    "ClientProtocol",
+    "Column",
+    "ColumnDefinition",
+    "ColumnFlag",
+    "ReadResultSet",
+    "ResultSet",
+    "SessionTrack",
+    "SqlError",
+    "encode_row",
+    "eof_payload",
+    "ok_payload",
+    "parse_row",
+    "read_result_set",
+    "result_set_payloads",
+    "session_state_entry",
+    "sql_error",
+    "syntax_error",
+    "text_column",
+    "with_name",
+]
 
 NOT_FIXED_DEC = 39  # "decimals" of strings and values whose scale is not fixed
 _BLOB_TYPES = (ColumnType.TINY_BLOB, ColumnType.BLOB)
@@ -453,16 +486,16 @@ def read_result_set(payloads: Iterator[bytes], protocol: ClientProtocol) -> Read
         eof = next(payloads)
         if eof[:1] != b"\xfe" or len(eof) != 5:
             raise DecodeError("missing EOF after the column definitions")
-        status_after_columns = struct.unpack_from("<H", eof, 3)[0]
+        _, _, status_after_columns = EOF_PACKET.unpack_from(eof, 0)
     rows: list[tuple[Cell, ...]] = []
     for payload in payloads:
         if payload[:1] == b"\xfe" and len(payload) < 0xFFFFFF:
             if protocol.deprecate_eof:
                 _, at = read_packed_int(payload, 1)
                 _, at = read_packed_int(payload, at)
-                status, warnings = struct.unpack_from("<HH", payload, at)
+                status, warnings = OK_STATUS_WARNINGS.unpack_from(payload, at)
             else:
-                warnings, status = struct.unpack_from("<HH", payload, 1)
+                _, warnings, status = EOF_PACKET.unpack_from(payload, 0)
             return ReadResultSet(columns, tuple(rows), status_after_columns, status, warnings)
         if payload[:1] == b"\xff":
             err = parse_err(payload)

@@ -14,6 +14,30 @@ from enum import Enum
 
 from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
 
+__all__ = [
+    "COMPARISON_OPS",
+    "RESERVED",
+    "Comparison",
+    "DefaultValue",
+    "Expr",
+    "FunctionCall",
+    "Literal",
+    "Negation",
+    "Parser",
+    "StatementText",
+    "SysVarRef",
+    "Tok",
+    "Token",
+    "UserVarAssignment",
+    "UserVarRef",
+    "Word",
+    "like_to_regex",
+    "line_of",
+    "split_statements",
+    "tokenize",
+    "unknown_column",
+]
+
 
 class Tok(Enum):
     WORD = "word"  # identifier or keyword

@@ -23,6 +23,25 @@ from enum import Enum, Flag
 from fakemaster.accounts import NO_PRIVILEGES, Privilege
 from fakemaster.protocol.charsets import charset_default, collation_by_name
 
+__all__ = [
+    "CHARSET_VARIABLES",
+    "COLLATION_VARIABLES",
+    "DEFAULT_SQL_MODE",
+    "DEFAULT_TRACKED_VARIABLES",
+    "OLD_MODE_FLAGS",
+    "SQL_MODE_COMBINATIONS",
+    "SQL_MODE_FLAGS",
+    "SYSTEM_VARIABLES",
+    "Scope",
+    "SystemVariable",
+    "Value",
+    "VarKind",
+    "lookup",
+    "select_text",
+    "setting_value",
+    "show_text",
+]
+
 Value = bool | int | float | str | None
 
 

@@ -21,8 +21,10 @@ from fakemaster.accounts import (
     privilege_names,
 )
 from fakemaster.config import ServerConfig
-from fakemaster.protocol.queries import OkResult, ServerState, SessionState, execute
+from fakemaster.protocol.outcome import OkResult
+from fakemaster.protocol.queries import execute
 from fakemaster.protocol.resultset import SqlError
+from fakemaster.protocol.state import ServerState, SessionState
 from fakemaster.protocol.variables import SYSTEM_VARIABLES
 from fakemaster.session import Close, ServerSession, StartDump, State
 from tests.fakemaster.wire import SessionDriver

@@ -29,14 +29,8 @@ from fakemaster.constants import (
     GtidFlag,
 )
 from fakemaster.context import BinlogContext
-from fakemaster.dump import (
-    DumpStream,
-    SemiSyncMaster,
-    begin_event,
-    checksum_alg_at_connect,
-    dummy_event,
-    semi_sync_master,
-)
+from fakemaster.dump import DumpStream, checksum_alg_at_connect
+from fakemaster.dump_events import begin_event, dummy_event
 from fakemaster.events import (
     AnnotateRowsEvent,
     BinlogCheckpointEvent,
@@ -54,6 +48,7 @@ from fakemaster.events import (
     XidEvent,
 )
 from fakemaster.header import CRC, HEADER, event_crc
+from fakemaster.semi_sync import SemiSyncMaster, semi_sync_master
 from fakemaster.session import DumpRequest
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 

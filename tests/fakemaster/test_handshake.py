@@ -32,7 +32,7 @@ from fakemaster.protocol.handshake import (
     native_password_response,
     new_scramble,
 )
-from fakemaster.protocol.queries import ServerState
+from fakemaster.protocol.state import ServerState
 from fakemaster.session import ServerSession
 from tests.fakemaster.wire import packets
 

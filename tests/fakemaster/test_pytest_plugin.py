@@ -21,7 +21,6 @@ from decoder.packets import parse_binlog_packet
 from encoder.packets import encode_semi_sync_ack
 from fakemaster.config import ServerConfig
 from fakemaster.context import BinlogContext
-from fakemaster.dump import semi_sync_master
 from fakemaster.errors import EncodeError
 from fakemaster.events import (
     Event,
@@ -39,6 +38,7 @@ from fakemaster.pytest_plugin import (
     FakeMasterFactory,
     FakeMasterHandle,
 )
+from fakemaster.semi_sync import semi_sync_master
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.wire import RawClient
 from tests.peers.mariadb import mariadb_available

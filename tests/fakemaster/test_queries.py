@@ -25,7 +25,7 @@ from fakemaster.accounts import Account
 from fakemaster.config import ServerConfig
 from fakemaster.protocol.charsets import COLLATIONS_BY_ID, client_collation
 from fakemaster.protocol.handshake import Capability
-from fakemaster.protocol.queries import STATEMENTS, ServerState, SessionState, execute
+from fakemaster.protocol.queries import STATEMENTS, execute
 from fakemaster.protocol.resultset import (
     ClientProtocol,
     ColumnDefinition,
@@ -34,6 +34,7 @@ from fakemaster.protocol.resultset import (
     read_result_set,
 )
 from fakemaster.protocol.sqltext import like_to_regex, tokenize
+from fakemaster.protocol.state import ServerState, SessionState
 from fakemaster.protocol.variables import SYSTEM_VARIABLES
 from fakemaster.session import ServerSession
 from tests.budget import examples

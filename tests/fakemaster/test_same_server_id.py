@@ -19,7 +19,7 @@ from fakemaster.config import ServerConfig
 from fakemaster.constants import Command, DumpFlag
 from fakemaster.dump import DumpStream
 from fakemaster.events import QueryEvent
-from fakemaster.protocol.queries import ServerState
+from fakemaster.protocol.state import ServerState
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.session import DumpRequest, EndDump, ServerSession, StartDump
 from fakemaster.store import MemoryBinlogStore

@@ -29,7 +29,9 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.protocol.queries import OkResult, ServerState, SessionState, execute
+from fakemaster.protocol.outcome import OkResult
+from fakemaster.protocol.queries import execute
+from fakemaster.protocol.state import ServerState, SessionState
 from fakemaster.served_facts import FactsScanner, RowMetadata, row_metadata_of
 from fakemaster.served_variables import ServedVariables, packet_size_for
 from fakemaster.session import ServerSession

@@ -23,8 +23,8 @@ from fakemaster.protocol.handshake import (
     HandshakeResponse,
     native_password_response,
 )
-from fakemaster.protocol.queries import ServerState
 from fakemaster.protocol.resultset import ClientProtocol, read_result_set
+from fakemaster.protocol.state import ServerState
 from fakemaster.session import (
     Ack,
     Close,

@@ -35,14 +35,13 @@ from fakemaster.events import (
 from fakemaster.gtid_state import BinlogState
 from fakemaster.header import CRC, HEADER, event_crc
 from fakemaster.store import (
-    MAX_EVENT_SIZE,
     BinlogReadError,
     DirectoryBinlogStore,
-    GroupTracker,
     MemoryBinlogStore,
     UnknownBinlogFile,
-    is_commit_or_rollback,
 )
+from fakemaster.store.base import MAX_EVENT_SIZE
+from fakemaster.store.groups import GroupTracker, is_commit_or_rollback
 from tests.budget import examples
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "binlogs"

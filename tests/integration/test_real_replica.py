@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from fakemaster.config import ServerConfig
-from fakemaster.dump import DumpStream, semi_sync_master
+from fakemaster.dump import DumpStream
+from fakemaster.semi_sync import semi_sync_master
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.session import DumpRequest
 from fakemaster.store import MemoryBinlogStore

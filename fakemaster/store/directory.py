@@ -1,0 +1,185 @@
+"""A directory of real binlog files, served byte for byte as its index lists them."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from fakemaster.store.base import BinlogStore, UnknownBinlogFile
+
+__all__ = ["DirectoryBinlogStore"]
+
+
+class DirectoryBinlogStore(BinlogStore):
+    """The binlog files listed in ``<basename>.index`` in ``directory``, served as they are.
+
+    Index lines may be absolute paths or relative ones (``./mysql-bin.000001``); files are
+    looked up by base name in ``directory`` when the listed path does not exist. The last file
+    may grow; :meth:`poll` notices appended bytes and new index entries. Files stay on disk:
+    at most ``max_open_files`` are kept open, reads are by offset.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        basename: str | None = None,
+        *,
+        max_open_files: int = 8,
+    ) -> None:
+        self.directory = Path(directory)
+        if basename is None:
+            basename = self._guess_basename(self.directory)
+        super().__init__(basename)
+        self.index_path = self.directory / f"{basename}.index"
+        self.max_open_files = max_open_files
+        self._names: list[str] = []
+        self._paths: dict[str, Path] = {}
+        self._purged: set[str] = set()
+        self._handles: dict[str, BinaryIO] = {}
+        self._index_stamp: tuple[int, int] | None = None
+        self._last_size: int | None = None
+        self._watcher: threading.Thread | None = None
+        self._watch_stop = threading.Event()
+        self._read_index()
+        last = self.last_file()
+        self._last_size = self._physical_size(last) if last else None
+
+    @staticmethod
+    def _guess_basename(directory: Path) -> str:
+        indexes = sorted(directory.glob("*.index"))
+        if len(indexes) != 1:
+            found = ", ".join(path.name for path in indexes) or "none"
+            raise FileNotFoundError(
+                f"expected exactly one *.index file in {directory} (found: {found}); "
+                "give the binlog basename"
+            )
+        return indexes[0].name[: -len(".index")]
+
+    def _read_index(self) -> bool:
+        stat = self.index_path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp == self._index_stamp:
+            return False
+        self._index_stamp = stamp
+        names: list[str] = []
+        paths: dict[str, Path] = {}
+        for line in self.index_path.read_text(errors="surrogateescape").splitlines():
+            entry = line.strip()
+            if not entry:
+                continue
+            listed = Path(entry)
+            name = listed.name
+            if listed.is_absolute() and listed.exists():
+                path = listed
+            else:
+                path = self.directory / name
+            names.append(name)
+            paths[name] = path
+        changed = names != self._names
+        self._names = names
+        self._paths = paths
+        for stale in set(self._handles) - set(paths):
+            self._handles.pop(stale).close()
+        return changed
+
+    def file_names(self) -> list[str]:
+        return [name for name in self._names if name not in self._purged]
+
+    def _path(self, name: str) -> Path:
+        try:
+            return self._paths[name]
+        except KeyError:
+            raise UnknownBinlogFile(name) from None
+
+    def _physical_size(self, name: str) -> int:
+        return self._path(name).stat().st_size
+
+    def _handle(self, name: str) -> BinaryIO:
+        handle = self._handles.pop(name, None)
+        if handle is None:
+            handle = open(self._path(name), "rb")  # noqa: SIM115 - kept open for later reads
+            while len(self._handles) >= self.max_open_files:
+                oldest = next(iter(self._handles))
+                self._handles.pop(oldest).close()
+        self._handles[name] = handle  # most recently used last
+        return handle
+
+    def _read_range(self, name: str, offset: int, size: int) -> bytes:
+        with self._lock:
+            handle = self._handle(name)
+            handle.seek(offset)
+            return handle.read(size)
+
+    def poll(self) -> bool:
+        """Re-read the index and the last file's size; True (subscribers notified) if either
+        changed."""
+        with self._lock:
+            changed = False
+            try:
+                changed = self._read_index()
+            except FileNotFoundError:
+                pass
+            last = self.last_file()
+            size = self._physical_size(last) if last else None
+            if size != self._last_size:
+                self._last_size = size
+                changed = True
+        if changed:
+            self._changed()
+        return changed
+
+    def purge_to(self, name: str) -> list[str]:
+        """Hide every file before ``name`` (the files on disk are left alone)."""
+        self._require(name)
+        purged: list[str] = []
+        with self._lock:
+            for existing in self.file_names():
+                if existing == name:
+                    break
+                self._purged.add(existing)
+                self._indexes.pop(existing, None)
+                purged.append(existing)
+        if purged:
+            self._changed()
+        return purged
+
+    def start_watching(self, interval: float = 0.1) -> None:
+        """Poll in a daemon thread every ``interval`` seconds until :meth:`close`."""
+        if self._watcher is not None:
+            return
+        self._watch_stop.clear()
+
+        def watch() -> None:
+            while not self._watch_stop.wait(interval):
+                try:
+                    self.poll()
+                except OSError:
+                    pass
+
+        self._watcher = threading.Thread(target=watch, name="binlog-dir-watch", daemon=True)
+        self._watcher.start()
+
+    def subscribe(self, callback: Callable[[int], None]) -> Callable[[], None]:
+        unsubscribe = super().subscribe(callback)
+        self.start_watching()
+        return unsubscribe
+
+    def close(self) -> None:
+        self._watch_stop.set()
+        watcher = self._watcher
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(timeout=5)
+        self._watcher = None
+        with self._lock:
+            for handle in self._handles.values():
+                handle.close()
+            self._handles.clear()
+
+    def __enter__(self) -> DirectoryBinlogStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
