@@ -209,7 +209,8 @@ class _Connection:
                     self.wakeup.set()
 
     def start_dump(self, request: DumpRequest) -> None:
-        self.dump = self.master._make_dump(request)
+        # On a compressed connection the session puts the dump through its compression.
+        self.dump = self.session.wrap_dump(self.master._make_dump(request), request)
         self.dump_task = asyncio.create_task(self._stream(self.dump, request))
 
     async def _stream(self, dump: DumpStreamLike, request: DumpRequest) -> None:

@@ -23,6 +23,7 @@ from encoder.packets import frame
 from fakemaster.constants import SEMI_SYNC_MAGIC, Command
 from fakemaster.errors import DecodeError
 from fakemaster.protocol.charsets import client_collation
+from fakemaster.protocol.compression import CompressedChannel, CompressedDump, DumpLike
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -265,7 +266,11 @@ class ServerSession:
         self.close_reason: str | None = None
         self._response: HandshakeResponse | None = None
         # Packets larger than max_allowed_packet are refused (ER_NET_PACKET_TOO_LARGE).
-        self._reader = PacketReader(expected_seq=1, max_payload=self.config.max_allowed_packet)
+        self._reader: PacketReader | CompressedChannel = PacketReader(
+            expected_seq=1, max_payload=self.config.max_allowed_packet
+        )
+        # Once the client asked for compression and logged in, reads and writes go through it.
+        self._compression: CompressedChannel | None = None
         self._unregistered = False
         self.tls_offered = self.config.ssl_context is not None
         self.tls_active = False
@@ -306,11 +311,12 @@ class ServerSession:
                 if payload is None:
                     break
                 self._dispatch(payload, actions)
+                self._flush(actions)
+            self._flush(actions)
         except Exception as error:  # a bug here must not take the server down
             self.internal_errors.append(error)
-            actions.append(
-                SendBytes(frame(sql_error(1105, f"internal error: {error}").payload(), 1)[0])
-            )
+            self._send(actions, sql_error(1105, f"internal error: {error}").payload(), 1)
+            self._flush(actions)
             self._close(actions, f"internal error: {error!r}")
         return actions
 
@@ -345,6 +351,18 @@ class ServerSession:
             actions[-1] = StartTls(rest)
             return b""
         return rest
+
+    @property
+    def compressed(self) -> bool:
+        """The connection speaks the compressed protocol (from the OK of the login on)."""
+        return self._compression is not None
+
+    def wrap_dump(self, dump: DumpLike, request: DumpRequest) -> DumpLike:
+        """What the shell should stream for ``request``: ``dump`` itself, or on a compressed
+        connection ``dump`` through the connection's compression."""
+        if self._compression is None:
+            return dump
+        return CompressedDump(dump, self._compression, semi_sync=request.semi_sync)
 
     def connection_lost(self) -> None:
         """The shell saw the socket close: forget the connection (SHOW SLAVE HOSTS, KILL)."""
@@ -466,6 +484,15 @@ class ServerSession:
         )
         self.state = State.COMMAND
         self._reader.expect_sequence(0)
+        if response.capabilities & Capability.COMPRESS and isinstance(self._reader, PacketReader):
+            # MariaDB counted the client's last packet (next_seq - 1) on its compressed
+            # counter too: the first compressed packet it writes carries next_seq.
+            self._compression = CompressedChannel(
+                sequence=next_seq,
+                max_payload=self.config.max_allowed_packet,
+                pending=self._reader.detach(),
+            )
+            self._reader = self._compression
 
     # -- command phase ---------------------------------------------------------------------
 
@@ -566,6 +593,7 @@ class ServerSession:
                 ]
             for payload in payloads:
                 seq = self._send(actions, payload, seq)
+            self._flush(actions)  # MariaDB flushes each result of a multi-statement query
         for request in outcome.kills:
             actions.append(KillConnection(request.thread_id, request.query_only))
         if outcome.close_connection:
@@ -681,8 +709,20 @@ class ServerSession:
 
     def _send(self, actions: list[Action], payload: bytes, seq: int) -> int:
         data, next_seq = frame(payload, seq & 0xFF)
-        actions.append(SendBytes(data))
+        if self._compression is not None:
+            self._compression.write(data)  # sent at the next flush (ERR packets at once)
+        else:
+            actions.append(SendBytes(data))
         return next_seq
+
+    def _flush(self, actions: list[Action]) -> None:
+        """Send what the compression buffered: after each response, as MariaDB flushes. Never
+        while a dump runs: the dump owns the buffer then."""
+        if self._compression is None or self.state is State.DUMPING:
+            return
+        data = self._compression.flush()
+        if data:
+            actions.append(SendBytes(data))
 
     def _send_error(self, actions: list[Action], error: SqlError, *, seq: int = 1) -> None:
         self._send(actions, error.payload(), seq)
@@ -700,6 +740,7 @@ class ServerSession:
     def _close(self, actions: list[Action], reason: str) -> None:
         if self.state is State.CLOSED:
             return
+        self._flush(actions)  # e.g. the ERR that explains the close
         self.state = State.CLOSED
         self.close_reason = reason
         self._unregister()
