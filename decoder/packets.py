@@ -176,8 +176,9 @@ class CompressedPacketReader:
     how far the reader went for the payloads returned so far.
 
     ``expected_seq`` is the first compressed packet's sequence number (None: take whatever
-    comes); each following one must carry the next number mod 256. The inner packets'
-    sequence numbers are not checked (MariaDB does not check them either). ``max_payload``
+    comes); each following one must carry the next number mod 256 (``check_sequence=False``:
+    never checked, as a semi-sync replica reads). The inner packets' sequence numbers are not
+    checked (MariaDB does not check them either). ``max_payload``
     refuses a compressed packet when its larger length plus the inner bytes still waiting for
     the rest of their payload reach it (MariaDB's packet buffer limit). ``exact_length``
     requires a body to inflate to exactly the stated length with nothing after its zlib
@@ -189,6 +190,7 @@ class CompressedPacketReader:
         self,
         *,
         expected_seq: int | None = None,
+        check_sequence: bool = True,
         max_payload: int | None = None,
         exact_length: bool = True,
     ) -> None:
@@ -196,6 +198,7 @@ class CompressedPacketReader:
         self._base = 0  # stream offset of _buf[0]
         self._pos = 0  # _buf index of the next compressed header
         self._next_seq = expected_seq
+        self._check_sequence = check_sequence
         self._max_payload = max_payload
         self._exact = exact_length
         self._inner = PacketReader(check_sequence=False)
@@ -256,7 +259,7 @@ class CompressedPacketReader:
         inflated = int.from_bytes(buf[pos + 4 : pos + 7], "little")
         offset = self._base + pos
         expected = self._next_seq
-        if expected is not None and seq != expected:
+        if self._check_sequence and expected is not None and seq != expected:
             raise DecodeError(
                 f"packet sequence number {seq}, expected {expected} (compressed packet)",
                 offset=offset + 3,

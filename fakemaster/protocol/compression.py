@@ -62,6 +62,8 @@ class CompressedChannel:
         self.writer = CompressedWriter(sequence=sequence, buffer_size=buffer_size)
         self._reads_counted = 0
         self._reads_move_counters = True
+        self._new_command = False
+        self.expect_sequence(0)  # the first command
         if pending:
             self.reader.feed(pending)
 
@@ -71,13 +73,15 @@ class CompressedChannel:
         self.reader.feed(data)
 
     def expect_sequence(self, seq: int | None) -> None:
-        """0: a new command starts (net_new_transaction: the inner counter goes back to 0).
-        None: a dump runs; what the client sends now are semi-sync ACKs, which MariaDB reads
-        with a NET of their own: no check, and this connection's counters stay."""
+        """0: the next command is awaited (net_new_transaction: the inner counter goes back to
+        0, after the last flush). None: a dump runs; what the client sends now are semi-sync
+        ACKs, which MariaDB reads with a NET of their own: no check, and this connection's
+        counters stay."""
         self.reader.expect_sequence(seq)
         self._reads_move_counters = seq is not None
-        if seq is not None:
-            self.writer.packet_number = seq
+        self._new_command = seq == 0
+        if self._new_command:
+            self.writer.packet_number = 0
 
     @property
     def next_sequence(self) -> int | None:
@@ -95,6 +99,7 @@ class CompressedChannel:
             self._reads_counted = reader.sequences_read
             return
         self._reads_counted = reader.sequences_read
+        self._new_command = False
         assert reader.last_sequence is not None
         self.writer.reset_sequences(reader.last_sequence + 1)
         need = reader.largest_need
@@ -111,6 +116,8 @@ class CompressedChannel:
     def flush(self) -> bytes:
         """net_flush: the compressed packets to send now (maybe none)."""
         self.writer.flush()
+        if self._new_command:
+            self.writer.packet_number = 0
         return self.writer.take()
 
     def take(self) -> bytes:
