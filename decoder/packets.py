@@ -199,7 +199,7 @@ class CompressedPacketReader:
         self._pos = 0  # _buf index of the next compressed header
         self._next_seq = expected_seq
         self._check_sequence = check_sequence
-        self._max_payload = max_payload
+        self.max_payload = max_payload
         self._exact = exact_length
         self._inner = PacketReader(check_sequence=False)
         self._inner_from = 0  # stream offset of the packet where the waiting inner bytes began
@@ -266,10 +266,10 @@ class CompressedPacketReader:
             )
         # An empty packet is taken before its size is weighed (it inflates to nothing or fails).
         need = max(size, inflated) + self._inner.buffered if size else 0
-        if self._max_payload is not None and need >= self._max_payload:
+        if self.max_payload is not None and need >= self.max_payload:
             # MariaDB counts the packet as read before it refuses it.
             self._count(seq, need)
-            raise DecodeError(f"packet payload exceeds {self._max_payload} bytes", offset=offset)
+            raise DecodeError(f"packet payload exceeds {self.max_payload} bytes", offset=offset)
         end = pos + COMPRESSED_HEADER_LEN + size
         if len(buf) < end:
             return False

@@ -23,7 +23,9 @@ import shutil
 import struct
 import sys
 import time
+import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,27 +45,47 @@ DEFAULT_OUT = REPO_ROOT / "tests" / "golden" / "compressed_protocol"
 USER, PASSWORD = "repl", "secret"
 SELECT_1 = b"\x03SELECT 1"
 
-Step = Callable[[CompressedClient], tuple[bytes, bytes]]
+# A step: what the client sends, and (bytes sent, bytes received, whether the server closed).
+Step = Callable[[CompressedClient], tuple[bytes, bytes, bool]]
 
 
 def query(sql: str, *, deflate: bool = False) -> tuple[str, Step]:
-    return sql if len(sql) < 80 else sql[:60] + "...", lambda c: c.query(sql, deflate=deflate)
+    def step(client: CompressedClient) -> tuple[bytes, bytes, bool]:
+        return (*client.query(sql, deflate=deflate), False)
+
+    return sql if len(sql) < 80 else sql[:60] + "...", step
 
 
 def raw(what: str, data: bytes, *, until_closed: bool = False) -> tuple[str, Step]:
-    def step(client: CompressedClient) -> tuple[bytes, bytes]:
+    def step(client: CompressedClient) -> tuple[bytes, bytes, bool]:
         client.send_raw(data)
         if until_closed:
-            return data, client.until_closed()
+            return data, client.until_closed(), True
         client.response()
-        return data, client.take_received()
+        return data, client.take_received(), False
 
     return what, step
 
 
-# name -> (capabilities, steps, whether the fake master answers every step byte for byte)
-SESSIONS: dict[str, tuple[int, list[tuple[str, Step]], bool]] = {
-    "basic": (
+@dataclass
+class Session:
+    capabilities: int
+    steps: list[tuple[str, Step]]
+    fake_exact: bool = True  # the fake master answers every step byte for byte
+    max_allowed_packet: int | None = None  # SET GLOBAL before the session (then put back)
+
+
+def deflated_packet(body: bytes, seq: int, stated: int) -> bytes:
+    packed = zlib.compress(body)
+    return struct.pack("<I", len(packed) | seq << 24) + stated.to_bytes(3, "little") + packed
+
+
+SMALL_MAX_PACKET = 1 << 20
+# A command of 1.6 MB in two compressed packets of 800000 bytes (deflated: small on the wire).
+_LONG_COMMAND = frame(b"\x03SELECT '" + b"x" * 1_600_000 + b"'", 0)[0]
+
+SESSIONS: dict[str, Session] = {
+    "basic": Session(
         COMPRESSED_CAPABILITIES,
         [
             query("SELECT 1"),
@@ -71,19 +93,16 @@ SESSIONS: dict[str, tuple[int, list[tuple[str, Step]], bool]] = {
             query("SELECT nosuchcol"),
             query("SELECT * FROM mysql." + "a" * 60),
         ],
-        True,
     ),
-    "threshold": (
+    "threshold": Session(
         COMPRESSED_CAPABILITIES | Capability.DEPRECATE_EOF,
         [query("SELECT 0"), query("SELECT 00"), query('SELECT "aa"')],
-        True,
     ),
-    "multi_statements": (
+    "multi_statements": Session(
         COMPRESSED_CAPABILITIES | Capability.MULTI_STATEMENTS,
         [query("SELECT 1; SELECT 2"), query("SELECT 1; SELECT nosuchcol")],
-        True,
     ),
-    "out_of_order": (
+    "out_of_order": Session(
         COMPRESSED_CAPABILITIES,
         [
             raw(
@@ -92,9 +111,19 @@ SESSIONS: dict[str, tuple[int, list[tuple[str, Step]], bool]] = {
                 until_closed=True,
             )
         ],
-        True,
     ),
-    "split_command": (
+    "out_of_order_within": Session(
+        COMPRESSED_CAPABILITIES,
+        [
+            raw(
+                "a command split over compressed packets 0 and 5",
+                compressed_packet(frame(SELECT_1, 0)[0][:5], 0)
+                + compressed_packet(frame(SELECT_1, 0)[0][5:], 5),
+                until_closed=True,
+            )
+        ],
+    ),
+    "split_command": Session(
         COMPRESSED_CAPABILITIES,
         [
             raw(
@@ -110,10 +139,56 @@ SESSIONS: dict[str, tuple[int, list[tuple[str, Step]], bool]] = {
                 "a command whose inner packet is numbered 7",
                 compressed_packet(frame(SELECT_1, 7)[0], 0),
             ),
+            raw(
+                "a body that inflates to fewer bytes than stated",
+                deflated_packet(frame(SELECT_1, 0)[0], 0, len(frame(SELECT_1, 0)[0]) + 10),
+            ),
         ],
-        True,
     ),
-    "large_results": (
+    "bad_zlib": Session(
+        COMPRESSED_CAPABILITIES,
+        [
+            raw(
+                "a body that does not inflate",
+                b"\x08\x00\x00\x00\x20\x00\x00\x78\x9c\xffjunk\0",
+                until_closed=True,
+            )
+        ],
+    ),
+    "short_inflated_length": Session(
+        COMPRESSED_CAPABILITIES,
+        [
+            raw(
+                "a body that inflates to more bytes than stated",
+                deflated_packet(frame(SELECT_1, 0)[0], 0, len(frame(SELECT_1, 0)[0]) - 1),
+                until_closed=True,
+            )
+        ],
+    ),
+    "too_large_header": Session(
+        COMPRESSED_CAPABILITIES,
+        [
+            raw(
+                "a compressed packet header of 2 MiB (max_allowed_packet 1 MiB)",
+                struct.pack("<I", 2 << 20) + b"\0\0\0" + bytes(100),
+                until_closed=True,
+            )
+        ],
+        max_allowed_packet=SMALL_MAX_PACKET,
+    ),
+    "too_large_total": Session(
+        COMPRESSED_CAPABILITIES,
+        [
+            raw(
+                "two compressed packets of 800000 bytes (max_allowed_packet 1 MiB)",
+                deflated_packet(_LONG_COMMAND[:800_000], 0, 800_000)
+                + deflated_packet(_LONG_COMMAND[800_000:1_600_000], 1, 800_000),
+                until_closed=True,
+            )
+        ],
+        max_allowed_packet=SMALL_MAX_PACKET,
+    ),
+    "large_results": Session(
         COMPRESSED_CAPABILITIES | Capability.MULTI_STATEMENTS,
         [
             query("SELECT REPEAT('x', 40000)"),
@@ -123,7 +198,7 @@ SESSIONS: dict[str, tuple[int, list[tuple[str, Step]], bool]] = {
             query("SELECT '" + "y" * 30000 + "' IS NOT NULL", deflate=True),
             query("SELECT REPEAT('x', 40000)"),
         ],
-        False,
+        fake_exact=False,
     ),
 }
 
@@ -196,24 +271,32 @@ def capture(out: Path) -> None:
     with MariaDBServer(options) as server:
         server.create_replication_user(USER, PASSWORD, privileges="ALL PRIVILEGES")
         sessions = []
-        for name, (capabilities, steps, fake_exact) in SESSIONS.items():
+        default_max_packet = int(server.query_one("SELECT @@GLOBAL.max_allowed_packet"))
+        for name, session in SESSIONS.items():
+            if session.max_allowed_packet is not None:
+                server.execute(f"SET GLOBAL max_allowed_packet= {session.max_allowed_packet}")
             client = CompressedClient(
-                server.host, server.port, USER, PASSWORD, capabilities=capabilities
+                server.host, server.port, USER, PASSWORD, capabilities=session.capabilities
             )
             recorded = []
-            for what, step in steps:
-                sent, received = step(client)
-                recorded.append({"what": what, "sent": sent.hex(), "received": received.hex()})
+            for what, step in session.steps:
+                sent, received, closed = step(client)
+                recorded.append(
+                    {"what": what, "sent": sent.hex(), "received": received.hex(), "closed": closed}
+                )
             client.sock.close()
+            server.execute(f"SET GLOBAL max_allowed_packet= {default_max_packet}")
             sessions.append(
                 {
                     "name": name,
-                    "capabilities": capabilities,
-                    "fake_exact": fake_exact,
+                    "capabilities": session.capabilities,
+                    "max_allowed_packet": session.max_allowed_packet or default_max_packet,
+                    "fake_exact": session.fake_exact,
+                    "login_reply": client.login_reply.hex(),
                     "steps": recorded,
                 }
             )
-            print(f"{name:18s} {len(recorded)} steps")
+            print(f"{name:22s} {len(recorded)} steps")
         server.execute(BINLOG_STATEMENTS)
         wait_for_checkpoint(server, "mysql-bin.000002")
         dumps = {}
@@ -234,9 +317,12 @@ def capture(out: Path) -> None:
                 "scripts/capture-compressed-protocol.py. sessions: a client logged in with "
                 "the given capabilities (CLIENT_COMPRESS included) and ran the steps; 'sent' "
                 "is what it sent (compressed packets), 'received' every byte the server sent "
-                "back. fake_exact: the fake master answers every step of the session byte for "
-                "byte. dumps: non-blocking COM_BINLOG_DUMP of the binlog files stored next to "
-                "this file, after the setup statements."
+                "back, 'closed' whether it closed the connection then; login_reply is the payload of the login's OK (a plain packet). "
+                "max_allowed_packet: the server's during the session. fake_exact: the fake "
+                "master answers every step of the session byte for byte. dumps: COM_BINLOG_DUMP "
+                "of the binlog files stored next to this file, after the setup statements "
+                "(plain: non-blocking, to the end; semi_sync: blocking, to the first "
+                "heartbeat)."
             ),
             "server": server.version(),
             "options": options,

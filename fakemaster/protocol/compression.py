@@ -45,7 +45,8 @@ class CompressedChannel:
     the number of the client's last packet + 1 (MariaDB counts it even before compression).
     ``pending``: bytes the client sent after its last uncompressed packet. Reads accept what
     MariaDB accepts (a body that inflates to fewer bytes than stated, bytes after its zlib
-    stream); ``max_payload`` is max_allowed_packet.
+    stream); ``max_payload`` is max_allowed_packet, which MariaDB only checks when a packet
+    does not fit its buffer: the limit is the larger of the two.
     """
 
     def __init__(
@@ -56,10 +57,10 @@ class CompressedChannel:
         buffer_size: int = NET_BUFFER_LENGTH,
         pending: bytes = b"",
     ) -> None:
-        self.reader = CompressedPacketReader(
-            expected_seq=0, max_payload=max_payload, exact_length=False
-        )
+        self.reader = CompressedPacketReader(expected_seq=0, exact_length=False)
         self.writer = CompressedWriter(sequence=sequence, buffer_size=buffer_size)
+        self._max_allowed = max_payload
+        self._set_limit()
         self._reads_counted = 0
         self._reads_move_counters = True
         self._new_command = False
@@ -106,6 +107,13 @@ class CompressedChannel:
         if need >= self.writer.buffer_size:
             # net_realloc: the buffer becomes the need rounded up to IO_SIZE.
             self.writer.buffer_size = -(-need // NET_BUFFER_STEP) * NET_BUFFER_STEP
+            self._set_limit()
+
+    def _set_limit(self) -> None:
+        # my_real_read reallocates (and checks max_allowed_packet) only for a packet that
+        # does not fit the buffer.
+        limit = self._max_allowed
+        self.reader.max_payload = None if limit is None else max(limit, self.writer.buffer_size)
 
     # -- writing ---------------------------------------------------------------------------
 

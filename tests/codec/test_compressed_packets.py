@@ -128,10 +128,13 @@ def test_the_reader_takes_the_real_bytes_in_any_chunks(
 
 
 def _query_answers() -> list[tuple[str, int, bytes]]:
+    """The answers to commands (not the dumps, not the empty ones before a close; not the ERR
+    to a command's first packet out of order, whose inner number is the 0 of a new command
+    where the compressed one goes on)."""
     return [
         (name, capabilities, wire)
         for name, capabilities, wire in ANSWERS
-        if not name.startswith("dump") and "out_of_order" not in name
+        if wire and not name.startswith(("dump", "out_of_order["))
     ]
 
 
