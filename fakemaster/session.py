@@ -42,6 +42,7 @@ from fakemaster.protocol.queries import (
     ServerState,
     SessionState,
     SqlValue,
+    apply_client_capabilities,
     change_database,
     execute,
 )
@@ -466,6 +467,7 @@ class ServerSession:
             self.server, self.thread_id, user, self.peer_host, collation_id
         )
         self.sql.capabilities = response.capabilities
+        apply_client_capabilities(self.sql, response.capabilities)
         self.info.user = user
         state: list[bytes] = []
         if response.database is not None and response.capabilities & Capability.CONNECT_WITH_DB:

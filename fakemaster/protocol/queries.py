@@ -1469,6 +1469,18 @@ def use_database(ctx: Context) -> Response:
     return change_database(ctx.session, name)
 
 
+def apply_client_capabilities(session: SessionState, capabilities: int) -> None:
+    """What a client's capability flags change in its new session, as MariaDB's login does:
+    CLIENT_IGNORE_SPACE adds IGNORE_SPACE to sql_mode, CLIENT_INTERACTIVE makes wait_timeout
+    interactive_timeout (COM_RESET_CONNECTION's fresh session has neither, as in MariaDB)."""
+    variables = session.variables
+    if capabilities & Capability.IGNORE_SPACE:
+        mode = f"IGNORE_SPACE,{variables['sql_mode']}"
+        variables["sql_mode"] = _set_value(SYSTEM_VARIABLES["sql_mode"], "sql_mode", mode, mode)
+    if capabilities & Capability.INTERACTIVE:
+        variables["wait_timeout"] = variables["interactive_timeout"]
+
+
 def change_database(session: SessionState, name: str) -> OkResult:
     """USE / COM_INIT_DB: SqlError 1049 for a database the server does not have."""
     known = {db.lower(): db for db in session.server.config.databases}
