@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from encoder.packets import frame
 from fakemaster.config import ServerConfig
@@ -22,6 +24,7 @@ from fakemaster.protocol.handshake import (
 from fakemaster.protocol.queries import ServerState
 from fakemaster.session import Close, SendBytes, ServerSession, StartDump
 from fakemaster.store import DirectoryBinlogStore
+from scenarios.strategies.framing import cut_points, split_at
 from tests.fakemaster.compressed_wire import (
     CAPTURE_DIR,
     COMPRESSED_CAPABILITIES,
@@ -184,3 +187,36 @@ def test_a_long_command_grows_the_buffer_and_the_compressed_packets_after_it() -
         channel.expect_sequence(0)
         assert out == answer
     assert channel.writer.buffer_size == 2 * NET_BUFFER_LENGTH
+
+
+# --- malformed compressed input ---------------------------------------------------------------
+
+_SELECT_1 = frame(b"\x03SELECT 1", 0)[0]
+
+
+@st.composite
+def damaged_streams(draw: st.DrawFn) -> bytes:
+    """Commands in compressed packets (deflated or not), then bytes flipped, cut or added."""
+    wire = bytearray()
+    for seq in range(draw(st.integers(1, 3))):
+        body = draw(st.sampled_from([_SELECT_1, frame(b"\x0e", 0)[0], frame(b"\x03DO 1", 0)[0]]))
+        wire += compressed_packet(body, 0 if seq == 0 else seq, deflate=draw(st.booleans()))
+    for _ in range(draw(st.integers(0, 4))):
+        wire[draw(st.integers(0, len(wire) - 1))] ^= draw(st.integers(1, 255))
+    wire = wire[: draw(st.integers(0, len(wire)))]
+    return bytes(wire) + draw(st.binary(max_size=40))
+
+
+@given(wire=damaged_streams(), data=st.data())
+def test_damaged_compressed_input_gets_answers_or_a_close_never_an_internal_error(
+    wire: bytes, data: st.DataObject
+) -> None:
+    driver, _ = compressed_driver(max_allowed_packet=1 << 20)
+    actions: list[Any] = []
+    for piece in split_at(wire, data.draw(cut_points(len(wire)))):
+        actions += driver.session.receive_data(piece)
+    assert driver.session.internal_errors == []
+    closes = [index for index, action in enumerate(actions) if isinstance(action, Close)]
+    assert closes in ([], [len(actions) - 1])
+    for _, _, _, plain in split_compressed(sent_bytes(actions)):
+        assert plain  # every compressed packet sent carries packets
