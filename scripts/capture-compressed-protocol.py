@@ -215,11 +215,25 @@ DUMP_SERVER_ID = 99
 NON_BLOCK = 1
 
 
+# name -> options of dump(): to the end, semi-sync, and two that end in an ERR packet (sent
+# uncompressed, with the packets still buffered before it).
+DUMPS: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "semi_sync": {"semi_sync": True},
+    "bad_position": {"position": 5},
+    "unknown_file": {"file": "mysql-bin.999999"},
+}
 HEARTBEAT_PERIOD_NS = 1_000_000_000
 HEARTBEAT = 27
 
 
-def dump(client: CompressedClient, *, semi_sync: bool) -> dict[str, Any]:
+def dump(
+    client: CompressedClient,
+    *,
+    semi_sync: bool = False,
+    file: str = "mysql-bin.000001",
+    position: int = 4,
+) -> dict[str, Any]:
     """A non-blocking dump read until the server closes the connection; with semi-sync a
     blocking one read until its first heartbeat (a semi-sync primary holds a non-blocking
     dump's end back until ACKs come)."""
@@ -235,7 +249,7 @@ def dump(client: CompressedClient, *, semi_sync: bool) -> dict[str, Any]:
     for sql in setup:
         client.query(sql)
     flags = 0 if semi_sync else NON_BLOCK
-    body = struct.pack("<IHI", 4, flags, DUMP_SERVER_ID) + b"mysql-bin.000001"
+    body = struct.pack("<IHI", position, flags, DUMP_SERVER_ID) + file.encode()
     sent = client.command(b"\x12" + body)
     if semi_sync:
         # The type of the event after the 0x00 0xEF flag header and its 4-byte timestamp.
@@ -247,7 +261,7 @@ def dump(client: CompressedClient, *, semi_sync: bool) -> dict[str, Any]:
         received = client.until_closed()
     return {
         "setup": setup,
-        "request": {"file": "mysql-bin.000001", "position": 4, "flags": flags},
+        "request": {"file": file, "position": position, "flags": flags},
         "server_id": DUMP_SERVER_ID,
         "sent": sent.hex(),
         "received": received.hex(),
@@ -300,9 +314,9 @@ def capture(out: Path) -> None:
         server.execute(BINLOG_STATEMENTS)
         wait_for_checkpoint(server, "mysql-bin.000002")
         dumps = {}
-        for semi_sync in (False, True):
+        for name, options in DUMPS.items():
             client = CompressedClient(server.host, server.port, USER, PASSWORD)
-            dumps["semi_sync" if semi_sync else "plain"] = dump(client, semi_sync=semi_sync)
+            dumps[name] = dump(client, **options)
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
@@ -321,8 +335,8 @@ def capture(out: Path) -> None:
                 "max_allowed_packet: the server's during the session. fake_exact: the fake "
                 "master answers every step of the session byte for byte. dumps: COM_BINLOG_DUMP "
                 "of the binlog files stored next to this file, after the setup statements "
-                "(plain: non-blocking, to the end; semi_sync: blocking, to the first "
-                "heartbeat)."
+                "(semi_sync: blocking, to the first heartbeat; the others non-blocking, to "
+                "the end: the binlog's or an error's)."
             ),
             "server": server.version(),
             "options": options,

@@ -125,10 +125,13 @@ def _setup_and_dump(driver: SessionDriver, dump: dict[str, Any]) -> StartDump:
     return start
 
 
-def test_a_non_blocking_dump_is_the_real_servers_bytes() -> None:
+@pytest.mark.parametrize("name", ["plain", "bad_position", "unknown_file"])
+def test_a_non_blocking_dump_is_the_real_servers_bytes(name: str) -> None:
     """The golden binlog (a 40000-byte event, a rotation) served from a directory: buffer-sized
-    compressed packets, the rest of the large event sent at once, one flush at the end."""
-    dump = CAPTURE["dumps"]["plain"]
+    compressed packets, the rest of the large event sent at once, one flush at the end; a dump
+    that fails sends its ERR uncompressed, with the ROTATE and FORMAT_DESCRIPTION it had
+    buffered."""
+    dump = CAPTURE["dumps"][name]
     with DirectoryBinlogStore(CAPTURE_DIR) as store:
         config = ServerConfig(user="repl", password="secret")
         driver = SessionDriver(ServerSession(ServerState(config, store)))
