@@ -8,6 +8,11 @@ MariaDB 10.11 would send (or a clean close), and a bug inside it becomes ERR 110
 the exception kept in :attr:`ServerSession.internal_errors`.
 
 States: HANDSHAKE -> (AUTH_SWITCH) -> COMMAND -> DUMPING -> CLOSED.
+
+A client that asked for CLIENT_COMPRESS gets the compressed protocol from the OK of its login
+on: the session reads and writes through a ``fakemaster.protocol.compression.CompressedChannel``
+(flushing after each response, as MariaDB does), and :meth:`ServerSession.wrap_dump` puts the
+dump the shell streams through it too.
 """
 
 from __future__ import annotations
