@@ -178,9 +178,10 @@ class CompressedPacketReader:
     ``expected_seq`` is the first compressed packet's sequence number (None: take whatever
     comes); each following one must carry the next number mod 256 (``check_sequence=False``:
     never checked, as a semi-sync replica reads). The inner packets' sequence numbers are not
-    checked (MariaDB does not check them either). ``max_payload``
-    refuses a compressed packet when its larger length plus the inner bytes still waiting for
-    the rest of their payload reach it (MariaDB's packet buffer limit). ``exact_length``
+    checked (MariaDB does not check them either). ``max_payload`` (an attribute, which may
+    change between packets) refuses a compressed packet when its larger length plus the inner
+    bytes still waiting for the rest of their payload reach it (MariaDB's packet buffer limit).
+    ``exact_length``
     requires a body to inflate to exactly the stated length with nothing after its zlib
     stream; False accepts what MariaDB's my_uncompress accepts: fewer bytes, and bytes after
     the end of the stream. Errors are DecodeError at stream offsets of the compressed bytes.
@@ -274,10 +275,9 @@ class CompressedPacketReader:
         if len(buf) < end:
             return False
         self._count(seq, need)
-        with memoryview(buf) as view:
-            body = view[pos + COMPRESSED_HEADER_LEN : end]
-            plain = bytes(body) if not inflated else _inflate(body, inflated, offset, self._exact)
-            del body
+        # A copy: no view of the buffer may outlive this call (the buffer is resized later).
+        body = bytes(buf[pos + COMPRESSED_HEADER_LEN : end])
+        plain = _inflate(body, inflated, offset, self._exact) if inflated else body
         self._pos = end
         if not self._inner.buffered:
             self._inner_from = offset
@@ -308,7 +308,7 @@ class CompressedPacketReader:
             )
 
 
-def _inflate(body: memoryview, stated: int, offset: int, exact: bool) -> bytes:
+def _inflate(body: bytes, stated: int, offset: int, exact: bool) -> bytes:
     """A compressed packet's body inflated to at most ``stated`` bytes, as zlib's uncompress()
     into a buffer of that size (what MariaDB's my_uncompress does)."""
     inflater = zlib.decompressobj()

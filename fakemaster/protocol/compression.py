@@ -128,10 +128,6 @@ class CompressedChannel:
             self.writer.packet_number = 0
         return self.writer.take()
 
-    def take(self) -> bytes:
-        """The compressed packets made so far without flushing (full buffers, ERR packets)."""
-        return self.writer.take()
-
 
 class DumpLike(Protocol):
     """What :class:`CompressedDump` needs of ``fakemaster.dump.DumpStream``."""
