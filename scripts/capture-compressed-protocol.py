@@ -314,9 +314,9 @@ def capture(out: Path) -> None:
         server.execute(BINLOG_STATEMENTS)
         wait_for_checkpoint(server, "mysql-bin.000002")
         dumps = {}
-        for name, options in DUMPS.items():
+        for name, dump_options in DUMPS.items():
             client = CompressedClient(server.host, server.port, USER, PASSWORD)
-            dumps[name] = dump(client, **options)
+            dumps[name] = dump(client, **dump_options)
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
