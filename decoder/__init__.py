@@ -2,7 +2,14 @@
 
 from decoder.binlog_file import iter_raw_events, read_binlog
 from decoder.core import decode_event
-from decoder.packets import PacketReader
+from decoder.packets import CompressedPacketReader, PacketReader
 from decoder.stream import StreamDecoder
 
-__all__ = ["PacketReader", "StreamDecoder", "decode_event", "iter_raw_events", "read_binlog"]
+__all__ = [
+    "CompressedPacketReader",
+    "PacketReader",
+    "StreamDecoder",
+    "decode_event",
+    "iter_raw_events",
+    "read_binlog",
+]

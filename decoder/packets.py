@@ -2,15 +2,21 @@
 
 ``PacketReader`` is sans-IO: feed it the bytes read from a connection in any chunks and take
 complete logical payloads out; split packets (0xFFFFFF-byte chunks, ended by a shorter or empty
-one) are joined and sequence numbers are checked.
+one) are joined and sequence numbers are checked. ``CompressedPacketReader`` does the same for
+a connection that speaks the compressed protocol (CLIENT_COMPRESS).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
 
 from decoder.primitives import U16, U64, Buffer, name_text, need, read_packed_int
-from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
+from fakemaster.constants import (
+    COMPRESSED_HEADER_LEN,
+    MAX_PACKET_PAYLOAD,
+    SEMI_SYNC_MAGIC,
+)
 from fakemaster.errors import DecodeError
 from fakemaster.packets import (
     EOF_HEADER,
@@ -157,6 +163,190 @@ class PacketReader:
                 f"truncated packet: {self.buffered} bytes of an incomplete packet at end of stream",
                 offset=self.offset,
             )
+
+    def detach(self) -> bytes:
+        """Take back the bytes fed but not yet returned in a payload (the reader then holds
+        none), e.g. to hand them to a ``CompressedPacketReader`` once compression starts."""
+        rest = bytes(self._buf[self._start :])
+        self._base += len(self._buf)
+        self._buf.clear()
+        self._start = self._scan = 0
+        self._chunks = []
+        self._pending_size = 0
+        return rest
+
+
+class CompressedPacketReader:
+    """Logical payloads out of a byte stream of compressed packets (sans-IO).
+
+    Each compressed packet has a 7-byte header (3-byte body length, 1-byte sequence number,
+    3-byte inflated length, 0 when the body is not compressed); the inflated bodies, joined,
+    are a stream of ordinary packets, which may start in one compressed packet and end in a
+    later one. A compressed packet is only read when the packets before it do not make a
+    whole payload yet, as MariaDB reads them, so ``sequences_read`` and ``last_sequence`` say
+    how far the reader went for the payloads returned so far.
+
+    ``expected_seq`` is the first compressed packet's sequence number (None: take whatever
+    comes); each following one must carry the next number mod 256 (``check_sequence=False``:
+    never checked, as a semi-sync replica reads). The inner packets' sequence numbers are not
+    checked (MariaDB does not check them either). ``max_payload`` (an attribute, which may
+    change between packets) refuses a compressed packet when its larger length plus the inner
+    bytes still waiting for the rest of their payload reach it (MariaDB's packet buffer limit).
+    ``exact_length``
+    requires a body to inflate to exactly the stated length with nothing after its zlib
+    stream; False accepts what MariaDB's my_uncompress accepts: fewer bytes, and bytes after
+    the end of the stream. Errors are DecodeError at stream offsets of the compressed bytes.
+    """
+
+    def __init__(
+        self,
+        *,
+        expected_seq: int | None = None,
+        check_sequence: bool = True,
+        max_payload: int | None = None,
+        exact_length: bool = True,
+    ) -> None:
+        self._buf = bytearray()
+        self._base = 0  # stream offset of _buf[0]
+        self._pos = 0  # _buf index of the next compressed header
+        self._next_seq = expected_seq
+        self._check_sequence = check_sequence
+        self.max_payload = max_payload
+        self._exact = exact_length
+        self._inner = PacketReader(check_sequence=False)
+        self._inner_from = 0  # stream offset of the packet where the waiting inner bytes began
+        self.sequences_read = 0
+        self.last_sequence: int | None = None
+        # The largest (stated length + waiting inner bytes) of a packet read: the size
+        # MariaDB's packet buffer grew to.
+        self.largest_need = 0
+
+    def feed(self, data: Buffer) -> None:
+        pos = self._pos
+        if pos and (pos == len(self._buf) or (pos >= _COMPACT_MIN and 2 * pos >= len(self._buf))):
+            del self._buf[:pos]
+            self._base += pos
+            self._pos = 0
+        self._buf += data
+
+    def expect_sequence(self, seq: int | None) -> None:
+        """Set the sequence number of the next compressed packet (None: no check)."""
+        self._next_seq = seq
+
+    @property
+    def next_sequence(self) -> int | None:
+        return self._next_seq
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the first compressed byte not yet read."""
+        return self._base + self._pos
+
+    @property
+    def buffered(self) -> int:
+        """Compressed bytes fed but not read yet, plus inner bytes not yet returned."""
+        return len(self._buf) - self._pos + self._inner.buffered
+
+    def next_payload(self) -> bytes | None:
+        """The next complete logical payload, or None until more bytes are fed."""
+        while True:
+            payload = self._inner.next_payload()
+            if payload is not None:
+                return payload
+            if not self._read_compressed_packet():
+                return None
+
+    def __iter__(self) -> Iterator[bytes]:
+        while (payload := self.next_payload()) is not None:
+            yield payload
+
+    def _read_compressed_packet(self) -> bool:
+        buf = self._buf
+        pos = self._pos
+        if len(buf) - pos < COMPRESSED_HEADER_LEN:
+            return False
+        word = _PACKET_HEADER.unpack_from(buf, pos)[0]
+        size = word & 0xFFFFFF
+        seq = word >> 24
+        inflated = int.from_bytes(buf[pos + 4 : pos + 7], "little")
+        offset = self._base + pos
+        expected = self._next_seq
+        if self._check_sequence and expected is not None and seq != expected:
+            raise DecodeError(
+                f"packet sequence number {seq}, expected {expected} (compressed packet)",
+                offset=offset + 3,
+            )
+        # An empty packet is taken before its size is weighed (it inflates to nothing or fails).
+        need = max(size, inflated) + self._inner.buffered if size else 0
+        if self.max_payload is not None and need >= self.max_payload:
+            # MariaDB counts the packet as read before it refuses it.
+            self._count(seq, need)
+            raise DecodeError(f"packet payload exceeds {self.max_payload} bytes", offset=offset)
+        end = pos + COMPRESSED_HEADER_LEN + size
+        if len(buf) < end:
+            return False
+        self._count(seq, need)
+        # A copy: no view of the buffer may outlive this call (the buffer is resized later).
+        body = bytes(buf[pos + COMPRESSED_HEADER_LEN : end])
+        plain = _inflate(body, inflated, offset, self._exact) if inflated else body
+        self._pos = end
+        if not self._inner.buffered:
+            self._inner_from = offset
+        self._inner.feed(plain)
+        return True
+
+    def _count(self, seq: int, need: int) -> None:
+        self._next_seq = (seq + 1) & 0xFF
+        self.last_sequence = seq
+        self.sequences_read += 1
+        self.largest_need = max(self.largest_need, need)
+
+    def finish(self) -> None:
+        """Declare the end of input: DecodeError if a compressed packet or an inner packet is
+        incomplete."""
+        waiting = len(self._buf) - self._pos
+        if waiting:
+            what = "header" if waiting < COMPRESSED_HEADER_LEN else "body"
+            raise DecodeError(
+                f"truncated compressed packet {what}: {waiting} bytes at end of stream",
+                offset=self.offset,
+            )
+        if self._inner.buffered:
+            raise DecodeError(
+                f"truncated packet: {self._inner.buffered} bytes of an incomplete packet in the "
+                "compressed packets at end of stream",
+                offset=self._inner_from,
+            )
+
+
+def _inflate(body: bytes, stated: int, offset: int, exact: bool) -> bytes:
+    """A compressed packet's body inflated to at most ``stated`` bytes, as zlib's uncompress()
+    into a buffer of that size (what MariaDB's my_uncompress does)."""
+    inflater = zlib.decompressobj()
+    try:
+        plain = inflater.decompress(body, stated)
+        # Output that fills the buffer exactly may leave the end of the stream unread.
+        while not inflater.eof and inflater.unconsumed_tail:
+            if inflater.decompress(inflater.unconsumed_tail, 1):
+                raise DecodeError(
+                    f"compressed packet inflates to more than its stated {stated} bytes",
+                    offset=offset,
+                )
+    except zlib.error as error:
+        raise DecodeError(f"compressed packet does not inflate: {error}", offset=offset) from None
+    if not inflater.eof:
+        raise DecodeError("compressed packet ends inside its zlib stream", offset=offset)
+    if exact and len(plain) != stated:
+        raise DecodeError(
+            f"compressed packet inflates to {len(plain)} bytes, not its stated {stated}",
+            offset=offset,
+        )
+    if exact and inflater.unused_data:
+        raise DecodeError(
+            f"{len(inflater.unused_data)} bytes after the zlib stream of a compressed packet",
+            offset=offset,
+        )
+    return plain
 
 
 # --- payloads -----------------------------------------------------------------------------

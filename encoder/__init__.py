@@ -2,7 +2,14 @@
 
 from encoder.binlog_file import BinlogWriter
 from encoder.core import encode_event
-from encoder.packets import frame
+from encoder.packets import CompressedWriter, compress_frame, frame
 from encoder.stream import StreamEncoder
 
-__all__ = ["BinlogWriter", "StreamEncoder", "encode_event", "frame"]
+__all__ = [
+    "BinlogWriter",
+    "CompressedWriter",
+    "StreamEncoder",
+    "compress_frame",
+    "encode_event",
+    "frame",
+]

@@ -4,15 +4,27 @@ A logical payload goes on the wire as packets of a 4-byte header (3-byte LE leng
 sequence number) and at most 0xFFFFFF payload bytes. A payload of 0xFFFFFF bytes or more is
 split into full 0xFFFFFF chunks, the sequence number incrementing mod 256, and ends with a
 shorter chunk, which is empty when the length is an exact multiple of 0xFFFFFF.
+
+On a compressed connection (CLIENT_COMPRESS) those packets travel inside compressed packets
+(``compress_frame``), which ``CompressedWriter`` cuts as MariaDB's write buffer does.
 """
 
 from __future__ import annotations
 
 import struct
+import zlib
 from collections.abc import Iterable
 
 from encoder.primitives import name_bytes, packed_int
-from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
+from fakemaster.constants import (
+    COMPRESSED_HEADER_LEN,
+    COMPRESSION_LEVEL,
+    MAX_PACKET_PAYLOAD,
+    MIN_COMPRESS_LENGTH,
+    NET_BUFFER_LENGTH,
+    PACKET_HEADER_LEN,
+    SEMI_SYNC_MAGIC,
+)
 from fakemaster.errors import EncodeError
 from fakemaster.layouts import Buffer
 from fakemaster.packets import (
@@ -94,6 +106,187 @@ def frame(payload: Buffer, seq: int) -> tuple[bytes, int]:
         return _PACKET_HEADER.pack(len(payload) | seq << 24) + payload, (seq + 1) & 0xFF
     parts, next_seq = frame_parts((payload,), seq)
     return b"".join(parts), next_seq
+
+
+# --- the compressed protocol --------------------------------------------------------------
+
+_COMPRESSED_HEADER = struct.Struct("<I3s")  # body length | seq << 24, inflated length
+assert _COMPRESSED_HEADER.size == COMPRESSED_HEADER_LEN
+
+
+def compress_frame(
+    body: Buffer, seq: int, *, compress: bool = True, level: int = COMPRESSION_LEVEL
+) -> bytes:
+    """One compressed packet holding ``body`` (packets, or pieces of them), as MariaDB's
+    net_real_write makes it: zlib at ``level`` when the body is at least MIN_COMPRESS_LENGTH
+    bytes and zlib makes it strictly shorter, otherwise the body as it is with an inflated
+    length of 0. ``compress=False`` sends it as it is anyway (what the server does with ERR
+    packets)."""
+    size = len(body)
+    if size > MAX_PACKET_PAYLOAD:
+        raise EncodeError(f"a compressed packet holds at most {MAX_PACKET_PAYLOAD} bytes")
+    if not 0 <= seq <= 0xFF:
+        raise EncodeError(f"compressed packet sequence number {seq} is not in 0..255")
+    if compress and size >= MIN_COMPRESS_LENGTH:
+        packed = zlib.compress(body, level)
+        if len(packed) < size:
+            head = _COMPRESSED_HEADER.pack(len(packed) | seq << 24, size.to_bytes(3, "little"))
+            return head + packed
+    return b"".join((_COMPRESSED_HEADER.pack(size | seq << 24, b"\0\0\0"), body))
+
+
+class CompressedWriter:
+    """The write side of a MariaDB connection that speaks the compressed protocol, sans-IO.
+
+    Packets are written into a buffer of ``buffer_size`` bytes (net_buffer_length) the way
+    net_write_buff does: a header and a payload are two writes; a write that does not fit
+    fills the buffer up and sends it as one compressed packet, sends whatever is left of it
+    in compressed packets of 0xFFFFFF bytes straight away, then sends the rest straight away
+    too if it is larger than the buffer, or keeps it in the buffer. :meth:`flush` sends what
+    the buffer holds (net_flush). So the compressed packets depend on where the server flushes
+    (after each response, before a dump waits for new events), which the caller decides.
+
+    ``sequence`` is the next compressed packet's sequence number (compress_pkt_nr) and
+    ``packet_number`` the next inner packet's (pkt_nr): the writer numbers the packets it is
+    given itself, and a flush sets ``packet_number`` to ``sequence``, as MariaDB does. ERR
+    packets (a first payload byte of 0xFF) are sent the way the server sends errors: flushed at
+    once, uncompressed, together with what the buffer held.
+
+    The compressed packets made so far are taken with :meth:`take`.
+    """
+
+    def __init__(
+        self,
+        *,
+        sequence: int = 0,
+        buffer_size: int = NET_BUFFER_LENGTH,
+        level: int = COMPRESSION_LEVEL,
+    ) -> None:
+        if buffer_size < 1:
+            raise EncodeError("the write buffer must hold at least one byte")
+        self.sequence = sequence & 0xFF
+        self.packet_number = self.sequence
+        self.buffer_size = buffer_size
+        self.level = level
+        self._buffer = bytearray()
+        self._output: list[bytes] = []
+        self._compress = True
+        # write_packets: the header being collected, and the payload of a packet that came in
+        # pieces (a payload is one write, so it is only written once it is whole).
+        self._header = bytearray()
+        self._payload = bytearray()
+        self._payload_size = -1  # -1: no packet started
+        self._continues = False  # the packet being read follows a 0xFFFFFF-byte one
+
+    # -- the write buffer ------------------------------------------------------------------
+
+    def _send(self, body: Buffer) -> None:
+        packet = compress_frame(body, self.sequence, compress=self._compress, level=self.level)
+        self._output.append(packet)
+        self.sequence = (self.sequence + 1) & 0xFF
+
+    def _write(self, data: Buffer) -> None:
+        """net_write_buff."""
+        view = memoryview(data).cast("B")
+        buffer = self._buffer
+        limit = MAX_PACKET_PAYLOAD if self.buffer_size > MAX_PACKET_PAYLOAD else self.buffer_size
+        room = limit - len(buffer)
+        if len(view) > room:
+            if buffer:
+                buffer += view[:room]
+                self._send(buffer)
+                buffer.clear()
+                view = view[room:]
+            while len(view) > MAX_PACKET_PAYLOAD:
+                self._send(view[:MAX_PACKET_PAYLOAD])
+                view = view[MAX_PACKET_PAYLOAD:]
+            if len(view) > self.buffer_size:
+                self._send(view)
+                return
+        buffer += view
+
+    def flush(self) -> None:
+        """Send what the buffer holds; the next inner packet takes the next compressed
+        packet's number."""
+        if self._buffer:
+            self._send(self._buffer)
+            self._buffer.clear()
+        self.packet_number = self.sequence
+
+    def reset_sequences(self, seq: int) -> None:
+        """Number the next compressed and inner packets ``seq`` (net_clear, then counting)."""
+        self.sequence = self.packet_number = seq & 0xFF
+
+    def take(self) -> bytes:
+        """The compressed packets made since the last call, to send in order."""
+        output = self._output
+        if not output:
+            return b""
+        self._output = []
+        return output[0] if len(output) == 1 else b"".join(output)
+
+    @property
+    def buffered(self) -> int:
+        """Bytes in the write buffer, not yet in a compressed packet."""
+        return len(self._buffer)
+
+    @property
+    def between_packets(self) -> bool:
+        """No packet given to :meth:`write_packets` is waiting for the rest of its bytes."""
+        return self._payload_size < 0 and not self._header
+
+    # -- packets ---------------------------------------------------------------------------
+
+    def write_payload(self, payload: Buffer) -> None:
+        """One logical payload (my_net_write): split into 0xFFFFFF-byte packets, numbered."""
+        view = memoryview(payload).cast("B")
+        while True:
+            size = min(len(view), MAX_PACKET_PAYLOAD)
+            self._write_packet(view[:size], first=True)
+            view = view[size:]
+            if size < MAX_PACKET_PAYLOAD:
+                return
+
+    def write_packets(self, data: Buffer) -> None:
+        """Packets already framed (4-byte headers, e.g. from ``frame``), in any chunks: their
+        sequence numbers are replaced by the writer's own."""
+        view = memoryview(data).cast("B")
+        while view:
+            if self._payload_size < 0:
+                take = PACKET_HEADER_LEN - len(self._header)
+                self._header += view[:take]
+                view = view[take:]
+                if len(self._header) < PACKET_HEADER_LEN:
+                    return
+                self._payload_size = int.from_bytes(self._header[:3], "little")
+                self._header.clear()
+            missing = self._payload_size - len(self._payload)
+            if self._payload or len(view) < missing:
+                self._payload += view[:missing]
+                view = view[missing:]
+                if len(self._payload) < self._payload_size:
+                    return
+                payload: Buffer = bytes(self._payload)
+                self._payload.clear()
+            else:
+                payload, view = view[:missing], view[missing:]
+            size = self._payload_size
+            self._payload_size = -1
+            self._write_packet(payload, first=not self._continues)
+            self._continues = size == MAX_PACKET_PAYLOAD
+
+    def _write_packet(self, payload: Buffer, *, first: bool) -> None:
+        size = len(payload)
+        is_error = first and size > 0 and payload[0] == ERR_HEADER
+        if is_error:
+            self._compress = False
+        header = _PACKET_HEADER.pack(size | self.packet_number << 24)
+        self.packet_number = (self.packet_number + 1) & 0xFF
+        self._write(header)
+        self._write(payload)
+        if is_error:
+            self.flush()
+            self._compress = True
 
 
 # --- payloads -----------------------------------------------------------------------------

@@ -35,6 +35,22 @@ BINLOG_MAGIC = b"\xfebin"
 HEADER_LEN = 19
 CHECKSUM_LEN = 4
 MAX_PACKET_PAYLOAD = 0xFFFFFF
+PACKET_HEADER_LEN = 4  # 3-byte payload length, 1-byte sequence number
+
+# The compressed protocol (CLIENT_COMPRESS): each compressed packet has a 7-byte header, the
+# 3-byte length of its body, a 1-byte sequence number of its own and the 3-byte length of the
+# body once inflated (0: the body is sent as it is); the body carries ordinary packets.
+COMPRESSED_HEADER_LEN = 7
+# MariaDB sends bodies shorter than this as they are (MIN_COMPRESS_LENGTH in my_compress.c),
+# and also those zlib does not make strictly shorter.
+MIN_COMPRESS_LENGTH = 50
+# my_compress calls zlib's compress(): Z_DEFAULT_COMPRESSION, which is level 6.
+COMPRESSION_LEVEL = 6
+# The server's write buffer (net_buffer_length): a compressed packet holds at most this much
+# unless one write is larger. The buffer grows in IO_SIZE steps when the server reads a
+# larger packet (net_realloc), and later compressed packets grow with it.
+NET_BUFFER_LENGTH = 16384
+NET_BUFFER_STEP = 4096
 
 
 class EventType(IntEnum):

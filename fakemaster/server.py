@@ -21,8 +21,8 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from fakemaster.config import ServerConfig
-from fakemaster.protocol.queries import BinlogCatalog, ServerState
 from fakemaster.protocol.resultset import SqlError
+from fakemaster.protocol.state import BinlogCatalog, ServerState
 from fakemaster.session import (
     Ack,
     Close,
@@ -34,6 +34,8 @@ from fakemaster.session import (
     StartDump,
     StartTls,
 )
+
+__all__ = ["BackgroundFakeMaster", "DumpFactory", "DumpStreamLike", "FakeMaster"]
 
 READ_SIZE = 1 << 16
 
@@ -214,7 +216,8 @@ class _Connection:
                     self.wakeup.set()
 
     def start_dump(self, request: DumpRequest) -> None:
-        self.dump = self.master._make_dump(request)
+        # On a compressed connection the session puts the dump through its compression.
+        self.dump = self.session.wrap_dump(self.master._make_dump(request), request)
         self.dump_task = asyncio.create_task(self._stream(self.dump, request))
 
     async def _stream(self, dump: DumpStreamLike, request: DumpRequest) -> None:

@@ -8,6 +8,11 @@ MariaDB 10.11 would send (or a clean close), and a bug inside it becomes ERR 110
 the exception kept in :attr:`ServerSession.internal_errors`.
 
 States: HANDSHAKE -> (AUTH_SWITCH) -> COMMAND -> DUMPING -> CLOSED.
+
+A client that asked for CLIENT_COMPRESS gets the compressed protocol from the OK of its login
+on: the session reads and writes through a ``fakemaster.protocol.compression.CompressedChannel``
+(flushing after each response, as MariaDB does), and :meth:`ServerSession.wrap_dump` puts the
+dump the shell streams through it too.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from fakemaster.accounts import Privilege, privilege_names
 from fakemaster.constants import SEMI_SYNC_MAGIC, Command
 from fakemaster.errors import DecodeError
 from fakemaster.protocol.charsets import client_collation
+from fakemaster.protocol.compression import CompressedChannel, CompressedDump, DumpLike
+from fakemaster.protocol.connection_statements import apply_client_capabilities, change_database
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -35,16 +42,8 @@ from fakemaster.protocol.handshake import (
     check_native_password,
     new_scramble,
 )
-from fakemaster.protocol.queries import (
-    ConnectionInfo,
-    OkResult,
-    ReplicaInfo,
-    ServerState,
-    SessionState,
-    SqlValue,
-    change_database,
-    execute,
-)
+from fakemaster.protocol.outcome import OkResult
+from fakemaster.protocol.queries import execute
 from fakemaster.protocol.resultset import (
     ClientProtocol,
     ResultSet,
@@ -54,7 +53,26 @@ from fakemaster.protocol.resultset import (
     result_set_payloads,
     sql_error,
 )
+from fakemaster.protocol.sqlvalue import SqlValue
+from fakemaster.protocol.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
 from fakemaster.served_variables import handshake_version, server_collation_id
+
+__all__ = [
+    "Ack",
+    "Action",
+    "Close",
+    "DumpRequest",
+    "EndDump",
+    "KillConnection",
+    "RegisterSlaveRequest",
+    "SendBytes",
+    "ServerSession",
+    "StartDump",
+    "StartTls",
+    "State",
+    "parse_binlog_dump",
+    "parse_binlog_dump_gtid",
+]
 
 # --- actions ------------------------------------------------------------------------------
 
@@ -278,7 +296,11 @@ class ServerSession:
         self._response: HandshakeResponse | None = None
         # Packets larger than max_allowed_packet are refused (ER_NET_PACKET_TOO_LARGE).
         max_payload = int(server.globals["max_allowed_packet"] or 0)
-        self._reader = PacketReader(expected_seq=1, max_payload=max_payload)
+        self._reader: PacketReader | CompressedChannel = PacketReader(
+            expected_seq=1, max_payload=max_payload
+        )
+        # Once the client asked for compression and logged in, reads and writes go through it.
+        self._compression: CompressedChannel | None = None
         self._unregistered = False
         # Whether the client logged in with a password (access-denied texts say so).
         self._used_password = False
@@ -321,11 +343,12 @@ class ServerSession:
                 if payload is None:
                     break
                 self._dispatch(payload, actions)
+                self._flush(actions)
+            self._flush(actions)
         except Exception as error:  # a bug here must not take the server down
             self.internal_errors.append(error)
-            actions.append(
-                SendBytes(frame(sql_error(1105, f"internal error: {error}").payload(), 1)[0])
-            )
+            self._send(actions, sql_error(1105, f"internal error: {error}").payload(), 1)
+            self._flush(actions)
             self._close(actions, f"internal error: {error!r}")
         return actions
 
@@ -360,6 +383,18 @@ class ServerSession:
             actions[-1] = StartTls(rest)
             return b""
         return rest
+
+    @property
+    def compressed(self) -> bool:
+        """The connection speaks the compressed protocol (from the OK of the login on)."""
+        return self._compression is not None
+
+    def wrap_dump(self, dump: DumpLike, request: DumpRequest) -> DumpLike:
+        """What the shell should stream for ``request``: ``dump`` itself, or on a compressed
+        connection ``dump`` through the connection's compression."""
+        if self._compression is None:
+            return dump
+        return CompressedDump(dump, self._compression, semi_sync=request.semi_sync)
 
     def connection_lost(self) -> None:
         """The shell saw the socket close: forget the connection (SHOW SLAVE HOSTS, KILL)."""
@@ -466,6 +501,7 @@ class ServerSession:
             self.server, self.thread_id, user, self.peer_host, collation_id, account
         )
         self.sql.capabilities = response.capabilities
+        apply_client_capabilities(self.sql, response.capabilities)
         self.info.user = user
         state: list[bytes] = []
         # MariaDB ignores an empty name: clients such as mysql-connector-python always set
@@ -486,6 +522,15 @@ class ServerSession:
         )
         self.state = State.COMMAND
         self._reader.expect_sequence(0)
+        if response.capabilities & Capability.COMPRESS and isinstance(self._reader, PacketReader):
+            # MariaDB counted the client's last packet (next_seq - 1) on its compressed
+            # counter too: the first compressed packet it writes carries next_seq.
+            self._compression = CompressedChannel(
+                sequence=next_seq,
+                max_payload=int(self.server.globals["max_allowed_packet"] or 0),
+                pending=self._reader.detach(),
+            )
+            self._reader = self._compression
 
     # -- command phase ---------------------------------------------------------------------
 
@@ -594,6 +639,7 @@ class ServerSession:
                 ]
             for payload in payloads:
                 seq = self._send(actions, payload, seq)
+            self._flush(actions)  # MariaDB flushes each result of a multi-statement query
         for request in outcome.kills:
             actions.append(KillConnection(request.thread_id, request.query_only))
         if outcome.close_connection:
@@ -722,8 +768,20 @@ class ServerSession:
 
     def _send(self, actions: list[Action], payload: bytes, seq: int) -> int:
         data, next_seq = frame(payload, seq & 0xFF)
-        actions.append(SendBytes(data))
+        if self._compression is not None:
+            self._compression.write(data)  # sent at the next flush (ERR packets at once)
+        else:
+            actions.append(SendBytes(data))
         return next_seq
+
+    def _flush(self, actions: list[Action]) -> None:
+        """Send what the compression buffered: after each response, as MariaDB flushes. Never
+        while a dump runs: the dump owns the buffer then."""
+        if self._compression is None or self.state is State.DUMPING:
+            return
+        data = self._compression.flush()
+        if data:
+            actions.append(SendBytes(data))
 
     def _send_error(self, actions: list[Action], error: SqlError, *, seq: int = 1) -> None:
         self._send(actions, error.payload(), seq)
@@ -741,6 +799,7 @@ class ServerSession:
     def _close(self, actions: list[Action], reason: str) -> None:
         if self.state is State.CLOSED:
             return
+        self._flush(actions)  # e.g. the ERR that explains the close
         self.state = State.CLOSED
         self.close_reason = reason
         self._unregister()

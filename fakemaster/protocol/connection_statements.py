@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 
 from fakemaster.accounts import INFORMATION_SCHEMA, Privilege
+from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.outcome import Context, KillRequest, OkResult, Response
 from fakemaster.protocol.resultset import SessionTrack, session_state_entry, sql_error
+from fakemaster.protocol.set_statement import set_type_value
 from fakemaster.protocol.sqltext import Tok, unknown_column
 from fakemaster.protocol.state import SessionState
+from fakemaster.protocol.variables import SYSTEM_VARIABLES
 
 __all__ = [
+    "apply_client_capabilities",
     "KILL_OTHER_USER_PRIVILEGES",
     "begin",
     "change_database",
@@ -59,6 +63,18 @@ def use_database(ctx: Context) -> Response:
     name = parser.name()
     parser.expect_end()
     return change_database(ctx.session, name)
+
+
+def apply_client_capabilities(session: SessionState, capabilities: int) -> None:
+    """What a client's capability flags change in its new session, as MariaDB's login does:
+    CLIENT_IGNORE_SPACE adds IGNORE_SPACE to sql_mode, CLIENT_INTERACTIVE makes wait_timeout
+    interactive_timeout (COM_RESET_CONNECTION's fresh session has neither, as in MariaDB)."""
+    variables = session.variables
+    if capabilities & Capability.IGNORE_SPACE:
+        mode = f"IGNORE_SPACE,{variables['sql_mode']}"
+        variables["sql_mode"] = set_type_value(SYSTEM_VARIABLES["sql_mode"], "sql_mode", mode, mode)
+    if capabilities & Capability.INTERACTIVE:
+        variables["wait_timeout"] = variables["interactive_timeout"]
 
 
 def change_database(session: SessionState, name: str) -> OkResult:

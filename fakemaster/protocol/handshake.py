@@ -105,12 +105,27 @@ class ServerStatus(IntFlag):
 
 
 # What MariaDB 10.11.19 advertises without TLS (captured: 0x81fff7fe, extended 0x1d).
-SERVER_CAPABILITIES = 0x81FFF7FE
-SERVER_MARIADB_CAPABILITIES = (
+REAL_SERVER_CAPABILITIES = 0x81FFF7FE
+REAL_SERVER_MARIADB_CAPABILITIES = (
     MariaDBCapability.PROGRESS
     | MariaDBCapability.STMT_BULK_OPERATIONS
     | MariaDBCapability.EXTENDED_METADATA
     | MariaDBCapability.CACHE_METADATA
+)
+# Of those, what the fake master does not do, so it does not advertise them: with NO_SCHEMA a
+# MariaDB server ignores the database in "db.table" names (a fake master honours it); no LOAD
+# DATA LOCAL INFILE (LOCAL_FILES); no prepared statements (PS_MULTI_RESULTS, and
+# STMT_BULK_OPERATIONS, which makes connectors send COM_STMT_BULK_EXECUTE). Every other bit is
+# honoured, some because nothing the fake master runs depends on them (FOUND_ROWS without
+# UPDATE, PROGRESS without long statements, CAN_HANDLE_EXPIRED_PASSWORDS without expired
+# accounts), COMPRESS since it speaks the compressed protocol.
+NOT_ADVERTISED_CAPABILITIES = (
+    Capability.NO_SCHEMA | Capability.LOCAL_FILES | Capability.PS_MULTI_RESULTS
+)
+NOT_ADVERTISED_MARIADB_CAPABILITIES = MariaDBCapability.STMT_BULK_OPERATIONS
+SERVER_CAPABILITIES = REAL_SERVER_CAPABILITIES & ~int(NOT_ADVERTISED_CAPABILITIES)
+SERVER_MARIADB_CAPABILITIES = int(REAL_SERVER_MARIADB_CAPABILITIES) & ~int(
+    NOT_ADVERTISED_MARIADB_CAPABILITIES
 )
 
 _RESPONSE_HEAD = struct.Struct("<IIB23s")

@@ -41,16 +41,6 @@ from fakemaster.protocol.variables import lookup
 
 __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
 
-# fakemaster/session.py and fakemaster/server.py import these names (and SessionState) from
-# this module; they stay importable from here until those two are pointed at the modules
-# that define them.
-from fakemaster.protocol.connection_statements import change_database as change_database
-from fakemaster.protocol.outcome import OkResult as OkResult
-from fakemaster.protocol.sqlvalue import SqlValue as SqlValue
-from fakemaster.protocol.state import BinlogCatalog as BinlogCatalog
-from fakemaster.protocol.state import ConnectionInfo as ConnectionInfo
-from fakemaster.protocol.state import ReplicaInfo as ReplicaInfo
-from fakemaster.protocol.state import ServerState as ServerState
 
 
 def set_statement_for(ctx: Context) -> Response:

@@ -28,7 +28,8 @@ from fakemaster.protocol.variables import (
     show_text,
 )
 
-__all__ = ["set_statement"]
+__all__ = [
+    "set_type_value","set_statement"]
 
 
 @dataclass(slots=True)
@@ -323,14 +324,14 @@ def _system_value(var: SystemVariable, expr: Expr, session: SessionState) -> Val
     if var.choices is not None:
         by_upper = {choice.upper(): choice for choice in var.choices}
         if var.is_set:
-            return _set_value(var, name, raw.value, text)
+            return set_type_value(var, name, raw.value, text)
         if text.upper() not in by_upper:
             raise sql_error(1231, name, text)
         return by_upper[text.upper()]
     return text
 
 
-def _set_value(var: SystemVariable, name: str, value: object, text: str) -> str:
+def set_type_value(var: SystemVariable, name: str, value: object, text: str) -> str:
     """A SET-type value: flags (or a bit mask) in any order and case, combination modes
     expanded, shown in the variable's own order like the server does."""
     choices = var.choices or ()

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from fakemaster.accounts import Privilege
 from fakemaster.constants import ColumnType
-from fakemaster.protocol.handshake import ServerStatus
+from fakemaster.protocol.handshake import Capability, ServerStatus
 from fakemaster.protocol.outcome import Context, Response
 from fakemaster.protocol.resultset import Cell, Column, ColumnFlag, ResultSet, text_column
 from fakemaster.protocol.sqltext import Parser, Tok, like_to_regex, unknown_column
@@ -72,8 +72,11 @@ def show_status(ctx: Context) -> Response:
     uptime = int(server.clock() - server.started_at)
     replicas = sum(1 for info in server.connections.values() if info.replica is not None)
     semi_sync = bool(server.globals["rpl_semi_sync_master_enabled"])
+    # The connection's own compression, in SHOW GLOBAL STATUS too (as MariaDB 10.11 shows it).
+    compressed = bool(ctx.session.capabilities & Capability.COMPRESS)
     rows = sorted(
         [
+            ("Compression", "ON" if compressed else "OFF"),
             ("Rpl_semi_sync_master_clients", str(replicas if semi_sync else 0)),
             ("Rpl_semi_sync_master_status", "ON" if semi_sync else "OFF"),
             ("Slaves_connected", str(replicas)),

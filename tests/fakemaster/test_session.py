@@ -18,6 +18,7 @@ from fakemaster.config import ServerConfig
 from fakemaster.constants import Command
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
+    SERVER_CAPABILITIES,
     AuthSwitchRequest,
     Capability,
     HandshakeResponse,
@@ -222,7 +223,7 @@ def ssl_request() -> bytes:
 def test_tls_is_advertised_only_with_a_context() -> None:
     assert not new_driver().greeting.capabilities & Capability.SSL
     driver = tls_driver()
-    assert driver.greeting.capabilities == 0x81FFF7FE | Capability.SSL
+    assert driver.greeting.capabilities == SERVER_CAPABILITIES | Capability.SSL
 
 
 def test_ssl_request_then_login_over_tls() -> None:
