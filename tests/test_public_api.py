@@ -76,8 +76,16 @@ def test_the_codec_packages_expose_their_entry_points() -> None:
     import decoder
     import encoder
 
-    assert encoder.__all__ == ["BinlogWriter", "StreamEncoder", "encode_event", "frame"]
+    assert encoder.__all__ == [
+        "BinlogWriter",
+        "CompressedWriter",
+        "StreamEncoder",
+        "compress_frame",
+        "encode_event",
+        "frame",
+    ]
     assert decoder.__all__ == [
+        "CompressedPacketReader",
         "PacketReader",
         "StreamDecoder",
         "decode_event",
