@@ -43,7 +43,11 @@ def encode_fde(event: FormatDescriptionEvent, ctx: BinlogContext) -> bytes:
     if event.server_version_tail:
         version += b"\x00" + event.server_version_tail
     if len(version) > SERVER_VERSION_LEN:
-        raise EncodeError(f"server version longer than {SERVER_VERSION_LEN} bytes")
+        raise EncodeError(
+            f"server version longer than {SERVER_VERSION_LEN} bytes: server_version (with its "
+            f"server_version_tail) is {len(version)}",
+            field="server_version",
+        )
     body = (
         FDE_FIXED.pack(
             event.binlog_version, version, event.create_timestamp, event.header_length
@@ -70,13 +74,15 @@ def encode_heartbeat(event: HeartbeatEvent, ctx: BinlogContext) -> bytes:
 
 def encode_start_encryption(event: StartEncryptionEvent, ctx: BinlogContext) -> bytes:
     if len(event.nonce) != NONCE_LEN:
-        raise EncodeError(f"START_ENCRYPTION nonce must be {NONCE_LEN} bytes")
+        raise EncodeError(
+            f"nonce is {len(event.nonce)} bytes, not {NONCE_LEN}", field="nonce", value=event.nonce
+        )
     return START_ENCRYPTION.pack(event.scheme, event.key_version, event.nonce)
 
 
 def encode_incident(event: IncidentEvent, ctx: BinlogContext) -> bytes:
     if len(event.message) > 255:
-        raise EncodeError("INCIDENT message longer than 255 bytes")
+        raise EncodeError(f"message is {len(event.message)} bytes, at most 255 fit", field="message")
     return INCIDENT_HEAD.pack(event.incident, len(event.message)) + event.message
 
 

@@ -8,9 +8,10 @@ shorter chunk, which is empty when the length is an exact multiple of 0xFFFFFF.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
+from typing import Any
 
+from encoder.fields import check_fields
 from encoder.primitives import name_bytes, packed_int
 from fakemaster.constants import MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC
 from fakemaster.errors import EncodeError
@@ -99,13 +100,23 @@ def frame(payload: Buffer, seq: int) -> tuple[bytes, int]:
 # --- payloads -----------------------------------------------------------------------------
 
 
-def encode_ok(packet: OkPacket) -> bytes:
-    if packet.header not in (OK_HEADER, EOF_HEADER):
-        raise EncodeError(f"OK packet header must be 0x00 or 0xfe, not 0x{packet.header:02x}")
+def _check(packet: Any, problem: str | None = None, field: str | None = None) -> None:
+    """EncodeError, naming the packet, for a field it cannot hold (or the ``problem`` found
+    with ``field``)."""
+    name = type(packet).__name__
+    if problem is not None:
+        raise EncodeError(problem, field=field, event_type=name)
     try:
-        status = _STATUS_WARNINGS.pack(packet.status_flags, packet.warnings)
-    except struct.error as exc:
-        raise EncodeError(f"OK packet status/warnings: {exc}") from exc
+        check_fields(packet)
+    except EncodeError as exc:
+        raise exc.in_event(name) from None
+
+
+def encode_ok(packet: OkPacket) -> bytes:
+    _check(packet)
+    if packet.header not in (OK_HEADER, EOF_HEADER):
+        _check(packet, f"header must be 0x00 or 0xfe, not 0x{packet.header:02x}", "header")
+    status = _STATUS_WARNINGS.pack(packet.status_flags, packet.warnings)
     return b"".join(
         (
             bytes((packet.header,)),
@@ -118,29 +129,22 @@ def encode_ok(packet: OkPacket) -> bytes:
 
 
 def encode_err(packet: ErrPacket) -> bytes:
-    message = packet.message.encode("utf-8", "surrogateescape")
-    try:
-        head = _ERR_HEAD.pack(ERR_HEADER, packet.errno)
-    except struct.error as exc:
-        raise EncodeError(f"ERR packet errno {packet.errno}: {exc}") from exc
+    _check(packet)
+    message = name_bytes(packet.message)
+    head = _ERR_HEAD.pack(ERR_HEADER, packet.errno)
     if packet.sqlstate is None:
         if message.startswith(SQLSTATE_MARKER):
-            raise EncodeError("an ERR message without SQLSTATE cannot start with '#'")
+            _check(packet, "message cannot start with '#' without a sqlstate", "message")
         return head + message
-    try:
-        state = packet.sqlstate.encode("latin-1")
-    except UnicodeEncodeError:
-        state = b""
+    state = packet.sqlstate.encode("latin-1")
     if len(state) != 5:
-        raise EncodeError(f"SQLSTATE must be 5 characters, not {packet.sqlstate!r}")
+        _check(packet, f"sqlstate must be 5 characters, not {packet.sqlstate!r}", "sqlstate")
     return head + SQLSTATE_MARKER + state + message
 
 
 def encode_eof(packet: EofPacket) -> bytes:
-    try:
-        return _EOF.pack(EOF_HEADER, packet.warnings, packet.status_flags)
-    except struct.error as exc:
-        raise EncodeError(f"EOF packet: {exc}") from exc
+    _check(packet)
+    return _EOF.pack(EOF_HEADER, packet.warnings, packet.status_flags)
 
 
 def binlog_packet_parts(
@@ -165,8 +169,5 @@ def encode_binlog_packet(
 
 
 def encode_semi_sync_ack(ack: SemiSyncAck) -> bytes:
-    try:
-        head = _ACK_HEAD.pack(SEMI_SYNC_MAGIC, ack.position)
-    except struct.error as exc:
-        raise EncodeError(f"semi-sync ACK position {ack.position}: {exc}") from exc
-    return head + name_bytes(ack.file_name)
+    _check(ack)
+    return _ACK_HEAD.pack(SEMI_SYNC_MAGIC, ack.position) + name_bytes(ack.file_name)

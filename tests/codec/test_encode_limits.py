@@ -888,6 +888,6 @@ def test_build_names_the_event_column_and_value(tmp_path: Path) -> None:
     assert built.stderr == (
         f"error: {events}:3 (WRITE_ROWS_V1), event 3 at offset {offset}: row 1, column 1 `t`: "
         "TIME2(0) cannot hold Time(negative=True, hour=838, minute=59, second=59, "
-        "microsecond=999000): fractional seconds .999000: the column has none\n"
+        "microsecond=999000): fractional seconds .999000: the column has none in WRITE_ROWS_V1\n"
     )
     assert not output.exists()
