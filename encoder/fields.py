@@ -304,7 +304,7 @@ def _check(spec: Spec, value: Any, path: str) -> None:
         if not isinstance(value, int) or value not in (0, 1):
             raise _refuse(path, value, "not a bool")
     elif kind == "bytes":
-        if not isinstance(value, (bytes, bytearray, memoryview)):
+        if not isinstance(value, (bytes, bytearray)):
             raise _refuse(path, value, "not bytes")
         if limit is not None and len(value) > limit:
             raise _refuse(path, value, f"{len(value)} bytes, its length field holds {limit}")

@@ -27,20 +27,26 @@ _XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
 
-def _check_presence(name: str, value: object, flagged: bool) -> None:
+def _check_presence(name: str, value: object, flagged: bool, flags: str) -> None:
     if flagged and value is None:
-        raise EncodeError(f"GTID {name} is None but its flag is set", field=name)
+        raise EncodeError(f"GTID {name} is None but its flag is set (in {flags})", field=name)
     if not flagged and value is not None:
-        raise EncodeError(f"GTID {name} is set but its flag is clear", field=name, value=value)
+        raise EncodeError(
+            f"GTID {name} is set but its flag is clear (in {flags})", field=name, value=value
+        )
 
 
 def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
     flags2 = event.flags2
     extra = event.flags_extra
-    _check_presence("commit_id", event.commit_id, bool(flags2 & GtidFlag.GROUP_COMMIT_ID))
-    _check_presence("xid", event.xid, bool(flags2 & _XA_FLAGS))
-    _check_presence("extra_engines", event.extra_engines, bool(extra & GtidExtraFlag.MULTI_ENGINE))
-    _check_presence("sa_seq_no", event.sa_seq_no, bool(extra & _ALTER_FLAGS))
+    _check_presence(
+        "commit_id", event.commit_id, bool(flags2 & GtidFlag.GROUP_COMMIT_ID), "flags2"
+    )
+    _check_presence("xid", event.xid, bool(flags2 & _XA_FLAGS), "flags2")
+    _check_presence(
+        "extra_engines", event.extra_engines, bool(extra & GtidExtraFlag.MULTI_ENGINE), "flags_extra"
+    )
+    _check_presence("sa_seq_no", event.sa_seq_no, bool(extra & _ALTER_FLAGS), "flags_extra")
     try:
         parts = [GTID_FIXED.pack(event.seq_no, event.domain_id, flags2)]
         if event.commit_id is not None:

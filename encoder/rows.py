@@ -257,7 +257,8 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
         parts.append(bytes(event.columns_present_after))
     if event.rows and not present and not present_after:
         raise EncodeError(
-            "rows whose images have no columns take no bytes: they cannot be told apart",
+            f"rows whose images have no columns (width {width}, columns_present "
+            f"{bytes(event.columns_present).hex()}) take no bytes: they cannot be told apart",
             field="rows",
         )
     encoder = table_encoder(table_map, schema_precisions(ctx, table_map))
@@ -269,8 +270,8 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
     except EncodeError as exc:
         names = column_names(table_map)
         if exc.column is None or exc.column >= len(names):
-            raise
-        raise exc.in_column(exc.column, column_name=names[exc.column]) from None
+            raise exc.in_field("rows") from None
+        raise exc.in_column(exc.column, column_name=names[exc.column]).in_field("rows") from None
     if event.compressed:
         if not area:
             raise EncodeError("rows: a compressed rows event needs at least one row", field="rows")

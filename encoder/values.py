@@ -946,7 +946,8 @@ def _write_image_checked(
 ) -> None:
     if not isinstance(image, (tuple, list)) or len(image) != width:
         raise EncodeError(
-            f"{where}: expected a sequence of {width} column values, got {describe_value(image)}"
+            f"{where}: expected a sequence of {width} column values (the event's width), "
+            f"got {describe_value(image)}"
         )
     mark = len(out)
     out.append(b"")

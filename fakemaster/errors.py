@@ -93,6 +93,10 @@ class EncodeError(FakemasterError, ValueError):
         """The same error placed in a column (and row) of a rows event."""
         return self._copy(column=column, column_name=column_name, where=where or self.where)
 
+    def in_field(self, field: str) -> EncodeError:
+        """The same error blamed on ``field``, unless it names one already."""
+        return self if self.field is not None else self._copy(field=field)
+
     def in_event(self, event_type: str) -> EncodeError:
         """The same error placed in an event (named as ``event_type_name`` names it)."""
         return self._copy(event_type=event_type)
