@@ -121,7 +121,9 @@ def encode_start_encryption(event: StartEncryptionEvent, ctx: BinlogContext) -> 
 
 def encode_incident(event: IncidentEvent, ctx: BinlogContext) -> bytes:
     if len(event.message) > 255:
-        raise EncodeError(f"message is {len(event.message)} bytes, at most 255 fit", field="message")
+        raise EncodeError(
+            f"message is {len(event.message)} bytes, at most 255 fit", field="message"
+        )
     return INCIDENT_HEAD.pack(event.incident, len(event.message)) + event.message
 
 

@@ -408,7 +408,7 @@ def check_fields(obj: Any) -> None:
     """EncodeError (``field`` set) for the first field of an event or packet ``obj`` that its
     bytes cannot hold as it is."""
     if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
-        raise EncodeError(f"{describe(obj)} is not an event")
+        raise EncodeError(f"{describe(obj)} is not an event or packet")
     quick, specs = _compiled(type(obj))
     if quick(obj):
         return

@@ -43,9 +43,8 @@ def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
         "commit_id", event.commit_id, bool(flags2 & GtidFlag.GROUP_COMMIT_ID), "flags2"
     )
     _check_presence("xid", event.xid, bool(flags2 & _XA_FLAGS), "flags2")
-    _check_presence(
-        "extra_engines", event.extra_engines, bool(extra & GtidExtraFlag.MULTI_ENGINE), "flags_extra"
-    )
+    multi_engine = bool(extra & GtidExtraFlag.MULTI_ENGINE)
+    _check_presence("extra_engines", event.extra_engines, multi_engine, "flags_extra")
     _check_presence("sa_seq_no", event.sa_seq_no, bool(extra & _ALTER_FLAGS), "flags_extra")
     try:
         parts = [GTID_FIXED.pack(event.seq_no, event.domain_id, flags2)]

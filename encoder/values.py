@@ -943,7 +943,9 @@ def _write_image_checked(
     width: int,
     image: Any,
     where: str,
+    bitmap: str = "columns_present",
 ) -> None:
+    """Append one row image; ``bitmap`` names the event field that says which columns it has."""
     if not isinstance(image, (tuple, list)) or len(image) != width:
         raise EncodeError(
             f"{where}: expected a sequence of {width} column values (the event's width), "
@@ -957,14 +959,16 @@ def _write_image_checked(
         if not present >> column & 1:
             if value is not ABSENT:
                 raise EncodeError(
-                    f"not in the image but has value {describe_value(value)}",
+                    f"not in the image ({bitmap}) but has value {describe_value(value)}",
                     value=value,
                     column=column,
                     where=where,
                 )
             continue
         if value is ABSENT:
-            raise EncodeError("in the image but ABSENT", value=value, column=column, where=where)
+            raise EncodeError(
+                f"in the image ({bitmap}) but ABSENT", value=value, column=column, where=where
+            )
         if value is None:
             nulls |= 1 << bit
         else:
@@ -1069,7 +1073,10 @@ class TableEncoder:
             if not isinstance(row, (tuple, list)) or len(row) != 2:
                 raise EncodeError(f"row {index}: an UPDATE row is a (before, after) pair")
             _write_image_checked(out, columns, present, width, row[0], f"row {index} before")
-            _write_image_checked(out, columns, present_after, width, row[1], f"row {index} after")
+            _write_image_checked(
+                out, columns, present_after, width, row[1], f"row {index} after",
+                "columns_present_after",
+            )  # fmt: skip
         return out
 
 

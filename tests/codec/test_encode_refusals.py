@@ -14,7 +14,9 @@ that are the canonical form of a typed value comes back typed: the same bytes ei
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -23,15 +25,29 @@ from hypothesis import strategies as st
 
 from decoder.core import decode_event
 from decoder.packets import parse_eof, parse_err, parse_ok, parse_semi_sync_ack
+from encoder.binlog_file import BinlogWriter
+from encoder.compression import compress_record
 from encoder.core import encode_event
-from encoder.packets import encode_eof, encode_err, encode_ok, encode_semi_sync_ack
+from encoder.encryption import FileEncryption, encrypt_event
+from encoder.packets import (
+    encode_binlog_packet,
+    encode_eof,
+    encode_err,
+    encode_ok,
+    encode_semi_sync_ack,
+    frame,
+    frame_parts,
+)
+from encoder.stream import StreamEncoder
 from fakemaster.constants import event_type_name
 from fakemaster.context import BinlogContext
+from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import EncodeError
 from fakemaster.events import (
     Event,
     FormatDescriptionEvent,
     RotateEvent,
+    StartEncryptionEvent,
     TableMapEvent,
     XaXid,
     XidEvent,
@@ -297,3 +313,93 @@ def test_packet_refusals_name_the_packet_and_field(
         encode(packet)
     assert caught.value.field == field
     assert str(caught.value).endswith(f" in {type(packet).__name__}")
+
+
+# --- compression, encryption, files, streams, framing -------------------------------------
+
+KEY = bytes(range(16))
+CRYPTO = StartEncryptionEvent(nonce=bytes(12))
+AN_EVENT = encode_event(XidEvent(xid=1))
+NOT_AN_EVENT: Any = OkPacket()
+NOT_A_PACKET: Any = "EOF"
+
+
+def _frame_parts(parts: Any, seq: Any) -> Any:
+    return frame_parts(parts, seq)
+
+
+# Each call, with the arguments that are fine; one of them is replaced by a bad value.
+CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+    ("compress_record", compress_record, (b"text",)),
+    ("encrypt_event", encrypt_event, (AN_EVENT, 4, CRYPTO, KEY)),
+    ("frame", frame, (b"payload", 0)),
+    ("frame_parts", _frame_parts, ([b"pay", b"load"], 0)),
+    ("encode_binlog_packet", encode_binlog_packet, (AN_EVENT,)),
+    ("BinlogWriter.write_raw", lambda data: BinlogWriter(io.BytesIO()).write_raw(data), (b"x",)),
+    ("BinlogWriter offset", lambda offset: BinlogWriter(io.BytesIO(), offset=offset), (4,)),
+    ("BinlogWriter.write", lambda event: BinlogWriter(io.BytesIO()).write(event), (XidEvent(),)),
+    (
+        "StreamEncoder.raw_event",
+        lambda data: StreamEncoder(network=True).raw_event(data),
+        (AN_EVENT,),
+    ),
+    ("StreamEncoder.event", lambda event: StreamEncoder().event(event), (XidEvent(),)),
+    (
+        "StreamEncoder first_sequence",
+        lambda seq: StreamEncoder(network=True, first_sequence=seq).event(XidEvent()),
+        (1,),
+    ),
+    ("StreamEncoder.end", lambda packet: StreamEncoder(network=True).end(packet), (EofPacket(),)),
+    (
+        "FileEncryption.encrypt",
+        lambda offset, data: encrypting().encrypt(offset, data),
+        (4, AN_EVENT),
+    ),
+]
+
+
+def encrypting() -> FileEncryption:
+    encryption = FileEncryption(BinlogKeys({1: {1: KEY}}))
+    encryption.begin(CRYPTO)
+    return encryption
+
+
+@settings(max_examples=examples(3))
+@given(st.sampled_from(CALLS), st.data())
+def test_a_bad_argument_is_an_encode_error(
+    call: tuple[str, Callable[..., Any], tuple[Any, ...]], data: st.DataObject
+) -> None:
+    """Given a bad value for one argument, each call raises EncodeError or works."""
+    _name, function, good = call
+    args = list(good)
+    args[data.draw(st.integers(0, len(args) - 1), label="argument")] = data.draw(
+        st.one_of(bad_values, st.sampled_from([XidEvent(xid=-1), OkPacket(), CRYPTO])),
+        label="value",
+    )
+    try:
+        function(*args)
+    except EncodeError:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "why"),
+    [
+        ("compress", lambda: compress_record("text"), "must be bytes"),
+        ("offset", lambda: encrypt_event(AN_EVENT, -1, CRYPTO, KEY), "offset"),
+        ("scheme", lambda: encrypt_event(AN_EVENT, 4, replace(CRYPTO, scheme=300), KEY), "scheme"),
+        ("key", lambda: encrypt_event(AN_EVENT, 4, CRYPTO, "k" * 16), "key must be bytes"),
+        ("length", lambda: encrypt_event(AN_EVENT[:-1], 4, CRYPTO, KEY), "event length"),
+        ("seq", lambda: frame(b"x", 256), "sequence number 256"),
+        ("payload", lambda: frame("x", 0), "payload must be bytes"),
+        ("writer", lambda: BinlogWriter(io.BytesIO(), offset=-4), "offset"),
+        ("raw", lambda: BinlogWriter(io.BytesIO()).write_raw("x"), "raw bytes must be bytes"),
+        ("event", lambda: BinlogWriter(io.BytesIO()).write(NOT_AN_EVENT), "no encoder"),
+        ("stream", lambda: StreamEncoder(network=True).end(NOT_A_PACKET), "EofPacket, not str"),
+    ],
+)
+def test_the_other_encoders_refuse_with_encode_errors(
+    name: str, call: Callable[[], Any], why: str
+) -> None:
+    with pytest.raises(EncodeError, match=why):
+        call()
