@@ -23,6 +23,7 @@ from types import NoneType, UnionType
 from typing import Any
 
 from encoder.primitives import name_bytes
+from encoder.values import describe_value
 from fakemaster.errors import EncodeError
 from fakemaster.events import (
     AppendBlockEvent,
@@ -78,7 +79,7 @@ from fakemaster.packets import (
     SemiSyncAck,
 )
 
-__all__ = ["check_fields", "describe"]
+__all__ = ["INTEGERS", "LENGTHS", "TEXTS", "check_fields", "item_bits"]
 
 # A field of a layout: (the Struct, the index of its item).
 Item = tuple[struct.Struct, int]
@@ -189,22 +190,8 @@ TEXTS: dict[type, dict[str, Callable[[str], bytes]]] = {
     ErrPacket: {"sqlstate": _latin1},
 }
 
-# An error message shows a value's repr up to this many characters.
-_MAX_REPR = 80
 _FORMAT_ITEM = re.compile(r"(\d*)([a-zA-Z?])")
 _BITS = {"B": 8, "H": 16, "I": 32, "Q": 64}
-
-
-def describe(value: Any) -> str:
-    """``value``'s repr for an error message, shortened when long."""
-    try:
-        text = repr(value)
-    except Exception:  # noqa: BLE001 - a value whose repr fails is still described
-        return f"<{type(value).__name__} object>"
-    if len(text) <= _MAX_REPR:
-        return text
-    size = f", {len(value)} long" if isinstance(value, (str, bytes, bytearray)) else ""
-    return f"{text[: _MAX_REPR - 20]}...{text[-8:]} ({type(value).__name__}{size})"
 
 
 def item_bits(item: Item) -> int:
@@ -284,7 +271,7 @@ def _record_specs(cls: type, owner: type, prefix: str = "") -> tuple[tuple[str, 
 
 
 def _refuse(path: str, value: Any, why: str) -> EncodeError:
-    return EncodeError(f"{path} {describe(value)}: {why}", value=value, field=path)
+    return EncodeError(f"{path} {describe_value(value)}: {why}", value=value, field=path)
 
 
 def _check(spec: Spec, value: Any, path: str) -> None:
@@ -408,7 +395,7 @@ def check_fields(obj: Any) -> None:
     """EncodeError (``field`` set) for the first field of an event or packet ``obj`` that its
     bytes cannot hold as it is."""
     if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
-        raise EncodeError(f"{describe(obj)} is not an event or packet")
+        raise EncodeError(f"{describe_value(obj)} is not an event or packet")
     quick, specs = _compiled(type(obj))
     if quick(obj):
         return
