@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from decoder.primitives import U64, Buffer, need, read_bytes, read_uint
 from fakemaster.constants import HEADER_LEN, EventType
 from fakemaster.context import BinlogContext
@@ -21,8 +19,10 @@ from fakemaster.header import EventHeader
 from fakemaster.layouts import (
     FDE_FIXED,
     FDE_SERVER_VERSION_OFFSET,
+    HEARTBEAT_POSITIONS,
     SERVER_VERSION_LEN,
     START_ENCRYPTION,
+    fde_has_checksum,
 )
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 _FDE_VERSION_START = HEADER_LEN + FDE_SERVER_VERSION_OFFSET
-_VERSION_RE = re.compile(rb"(\d+)\.(\d+)\.(\d+)")
 
 
 def header_fields(header: EventHeader) -> dict[str, int]:
@@ -50,17 +49,6 @@ def header_fields(header: EventHeader) -> dict[str, int]:
         "log_pos": header.log_pos,
         "flags": header.flags,
     }
-
-
-def fde_has_checksum(server_version: bytes) -> bool:
-    """Whether an FDE carries the checksum-alg byte and CRC: MariaDB >= 5.3, MySQL >= 5.6.1."""
-    match = _VERSION_RE.match(server_version)
-    if not match:
-        return False
-    version = tuple(int(part) for part in match.groups())
-    if b"MariaDB" in server_version or b"-maria-" in server_version:
-        return version >= (5, 3, 0)
-    return version >= (5, 6, 1)
 
 
 def fde_server_version(event_bytes: Buffer) -> bytes:
@@ -125,8 +113,7 @@ def decode_heartbeat(body: Buffer, header: EventHeader, ctx: BinlogContext) -> H
 def _looks_like_position(body: Buffer) -> bool:
     # A real sub-header holds a position >= 4 GiB whose top byte is zero; the first 8 bytes of a
     # file name read as an integer have a printable (non-zero) top byte.
-    position = U64.unpack_from(body, 0)[0]
-    return 1 << 32 <= position < 1 << 56
+    return U64.unpack_from(body, 0)[0] in HEARTBEAT_POSITIONS
 
 
 def decode_start_encryption(

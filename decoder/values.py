@@ -11,7 +11,14 @@ Values come back as:
 * CHAR/BINARY, VARCHAR, BLOB/TEXT, GEOMETRY, JSON, compressed columns: bytes as stored.
 
 A reader decodes whatever the bytes hold, also values a server would never write (a DATETIME with
-month 15, a negative-zero DECIMAL), so that encoding the result gives back the same bytes.
+month 15, a negative-zero DECIMAL), so that encoding the result gives back the same bytes. The
+exception are temporal bytes that MariaDB itself reads as another value than they spell (limits
+in fakemaster/columns.py): TIME2 hours beyond 10 bits, a fraction of a second or more (which is
+how a DATETIME2/TIMESTAMP2 fraction MariaDB reads as negative looks unsigned), TIMESTAMP seconds
+beyond 2038-01-19 03:14:07, an old DATETIME beyond a 32-bit date part, a MariaDB 5.3 TIME(n) of
+9984 hours or more or DATETIME(n) beyond 64 bits of microseconds. Those are a DecodeError: read
+as the server reads them they would not encode back to the same bytes, and read as they spell
+they would not be what a replica sees.
 A reader is a :class:`ColumnReader`: a ``struct`` code and statement templates, which the row
 image readers compile into straight-line code and :func:`value_converter` into a function.
 """
@@ -29,11 +36,15 @@ from fakemaster.columns import (
     FRAC_BYTES,
     FRAC_UNIT,
     HIRES_DATETIME_BYTES,
+    HIRES_DATETIME_LIMIT,
     HIRES_TIME_BYTES,
+    HIRES_TIME_HOURS,
     HIRES_TIME_ZERO,
     HIRES_TYPES,
     INTEGER_SIZES,
     MAX_FSP,
+    MICROSECONDS,
+    OLD_DATETIME_LIMIT,
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     VARCHAR_TYPES,
@@ -43,6 +54,8 @@ from fakemaster.columns import (
     string_metadata,
     type_name,
 )
+from fakemaster.columns import TIME2_HOURS as _TIME2_HOURS
+from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
 from fakemaster.constants import ColumnType
 from fakemaster.errors import DecodeError
 from fakemaster.values import Date, DateTime, Time, Timestamp
@@ -73,6 +86,74 @@ def _invalid(message: str) -> DecodeError:
     return DecodeError(message)
 
 
+# --- bytes MariaDB reads as another value (see the module docstring) ----------------------
+
+# A TIME2 value's hour/minute/second field from this on has hour bits MariaDB ignores.
+_TIME2_HMS_LIMIT = _TIME2_HOURS << 12
+
+
+def _fraction_invalid(
+    column: str, fsp: int, microseconds: int, nbytes: int, signed: bool
+) -> DecodeError:
+    """The error of fraction bytes worth ``microseconds`` (read unsigned), a second or more;
+    ``signed``: whether MariaDB reads these fraction bytes as a signed number."""
+    unit = FRAC_UNIT[nbytes]
+    units = microseconds // unit
+    sign_bit = 1 << (8 * nbytes - 1)
+    if signed and units & sign_bit:
+        as_signed = (units - 2 * sign_bit) * unit
+        return DecodeError(
+            f"{column}({fsp}) fraction bytes {units:#x}: MariaDB reads them as a signed "
+            f"number, {as_signed} microseconds, not {microseconds}"
+        )
+    return DecodeError(
+        f"{column}({fsp}) fraction of {microseconds} microseconds is a second or more "
+        f"(MariaDB does not read it as that)"
+    )
+
+
+def _time2_invalid(fsp: int, negative: bool, hms: int, microsecond: int) -> DecodeError:
+    hours = hms >> 12
+    if hours >= _TIME2_HOURS:
+        sign = "-" if negative else ""
+        return DecodeError(
+            f"TIME2({fsp}) hours {sign}{hours} do not fit its 10 hour bits: MariaDB reads "
+            f"{sign}{hours % _TIME2_HOURS}"
+        )
+    return _fraction_invalid("TIME2", fsp, microsecond, FRAC_BYTES[fsp], signed=False)
+
+
+def _timestamp_invalid(column: str, seconds: int) -> DecodeError:
+    return DecodeError(
+        f"{column} seconds {seconds} are beyond {_MAX_SECONDS} (2038-01-19 03:14:07), the "
+        f"most MariaDB keeps"
+    )
+
+
+def _hires_fraction_invalid(column: str, fsp: int, units: int) -> DecodeError:
+    return DecodeError(
+        f"{column}({fsp}) (MariaDB 5.3 format) fraction of {units} units of 10^-{fsp} s is a "
+        f"second or more (MariaDB does not read it as that)"
+    )
+
+
+def _hires_time_invalid(fsp: int, hours: int) -> DecodeError:
+    return DecodeError(
+        f"TIME({fsp}) (MariaDB 5.3 format) hours {hours} are {HIRES_TIME_HOURS} or more: MariaDB "
+        f"reads {hours % HIRES_TIME_HOURS}"
+    )
+
+
+def _hires_datetime_invalid(fsp: int, number: int) -> DecodeError:
+    return DecodeError(
+        f"DATETIME({fsp}) (MariaDB 5.3 format) value {number:#x} overflows MariaDB's 64-bit "
+        f"microsecond count: it reads another date"
+    )
+
+
+# --- readers ------------------------------------------------------------------------------
+
+
 def _time_old(raw: bytes) -> Time:
     value = _from_bytes(raw, "little", signed=True)
     negative = value < 0
@@ -82,6 +163,11 @@ def _time_old(raw: bytes) -> Time:
 
 
 def _datetime_old(value: int) -> DateTime:
+    if value >= OLD_DATETIME_LIMIT:
+        raise DecodeError(
+            f"DATETIME {value:#x}: MariaDB reads its date part {value // 10**6} as 32 bits "
+            f"(signed 64 bits in all), another date"
+        )
     return _new(
         DateTime,
         (
@@ -106,9 +192,12 @@ def _time2_reader(fsp: int) -> Callable[[bytes], Time]:
 
         def read_time2(raw: bytes) -> Time:
             value = _from_bytes(raw, "big") - 0x800000
-            if value < 0:
-                return time_from_hms(True, -value, 0)
-            return time_from_hms(False, value, 0)
+            negative = value < 0
+            if negative:
+                value = -value
+            if value >= _TIME2_HMS_LIMIT:
+                raise _time2_invalid(fsp, negative, value, 0)
+            return time_from_hms(negative, value, 0)
 
     elif nbytes == 3:
 
@@ -117,7 +206,10 @@ def _time2_reader(fsp: int) -> Callable[[bytes], Time]:
             negative = packed < 0
             if negative:
                 packed = -packed
-            return time_from_hms(negative, packed >> 24, packed & 0xFFFFFF)
+            hms, microsecond = packed >> 24, packed & 0xFFFFFF
+            if hms >= _TIME2_HMS_LIMIT or microsecond >= MICROSECONDS:
+                raise _time2_invalid(fsp, negative, hms, microsecond)
+            return time_from_hms(negative, hms, microsecond)
 
     else:
         shift = 8 * nbytes
@@ -131,10 +223,14 @@ def _time2_reader(fsp: int) -> Callable[[bytes], Time]:
             intpart = (whole >> shift) - 0x800000
             frac = whole & mask
             if intpart >= 0:
-                return time_from_hms(False, intpart, frac * unit)
-            if frac:
-                return time_from_hms(True, -intpart - 1, ((1 << shift) - frac) * unit)
-            return time_from_hms(True, -intpart, 0)
+                negative, hms, microsecond = False, intpart, frac * unit
+            elif frac:
+                negative, hms, microsecond = True, -intpart - 1, ((1 << shift) - frac) * unit
+            else:
+                negative, hms, microsecond = True, -intpart, 0
+            if hms >= _TIME2_HMS_LIMIT or microsecond >= MICROSECONDS:
+                raise _time2_invalid(fsp, negative, hms, microsecond)
+            return time_from_hms(negative, hms, microsecond)
 
     return read_time2
 
@@ -144,6 +240,11 @@ CODE_GLOBALS: dict[str, Any] = {
     "_fb": _from_bytes,
     "_new": _new,
     "_invalid": _invalid,
+    "_fraction_invalid": _fraction_invalid,
+    "_timestamp_invalid": _timestamp_invalid,
+    "_hires_fraction_invalid": _hires_fraction_invalid,
+    "_hires_time_invalid": _hires_time_invalid,
+    "_hires_datetime_invalid": _hires_datetime_invalid,
     "_Decimal": Decimal,
     "_Date": Date,
     "_DateTime": DateTime,
@@ -158,31 +259,48 @@ CODE_GLOBALS: dict[str, Any] = {
 def _datetime2_code(fsp: int) -> tuple[str, ...]:
     nbytes = FRAC_BYTES[fsp]
     shift = 8 * nbytes
-    frac = f"(t_ & {(1 << shift) - 1}) * {FRAC_UNIT[nbytes]}" if nbytes else "0"
-    packed = f"(t_ >> {shift})" if nbytes else "t_"
+    lines = ["t_ = _fb({v}, 'big')"]
+    if nbytes:
+        unit = FRAC_UNIT[nbytes]
+        lines += [
+            f"f_ = (t_ & {(1 << shift) - 1}) * {unit}",
+            f"if f_ >= {MICROSECONDS}:",
+            f"    raise _fraction_invalid('DATETIME2', {fsp}, f_, {nbytes}, True)",
+            f"p_ = (t_ >> {shift}) - 0x8000000000",
+        ]
+    else:
+        lines += ["f_ = 0", "p_ = t_ - 0x8000000000"]
     return (
-        "t_ = _fb({v}, 'big')",
-        f"p_ = {packed} - 0x8000000000",
+        *lines,
         "if p_ < 0:",
         "    raise _invalid('negative DATETIME2 value')",
         "d_ = p_ >> 17",
         "m_ = d_ >> 5",
         "h_ = p_ & 0x1FFFF",
-        "{v} = _new(_DateTime, (m_ // 13, m_ % 13, d_ & 31, h_ >> 12, h_ >> 6 & 63, h_ & 63, "
-        + frac
-        + "))",
+        "{v} = _new(_DateTime, (m_ // 13, m_ % 13, d_ & 31, h_ >> 12, h_ >> 6 & 63, h_ & 63, f_))",
     )
 
 
 def _timestamp2_code(fsp: int) -> tuple[str, ...]:
     nbytes = FRAC_BYTES[fsp]
     if not nbytes:
-        return ("{v} = _new(_Timestamp, (_fb({v}, 'big'), 0))",)
+        return (
+            "t_ = _fb({v}, 'big')",
+            f"if t_ > {_MAX_SECONDS}:",
+            "    raise _timestamp_invalid('TIMESTAMP2(0)', t_)",
+            "{v} = _new(_Timestamp, (t_, 0))",
+        )
     shift = 8 * nbytes
     return (
         "t_ = _fb({v}, 'big')",
-        f"{{v}} = _new(_Timestamp, (t_ >> {shift}, (t_ & {(1 << shift) - 1}) * "
-        f"{FRAC_UNIT[nbytes]}))",
+        f"s_ = t_ >> {shift}",
+        f"f_ = (t_ & {(1 << shift) - 1}) * {FRAC_UNIT[nbytes]}",
+        f"if s_ > {_MAX_SECONDS}:",
+        f"    raise _timestamp_invalid('TIMESTAMP2({fsp})', s_)",
+        f"if f_ >= {MICROSECONDS}:",
+        # compat56.cc reads one fraction byte unsigned, two or three as a signed number.
+        f"    raise _fraction_invalid('TIMESTAMP2', {fsp}, f_, {nbytes}, {nbytes > 1})",
+        "{v} = _new(_Timestamp, (s_, f_))",
     )
 
 
@@ -257,7 +375,15 @@ def column_reader(column_type: int, meta: int, unsigned: bool = False) -> Column
     if column_type == ColumnType.DATETIME:
         return ColumnReader("Q", 8, ("{v} = _datetime_old({v})",))
     if column_type == ColumnType.TIMESTAMP:
-        return ColumnReader("I", 4, ("{v} = _new(_Timestamp, ({v}, 0))",))
+        return ColumnReader(
+            "I",
+            4,
+            (
+                f"if {{v}} > {_MAX_SECONDS}:",
+                "    raise _timestamp_invalid('TIMESTAMP', {v})",
+                "{v} = _new(_Timestamp, ({v}, 0))",
+            ),
+        )
     if column_type in (ColumnType.DATETIME2, ColumnType.TIMESTAMP2, ColumnType.TIME2):
         fsp = meta
         if fsp > MAX_FSP:
@@ -303,8 +429,13 @@ def _hires_reader(column_type: int, fsp: int) -> ColumnReader:
             4 + nbytes,
             (
                 "t_ = _fb({v}, 'big')",
-                f"{{v}} = _new(_Timestamp, (t_ >> {8 * nbytes}, "
-                f"(t_ & {(1 << (8 * nbytes)) - 1}) * {unit}))",
+                f"s_ = t_ >> {8 * nbytes}",
+                f"f_ = t_ & {(1 << (8 * nbytes)) - 1}",
+                f"if s_ > {_MAX_SECONDS}:",
+                f"    raise _timestamp_invalid('TIMESTAMP({fsp})', s_)",
+                f"if f_ >= {10**fsp}:",
+                f"    raise _hires_fraction_invalid('TIMESTAMP', {fsp}, f_)",
+                f"{{v}} = _new(_Timestamp, (s_, f_ * {unit}))",
             ),
         )
     if column_type == ColumnType.TIME:
@@ -318,16 +449,26 @@ def _hires_reader(column_type: int, fsp: int) -> ColumnReader:
                 "if s_:",
                 "    t_ = -t_",
                 f"p_ = t_ // {10**fsp}",
-                f"{{v}} = _new(_Time, (s_, p_ // 3600, p_ // 60 % 60, p_ % 60, "
-                f"t_ % {10**fsp} * {unit}))",
+                "h_ = p_ // 3600",
+                f"if h_ >= {HIRES_TIME_HOURS}:",
+                f"    raise _hires_time_invalid({fsp}, h_)",
+                f"{{v}} = _new(_Time, (s_, h_, p_ // 60 % 60, p_ % 60, t_ % {10**fsp} * {unit}))",
             ),
         )
     size = HIRES_DATETIME_BYTES[fsp]
+    # Only where the bytes can hold a number that overflows MariaDB's microsecond count.
+    limit = HIRES_DATETIME_LIMIT[fsp]
+    check = (
+        (f"if t_ >= {limit}:", f"    raise _hires_datetime_invalid({fsp}, t_)")
+        if limit < 1 << (8 * size)
+        else ()
+    )
     return ColumnReader(
         f"{size}s",
         size,
         (
             "t_ = _fb({v}, 'big')",
+            *check,
             f"p_ = t_ // {10**fsp}",
             "d_ = p_ // 86400",
             "m_ = d_ // 32",

@@ -8,10 +8,11 @@ from typing import BinaryIO, Protocol
 
 from encoder.core import encode_event
 from encoder.encryption import FileEncryption
-from encoder.primitives import U32
+from encoder.primitives import U32, buffer_argument
 from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag
 from fakemaster.context import BinlogContext
 from fakemaster.encryption import BinlogKeys
+from fakemaster.errors import EncodeError
 from fakemaster.events import Event, FormatDescriptionEvent, StartEncryptionEvent
 from fakemaster.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
 
@@ -64,6 +65,8 @@ class BinlogWriter:
         offset: int = 0,
         encryption: BinlogKeys | None = None,
     ) -> None:
+        if not isinstance(offset, int) or offset < 0:
+            raise EncodeError(f"offset must be an int >= 0, not {offset!r}")
         self._encryption = FileEncryption(encryption) if encryption is not None else None
         self._owned: BinaryIO | None = None
         if isinstance(target, str | os.PathLike):
@@ -97,6 +100,7 @@ class BinlogWriter:
 
     def write_raw(self, data: bytes | bytearray | memoryview) -> int:
         """Write bytes as they are (the context is not updated); returns the end offset."""
+        buffer_argument(data, "raw bytes")
         self._file.write(data)
         self.offset += len(data)
         return self.offset

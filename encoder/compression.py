@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import zlib
 
+from encoder.primitives import buffer_argument
 from fakemaster.errors import EncodeError
 
 __all__ = ["compress_record"]
 
 
 def compress_record(data: bytes) -> bytes:
+    buffer_argument(data, "the data to compress")
     size = len(data)
     lenlen = max(1, (size.bit_length() + 7) // 8)
     if lenlen > 4:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from encoder.fields import check_fields
+from encoder.primitives import buffer_argument
 from fakemaster.encryption import (
     NONCE_LEN,
     SCHEME,
@@ -26,9 +28,21 @@ __all__ = ["FileEncryption", "encrypt_event", "start_encryption_event"]
 
 
 def _check(crypto: StartEncryptionEvent, key: bytes) -> None:
+    if not isinstance(crypto, StartEncryptionEvent):
+        raise EncodeError(f"expected a StartEncryptionEvent, not {type(crypto).__name__}")
+    try:
+        check_fields(crypto)
+    except EncodeError as exc:
+        raise exc.in_event("START_ENCRYPTION") from None
+    buffer_argument(key, "the key")
     problem = crypto_problem(crypto, key)
     if problem is not None:
         raise EncodeError(problem)
+
+
+def _check_offset(offset: object) -> None:
+    if not isinstance(offset, int) or offset < 0:
+        raise EncodeError(f"an event's file offset must be an int >= 0, not {offset!r}")
 
 
 def encrypt_event(
@@ -43,6 +57,10 @@ def encrypt_event(
     ``offset`` after the START_ENCRYPTION ``crypto``, with ``key`` (key id 1 at
     ``crypto.key_version``)."""
     _check(crypto, key)
+    buffer_argument(data, "the event")
+    _check_offset(offset)
+    if not isinstance(algorithm, Algorithm):
+        raise EncodeError(f"algorithm {algorithm!r} is not an Algorithm")
     try:
         return crypt_event(data, offset, crypto.nonce, key, algorithm, encrypt=True)
     except DecodeError as exc:  # a length field that does not match the bytes
@@ -106,6 +124,8 @@ class FileEncryption:
         crypto = self.crypto
         if crypto is None:
             raise EncodeError("no START_ENCRYPTION event was written before an encrypted one")
+        buffer_argument(data, "the event")
+        _check_offset(offset)
         try:
             return crypt_event(data, offset, crypto.nonce, self._key, self.algorithm, encrypt=True)
         except DecodeError as exc:

@@ -27,20 +27,25 @@ _XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
 _ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
 
 
-def _check_presence(name: str, value: object, flagged: bool) -> None:
+def _check_presence(name: str, value: object, flagged: bool, flags: str) -> None:
     if flagged and value is None:
-        raise EncodeError(f"GTID flags promise {name} but it is None")
+        raise EncodeError(f"GTID {name} is None but its flag is set (in {flags})", field=name)
     if not flagged and value is not None:
-        raise EncodeError(f"GTID {name} is set but its flag is clear")
+        raise EncodeError(
+            f"GTID {name} is set but its flag is clear (in {flags})", field=name, value=value
+        )
 
 
 def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
     flags2 = event.flags2
     extra = event.flags_extra
-    _check_presence("commit_id", event.commit_id, bool(flags2 & GtidFlag.GROUP_COMMIT_ID))
-    _check_presence("xid", event.xid, bool(flags2 & _XA_FLAGS))
-    _check_presence("extra_engines", event.extra_engines, bool(extra & GtidExtraFlag.MULTI_ENGINE))
-    _check_presence("sa_seq_no", event.sa_seq_no, bool(extra & _ALTER_FLAGS))
+    _check_presence(
+        "commit_id", event.commit_id, bool(flags2 & GtidFlag.GROUP_COMMIT_ID), "flags2"
+    )
+    _check_presence("xid", event.xid, bool(flags2 & _XA_FLAGS), "flags2")
+    multi_engine = bool(extra & GtidExtraFlag.MULTI_ENGINE)
+    _check_presence("extra_engines", event.extra_engines, multi_engine, "flags_extra")
+    _check_presence("sa_seq_no", event.sa_seq_no, bool(extra & _ALTER_FLAGS), "flags_extra")
     try:
         parts = [GTID_FIXED.pack(event.seq_no, event.domain_id, flags2)]
         if event.commit_id is not None:
@@ -56,8 +61,8 @@ def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
                 parts.append(bytes((event.extra_engines,)))
             if event.sa_seq_no is not None:
                 parts.append(U64.pack(event.sa_seq_no))
-    except (struct.error, ValueError) as exc:
-        raise EncodeError(f"GTID field out of range: {exc}") from exc
+    except (struct.error, ValueError) as exc:  # fields are checked first (encoder/fields.py)
+        raise EncodeError(f"a field is out of range: {exc}") from exc
     body = b"".join(parts)
     trailing = event.trailing
     if not trailing:
@@ -65,27 +70,34 @@ def encode_gtid(event: GtidEvent, ctx: BinlogContext) -> bytes:
     # With trailing bytes the event is written exactly as fields + trailing; these checks keep
     # the decoder from reading it back differently.
     if len(body) + len(trailing) < GTID_BODY_MIN:
-        raise EncodeError("GTID trailing bytes must take the body to at least 19 bytes")
+        raise EncodeError(
+            f"trailing bytes must take the body to at least {GTID_BODY_MIN} bytes", field="trailing"
+        )
     if not extra and trailing[0]:
-        raise EncodeError("GTID trailing byte would be read as flags_extra")
+        raise EncodeError("trailing byte would be read as flags_extra", field="trailing")
     if len(body) + len(trailing) == GTID_BODY_MIN and not any(trailing):
-        raise EncodeError("GTID trailing bytes equal the zero padding; use trailing=b''")
+        raise EncodeError(
+            "trailing bytes equal the zero padding; use trailing=b''", field="trailing"
+        )
     return body + trailing
 
 
 def encode_gtid_list(event: GtidListEvent, ctx: BinlogContext) -> bytes:
     count = len(event.gtids)
     if count > GTID_LIST_COUNT_MASK:
-        raise EncodeError(f"GTID_LIST of {count} entries does not fit 28 bits")
+        raise EncodeError(f"gtids: {count} entries, the count holds 28 bits", field="gtids")
     if event.list_flags & GTID_LIST_COUNT_MASK or not 0 <= event.list_flags <= 0xFFFF_FFFF:
-        raise EncodeError("GTID_LIST list_flags must only use the top 4 bits of the count")
+        raise EncodeError(
+            f"list_flags {event.list_flags:#x} must only use the top 4 bits of the count",
+            field="list_flags",
+        )
     entries = bytearray(GTID_LIST_COUNT.pack(count | event.list_flags))
     pack_entry = GTID_LIST_ENTRY.pack
     try:
         for gtid in event.gtids:
             entries += pack_entry(gtid.domain_id, gtid.server_id, gtid.seq_no)
-    except struct.error as exc:
-        raise EncodeError(f"GTID_LIST entry out of range: {exc}") from exc
+    except struct.error as exc:  # fields are checked first (encoder/fields.py)
+        raise EncodeError(f"gtids: an entry is out of range: {exc}", field="gtids") from exc
     return bytes(entries) + event.padding
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable
+from typing import Any
 
-from encoder.primitives import name_bytes, packed_int
+from encoder.fields import check_fields
+from encoder.primitives import buffer_argument, name_bytes, packed_int
 from fakemaster.constants import (
     COMPRESSED_HEADER_LEN,
     COMPRESSION_LEVEL,
@@ -71,8 +73,14 @@ def frame_parts(parts: Iterable[Buffer], seq: int) -> tuple[list[Buffer], int]:
     """The packets of the logical payload made of ``parts`` (concatenated), as buffers to write
     in order (headers, and memoryview slices of the parts: nothing is copied), and the next
     sequence number."""
-    if not 0 <= seq <= 0xFF:
-        raise EncodeError(f"packet sequence number {seq} is not in 0..255")
+    if not isinstance(seq, int) or not 0 <= seq <= 0xFF:
+        raise EncodeError(f"packet sequence number {seq!r} is not in 0..255")
+    try:
+        parts = list(parts)
+    except TypeError:
+        raise EncodeError(f"the payload parts must be a sequence of bytes, not {parts!r}") from None
+    for part in parts:
+        buffer_argument(part, "a payload part")
     views = [memoryview(part).cast("B") for part in parts]
     remaining = sum(len(view) for view in views)
     out: list[Buffer] = []
@@ -100,9 +108,10 @@ def frame_parts(parts: Iterable[Buffer], seq: int) -> tuple[list[Buffer], int]:
 
 def frame(payload: Buffer, seq: int) -> tuple[bytes, int]:
     """The wire bytes of one logical payload starting at sequence ``seq``, and the next seq."""
+    buffer_argument(payload, "the payload")
     if len(payload) < MAX_PACKET_PAYLOAD:
-        if not 0 <= seq <= 0xFF:
-            raise EncodeError(f"packet sequence number {seq} is not in 0..255")
+        if not isinstance(seq, int) or not 0 <= seq <= 0xFF:
+            raise EncodeError(f"packet sequence number {seq!r} is not in 0..255")
         return _PACKET_HEADER.pack(len(payload) | seq << 24) + payload, (seq + 1) & 0xFF
     parts, next_seq = frame_parts((payload,), seq)
     return b"".join(parts), next_seq
@@ -292,13 +301,26 @@ class CompressedWriter:
 # --- payloads -----------------------------------------------------------------------------
 
 
-def encode_ok(packet: OkPacket) -> bytes:
-    if packet.header not in (OK_HEADER, EOF_HEADER):
-        raise EncodeError(f"OK packet header must be 0x00 or 0xfe, not 0x{packet.header:02x}")
+def _check(packet: Any, kind: type, problem: str | None = None, field: str | None = None) -> None:
+    """EncodeError, naming the packet, unless it is a ``kind`` whose fields hold their values
+    (or for the ``problem`` found with ``field``)."""
+    name = type(packet).__name__
+    if problem is not None:
+        raise EncodeError(problem, field=field, event_type=name)
+    if not isinstance(packet, kind):
+        raise EncodeError(f"expected {kind.__name__}, not {name}")
     try:
-        status = _STATUS_WARNINGS.pack(packet.status_flags, packet.warnings)
-    except struct.error as exc:
-        raise EncodeError(f"OK packet status/warnings: {exc}") from exc
+        check_fields(packet)
+    except EncodeError as exc:
+        raise exc.in_event(name) from None
+
+
+def encode_ok(packet: OkPacket) -> bytes:
+    _check(packet, OkPacket)
+    if packet.header not in (OK_HEADER, EOF_HEADER):
+        why = f"header must be 0x00 or 0xfe, not 0x{packet.header:02x}"
+        _check(packet, OkPacket, why, "header")
+    status = _STATUS_WARNINGS.pack(packet.status_flags, packet.warnings)
     return b"".join(
         (
             bytes((packet.header,)),
@@ -311,29 +333,24 @@ def encode_ok(packet: OkPacket) -> bytes:
 
 
 def encode_err(packet: ErrPacket) -> bytes:
-    message = packet.message.encode("utf-8", "surrogateescape")
-    try:
-        head = _ERR_HEAD.pack(ERR_HEADER, packet.errno)
-    except struct.error as exc:
-        raise EncodeError(f"ERR packet errno {packet.errno}: {exc}") from exc
+    _check(packet, ErrPacket)
+    message = name_bytes(packet.message)
+    head = _ERR_HEAD.pack(ERR_HEADER, packet.errno)
     if packet.sqlstate is None:
         if message.startswith(SQLSTATE_MARKER):
-            raise EncodeError("an ERR message without SQLSTATE cannot start with '#'")
+            why = "message cannot start with '#' without a sqlstate"
+            _check(packet, ErrPacket, why, "message")
         return head + message
-    try:
-        state = packet.sqlstate.encode("latin-1")
-    except UnicodeEncodeError:
-        state = b""
+    state = packet.sqlstate.encode("latin-1")
     if len(state) != 5:
-        raise EncodeError(f"SQLSTATE must be 5 characters, not {packet.sqlstate!r}")
+        why = f"sqlstate must be 5 characters, not {packet.sqlstate!r}"
+        _check(packet, ErrPacket, why, "sqlstate")
     return head + SQLSTATE_MARKER + state + message
 
 
 def encode_eof(packet: EofPacket) -> bytes:
-    try:
-        return _EOF.pack(EOF_HEADER, packet.warnings, packet.status_flags)
-    except struct.error as exc:
-        raise EncodeError(f"EOF packet: {exc}") from exc
+    _check(packet, EofPacket)
+    return _EOF.pack(EOF_HEADER, packet.warnings, packet.status_flags)
 
 
 def binlog_packet_parts(
@@ -341,6 +358,7 @@ def binlog_packet_parts(
 ) -> tuple[bytes, Buffer]:
     """The logical payload of one event of a binlog dump as (prefix, event bytes); pass them to
     ``frame_parts`` to put a large event on the wire without copying it."""
+    buffer_argument(event_bytes, "the event")
     if ack_requested and not semi_sync:
         raise EncodeError("an ACK can only be requested on a semi-sync connection")
     prefix = _SEMI_SYNC_PREFIX[ack_requested] if semi_sync else _PLAIN_PREFIX
@@ -358,8 +376,5 @@ def encode_binlog_packet(
 
 
 def encode_semi_sync_ack(ack: SemiSyncAck) -> bytes:
-    try:
-        head = _ACK_HEAD.pack(SEMI_SYNC_MAGIC, ack.position)
-    except struct.error as exc:
-        raise EncodeError(f"semi-sync ACK position {ack.position}: {exc}") from exc
-    return head + name_bytes(ack.file_name)
+    _check(ack, SemiSyncAck)
+    return _ACK_HEAD.pack(SEMI_SYNC_MAGIC, ack.position) + name_bytes(ack.file_name)

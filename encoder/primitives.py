@@ -5,7 +5,17 @@ from __future__ import annotations
 from fakemaster.errors import EncodeError
 from fakemaster.layouts import U8, U16, U32, U64
 
-__all__ = ["U8", "U16", "U32", "U64", "bitmap", "name_bytes", "packed_int", "uint"]
+__all__ = [
+    "U8",
+    "U16",
+    "U32",
+    "U64",
+    "bitmap",
+    "buffer_argument",
+    "name_bytes",
+    "packed_int",
+    "uint",
+]
 
 _U16_PACK = U16.pack
 _U32_PACK = U32.pack
@@ -13,6 +23,8 @@ _U32_PACK = U32.pack
 
 def packed_int(value: int) -> bytes:
     """MySQL length-encoded integer (net_store_length)."""
+    if not isinstance(value, int):
+        raise EncodeError(f"packed integer {value!r} is not an int")
     if value < 0:
         raise EncodeError(f"packed integer cannot be negative: {value}")
     if value < 251:
@@ -30,8 +42,15 @@ def uint(value: int, size: int) -> bytes:
     """Little-endian unsigned integer of ``size`` bytes."""
     try:
         return value.to_bytes(size, "little")
-    except OverflowError as exc:
-        raise EncodeError(f"{value} does not fit in {size} bytes") from exc
+    except (OverflowError, AttributeError) as exc:
+        raise EncodeError(f"{value!r} does not fit in {size} bytes") from exc
+
+
+def buffer_argument(data: object, what: str) -> None:
+    """EncodeError unless ``data`` (an argument named ``what``) is bytes, bytearray or
+    memoryview: bytes given to an encoder to frame, compress, encrypt or write as they are."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise EncodeError(f"{what} must be bytes, not {type(data).__name__}")
 
 
 def name_bytes(text: str) -> bytes:

@@ -151,25 +151,30 @@ KNOWN_STATUS_CODES = frozenset(_WRITERS)
 """Codes with a typed value; any other code is kept raw (see decoder/query.py)."""
 
 
+def _status_var_bytes(var: StatusVar, is_last: bool) -> bytes:
+    code = var.code
+    writer = _WRITERS.get(code)
+    if writer is not None:
+        return bytes((code,)) + writer(var.value)
+    raw = var.value
+    if not isinstance(code, int) or not 0 <= code <= 255:
+        raise EncodeError(f"status variable code {code!r} is not a byte")
+    if not isinstance(raw, bytes) or raw[:1] != bytes((code,)):
+        raise _fail(code, raw, "an unknown code's value is the raw rest, starting with it")
+    if not is_last:
+        raise _fail(code, raw, "an unknown code ends the status block; it must be last")
+    return raw
+
+
 def status_vars_bytes(status_vars: tuple[StatusVar, ...]) -> bytes:
     parts = []
     last = len(status_vars) - 1
-    writers = _WRITERS
     for index, var in enumerate(status_vars):
-        code = var.code
-        writer = writers.get(code)
-        if writer is not None:
-            parts.append(bytes((code,)))
-            parts.append(writer(var.value))
-            continue
-        raw = var.value
-        if not isinstance(code, int) or not 0 <= code <= 255:
-            raise EncodeError(f"status variable code {code!r} is not a byte")
-        if not isinstance(raw, bytes) or raw[:1] != bytes((code,)):
-            raise _fail(code, raw, "an unknown code's value is the raw rest, starting with it")
-        if index != last:
-            raise _fail(code, raw, "an unknown code ends the status block; it must be last")
-        parts.append(raw)
+        try:
+            parts.append(_status_var_bytes(var, index == last))
+        except EncodeError as exc:
+            where = f"status_vars[{index}]"
+            raise EncodeError(f"{where}: {exc.reason}", field=where, value=var.value) from None
     return b"".join(parts)
 
 
@@ -179,15 +184,19 @@ def _statement_body(
     status = status_vars_bytes(event.status_vars)
     database = name_bytes(event.database)
     if len(database) > 255:
-        raise EncodeError(f"database name of {len(database)} bytes does not fit its length byte")
+        raise EncodeError(
+            f"database is {len(database)} bytes, its length byte holds 255", field="database"
+        )
     if len(status) > 0xFFFF:
-        raise EncodeError(f"status variables of {len(status)} bytes do not fit 16 bits")
+        raise EncodeError(
+            f"status_vars take {len(status)} bytes, their length holds 65535", field="status_vars"
+        )
     try:
         head = QUERY_POST_HEADER.pack(
             event.thread_id, event.exec_time, len(database), event.error_code, len(status)
         )
-    except struct.error as exc:
-        raise EncodeError(f"QUERY post-header field out of range: {exc}") from exc
+    except struct.error as exc:  # fields are checked first (encoder/fields.py)
+        raise EncodeError(f"a post-header field is out of range: {exc}") from exc
     return b"".join((head, extra, status, database, b"\x00", query))
 
 
@@ -195,7 +204,9 @@ def encode_query(event: QueryEvent, ctx: BinlogContext) -> bytes:
     query = event.query
     if event.compressed:
         if not query:
-            raise EncodeError("QUERY_COMPRESSED needs a non-empty query (length 0 is invalid)")
+            raise EncodeError(
+                "query is empty: a compressed one needs text (length 0 is invalid)", field="query"
+            )
         query = compress_record(query)
     return _statement_body(event, query)
 
@@ -205,8 +216,8 @@ def encode_execute_load_query(event: ExecuteLoadQueryEvent, ctx: BinlogContext) 
         extra = LOAD_QUERY_EXTRA.pack(
             event.file_id, event.fn_pos_start, event.fn_pos_end, event.dup_handling
         )
-    except struct.error as exc:
-        raise EncodeError(f"EXECUTE_LOAD_QUERY field out of range: {exc}") from exc
+    except struct.error as exc:  # fields are checked first (encoder/fields.py)
+        raise EncodeError(f"a post-header field is out of range: {exc}") from exc
     return _statement_body(event, event.query, extra)
 
 

@@ -49,46 +49,54 @@ def _table_id(table_id: int, ctx: BinlogContext) -> bytes:
         return table_id.to_bytes(ctx.table_id_size, "little")
     except (OverflowError, AttributeError):
         raise EncodeError(
-            f"table id {table_id!r} does not fit in {ctx.table_id_size} bytes"
+            f"table_id {table_id!r} does not fit in the stream's {ctx.table_id_size} bytes",
+            field="table_id",
+            value=table_id,
         ) from None
 
 
 def _name(text: str, what: str) -> bytes:
     raw = name_bytes(text)
     if len(raw) > 255:
-        raise EncodeError(f"{what} is {len(raw)} bytes, at most 255 fit")
+        raise EncodeError(f"{what} is {len(raw)} bytes, at most 255 fit", field=what)
     return bytes((len(raw),)) + raw + b"\x00"
 
 
 def encode_table_map(event: TableMapEvent, ctx: BinlogContext) -> bytes:
     count = len(event.column_types)
-    if len(event.column_meta) != count or len(event.nullable) != count:
-        raise EncodeError(
-            f"TABLE_MAP has {count} column types, {len(event.column_meta)} metadata values "
-            f"and {len(event.nullable)} NULL-able flags"
-        )
+    for name in ("column_meta", "nullable"):
+        given = len(getattr(event, name))
+        if given != count:
+            raise EncodeError(
+                f"{name} has {given} values for {count} column_types "
+                f"({count} column types, {len(event.column_meta)} metadata values, "
+                f"{len(event.nullable)} NULL-able flags)",
+                field=name,
+            )
     metadata = bytearray()
     for index, (column_type, meta) in enumerate(
         zip(event.column_types, event.column_meta, strict=True)
     ):
         size = METADATA_SIZE.get(column_type)
         if size is None:
-            raise EncodeError(f"column {index} has unknown type {column_type!r}")
+            raise EncodeError(
+                f"column_types[{index}]: column {index} has unknown type {column_type!r}",
+                field=f"column_types[{index}]",
+            )
         try:
             metadata += meta.to_bytes(size, "little")
         except (OverflowError, AttributeError):
             raise EncodeError(
-                f"column {index} ({type_name(column_type)}): metadata {meta!r} "
-                f"does not fit in {size} bytes"
+                f"column_meta[{index}] ({type_name(column_type)}): metadata {meta!r} "
+                f"does not fit in {size} bytes",
+                field=f"column_meta[{index}]",
+                value=meta,
             ) from None
     nulls = 0
     for column, nullable in enumerate(event.nullable):
         if nullable:
             nulls |= 1 << column
-    try:
-        flags = U16.pack(event.table_flags)
-    except Exception:  # noqa: BLE001 - struct.error for any unpackable value
-        raise EncodeError(f"table flags {event.table_flags!r} do not fit in 2 bytes") from None
+    flags = U16.pack(event.table_flags)  # a u16 (encoder/fields.py)
     return b"".join(
         (
             _table_id(event.table_id, ctx),
@@ -142,7 +150,9 @@ def _signedness(bits: Sequence[bool], numeric_count: int) -> bytes:
         )
     value = 0
     for bit in bits:
-        value = value << 1 | bool(bit)
+        if bit not in (0, 1) or not isinstance(bit, int):  # read back as bools
+            raise EncodeError(f"SIGNEDNESS flag {bit!r} is not a bool")
+        value = value << 1 | bit
     size = (numeric_count + 7) >> 3
     return (value << (size * 8 - numeric_count)).to_bytes(size, "big")
 
@@ -178,10 +188,14 @@ def metadata_value_bytes(field: MetadataField, column_types: Sequence[int]) -> b
 
 def encode_optional_metadata(fields: Sequence[MetadataField], column_types: Sequence[int]) -> bytes:
     out = []
-    for field in fields:
+    for index, field in enumerate(fields):
+        where = f"optional_metadata[{index}]"
         if not isinstance(field.kind, int) or not 0 <= field.kind <= 255:
-            raise EncodeError(f"optional metadata kind {field.kind!r} is not a byte")
-        value = metadata_value_bytes(field, column_types)
+            raise EncodeError(f"{where}: kind {field.kind!r} is not a byte", field=where)
+        try:
+            value = metadata_value_bytes(field, column_types)
+        except EncodeError as exc:
+            raise EncodeError(f"{where}: {exc.reason}", field=where, value=field.value) from None
         out.append(bytes((field.kind,)) + packed_int(len(value)) + value)
     return b"".join(out)
 
@@ -204,7 +218,8 @@ def present_bitmap(row: Sequence[Any]) -> bytes:
 def _present_mask(bitmap: bytes, width: int, what: str) -> int:
     if len(bitmap) != (width + 7) >> 3:
         raise EncodeError(
-            f"{what} is {len(bitmap)} bytes, a width of {width} needs {(width + 7) >> 3}"
+            f"{what} is {len(bitmap)} bytes, a width of {width} needs {(width + 7) >> 3}",
+            field=what,
         )
     return int.from_bytes(bitmap, "little") & ((1 << width) - 1)
 
@@ -212,28 +227,29 @@ def _present_mask(bitmap: bytes, width: int, what: str) -> int:
 def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
     table_map = ctx.table_maps.get(event.table_id)
     if table_map is None:
-        raise EncodeError(f"no TABLE_MAP for table id {event.table_id}")
+        raise EncodeError(f"no TABLE_MAP for table_id {event.table_id}", field="table_id")
     width = event.width
     if not isinstance(width, int) or not 0 <= width <= len(table_map.column_types):
         raise EncodeError(
-            f"rows event width {width!r}, the TABLE_MAP of table id {event.table_id} "
-            f"has {len(table_map.column_types)} columns"
+            f"width {width!r}, the TABLE_MAP of table_id {event.table_id} "
+            f"has {len(table_map.column_types)} columns",
+            field="width",
         )
     if event.version not in (1, 2):
-        raise EncodeError(f"rows event version {event.version!r} is not 1 or 2")
+        raise EncodeError(f"version {event.version!r} is not 1 or 2", field="version")
     present = _present_mask(event.columns_present, width, "columns_present")
     present_after = None
     parts = [_table_id(event.table_id, ctx)]
-    try:
-        parts.append(U16.pack(event.rows_flags))
-    except Exception:  # noqa: BLE001 - struct.error for any unpackable value
-        raise EncodeError(f"rows flags {event.rows_flags!r} do not fit in 2 bytes") from None
+    parts.append(U16.pack(event.rows_flags))  # a u16 (encoder/fields.py)
     if event.version == 2:
         if len(event.extra_data) > 0xFFFF - 2:
-            raise EncodeError(f"extra data is {len(event.extra_data)} bytes, at most 65533 fit")
+            raise EncodeError(
+                f"extra_data is {len(event.extra_data)} bytes, at most 65533 fit",
+                field="extra_data",
+            )
         parts.append(U16.pack(len(event.extra_data) + 2) + bytes(event.extra_data))
     elif event.extra_data:
-        raise EncodeError("only version 2 rows events carry extra data")
+        raise EncodeError("extra_data: only version 2 rows events carry it", field="extra_data")
     parts.append(packed_int(width))
     parts.append(bytes(event.columns_present))
     if isinstance(event, UpdateRowsEvent):
@@ -241,7 +257,9 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
         parts.append(bytes(event.columns_present_after))
     if event.rows and not present and not present_after:
         raise EncodeError(
-            "rows whose images have no columns take no bytes: they cannot be told apart"
+            f"rows whose images have no columns (width {width}, columns_present "
+            f"{bytes(event.columns_present).hex()}) take no bytes: they cannot be told apart",
+            field="rows",
         )
     encoder = table_encoder(table_map, schema_precisions(ctx, table_map))
     members = member_counts(table_map)
@@ -252,11 +270,11 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
     except EncodeError as exc:
         names = column_names(table_map)
         if exc.column is None or exc.column >= len(names):
-            raise
-        raise exc.in_column(exc.column, column_name=names[exc.column]) from None
+            raise exc.in_field("rows") from None
+        raise exc.in_column(exc.column, column_name=names[exc.column]).in_field("rows") from None
     if event.compressed:
         if not area:
-            raise EncodeError("a compressed rows event needs at least one row")
+            raise EncodeError("rows: a compressed rows event needs at least one row", field="rows")
         area = compress_record(area)
     parts.append(area)
     return b"".join(parts)

@@ -49,7 +49,7 @@ __all__ = [
 def _pack(packer: struct.Struct, what: str, *values: int) -> bytes:
     try:
         return packer.pack(*values)
-    except struct.error as exc:
+    except struct.error as exc:  # fields are checked first (encoder/fields.py)
         raise EncodeError(f"{what} field out of range: {exc}") from exc
 
 
@@ -59,8 +59,14 @@ def encode_xid(event: XidEvent, ctx: BinlogContext) -> bytes:
 
 def encode_xa_prepare(event: XaPrepareEvent, ctx: BinlogContext) -> bytes:
     xid = event.xid
-    if not 1 <= len(xid.gtrid) <= MAX_GTRID_SIZE or len(xid.bqual) > MAX_BQUAL_SIZE:
-        raise EncodeError("XA_PREPARE needs a gtrid of 1..64 bytes and a bqual of 0..64 bytes")
+    if not 1 <= len(xid.gtrid) <= MAX_GTRID_SIZE:
+        raise EncodeError(
+            f"xid.gtrid is {len(xid.gtrid)} bytes, not 1..{MAX_GTRID_SIZE}", field="xid.gtrid"
+        )
+    if len(xid.bqual) > MAX_BQUAL_SIZE:
+        raise EncodeError(
+            f"xid.bqual is {len(xid.bqual)} bytes, not 0..{MAX_BQUAL_SIZE}", field="xid.bqual"
+        )
     head = _pack(
         XA_PREPARE_HEAD, "XA_PREPARE",
         int(event.one_phase), xid.format_id, len(xid.gtrid), len(xid.bqual),
@@ -80,11 +86,12 @@ def encode_user_var(event: UserVarEvent, ctx: BinlogContext) -> bytes:
     name = event.name
     head = _pack(U32, "USER_VAR", len(name)) + name
     if event.value is None:
-        if event.value_type or event.charset or event.value_flags is not None:
-            raise EncodeError("a NULL USER_VAR has no value_type, charset or value_flags")
+        for field, unset in (("value_type", 0), ("charset", 0), ("value_flags", None)):
+            if getattr(event, field) != unset:
+                raise EncodeError(f"{field} is set but value is None (NULL)", field=field)
         return head + b"\x01" + event.trailing
     if event.value_flags is None and event.trailing:
-        raise EncodeError("USER_VAR trailing bytes need value_flags (it is read first)")
+        raise EncodeError("trailing bytes need value_flags (it is read first)", field="trailing")
     value_head = _pack(
         USER_VAR_VALUE_HEAD, "USER_VAR", event.value_type, event.charset, len(event.value)
     )

@@ -17,6 +17,7 @@ from encoder.packets import (
     frame,
     frame_parts,
 )
+from encoder.primitives import buffer_argument
 from fakemaster.constants import BINLOG_MAGIC
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
@@ -48,6 +49,7 @@ class StreamEncoder:
 
     def raw_event(self, data: Buffer, *, ack_requested: bool = False) -> bytes:
         """Already encoded event bytes (the context is not updated)."""
+        buffer_argument(data, "the event")
         if not self.network:
             if ack_requested:
                 raise EncodeError("a binlog file has no semi-sync ACK requests")

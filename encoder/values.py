@@ -20,7 +20,10 @@ A value is accepted when its bytes hold it and the decoder gives it back unchang
 the server would never write it (a VARCHAR longer than its column but within what its length
 prefix holds, minute 61 in a DATETIME2, a NULL in a NOT NULL column): encoding what the decoder
 returned from a real server's bytes gives back those bytes, and a fake master can produce
-deliberately odd values.
+deliberately odd values. Unless a replica would read those bytes as another value: TIME2 hours
+above 1023 (MariaDB reads 10 bits), TIMESTAMP seconds after 2038-01-19 03:14:07, an old DATETIME
+whose year*10000+month*100+day needs more than 32 bits, a MariaDB 5.3 TIME(n) of 9984 hours or
+more and a DATETIME(n) beyond 64 bits of microseconds are refused (fakemaster/columns.py).
 """
 
 from __future__ import annotations
@@ -36,11 +39,15 @@ from typing import Any, NamedTuple
 from fakemaster.columns import (
     BLOB_TYPES,
     HIRES_DATETIME_BYTES,
+    HIRES_DATETIME_LIMIT,
     HIRES_TIME_BYTES,
+    HIRES_TIME_HOURS,
     HIRES_TIME_ZERO,
     HIRES_TYPES,
     INTEGER_SIZES,
     MAX_FSP,
+    MICROSECONDS,
+    OLD_DATETIME_LIMIT,
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     VARCHAR_TYPES,
@@ -50,6 +57,8 @@ from fakemaster.columns import (
     string_metadata,
     type_name,
 )
+from fakemaster.columns import TIME2_HOURS as _TIME2_HOURS
+from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
 from fakemaster.constants import ColumnType
 from fakemaster.errors import EncodeError
 from fakemaster.table_shapes import TableShapeCache
@@ -68,7 +77,7 @@ __all__ = [
 
 # Microseconds one stored fraction unit is worth, by the fraction's byte count.
 _FRAC_UNIT = (0, 10000, 100, 1)
-_MICROSECONDS = 1_000_000
+_MICROSECONDS = MICROSECONDS
 _U8 = struct.Struct("<B")
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
@@ -282,10 +291,20 @@ def _year(value: Any) -> int:
 # --- temporal -----------------------------------------------------------------------------
 
 
-def _check_fields(name: str, value: Any, fields: Sequence[tuple[str, Any, int]]) -> None:
+# Why a field has a lower limit than its bits: MariaDB reads a larger one as another value.
+_TIME2_HOUR_BITS = "MariaDB reads TIME2 hours as 10 bits"
+_HIRES_TIME_HOURS = f"MariaDB reads these hours modulo {HIRES_TIME_HOURS}"
+_TIMESTAMP_END = "2038-01-19 03:14:07 is the last second MariaDB keeps"
+
+
+def _check_fields(
+    name: str, value: Any, fields: Sequence[tuple[str, Any, int]], why: str = ""
+) -> None:
+    """Each field an int in 0..limit-1; ``why`` says why the limits are what they are."""
     for field, got, limit in fields:
         if not isinstance(got, int) or not 0 <= got < limit:
-            raise _cannot(name, value, f"{field} {got!r} not in 0..{limit - 1}")
+            because = f" ({why})" if why and isinstance(got, int) and got >= limit else ""
+            raise _cannot(name, value, f"{field} {got!r} not in 0..{limit - 1}{because}")
 
 
 def _fraction_error(name: str, value: Any, microsecond: Any, fsp: int, hint: str = "") -> None:
@@ -361,8 +380,12 @@ def _datetime_old(value: Any) -> int:
     number = value.year
     for _, field, _ in fields:
         number = number * 100 + field
-    if number >= 1 << 64:
-        raise _cannot("DATETIME", value, "out of range")
+    if number >= OLD_DATETIME_LIMIT:
+        raise _cannot(
+            "DATETIME",
+            value,
+            f"year*10000+month*100+day is {number // 10**6}: MariaDB reads it as 32 bits",
+        )
     return number
 
 
@@ -373,7 +396,7 @@ def _timestamp_parts(value: Any) -> tuple[Any, Any]:
 
 def _timestamp_old(value: Any) -> int:
     seconds, microsecond = _timestamp_parts(value)
-    _check_fields("TIMESTAMP", value, (("seconds", seconds, 1 << 32),))
+    _check_fields("TIMESTAMP", value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
     _no_fraction("TIMESTAMP", value, microsecond)
     return seconds
 
@@ -433,7 +456,7 @@ def _timestamp2_pre(fsp: int) -> Callable[[Any], bytes]:
 
     def encode_timestamp2(value: Any) -> bytes:
         seconds, microsecond = _timestamp_parts(value)
-        _check_fields(name, value, (("seconds", seconds, 1 << 32),))
+        _check_fields(name, value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
         if not (isinstance(microsecond, int) and 0 <= microsecond < _MICROSECONDS) or (
             microsecond % unit
         ):
@@ -457,7 +480,8 @@ def _time2_pre(fsp: int) -> Callable[[Any], bytes]:
         _check_fields(
             name,
             value,
-            (("hour", hour, 1 << 12), ("minute", minute, 64), ("second", second, 64)),
+            (("hour", hour, _TIME2_HOURS), ("minute", minute, 64), ("second", second, 64)),
+            _TIME2_HOUR_BITS,
         )
         if not (isinstance(microsecond, int) and 0 <= microsecond < _MICROSECONDS) or (
             microsecond % unit
@@ -509,7 +533,7 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
 
         def encode_timestamp(value: Any) -> bytes:
             seconds, microsecond = _timestamp_parts(value)
-            _check_fields(name, value, (("seconds", seconds, 1 << 32),))
+            _check_fields(name, value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
             check_fraction(value, microsecond)
             units = microsecond // unit
             return (seconds << (8 * nbytes) | units).to_bytes(4 + nbytes, "big")
@@ -524,7 +548,8 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
             _check_fields(
                 name,
                 value,
-                (("hour", hour, 1 << 32), ("minute", minute, 60), ("second", second, 60)),
+                (("hour", hour, HIRES_TIME_HOURS), ("minute", minute, 60), ("second", second, 60)),
+                _HIRES_TIME_HOURS,
             )
             check_fraction(value, microsecond)
             packed = ((hour * 60 + minute) * 60 + second) * 10**fsp + microsecond // unit
@@ -535,6 +560,12 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
 
         return encode_time
     size = HIRES_DATETIME_BYTES[fsp]
+    limit = min(1 << (8 * size), HIRES_DATETIME_LIMIT[fsp])
+    why = (
+        "out of range"
+        if limit == 1 << (8 * size)
+        else "beyond the 64-bit microsecond count MariaDB reads it into"
+    )
 
     def encode_datetime(value: Any) -> bytes:
         year, month, day = value.year, value.month, value.day
@@ -560,8 +591,8 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
         _no_time_zone(name, value)
         seconds = ((((year * 13 + month) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second
         packed = seconds * 10**fsp + microsecond // unit
-        if packed >= 1 << (8 * size):
-            raise _cannot(name, value, "out of range")
+        if packed >= limit:
+            raise _cannot(name, value, why)
         return packed.to_bytes(size, "big")
 
     return encode_datetime
@@ -912,10 +943,13 @@ def _write_image_checked(
     width: int,
     image: Any,
     where: str,
+    bitmap: str = "columns_present",
 ) -> None:
+    """Append one row image; ``bitmap`` names the event field that says which columns it has."""
     if not isinstance(image, (tuple, list)) or len(image) != width:
         raise EncodeError(
-            f"{where}: expected a sequence of {width} column values, got {describe_value(image)}"
+            f"{where}: expected a sequence of {width} column values (the event's width), "
+            f"got {describe_value(image)}"
         )
     mark = len(out)
     out.append(b"")
@@ -925,14 +959,16 @@ def _write_image_checked(
         if not present >> column & 1:
             if value is not ABSENT:
                 raise EncodeError(
-                    f"not in the image but has value {describe_value(value)}",
+                    f"not in the image ({bitmap}) but has value {describe_value(value)}",
                     value=value,
                     column=column,
                     where=where,
                 )
             continue
         if value is ABSENT:
-            raise EncodeError("in the image but ABSENT", value=value, column=column, where=where)
+            raise EncodeError(
+                f"in the image ({bitmap}) but ABSENT", value=value, column=column, where=where
+            )
         if value is None:
             nulls |= 1 << bit
         else:
@@ -1037,7 +1073,10 @@ class TableEncoder:
             if not isinstance(row, (tuple, list)) or len(row) != 2:
                 raise EncodeError(f"row {index}: an UPDATE row is a (before, after) pair")
             _write_image_checked(out, columns, present, width, row[0], f"row {index} before")
-            _write_image_checked(out, columns, present_after, width, row[1], f"row {index} after")
+            _write_image_checked(
+                out, columns, present_after, width, row[1], f"row {index} after",
+                "columns_present_after",
+            )  # fmt: skip
         return out
 
 

@@ -25,17 +25,23 @@ __all__ = [
     "FRAC_BYTES",
     "FRAC_UNIT",
     "HIRES_DATETIME_BYTES",
+    "HIRES_DATETIME_LIMIT",
     "HIRES_TIME_BYTES",
+    "HIRES_TIME_HOURS",
     "HIRES_TIME_ZERO",
     "HIRES_TYPES",
     "INTEGER_SIZES",
     "MAX_FSP",
     "METADATA_SIZE",
+    "MICROSECONDS",
+    "OLD_DATETIME_LIMIT",
     "NUMERIC_TYPES",
     "STRING_REAL_CHAR",
     "STRING_REAL_ENUM",
     "STRING_REAL_SET",
     "METADATA_FORMS",
+    "TIME2_HOURS",
+    "TIMESTAMP_MAX_SECONDS",
     "VARCHAR_TYPES",
     "MetadataForm",
     "bit_size",
@@ -146,6 +152,33 @@ HIRES_TIME_BYTES = (3, 4, 4, 5, 5, 5, 6)
 HIRES_DATETIME_BYTES = (5, 6, 6, 7, 7, 7, 8)
 # TIME(n) values are stored with this offset added, so that the bytes sort like the values.
 HIRES_TIME_ZERO = tuple((838 * 3600 + 59 * 60 + 59 + 1) * 10**fsp for fsp in range(MAX_FSP + 1))
+
+# Where MariaDB 10.11 reads a temporal value's bytes as another value than the bytes spell
+# (sql/compat56.cc, sql/field.cc; each checked on a real replica by
+# tests/integration/test_temporal_edges.py). The encoder refuses the values beyond these limits
+# and the decoder their bytes, so that both mean what the server reads.
+#
+# A fraction of a second is below MICROSECONDS: MariaDB reads DATETIME2 and TIMESTAMP2(3..6)
+# fraction bytes as signed (a top bit borrows a second), keeps a TIMESTAMP's fraction below a
+# second (a replica clamps it or refuses the row) and reads a DATETIME2/TIME2 one of a second or
+# more as a value that its functions disagree on.
+MICROSECONDS = 1_000_000
+# TIME2 hours: 10 bits, ``(hms >> 12) % (1 << 10)``; the bit above them is ignored.
+TIME2_HOURS = 1 << 10
+# MariaDB 5.3 TIME(n) hours: unpack_time() splits them into hour/day/month (24 * 32 * 13) and
+# drops the year, so they are read modulo 9984.
+HIRES_TIME_HOURS = 24 * 32 * 13
+# TIMESTAMP seconds: a replica keeps 2038-01-19 03:14:07 at most (beyond, it clamps TIMESTAMP2
+# and refuses the row of a TIMESTAMP).
+TIMESTAMP_MAX_SECONDS = 0x7FFFFFFF
+# Old DATETIME (YYYYMMDDhhmmss as a number): read as signed 64 bits and its date part
+# ``(uint32) (number / 1000000)``: a number at or beyond this is read as another date.
+OLD_DATETIME_LIMIT = (1 << 32) * 10**6
+# MariaDB 5.3 DATETIME(n), by fsp: the stored number times 10 ** (6 - fsp) is a signed 64-bit
+# microsecond count, so a number at or beyond this wraps (fsp 1, 3 and 6 have the bytes for it).
+HIRES_DATETIME_LIMIT = tuple(
+    ((1 << 63) - 1) // 10 ** (MAX_FSP - fsp) + 1 for fsp in range(MAX_FSP + 1)
+)
 
 
 def type_name(column_type: int) -> str:

@@ -44,7 +44,10 @@ class EncodeError(FakemasterError, ValueError):
     For a column value of a rows event, ``value`` is that value, ``column`` the column's index,
     ``column_name`` its name when the TABLE_MAP has column names, and ``where`` the row (and
     image) it is in; the message names all of them. ``reason`` is the message without that
-    location. Outside rows events they are None (``where`` empty).
+    location. Outside rows events they are None (``where`` empty). ``field`` names the event's
+    (or packet's) field that cannot be encoded, dotted into nested values (``xid.gtrid``,
+    ``gtids[2].seq_no``) when one is to blame; ``event_type`` names the event being encoded, as
+    the message's end does (`` in ROTATE``).
     """
 
     def __init__(
@@ -55,29 +58,48 @@ class EncodeError(FakemasterError, ValueError):
         column: int | None = None,
         column_name: str | None = None,
         where: str = "",
+        field: str | None = None,
+        event_type: str | None = None,
     ) -> None:
         self.reason = message
         self.value = value
         self.column = column
         self.column_name = column_name
         self.where = where
+        self.field = field
+        self.event_type = event_type
         location = where
         if column is not None:
             name = "" if column_name is None else f" `{column_name}`"
             location = f"{where}, column {column}{name}" if where else f"column {column}{name}"
-        super().__init__(f"{location}: {message}" if location else message)
+        text = f"{location}: {message}" if location else message
+        super().__init__(f"{text} in {event_type}" if event_type else text)
+
+    def _copy(self, **changes: Any) -> EncodeError:
+        fields = {
+            "value": self.value,
+            "column": self.column,
+            "column_name": self.column_name,
+            "where": self.where,
+            "field": self.field,
+            "event_type": self.event_type,
+            **changes,
+        }
+        return EncodeError(self.reason, **fields)
 
     def in_column(
         self, column: int, *, where: str = "", column_name: str | None = None
     ) -> EncodeError:
         """The same error placed in a column (and row) of a rows event."""
-        return EncodeError(
-            self.reason,
-            value=self.value,
-            column=column,
-            column_name=column_name,
-            where=where or self.where,
-        )
+        return self._copy(column=column, column_name=column_name, where=where or self.where)
+
+    def in_field(self, field: str) -> EncodeError:
+        """The same error blamed on ``field``, unless it names one already."""
+        return self if self.field is not None else self._copy(field=field)
+
+    def in_event(self, event_type: str) -> EncodeError:
+        """The same error placed in an event (named as ``event_type_name`` names it)."""
+        return self._copy(event_type=event_type)
 
 
 class ConfigError(FakemasterError, ValueError):

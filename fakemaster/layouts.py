@@ -7,6 +7,7 @@ full (decoder/control.py, gtid.py, query.py, statement.py).
 
 from __future__ import annotations
 
+import re
 import struct
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "GTID_LIST_COUNT",
     "GTID_LIST_ENTRY",
     "GTID_XA_HEAD",
+    "HEARTBEAT_POSITIONS",
     "I64",
     "INCIDENT_HEAD",
     "INTVAR",
@@ -44,6 +46,7 @@ __all__ = [
     "U64",
     "USER_VAR_VALUE_HEAD",
     "XA_PREPARE_HEAD",
+    "fde_has_checksum",
 ]
 
 # What codec functions read from and write into.
@@ -73,6 +76,26 @@ FDE_SERVER_VERSION_OFFSET = 2
 FDE_CREATE_TIMESTAMP_OFFSET = FDE_SERVER_VERSION_OFFSET + SERVER_VERSION_LEN
 FDE_HEADER_LENGTH_OFFSET = FDE_CREATE_TIMESTAMP_OFFSET + 4
 assert FDE_FIXED.size == FDE_HEADER_LENGTH_OFFSET + 1
+_VERSION_RE = re.compile(rb"(\d+)\.(\d+)\.(\d+)")
+
+
+def fde_has_checksum(server_version: bytes) -> bool:
+    """Whether an FDE of this server version (the bytes before its NUL) carries the
+    checksum-alg byte and a CRC: MariaDB >= 5.3, MySQL >= 5.6.1. Readers know it from the
+    version alone."""
+    match = _VERSION_RE.match(server_version)
+    if not match:
+        return False
+    version = tuple(int(part) for part in match.groups())
+    if b"MariaDB" in server_version or b"-maria-" in server_version:
+        return version >= (5, 3, 0)
+    return version >= (5, 6, 1)
+
+# --- HEARTBEAT (27): [position u64,] file name -----------------------------------------------
+# The position is written when the real one does not fit the header's log_pos (which is then 0):
+# from 4 GiB on. A reader takes the first 8 bytes for it when they read as a number in this
+# range: the first 8 bytes of a file name have a printable, non-zero top byte.
+HEARTBEAT_POSITIONS = range(1 << 32, 1 << 56)
 
 # --- START_ENCRYPTION (164): scheme u8 | key_version u32 | nonce[12] --------------------------
 NONCE_LEN = 12

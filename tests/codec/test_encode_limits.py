@@ -9,7 +9,9 @@ value, in a single value and in a rows event (first and compiled writers, with a
 NULLs), and ``build`` refuses to write a lossy file.
 
 Each column's limits are computed here from its declared type and metadata (widths, ranges,
-precisions, members), never asked of the encoder.
+precisions, members), never asked of the encoder; where MariaDB reads fewer bits than the bytes
+have (TIME2 hours, TIMESTAMP seconds, ...: tests/codec/mariadb_reads.py) the limit is what it
+reads.
 """
 
 from __future__ import annotations
@@ -50,6 +52,14 @@ from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 REPO = Path(__file__).resolve().parents[2]
 UTC = dt.UTC
 MICRO = 10**6
+# What MariaDB 10.11 reads back (sql/compat56.cc, sql/field.cc; seen on a real replica,
+# tests/integration/test_temporal_edges.py): TIME2 hours are 10 bits; a TIMESTAMP ends at
+# 2038-01-19 03:14:07; an old DATETIME's YYYYMMDD is cast to 32 bits; MariaDB 5.3 TIME(n) hours
+# wrap at 24 * 32 * 13; a MariaDB 5.3 DATETIME(n) is a signed 64-bit count of microseconds.
+TIME2_MAX_HOUR = 1023
+TIMESTAMP_MAX = 2**31 - 1
+OLD_DATETIME_MAX_YEAR = (2**32 - 1) // 10**4
+HIRES_TIME_MAX_HOUR = 24 * 32 * 13 - 1
 INTEGER_BYTES = {T.TINY: 1, T.SHORT: 2, T.INT24: 3, T.LONG: 4, T.LONGLONG: 8}
 BLOB_FAMILY = (
     T.TINY_BLOB,
@@ -279,16 +289,22 @@ def holdable(column: Column) -> st.SearchStrategy[Any]:
         edges = st.sampled_from([Time(True, 838, 59, 59), Time(False, 838, 83, 99)])
         return st.one_of(times(837, 99, 99, 0), edges)
     if family == "time":
-        return times(838, 59, 59, fsp)
+        # Positive TIME(n) values go up to what MariaDB reads or the bytes hold (TIME(5) has
+        # the 5 bytes of TIME(4) for ten times the units: 2215:11:56).
+        most = HIRES_TIME_MAX_HOUR if fsp != 5 else 2214
+        return st.one_of(times(838, 59, 59, fsp), st.just(Time(False, most, 59, 59)))
     if family == "datetime":
         if fsp == 0:
             fields = [st.integers(0, 99)] * 5
-            return st.builds(DateTime, st.integers(0, 9999), *fields, st.just(0))
+            return st.one_of(
+                st.builds(DateTime, st.integers(0, 9999), *fields, st.just(0)),
+                st.just(DateTime(OLD_DATETIME_MAX_YEAR, 72, 95, 99, 99, 99)),
+            )
         return st.builds(DateTime, st.integers(0, 9999), st.integers(0, 12),
                          st.integers(0, 31), st.integers(0, 23), st.integers(0, 59),
                          st.integers(0, 59), fraction_units(fsp))  # fmt: skip
     if family == "timestamp":
-        return st.builds(Timestamp, st.integers(0, (1 << 32) - 1),
+        return st.builds(Timestamp, st.integers(0, TIMESTAMP_MAX),
                          fraction_units(fsp) if fsp else st.just(0))  # fmt: skip
     if family == "datetime2":
         # Bits: year*13+month 17, day 5, hour 5, minute 6, second 6 (minute 61 included).
@@ -296,9 +312,9 @@ def holdable(column: Column) -> st.SearchStrategy[Any]:
                          st.integers(0, 31), st.integers(0, 31), st.integers(0, 63),
                          st.integers(0, 63), fraction_units(fsp))  # fmt: skip
     if family == "timestamp2":
-        return st.builds(Timestamp, st.integers(0, (1 << 32) - 1), fraction_units(fsp))
+        return st.builds(Timestamp, st.integers(0, TIMESTAMP_MAX), fraction_units(fsp))
     if family == "time2":
-        return times(2047, 63, 63, fsp)  # hour 10 bits plus the unused one
+        return times(TIME2_MAX_HOUR, 63, 63, fsp)
     if family in ("char", "varchar", "blob"):
         return byte_strings(column)
     if family == "enum":
@@ -421,6 +437,8 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
                       st.integers(limits[1], 1000)),  # fmt: skip
             st.builds(Time, st.booleans(), st.integers(839, 10**4) if fsp == 0
                       else st.integers(1 << 32, 1 << 40), st.just(0), st.just(0)),  # fmt: skip
+            st.builds(Time, st.just(False), st.integers(HIRES_TIME_MAX_HOUR + 1, 10**5)
+                      if fsp else st.just(10**4), st.just(0), st.just(0)),  # fmt: skip
             # The issue's case as a timedelta (or one beyond the range when it fits).
             st.just(
                 -dt.timedelta(hours=838, minutes=59, seconds=59, microseconds=999999)
@@ -445,19 +463,26 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
                 lambda number: DateTime(2020, 1, 1)._replace(**{item[0]: number})
             )
         )
+        # Beyond what MariaDB reads: a 32-bit YYYYMMDD, a 63-bit count of microseconds.
+        too_late = (
+            st.integers(OLD_DATETIME_MAX_YEAR + 1, 10**7).map(lambda year: DateTime(year, 1, 1))
+            if fsp == 0
+            else st.integers(256616, 10**6).map(lambda year: DateTime(year, 1, 1))
+        )
         return st.one_of(
             fields.flatmap(
                 lambda value: bad_fraction(fsp).map(lambda micro: value._replace(microsecond=micro))
             ),
             too_big,
+            too_late,
             st.just(dt.datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)),
             st.just(Date(2020, 1, 2)),
             wrong_types("str", "float"),
         )
     if family == "timestamp":
         return st.one_of(
-            st.builds(Timestamp, st.integers(0, (1 << 32) - 1), bad_fraction(fsp)),
-            st.builds(Timestamp, st.integers(1 << 32, 1 << 40)),
+            st.builds(Timestamp, st.integers(0, TIMESTAMP_MAX), bad_fraction(fsp)),
+            st.builds(Timestamp, st.integers(TIMESTAMP_MAX + 1, 1 << 40)),
             st.builds(Timestamp, st.integers(-(1 << 40), -1)),
             st.just(dt.datetime(2020, 1, 2, tzinfo=UTC)),
             wrong_types("str", "float"),
@@ -479,8 +504,8 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
         )
     if family == "timestamp2":
         return st.one_of(
-            st.builds(Timestamp, st.integers(0, (1 << 32) - 1), bad_fraction(fsp)),
-            st.builds(Timestamp, st.integers(1 << 32, 1 << 40)),
+            st.builds(Timestamp, st.integers(0, TIMESTAMP_MAX), bad_fraction(fsp)),
+            st.builds(Timestamp, st.integers(TIMESTAMP_MAX + 1, 1 << 40)),
             st.builds(Timestamp, st.integers(-(1 << 40), -1)),
             st.just(DateTime(2020, 1, 2)),
             wrong_types("str", "float"),
@@ -490,8 +515,8 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
             st.just(Time(True, 0, 0, 0, 0)),
             st.builds(Time, st.booleans(), st.integers(0, 838), st.integers(0, 59),
                       st.integers(0, 59), bad_fraction(fsp)),  # fmt: skip
-            st.builds(Time, st.just(False), st.integers(2048, 1 << 20), st.just(0), st.just(0)),
-            st.builds(Time, st.just(True), st.integers(2049, 1 << 20), st.just(0), st.just(0)),
+            st.builds(Time, st.booleans(), st.integers(TIME2_MAX_HOUR + 1, 1 << 20), st.just(0),
+                      st.just(0)),  # fmt: skip
             st.builds(Time, st.booleans(), st.just(1), st.integers(64, 300), st.just(0)),
             st.builds(Time, st.booleans(), st.just(1), st.just(0), st.integers(64, 300)),
             st.just(
@@ -863,6 +888,6 @@ def test_build_names_the_event_column_and_value(tmp_path: Path) -> None:
     assert built.stderr == (
         f"error: {events}:3 (WRITE_ROWS_V1), event 3 at offset {offset}: row 1, column 1 `t`: "
         "TIME2(0) cannot hold Time(negative=True, hour=838, minute=59, second=59, "
-        "microsecond=999000): fractional seconds .999000: the column has none\n"
+        "microsecond=999000): fractional seconds .999000: the column has none in WRITE_ROWS_V1\n"
     )
     assert not output.exists()

@@ -644,7 +644,7 @@ def test_typed_signedness_must_cover_the_numeric_columns() -> None:
 @pytest.mark.parametrize(
     ("event", "why"),
     [
-        (WriteRowsEvent(table_id=7, width=1, columns_present=b"\x01"), "no TABLE_MAP for table id 7"),
+        (WriteRowsEvent(table_id=7, width=1, columns_present=b"\x01"), "no TABLE_MAP for table_id 7"),
         (WriteRowsEvent(table_id=42, width=3, columns_present=b"\x07"), "width 3"),
         (WriteRowsEvent(table_id=42, width=2, columns_present=b"\x03\x00"), "columns_present is 2"),
         (WriteRowsEvent(table_id=42, width=2, columns_present=b"\x03", rows=((1,),)), "sequence of 2"),
@@ -675,7 +675,7 @@ def test_encoder_explains_bad_rows_events(event: RowsEvent, why: str) -> None:
         (simple_map((T.LONG,), (0, 0)), "1 column types, 2 metadata"),
         (simple_map((T.VARCHAR,), (1 << 16,)), "does not fit in 2 bytes"),
         (simple_map((100,)), "unknown type"),
-        (TableMapEvent(database="x" * 256), "database name"),
+        (TableMapEvent(database="x" * 256), "database .*256 bytes"),
         (
             simple_map((T.LONG,), optional_metadata=(MetadataField(M.COLUMN_NAME, ("a",)),)),
             "optional metadata field 4",

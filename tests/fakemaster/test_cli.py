@@ -392,7 +392,7 @@ def test_unknown_event_types_need_allow_unknown(
         ),
         (
             ['{"type": "ROTATE", "position": -1}'],
-            ":1 (ROTATE), event 1 at offset 4: cannot encode",
+            ":1 (ROTATE), event 1 at offset 4: position -1: not in 0..18446744073709551615",
         ),
     ],
     ids=["json", "type", "array", "encode", "range"],
