@@ -131,11 +131,12 @@ def compress_frame(
     bytes and zlib makes it strictly shorter, otherwise the body as it is with an inflated
     length of 0. ``compress=False`` sends it as it is anyway (what the server does with ERR
     packets)."""
+    buffer_argument(body, "the compressed packet's body")
     size = len(body)
     if size > MAX_PACKET_PAYLOAD:
         raise EncodeError(f"a compressed packet holds at most {MAX_PACKET_PAYLOAD} bytes")
-    if not 0 <= seq <= 0xFF:
-        raise EncodeError(f"compressed packet sequence number {seq} is not in 0..255")
+    if not isinstance(seq, int) or not 0 <= seq <= 0xFF:
+        raise EncodeError(f"compressed packet sequence number {seq!r} is not in 0..255")
     if compress and size >= MIN_COMPRESS_LENGTH:
         packed = zlib.compress(body, level)
         if len(packed) < size:
@@ -248,6 +249,7 @@ class CompressedWriter:
 
     def write_payload(self, payload: Buffer) -> None:
         """One logical payload (my_net_write): split into 0xFFFFFF-byte packets, numbered."""
+        buffer_argument(payload, "the payload")
         view = memoryview(payload).cast("B")
         while True:
             size = min(len(view), MAX_PACKET_PAYLOAD)
@@ -259,6 +261,7 @@ class CompressedWriter:
     def write_packets(self, data: Buffer) -> None:
         """Packets already framed (4-byte headers, e.g. from ``frame``), in any chunks: their
         sequence numbers are replaced by the writer's own."""
+        buffer_argument(data, "the packets")
         view = memoryview(data).cast("B")
         while view:
             if self._payload_size < 0:

@@ -465,3 +465,19 @@ def test_a_compressed_packet_over_max_payload_is_refused_at_its_header() -> None
         reader.next_payload()
     assert caught.value.offset == 600 + COMPRESSED_HEADER_LEN
     assert reader.last_sequence == 1  # counted before it was refused, as MariaDB does
+
+
+@pytest.mark.parametrize("bad", ["text", 7, None, [b"x"]])
+def test_the_compressed_framing_refuses_what_is_not_bytes(bad: object) -> None:
+    """Framing takes bytes only: anything else is an EncodeError at the call, naming the
+    argument, never a TypeError from deep inside zlib or memoryview."""
+    writer = CompressedWriter()
+    for call in (
+        lambda: compress_frame(bad, 0),  # type: ignore[arg-type]
+        lambda: writer.write_payload(bad),  # type: ignore[arg-type]
+        lambda: writer.write_packets(bad),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(EncodeError, match="must be bytes"):
+            call()
+    with pytest.raises(EncodeError, match="sequence number"):
+        compress_frame(b"x", "0")  # type: ignore[arg-type]
