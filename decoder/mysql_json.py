@@ -12,6 +12,7 @@ from fakemaster.values import DateTime
 
 __all__ = ["JsonOpaque", "parse_mysql_json"]
 
+
 class JsonOpaque(NamedTuple):
     """A MySQL-typed scalar inside a JSON document that has no JSON form (kept as stored)."""
 

@@ -53,7 +53,9 @@ print(json.dumps(result))
 
 def run_limited(case: str, path: Path) -> dict[str, Any]:
     """What ``case`` gives for the input at ``path``, run under MEMORY_LIMIT."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    )
     completed = subprocess.run(
         [sys.executable, "-c", _CHILD.format(limit=MEMORY_LIMIT), case, str(path)],
         capture_output=True,
