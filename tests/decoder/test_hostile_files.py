@@ -7,6 +7,7 @@ what the bytes claim; the child's timeout only bounds a hang, it decides no verd
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -17,11 +18,13 @@ from typing import Any
 
 import pytest
 
-from decoder import decode_event
+from decoder import decode_event, read_binlog
 from decoder.mysql_json import _JsonReader, parse_mysql_json
-from fakemaster.constants import MAX_UNCOMPRESSED_LENGTH
+from encoder import encode_event
+from fakemaster.constants import BINLOG_MAGIC, MAX_UNCOMPRESSED_LENGTH
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
+from fakemaster.events import FormatDescriptionEvent, QueryEvent
 from tests.decoder.hostile_inputs import (
     compressed_query_event,
     compressed_rows_event,
@@ -39,6 +42,7 @@ _CHILD = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 from fakemaster.errors import DecodeError
+from fakemaster.events import FormatDescriptionEvent, QueryEvent
 from tests.decoder.hostile_inputs import CASES
 try:
     result = {{"value": repr(CASES[sys.argv[1]](sys.argv[2]))[:200]}}
@@ -174,3 +178,39 @@ def test_sharing_within_the_documents_size_gives_the_expanded_value() -> None:
     assert parse_mysql_json(shared_json_chain(4)) is not None
     with pytest.raises(DecodeError, match="expands past its 55 bytes"):
         parse_mysql_json(shared_json_chain(5))
+
+
+class _RecordingReader:
+    """A binary file that records how many bytes each read asked for."""
+
+    def __init__(self, data: bytes) -> None:
+        self._file = io.BytesIO(data)
+        self.asked: list[int] = []
+
+    def read(self, size: int, /) -> bytes:
+        self.asked.append(size)
+        return self._file.read(size)
+
+
+def test_reads_never_ask_for_more_than_the_bytes_already_read_justify() -> None:
+    # The 4 GiB claim is never passed to read(): the first request is 1 MiB at most.
+    hostile = _RecordingReader(huge_length_file())
+    with pytest.raises(DecodeError, match="truncated event: 19 of 4294967295 bytes"):
+        list(read_binlog(hostile))
+    assert max(hostile.asked) <= 1 << 20
+    # A genuine 3 MiB event still reads whole, each request at most what has arrived (or
+    # 1 MiB): memory stays within twice the event's real size.
+    ctx = BinlogContext()
+    query = b"SELECT '" + b"y" * (3 << 20) + b"'"
+    data = (
+        BINLOG_MAGIC
+        + encode_event(FormatDescriptionEvent(), ctx)
+        + encode_event(QueryEvent(database="db", query=query), ctx)
+    )
+    genuine = _RecordingReader(data)
+    events = [event for _, event in read_binlog(genuine)]
+    assert isinstance(events[1], QueryEvent) and events[1].query == query
+    got = 0
+    for size in genuine.asked:
+        assert size <= max(got, 1 << 20)
+        got += size
