@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from decoder import decode_event, read_binlog
+from decoder import StreamDecoder, decode_event, read_binlog
 from decoder.mysql_json import parse_mysql_json
 from encoder import encode_event
 from encoder.compression import compress_record
@@ -112,6 +112,15 @@ def _read_file(path: str) -> list[Any]:
     return [type(event).__name__ for _, event in read_binlog(path)]
 
 
+def _decode_stream(path: str) -> Any:
+    """The sans-IO reader: fed the whole file, then told the input has ended."""
+    stream = StreamDecoder()
+    stream.feed(Path(path).read_bytes())
+    events = list(stream)
+    stream.finish()
+    return events
+
+
 def _decode_query(path: str) -> Any:
     return decode_event(Path(path).read_bytes(), _CTX.copy()).query[:16]
 
@@ -128,6 +137,7 @@ def _parse_json(path: str) -> Any:
 
 CASES = {
     "read_binlog": _read_file,
+    "stream": _decode_stream,
     "decode_query": _decode_query,
     "decode_rows": _decode_rows,
     "parse_json": _parse_json,

@@ -80,11 +80,12 @@ def gigabyte_of_zeros(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return b"".join(zeros_zlib_stream(1 << 30))
 
 
-def test_a_23_byte_file_claiming_4_gib_is_a_truncated_event(tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", ["read_binlog", "stream"])
+def test_a_23_byte_file_claiming_4_gib_is_a_truncated_event(tmp_path: Path, case: str) -> None:
     path = tmp_path / "hostile.000001"
     path.write_bytes(huge_length_file())
     assert len(path.read_bytes()) == 23
-    result = run_limited("read_binlog", path)
+    result = run_limited(case, path)
     assert result["error"] == "DecodeError", result
     assert result["reason"] == "truncated event: 19 of 4294967295 bytes"
     assert result["offset"] == 4
