@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import struct
 import subprocess
 import sys
 import zlib
@@ -215,3 +216,39 @@ def test_reads_never_ask_for_more_than_the_bytes_already_read_justify() -> None:
     for size in genuine.asked:
         assert size <= max(got, 1 << 20)
         got += size
+
+
+def _nested_arrays(levels: int) -> bytes:
+    """``levels`` small arrays, each the single element of the one before (no type byte)."""
+    inner = struct.pack("<HH", 0, 4)
+    for _ in range(levels - 1):
+        inner = struct.pack("<HH", 1, 7 + len(inner)) + b"\x02" + struct.pack("<H", 7) + inner
+    return inner
+
+
+def _expected_nesting(levels: int) -> Any:
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("levels", "too_deep"), [(98, False), (99, True)])
+def test_a_value_read_once_keeps_the_nesting_limit_where_it_is_referenced_again(
+    levels: int, too_deep: bool
+) -> None:
+    # The root array's first element is X (nesting depth 1); its second is an array W holding
+    # X again (depth 2), at the same bytes and ending where the root ends. X is read once, at
+    # depth 1, where it fits; at depth 2 it is 100 levels deep when it has 99 levels, as MySQL's
+    # limit counts it.
+    nested = _nested_arrays(levels)
+    wrapper = struct.pack("<HH", 1, 7 + len(nested)) + b"\x02" + struct.pack("<H", 7) + nested
+    root = struct.pack("<HH", 2, 10 + len(wrapper)) + b"\x02" + struct.pack("<H", 17)
+    root += b"\x02" + struct.pack("<H", 10) + wrapper
+    document = b"\x02" + root
+    if too_deep:
+        with pytest.raises(DecodeError, match="nested too deeply"):
+            parse_mysql_json(document)
+    else:
+        expected = _expected_nesting(levels)
+        assert parse_mysql_json(document) == [expected, [expected]]
