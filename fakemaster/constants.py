@@ -40,7 +40,7 @@ PACKET_HEADER_LEN = 4  # 3-byte payload length, 1-byte sequence number
 # The largest uncompressed length a decoder inflates a compressed record (QUERY_COMPRESSED,
 # *_ROWS_COMPRESSED) to, unless told otherwise (BinlogContext.max_uncompressed_length). The
 # record's header may claim up to 4 GiB; MariaDB's events are bounded by max_allowed_packet,
-# whose ceiling is 1 GiB, so a longer record cannot come from a server.
+# whose ceiling is 1 GiB, and mariadb-binlog 10.11 refuses a record declaring one byte more.
 MAX_UNCOMPRESSED_LENGTH = 1 << 30
 
 # The compressed protocol (CLIENT_COMPRESS): each compressed packet has a 7-byte header, the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -19,13 +20,15 @@ from typing import Any
 
 import pytest
 
-from decoder import decode_event, read_binlog
+from decoder import decode_event, iter_raw_events, read_binlog
 from decoder.mysql_json import _JsonReader, parse_mysql_json
 from encoder import encode_event
-from fakemaster.constants import BINLOG_MAGIC, MAX_UNCOMPRESSED_LENGTH
+from encoder.compression import compress_record
+from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, MAX_UNCOMPRESSED_LENGTH
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import FormatDescriptionEvent, QueryEvent
+from fakemaster.header import EVENT_LENGTH_OFFSET
 from tests.decoder.hostile_inputs import (
     compressed_query_event,
     compressed_rows_event,
@@ -34,6 +37,7 @@ from tests.decoder.hostile_inputs import (
     shared_json_chain,
     zeros_zlib_stream,
 )
+from tests.peers.policy import require_peer
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 512 << 20
@@ -44,6 +48,7 @@ import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 from fakemaster.errors import DecodeError
 from fakemaster.events import FormatDescriptionEvent, QueryEvent
+from fakemaster.header import EVENT_LENGTH_OFFSET
 from tests.decoder.hostile_inputs import CASES
 try:
     result = {{"value": repr(CASES[sys.argv[1]](sys.argv[2]))[:200]}}
@@ -252,3 +257,64 @@ def test_a_value_read_once_keeps_the_nesting_limit_where_it_is_referenced_again(
     else:
         expected = _expected_nesting(levels)
         assert parse_mysql_json(document) == [expected, [expected]]
+
+
+# --- what a real MariaDB client does with the same records ---------------------------------
+
+GOLDEN = ROOT / "tests" / "golden" / "binlogs" / "compressed" / "mysql-bin.000001"
+FORGED_QUERY = b"CREATE TABLE fm.t (pk INT)"
+
+
+def _golden_with_forged_query(declared: int, stream: bytes) -> tuple[bytes, int]:
+    """The real file up to its first QUERY_COMPRESSED event, whose compressed record is
+    replaced (CRC recomputed); and that event's offset."""
+    data = GOLDEN.read_bytes()
+    offset, event, raw = next(
+        (offset, event, raw)
+        for (offset, event), (_, raw) in zip(
+            read_binlog(GOLDEN), iter_raw_events(GOLDEN), strict=False
+        )
+        if isinstance(event, QueryEvent) and event.compressed
+    )
+    genuine = compress_record(event.query)
+    body = raw[: -CHECKSUM_LEN - len(genuine)] + record(declared, stream)
+    forged = bytearray(body + bytes(CHECKSUM_LEN))
+    struct.pack_into("<I", forged, EVENT_LENGTH_OFFSET, len(forged))
+    struct.pack_into("<I", forged, len(forged) - CHECKSUM_LEN, zlib.crc32(forged[:-CHECKSUM_LEN]))
+    return data[:offset] + bytes(forged), offset
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        None,  # the genuine length: both read it
+        MAX_UNCOMPRESSED_LENGTH + 1,  # mariadb-binlog reads a declared 1 GiB, not one byte more
+        0xFFFFFFFF,
+        len(FORGED_QUERY) - 1,  # the stream inflates past the declared length
+    ],
+)
+def test_mariadb_binlog_refuses_the_records_the_decoder_refuses(
+    tmp_path: Path, declared: int | None
+) -> None:
+    client = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    require_peer("mariadb-binlog", client is not None, "apt-get install mariadb-client")
+    assert client is not None
+    query = FORGED_QUERY
+    data, offset = _golden_with_forged_query(
+        len(query) if declared is None else declared, zlib.compress(query)
+    )
+    path = tmp_path / "forged.000001"
+    path.write_bytes(data)
+    listing = subprocess.run(
+        [client, str(path)], capture_output=True, text=True, timeout=HANG_BOUND, check=False
+    )
+    if declared is None:
+        assert listing.returncode == 0, listing.stderr
+        assert "CREATE TABLE fm.t (pk INT)" in listing.stdout
+        assert [event for _, event in read_binlog(path)][-1].query == query
+        return
+    assert listing.returncode == 1
+    assert f"Could not read entry at offset {offset}" in listing.stderr
+    with pytest.raises(DecodeError) as err:
+        list(read_binlog(path))
+    assert err.value.event_type == "QUERY_COMPRESSED"
