@@ -31,17 +31,24 @@ class Readable(Protocol):
 Source = str | os.PathLike[str] | Readable
 # Small events are served from this buffer; an event larger than it is read directly.
 _READ_BUFFER = 1 << 18
+# The first read of an event's body asks for at most this much; later reads double.
+_FIRST_CHUNK = 1 << 20
 
 
 def _read_exact(fileobj: Readable, size: int) -> bytes:
-    """Up to ``size`` bytes; fewer only at end of file (raw files may return short reads)."""
-    data = fileobj.read(size) or b""
+    """Up to ``size`` bytes; fewer only at end of file (raw files may return short reads).
+
+    ``size`` comes from an event header, which a damaged or hostile file can set to 4 GiB:
+    reading asks for at most what has already arrived (and a first chunk), so the memory
+    held never exceeds twice the bytes the file actually has.
+    """
+    data = fileobj.read(min(size, _FIRST_CHUNK)) or b""
     if len(data) == size or not data:
         return data
     parts = [data]
     got = len(data)
     while got < size:
-        more = fileobj.read(size - got)
+        more = fileobj.read(min(size - got, max(got, _FIRST_CHUNK)))
         if not more:
             break
         parts.append(more)

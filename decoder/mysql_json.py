@@ -12,6 +12,7 @@ from fakemaster.values import DateTime
 
 __all__ = ["JsonOpaque", "parse_mysql_json"]
 
+
 class JsonOpaque(NamedTuple):
     """A MySQL-typed scalar inside a JSON document that has no JSON form (kept as stored)."""
 
@@ -40,42 +41,24 @@ def parse_mysql_json(document: bytes) -> Any:
     Objects become dicts, arrays lists, strings str; opaque DECIMAL becomes Decimal, DATE/
     DATETIME/TIMESTAMP DateTime, TIME Time, other opaque values JsonOpaque. An empty document
     (what MySQL stores for a JSON NULL written into a NOT NULL column) is None.
+
+    Values are reached through offsets, and nothing in the format stops two offsets from naming
+    the same bytes (MySQL's reader follows them; its writer never shares). Parsing is linear in
+    the document: a value read at one offset is read once and the same object returned for
+    every reference. The expanded value can still be exponentially larger than the bytes, so
+    its size is bounded by what the bytes can hold: a document MySQL writes gives every value
+    its own bytes (an entry of 3 or more bytes, and its payload), so the expanded value's
+    weight (1 per value, plus the bytes of each string, opaque value and key) never exceeds the
+    document's length; a document whose references expand past it raises DecodeError.
     """
     if not document:
         return None
-    return _json_value(document[0], bytes(document), 1, len(document), 0)
+    return _JsonReader(bytes(document)).value(document[0], 1, len(document), 0)
 
 
 def _json_need(data: bytes, pos: int, size: int, end: int) -> None:
     if size < 0 or pos + size > end:
         raise DecodeError(f"truncated JSON value: {size} bytes needed", offset=pos)
-
-
-def _json_value(kind: int, data: bytes, pos: int, end: int, depth: int) -> Any:
-    if kind <= 0x03:
-        if depth >= _JSON_MAX_DEPTH:
-            raise DecodeError("JSON document nested too deeply", offset=pos)
-        return _json_container(kind, data, pos, end, depth + 1)
-    if kind == 0x04:
-        _json_need(data, pos, 1, end)
-        if data[pos] not in _JSON_LITERALS:
-            raise DecodeError(f"invalid JSON literal {data[pos]}", offset=pos)
-        return _JSON_LITERALS[data[pos]]
-    scalar = _JSON_SCALARS.get(kind)
-    if scalar is not None:
-        _json_need(data, pos, scalar.size, end)
-        return scalar.unpack_from(data, pos)[0]
-    if kind == 0x0C:
-        length, pos = _json_varlen(data, pos, end)
-        _json_need(data, pos, length, end)
-        return data[pos : pos + length].decode("utf-8", "surrogateescape")
-    if kind == 0x0F:
-        _json_need(data, pos, 1, end)
-        column_type = data[pos]
-        length, pos = _json_varlen(data, pos + 1, end)
-        _json_need(data, pos, length, end)
-        return _json_opaque(column_type, data[pos : pos + length], pos)
-    raise DecodeError(f"invalid JSON value type {kind}", offset=pos - 1)
 
 
 def _json_varlen(data: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -90,49 +73,132 @@ def _json_varlen(data: bytes, pos: int, end: int) -> tuple[int, int]:
     raise DecodeError("JSON string length longer than 5 bytes", offset=pos)
 
 
-def _json_container(kind: int, data: bytes, start: int, end: int, depth: int) -> Any:
-    large = kind in (0x01, 0x03)
-    is_object = kind in (0x00, 0x01)
-    offset_size = 4 if large else 2
-    count_format = "<I" if large else "<H"
-    _json_need(data, start, 2 * offset_size, end)
-    count = struct.unpack_from(count_format, data, start)[0]
-    size = struct.unpack_from(count_format, data, start + offset_size)[0]
-    _json_need(data, start, size, end)
-    limit = start + size
-    key_entry = offset_size + 2
-    value_entry = 1 + offset_size
-    header = 2 * offset_size + count * (value_entry + (key_entry if is_object else 0))
-    if header > size:
-        raise DecodeError(
-            f"JSON container header of {header} bytes > its size {size}", offset=start
-        )
-    inline = _JSON_INLINE_LARGE if large else _JSON_INLINE_SMALL
-    values_at = start + 2 * offset_size + (count * key_entry if is_object else 0)
-    values = []
-    for index in range(count):
-        entry = values_at + index * value_entry
-        value_kind = data[entry]
-        if value_kind in inline:
-            values.append(_json_value(value_kind, data, entry + 1, entry + value_entry, depth))
-            continue
-        offset = struct.unpack_from(count_format, data, entry + 1)[0]
-        if offset < header or offset >= size:
-            raise DecodeError(f"JSON value offset {offset} outside its container", offset=entry)
-        values.append(_json_value(value_kind, data, start + offset, limit, depth))
-    if not is_object:
-        return values
-    result = {}
-    for index in range(count):
-        entry = start + 2 * offset_size + index * key_entry
-        key_offset = struct.unpack_from(count_format, data, entry)[0]
-        key_length = struct.unpack_from("<H", data, entry + offset_size)[0]
-        if key_offset < header:
-            raise DecodeError(f"JSON key offset {key_offset} inside the header", offset=entry)
-        _json_need(data, start + key_offset, key_length, limit)
-        key = data[start + key_offset : start + key_offset + key_length]
-        result[key.decode("utf-8", "surrogateescape")] = values[index]
-    return result
+class _Parsed(NamedTuple):
+    value: Any
+    height: int  # container levels in the value (0 for a scalar)
+    weight: int  # the size of the value once expanded (see parse_mysql_json)
+
+
+class _JsonReader:
+    """One document's values, each read once per (type, position, enclosing limit)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.budget = len(data)  # expanded weight still allowed
+        self.seen: dict[tuple[int, int, int], _Parsed] = {}
+
+    def value(self, kind: int, pos: int, end: int, depth: int) -> Any:
+        return self._parsed(kind, pos, end, depth).value
+
+    def _parsed(self, kind: int, pos: int, end: int, depth: int) -> _Parsed:
+        key = (kind, pos, end)
+        parsed = self.seen.get(key)
+        if parsed is None:
+            parsed = self._read(kind, pos, end, depth)
+            self.seen[key] = parsed
+        else:
+            # Read before at another depth: its nesting and size count again here.
+            self._spend(parsed.weight, pos)
+        if depth + parsed.height > _JSON_MAX_DEPTH:
+            raise DecodeError("JSON document nested too deeply", offset=pos)
+        return parsed
+
+    def _spend(self, weight: int, pos: int) -> None:
+        self.budget -= weight
+        if self.budget < 0:
+            raise DecodeError(
+                f"JSON document expands past its {len(self.data)} bytes"
+                " (values referenced more than once)",
+                offset=pos,
+            )
+
+    def _read(self, kind: int, pos: int, end: int, depth: int) -> _Parsed:
+        data = self.data
+        if kind <= 0x03:
+            if depth >= _JSON_MAX_DEPTH:
+                raise DecodeError("JSON document nested too deeply", offset=pos)
+            return self._container(kind, pos, end, depth + 1)
+        if kind == 0x04:
+            _json_need(data, pos, 1, end)
+            if data[pos] not in _JSON_LITERALS:
+                raise DecodeError(f"invalid JSON literal {data[pos]}", offset=pos)
+            return self._leaf(_JSON_LITERALS[data[pos]], 1, pos)
+        scalar = _JSON_SCALARS.get(kind)
+        if scalar is not None:
+            _json_need(data, pos, scalar.size, end)
+            return self._leaf(scalar.unpack_from(data, pos)[0], 1, pos)
+        if kind == 0x0C:
+            length, pos = _json_varlen(data, pos, end)
+            _json_need(data, pos, length, end)
+            text = data[pos : pos + length].decode("utf-8", "surrogateescape")
+            return self._leaf(text, 1 + length, pos)
+        if kind == 0x0F:
+            _json_need(data, pos, 1, end)
+            column_type = data[pos]
+            length, pos = _json_varlen(data, pos + 1, end)
+            _json_need(data, pos, length, end)
+            opaque = _json_opaque(column_type, data[pos : pos + length], pos)
+            return self._leaf(opaque, 1 + length, pos)
+        raise DecodeError(f"invalid JSON value type {kind}", offset=pos - 1)
+
+    def _leaf(self, value: Any, weight: int, pos: int) -> _Parsed:
+        self._spend(weight, pos)
+        return _Parsed(value, 0, weight)
+
+    def _container(self, kind: int, start: int, end: int, depth: int) -> _Parsed:
+        data = self.data
+        large = kind in (0x01, 0x03)
+        is_object = kind in (0x00, 0x01)
+        offset_size = 4 if large else 2
+        count_format = "<I" if large else "<H"
+        _json_need(data, start, 2 * offset_size, end)
+        count = struct.unpack_from(count_format, data, start)[0]
+        size = struct.unpack_from(count_format, data, start + offset_size)[0]
+        _json_need(data, start, size, end)
+        limit = start + size
+        key_entry = offset_size + 2
+        value_entry = 1 + offset_size
+        header = 2 * offset_size + count * (value_entry + (key_entry if is_object else 0))
+        if header > size:
+            raise DecodeError(
+                f"JSON container header of {header} bytes > its size {size}", offset=start
+            )
+        self._spend(1, start)
+        weight = 1
+        height = 0
+        inline = _JSON_INLINE_LARGE if large else _JSON_INLINE_SMALL
+        values_at = start + 2 * offset_size + (count * key_entry if is_object else 0)
+        values = []
+        for index in range(count):
+            entry = values_at + index * value_entry
+            value_kind = data[entry]
+            if value_kind in inline:
+                child = self._read(value_kind, entry + 1, entry + value_entry, depth)
+            else:
+                offset = struct.unpack_from(count_format, data, entry + 1)[0]
+                if offset < header or offset >= size:
+                    raise DecodeError(
+                        f"JSON value offset {offset} outside its container", offset=entry
+                    )
+                child = self._parsed(value_kind, start + offset, limit, depth)
+            values.append(child.value)
+            weight += child.weight
+            height = max(height, child.height)
+        if not is_object:
+            return _Parsed(values, height + 1, weight)
+        result = {}
+        for index in range(count):
+            entry = start + 2 * offset_size + index * key_entry
+            key_offset = struct.unpack_from(count_format, data, entry)[0]
+            key_length = struct.unpack_from("<H", data, entry + offset_size)[0]
+            if key_offset < header:
+                raise DecodeError(f"JSON key offset {key_offset} inside the header", offset=entry)
+            _json_need(data, start + key_offset, key_length, limit)
+            self._spend(key_length, entry)
+            weight += key_length
+            key = data[start + key_offset : start + key_offset + key_length]
+            result[key.decode("utf-8", "surrogateescape")] = values[index]
+        return _Parsed(result, height + 1, weight)
 
 
 def _json_opaque(column_type: int, data: bytes, pos: int) -> Any:

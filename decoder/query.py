@@ -263,7 +263,7 @@ def decode_query_compressed(body: Buffer, header: EventHeader, ctx: BinlogContex
         body, QUERY_POST_HEADER.size, "QUERY_COMPRESSED"
     )
     try:
-        query = decompress_record(body[query_start:])
+        query = decompress_record(body[query_start:], 0, ctx.max_uncompressed_length)
     except DecodeError as exc:
         raise exc.relocated(query_start) from None
     return QueryEvent(

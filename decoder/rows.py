@@ -303,7 +303,7 @@ def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEv
     except DecodeError as exc:
         raise DecodeError(f"table id {table_id}: {exc.reason}", offset=pos) from None
     if compressed:
-        data = decompress_record(body, pos)
+        data = decompress_record(body, pos, ctx.max_uncompressed_length)
         try:
             rows = reader(data, 0, len(data))
         except DecodeError as exc:

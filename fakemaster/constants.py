@@ -13,6 +13,7 @@ __all__ = [
     "HEADER_LEN",
     "MARIADB_POST_HEADER_LENGTHS",
     "MAX_PACKET_PAYLOAD",
+    "MAX_UNCOMPRESSED_LENGTH",
     "QUERY_STATUS_FIXED_SIZES",
     "SEMI_SYNC_MAGIC",
     "ChecksumAlg",
@@ -36,6 +37,11 @@ HEADER_LEN = 19
 CHECKSUM_LEN = 4
 MAX_PACKET_PAYLOAD = 0xFFFFFF
 PACKET_HEADER_LEN = 4  # 3-byte payload length, 1-byte sequence number
+# The largest uncompressed length a decoder inflates a compressed record (QUERY_COMPRESSED,
+# *_ROWS_COMPRESSED) to, unless told otherwise (BinlogContext.max_uncompressed_length). The
+# record's header may claim up to 4 GiB; MariaDB's events are bounded by max_allowed_packet,
+# whose ceiling is 1 GiB, and mariadb-binlog 10.11 refuses a record declaring one byte more.
+MAX_UNCOMPRESSED_LENGTH = 1 << 30
 
 # The compressed protocol (CLIENT_COMPRESS): each compressed packet has a 7-byte header, the
 # 3-byte length of its body, a 1-byte sequence number of its own and the 3-byte length of the

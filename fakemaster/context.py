@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fakemaster.constants import ChecksumAlg, EventType
+from fakemaster.constants import MAX_UNCOMPRESSED_LENGTH, ChecksumAlg, EventType
 from fakemaster.events import Event, FormatDescriptionEvent, TableMapEvent
 
 __all__ = ["BinlogContext"]
@@ -26,6 +26,8 @@ class BinlogContext:
     # use MariaDB 5.3's format (mysql56_temporal_format=OFF): the binlog carries no metadata
     # for them, so the value's length comes from the schema: {(database, table): (fsp, ...)}.
     temporal_precisions: dict[tuple[str, str], tuple[int, ...]] = field(default_factory=dict)
+    # A compressed record whose header claims more is refused before inflating (DecodeError).
+    max_uncompressed_length: int = MAX_UNCOMPRESSED_LENGTH
 
     @classmethod
     def for_checksum(cls, checksum: bool) -> BinlogContext:
@@ -47,4 +49,5 @@ class BinlogContext:
             dict(self.table_maps),
             self.table_id_size,
             self.temporal_precisions,
+            self.max_uncompressed_length,
         )
