@@ -563,12 +563,16 @@ class DumpStream:
         """The events of one file; returns True when the dump ends (non-blocking end of the
         binlog, or an UNTIL position reached)."""
         while True:
+            # A file that is not the last one is closed and its size final. Asked the other
+            # way round, an append and a rotation between the two questions would make the
+            # dump leave the file before the events written just before the rotation.
+            last = store.is_last(name)
             try:
                 end = store.file_size(name)
             except UnknownBinlogFile:
                 raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
             if self.position >= end:
-                if not store.is_last(name):
+                if not last:
                     return False
                 store.poll()
                 if store.is_last(name) and self.position >= store.file_size(name):

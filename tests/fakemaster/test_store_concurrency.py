@@ -94,3 +94,36 @@ def final_files(store: MemoryBinlogStore) -> dict[str, list[bytes]]:
         name: [_normalised(raw) for _, raw in store.iter_events(name)]
         for name in store.file_names()
     }
+
+
+class WriterAfterSizing(MemoryBinlogStore):
+    """A store where another writer gets in right after a reader asked for a file's size."""
+
+    def __init__(self) -> None:
+        super().__init__(clock=lambda: NOW)
+        self.after_sizing: Callable[[], None] | None = None
+
+    def file_size(self, name: str) -> int:
+        size = super().file_size(name)
+        write, self.after_sizing = self.after_sizing, None
+        if write is not None:
+            write()
+        return size
+
+
+def test_a_rotation_between_sizing_and_the_last_file_check_loses_no_event() -> None:
+    store = WriterAfterSizing()
+    store.append_transaction(insert(1))
+    stream = DumpStream(store, request(**BLOCKING))
+    sent = bytearray()
+    drain(stream, sent)
+
+    def append_and_rotate() -> None:
+        store.append_transaction(insert(2))
+        store.rotate()
+
+    store.after_sizing = append_and_rotate
+    drain(stream, sent)
+    events, end = split(bytes(sent))
+    assert end is None, f"the dump ended with {end!r}"
+    assert received_files(events) == final_files(store)
