@@ -411,6 +411,9 @@ class DumpStream:
             self.file_name, self.position = name, pos
             yield self._frame(self._fake_rotate(name, pos))
             self._binlog_open = True
+            if not (yield from self._header_written(store, name)):
+                yield self._frame_control(encode_eof(EofPacket(0, self._status)))
+                return
             yield from self._format_description(store, name, pos, clear_initial_log_pos)
             clear_initial_log_pos = False
             if pos == MAGIC_LEN:
@@ -502,6 +505,28 @@ class DumpStream:
             return b""
         length = _U32.unpack_from(data, _LENGTH_OFFSET)[0]
         return data[:length]
+
+    def _header_written(
+        self, store: BinlogStore, name: str
+    ) -> Generator[bytes | _Wait, None, bool]:
+        """Wait while ``name`` is the last file and holds no whole event yet (its header is
+        being written: a primary creating the file); False when a non-blocking dump ends
+        there instead. A file that is not the last one is closed: whatever it holds is read
+        (a header-less closed file is the error :meth:`_format_description` gives)."""
+        while True:
+            # Asked before reading: once the file is not the last, its bytes are final.
+            last = store.is_last(name)
+            try:
+                readable = store.file_size(name) > MAGIC_LEN
+            except UnknownBinlogFile:
+                raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
+            if readable or not last:
+                return True
+            if store.poll():
+                continue
+            if self.non_blocking:
+                return False
+            yield _WAIT
 
     def _format_description(
         self, store: BinlogStore, name: str, start: int, clear_initial_log_pos: bool

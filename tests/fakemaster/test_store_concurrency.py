@@ -9,13 +9,15 @@ round-robin, and compares what every dump sent with the files the store ends wit
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from fakemaster.constants import EventFlag, EventType
+from fakemaster.constants import BINLOG_MAGIC, EventFlag, EventType
 from fakemaster.dump import DumpStream
 from fakemaster.events import Event, QueryEvent, XidEvent
 from fakemaster.header import FLAGS_OFFSET
-from fakemaster.store import MemoryBinlogStore
-from tests.fakemaster.test_dump import NOW, Sent, request, split
+from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.store.base import MAGIC_LEN, BinlogStore
+from tests.fakemaster.test_dump import NOW, Sent, err_text, request, split
 
 BLOCKING = {"server_id": 2, "flags": 0}
 
@@ -89,7 +91,7 @@ def received_files(events: list[Sent]) -> dict[str, list[bytes]]:
     return files
 
 
-def final_files(store: MemoryBinlogStore) -> dict[str, list[bytes]]:
+def final_files(store: BinlogStore) -> dict[str, list[bytes]]:
     return {
         name: [_normalised(raw) for _, raw in store.iter_events(name)]
         for name in store.file_names()
@@ -127,3 +129,89 @@ def test_a_rotation_between_sizing_and_the_last_file_check_loses_no_event() -> N
     events, end = split(bytes(sent))
     assert end is None, f"the dump ended with {end!r}"
     assert received_files(events) == final_files(store)
+
+
+# --- a directory whose newest file is being created -------------------------------------------
+
+
+def written_files(rotations: int) -> MemoryBinlogStore:
+    """Binlog files to copy into a directory: a transaction in each, ``rotations`` rotations."""
+    store = MemoryBinlogStore(clock=lambda: NOW)
+    for n in range(rotations + 1):
+        if n:
+            store.rotate()
+        store.append_transaction(insert(n))
+    return store
+
+
+def file_bytes(store: MemoryBinlogStore, name: str) -> bytes:
+    return BINLOG_MAGIC + b"".join(raw for _, raw in store.iter_events(name))
+
+
+def write_index(directory: Path, names: list[str]) -> None:
+    (directory / "mysql-bin.index").write_text("".join(f"./{name}\n" for name in names))
+
+
+def test_a_header_less_last_file_means_wait(tmp_path: Path) -> None:
+    source = written_files(rotations=1)
+    first, second = source.file_names()
+    whole = file_bytes(source, second)
+    (tmp_path / first).write_bytes(file_bytes(source, first))
+    (tmp_path / second).write_bytes(BINLOG_MAGIC)
+    write_index(tmp_path, [first, second])
+    with DirectoryBinlogStore(tmp_path) as store:
+        stream = DumpStream(store, request(**BLOCKING))
+        sent = bytearray()
+        drain(stream, sent)
+        # Magic only, then half of the FORMAT_DESCRIPTION: the dump waits at the file's start.
+        for written in (MAGIC_LEN, MAGIC_LEN + 40):
+            with open(tmp_path / second, "r+b") as out:
+                out.write(whole[:written])
+            drain(stream, sent)
+            events, end = split(bytes(sent))
+            assert end is None, f"the dump ended with {end!r}"
+            assert not stream.is_finished
+            assert list(received_files(events)) == [first, second]
+            assert received_files(events)[second] == []
+        (tmp_path / second).write_bytes(whole)
+        drain(stream, sent)
+        events, end = split(bytes(sent))
+        assert end is None, f"the dump ended with {end!r}"
+        assert received_files(events) == final_files(store) == final_files(source)
+
+
+def test_a_non_blocking_dump_ends_at_a_header_less_last_file(tmp_path: Path) -> None:
+    source = written_files(rotations=1)
+    first, second = source.file_names()
+    (tmp_path / first).write_bytes(file_bytes(source, first))
+    (tmp_path / second).write_bytes(BINLOG_MAGIC)
+    write_index(tmp_path, [first, second])
+    with DirectoryBinlogStore(tmp_path) as store:
+        stream = DumpStream(store, request())
+        sent = bytearray()
+        drain(stream, sent)
+    events, end = split(bytes(sent))
+    assert stream.is_finished
+    assert end is not None and end[0] == 0xFE, f"the dump ended with {end!r}"
+    assert received_files(events) == {first: final_files(source)[first], second: []}
+
+
+def test_a_header_less_file_that_is_not_the_last_is_an_error(tmp_path: Path) -> None:
+    source = written_files(rotations=2)
+    first, second, third = source.file_names()
+    (tmp_path / first).write_bytes(file_bytes(source, first))
+    (tmp_path / second).write_bytes(BINLOG_MAGIC)
+    (tmp_path / third).write_bytes(file_bytes(source, third))
+    write_index(tmp_path, [first, second, third])
+    with DirectoryBinlogStore(tmp_path) as store:
+        stream = DumpStream(store, request(**BLOCKING))
+        sent = bytearray()
+        drain(stream, sent)
+    _, end = split(bytes(sent))
+    assert stream.is_finished
+    assert err_text(end) == (
+        1236,
+        "Failed to find format descriptor event in start of binlog; the first event "
+        f"'{first}' at 4, the last event read from '{second}' at 4, "
+        f"the last byte read from '{second}' at 4.",
+    )
