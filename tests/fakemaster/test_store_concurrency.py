@@ -8,7 +8,10 @@ round-robin, and compares what every dump sent with the files the store ends wit
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from fakemaster.constants import BINLOG_MAGIC, EventFlag, EventType
@@ -215,3 +218,77 @@ def test_a_header_less_file_that_is_not_the_last_is_an_error(tmp_path: Path) -> 
         f"'{first}' at 4, the last event read from '{second}' at 4, "
         f"the last byte read from '{second}' at 4.",
     )
+
+
+# --- stress: a writer thread against dumps in threads and round-robin ---------------------------
+
+ROTATIONS = 40
+APPENDS_PER_FILE = 8
+THREAD_READERS = 2
+ROUND_ROBIN_READERS = 2
+HANG_BOUND = 300.0  # seconds; only ever reached by a hung run, never part of a verdict
+
+
+@contextmanager
+def frequent_thread_switches() -> Iterator[None]:
+    """Switch threads as often as the interpreter allows, for many more interleavings."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_rotations_from_another_thread_never_break_a_dump() -> None:
+    store = MemoryBinlogStore(clock=lambda: NOW)
+    store.append_transaction(insert(0))
+    written = threading.Event()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for n in range(ROTATIONS):
+                for m in range(APPENDS_PER_FILE):
+                    store.append_transaction(insert(n * APPENDS_PER_FILE + m + 1))
+                store.rotate()
+        except BaseException as error:  # reported by the test thread
+            failures.append(error)
+        finally:
+            written.set()
+
+    streams = [
+        DumpStream(store, request(**BLOCKING))
+        for _ in range(THREAD_READERS + ROUND_ROBIN_READERS)
+    ]
+    sent = [bytearray() for _ in streams]
+
+    def read_in_thread(index: int) -> None:
+        try:
+            while not written.is_set():
+                drain(streams[index], sent[index])
+        except BaseException as error:
+            failures.append(error)
+
+    with frequent_thread_switches():
+        threads = [threading.Thread(target=write, name="binlog-writer")]
+        threads += [
+            threading.Thread(target=read_in_thread, args=(index,), name=f"dump-{index}")
+            for index in range(THREAD_READERS)
+        ]
+        for thread in threads:
+            thread.start()
+        while not written.is_set():
+            for index in range(THREAD_READERS, len(streams)):
+                drain(streams[index], sent[index])
+        for thread in threads:
+            thread.join(HANG_BOUND)
+            assert not thread.is_alive(), f"{thread.name} hung"
+    assert not failures, failures
+    expected = final_files(store)
+    assert len(expected) == ROTATIONS + 1
+    for stream, out in zip(streams, sent, strict=True):
+        drain(stream, out)  # what was written after the stream last read
+        events, end = split(bytes(out))
+        assert end is None, f"a dump ended with {end!r}"
+        assert received_files(events) == expected
