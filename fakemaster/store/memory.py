@@ -97,21 +97,27 @@ class MemoryBinlogStore(BinlogStore):
 
     # --- BinlogStore ----------------------------------------------------------------------
 
+    # Readers take the writers' lock: a file list, a size or a range is read between two
+    # changes, never in the middle of one (a file is published whole, a batch appended whole).
+
     def file_names(self) -> list[str]:
-        return list(self._files)
+        with self._lock:
+            return list(self._files)
 
     def _physical_size(self, name: str) -> int:
-        return len(self._files[name])
+        with self._lock:
+            return len(self._files[name])
 
     def file_size(self, name: str) -> int:
-        try:
-            return len(self._files[name])
-        except KeyError:
-            raise UnknownBinlogFile(name) from None
+        with self._lock:
+            try:
+                return len(self._files[name])
+            except KeyError:
+                raise UnknownBinlogFile(name) from None
 
     def _read_range(self, name: str, offset: int, size: int) -> bytes:
-        data = self._files[name]
-        return bytes(data[offset : offset + size])
+        with self._lock:
+            return bytes(self._files[name][offset : offset + size])
 
     def end_state(self) -> BinlogState:
         return self._state.copy()
