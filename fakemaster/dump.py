@@ -121,6 +121,9 @@ MSG_CHECKSUM = (
     "Slave can not handle replication events with the checksum that master is configured to log"
 )
 MSG_NO_FDE = "Failed to find format descriptor event in start of binlog"
+# A closed file that ends right after its magic: the read of its first event meets the end of
+# the file, which sets no message, and the server reports its default text (10.11.19 does).
+MSG_UNKNOWN = "Unknown error"
 MSG_DECRYPT = "Could not decrypt binlog: encryption key error"
 MSG_DECRYPT_EVENT = "event decryption failure"
 MSG_GTID_CORRUPT = "Failed to read Gtid_log_event: corrupt binlog"
@@ -534,6 +537,8 @@ class DumpStream:
         self._last_event = MAGIC_LEN
         fde = self._read_one(store, name, MAGIC_LEN)
         self._last_byte = MAGIC_LEN + len(fde)
+        if not fde:
+            raise DumpError(MSG_UNKNOWN, coordinates=True)
         if len(fde) < HEADER_LEN or fde[TYPE_CODE_OFFSET] != EventType.FORMAT_DESCRIPTION:
             raise DumpError(MSG_NO_FDE, coordinates=True)
         self._alg = fde_checksum_alg(fde)

@@ -13,6 +13,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from fakemaster.constants import BINLOG_MAGIC, EventFlag, EventType
 from fakemaster.dump import DumpStream
@@ -20,7 +23,15 @@ from fakemaster.events import Event, QueryEvent, XidEvent
 from fakemaster.header import FLAGS_OFFSET
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 from fakemaster.store.base import MAGIC_LEN, BinlogStore
-from tests.fakemaster.test_dump import NOW, Sent, err_text, request, split
+from tests.fakemaster.test_dump import (
+    NOW,
+    Sent,
+    _real_dump,
+    err_text,
+    payloads,
+    request,
+    split,
+)
 
 BLOCKING = {"server_id": 2, "flags": 0}
 
@@ -200,6 +211,7 @@ def test_a_non_blocking_dump_ends_at_a_header_less_last_file(tmp_path: Path) -> 
 
 
 def test_a_header_less_file_that_is_not_the_last_is_an_error(tmp_path: Path) -> None:
+    """The ERR a real primary sends (see the test against one below)."""
     source = written_files(rotations=2)
     first, second, third = source.file_names()
     (tmp_path / first).write_bytes(file_bytes(source, first))
@@ -214,7 +226,7 @@ def test_a_header_less_file_that_is_not_the_last_is_an_error(tmp_path: Path) -> 
     assert stream.is_finished
     assert err_text(end) == (
         1236,
-        "Failed to find format descriptor event in start of binlog; the first event "
+        "Unknown error; the first event "
         f"'{first}' at 4, the last event read from '{second}' at 4, "
         f"the last byte read from '{second}' at 4.",
     )
@@ -292,3 +304,41 @@ def test_rotations_from_another_thread_never_break_a_dump() -> None:
         events, end = split(bytes(out))
         assert end is None, f"a dump ended with {end!r}"
         assert received_files(events) == expected
+
+
+@pytest.mark.mariadb
+def test_a_header_less_closed_file_is_the_error_a_real_primary_sends(
+    mariadb_factory: Callable[..., Any],
+) -> None:
+    """A real 10.11 primary whose index lists closed files holding only the magic, or the
+    magic and part of the FORMAT_DESCRIPTION: a dump from such a file gets the same packets
+    from the fake serving the same directory."""
+    server = mariadb_factory()
+    server.create_replication_user("repl", "pw")
+    server.execute(
+        [
+            "CREATE DATABASE d",
+            "FLUSH BINARY LOGS",
+            "CREATE TABLE d.t (a INT) ENGINE=InnoDB",
+            "FLUSH BINARY LOGS",
+            "INSERT INTO d.t VALUES (1)",
+            "FLUSH BINARY LOGS",
+            "INSERT INTO d.t VALUES (2)",
+        ]
+    )
+    server.stop()
+    magic_only, partial_fde = server.binlog_files()[1:3]
+    magic_only.write_bytes(BINLOG_MAGIC)
+    partial_fde.write_bytes(partial_fde.read_bytes()[: MAGIC_LEN + 40])
+    server.start()
+    differences = []
+    for name in (magic_only.name, partial_fde.name):
+        for fields in ({"file_name": name}, {"file_name": name, **BLOCKING}):
+            expected = payloads(_real_dump(server, fields))
+            with DirectoryBinlogStore(server.binlog_dir) as store:
+                stream = DumpStream(store, request(**fields))
+                mine = bytearray()
+                drain(stream, mine)
+            if not stream.is_finished or payloads(bytes(mine)) != expected:
+                differences.append((fields, expected[1:], payloads(bytes(mine))[1:]))
+    assert not differences
