@@ -471,7 +471,7 @@ class DumpStream:
         )
         if problem is not None:
             raise DumpError(problem.message)
-        files = [(name, store.gtid_list(name)) for name in store.file_names()]
+        files = [(name, store.gtid_list(name)) for name in store.settled_files()]
         name = find_start_file(state, files, until)
         if name is None:
             raise DumpError(PURGED_MESSAGE)
