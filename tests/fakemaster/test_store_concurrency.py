@@ -370,3 +370,68 @@ def test_a_header_less_closed_file_is_the_error_a_real_primary_sends(
             if not stream.is_finished or payloads(bytes(mine)) != expected:
                 differences.append((fields, expected[1:], payloads(bytes(mine))[1:]))
     assert not differences
+
+
+def test_an_index_line_being_appended_is_not_listed_yet(tmp_path: Path) -> None:
+    source = written_files(rotations=1)
+    first, second = source.file_names()
+    (tmp_path / first).write_bytes(file_bytes(source, first))
+    index = tmp_path / "mysql-bin.index"
+    index.write_text(f"./{first}\n./{second[:-2]}")
+    with DirectoryBinlogStore(tmp_path) as store:
+        assert store.file_names() == [first]
+        (tmp_path / second).write_bytes(BINLOG_MAGIC)
+        index.write_text(f"./{first}\n./{second}\n")
+        assert store.poll()
+        assert store.file_names() == [first, second]
+
+
+def test_a_directory_written_in_pieces_from_another_thread_never_breaks_a_dump(
+    tmp_path: Path,
+) -> None:
+    """A writer thread plays a primary on disk: each new file is appended to the index (in
+    pieces) while it holds only the magic, its header and events then arrive in pieces that cut
+    events in two."""
+    source = written_files(rotations=ROTATIONS // 4)
+    names = source.file_names()
+    contents = [file_bytes(source, name) for name in names]
+    (tmp_path / names[0]).write_bytes(BINLOG_MAGIC)
+    write_index(tmp_path, names[:1])
+    written = threading.Event()
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for number, (name, data) in enumerate(zip(names, contents, strict=True)):
+                if number:
+                    (tmp_path / name).write_bytes(BINLOG_MAGIC)
+                    with open(tmp_path / "mysql-bin.index", "a") as index:
+                        for piece in (f"./{name}"[:7], f"./{name}"[7:], "\n"):
+                            index.write(piece)
+                            index.flush()
+                with open(tmp_path / name, "ab") as out:
+                    for start in range(MAGIC_LEN, len(data), 37):
+                        out.write(data[start : start + 37])
+                        out.flush()
+        except BaseException as error:  # reported by the test thread
+            failures.append(error)
+        finally:
+            written.set()
+
+    with DirectoryBinlogStore(tmp_path) as store:
+        streams = [DumpStream(store, request(**BLOCKING)) for _ in range(ROUND_ROBIN_READERS)]
+        sent = [bytearray() for _ in streams]
+        with frequent_thread_switches():
+            writer = threading.Thread(target=write, name="binlog-writer")
+            writer.start()
+            while not written.is_set():
+                for stream, out in zip(streams, sent, strict=True):
+                    drain(stream, out)
+            writer.join(HANG_BOUND)
+            assert not writer.is_alive(), "the writer hung"
+        assert not failures, failures
+        for stream, out in zip(streams, sent, strict=True):
+            drain(stream, out)
+            events, end = split(bytes(out))
+            assert end is None, f"a dump ended with {end!r}"
+            assert received_files(events) == final_files(source)
