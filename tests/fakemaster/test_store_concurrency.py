@@ -57,7 +57,10 @@ def drain(stream: DumpStream, out: bytearray) -> None:
         out += chunk
 
 
-def test_a_dump_never_sees_a_new_file_before_its_header() -> None:
+@pytest.mark.parametrize("new_file", [MemoryBinlogStore.rotate, MemoryBinlogStore.restart])
+def test_a_dump_never_sees_a_new_file_before_its_header(
+    new_file: Callable[[MemoryBinlogStore], str],
+) -> None:
     clock = ReaderInTheClock()
     store = MemoryBinlogStore(clock=clock)
     store.append_transaction(insert(1))
@@ -65,7 +68,7 @@ def test_a_dump_never_sees_a_new_file_before_its_header() -> None:
     sent = bytearray()
     drain(stream, sent)
     clock.readers.append(lambda: drain(stream, sent))
-    store.rotate()
+    new_file(store)
     store.append_transaction(insert(2))
     clock.readers.clear()
     drain(stream, sent)
