@@ -67,11 +67,18 @@ def test_a_dump_never_sees_a_new_file_before_its_header(
     stream = DumpStream(store, request(**BLOCKING))
     sent = bytearray()
     drain(stream, sent)
-    clock.readers.append(lambda: drain(stream, sent))
+    headers: list[tuple[str, bool]] = []
+
+    def look_at_the_files() -> None:
+        headers.extend((name, store.header_written(name)) for name in store.file_names())
+
+    clock.readers += [look_at_the_files, lambda: drain(stream, sent)]
     new_file(store)
     store.append_transaction(insert(2))
     clock.readers.clear()
     drain(stream, sent)
+    assert ("mysql-bin.000002", True) in headers  # the readers ran while the file was written
+    assert all(written for _, written in headers), headers
     events, end = split(bytes(sent))
     assert end is None, f"the dump ended with {end!r}"
     assert not stream.is_finished
