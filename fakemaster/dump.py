@@ -121,6 +121,9 @@ MSG_CHECKSUM = (
     "Slave can not handle replication events with the checksum that master is configured to log"
 )
 MSG_NO_FDE = "Failed to find format descriptor event in start of binlog"
+# A closed file that ends right after its magic: the read of its first event meets the end of
+# the file, which sets no message, and the server reports its default text (10.11.19 does).
+MSG_UNKNOWN = "Unknown error"
 MSG_DECRYPT = "Could not decrypt binlog: encryption key error"
 MSG_DECRYPT_EVENT = "event decryption failure"
 MSG_GTID_CORRUPT = "Failed to read Gtid_log_event: corrupt binlog"
@@ -411,6 +414,9 @@ class DumpStream:
             self.file_name, self.position = name, pos
             yield self._frame(self._fake_rotate(name, pos))
             self._binlog_open = True
+            if not (yield from self._header_written(store, name)):
+                yield self._frame_control(encode_eof(EofPacket(0, self._status)))
+                return
             yield from self._format_description(store, name, pos, clear_initial_log_pos)
             clear_initial_log_pos = False
             if pos == MAGIC_LEN:
@@ -465,7 +471,7 @@ class DumpStream:
         )
         if problem is not None:
             raise DumpError(problem.message)
-        files = [(name, store.gtid_list(name)) for name in store.file_names()]
+        files = [(name, store.gtid_list(name)) for name in store.settled_files()]
         name = find_start_file(state, files, until)
         if name is None:
             raise DumpError(PURGED_MESSAGE)
@@ -503,12 +509,36 @@ class DumpStream:
         length = _U32.unpack_from(data, _LENGTH_OFFSET)[0]
         return data[:length]
 
+    def _header_written(
+        self, store: BinlogStore, name: str
+    ) -> Generator[bytes | _Wait, None, bool]:
+        """Wait while ``name`` is the last file and holds no whole event yet (its header is
+        being written: a primary creating the file); False when a non-blocking dump ends
+        there instead. A file that is not the last one is closed: whatever it holds is read
+        (a header-less closed file is the error :meth:`_format_description` gives)."""
+        while True:
+            # Asked before reading: once the file is not the last, its bytes are final.
+            last = store.is_last(name)
+            try:
+                readable = store.file_size(name) > MAGIC_LEN
+            except UnknownBinlogFile:
+                raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
+            if readable or not last:
+                return True
+            if store.poll():
+                continue
+            if self.non_blocking:
+                return False
+            yield _WAIT
+
     def _format_description(
         self, store: BinlogStore, name: str, start: int, clear_initial_log_pos: bool
     ) -> Iterator[bytes]:
         self._last_event = MAGIC_LEN
         fde = self._read_one(store, name, MAGIC_LEN)
         self._last_byte = MAGIC_LEN + len(fde)
+        if not fde:
+            raise DumpError(MSG_UNKNOWN, coordinates=True)
         if len(fde) < HEADER_LEN or fde[TYPE_CODE_OFFSET] != EventType.FORMAT_DESCRIPTION:
             raise DumpError(MSG_NO_FDE, coordinates=True)
         self._alg = fde_checksum_alg(fde)
@@ -563,12 +593,16 @@ class DumpStream:
         """The events of one file; returns True when the dump ends (non-blocking end of the
         binlog, or an UNTIL position reached)."""
         while True:
+            # A file that is not the last one is closed and its size final. Asked the other
+            # way round, an append and a rotation between the two questions would make the
+            # dump leave the file before the events written just before the rotation.
+            last = store.is_last(name)
             try:
                 end = store.file_size(name)
             except UnknownBinlogFile:
                 raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
             if self.position >= end:
-                if not store.is_last(name):
+                if not last:
                     return False
                 store.poll()
                 if store.is_last(name) and self.position >= store.file_size(name):

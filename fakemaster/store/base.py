@@ -417,9 +417,24 @@ class BinlogStore:
             for i in range(len(index.gtid_offsets))
         ]
 
+    def header_written(self, name: str) -> bool:
+        """Whether the file holds its FORMAT_DESCRIPTION (a primary writes it right after
+        creating the file; until then the newest file holds only the magic, or part of it)."""
+        return self.format_description(name) is not None
+
+    def settled_files(self) -> list[str]:
+        """The files the binlog state is read from and a GTID dump may start in: all but a
+        newest file whose header is not written yet (when there is an older one)."""
+        names = self.file_names()
+        if len(names) > 1 and not self.header_written(names[-1]):
+            names.pop()
+        return names
+
     def end_state(self) -> BinlogState:
-        """The binlog state after the last event: the last file's GTID_LIST, then its GTIDs."""
-        last = self.last_file()
+        """The binlog state after the last event: the last settled file's GTID_LIST, then its
+        GTIDs."""
+        settled = self.settled_files()
+        last = settled[-1] if settled else None
         state = BinlogState()
         if last is None:
             return state

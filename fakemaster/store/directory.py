@@ -66,7 +66,9 @@ class DirectoryBinlogStore(BinlogStore):
         self._index_stamp = stamp
         names: list[str] = []
         paths: dict[str, Path] = {}
-        for line in self.index_path.read_text(errors="surrogateescape").splitlines():
+        text = self.index_path.read_text(errors="surrogateescape")
+        lines = text.splitlines()
+        for number, line in enumerate(lines):
             entry = line.strip()
             if not entry:
                 continue
@@ -76,6 +78,9 @@ class DirectoryBinlogStore(BinlogStore):
                 path = listed
             else:
                 path = self.directory / name
+            if number == len(lines) - 1 and not text.endswith("\n") and not path.exists():
+                # A line the primary is still appending: the start of a name, not yet a file.
+                continue
             names.append(name)
             paths[name] = path
         changed = names != self._names

@@ -97,21 +97,27 @@ class MemoryBinlogStore(BinlogStore):
 
     # --- BinlogStore ----------------------------------------------------------------------
 
+    # Readers take the writers' lock: a file list, a size or a range is read between two
+    # changes, never in the middle of one (a file is published whole, a batch appended whole).
+
     def file_names(self) -> list[str]:
-        return list(self._files)
+        with self._lock:
+            return list(self._files)
 
     def _physical_size(self, name: str) -> int:
-        return len(self._files[name])
+        with self._lock:
+            return len(self._files[name])
 
     def file_size(self, name: str) -> int:
-        try:
-            return len(self._files[name])
-        except KeyError:
-            raise UnknownBinlogFile(name) from None
+        with self._lock:
+            try:
+                return len(self._files[name])
+            except KeyError:
+                raise UnknownBinlogFile(name) from None
 
     def _read_range(self, name: str, offset: int, size: int) -> bytes:
-        data = self._files[name]
-        return bytes(data[offset : offset + size])
+        with self._lock:
+            return bytes(self._files[name][offset : offset + size])
 
     def end_state(self) -> BinlogState:
         return self._state.copy()
@@ -261,13 +267,14 @@ class MemoryBinlogStore(BinlogStore):
         return f"{self.basename}.{number:06d}"
 
     def _start_file(self, *, created: int, checkpoint: str | None) -> None:
-        self._number += 1
-        name = self._file_name(self._number)
-        self._files[name] = bytearray(BINLOG_MAGIC)
-        self._contexts[name] = BinlogContext()
+        """Build the next file's magic and header events (FDE, GTID_LIST, BINLOG_CHECKPOINT),
+        then publish its name and bytes in one step: a reader that finds the file finds its
+        FORMAT_DESCRIPTION (a dump reading a name whose header is not written yet fails with
+        1236 "Failed to find format descriptor event")."""
+        name = self._file_name(self._number + 1)
         now = self._now()
         gtids = self._state.gtid_list()
-        self._write(
+        header: list[Event] = [
             FormatDescriptionEvent(
                 timestamp=now,
                 server_id=self.server_id,
@@ -276,23 +283,21 @@ class MemoryBinlogStore(BinlogStore):
                 create_timestamp=created,
                 checksum_alg=ChecksumAlg.CRC32 if self.checksum else ChecksumAlg.OFF,
             ),
-            stamp=False,
-        )
-        self._write(
             GtidListEvent(
                 timestamp=now,
                 server_id=self.server_id,
                 gtids=gtids,
                 padding=b"" if gtids else b"\x00\x00",
             ),
-            stamp=False,
-        )
-        self._write(
             BinlogCheckpointEvent(
                 timestamp=now, server_id=self.server_id, file_name=checkpoint or name
             ),
-            stamp=False,
-        )
+        ]
+        ctx = BinlogContext()
+        encoded, _, _ = self._encode(header, name, MAGIC_LEN, ctx, stamp=False)
+        self._contexts[name] = ctx
+        self._files[name] = bytearray(BINLOG_MAGIC + encoded)
+        self._number += 1
 
     def _close_file(self, name: str) -> None:
         # A closed file's FDE loses IN_USE in place; its CRC was computed with the flag clear.
@@ -312,7 +317,24 @@ class MemoryBinlogStore(BinlogStore):
         name = self.current_file
         data = self._files[name]
         ctx = self._contexts[name].copy() if len(events) > 1 else self._contexts[name]
-        start = len(data)
+        encoded, placed, gtids = self._encode(events, name, len(data), ctx, stamp=stamp)
+        data += encoded  # one extend: readers see the batch whole or not at all
+        self._contexts[name] = ctx
+        for gtid in gtids:
+            self._state.update(gtid)
+        return placed
+
+    def _encode(
+        self,
+        events: Sequence[Event],
+        name: str,
+        start: int,
+        ctx: BinlogContext,
+        *,
+        stamp: bool,
+    ) -> tuple[bytes, list[AppendedEvent], list[Gtid]]:
+        """The bytes of ``events`` written at ``start`` of file ``name`` (end positions and
+        CRCs filled in; ``ctx`` follows them), where each goes, and the GTIDs among them."""
         chunks: list[bytearray] = []
         placed: list[AppendedEvent] = []
         gtids: list[Gtid] = []
@@ -336,11 +358,7 @@ class MemoryBinlogStore(BinlogStore):
             if isinstance(event, GtidEvent):
                 gtids.append(event.gtid)
             start = end
-        data += b"".join(chunks)
-        self._contexts[name] = ctx
-        for gtid in gtids:
-            self._state.update(gtid)
-        return placed
+        return b"".join(chunks), placed, gtids
 
 
 def event_list(events: Any, what: str) -> list[Event]:
