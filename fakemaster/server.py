@@ -126,12 +126,17 @@ class _Connection:
 
     async def run(self) -> None:
         writer = self.writer
-        config = self.master.config
+        loop = asyncio.get_running_loop()
+        # connect_timeout bounds the whole login, not each read: a client trickling its
+        # handshake response a byte at a time is cut off all the same.
+        login_deadline = loop.time() + self.master.config.handshake_timeout
         try:
             writer.write(self.session.initial_bytes())
             await writer.drain()
-            while not self.closed:
-                timeout = config.handshake_timeout if self.session.sql is None else None
+            while not self.closed and not self.session.closed:
+                timeout = None
+                if self.session.sql is None:
+                    timeout = max(0.0, login_deadline - loop.time())
                 try:
                     data = await asyncio.wait_for(self._read(), timeout)
                 except TimeoutError:
