@@ -367,6 +367,12 @@ def add_serve_command(subparsers: Subparsers) -> None:
         "--password", default=defaults.password, help="its password (default: none)"
     )
     parser.add_argument(
+        "--allow-empty-password-remote",
+        action="store_true",
+        help="listen on a --host other than a loopback address even though an account has "
+        "no password (refused otherwise: anyone who reaches the port could log in)",
+    )
+    parser.add_argument(
         "--semi-sync",
         action="store_true",
         help="semi-synchronous replication on (rpl_semi_sync_master_enabled)",
@@ -516,6 +522,23 @@ def _address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def _check_exposure(config: ServerConfig, allowed: bool) -> None:
+    """Refuse to offer a password-less account beyond this machine unless told to."""
+    from fakemaster.serve_settings import is_loopback_host
+
+    if allowed or is_loopback_host(config.host):
+        return
+    open_accounts = sorted(
+        user for user, account in config.all_accounts().items() if not account.password
+    )
+    if open_accounts:
+        raise CommandError(
+            f"--host {config.host} is not a loopback address and account(s) "
+            f"{', '.join(map(repr, open_accounts))} have no password: give --password, or "
+            "--allow-empty-password-remote to serve them anyway"
+        )
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -529,6 +552,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write the demo binlog: {exc}") from None
     try:
         config = _serve_config(args, store)
+        _check_exposure(config, args.allow_empty_password_remote)
         return asyncio.run(_serve(config, store, writer, source, args.demo_live))
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None

@@ -92,6 +92,16 @@ def test_after_the_login_max_allowed_packet_bounds_packets() -> None:
     assert not reply.of_type(Close)
 
 
+def test_after_the_login_an_oversized_command_gets_1153_numbered_after_it() -> None:
+    driver = SessionDriver(ServerSession(ServerState(_config(max_allowed_packet=1024))))
+    driver.login("root", "")
+    reply = driver.send_raw(_header(1025, 0))
+    # MariaDB: "<\0\0\1\xff\x81\x04#08S01Got a packet bigger than..." for a command of seq 0.
+    assert reply.packets[0][0] == 1
+    assert parse_err(reply.payloads[0]).errno == 1153
+    assert reply.of_type(Close)
+
+
 def test_the_login_limit_never_exceeds_max_allowed_packet() -> None:
     config = _config(max_login_packet=1 << 20, max_allowed_packet=2048)
     driver = SessionDriver(ServerSession(ServerState(config)))
