@@ -573,6 +573,7 @@ async def _serve(
     import contextlib
     import signal
 
+    from fakemaster.logs import log_to_stream_in_background
     from fakemaster.semi_sync import semi_sync_master
     from fakemaster.server import FakeMaster
 
@@ -580,9 +581,13 @@ async def _serve(
         # From now on every transaction waits for an ACK, even before a replica connects.
         semi_sync_master(store, config)
     master = FakeMaster(config, store)
+    # What goes wrong while serving reaches stderr from a thread: an unread stderr pipe costs
+    # log records, never the event loop.
+    log = log_to_stream_in_background(sys.stderr, fmt="fakemaster: %(message)s")
     try:
         await master.start()
     except OSError as exc:
+        log.stop()
         where = _address(config.host, config.port)
         raise CommandError(f"cannot listen on {where}: {exc.strerror or exc}") from None
     loop = asyncio.get_running_loop()
@@ -600,7 +605,7 @@ async def _serve(
         f"user {config.user!r} with {password}, {source})",
         flush=True,
     )
-    tasks = [asyncio.create_task(_report_errors(master))]
+    tasks = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
     try:
@@ -610,7 +615,7 @@ async def _serve(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await master.stop()
-        _print_errors(master.errors)
+        log.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
@@ -618,24 +623,13 @@ async def _serve(
     return EXIT_OK
 
 
-def _print_errors(errors: list[BaseException]) -> int:
-    """Print the errors to stderr; returns how many it printed."""
-    import traceback
-
-    count = len(errors)
-    for error in errors[:count]:
-        text = "".join(traceback.format_exception(error)).rstrip()
-        print(f"fakemaster: internal error in a connection:\n{text}", file=sys.stderr, flush=True)
-    return count
-
-
-async def _report_errors(master: FakeMaster) -> None:
-    """Show what goes wrong inside connections as it happens (the server goes on)."""
+async def _forget_logged_errors(master: FakeMaster) -> None:
+    """The server logged its errors as they happened: a long run need not keep them."""
     import asyncio
 
     while True:
-        await asyncio.sleep(0.2)
-        del master.errors[: _print_errors(master.errors)]
+        await asyncio.sleep(1.0)
+        master.errors.clear()
 
 
 async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) -> None:
@@ -646,7 +640,7 @@ async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) ->
         try:
             writer.append_live_order()
         except Exception as exc:  # recorded like a connection's error; the server goes on
-            master.errors.append(exc)
+            master.record_error(exc)
 
 
 # --- entry point --------------------------------------------------------------------------
