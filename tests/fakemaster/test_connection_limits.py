@@ -199,3 +199,17 @@ def test_the_connection_beyond_the_limit_gets_err_1040_and_a_close(
             assert _read_until_closed(third) == TOO_MANY_BEFORE_GREETING
         # The others go on.
         assert root.query("SELECT 1")[-1][:1] in (b"\x00", b"\xfe")
+
+
+def test_other_clients_are_served_while_one_trickles() -> None:
+    config = _config(handshake_timeout=HANG_BOUND)
+    with BackgroundFakeMaster(config) as master:
+        address = (master.host, master.port)
+        with socket.create_connection(address, HANG_BOUND) as trickler:
+            trickler.recv(65536)  # the greeting
+            trickler.sendall(_header(1000, 1) + b"\x00" * 10)  # and then nothing more
+            with RawClient(*address, "root", "") as probe:
+                assert probe.login_reply[:1] == b"\x00"
+                assert probe.query("SELECT 1")[-1][:1] in (b"\x00", b"\xfe")
+                # The trickler still waits for its login: two connections open.
+                assert master.call(lambda: master._running.connection_count) == 2
