@@ -85,6 +85,11 @@ class PacketReader:
             self._start = 0
         self._buf += data
 
+    def limit_payload(self, max_payload: int | None) -> None:
+        """Bound the size of the payloads still to come (None: no bound), e.g. a server's
+        small limit before a client logged in, then max_allowed_packet."""
+        self._max_payload = max_payload
+
     def expect_sequence(self, seq: int | None) -> None:
         """Set the sequence number of the next packet (e.g. 1 again after a semi-sync ACK
         request, or 0 for a new command); call it between payloads."""

@@ -367,6 +367,12 @@ def add_serve_command(subparsers: Subparsers) -> None:
         "--password", default=defaults.password, help="its password (default: none)"
     )
     parser.add_argument(
+        "--allow-empty-password-remote",
+        action="store_true",
+        help="listen on a --host other than a loopback address even though an account has "
+        "no password (refused otherwise: anyone who reaches the port could log in)",
+    )
+    parser.add_argument(
         "--semi-sync",
         action="store_true",
         help="semi-synchronous replication on (rpl_semi_sync_master_enabled)",
@@ -516,6 +522,23 @@ def _address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+def _check_exposure(config: ServerConfig, allowed: bool) -> None:
+    """Refuse to offer a password-less account beyond this machine unless told to."""
+    from fakemaster.serve_settings import is_loopback_host
+
+    if allowed or is_loopback_host(config.host):
+        return
+    open_accounts = sorted(
+        user for user, account in config.all_accounts().items() if not account.password
+    )
+    if open_accounts:
+        raise CommandError(
+            f"--host {config.host} is not a loopback address and account(s) "
+            f"{', '.join(map(repr, open_accounts))} have no password: give --password, or "
+            "--allow-empty-password-remote to serve them anyway"
+        )
+
+
 def run_serve(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -529,6 +552,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write the demo binlog: {exc}") from None
     try:
         config = _serve_config(args, store)
+        _check_exposure(config, args.allow_empty_password_remote)
         return asyncio.run(_serve(config, store, writer, source, args.demo_live))
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None
@@ -549,6 +573,7 @@ async def _serve(
     import contextlib
     import signal
 
+    from fakemaster.logs import log_to_stream_in_background
     from fakemaster.semi_sync import semi_sync_master
     from fakemaster.server import FakeMaster
 
@@ -556,9 +581,13 @@ async def _serve(
         # From now on every transaction waits for an ACK, even before a replica connects.
         semi_sync_master(store, config)
     master = FakeMaster(config, store)
+    # What goes wrong while serving reaches stderr from a thread: an unread stderr pipe costs
+    # log records, never the event loop.
+    log = log_to_stream_in_background(sys.stderr, fmt="fakemaster: %(message)s")
     try:
         await master.start()
     except OSError as exc:
+        log.stop()
         where = _address(config.host, config.port)
         raise CommandError(f"cannot listen on {where}: {exc.strerror or exc}") from None
     loop = asyncio.get_running_loop()
@@ -576,7 +605,7 @@ async def _serve(
         f"user {config.user!r} with {password}, {source})",
         flush=True,
     )
-    tasks = [asyncio.create_task(_report_errors(master))]
+    tasks = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
     try:
@@ -586,7 +615,7 @@ async def _serve(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await master.stop()
-        _print_errors(master.errors)
+        log.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
@@ -594,24 +623,13 @@ async def _serve(
     return EXIT_OK
 
 
-def _print_errors(errors: list[BaseException]) -> int:
-    """Print the errors to stderr; returns how many it printed."""
-    import traceback
-
-    count = len(errors)
-    for error in errors[:count]:
-        text = "".join(traceback.format_exception(error)).rstrip()
-        print(f"fakemaster: internal error in a connection:\n{text}", file=sys.stderr, flush=True)
-    return count
-
-
-async def _report_errors(master: FakeMaster) -> None:
-    """Show what goes wrong inside connections as it happens (the server goes on)."""
+async def _forget_logged_errors(master: FakeMaster) -> None:
+    """The server logged its errors as they happened: a long run need not keep them."""
     import asyncio
 
     while True:
-        await asyncio.sleep(0.2)
-        del master.errors[: _print_errors(master.errors)]
+        await asyncio.sleep(1.0)
+        master.errors.clear()
 
 
 async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) -> None:
@@ -622,7 +640,7 @@ async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) ->
         try:
             writer.append_live_order()
         except Exception as exc:  # recorded like a connection's error; the server goes on
-            master.errors.append(exc)
+            master.record_error(exc)
 
 
 # --- entry point --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_BINLOG_CHECKSUM",
     "DEFAULT_COLLATION_SERVER",
     "DEFAULT_MAX_ALLOWED_PACKET",
+    "DEFAULT_MAX_LOGIN_PACKET",
     "DEFAULT_SERVER_ID",
     "DEFAULT_VERSION",
     "DERIVABLE_FIELDS",
@@ -35,6 +36,7 @@ DEFAULT_VERSION = "10.11.19-MariaDB-log"
 DEFAULT_BINLOG_CHECKSUM = "CRC32"
 DEFAULT_COLLATION_SERVER = "utf8mb4_general_ci"
 DEFAULT_MAX_ALLOWED_PACKET = 16 * MIB
+DEFAULT_MAX_LOGIN_PACKET = 64 * 1024
 
 # The fields that describe what the served binlog can tell (fakemaster.served_variables): None
 # derives them from the binlog, a value is checked against it.
@@ -108,8 +110,15 @@ class ServerConfig:
     # MariaDB answers MySQL's COM_BINLOG_DUMP_GTID with "Unknown command"; True hands it to the
     # dump stream instead (for MySQL-flavoured clients).
     mysql_gtid_dump: bool = False
-    # Seconds a client may take to log in (a real server's connect_timeout).
+    # Seconds a client may take to log in, counted from the accept (a real server's
+    # connect_timeout, which MariaDB applies per read: a total bound stops a client trickling
+    # its handshake response one byte at a time).
     handshake_timeout: float = 10.0
+    # Largest packet a client may send before it logged in (ERR 1153 and a close above it).
+    # MariaDB 10.11 bounds it only by max_allowed_packet; a smaller bound keeps clients that
+    # never log in from holding megabytes each. Real handshake responses take a few hundred
+    # bytes (connection attributes included).
+    max_login_packet: int = DEFAULT_MAX_LOGIN_PACKET
     # Bytes queued for one client before the server waits for it to drain.
     write_buffer_high_water: int = 1 * MIB
     # The keys of encrypted binlog files (encrypt_binlog=ON): with them dumps send such files

@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import ssl
 from pathlib import Path
 
 from fakemaster.errors import ConfigError
 from fakemaster.protocol.variables import Value, lookup, setting_value
 
-__all__ = ["server_tls_context", "variable_setting"]
+__all__ = ["is_loopback_host", "server_tls_context", "variable_setting"]
 
 
 def variable_setting(text: str) -> tuple[str, Value]:
@@ -45,3 +46,15 @@ def server_tls_context(cert: Path, key: Path) -> ssl.SSLContext:
             variable="ssl_cert",
         ) from None
     return context
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether listening on ``host`` reaches only this machine: a loopback address or
+    "localhost". Any other name counts as remote (it may resolve anywhere), and so does ""
+    (every interface)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

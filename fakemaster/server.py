@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from fakemaster.config import ServerConfig
+from fakemaster.logs import log_loop_exception, logger
 from fakemaster.protocol.resultset import SqlError
 from fakemaster.protocol.state import BinlogCatalog, ServerState
 from fakemaster.session import (
@@ -126,12 +127,17 @@ class _Connection:
 
     async def run(self) -> None:
         writer = self.writer
-        config = self.master.config
+        loop = asyncio.get_running_loop()
+        # connect_timeout bounds the whole login, not each read: a client trickling its
+        # handshake response a byte at a time is cut off all the same.
+        login_deadline = loop.time() + self.master.config.handshake_timeout
         try:
             writer.write(self.session.initial_bytes())
             await writer.drain()
-            while not self.closed:
-                timeout = config.handshake_timeout if self.session.sql is None else None
+            while not self.closed and not self.session.closed:
+                timeout = None
+                if self.session.sql is None:
+                    timeout = max(0.0, login_deadline - loop.time())
                 try:
                     data = await asyncio.wait_for(self._read(), timeout)
                 except TimeoutError:
@@ -143,7 +149,7 @@ class _Connection:
         except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
             pass  # the client's doing: it hung up or failed its TLS handshake
         except Exception as error:  # recorded before the client sees the connection close
-            self.master.errors.append(error)
+            self.master.record_error(error)
         finally:
             self.master._collect(self.session)
             await self.close()
@@ -249,7 +255,7 @@ class _Connection:
         except (ConnectionError, asyncio.CancelledError):
             pass
         except Exception as error:
-            self.master.errors.append(error)
+            self.master.record_error(error)
         finally:
             # A MariaDB dump thread ends its connection when the dump ends.
             await self.close()
@@ -268,7 +274,7 @@ class _Connection:
             try:
                 close_dump()  # e.g. a semi-sync dump stops counting as a replica
             except Exception as error:
-                self.master.errors.append(error)
+                self.master.record_error(error)
         writer = self.writer
         with contextlib.suppress(Exception):
             writer.close()
@@ -327,9 +333,12 @@ class FakeMaster:
         if self._server is not None:
             return self
         self._loop = asyncio.get_running_loop()
+        if self._loop.get_exception_handler() is None:
+            # asyncio's own handler writes to stderr from the loop: a full pipe would freeze it.
+            self._loop.set_exception_handler(log_loop_exception)
         # Before listening: a configuration contradicting the served binlog stops here.
         self.state.check_served()
-        self.state.on_config_error = self.errors.append
+        self.state.on_config_error = self.record_error
         self._server = await asyncio.start_server(
             self._accept, self.config.host, self.config.port, limit=READ_SIZE
         )
@@ -406,16 +415,21 @@ class FakeMaster:
             self._connections[session.thread_id] = connection
             await connection.run()
         except Exception as error:
-            self.errors.append(error)
+            self.record_error(error)
             with contextlib.suppress(Exception):
                 writer.transport.abort()
         finally:
             self._handlers.discard(task)
 
+    def record_error(self, error: BaseException) -> None:
+        """Keep an exception raised while serving (the server goes on) and log it."""
+        self.errors.append(error)
+        logger.error("internal error in a connection:", exc_info=error)
+
     def _collect(self, session: ServerSession) -> None:
-        if session.internal_errors:
-            self.errors.extend(session.internal_errors)
-            session.internal_errors.clear()
+        for error in session.internal_errors:
+            self.record_error(error)
+        session.internal_errors.clear()
 
     def _forget(self, connection: _Connection) -> None:
         if self._connections.get(connection.thread_id) is connection:

@@ -294,11 +294,16 @@ class ServerSession:
         self.internal_errors: list[BaseException] = []
         self.close_reason: str | None = None
         self._response: HandshakeResponse | None = None
-        # Packets larger than max_allowed_packet are refused (ER_NET_PACKET_TOO_LARGE).
-        max_payload = int(server.globals["max_allowed_packet"] or 0)
+        # Packets larger than max_allowed_packet are refused (ER_NET_PACKET_TOO_LARGE); before
+        # the login a much smaller bound holds, so clients that never log in hold little memory.
+        self._max_payload = int(server.globals["max_allowed_packet"] or 0)
+        self._login_limit = min(self.config.max_login_packet, self._max_payload)
         self._reader: PacketReader | CompressedChannel = PacketReader(
-            expected_seq=1, max_payload=max_payload
+            expected_seq=1, max_payload=self._login_limit
         )
+        # MariaDB counts every open connection against max_connections and keeps one more for
+        # an administrator: beyond that a connection gets ERR 1040 instead of the greeting.
+        self._refused = len(server.connections) > _max_connections(server) + 1
         # Once the client asked for compression and logged in, reads and writes go through it.
         self._compression: CompressedChannel | None = None
         self._unregistered = False
@@ -313,6 +318,13 @@ class ServerSession:
     # -- API -------------------------------------------------------------------------------
 
     def initial_bytes(self) -> bytes:
+        """The greeting, or the ERR 1040 (then a close) when max_connections+1 are open."""
+        if self._refused:
+            # MariaDB sends it before knowing the client's protocol: no SQLSTATE, sequence 0.
+            self.state = State.CLOSED
+            self.close_reason = "too many connections"
+            self._unregister()
+            return frame(sql_error(1040).payload(protocol_41=False), 0)[0]
         capabilities = SERVER_CAPABILITIES | (Capability.SSL if self.tls_offered else 0)
         greeting = HandshakeV10(
             server_version=handshake_version(self.server.globals),
@@ -322,6 +334,11 @@ class ServerSession:
             charset=server_collation_id(self.server.globals),
         )
         return frame(greeting.encode(), 0)[0]
+
+    @property
+    def closed(self) -> bool:
+        """The session ended (refused, closed, or the socket went away): nothing more to read."""
+        return self.state is State.CLOSED
 
     def receive_data(self, data: bytes) -> list[Action]:
         """Feed bytes read from the client; the actions to carry out, in order."""
@@ -366,7 +383,13 @@ class ServerSession:
         self._early += data
         if len(self._early) < 4:
             return b""
-        end = 4 + int.from_bytes(self._early[:3], "little")
+        size = int.from_bytes(self._early[:3], "little")
+        if size > self._login_limit:
+            # Refused from its header, before its bytes are kept (the reader says so).
+            early = bytes(self._early)
+            self._early.clear()
+            return early
+        end = 4 + size
         if len(self._early) < end:
             return b""
         first, rest = bytes(self._early[:end]), bytes(self._early[end:])
@@ -412,7 +435,8 @@ class ServerSession:
             self._send_error(actions, sql_error(1156), seq=expected)
             self._close(actions, "packets out of order")
         elif error.reason.startswith("packet payload exceeds"):
-            self._send_error(actions, sql_error(1153), seq=expected)
+            # MariaDB counted the oversized packet's header: its ERR carries the next number.
+            self._send_error(actions, sql_error(1153), seq=expected + 1)
             self._close(actions, "packet too large")
         else:
             self._close(actions, f"malformed packet: {error}")
@@ -493,6 +517,13 @@ class ServerSession:
             self._close(actions, "access denied")
             return
         self._used_password = bool(auth)
+        if (
+            len(self.server.connections) > _max_connections(self.server)
+            and not account.privileges & _IGNORES_MAX_CONNECTIONS
+        ):
+            self._send(actions, sql_error(1040).payload(), next_seq)
+            self._close(actions, "too many connections")
+            return
         collation = client_collation(response.charset)
         collation_id = (
             collation.id if collation is not None else server_collation_id(self.server.globals)
@@ -522,6 +553,8 @@ class ServerSession:
         )
         self.state = State.COMMAND
         self._reader.expect_sequence(0)
+        if isinstance(self._reader, PacketReader):
+            self._reader.limit_payload(self._max_payload)
         if response.capabilities & Capability.COMPRESS and isinstance(self._reader, PacketReader):
             # MariaDB counted the client's last packet (next_seq - 1) on its compressed
             # counter too: the first compressed packet it writes carries next_seq.
@@ -821,6 +854,14 @@ _COM_STATISTICS = 0x09
 _COM_PROCESS_KILL = 0x0C
 _COM_SET_OPTION = 0x1B
 _COM_RESET_CONNECTION = 0x1F
+
+
+# Who may take the connection MariaDB keeps beyond max_connections (10.11: SUPER implies it).
+_IGNORES_MAX_CONNECTIONS = Privilege.SUPER | Privilege.CONNECTION_ADMIN
+
+
+def _max_connections(server: ServerState) -> int:
+    return int(server.globals["max_connections"] or 0)
 
 
 def _text(value: SqlValue | None) -> str | None:

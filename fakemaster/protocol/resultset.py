@@ -375,6 +375,7 @@ class SqlError(Exception):
 
 # errno -> (SQLSTATE, message format), texts as MariaDB 10.11 sends them.
 ERRORS: dict[int, tuple[str, str]] = {
+    1040: ("08004", "Too many connections"),
     1043: ("08S01", "Bad handshake"),
     1044: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),
     1045: ("28000", "Access denied for user '{0}'@'{1}' (using password: {2})"),

@@ -397,11 +397,19 @@ def test_every_truncation_of_a_handshake_response(served: Served, length: int) -
 
 
 def test_a_handshake_packet_that_never_ends(served: Served) -> None:
-    """A header promising 16 MiB, a little data, then silence: the server waits for the rest
-    (bounded by max_allowed_packet), and closes when the client gives up."""
+    """A header promising 60,000 bytes (under max_login_packet), a little data, then silence:
+    the server waits for the rest, and closes when the client gives up."""
+    wire = Wire(served.port)
+    wire.send_raw((60_000).to_bytes(3, "little") + b"\x01" + b"\x00" * 1000)
+    assert wire.hang_up_and_collect() == []
+
+
+def test_a_handshake_packet_over_the_login_limit(served: Served) -> None:
+    """A header promising 8 MiB: MariaDB would wait for it (up to max_allowed_packet); the fake
+    refuses it from its header, with the ERR MariaDB sends a packet over max_allowed_packet."""
     wire = Wire(served.port)
     wire.send_raw(b"\xff\xff\x7f\x01" + b"\x00" * 1000)
-    assert wire.hang_up_and_collect() == []
+    assert [check_err(payload) for payload in wire.hang_up_and_collect()] == [1153]
 
 
 # --- after login: COM_QUERY, other commands ------------------------------------------------------
