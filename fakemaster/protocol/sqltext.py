@@ -31,7 +31,6 @@ __all__ = [
     "UserVarAssignment",
     "UserVarRef",
     "Word",
-    "like_to_regex",
     "line_of",
     "split_statements",
     "tokenize",
@@ -495,26 +494,6 @@ def _number(text: str) -> Literal:
     if "." in text:
         return Literal(Decimal(text), text)
     return Literal(int(text), text)
-
-
-def like_to_regex(pattern: str, escape: str = "\\") -> re.Pattern[str]:
-    """A case-insensitive regex for a SQL LIKE pattern (``%``, ``_``, escape character)."""
-    out: list[str] = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == escape and index + 1 < len(pattern):
-            out.append(re.escape(pattern[index + 1]))
-            index += 2
-            continue
-        if char == "%":
-            out.append(".*")
-        elif char == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(char))
-        index += 1
-    return re.compile("".join(out) + r"\Z", re.I | re.S)
 
 
 def unknown_column(name: str, clause: str) -> SqlError:
