@@ -8,10 +8,13 @@ bound catches), and work is counted where it can be.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fakemaster.protocol.like import LikePattern
+from fakemaster.protocol.resultset import syntax_error
+from tests.fakemaster.test_queries import error_of, make_session, values
 
 # --- LIKE ----------------------------------------------------------------------------------
 
@@ -84,3 +87,41 @@ def test_like_is_case_insensitive_and_honours_the_escape() -> None:
     assert LikePattern.compile("100\\%").matches("100%")
     assert not LikePattern.compile("100\\%").matches("1000")
     assert LikePattern.compile("ends\\").matches("ends\\")
+
+
+# --- SET STATEMENT ... FOR -----------------------------------------------------------------
+
+
+def test_set_statement_with_a_huge_run_of_spaces_is_answered() -> None:
+    # The old pattern (".+?\s+FOR") backtracked over such a run: 64k spaces took 12 s.
+    _, session = make_session()
+    spaces = " " * (1 << 20)
+    assert values(session, f"SET STATEMENT{spaces}max_statement_time=1 FOR SELECT 1") == [[b"1"]]
+    assert values(session, f"SET STATEMENT max_statement_time=1{spaces}FOR{spaces}SELECT 1") == [
+        [b"1"]
+    ]
+    settings = ", ".join(["max_statement_time=1"] * 20_000)
+    assert values(session, f"SET STATEMENT {settings} FOR SELECT 2") == [[b"2"]]
+
+
+def test_nested_set_statements_are_taken_without_recursion() -> None:
+    # A real MariaDB 10.11 answers "SET STATEMENT a=1 FOR SET STATEMENT a=2 FOR SELECT 1".
+    _, session = make_session()
+    nested = "SET STATEMENT max_statement_time=1 FOR " * 20_000
+    assert values(session, nested + "SELECT 1") == [[b"1"]]
+
+
+@pytest.mark.parametrize(
+    ("sql", "near"),
+    [  # what a real MariaDB 10.11 answers
+        ("SET STATEMENT max_statement_time=1", ""),
+        ("SET STATEMENT max_statement_time=1 FOR", ""),
+        ("SET STATEMENT max_statement_time=1 FOR  ", ""),
+        ("SET STATEMENT FOR SELECT 1", "FOR SELECT 1"),
+    ],
+)
+def test_set_statement_without_settings_or_inner_statement_is_a_syntax_error(
+    sql: str, near: str
+) -> None:
+    _, session = make_session()
+    assert error_of(session, sql).message == syntax_error(near, 1).message
