@@ -68,7 +68,9 @@ class Token:
         return self.kind is Tok.OP and self.text in ops
 
 
-_SPACE = re.compile(r"(?:\s+|--(?:[ \t][^\n]*)?(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?![!M]).*?\*/)", re.S)
+# Blanks and line comments; a /* comment */ is skipped with str.find (a lazy ".*?\*/" would
+# rescan the rest of the text for every unterminated "/*" in it).
+_BLANK = re.compile(r"\s+|--(?:[ \t][^\n]*)?(?:\n|$)|#[^\n]*(?:\n|$)")
 _VERSION_COMMENT = re.compile(r"/\*M?!\d{0,6}")
 _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -113,7 +115,7 @@ def tokenize(text: str) -> list[Token]:
     in_version_comment = False
     while True:
         while True:
-            match = _SPACE.match(text, pos)
+            match = _BLANK.match(text, pos)
             if match:
                 pos = match.end()
                 continue
@@ -121,6 +123,12 @@ def tokenize(text: str) -> list[Token]:
             if version:
                 in_version_comment = True
                 pos = version.end()
+                continue
+            if text.startswith("/*", pos):
+                close = text.find("*/", pos + 2)
+                if close < 0:
+                    raise syntax_error(text[pos:], line_of(text, pos))
+                pos = close + 2
                 continue
             if in_version_comment and text.startswith("*/", pos):
                 in_version_comment = False
@@ -186,11 +194,27 @@ def line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
+# Inside quotes, the longest run of characters that need no attention: scanned by the regex
+# engine in one go, so a 16 MiB literal is not a Python loop over its characters.
+_QUOTED_RUN = {
+    "'": re.compile(r"[^'\\]+"),
+    '"': re.compile(r'[^"\\]+'),
+    "`": re.compile(r"[^`]+"),  # no backslash escapes in a quoted identifier
+}
+
+
 def _quoted(text: str, start: int) -> tuple[str, int]:
     quote = text[start]
+    run = _QUOTED_RUN[quote]
     out: list[str] = []
     pos = start + 1
-    while pos < len(text):
+    length = len(text)
+    while pos < length:
+        chunk = run.match(text, pos)
+        if chunk:
+            out.append(chunk.group())
+            pos = chunk.end()
+            continue
         char = text[pos]
         if char == quote:
             if text.startswith(quote * 2, pos):
@@ -198,12 +222,11 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
                 pos += 2
                 continue
             return "".join(out), pos + 1
-        if char == "\\" and quote != "`" and pos + 1 < len(text):
+        if pos + 1 < length:  # a backslash escaping the next character
             out.append(_ESCAPES.get(text[pos + 1], text[pos + 1]))
             pos += 2
             continue
-        out.append(char)
-        pos += 1
+        break
     raise syntax_error(text[start:], line_of(text, start))
 
 
@@ -436,10 +459,11 @@ class Parser:
         if kind is Tok.NUMBER:
             return _number(token.text)
         if kind is Tok.STRING:
-            value = token.text
-            # Adjacent string literals concatenate ('a' 'b' is 'ab').
+            # Adjacent string literals concatenate ('a' 'b' is 'ab'), joined once.
+            parts = [token.text]
             while self.peek.kind is Tok.STRING and not self.peek.extra:
-                value += self.next().text
+                parts.append(self.next().text)
+            value = "".join(parts)
             return Literal(value, value, collation_hint=token.extra)
         if kind is Tok.HEX:
             return Literal(token.raw, token.text)

@@ -8,12 +8,16 @@ bound catches), and work is counted where it can be.
 
 from __future__ import annotations
 
+import sys
+from types import FrameType
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.resultset import syntax_error
+from fakemaster.protocol.sqltext import Tok, tokenize
 from tests.fakemaster.test_queries import error_of, make_session, values
 
 # --- LIKE ----------------------------------------------------------------------------------
@@ -125,3 +129,65 @@ def test_set_statement_without_settings_or_inner_statement_is_a_syntax_error(
 ) -> None:
     _, session = make_session()
     assert error_of(session, sql).message == syntax_error(near, 1).message
+
+
+# --- Tokenizer -----------------------------------------------------------------------------
+
+
+def _python_lines_run_by_tokenize(text: str) -> int:
+    """How many lines of Python ``tokenize`` runs on ``text``: a count, not a duration."""
+    count = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> object:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return trace
+
+    previous = sys.gettrace()  # a coverage tracer, say: put back afterwards
+    sys.settrace(trace)
+    try:
+        tokenize(text)
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+def test_a_long_string_literal_is_not_scanned_character_by_character() -> None:
+    # A per-character loop runs millions of lines for a 1 MiB literal; scanning runs of plain
+    # characters in the regex engine runs the same few lines whatever the literal's length.
+    short = _python_lines_run_by_tokenize("SELECT 'abc'")
+    long = _python_lines_run_by_tokenize("SELECT '" + "a" * (1 << 20) + "'")
+    assert long == short
+    with_escapes = _python_lines_run_by_tokenize("SELECT '" + ("a" * 4096 + "\\n") * 256 + "'")
+    assert with_escapes < 256 * 40  # a handful of lines per escape, none per plain character
+
+
+def test_a_sixteen_mebibyte_literal_is_read_whole() -> None:
+    body = "x" * (16 << 20)
+    tokens = tokenize(f"SELECT '{body}', \"{body}\", `{body}`")
+    assert [token.kind for token in tokens] == [
+        Tok.WORD, Tok.STRING, Tok.OP, Tok.STRING, Tok.OP, Tok.QUOTED_IDENT, Tok.END
+    ]
+    assert tokens[1].text == tokens[3].text == tokens[5].text == body
+
+
+def test_literal_escapes_and_doubled_quotes_are_still_read() -> None:
+    tokens = tokenize("SELECT 'a''b\\nc\\'d', \"x\"\"y\", `p``q\\n`")
+    assert [token.text for token in tokens if token.kind in (Tok.STRING, Tok.QUOTED_IDENT)] == [
+        "a'b\nc'd",
+        'x"y',
+        "p`q\\n",
+    ]
+
+
+def test_an_unterminated_comment_is_the_syntax_error_a_real_server_gives() -> None:
+    # MariaDB 10.11: "SELECT 1 /* abc /* def" -> 1064 near '/* abc /* def' at line 1.
+    _, session = make_session()
+    assert error_of(session, "SELECT 1 /* abc /* def").message == (
+        syntax_error("/* abc /* def", 1).message
+    )
+    # Each "/*" once rescanned the rest of the text for its "*/": quadratic in their number.
+    many = "SELECT 1 " + "/* " * 200_000
+    assert error_of(session, many).message == syntax_error(many[9:], 1).message
+    assert values(session, "SELECT 1 /* a */ /*Max*/") == [[b"1"]]
