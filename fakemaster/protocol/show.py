@@ -134,6 +134,11 @@ def _conjunction(parser: Parser) -> Condition:
 
 
 def _factor(parser: Parser) -> Condition:
+    with parser.nested():
+        return _nested_factor(parser)
+
+
+def _nested_factor(parser: Parser) -> Condition:
     if parser.accept_word("NOT") or parser.accept_op("!"):
         inner = _factor(parser)
         return lambda row: not inner(row)

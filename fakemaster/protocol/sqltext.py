@@ -8,14 +8,22 @@ rejected token, as MariaDB does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import Enum
 
-from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+from fakemaster.protocol.resultset import (
+    SqlError,
+    parser_stack_exhausted,
+    sql_error,
+    syntax_error,
+)
 
 __all__ = [
     "COMPARISON_OPS",
+    "MAX_NESTING",
     "RESERVED",
     "Comparison",
     "DefaultValue",
@@ -370,6 +378,12 @@ RESERVED = frozenset(
 )
 
 
+# How deep expressions may nest (parentheses, NOT, unary minus, function arguments). MariaDB's
+# parser takes about 32,000 levels; the recursive descent here runs on Python's stack, which the
+# whole server shares, so it stops much earlier, with the error MariaDB gives when it stops.
+MAX_NESTING = 128
+
+
 class Parser:
     """A cursor over a statement's tokens; errors quote the statement from the cursor."""
 
@@ -380,6 +394,7 @@ class Parser:
         # A syntax error quotes from the bad token to the end of the whole query, which goes on
         # after this statement in a multi-statement query.
         self.quote_text = text if quote_text is None else quote_text
+        self.depth = 0  # expressions being parsed, one inside the other
 
     @property
     def peek(self) -> Token:
@@ -397,6 +412,21 @@ class Parser:
     def error(self, token: Token | None = None) -> SqlError:
         token = token or self.peek
         return syntax_error(self.quote_text[token.start :], line_of(self.quote_text, token.start))
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One more level of nesting; past :data:`MAX_NESTING` the error MariaDB gives when its
+        parser's stack is full, quoting from the token that did not fit."""
+        if self.depth >= MAX_NESTING:
+            token = self.peek
+            raise parser_stack_exhausted(
+                self.quote_text[token.start :], line_of(self.quote_text, token.start)
+            )
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def accept_word(self, *words: str) -> Token | None:
         if self.peek.is_word(*words):
@@ -454,6 +484,10 @@ class Parser:
         return left
 
     def operand(self) -> Expr:
+        with self.nested():
+            return self._operand()
+
+    def _operand(self) -> Expr:
         token = self.next()
         kind = token.kind
         if kind is Tok.NUMBER:

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fakemaster.protocol.like import LikePattern
-from fakemaster.protocol.resultset import syntax_error
-from fakemaster.protocol.sqltext import Tok, tokenize
+from fakemaster.protocol.resultset import parser_stack_exhausted, syntax_error
+from fakemaster.protocol.sqltext import MAX_NESTING, Tok, tokenize
 from tests.fakemaster.test_queries import error_of, make_session, values
 
 # --- LIKE ----------------------------------------------------------------------------------
@@ -191,3 +191,55 @@ def test_an_unterminated_comment_is_the_syntax_error_a_real_server_gives() -> No
     many = "SELECT 1 " + "/* " * 200_000
     assert error_of(session, many).message == syntax_error(many[9:], 1).message
     assert values(session, "SELECT 1 /* a */ /*Max*/") == [[b"1"]]
+
+
+# --- Nesting depth -------------------------------------------------------------------------
+
+DEEP = 40_000  # beyond what a real MariaDB 10.11 parses too (it stops after ~32,000 levels)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT " + "(" * DEEP + "1" + ")" * DEEP,
+        "SELECT " + "- " * DEEP + "1",
+        "SELECT " + "abs(" * DEEP + "1" + ")" * DEEP,
+        "SELECT " + "@a:=" * DEEP + "1",
+        "SELECT (" + "1=(" * DEEP + "1" + ")" * DEEP + ")",
+        "SET @a=" + "(" * DEEP + "1" + ")" * DEEP,
+        "SET STATEMENT max_statement_time=1 FOR SELECT " + "(" * DEEP + "1" + ")" * DEEP,
+        "SHOW VARIABLES WHERE " + "NOT " * DEEP + "Variable_name='server_id'",
+        "SHOW VARIABLES WHERE " + "(" * DEEP + "Variable_name='server_id'" + ")" * DEEP,
+    ],
+)
+def test_deep_nesting_is_the_error_a_real_server_gives_when_its_parser_stack_is_full(
+    sql: str,
+) -> None:
+    # MariaDB 10.11, SELECT with 40,000 "(": 1064 "memory exhausted near '(((...' at line 1".
+    _, session = make_session()
+    error = error_of(session, sql)
+    assert (error.errno, error.sqlstate) == (1064, "42000")
+    assert error.message.startswith("memory exhausted near '")
+    assert error.message.endswith("' at line 1")
+
+
+def test_the_nesting_error_quotes_from_the_first_token_past_the_limit() -> None:
+    _, session = make_session()
+    sql = "SELECT 1,\n" + "(" * DEEP + "1" + ")" * DEEP
+    first_refused = len("SELECT 1,\n") + MAX_NESTING  # MAX_NESTING parentheses were taken
+    assert error_of(session, sql).message == (
+        parser_stack_exhausted(sql[first_refused:], 2).message
+    )
+    assert parser_stack_exhausted("(" * 100, 2).message == (
+        "memory exhausted near '" + "(" * 77 + "...' at line 2"
+    )
+
+
+def test_nesting_within_the_limit_is_answered() -> None:
+    _, session = make_session()
+    depth = MAX_NESTING - 1
+    assert values(session, "SELECT " + "(" * depth + "7" + ")" * depth) == [[b"7"]]
+    shown = values(
+        session, "SHOW VARIABLES WHERE " + "(" * depth + "Variable_name='server_id'" + ")" * depth
+    )
+    assert [row[0] for row in shown] == [b"server_id"]
