@@ -201,15 +201,23 @@ DEEP = 40_000  # beyond what a real MariaDB 10.11 parses too (it stops after ~32
 @pytest.mark.parametrize(
     "sql",
     [
-        "SELECT " + "(" * DEEP + "1" + ")" * DEEP,
-        "SELECT " + "- " * DEEP + "1",
-        "SELECT " + "abs(" * DEEP + "1" + ")" * DEEP,
-        "SELECT " + "@a:=" * DEEP + "1",
-        "SELECT (" + "1=(" * DEEP + "1" + ")" * DEEP + ")",
-        "SET @a=" + "(" * DEEP + "1" + ")" * DEEP,
-        "SET STATEMENT max_statement_time=1 FOR SELECT " + "(" * DEEP + "1" + ")" * DEEP,
-        "SHOW VARIABLES WHERE " + "NOT " * DEEP + "Variable_name='server_id'",
-        "SHOW VARIABLES WHERE " + "(" * DEEP + "Variable_name='server_id'" + ")" * DEEP,
+        pytest.param("SELECT " + "(" * DEEP + "1" + ")" * DEEP, id="parentheses"),
+        pytest.param("SELECT " + "- " * DEEP + "1", id="unary-minus"),
+        pytest.param("SELECT " + "abs(" * DEEP + "1" + ")" * DEEP, id="function-calls"),
+        pytest.param("SELECT " + "@a:=" * DEEP + "1", id="assignments"),
+        pytest.param("SELECT (" + "1=(" * DEEP + "1" + ")" * DEEP + ")", id="comparisons"),
+        pytest.param("SET @a=" + "(" * DEEP + "1" + ")" * DEEP, id="set"),
+        pytest.param(
+            "SET STATEMENT max_statement_time=1 FOR SELECT " + "(" * DEEP + "1" + ")" * DEEP,
+            id="set-statement",
+        ),
+        pytest.param(
+            "SHOW VARIABLES WHERE " + "NOT " * DEEP + "Variable_name='server_id'", id="where-not"
+        ),
+        pytest.param(
+            "SHOW VARIABLES WHERE " + "(" * DEEP + "Variable_name='server_id'" + ")" * DEEP,
+            id="where-parentheses",
+        ),
     ],
 )
 def test_deep_nesting_is_the_error_a_real_server_gives_when_its_parser_stack_is_full(
