@@ -34,7 +34,14 @@ from fakemaster.protocol.show import (
     show_variables,
     show_warnings,
 )
-from fakemaster.protocol.sqltext import Tok, Token, line_of, split_statements, tokenize
+from fakemaster.protocol.sqltext import (
+    Parser,
+    Tok,
+    Token,
+    line_of,
+    split_statements,
+    tokenize,
+)
 from fakemaster.protocol.state import SessionState
 from fakemaster.protocol.unsupported import not_supported
 from fakemaster.protocol.variables import lookup
@@ -45,14 +52,28 @@ __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
 
 def set_statement_for(ctx: Context) -> Response:
     """SET STATEMENT var=value[, ...] FOR <statement>: the settings only last for the inner
-    statement, which is all that is answered here, once the session may set them."""
-    inner = ctx.match.start("inner")
-    index = next(i for i, token in enumerate(ctx.tokens) if token.start >= inner)
-    _check_statement_settings(ctx.session, ctx.tokens[2:index])
-    base = ctx.tokens[index].start
+    statement, which is all that is answered here, once the session may set them.
+
+    The statement is cut at the token level, each nested ``SET STATEMENT ... FOR`` in turn (a
+    real server takes them), in one pass: no pattern on the text, which would backtrack over a
+    long run of spaces, and no recursion however deep the nesting."""
+    tokens = ctx.tokens
+    parser = Parser(ctx.text, tokens, ctx.quote_text)
+    start = 0  # the SET of the current level
+    while tokens[start].is_word("SET") and tokens[start + 1].is_word("STATEMENT"):
+        settings = start + 2
+        index = next(
+            (i for i in range(settings, len(tokens)) if tokens[i].is_word("FOR")), len(tokens) - 1
+        )
+        if index == settings or tokens[index].kind is Tok.END:
+            raise parser.error(tokens[index])
+        if tokens[index + 1].kind is Tok.END:
+            raise parser.error(tokens[index + 1])
+        _check_statement_settings(ctx.session, tokens[settings:index])
+        start = index + 1
+    base = tokens[start].start
     rebased = [
-        Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw)
-        for t in ctx.tokens[index:]
+        Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens[start:]
     ]
     return _dispatch(ctx.session, ctx.text[base:], rebased, ctx.outcome, ctx.quote_text[base:])
 
@@ -84,7 +105,7 @@ def _statement(pattern: str, handler: Handler, *examples: str) -> Statement:
 
 # fmt: off
 STATEMENTS: tuple[Statement, ...] = (
-    _statement(r"SET\s+STATEMENT\s+.+?\s+FOR\s+(?P<inner>\S.*)", set_statement_for,
+    _statement(r"SET\s+STATEMENT\b", set_statement_for,
                "SET STATEMENT max_statement_time=1 FOR SELECT 1"),
     _statement(r"SELECT\b", select,
                "SELECT UNIX_TIMESTAMP()", "SELECT @@GLOBAL.gtid_domain_id",

@@ -53,6 +53,7 @@ __all__ = [
     "read_result_set",
     "result_set_payloads",
     "session_state_entry",
+    "parser_stack_exhausted",
     "sql_error",
     "syntax_error",
     "text_column",
@@ -435,7 +436,19 @@ def sql_error(errno: int, *args: object) -> SqlError:
 def syntax_error(near: str, line: int = 1) -> SqlError:
     """ER_PARSE_ERROR quoting the statement from the first token the parser rejected (MariaDB
     quotes at most 80 characters, the last three "..." when it cut)."""
-    return sql_error(1064, near if len(near) <= 80 else near[:77] + "...", line)
+    return sql_error(1064, _near(near), line)
+
+
+def parser_stack_exhausted(near: str, line: int = 1) -> SqlError:
+    """ER_PARSE_ERROR as MariaDB 10.11 sends it for a statement nested deeper than its parser's
+    stack holds (about 32,000 levels of parentheses, NOT or unary minus): "memory exhausted" in
+    place of the usual sentence, quoting from the token that did not fit."""
+    sqlstate, _ = ERRORS[1064]
+    return SqlError(1064, sqlstate, f"memory exhausted near '{_near(near)}' at line {line}")
+
+
+def _near(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 # --- client side: reading responses (tests, differential comparison) ----------------------

@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from fakemaster.accounts import Privilege
 from fakemaster.constants import ColumnType
 from fakemaster.protocol.handshake import Capability, ServerStatus
+from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.outcome import Context, Response
 from fakemaster.protocol.resultset import Cell, Column, ColumnFlag, ResultSet, text_column
-from fakemaster.protocol.sqltext import Parser, Tok, like_to_regex, unknown_column
+from fakemaster.protocol.sqltext import Parser, Tok, unknown_column
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, show_text
 
 __all__ = [
@@ -101,8 +102,8 @@ def _filter_rows(ctx: Context, rows: list[tuple[str, str]]) -> list[tuple[str, s
         if pattern_token.kind is not Tok.STRING:
             raise parser.error(pattern_token)
         parser.expect_end()
-        regex = like_to_regex(pattern_token.text)
-        return [row for row in rows if regex.match(row[0])]
+        like = LikePattern.compile(pattern_token.text)
+        return [row for row in rows if like.matches(row[0])]
     if parser.accept_word("WHERE"):
         condition = _condition(parser)
         parser.expect_end()
@@ -133,6 +134,11 @@ def _conjunction(parser: Parser) -> Condition:
 
 
 def _factor(parser: Parser) -> Condition:
+    with parser.nested():
+        return _nested_factor(parser)
+
+
+def _nested_factor(parser: Parser) -> Condition:
     if parser.accept_word("NOT") or parser.accept_op("!"):
         inner = _factor(parser)
         return lambda row: not inner(row)
@@ -148,10 +154,10 @@ def _factor(parser: Parser) -> Condition:
         raise unknown_column(column_token.text, "WHERE")
     negate = parser.accept_word("NOT") is not None
     if parser.accept_word("LIKE"):
-        regex = like_to_regex(_string_operand(parser))
+        pattern = LikePattern.compile(_string_operand(parser))
 
         def like(row: dict[str, str]) -> bool:
-            return bool(regex.match(row[column])) != negate
+            return pattern.matches(row[column]) != negate
 
         return like
     if parser.accept_word("IN"):

@@ -8,14 +8,22 @@ rejected token, as MariaDB does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import Enum
 
-from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+from fakemaster.protocol.resultset import (
+    SqlError,
+    parser_stack_exhausted,
+    sql_error,
+    syntax_error,
+)
 
 __all__ = [
     "COMPARISON_OPS",
+    "MAX_NESTING",
     "RESERVED",
     "Comparison",
     "DefaultValue",
@@ -31,7 +39,6 @@ __all__ = [
     "UserVarAssignment",
     "UserVarRef",
     "Word",
-    "like_to_regex",
     "line_of",
     "split_statements",
     "tokenize",
@@ -69,7 +76,9 @@ class Token:
         return self.kind is Tok.OP and self.text in ops
 
 
-_SPACE = re.compile(r"(?:\s+|--(?:[ \t][^\n]*)?(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?![!M]).*?\*/)", re.S)
+# Blanks and line comments; a /* comment */ is skipped with str.find (a lazy ".*?\*/" would
+# rescan the rest of the text for every unterminated "/*" in it).
+_BLANK = re.compile(r"\s+|--(?:[ \t][^\n]*)?(?:\n|$)|#[^\n]*(?:\n|$)")
 _VERSION_COMMENT = re.compile(r"/\*M?!\d{0,6}")
 _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -114,7 +123,7 @@ def tokenize(text: str) -> list[Token]:
     in_version_comment = False
     while True:
         while True:
-            match = _SPACE.match(text, pos)
+            match = _BLANK.match(text, pos)
             if match:
                 pos = match.end()
                 continue
@@ -122,6 +131,12 @@ def tokenize(text: str) -> list[Token]:
             if version:
                 in_version_comment = True
                 pos = version.end()
+                continue
+            if text.startswith("/*", pos):
+                close = text.find("*/", pos + 2)
+                if close < 0:
+                    raise syntax_error(text[pos:], line_of(text, pos))
+                pos = close + 2
                 continue
             if in_version_comment and text.startswith("*/", pos):
                 in_version_comment = False
@@ -187,11 +202,27 @@ def line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
+# Inside quotes, the longest run of characters that need no attention: scanned by the regex
+# engine in one go, so a 16 MiB literal is not a Python loop over its characters.
+_QUOTED_RUN = {
+    "'": re.compile(r"[^'\\]+"),
+    '"': re.compile(r'[^"\\]+'),
+    "`": re.compile(r"[^`]+"),  # no backslash escapes in a quoted identifier
+}
+
+
 def _quoted(text: str, start: int) -> tuple[str, int]:
     quote = text[start]
+    run = _QUOTED_RUN[quote]
     out: list[str] = []
     pos = start + 1
-    while pos < len(text):
+    length = len(text)
+    while pos < length:
+        chunk = run.match(text, pos)
+        if chunk:
+            out.append(chunk.group())
+            pos = chunk.end()
+            continue
         char = text[pos]
         if char == quote:
             if text.startswith(quote * 2, pos):
@@ -199,12 +230,11 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
                 pos += 2
                 continue
             return "".join(out), pos + 1
-        if char == "\\" and quote != "`" and pos + 1 < len(text):
+        if pos + 1 < length:  # a backslash escaping the next character
             out.append(_ESCAPES.get(text[pos + 1], text[pos + 1]))
             pos += 2
             continue
-        out.append(char)
-        pos += 1
+        break
     raise syntax_error(text[start:], line_of(text, start))
 
 
@@ -348,6 +378,12 @@ RESERVED = frozenset(
 )
 
 
+# How deep expressions may nest (parentheses, NOT, unary minus, function arguments). MariaDB's
+# parser takes about 32,000 levels; the recursive descent here runs on Python's stack, which the
+# whole server shares, so it stops much earlier, with the error MariaDB gives when it stops.
+MAX_NESTING = 128
+
+
 class Parser:
     """A cursor over a statement's tokens; errors quote the statement from the cursor."""
 
@@ -358,6 +394,7 @@ class Parser:
         # A syntax error quotes from the bad token to the end of the whole query, which goes on
         # after this statement in a multi-statement query.
         self.quote_text = text if quote_text is None else quote_text
+        self.depth = 0  # expressions being parsed, one inside the other
 
     @property
     def peek(self) -> Token:
@@ -375,6 +412,21 @@ class Parser:
     def error(self, token: Token | None = None) -> SqlError:
         token = token or self.peek
         return syntax_error(self.quote_text[token.start :], line_of(self.quote_text, token.start))
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One more level of nesting; past :data:`MAX_NESTING` the error MariaDB gives when its
+        parser's stack is full, quoting from the token that did not fit."""
+        if self.depth >= MAX_NESTING:
+            token = self.peek
+            raise parser_stack_exhausted(
+                self.quote_text[token.start :], line_of(self.quote_text, token.start)
+            )
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     def accept_word(self, *words: str) -> Token | None:
         if self.peek.is_word(*words):
@@ -432,15 +484,20 @@ class Parser:
         return left
 
     def operand(self) -> Expr:
+        with self.nested():
+            return self._operand()
+
+    def _operand(self) -> Expr:
         token = self.next()
         kind = token.kind
         if kind is Tok.NUMBER:
             return _number(token.text)
         if kind is Tok.STRING:
-            value = token.text
-            # Adjacent string literals concatenate ('a' 'b' is 'ab').
+            # Adjacent string literals concatenate ('a' 'b' is 'ab'), joined once.
+            parts = [token.text]
             while self.peek.kind is Tok.STRING and not self.peek.extra:
-                value += self.next().text
+                parts.append(self.next().text)
+            value = "".join(parts)
             return Literal(value, value, collation_hint=token.extra)
         if kind is Tok.HEX:
             return Literal(token.raw, token.text)
@@ -495,26 +552,6 @@ def _number(text: str) -> Literal:
     if "." in text:
         return Literal(Decimal(text), text)
     return Literal(int(text), text)
-
-
-def like_to_regex(pattern: str, escape: str = "\\") -> re.Pattern[str]:
-    """A case-insensitive regex for a SQL LIKE pattern (``%``, ``_``, escape character)."""
-    out: list[str] = []
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == escape and index + 1 < len(pattern):
-            out.append(re.escape(pattern[index + 1]))
-            index += 2
-            continue
-        if char == "%":
-            out.append(".*")
-        elif char == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(char))
-        index += 1
-    return re.compile("".join(out) + r"\Z", re.I | re.S)
 
 
 def unknown_column(name: str, clause: str) -> SqlError:
