@@ -242,6 +242,10 @@ class _Connection:
                     # stay alive while a slow replica drains.
                     del chunk
                     await writer.drain()
+                    # drain() returns at once while the replica keeps up: without this yield a
+                    # dump would hold the event loop until the binlog ends, and every other
+                    # connection (logins, other dumps, KILL) would wait for it.
+                    await asyncio.sleep(0)
                     continue
                 if dump.is_finished:
                     break

@@ -522,6 +522,58 @@ async def test_slow_reader_holds_back_only_its_own_dump() -> None:
         slow.sock.close()
 
 
+class EndlessDump(ScriptedDump):
+    """A dump that always has its next chunk ready (a long binlog the replica keeps up with),
+    until ``stop`` is set or it has made ``limit`` chunks; then it ends with EOF. The limit
+    only ends a server that never yields: the test then fails instead of hanging."""
+
+    def __init__(self, request: DumpRequest, limit: int) -> None:
+        super().__init__(request, [b"e" * 200], then="forever")
+        self.limit = limit
+        self.stop = False
+
+    def next_chunk(self) -> bytes | None:
+        if self.stop or self.chunks_made >= self.limit:
+            self.pending.clear()
+            self.then = "eof"
+        return super().next_chunk()
+
+
+def test_a_dump_that_always_has_more_still_lets_other_clients_in() -> None:
+    """While a replica keeps up with a dump that always has more to send, a new client logs in
+    and is answered before the dump ends: the dump hands the event loop over between chunks
+    (a MariaDB dump thread never holds back another connection either)."""
+    limit = 2_000_000
+    dumps: list[EndlessDump] = []
+
+    def factory(request: DumpRequest) -> EndlessDump:
+        dumps.append(EndlessDump(request, limit))
+        return dumps[-1]
+
+    with BackgroundFakeMaster(CONFIG, dump_factory=factory) as master:
+        replica = RawClient(master.host, master.port, USER, PASSWORD)
+        replica.write(dump_command())
+        received = [0]
+
+        def drain() -> None:  # read as fast as the socket allows, parse nothing
+            while chunk := replica.sock.recv(1 << 20):
+                received[0] += len(chunk)
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        wait_for(lambda: bool(dumps) and received[0] > 0)
+        other = RawClient(master.host, master.port, USER, PASSWORD)
+        answer = other.query("SELECT 1")
+        chunks_when_answered = dumps[0].chunks_made
+        dumps[0].stop = True
+        other.close()
+        reader.join(HANG)
+        assert not reader.is_alive()  # the dump ended with EOF and the server closed it
+        assert answer[0] == b"\x01"  # one column: a result set, not an error
+        assert chunks_when_answered < limit, "the other client was answered only after the dump"
+        assert master.errors == []
+
+
 async def test_stop_closes_every_connection() -> None:
     master = FakeMaster(CONFIG, dump_factory=DumpRecorder())
     await master.start()
