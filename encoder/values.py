@@ -57,10 +57,16 @@ from fakemaster.columns import (
     string_metadata,
     type_name,
 )
+from fakemaster.columns import FRAC_UNIT as _FRAC_UNIT
 from fakemaster.columns import TIME2_HOURS as _TIME2_HOURS
 from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
 from fakemaster.constants import ColumnType
 from fakemaster.errors import EncodeError
+from fakemaster.layouts import F32 as _F32
+from fakemaster.layouts import F64 as _F64
+from fakemaster.layouts import U8 as _U8
+from fakemaster.layouts import U16 as _U16
+from fakemaster.layouts import U32 as _U32
 from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, DateTime, Time, Timestamp
 
@@ -75,14 +81,7 @@ __all__ = [
     "table_encoder",
 ]
 
-# Microseconds one stored fraction unit is worth, by the fraction's byte count.
-_FRAC_UNIT = (0, 10000, 100, 1)
 _MICROSECONDS = MICROSECONDS
-_U8 = struct.Struct("<B")
-_U16 = struct.Struct("<H")
-_U32 = struct.Struct("<I")
-_F32 = struct.Struct("<f")
-_F64 = struct.Struct("<d")
 # An error message shows a value's repr up to this many characters.
 _MAX_REPR = 120
 _OLD_TEMPORAL_HINT = (

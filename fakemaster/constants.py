@@ -13,6 +13,7 @@ __all__ = [
     "HEADER_LEN",
     "MARIADB_POST_HEADER_LENGTHS",
     "MAX_PACKET_PAYLOAD",
+    "MAX_ALLOWED_PACKET_CEILING",
     "MAX_UNCOMPRESSED_LENGTH",
     "QUERY_STATUS_FIXED_SIZES",
     "SEMI_SYNC_MAGIC",
@@ -41,7 +42,10 @@ PACKET_HEADER_LEN = 4  # 3-byte payload length, 1-byte sequence number
 # *_ROWS_COMPRESSED) to, unless told otherwise (BinlogContext.max_uncompressed_length). The
 # record's header may claim up to 4 GiB; MariaDB's events are bounded by max_allowed_packet,
 # whose ceiling is 1 GiB, and mariadb-binlog 10.11 refuses a record declaring one byte more.
-MAX_UNCOMPRESSED_LENGTH = 1 << 30
+# The ceiling of max_allowed_packet (SET GLOBAL max_allowed_packet = 4 GiB leaves 1 GiB): the
+# largest event a dump thread reads and the largest compressed record mariadb-binlog inflates.
+MAX_ALLOWED_PACKET_CEILING = 1 << 30
+MAX_UNCOMPRESSED_LENGTH = MAX_ALLOWED_PACKET_CEILING
 
 # The compressed protocol (CLIENT_COMPRESS): each compressed packet has a 7-byte header, the
 # 3-byte length of its body, a 1-byte sequence number of its own and the 3-byte length of the

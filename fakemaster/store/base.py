@@ -21,7 +21,14 @@ from typing import Any
 
 from decoder.control import fde_has_checksum, fde_server_version
 from decoder.gtid import read_gtid_list
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, ChecksumAlg, EventType
+from fakemaster.constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    MAX_ALLOWED_PACKET_CEILING,
+    ChecksumAlg,
+    EventType,
+)
 from fakemaster.errors import DecodeError, FakemasterError
 from fakemaster.events import Gtid
 from fakemaster.gtid_state import BinlogState, GtidPosition
@@ -41,8 +48,8 @@ __all__ = [
 ]
 
 MAGIC_LEN = len(BINLOG_MAGIC)
-# The dump thread reads events with max_allowed_packet raised to its ceiling (1 GiB).
-MAX_EVENT_SIZE = 1 << 30
+# The dump thread reads events with max_allowed_packet raised to its ceiling.
+MAX_EVENT_SIZE = MAX_ALLOWED_PACKET_CEILING
 SCAN_CHUNK = 1 << 16
 
 _FDE_ALG_FROM_END = 1 + CHECKSUM_LEN  # the alg byte precedes the CRC of a checksum-capable FDE
