@@ -25,7 +25,7 @@ from fakemaster.protocol.handshake import (
     HandshakeV10,
     native_password_response,
 )
-from tests.fakemaster.wire import BASE_CAPABILITIES, _status
+from tests.fakemaster.wire import BASE_CAPABILITIES, read_response
 
 COMPRESSED_CAPABILITIES = BASE_CAPABILITIES | Capability.COMPRESS
 
@@ -135,25 +135,7 @@ class CompressedClient:
     def response(self) -> list[bytes]:
         """The payloads of one command's response: OK, ERR or a result set, several results
         while the server says more follow."""
-        out: list[bytes] = []
-        while True:
-            final = self._one_result(out)
-            if final[:1] not in (b"\x00", b"\xfe") or not _status(final) & 0x0008:
-                return out
-
-    def _one_result(self, out: list[bytes]) -> bytes:
-        first = self.read()
-        out.append(first)
-        if first[:1] in (b"\x00", b"\xff"):
-            return first
-        out.extend(self.read() for _ in range(first[0]))
-        if not self.capabilities & Capability.DEPRECATE_EOF:
-            out.append(self.read())
-        while True:
-            payload = self.read()
-            out.append(payload)
-            if payload[:1] in (b"\xfe", b"\xff") and len(payload) < 0xFFFFFF:
-                return payload
+        return read_response(self.read, self.capabilities)
 
     def query(self, sql: str | bytes, *, deflate: bool = False) -> tuple[bytes, bytes]:
         """(bytes sent, bytes received) of a COM_QUERY and its whole response."""

@@ -8,7 +8,7 @@ handshake and packet modules, so what a test compares is bytes, not a driver's i
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from decoder.packets import PacketReader
@@ -119,6 +119,31 @@ def _status(payload: bytes) -> int:
     return int.from_bytes(payload[pos : pos + 2], "little")
 
 
+def read_response(read: Callable[[], bytes], capabilities: int) -> list[bytes]:
+    """The payloads of one command's response, read with ``read``: OK, ERR or a whole result set,
+    several of them for a multi-statement query (while the server says more results follow)."""
+    out: list[bytes] = []
+    while True:
+        final = _one_result(read, capabilities, out)
+        if final[:1] not in (b"\x00", b"\xfe") or not _status(final) & 0x0008:
+            return out
+
+
+def _one_result(read: Callable[[], bytes], capabilities: int, out: list[bytes]) -> bytes:
+    first = read()
+    out.append(first)
+    if first[:1] in (b"\x00", b"\xff"):
+        return first
+    out.extend(read() for _ in range(first[0]))
+    if not capabilities & Capability.DEPRECATE_EOF:
+        out.append(read())
+    while True:
+        payload = read()
+        out.append(payload)
+        if payload[:1] in (b"\xfe", b"\xff") and len(payload) < 0xFFFFFF:
+            return payload
+
+
 class RawClient:
     """A blocking TCP client that logs in with mysql_native_password and returns raw payloads."""
 
@@ -173,26 +198,7 @@ class RawClient:
         """The payloads of a query's response: OK, ERR or a whole result set, several of them
         for a multi-statement query (while the server says more results follow)."""
         self.write(b"\x03" + sql.encode(), 0)
-        out: list[bytes] = []
-        while True:
-            final = self._one_response(out)
-            if final[:1] not in (b"\x00", b"\xfe") or not _status(final) & 0x0008:
-                return out
-
-    def _one_response(self, out: list[bytes]) -> bytes:
-        first = self.read()
-        out.append(first)
-        if first[:1] in (b"\x00", b"\xff"):
-            return first
-        count = first[0]
-        out.extend(self.read() for _ in range(count))
-        if not self.capabilities & Capability.DEPRECATE_EOF:
-            out.append(self.read())
-        while True:
-            payload = self.read()
-            out.append(payload)
-            if payload[:1] in (b"\xfe", b"\xff") and len(payload) < 0xFFFFFF:
-                return payload
+        return read_response(self.read, self.capabilities)
 
     def close(self) -> None:
         try:

@@ -42,7 +42,7 @@ from tests.integration.streams import (
     wait_caught_up,
     wait_for_replica,
 )
-from tests.integration.test_real_replica import caught_up, check_tables
+from tests.integration.test_real_replica import append_acked_groups, caught_up, check_tables
 from tests.integration.test_served_real_binlogs import compare_with_primary
 from tests.peers.fixtures import MariaDBFactory, require_mariadb
 from tests.peers.mariadb import MariaDBServer
@@ -221,19 +221,7 @@ def test_a_compressed_replica_follows_live_with_heartbeats_and_semi_sync(
             master=master,
         )
         semi = semi_sync_master(store)
-        acks: list[bool] = []
-        for group in stream.add_batches(2):
-            semi.wait_for_ack(group.file_name, group.end, acks.append)
-        stream.rotate()
-        stream.add_batch()
-        caught_up(replica, stream, master)
-        last = stream.last
-        wait_for_replica(
-            replica,
-            lambda: len(acks) == 2 and semi.is_acked(last.file_name, last.end),
-            "semi-sync ACKs",
-            master=master,
-        )
+        acks = append_acked_groups(replica, stream, semi, master)
         assert acks == [True, True]
         check_tables(replica, stream)
         status = replica.slave_status()

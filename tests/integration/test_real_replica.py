@@ -105,6 +105,27 @@ def caught_up(replica: MariaDBServer, stream: TypedStream, master: BackgroundFak
     assert executed == end, replica_problem(replica, master)
 
 
+def append_acked_groups(
+    replica: MariaDBServer, stream: TypedStream, semi: Any, master: BackgroundFakeMaster
+) -> list[bool]:
+    """Two transaction groups, a rotation and one more group, appended live; waits until the
+    semi-sync replica applied them and ACKed the last one. The ACK verdicts of the first two."""
+    acks: list[bool] = []
+    for group in stream.add_batches(2):
+        semi.wait_for_ack(group.file_name, group.end, acks.append)
+    stream.rotate()
+    stream.add_batch()
+    caught_up(replica, stream, master)
+    last = stream.last
+    wait_for_replica(
+        replica,
+        lambda: len(acks) == 2 and semi.is_acked(last.file_name, last.end),
+        "semi-sync ACKs",
+        master=master,
+    )
+    return acks
+
+
 def resume_point(stream: TypedStream, mode: str) -> tuple[str, object]:
     """Where a caught-up replica asks to resume: its GTID position, or the end of the binlog."""
     if mode == "gtid":
@@ -164,19 +185,7 @@ def test_a_real_replica_replicates_the_served_stream(
 
     # Live appends: each group is ACKed by the semi-sync replica before it is reported done.
     acked_before = semi.received_acks
-    acks: list[bool] = []
-    for group in stream.add_batches(2):
-        semi.wait_for_ack(group.file_name, group.end, acks.append)
-    stream.rotate()
-    stream.add_batch()
-    caught_up(replica, stream, master)
-    last = stream.last
-    wait_for_replica(
-        replica,
-        lambda: len(acks) == 2 and semi.is_acked(last.file_name, last.end),
-        "semi-sync ACKs",
-        master=master,
-    )
+    acks = append_acked_groups(replica, stream, semi, master)
     assert acks == [True, True]
     assert semi.received_acks >= acked_before + 3  # one per group: each was flagged for one
 
