@@ -121,6 +121,11 @@ class ServerConfig:
     max_login_packet: int = DEFAULT_MAX_LOGIN_PACKET
     # Bytes queued for one client before the server waits for it to drain.
     write_buffer_high_water: int = 1 * MIB
+    # Disk the frame cache may use: binlog files framed once as dump packets, sent to every
+    # plain replica with sendfile (fakemaster.framed_cache). 0 turns it off.
+    frame_cache_bytes: int = 4 * 1024 * MIB
+    # Where its (unnamed) files go; None: the system's temporary directory.
+    frame_cache_dir: str | None = None
     # The keys of encrypted binlog files (encrypt_binlog=ON): with them dumps send such files
     # decrypted, as a primary whose key plugin has the keys; without them such a dump fails.
     binlog_keys: BinlogKeys | None = field(default=None, compare=False, repr=False)

@@ -56,6 +56,7 @@ from fakemaster.dump_events import (
     fix_crc,
     gtid_list_body,
 )
+from fakemaster.dump_framing import FramedSpan, frame_block
 from fakemaster.encryption import SCHEME
 from fakemaster.errors import DecodeError
 from fakemaster.events import Gtid
@@ -98,6 +99,7 @@ __all__ = [
     "CHECKSUM_UNKNOWN",
     "CHUNK_SIZE",
     "READ_BLOCK",
+    "SPAN_MIN",
     "DumpError",
     "DumpRequestLike",
     "DumpStream",
@@ -109,6 +111,9 @@ CHUNK_SIZE = 1 << 20
 # Files are read in blocks smaller than a chunk: a dump paused between chunks keeps the unsent
 # rest of its last block alive, and with many replicas those blocks add up.
 READ_BLOCK = 256 << 10
+# A file's events are sent from the frame cache (when the shell has one) from this many bytes
+# left to send on: below it framing per replica costs less than a cache entry.
+SPAN_MIN = 1 << 20
 # ``@master_binlog_checksum`` set to something else than NONE/CRC32: find_type() fails and the
 # server's algorithm variable becomes -1, which it treats like CRC32.
 CHECKSUM_UNKNOWN = -1
@@ -280,6 +285,8 @@ class DumpStream:
         self._until_group = _UNTIL_NOT_DONE
         self._send_fake_gtid_list = False
         self.events_sent = 0
+        self._send_annotate = bool(request.flags & DumpFlag.SEND_ANNOTATE_ROWS)
+        self._spans_allowed = False
         self._run = self._dump()
 
     # --- the shell's interface ------------------------------------------------------------
@@ -296,15 +303,25 @@ class DumpStream:
     def next_chunk(self) -> bytes | None:
         """Framed packets to send (at most about ``chunk_size`` bytes), or None when there is
         nothing to send now (caught up, or finished)."""
+        parts = self.next_parts()
+        return b"".join(parts) if parts else None  # type: ignore[arg-type]
+
+    def next_parts(self) -> list[bytes | bytearray | memoryview | FramedSpan]:
+        """What :meth:`next_chunk` returns, as buffers to write in order without joining them
+        (a large event is a memoryview of what the store read, not a copy); empty when there is
+        nothing to send now. Once :meth:`allow_framed_spans` was called, the last item may be a
+        :class:`~fakemaster.dump_framing.FramedSpan`: the shell sends those packets of the
+        file from its frame cache and sets :attr:`FramedSpan.reached` before the next call."""
         if self._finished:
-            return None
+            return []
         if self._semi is not None:
             self._semi.check_timeouts()
-        parts: list[bytes] = []
+        parts: list[bytes | bytearray | memoryview | FramedSpan] = []
         size = 0
+        run = self._run
         while size < self.chunk_size:
             try:
-                item = next(self._run)
+                item = next(run)
             except StopIteration:
                 self._finish()
                 break
@@ -314,10 +331,20 @@ class DumpStream:
                 break
             if item is _WAIT:
                 break
-            assert isinstance(item, bytes)
-            parts.append(item)
-            size += len(item)
-        return b"".join(parts) if parts else None
+            if isinstance(item, list):
+                parts.extend(item)
+                size += sum(len(part) for part in item)
+                continue
+            parts.append(item)  # type: ignore[arg-type]
+            if isinstance(item, FramedSpan):
+                break
+            size += len(item)  # type: ignore[arg-type]
+        return parts
+
+    def allow_framed_spans(self) -> None:
+        """The shell can send spans of a file framed once for every replica (a plain TCP
+        connection with a frame cache): :meth:`next_parts` may now ask for them."""
+        self._spans_allowed = True
 
     def heartbeat_packet(self) -> bytes:
         """A HEARTBEAT naming the current file and position (timestamp 0, flags 0)."""
@@ -401,7 +428,22 @@ class DumpStream:
 
     # --- the dump thread ------------------------------------------------------------------
 
-    def _dump(self) -> Iterator[bytes | _Wait]:
+    def _plain(self) -> bool:
+        """Every event of the file is sent as it is, one packet each (but ANNOTATE_ROWS unless
+        asked for): the block can take :func:`~fakemaster.dump_framing.frame_block`."""
+        state = self._gtid_state
+        return (
+            self._semi is None
+            and self._decryption is None
+            and self._skip == _SKIP_NOT
+            and self._until is None
+            and not self._send_fake_gtid_list
+            and (state is None or len(state) == 0)
+            and self.capability >= SlaveCapability.GTID
+            and not self.request.skip_replication
+        )
+
+    def _dump(self) -> Iterator[bytes | list[bytes | bytearray | memoryview] | FramedSpan | _Wait]:
         store = self.store
         if store is None or not store.file_names():
             raise DumpError(MSG_NOT_OPEN)
@@ -589,7 +631,9 @@ class DumpStream:
         fix_crc(sent, self._alg)
         return bytes(sent)
 
-    def _send_file(self, store: BinlogStore, name: str) -> Generator[bytes | _Wait, None, bool]:
+    def _send_file(
+        self, store: BinlogStore, name: str
+    ) -> Generator[bytes | list[bytes | bytearray | memoryview] | FramedSpan | _Wait, None, bool]:
         """The events of one file; returns True when the dump ends (non-blocking end of the
         binlog, or an UNTIL position reached)."""
         while True:
@@ -610,6 +654,16 @@ class DumpStream:
                         return True
                     yield _WAIT
                 continue
+            if self._spans_allowed and end - self.position >= SPAN_MIN and self._plain():
+                span = FramedSpan(name, self.position, self._seq, self._send_annotate, end)
+                yield span
+                reached = span.reached
+                if reached is not None and reached.offset > self.position:
+                    self._seq = reached.seq
+                    self.events_sent += reached.events
+                    self._last_event = reached.last_event
+                    self.position = self._last_byte = reached.offset
+                    continue
             try:
                 data = store.read(name, self.position, min(self.chunk_size, READ_BLOCK))
             except BinlogReadError as error:
@@ -617,6 +671,10 @@ class DumpStream:
                 self._last_byte = error.last_byte
                 raise DumpError(error.message, coordinates=True) from None
             base = self.position
+            if self._plain():
+                # Not kept in a local: a paused dump holds its read block, not its packets too.
+                yield self._frame_block(data, base)
+                continue
             view = memoryview(data)
             index = 0
             size = len(data)
@@ -652,6 +710,15 @@ class DumpStream:
                         self._fake_gtid_list(end_of_event, GTID_LIST_FLAG_UNTIL_REACHED)
                     )
                     return True
+
+    def _frame_block(self, data: bytes, base: int) -> list[bytes | bytearray | memoryview]:
+        """The packets of a block of whole events read at ``base``, for a plain replica."""
+        framed = frame_block(data, self._seq, send_annotate=self._send_annotate)
+        self._seq = framed.seq
+        self.events_sent += framed.events
+        self._last_event = base + framed.last_event
+        self.position = self._last_byte = base + len(data)
+        return framed.parts
 
     def _fake_gtid_list(self, log_pos: int, list_flags: int) -> bytes:
         body = gtid_list_body(self._until_state.gtid_list(), list_flags)

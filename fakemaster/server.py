@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from fakemaster.config import ServerConfig
+from fakemaster.dump_framing import FramedSpan
 from fakemaster.logs import log_loop_exception, logger
 from fakemaster.protocol.resultset import SqlError
 from fakemaster.protocol.state import BinlogCatalog, ServerState
@@ -39,6 +40,9 @@ from fakemaster.session import (
 __all__ = ["BackgroundFakeMaster", "DumpFactory", "DumpStreamLike", "FakeMaster"]
 
 READ_SIZE = 1 << 16
+# A large buffer is handed to the transport in slices of this size, each once the previous one
+# drained: the transport copies what the socket does not take at once, and no more than this.
+WRITE_SLICE = 256 << 10
 
 
 class DumpStreamLike(Protocol):
@@ -90,7 +94,7 @@ class _TlsLayer:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
         while view:
             written = self._tls.write(view)
@@ -120,6 +124,11 @@ class _Connection:
         self.closed = False
         self.peer_closed = False
         self.tls: _TlsLayer | None = None
+        # The dump reads the binlog in a worker thread; the call in flight, if any (nothing
+        # else may touch the dump until it returns).
+        self.dump_parts = False
+        self.dump_off_loop = False
+        self.dump_call: asyncio.Future[Any] | None = None
 
     @property
     def thread_id(self) -> int:
@@ -168,7 +177,7 @@ class _Connection:
             if plain:
                 return plain
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         tls = self.tls
         if tls is None:
             self.writer.write(data)
@@ -222,9 +231,102 @@ class _Connection:
                     self.wakeup.set()
 
     def start_dump(self, request: DumpRequest) -> None:
+        made = self.master._make_dump(request)
         # On a compressed connection the session puts the dump through its compression.
-        self.dump = self.session.wrap_dump(self.master._make_dump(request), request)
+        self.dump = self.session.wrap_dump(made, request)
+        # A plain dump reads files off the event loop; a semi-sync one shares the primary's
+        # ACK bookkeeping with the loop, a compressed one the connection's compression.
+        # (A wrapper's attributes may lead to the wrapped dump: only the dump itself is asked
+        # for its parts.)
+        self.dump_parts = self.dump is made and callable(getattr(made, "next_parts", None))
+        self.dump_off_loop = self.dump_parts and getattr(made, "semi_sync", True) is False
+        allow_spans = getattr(made, "allow_framed_spans", None)
+        if (
+            self.dump is made
+            and self.tls is None
+            and callable(allow_spans)
+            and self.master.frame_cache is not None
+        ):
+            allow_spans()  # plain TCP: framed files can go out with sendfile
         self.dump_task = asyncio.create_task(self._stream(self.dump, request))
+
+    async def _next_parts(self, dump: DumpStreamLike) -> list[Any]:
+        next_parts = getattr(dump, "next_parts", None) if self.dump_parts else None
+        if self.dump_off_loop and callable(next_parts):
+            self.dump_call = call = asyncio.get_running_loop().run_in_executor(None, next_parts)
+            try:
+                done: list[Any] = await call
+            finally:
+                if call.done():
+                    self.dump_call = None
+            return done
+        if callable(next_parts):
+            parts: list[Any] = next_parts()
+            return parts
+        chunk = dump.next_chunk()
+        return [chunk] if chunk else []
+
+    async def _send_parts(self, parts: list[Any]) -> None:
+        """Write ``parts`` in order, emptying the list: what was handed to the transport is
+        no longer referenced here while the replica drains."""
+        writer = self.writer
+        parts.reverse()
+        while parts:
+            part = parts.pop()
+            if isinstance(part, FramedSpan):
+                await self._send_span(part)
+            elif not isinstance(part, memoryview) or len(part) <= WRITE_SLICE:
+                # The dump's own bytes: handed over whole, the transport keeps only what the
+                # socket does not take, and the dump keeps nothing.
+                self.write(part)
+            else:
+                # A view of a large event: the transport would copy all the socket does not
+                # take.
+                for start in range(0, len(part), WRITE_SLICE):
+                    self.write(part[start : start + WRITE_SLICE])
+                    await writer.drain()
+            del part
+        await writer.drain()
+
+    async def _send_span(self, span: FramedSpan) -> None:
+        """Send what the frame cache holds (or frames now) of ``span``; sets span.reached."""
+        cache = self.master.frame_cache
+        assert cache is not None
+        from fakemaster.framed_cache import span_end
+
+        acquired = cache.acquire(span)
+        if acquired is None:
+            return
+        run, start = acquired
+        loop = asyncio.get_running_loop()
+        try:
+            tip = run.tip
+            if tip.offset <= start.offset:
+                tip = await loop.run_in_executor(None, cache.extend, run, start)
+            if tip.framed <= start.framed:
+                return
+            self._prefetch(run, tip)
+            await loop.sendfile(
+                self.writer.transport, run.file, start.framed, tip.framed - start.framed
+            )
+            span.reached = span_end(start, tip)
+        finally:
+            cache.release(run)
+
+    def _prefetch(self, run: Any, tip: Any) -> None:
+        """Frame the next part of the run while this part is sent."""
+        cache = self.master.frame_cache
+        if cache is None or run.broken or run.tip is not tip:
+            return
+        run.users += 1
+        future = asyncio.get_running_loop().run_in_executor(None, cache.extend, run, tip)
+
+        def done(finished: asyncio.Future[Any]) -> None:
+            cache.release(run)
+            if not finished.cancelled() and finished.exception() is not None:
+                self.master.record_error(finished.exception())  # type: ignore[arg-type]
+
+        future.add_done_callback(done)
 
     async def _stream(self, dump: DumpStreamLike, request: DumpRequest) -> None:
         writer = self.writer
@@ -233,15 +335,14 @@ class _Connection:
             while not self.closed:
                 # Cleared before polling, so a binlog change after the poll is not missed.
                 self.wakeup.clear()
-                chunk = dump.next_chunk()
-                if chunk:
+                parts = await self._next_parts(dump)
+                if parts:
                     if self.peer_closed:
                         break
-                    self.write(chunk)
+                    await self._send_parts(parts)
                     # The transport copied what the socket did not take: no second copy may
                     # stay alive while a slow replica drains.
-                    del chunk
-                    await writer.drain()
+                    del parts
                     # drain() returns at once while the replica keeps up: without this yield a
                     # dump would hold the event loop until the binlog ends, and every other
                     # connection (logins, other dumps, KILL) would wait for it.
@@ -264,6 +365,12 @@ class _Connection:
             # A MariaDB dump thread ends its connection when the dump ends.
             await self.close()
 
+    async def settle_dump(self) -> None:
+        """Wait for the dump's call in a worker thread, if one is running."""
+        call = self.dump_call
+        if call is not None and not call.done():
+            await asyncio.wait({call})
+
     async def close(self) -> None:
         if self.closed:
             return
@@ -274,6 +381,7 @@ class _Connection:
         if task is not None and task is not asyncio.current_task():
             task.cancel()
         close_dump = getattr(self.dump, "close", None)
+        await self.settle_dump()
         if callable(close_dump):
             try:
                 close_dump()  # e.g. a semi-sync dump stops counting as a replica
@@ -316,6 +424,7 @@ class FakeMaster:
         self._handlers: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self._frame_cache: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -332,6 +441,22 @@ class FakeMaster:
     @property
     def connection_count(self) -> int:
         return len(self._connections)
+
+    @property
+    def frame_cache(self) -> Any:
+        """The :class:`~fakemaster.framed_cache.FrameCache` of the served store (made at the
+        first dump), or None when turned off or the store cannot name its files."""
+        if self._frame_cache is None and self.config.frame_cache_bytes > 0:
+            identity = getattr(self.store, "file_identity", None)
+            if callable(identity):
+                from fakemaster.framed_cache import FrameCache
+
+                self._frame_cache = FrameCache(
+                    self.store,
+                    max_bytes=self.config.frame_cache_bytes,
+                    directory=self.config.frame_cache_dir,
+                )
+        return self._frame_cache
 
     async def start(self) -> FakeMaster:
         if self._server is not None:
@@ -370,6 +495,9 @@ class FakeMaster:
             await asyncio.wait(handlers, timeout=5)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 5)
+        if self._frame_cache is not None:
+            self._frame_cache.close()
+            self._frame_cache = None
 
     async def __aenter__(self) -> FakeMaster:
         return await self.start()
@@ -457,6 +585,7 @@ class FakeMaster:
             return
         # Optional in DumpStreamLike: a dump without it is just closed.
         end = getattr(connection.dump, "end_with_error", None)
+        await connection.settle_dump()
         packet = end(error.errno, error.message) if callable(end) else b""
         if packet and not connection.closed:
             with contextlib.suppress(Exception):  # the replica may be gone already

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,6 +170,12 @@ class BinlogStore:
     def poll(self) -> bool:
         """Look for changes made outside this object; True (and subscribers notified) if any."""
         return False
+
+    def file_identity(self, name: str) -> Hashable | None:
+        """What tells this file apart from any other file that had or will have the same name
+        (a frame cache keys on it: the bytes of a file below its readable end never change);
+        None when the store cannot tell, and nothing may be cached."""
+        return None
 
     # --- change notification --------------------------------------------------------------
 

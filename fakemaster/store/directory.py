@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -39,6 +39,8 @@ class DirectoryBinlogStore(BinlogStore):
         self._paths: dict[str, Path] = {}
         self._purged: set[str] = set()
         self._handles: dict[str, BinaryIO] = {}
+        self._identities: dict[str, Hashable] = {}
+        self._generation = 0
         self._index_stamp: tuple[int, int] | None = None
         self._last_size: int | None = None
         self._watcher: threading.Thread | None = None
@@ -84,6 +86,11 @@ class DirectoryBinlogStore(BinlogStore):
             names.append(name)
             paths[name] = path
         changed = names != self._names
+        if set(self._names) - set(names):
+            # Files left the index (purged, or RESET MASTER): a name may come back as a new
+            # file, which may even get the old inode.
+            self._generation += 1
+            self._identities = {}
         self._names = names
         self._paths = paths
         for stale in set(self._handles) - set(paths):
@@ -98,6 +105,18 @@ class DirectoryBinlogStore(BinlogStore):
             return self._paths[name]
         except KeyError:
             raise UnknownBinlogFile(name) from None
+
+    def file_identity(self, name: str) -> Hashable | None:
+        with self._lock:
+            identity = self._identities.get(name)
+            if identity is None:
+                try:
+                    stat = self._path(name).stat()
+                except OSError:
+                    return None
+                identity = (name, stat.st_dev, stat.st_ino, self._generation)
+                self._identities[name] = identity
+            return identity
 
     def _physical_size(self, name: str) -> int:
         return self._path(name).stat().st_size

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +118,10 @@ class MemoryBinlogStore(BinlogStore):
     def _read_range(self, name: str, offset: int, size: int) -> bytes:
         with self._lock:
             return bytes(self._files[name][offset : offset + size])
+
+    def file_identity(self, name: str) -> Hashable | None:
+        # File numbers only grow: a name is never given to a second file.
+        return name
 
     def end_state(self) -> BinlogState:
         return self._state.copy()

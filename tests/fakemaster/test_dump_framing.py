@@ -1,0 +1,114 @@
+"""frame_block, the dump's one-pass framing of a block of events, against framing every event
+on its own with the codec's packet framing (``encoder.packets.frame_parts``)."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from encoder.packets import frame_parts
+from fakemaster.constants import MAX_PACKET_PAYLOAD, EventType
+from fakemaster.dump_framing import LARGE_EVENT, frame_block
+from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER_LEN, TYPE_CODE_OFFSET
+from tests.budget import examples
+
+TYPES = [
+    EventType.QUERY,
+    EventType.GTID,
+    EventType.XID,
+    EventType.WRITE_ROWS_V1,
+    EventType.ANNOTATE_ROWS,
+    EventType.START_ENCRYPTION,
+    EventType.TABLE_MAP,
+]
+
+
+def event(type_code: int, length: int, rng: random.Random) -> bytes:
+    data = bytearray(rng.randbytes(length))
+    data[TYPE_CODE_OFFSET] = type_code
+    data[EVENT_LENGTH_OFFSET : EVENT_LENGTH_OFFSET + 4] = length.to_bytes(4, "little")
+    return bytes(data)
+
+
+def one_by_one(events: list[bytes], seq: int, send_annotate: bool) -> tuple[bytes, int, int]:
+    """The packets of every event sent, each framed on its own."""
+    out = bytearray()
+    sent = 0
+    for data in events:
+        type_code = data[TYPE_CODE_OFFSET]
+        if type_code == EventType.START_ENCRYPTION:
+            continue
+        if type_code == EventType.ANNOTATE_ROWS and not send_annotate:
+            continue
+        parts, seq = frame_parts((b"\x00", data), seq)
+        out += b"".join(parts)
+        sent += 1
+    return bytes(out), seq, sent
+
+
+sizes = st.one_of(
+    st.integers(HEADER_LEN, 200),
+    st.integers(LARGE_EVENT - 2, LARGE_EVENT + 2),
+    st.integers(HEADER_LEN, 3 * LARGE_EVENT),
+)
+
+
+@settings(max_examples=examples(1))
+@given(
+    shapes=st.lists(st.tuples(st.sampled_from(TYPES), sizes), max_size=24),
+    seq=st.integers(0, 255),
+    send_annotate=st.booleans(),
+    seed=st.integers(0, 2**32),
+)
+def test_a_block_is_framed_as_each_event_on_its_own(
+    shapes: list[tuple[int, int]], seq: int, send_annotate: bool, seed: int
+) -> None:
+    rng = random.Random(seed)
+    events = [event(type_code, length, rng) for type_code, length in shapes]
+    block = b"".join(events)
+    framed = frame_block(block, seq, send_annotate=send_annotate)
+    expected, next_seq, sent = one_by_one(events, seq, send_annotate)
+    assert b"".join(framed.parts) == expected
+    assert framed.size == len(expected)
+    assert framed.seq == next_seq
+    assert framed.events == sent
+    starts = [sum(len(e) for e in events[:i]) for i in range(len(events))]
+    assert framed.last_event == (starts[-1] if events else -1)
+    # Large events are not copied: their packets are views of the block.
+    left_out = {EventType.START_ENCRYPTION} | (
+        set() if send_annotate else {EventType.ANNOTATE_ROWS}
+    )
+    large = sum(
+        1 for data in events if len(data) >= LARGE_EVENT and data[TYPE_CODE_OFFSET] not in left_out
+    )
+    views = [part for part in framed.parts if isinstance(part, memoryview)]
+    assert all(view.obj is block for view in views)
+    assert len(views) >= large
+
+
+def test_an_event_of_16_mib_and_more_is_split_like_any_packet() -> None:
+    rng = random.Random(5)
+    # One byte more than a packet holds with the OK byte, then exactly a full packet's worth.
+    events = [
+        event(EventType.QUERY, 100, rng),
+        event(EventType.WRITE_ROWS_V1, MAX_PACKET_PAYLOAD, rng),
+        event(EventType.WRITE_ROWS_V1, MAX_PACKET_PAYLOAD - 1, rng),
+        event(EventType.XID, 31, rng),
+    ]
+    framed = frame_block(b"".join(events), 254, send_annotate=False)
+    expected, next_seq, sent = one_by_one(events, 254, False)
+    assert b"".join(framed.parts) == expected
+    assert (framed.seq, framed.events) == (next_seq, 4)
+    # 1 + 2 + 2 + 1 packets from 254: the sequence wrapped.
+    assert framed.seq == (254 + 6) & 0xFF
+
+
+def test_the_framed_block_holds_no_copy_of_a_large_event() -> None:
+    big = event(EventType.WRITE_ROWS_V1, 4 * LARGE_EVENT, random.Random(1))
+    block = big
+    framed = frame_block(block, 1, send_annotate=True)
+    views = [part for part in framed.parts if isinstance(part, memoryview)]
+    assert [bytes(view) for view in views] == [big]
+    assert all(len(part) == 5 for part in framed.parts if not isinstance(part, memoryview))
