@@ -124,6 +124,11 @@ class FrameCache:
             self._runs.move_to_end(id(run))
             return found
 
+    def hold(self, run: FramedRun) -> None:
+        """Count ``run`` as in use once more (until :meth:`release`)."""
+        with self._lock:
+            run.users += 1
+
     def release(self, run: FramedRun) -> None:
         with self._lock:
             run.users -= 1

@@ -17,10 +17,12 @@ import contextlib
 import ssl
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol
 
 from fakemaster.config import ServerConfig
+from fakemaster.connection import ServerConnection
 from fakemaster.dump_framing import FramedSpan
 from fakemaster.logs import log_loop_exception, logger
 from fakemaster.protocol.resultset import SqlError
@@ -110,25 +112,28 @@ class _Connection:
     def __init__(
         self,
         master: FakeMaster,
-        session: ServerSession,
+        protocol: ServerConnection,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         self.master = master
-        self.session = session
+        self.protocol = protocol
+        self.session = protocol.session
         self.reader = reader
         self.writer = writer
-        self.dump: DumpStreamLike | None = None
         self.dump_task: asyncio.Task[None] | None = None
         self.wakeup = asyncio.Event()
         self.closed = False
         self.peer_closed = False
         self.tls: _TlsLayer | None = None
-        # The dump reads the binlog in a worker thread; the call in flight, if any (nothing
-        # else may touch the dump until it returns).
-        self.dump_parts = False
-        self.dump_off_loop = False
+        # A plain dump reads the binlog in a worker thread; the call in flight, if any
+        # (nothing else may touch the dump until it returns).
         self.dump_call: asyncio.Future[Any] | None = None
+        # True while a span of the frame cache goes out with sendfile (what a replica that
+        # stopped reading keeps the dump waiting in).
+        self.sendfile_running = False
+        # Set once the dump's first packets were handed to the transport (or it had none).
+        self.dump_started = asyncio.Event()
 
     @property
     def thread_id(self) -> int:
@@ -141,7 +146,7 @@ class _Connection:
         # handshake response a byte at a time is cut off all the same.
         login_deadline = loop.time() + self.master.config.handshake_timeout
         try:
-            writer.write(self.session.initial_bytes())
+            writer.write(self.protocol.initial_bytes())
             await writer.drain()
             while not self.closed and not self.session.closed:
                 timeout = None
@@ -153,7 +158,7 @@ class _Connection:
                     break
                 if not data:
                     break
-                await self.handle(self.session.receive_data(data))
+                await self.handle(self.protocol.receive_data(data))
             await self._linger()
         except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
             pass  # the client's doing: it hung up or failed its TLS handshake
@@ -198,6 +203,12 @@ class _Connection:
         task = self.dump_task
         if self.closed or task is None or task.done():
             return
+        # What the dump had to send when it was asked for goes out first, as it would from a
+        # dump thread that started before the hang-up was seen (the read happens in a worker
+        # thread, so the hang-up can come first here).
+        started = asyncio.ensure_future(self.dump_started.wait())
+        await asyncio.wait({task, started}, return_when=asyncio.FIRST_COMPLETED)
+        started.cancel()
         self.peer_closed = True
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -222,49 +233,37 @@ class _Connection:
                 self._flush_tls()
                 await self.writer.drain()
                 if leftover:  # the handshake response came with the end of the TLS handshake
-                    await self.handle(self.session.receive_data(leftover))
+                    await self.handle(self.protocol.receive_data(leftover))
             elif isinstance(action, StartDump):
                 self.start_dump(action.request)
             elif isinstance(action, Ack):
-                if self.dump is not None:
-                    self.dump.on_semi_sync_ack(action.position, action.file_name)
-                    self.wakeup.set()
+                self.wakeup.set()  # the protocol handed it to the dump
+
+    @property
+    def dump(self) -> DumpStreamLike | None:
+        dump: DumpStreamLike | None = self.protocol.dump
+        return dump
 
     def start_dump(self, request: DumpRequest) -> None:
-        made = self.master._make_dump(request)
-        # On a compressed connection the session puts the dump through its compression.
-        self.dump = self.session.wrap_dump(made, request)
-        # A plain dump reads files off the event loop; a semi-sync one shares the primary's
-        # ACK bookkeeping with the loop, a compressed one the connection's compression.
-        # (A wrapper's attributes may lead to the wrapped dump: only the dump itself is asked
-        # for its parts.)
-        self.dump_parts = self.dump is made and callable(getattr(made, "next_parts", None))
-        self.dump_off_loop = self.dump_parts and getattr(made, "semi_sync", True) is False
-        allow_spans = getattr(made, "allow_framed_spans", None)
-        if (
-            self.dump is made
-            and self.tls is None
-            and callable(allow_spans)
-            and self.master.frame_cache is not None
-        ):
-            allow_spans()  # plain TCP: framed files can go out with sendfile
-        self.dump_task = asyncio.create_task(self._stream(self.dump, request))
+        dump = self.protocol.dump
+        assert dump is not None
+        if self.tls is None and self.master.frame_cache is not None:
+            self.protocol.allow_framed_spans()  # plain TCP: framed files go out with sendfile
+        self.dump_task = asyncio.create_task(self._stream(dump, request))
 
-    async def _next_parts(self, dump: DumpStreamLike) -> list[Any]:
-        next_parts = getattr(dump, "next_parts", None) if self.dump_parts else None
-        if self.dump_off_loop and callable(next_parts):
-            self.dump_call = call = asyncio.get_running_loop().run_in_executor(None, next_parts)
-            try:
-                done: list[Any] = await call
-            finally:
-                if call.done():
-                    self.dump_call = None
-            return done
-        if callable(next_parts):
-            parts: list[Any] = next_parts()
-            return parts
-        chunk = dump.next_chunk()
-        return [chunk] if chunk else []
+    async def _next_parts(self) -> list[Any]:
+        protocol = self.protocol
+        if not protocol.dump_reads_off_loop:
+            return protocol.dump_output()
+        self.dump_call = call = asyncio.get_running_loop().run_in_executor(
+            None, protocol.dump_output
+        )
+        try:
+            parts: list[Any] = await call
+        finally:
+            if call.done():
+                self.dump_call = None
+        return parts
 
     async def _send_parts(self, parts: list[Any]) -> None:
         """Write ``parts`` in order, emptying the list: what was handed to the transport is
@@ -306,19 +305,47 @@ class _Connection:
             if tip.framed <= start.framed:
                 return
             self._prefetch(run, tip)
-            await loop.sendfile(
-                self.writer.transport, run.file, start.framed, tip.framed - start.framed
-            )
+            await self._sendfile(run.file.fileno(), start.framed, tip.framed - start.framed)
             span.reached = span_end(start, tip)
         finally:
             cache.release(run)
+
+    async def _sendfile(self, file_fd: int, offset: int, count: int) -> None:
+        """``count`` bytes of the file from ``offset``, sent from a worker thread."""
+        from fakemaster.sendfile import SpanSender
+
+        writer = self.writer
+        transport = writer.transport
+        if transport.is_closing():
+            raise ConnectionResetError("the connection is closing")
+        # The transport must hold nothing (what it holds goes first): with a high-water mark
+        # of 0, drain() returns once its buffer is empty.
+        high = transport.get_write_buffer_limits()[1]
+        transport.set_write_buffer_limits(high=0)
+        try:
+            await writer.drain()
+        finally:
+            transport.set_write_buffer_limits(high=high)
+        socket_fd = transport.get_extra_info("socket").fileno()
+        sender = SpanSender(socket_fd, file_fd)
+        self.sendfile_running = True
+        call = asyncio.get_running_loop().run_in_executor(
+            self.master.sender_pool, sender.send, offset, count
+        )
+        try:
+            await asyncio.shield(call)
+        except asyncio.CancelledError:
+            sender.abort()
+            raise
+        finally:
+            self.sendfile_running = False
 
     def _prefetch(self, run: Any, tip: Any) -> None:
         """Frame the next part of the run while this part is sent."""
         cache = self.master.frame_cache
         if cache is None or run.broken or run.tip is not tip:
             return
-        run.users += 1
+        cache.hold(run)
         future = asyncio.get_running_loop().run_in_executor(None, cache.extend, run, tip)
 
         def done(finished: asyncio.Future[Any]) -> None:
@@ -335,11 +362,12 @@ class _Connection:
             while not self.closed:
                 # Cleared before polling, so a binlog change after the poll is not missed.
                 self.wakeup.clear()
-                parts = await self._next_parts(dump)
+                parts = await self._next_parts()
                 if parts:
                     if self.peer_closed:
                         break
                     await self._send_parts(parts)
+                    self.dump_started.set()
                     # The transport copied what the socket did not take: no second copy may
                     # stay alive while a slow replica drains.
                     del parts
@@ -348,6 +376,7 @@ class _Connection:
                     # connection (logins, other dumps, KILL) would wait for it.
                     await asyncio.sleep(0)
                     continue
+                self.dump_started.set()
                 if dump.is_finished:
                     break
                 try:
@@ -375,18 +404,16 @@ class _Connection:
         if self.closed:
             return
         self.closed = True
-        self.session.connection_lost()
+        self.protocol.connection_lost()
         self.master._forget(self)
         task = self.dump_task
         if task is not None and task is not asyncio.current_task():
             task.cancel()
-        close_dump = getattr(self.dump, "close", None)
         await self.settle_dump()
-        if callable(close_dump):
-            try:
-                close_dump()  # e.g. a semi-sync dump stops counting as a replica
-            except Exception as error:
-                self.master.record_error(error)
+        try:
+            self.protocol.close_dump()  # e.g. a semi-sync dump stops counting as a replica
+        except Exception as error:
+            self.master.record_error(error)
         writer = self.writer
         with contextlib.suppress(Exception):
             writer.close()
@@ -425,6 +452,7 @@ class FakeMaster:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._frame_cache: Any = None
+        self._sender_pool: ThreadPoolExecutor | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -441,6 +469,17 @@ class FakeMaster:
     @property
     def connection_count(self) -> int:
         return len(self._connections)
+
+    @property
+    def sender_pool(self) -> ThreadPoolExecutor:
+        """The threads that send frame-cache spans: one per replica sending one (a replica
+        that stopped reading keeps its thread waiting), as many as connections may be."""
+        if self._sender_pool is None:
+            connections = int(self.state.globals["max_connections"] or 0)
+            self._sender_pool = ThreadPoolExecutor(
+                max_workers=max(8, connections + 2), thread_name_prefix="fakemaster-sendfile"
+            )
+        return self._sender_pool
 
     @property
     def frame_cache(self) -> Any:
@@ -495,6 +534,9 @@ class FakeMaster:
             await asyncio.wait(handlers, timeout=5)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 5)
+        if self._sender_pool is not None:
+            self._sender_pool.shutdown(wait=False)
+            self._sender_pool = None
         if self._frame_cache is not None:
             self._frame_cache.close()
             self._frame_cache = None
@@ -543,7 +585,8 @@ class FakeMaster:
             peer = writer.get_extra_info("peername")
             host = str(peer[0]) if isinstance(peer, tuple) and peer else "localhost"
             session = ServerSession(self.state, peer_host=host)
-            connection = _Connection(self, session, reader, writer)
+            protocol = ServerConnection(session, self._make_dump)
+            connection = _Connection(self, protocol, reader, writer)
             self._connections[session.thread_id] = connection
             await connection.run()
         except Exception as error:

@@ -17,15 +17,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import random
-import re
 import socket
 import struct
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +56,13 @@ from fakemaster.session import RegisterSlaveRequest
 from fakemaster.store import MemoryBinlogStore
 from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
+from tests.integration.serve_process import ServeProcess
 
 USER, PASSWORD = "repl", "secret"
 HOST = "127.0.0.1"
 # Bounds every wait (a socket read, a condition): only a hang reaches it, a slow machine waits.
 IO_TIMEOUT = 60.0
 CONFIG = ServerConfig(user=USER, password=PASSWORD, semi_sync_enabled=True)
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 _U32 = struct.Struct("<I")
 _DUMP_HEAD = struct.Struct("<IHI")
@@ -945,10 +942,13 @@ def many_events_store(
     return store
 
 
-def test_a_stalled_replica_holds_back_only_itself() -> None:
+@pytest.mark.parametrize("frame_cache", [False, True])
+def test_a_stalled_replica_holds_back_only_itself(frame_cache: bool) -> None:
+    """Without the frame cache the dump writes through the transport, which holds at most its
+    high-water mark and a chunk; with it the files go out with sendfile, and nothing is held."""
     store = many_events_store(40 << 20)
     expected = file_digests(store_files(store))
-    config = CONFIG
+    config = replace(CONFIG, frame_cache_bytes=CONFIG.frame_cache_bytes if frame_cache else 0)
     with BackgroundFakeMaster(config, store) as running:
         master = running.master
         assert master is not None
@@ -958,9 +958,16 @@ def test_a_stalled_replica_holds_back_only_itself() -> None:
             connection = master._connections[stalled.thread_id]
             return int(connection.writer.transport.get_write_buffer_size())
 
-        # Its socket buffers fill up; then the transport's, past the high-water mark: from there
-        # on the server waits for it to drain.
-        wait_for(lambda: running.call(buffered) > config.write_buffer_high_water)
+        def in_sendfile() -> bool:
+            return bool(master._connections[stalled.thread_id].sendfile_running)
+
+        if frame_cache:
+            # Its socket buffers fill up while the dump sends a span of the cache.
+            wait_for(lambda: running.call(in_sendfile))
+        else:
+            # Its socket buffers fill up; then the transport's, past the high-water mark: from
+            # there on the server waits for it to drain.
+            wait_for(lambda: running.call(buffered) > config.write_buffer_high_water)
         results: list[DumpedFiles] = []
         failures: list[BaseException] = []
 
@@ -982,7 +989,10 @@ def test_a_stalled_replica_holds_back_only_itself() -> None:
         # What the server holds for the stalled replica: at most one chunk (which may end with
         # one more event) past the transport's high-water mark, not the 40 MB it has not read.
         bound = config.write_buffer_high_water + CHUNK_SIZE + MAX_INSERT + 1024
-        assert 0 < running.call(buffered) <= bound
+        if frame_cache:
+            assert running.call(buffered) == 0
+        else:
+            assert 0 < running.call(buffered) <= bound
         # Once it reads again it gets everything, nothing lost while it stalled.
         reader_state = PacketReader(expected_seq=1)
         seen = DumpedFiles()
@@ -1009,70 +1019,6 @@ PMR_READERS = 3
 STALLED = 2
 SERVED_BYTES = 30 << 20
 RSS_BOUND = 150 << 20
-
-
-class ServeProcess:
-    """``python -m fakemaster serve --binlog-dir DIR`` in a subprocess; its RSS sampled."""
-
-    def __init__(self, directory: Path, stderr_path: Path) -> None:
-        self.stderr_path = stderr_path
-        self._stderr = open(stderr_path, "w")  # noqa: SIM115 - a file, so the pipe never fills
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "fakemaster",
-                "serve",
-                "--binlog-dir",
-                str(directory),
-                "--port",
-                "0",
-                "--user",
-                USER,
-                "--password",
-                PASSWORD,
-            ],
-            cwd=REPO_ROOT,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        assert found, line + self.stop()
-        self.port = int(found.group(1))
-        self.peak_rss = 0
-        self._sampling = threading.Event()
-        self._sampler = threading.Thread(target=self._sample, daemon=True)
-        self._sampler.start()
-
-    def rss(self) -> int:
-        """The server's resident set size, in bytes, from /proc."""
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        kilobytes = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
-        assert kilobytes
-        return int(kilobytes.group(1)) * 1024
-
-    def _sample(self) -> None:
-        while not self._sampling.wait(0.02):
-            try:
-                self.peak_rss = max(self.peak_rss, self.rss())
-            except (OSError, AssertionError):
-                return
-
-    def stop(self) -> str:
-        """SIGTERM, wait; the server's stderr."""
-        self._sampling.set()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            self.proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate(timeout=30)
-        self._stderr.close()
-        return self.stderr_path.read_text()
 
 
 class LiveFiles:
@@ -1201,7 +1147,7 @@ def test_fifty_replicas_dump_one_growing_binlog(tmp_path: Path) -> None:
     binlogs = tmp_path / "binlogs"
     binlogs.mkdir()
     live = LiveFiles(binlogs, files)
-    server = ServeProcess(binlogs, tmp_path / "serve.stderr")
+    server = ServeProcess(binlogs, tmp_path / "serve.stderr", USER, PASSWORD)
     stderr = ""
     try:
         idle_rss = server.rss()
