@@ -29,6 +29,7 @@ from decoder.encryption import FileDecryption
 from fakemaster.columns import BLOB_TYPES, NUMERIC_TYPES, VARCHAR_TYPES
 from fakemaster.constants import (
     BINLOG_MAGIC,
+    CHECKSUM_LEN,
     HEADER_LEN,
     ChecksumAlg,
     ColumnType,
@@ -40,7 +41,8 @@ from fakemaster.context import BinlogContext
 from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import FakemasterError
 from fakemaster.events import FormatDescriptionEvent, QueryEvent, TableMapEvent
-from fakemaster.header import HEADER
+from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER, SERVER_ID_OFFSET, TYPE_CODE_OFFSET
+from fakemaster.layouts import QUERY_POST_HEADER, U32
 
 __all__ = [
     "BinlogSource",
@@ -52,6 +54,19 @@ __all__ = [
 
 MAGIC_LEN = len(BINLOG_MAGIC)
 SCAN_CHUNK = 1 << 16
+# Events whose bodies can tell something (START_ENCRYPTION starts the decryption).
+_TELLING_TYPES = frozenset(
+    int(type_code)
+    for type_code in (
+        EventType.FORMAT_DESCRIPTION,
+        EventType.TABLE_MAP,
+        EventType.QUERY,
+        EventType.QUERY_COMPRESSED,
+        EventType.START_ENCRYPTION,
+    )
+)
+# Entries of each memo before it starts again (a bound on what a hostile binlog can make it keep).
+_MEMO_SIZE = 4096
 
 
 class RowMetadata:
@@ -151,6 +166,9 @@ class FactsScanner:
         self._facts = ServedFacts()
         self._evidence: dict[str, str] = {}
         self._cursor: _FileCursor | None = None
+        # What TABLE_MAP bodies and QUERY status variables told, by their bytes.
+        self._table_maps: dict[bytes, tuple[str | None, str, str]] = {}
+        self._collations: dict[bytes, int | None] = {}
 
     @property
     def facts(self) -> ServedFacts:
@@ -197,17 +215,46 @@ class FactsScanner:
                 return
             if not block:
                 return
-            pos = 0
-            view = memoryview(block)
-            while pos + HEADER_LEN <= len(block):
-                length = HEADER.unpack_from(block, pos)[3]
-                if length < HEADER_LEN or pos + length > len(block):
-                    break
-                self._event(cursor, cursor.offset + pos, view[pos : pos + length])
-                pos += length
+            pos = self._walk(cursor, block)
             if pos == 0:
                 return
             cursor.offset += pos
+
+    def _walk(self, cursor: _FileCursor, block: bytes) -> int:
+        """Take in the whole events of ``block``; the bytes they take. Only the events that can
+        tell something are looked at (every one in an encrypted file, whose types are hidden):
+        the rest cost a header read."""
+        view = memoryview(block)
+        unpack_u32 = U32.unpack_from
+        telling = _TELLING_TYPES
+        base = cursor.offset
+        size = len(block)
+        pos = 0
+        while True:
+            # Refreshed after every event looked at: what makes the next one worth a look.
+            largest = self._facts.largest_event
+            every = cursor.decryption is not None
+            fde_server_id = cursor.fde_server_id
+            servers = self._facts.foreign_server_id is None and fde_server_id is not None
+            while pos + HEADER_LEN <= size:
+                length = unpack_u32(block, pos + EVENT_LENGTH_OFFSET)[0]
+                if length < HEADER_LEN or pos + length > size:
+                    return pos
+                if (
+                    every
+                    or block[pos + TYPE_CODE_OFFSET] in telling
+                    or length > largest
+                    or (
+                        servers
+                        and unpack_u32(block, pos + SERVER_ID_OFFSET)[0] not in (0, fde_server_id)
+                    )
+                ):
+                    break
+                pos += length
+            else:
+                return pos
+            self._event(cursor, base + pos, view[pos : pos + length])
+            pos += length
 
     def _event(self, cursor: _FileCursor, offset: int, event: memoryview) -> None:
         """Take in one event (a view into the block read; copied only when decoded)."""
@@ -277,30 +324,59 @@ class FactsScanner:
             self._evidence[name] = where
 
     def _table_map(self, cursor: _FileCursor, offset: int, data: bytes) -> None:
-        event = self._decode(cursor, offset, data)
-        if not isinstance(event, TableMapEvent):
-            return
-        setting = row_metadata_of(event)
+        # Tables are mapped again in every transaction with the same body: decoded once.
+        key = data[HEADER_LEN + cursor.context.table_id_size : len(data) - _crc_len(cursor)]
+        known = self._table_maps.get(key)
+        if known is None:
+            event = self._decode(cursor, offset, data)
+            if not isinstance(event, TableMapEvent):
+                return
+            known = (row_metadata_of(event), event.database, event.table)
+            if len(self._table_maps) >= _MEMO_SIZE:
+                self._table_maps.clear()
+            self._table_maps[key] = known
+        setting, database, table = known
         if setting is None or setting == self._facts.row_metadata:
             return
         self._facts = replace(self._facts, row_metadata=setting)
         self._evidence["binlog_row_metadata"] = (
-            f"the TABLE_MAP of `{event.database}`.`{event.table}` at {cursor.name}:{offset}"
+            f"the TABLE_MAP of `{database}`.`{table}` at {cursor.name}:{offset}"
         )
 
     def _query(self, cursor: _FileCursor, offset: int, data: bytes) -> None:
+        # Sessions log the same status variables query after query: read once per value.
+        if len(data) < HEADER_LEN + QUERY_POST_HEADER.size:
+            return  # a damaged event proves nothing; serving it is the dump's business
+        status_length = QUERY_POST_HEADER.unpack_from(data, HEADER_LEN)[4]
+        start = HEADER_LEN + QUERY_POST_HEADER.size
+        key = data[start : start + status_length]
+        if key in self._collations:
+            collation_id = self._collations[key]
+        else:
+            collation_id = self._collation_of(cursor, offset, data)
+            if len(self._collations) >= _MEMO_SIZE:
+                self._collations.clear()
+            self._collations[key] = collation_id
+        if collation_id is None:
+            return
+        facts = self._facts
+        if collation_id != facts.server_collation_id:
+            self._facts = replace(
+                facts,
+                server_collation_id=collation_id,
+                server_collation_ids=facts.server_collation_ids | {collation_id},
+            )
+            self._evidence["collation_server"] = f"the QUERY at {cursor.name}:{offset}"
+
+    def _collation_of(self, cursor: _FileCursor, offset: int, data: bytes) -> int | None:
         event = self._decode(cursor, offset, data)
         if not isinstance(event, QueryEvent):
-            return
+            return None
         for status in event.status_vars:
             if status.code == QueryStatus.CHARSET:
-                collation_id = int(status.value[2])
-                facts = self._facts
-                if collation_id != facts.server_collation_id:
-                    self._facts = replace(
-                        facts,
-                        server_collation_id=collation_id,
-                        server_collation_ids=facts.server_collation_ids | {collation_id},
-                    )
-                    self._evidence["collation_server"] = f"the QUERY at {cursor.name}:{offset}"
-                return
+                return int(status.value[2])
+        return None
+
+
+def _crc_len(cursor: _FileCursor) -> int:
+    return CHECKSUM_LEN if cursor.context.checksum else 0

@@ -8,6 +8,7 @@ from an independent walk of the file headers (the largest event).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import shutil
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fakemaster.config import ServerConfig
 from fakemaster.constants import ColumnType, OptionalMetadata, QueryStatus
@@ -36,6 +39,7 @@ from fakemaster.served_facts import FactsScanner, RowMetadata, row_metadata_of
 from fakemaster.served_variables import ServedVariables, packet_size_for
 from fakemaster.session import ServerSession
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from tests.budget import examples
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "binlogs"
 VARIANTS = ["default", "full_metadata", "minimal", "checksum_none", "compressed"]
@@ -485,3 +489,71 @@ def test_damaged_bytes_stop_the_scan_of_their_file_only(tmp_path: Path) -> None:
         scanner.refresh()
     # The second file is whole: its FDE still tells the server.
     assert scanner.facts.server_version == golden_variables("default")["version"]
+
+
+# What the scanner learns once per distinct TABLE_MAP body or QUERY status block must be what
+# every event says: the facts, computed here from each decoded event, agree after each refresh.
+_TABLE_SHAPES = [
+    table((ColumnType.LONG,), (0,), SIGNEDNESS, NAMES),
+    table((ColumnType.DATE,), (0,)),
+    table((ColumnType.LONG,), (0,), SIGNEDNESS),
+    INT_TABLE,
+]
+
+
+def _facts_event_by_event(store: MemoryBinlogStore) -> tuple[Any, ...]:
+    from decoder.core import decode_event
+    from fakemaster.context import BinlogContext
+
+    row_metadata = None
+    collation = None
+    collations: set[int] = set()
+    largest = 0
+    for name in store.file_names():
+        context = BinlogContext()
+        for offset, raw in store.iter_events(name):
+            largest = max(largest, len(raw))
+            event = decode_event(raw, context, offset=offset)
+            context.observe(event)
+            if isinstance(event, TableMapEvent):
+                row_metadata = row_metadata_of(event) or row_metadata
+            elif isinstance(event, QueryEvent):
+                for status in event.status_vars:
+                    if status.code == QueryStatus.CHARSET:
+                        collation = int(status.value[2])
+                        collations.add(collation)
+    return row_metadata, collation, frozenset(collations), largest
+
+
+@settings(max_examples=examples(0.5), deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["table", "query", "refresh"]),
+            st.integers(0, 3),
+            st.integers(1, 300),
+        ),
+        max_size=30,
+    )
+)
+def test_facts_learnt_once_per_body_are_those_of_every_event(
+    steps: list[tuple[str, int, int]],
+) -> None:
+    store = MemoryBinlogStore(clock=clock)
+    scanner = FactsScanner(store)
+    for kind, which, table_id in steps:
+        if kind == "table":
+            shape = _TABLE_SHAPES[which]
+            rows_transaction(store, dataclasses.replace(shape, table_id=table_id))
+        elif kind == "query":
+            store.append_transaction([charset_query([8, 45, 33, 224][which])])
+        else:
+            scanner.refresh()
+    scanner.refresh()
+    facts = scanner.facts
+    assert (
+        facts.row_metadata,
+        facts.server_collation_id,
+        facts.server_collation_ids,
+        facts.largest_event,
+    ) == _facts_event_by_event(store)
