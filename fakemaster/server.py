@@ -515,6 +515,11 @@ class FakeMaster:
         if callable(subscribe):
             unsubscribe = subscribe(self.notify_binlog_changed)
             self._unsubscribe = unsubscribe if callable(unsubscribe) else None
+        # A store changed by another process (a directory a primary writes) is watched from
+        # a thread of the shell's: the store itself starts none.
+        start_watching = getattr(self.store, "start_watching", None)
+        if callable(start_watching):
+            start_watching()
         return self
 
     async def stop(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -18,7 +18,9 @@ class DirectoryBinlogStore(BinlogStore):
 
     Index lines may be absolute paths or relative ones (``./mysql-bin.000001``); files are
     looked up by base name in ``directory`` when the listed path does not exist. The last file
-    may grow; :meth:`poll` notices appended bytes and new index entries. Files stay on disk:
+    may grow; :meth:`poll` notices appended bytes and new index entries, and
+    :meth:`start_watching` polls from a thread of its own (the server starts it; subscribing
+    starts nothing). Files stay on disk:
     at most ``max_open_files`` are kept open, reads are by offset.
     """
 
@@ -185,11 +187,6 @@ class DirectoryBinlogStore(BinlogStore):
 
         self._watcher = threading.Thread(target=watch, name="binlog-dir-watch", daemon=True)
         self._watcher.start()
-
-    def subscribe(self, callback: Callable[[int], None]) -> Callable[[], None]:
-        unsubscribe = super().subscribe(callback)
-        self.start_watching()
-        return unsubscribe
 
     def close(self) -> None:
         self._watch_stop.set()

@@ -492,8 +492,7 @@ def test_directory_follows_a_growing_binlog(tmp_path: Path) -> None:
     (tmp_path / "mysql-bin.index").write_text("./mysql-bin.000001\n")
     with DirectoryBinlogStore(tmp_path) as store:
         seen: list[int] = []
-        store.subscribe(seen.append)
-        store.close()  # stop the watcher thread; poll by hand for a deterministic test
+        store.subscribe(seen.append)  # no watcher thread: polled by hand, deterministically
         assert store.file_size("mysql-bin.000001") == len(head)
         assert not store.poll()
         # Half an event: not readable yet.
@@ -527,6 +526,7 @@ def test_directory_watcher_thread_notifies(tmp_path: Path) -> None:
     changed = threading.Event()
     with DirectoryBinlogStore(directory) as store:
         store.subscribe(lambda _version: changed.set())
+        store.start_watching()
         with (directory / "mysql-bin.000002").open("ab") as out:
             out.write(b"\x00")
         assert changed.wait(60)  # the watcher polls every 0.1 s; 60 s only bounds a hang
