@@ -68,10 +68,11 @@ class ServerConnection:
 
     @property
     def dump_reads_off_loop(self) -> bool:
-        """The dump may be asked for output from a worker thread: a plain dump. (A semi-sync
-        one shares the primary's ACK bookkeeping with the event loop, a compressed one the
-        connection's compression with the session.)"""
-        return self.dump_parts and getattr(self.made_dump, "semi_sync", True) is False
+        """The dump may be asked for output from a worker thread (one call at a time, with
+        nothing else touching it meanwhile but ACKs, which go to the primary's semi-sync
+        state under its lock): any dump but one through the compression, which the session
+        shares for reading."""
+        return self.dump_parts
 
     def allow_framed_spans(self) -> bool:
         """The shell can send frame-cache spans (plain TCP): tell the dump if it can use them;
