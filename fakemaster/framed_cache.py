@@ -99,6 +99,7 @@ class FrameCache:
         self._points: dict[_Key, tuple[FramedRun, Checkpoint]] = {}
         self._runs: OrderedDict[int, FramedRun] = OrderedDict()
         self._bytes = 0
+        self._closed = False
 
     @property
     def bytes_used(self) -> int:
@@ -106,12 +107,15 @@ class FrameCache:
 
     def acquire(self, span: FramedSpan) -> tuple[FramedRun, Checkpoint] | None:
         """The run and checkpoint where ``span`` starts (a new, empty run if none), counted as
-        in use until :meth:`release`; None when the store cannot name the file."""
+        in use until :meth:`release`; None when the store cannot name the file or the cache
+        is closed."""
         identity = self.store.file_identity(span.file_name)
         if identity is None:
             return None
         key = (identity, span.file_name, span.send_annotate, span.offset, span.seq)
         with self._lock:
+            if self._closed:
+                return None
             found = self._points.get(key)
             if found is None:
                 start = Checkpoint(span.offset, 0, span.seq, 0, span.offset)
@@ -132,6 +136,8 @@ class FrameCache:
     def release(self, run: FramedRun) -> None:
         with self._lock:
             run.users -= 1
+            if self._closed and run.users == 0 and id(run) in self._runs:
+                self._drop(run)
 
     def extend(self, run: FramedRun, after: Checkpoint) -> Checkpoint:
         """Frame more of the file if the run ends at ``after`` (runs in a worker thread: it
@@ -190,10 +196,13 @@ class FrameCache:
         run.file.close()
 
     def close(self) -> None:
+        """Drop every run; one still in use (a worker thread may be writing or sending it) is
+        dropped when its last user releases it."""
         with self._lock:
+            self._closed = True
             for run in list(self._runs.values()):
-                self._drop(run)
-            self._points.clear()
+                if run.users == 0:
+                    self._drop(run)
 
 
 def span_end(start: Checkpoint, point: Checkpoint) -> SpanEnd:
