@@ -24,9 +24,11 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, NamedTuple
 
 from fakemaster.dump_framing import FramedSpan, SpanEnd, frame_block
+from fakemaster.logs import logger
 from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
 
 __all__ = [
@@ -100,6 +102,7 @@ class FrameCache:
         self._runs: OrderedDict[int, FramedRun] = OrderedDict()
         self._bytes = 0
         self._closed = False
+        self._prefetcher: ThreadPoolExecutor | None = None
 
     @property
     def bytes_used(self) -> int:
@@ -127,6 +130,27 @@ class FrameCache:
             self._runs[id(run)] = run
             self._runs.move_to_end(id(run))
             return found
+
+    def prefetch(self, run: FramedRun, tip: Checkpoint) -> None:
+        """Frame the part of ``run`` after ``tip`` in the background, if ``tip`` is still its
+        end: a dump sending up to ``tip`` finds the next part ready."""
+        if run.broken or run.tip is not tip:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            if self._prefetcher is None:
+                self._prefetcher = ThreadPoolExecutor(2, thread_name_prefix="fakemaster-frame")
+            run.users += 1
+            future = self._prefetcher.submit(self.extend, run, tip)
+
+        def done(finished: Future[Checkpoint]) -> None:
+            self.release(run)
+            error = finished.exception()
+            if error is not None:  # the disk is full, say: the dumps frame for themselves
+                logger.warning("framing %s ahead failed: %s", run.name, error)
+
+        future.add_done_callback(done)
 
     def hold(self, run: FramedRun) -> None:
         """Count ``run`` as in use once more (until :meth:`release`)."""
@@ -200,9 +224,12 @@ class FrameCache:
         dropped when its last user releases it."""
         with self._lock:
             self._closed = True
+            prefetcher, self._prefetcher = self._prefetcher, None
             for run in list(self._runs.values()):
                 if run.users == 0:
                     self._drop(run)
+        if prefetcher is not None:
+            prefetcher.shutdown(wait=False, cancel_futures=True)
 
 
 def span_end(start: Checkpoint, point: Checkpoint) -> SpanEnd:

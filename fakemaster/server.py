@@ -129,9 +129,10 @@ class _Connection:
         # A plain dump reads the binlog in a worker thread; the call in flight, if any
         # (nothing else may touch the dump until it returns).
         self.dump_call: asyncio.Future[Any] | None = None
-        # True while a span of the frame cache goes out with sendfile (what a replica that
-        # stopped reading keeps the dump waiting in).
-        self.sendfile_running = False
+        # Whether a dump thread writes the dump (plain TCP), and whether one is writing now
+        # (what a replica that stopped reading keeps the dump waiting in).
+        self.dump_thread = False
+        self.pumping = False
         # Set once the dump's first packets were handed to the transport (or it had none).
         self.dump_started = asyncio.Event()
 
@@ -247,8 +248,11 @@ class _Connection:
     def start_dump(self, request: DumpRequest) -> None:
         dump = self.protocol.dump
         assert dump is not None
-        if self.tls is None and self.master.frame_cache is not None:
-            self.protocol.allow_framed_spans()  # plain TCP: framed files go out with sendfile
+        # On plain TCP a dump thread writes the dump to the socket itself, and sends the
+        # files it can from the frame cache.
+        self.dump_thread = self.tls is None and self.protocol.dump_reads_off_loop
+        if self.dump_thread and self.master.frame_cache is not None:
+            self.protocol.allow_framed_spans()
         self.dump_task = asyncio.create_task(self._stream(dump, request))
 
     async def _next_parts(self) -> list[Any]:
@@ -266,15 +270,14 @@ class _Connection:
         return parts
 
     async def _send_parts(self, parts: list[Any]) -> None:
-        """Write ``parts`` in order, emptying the list: what was handed to the transport is
-        no longer referenced here while the replica drains."""
+        """Write ``parts`` through the transport (TLS, compressed connections), emptying the
+        list: what was handed to the transport is no longer referenced here while the replica
+        drains."""
         writer = self.writer
         parts.reverse()
         while parts:
             part = parts.pop()
-            if isinstance(part, FramedSpan):
-                await self._send_span(part)
-            elif not isinstance(part, memoryview) or len(part) <= WRITE_SLICE:
+            if not isinstance(part, memoryview) or len(part) <= WRITE_SLICE:
                 # The dump's own bytes: handed over whole, the transport keeps only what the
                 # socket does not take, and the dump keeps nothing.
                 self.write(part)
@@ -287,73 +290,49 @@ class _Connection:
             del part
         await writer.drain()
 
-    async def _send_span(self, span: FramedSpan) -> None:
-        """Send what the frame cache holds (or frames now) of ``span``; sets span.reached."""
-        cache = self.master.frame_cache
-        assert cache is not None
-        from fakemaster.framed_cache import span_end
-
-        acquired = cache.acquire(span)
-        if acquired is None:
-            return
-        run, start = acquired
-        loop = asyncio.get_running_loop()
-        try:
-            tip = run.tip
-            if tip.offset <= start.offset:
-                tip = await loop.run_in_executor(None, cache.extend, run, start)
-            if tip.framed <= start.framed:
-                return
-            self._prefetch(run, tip)
-            await self._sendfile(run.file.fileno(), start.framed, tip.framed - start.framed)
-            span.reached = span_end(start, tip)
-        finally:
-            cache.release(run)
-
-    async def _sendfile(self, file_fd: int, offset: int, count: int) -> None:
-        """``count`` bytes of the file from ``offset``, sent from a worker thread."""
-        from fakemaster.sendfile import SpanSender
+    async def _pump(self) -> bool:
+        """Let a dump thread write what the dump has to send now; True if it wrote."""
+        from fakemaster.dump_thread import SocketWriter, pump_dump
 
         writer = self.writer
         transport = writer.transport
         if transport.is_closing():
             raise ConnectionResetError("the connection is closing")
-        # The transport must hold nothing (what it holds goes first): with a high-water mark
-        # of 0, drain() returns once its buffer is empty.
+        # What the transport holds goes first: with a high-water mark of 0, drain() returns
+        # once its buffer is empty.
         high = transport.get_write_buffer_limits()[1]
         transport.set_write_buffer_limits(high=0)
         try:
             await writer.drain()
         finally:
             transport.set_write_buffer_limits(high=high)
-        socket_fd = transport.get_extra_info("socket").fileno()
-        sender = SpanSender(socket_fd, file_fd)
-        self.sendfile_running = True
-        call = asyncio.get_running_loop().run_in_executor(
-            self.master.sender_pool, sender.send, offset, count
+        socket_writer = SocketWriter(transport.get_extra_info("socket").fileno())
+
+        def may_send() -> bool:
+            return not (self.peer_closed or self.closed)
+
+        self.dump_call = call = asyncio.get_running_loop().run_in_executor(
+            self.master.sender_pool,
+            pump_dump,
+            self.protocol.dump_output,
+            socket_writer,
+            self.master.send_span,
+            may_send,
         )
+        self.pumping = True
         try:
-            await asyncio.shield(call)
+            wrote: bool = await asyncio.shield(call)
         except asyncio.CancelledError:
-            sender.abort()
+            socket_writer.abort()
             raise
         finally:
-            self.sendfile_running = False
-
-    def _prefetch(self, run: Any, tip: Any) -> None:
-        """Frame the next part of the run while this part is sent."""
-        cache = self.master.frame_cache
-        if cache is None or run.broken or run.tip is not tip:
-            return
-        cache.hold(run)
-        future = asyncio.get_running_loop().run_in_executor(None, cache.extend, run, tip)
-
-        def done(finished: asyncio.Future[Any]) -> None:
-            cache.release(run)
-            if not finished.cancelled() and finished.exception() is not None:
-                self.master.record_error(finished.exception())  # type: ignore[arg-type]
-
-        future.add_done_callback(done)
+            self.pumping = False
+            if call.done():
+                self.dump_call = None
+                socket_writer.close()
+            else:
+                call.add_done_callback(lambda _: socket_writer.close())
+        return wrote
 
     async def _stream(self, dump: DumpStreamLike, request: DumpRequest) -> None:
         writer = self.writer
@@ -362,21 +341,27 @@ class _Connection:
             while not self.closed:
                 # Cleared before polling, so a binlog change after the poll is not missed.
                 self.wakeup.clear()
-                parts = await self._next_parts()
-                if parts:
-                    if self.peer_closed:
-                        break
-                    await self._send_parts(parts)
+                if self.dump_thread:
+                    wrote = await self._pump()
                     self.dump_started.set()
-                    # The transport copied what the socket did not take: no second copy may
-                    # stay alive while a slow replica drains.
-                    del parts
-                    # drain() returns at once while the replica keeps up: without this yield a
-                    # dump would hold the event loop until the binlog ends, and every other
-                    # connection (logins, other dumps, KILL) would wait for it.
-                    await asyncio.sleep(0)
-                    continue
-                self.dump_started.set()
+                    if wrote and not dump.is_finished:
+                        continue
+                else:
+                    parts = await self._next_parts()
+                    if parts:
+                        if self.peer_closed:
+                            break
+                        await self._send_parts(parts)
+                        self.dump_started.set()
+                        # The transport copied what the socket did not take: no second copy
+                        # may stay alive while a slow replica drains.
+                        del parts
+                        # drain() returns at once while the replica keeps up: without this
+                        # yield a dump would hold the event loop until the binlog ends, and
+                        # every other connection (logins, other dumps, KILL) would wait.
+                        await asyncio.sleep(0)
+                        continue
+                    self.dump_started.set()
                 if dump.is_finished:
                     break
                 try:
@@ -480,6 +465,29 @@ class FakeMaster:
                 max_workers=max(8, connections + 2), thread_name_prefix="fakemaster-sendfile"
             )
         return self._sender_pool
+
+    def send_span(self, span: FramedSpan, writer: Any) -> None:
+        """Write what the frame cache holds (or frames now) of ``span`` with ``writer`` (a
+        dump thread's :class:`~fakemaster.dump_thread.SocketWriter`); sets span.reached. Runs
+        in the dump thread."""
+        from fakemaster.framed_cache import span_end
+
+        cache = self.frame_cache
+        acquired = cache.acquire(span) if cache is not None else None
+        if acquired is None:
+            return
+        run, start = acquired
+        try:
+            tip = run.tip
+            if tip.offset <= start.offset:
+                tip = cache.extend(run, start)
+            if tip.framed <= start.framed:
+                return
+            cache.prefetch(run, tip)  # the next part is framed while this one is sent
+            writer.send_file(run.file.fileno(), start.framed, tip.framed - start.framed)
+            span.reached = span_end(start, tip)
+        finally:
+            cache.release(run)
 
     @property
     def frame_cache(self) -> Any:
