@@ -109,13 +109,16 @@ def pump_dump(
     writer: SocketWriter,
     send_span: Callable[[FramedSpan, SocketWriter], None],
     may_send: Callable[[], bool],
+    go_on: Callable[[], bool] = lambda: True,
 ) -> bool:
     """Write the dump's packets until it has nothing to send now (in a worker thread); True if
     anything was written. ``send_span`` writes a frame-cache span and sets its ``reached``.
-    ``may_send`` is asked before each batch: False (the replica hung up) ends the dump there
-    with ConnectionResetError, as a dump thread's next write to a closed socket fails."""
+    ``may_send`` is asked before each batch is written: False (the replica hung up) ends the
+    dump there with ConnectionResetError, as a dump thread's next write to a closed socket
+    fails. ``go_on`` is asked before each batch is read: False returns (the dump is to end
+    with an error the shell sends), never in the middle of a packet."""
     wrote = False
-    while True:
+    while go_on():
         parts = next_parts()
         if not parts:
             return wrote
@@ -132,3 +135,4 @@ def pump_dump(
         writer.send_buffers(buffers)
         wrote = True
         del parts, buffers  # nothing sent is held while the next batch is read
+    return wrote

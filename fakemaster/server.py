@@ -45,6 +45,8 @@ READ_SIZE = 1 << 16
 # A large buffer is handed to the transport in slices of this size, each once the previous one
 # drained: the transport copies what the socket does not take at once, and no more than this.
 WRITE_SLICE = 256 << 10
+# How long a dump replaced by a newer one (same server id) may take to get its ERR out.
+END_DUMP_WAIT = 5.0
 
 
 class DumpStreamLike(Protocol):
@@ -133,6 +135,9 @@ class _Connection:
         # (what a replica that stopped reading keeps the dump waiting in).
         self.dump_thread = False
         self.pumping = False
+        # Set by another connection: end the dump with this error (as soon as no packet is
+        # half sent), then close.
+        self.end_error: SqlError | None = None
         # Set once the dump's first packets were handed to the transport (or it had none).
         self.dump_started = asyncio.Event()
 
@@ -311,6 +316,9 @@ class _Connection:
         def may_send() -> bool:
             return not (self.peer_closed or self.closed)
 
+        def go_on() -> bool:
+            return self.end_error is None and not self.closed
+
         self.dump_call = call = asyncio.get_running_loop().run_in_executor(
             self.master.sender_pool,
             pump_dump,
@@ -318,6 +326,7 @@ class _Connection:
             socket_writer,
             self.master.send_span,
             may_send,
+            go_on,
         )
         self.pumping = True
         try:
@@ -341,6 +350,9 @@ class _Connection:
             while not self.closed:
                 # Cleared before polling, so a binlog change after the poll is not missed.
                 self.wakeup.clear()
+                if self.end_error is not None:
+                    await self._send_end_error(dump, self.end_error)
+                    break
                 if self.dump_thread:
                     wrote = await self._pump()
                     self.dump_started.set()
@@ -378,6 +390,16 @@ class _Connection:
         finally:
             # A MariaDB dump thread ends its connection when the dump ends.
             await self.close()
+
+    async def _send_end_error(self, dump: DumpStreamLike, error: SqlError) -> None:
+        """The ERR that ends the dump (another replica took its server id), in the dump's
+        sequence, between two of its packets."""
+        # Optional in DumpStreamLike: a dump without it is just closed.
+        end = getattr(dump, "end_with_error", None)
+        packet = end(error.errno, error.message) if callable(end) else b""
+        if packet:
+            self.write(packet)
+            await self.writer.drain()
 
     async def settle_dump(self) -> None:
         """Wait for the dump's call in a worker thread, if one is running."""
@@ -634,19 +656,22 @@ class FakeMaster:
         await connection.close()
 
     async def _end_dump(self, thread_id: int, error: SqlError) -> None:
-        """Send the dump of ``thread_id`` its closing ERR packet, then close the connection
-        (the packet is flushed before the socket closes)."""
+        """End the dump of ``thread_id`` with ``error`` (its dump task sends the ERR packet
+        between two packets), then close the connection (the packet is flushed first). A
+        replica that does not read for END_DUMP_WAIT seconds is cut off without it."""
         connection = self._connections.get(thread_id)
         if connection is None:
             return
-        # Optional in DumpStreamLike: a dump without it is just closed.
-        end = getattr(connection.dump, "end_with_error", None)
-        await connection.settle_dump()
-        packet = end(error.errno, error.message) if callable(end) else b""
-        if packet and not connection.closed:
-            with contextlib.suppress(Exception):  # the replica may be gone already
-                connection.write(packet)
-        await connection.close()
+        task = connection.dump_task
+        if task is None or task.done():
+            await connection.close()
+            return
+        connection.end_error = error
+        connection.wakeup.set()
+        finished, _ = await asyncio.wait({task}, timeout=END_DUMP_WAIT)
+        if not finished:
+            connection.abort()
+            await connection.close()
 
     def _make_dump(self, request: DumpRequest) -> DumpStreamLike:
         if self._dump_factory is not None:

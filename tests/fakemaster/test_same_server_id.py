@@ -11,7 +11,11 @@ no part, a non-blocking dump ends a blocking one, and the user does not matter.
 
 from __future__ import annotations
 
+import socket
 import struct
+import time
+
+import pytest
 
 from decoder.packets import parse_err
 from fakemaster.accounts import Account
@@ -144,4 +148,46 @@ def test_the_shell_sends_the_error_and_closes_the_older_connection() -> None:
         assert first.sock.recv(1) == b""  # then the connection closes
         second.close()
         first.close()
+        assert master.errors == []
+
+
+def test_a_replaced_replica_that_does_not_read_holds_up_nobody(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The older dump is in the middle of sending a large binlog to a replica that stopped
+    reading: its ERR cannot go out between two packets, so after END_DUMP_WAIT the connection is
+    cut, and the newer dump with the same server id streams meanwhile all the same."""
+    import fakemaster.server
+
+    monkeypatch.setattr(fakemaster.server, "END_DUMP_WAIT", 0.2)
+    store = MemoryBinlogStore(server_id=1)
+    for number in range(400):
+        query = b"INSERT INTO t VALUES ('" + b"s" * 50_000 + b"%d')" % number
+        store.append_transaction([QueryEvent(database="d", query=query)])
+    config = ServerConfig(accounts=(Account.replication("repl", "pw"),))
+    with BackgroundFakeMaster(config, store) as master:
+        stalled = RawClient(master.host, master.port, "repl", "pw", timeout=30)
+        stalled.query("SET @master_binlog_checksum='CRC32'")
+        stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.write(dump_packet(9))
+        newer = RawClient(master.host, master.port, "repl", "pw", timeout=30)
+        newer.query("SET @master_binlog_checksum='CRC32'")
+        newer.write(dump_packet(9, DumpFlag.NON_BLOCK))
+        payloads = []
+        while True:
+            payload = newer.read()
+            payloads.append(payload)
+            if payload[:1] != b"\x00":
+                break
+        assert payloads[-1][:1] == b"\xfe"  # the EOF: the whole binlog came
+        assert len(payloads) == len(list(store.iter_events("mysql-bin.000001"))) + 2
+        # The older connection was cut (what its socket had queued may still trickle out).
+        running = master.master
+        assert running is not None
+        deadline = time.monotonic() + 60  # bounds a hang only
+        while running.connection_count and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert running.connection_count == 0
+        newer.close()
+        stalled.close()
         assert master.errors == []
