@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import ssl
 import threading
 from collections.abc import Callable
@@ -144,6 +145,16 @@ class _Connection:
     @property
     def thread_id(self) -> int:
         return self.session.thread_id
+
+    @property
+    def peer_is_local(self) -> bool:
+        """The replica runs on this host (a loopback address)."""
+        peer = self.writer.get_extra_info("peername")
+        host = peer[0] if isinstance(peer, tuple) and peer else ""
+        try:
+            return ipaddress.ip_address(host.split("%")[0]).is_loopback
+        except ValueError:
+            return False
 
     async def run(self) -> None:
         writer = self.writer
@@ -311,7 +322,9 @@ class _Connection:
             await writer.drain()
         finally:
             transport.set_write_buffer_limits(high=high)
-        socket_writer = SocketWriter(transport.get_extra_info("socket").fileno())
+        socket_writer = SocketWriter(
+            transport.get_extra_info("socket").fileno(), copy_files=self.peer_is_local
+        )
 
         def may_send() -> bool:
             return not (self.peer_closed or self.closed)
