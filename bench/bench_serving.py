@@ -24,7 +24,8 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
      own), then ``recv_into`` one reused 1 MiB buffer until the stream ends with the EOF packet
      (recognised at the tail of the received bytes; after it the client sends COM_QUIT and
      checks that nothing but the close follows). Its own ceiling is measured in the same run:
-     the same clients fed the same byte stream by ``os.sendfile`` from a file in memory;
+     the same clients fed the same byte stream (MariaDB's, saved in the verification round)
+     by a server that only ``sendall``s it from memory; each client also reports its CPU time;
    * ``mariadb-binlog``: ``mariadb-binlog --read-from-remote-server --raw --to-last-log``,
      writing the files under a memory file system (``--scratch``, default /dev/shm).
 
@@ -39,9 +40,10 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
    identical between the servers (and, for mariadb-binlog, equal to the primary's files with
    the active file's IN_USE flag cleared). In every round every replica must receive as many
    bytes as in the verification round.
-5. Server RSS: a thread samples VmRSS of the server process (the fake: its process tree)
-   every 2 ms during each round, and VmHWM is reset before and read after each round; the
-   peak over a case's rounds is reported next to the idle RSS before the case.
+5. Server RSS and CPU: a thread samples VmRSS of the server's process tree every 2 ms during
+   each round, and VmHWM (a single process) is reset before and read after each round; the
+   peak over a case's rounds is reported next to the idle RSS before the case. The server's
+   CPU time (user + system, /proc/PID/stat of its process tree) is taken around each round.
 6. Handshake latency: in every timed round with more than one replica, a thread opens new
    connections one after another (10 ms apart), timing connect to the first handshake byte,
    then logs in and quits; only probes that finished while every dump was still streaming
@@ -190,6 +192,7 @@ def drain_worker(argv: list[str]) -> int:
     print("ready", flush=True)
     sys.stdin.readline()
     result: dict[str, Any] = {"start": time.monotonic()}
+    cpu = os.times()
     total = 0
     try:
         sock = socket.create_connection((HOST, port), timeout=IO_TIMEOUT)
@@ -220,6 +223,8 @@ def drain_worker(argv: list[str]) -> int:
             if is_eof_tail(tail):
                 break
         result["eof"] = time.monotonic()
+        now = os.times()
+        result["cpu"] = now.user - cpu.user + now.system - cpu.system
         sock.sendall(QUIT_PACKET)
         extra = 0
         try:
@@ -339,6 +344,19 @@ def tree_rss_kb(pid: int) -> int:
     return sum(_status_kb(each, "VmRSS:") for each in _process_tree(pid))
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process tree (every thread of each process)."""
+    ticks = 0
+    for each in _process_tree(pid):
+        try:
+            with open(f"/proc/{each}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            pass
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 class RssSampler:
     """Peak RSS (KiB) of a process tree while running: VmRSS sampled every 2 ms, and the peak
     resident size the kernel recorded (VmHWM, reset at the start when allowed)."""
@@ -418,6 +436,8 @@ class Round:
     bytes_per_replica: list[int]
     digest: str | None = None
     peak_rss_kb: int = 0
+    server_cpu: float = 0.0
+    client_cpu: float | None = None
     probes: list[float] = field(default_factory=list)
     probe_errors: list[str] = field(default_factory=list)
 
@@ -475,6 +495,7 @@ def run_drains(
             seconds=max(ends) - go,
             bytes_per_replica=[r["bytes"] for r in results],
             digest=results[0].get("sha256"),
+            client_cpu=sum(r["cpu"] for r in results),
         ),
         first_end=min(ends),
     )
@@ -555,8 +576,10 @@ def run_mariadb_binlogs(
 class _Watch:
     def __init__(self, sampler: RssSampler | None, probe: HandshakeProbe | None) -> None:
         self.sampler, self.probe = sampler, probe
+        self.server_cpu = 0.0
 
     def finish(self, result: Round, first_end: float) -> Round:
+        result.server_cpu = self.server_cpu
         if self.sampler is not None:
             result.peak_rss_kb = self.sampler.peak
         if self.probe is not None:
@@ -574,9 +597,12 @@ def _watch(server_pid: int | None, probe_port: int | None) -> Iterator[_Watch]:
     if probe is not None:
         probe.__enter__()
     watch = _Watch(sampler, probe)
+    cpu = tree_cpu_seconds(server_pid) if server_pid is not None else 0.0
     try:
         yield watch
     finally:
+        if server_pid is not None:
+            watch.server_cpu = tree_cpu_seconds(server_pid) - cpu
         if probe is not None:
             probe.__exit__()
         if sampler is not None:
@@ -604,10 +630,11 @@ def served_digests(files: list[Path]) -> dict[str, str]:
 
 
 class BlastServer:
-    """Sends a file to every connection with ``os.sendfile``, then closes it."""
+    """Sends the same bytes to every connection (``sendall`` of one buffer in memory: faster
+    here than ``os.sendfile`` from a file), then closes it."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
+        self.data = memoryview(path.read_bytes())
         self.listener = socket.create_server((HOST, 0))
         self.port = int(self.listener.getsockname()[1])
         self._thread = threading.Thread(target=self._accept, daemon=True)
@@ -622,11 +649,8 @@ class BlastServer:
             threading.Thread(target=self._send, args=(conn,), daemon=True).start()
 
     def _send(self, conn: socket.socket) -> None:
-        with conn, open(self.path, "rb") as source:
-            size = os.fstat(source.fileno()).st_size
-            offset = 0
-            while offset < size:
-                offset += os.sendfile(conn.fileno(), source.fileno(), offset, size - offset)
+        with conn:
+            conn.sendall(self.data)
             conn.shutdown(socket.SHUT_WR)
             while conn.recv(65536):  # the COM_QUIT, then the client's close
                 pass
@@ -787,28 +811,57 @@ def report(infos: list[CorpusInfo], cases: list[Case], stream_sizes: dict[str, i
     log("\n### Full dumps: wall time until every replica has the whole stream (medians)\n")
     log(
         "| shape | client | replicas | MariaDB s | fake s | fake / MariaDB | MariaDB MB/s "
-        "| fake MB/s | drain ceiling MB/s | identical |"
+        "| fake MB/s | identical |"
     )
-    log("|---|---|---|---|---|---|---|---|---|---|")
+    log("|---|---|---|---|---|---|---|---|---|")
     for case in cases:
         size = stream_sizes[case.shape] * case.replicas
         mariadb, fake = case.median("MariaDB"), case.median("fake")
-        ceiling = f"{size / statistics.median(case.ceiling) / 1e6:,.0f}" if case.ceiling else "-"
         log(
             f"| {case.shape} | {case.client} | {case.replicas} | {mariadb:.3f} | {fake:.3f} | "
             f"**{fake / mariadb:.2f}x** | {size / mariadb / 1e6:,.0f} | {size / fake / 1e6:,.0f} "
-            f"| {ceiling} | {'yes' if case.identical else 'NO'} |"
+            f"| {'yes' if case.identical else 'NO'} |"
         )
-    log("\n### Server RSS: peak during the case (idle before it), MB\n")
-    log("| shape | client | replicas | MariaDB | fake | fake / MariaDB |")
-    log("|---|---|---|---|---|---|")
+    log(
+        "\n### Server resources: peak RSS during the case (idle before it), MB; "
+        "CPU time (user + system) per round, median, s\n"
+    )
+    log(
+        "| shape | client | replicas | MariaDB RSS | fake RSS | fake / MariaDB "
+        "| MariaDB CPU | fake CPU | fake / MariaDB |"
+    )
+    log("|---|---|---|---|---|---|---|---|---|")
     for case in cases:
         mariadb, fake = case.peak_rss("MariaDB"), case.peak_rss("fake")
+        cpu = {s: statistics.median(r.server_cpu for r in case.rounds[s]) for s in SERVERS}
         log(
             f"| {case.shape} | {case.client} | {case.replicas} | {mariadb / 1024:.0f} "
             f"({case.idle_rss_kb['MariaDB'] / 1024:.0f}) | {fake / 1024:.0f} "
-            f"({case.idle_rss_kb['fake'] / 1024:.0f}) | {fake / max(mariadb, 1):.2f}x |"
+            f"({case.idle_rss_kb['fake'] / 1024:.0f}) | {fake / max(mariadb, 1):.2f}x "
+            f"| {cpu['MariaDB']:.2f} | {cpu['fake']:.2f} "
+            f"| {cpu['fake'] / max(cpu['MariaDB'], 0.01):.1f}x |"
         )
+    drains = [case for case in cases if case.ceiling]
+    if drains:
+        log(
+            "\n### The drain client's own ceiling: the same clients fed the same stream from "
+            "memory; their CPU time (sum over replicas, median round), s\n"
+        )
+        log(
+            "| shape | replicas | ceiling s | ceiling MB/s | MariaDB s | client CPU, MariaDB "
+            "rounds | client CPU, fake rounds |"
+        )
+        log("|---|---|---|---|---|---|---|")
+        for case in drains:
+            size = stream_sizes[case.shape] * case.replicas
+            ceiling = statistics.median(case.ceiling)
+            cpu = {
+                s: statistics.median(r.client_cpu or 0.0 for r in case.rounds[s]) for s in SERVERS
+            }
+            log(
+                f"| {case.shape} | {case.replicas} | {ceiling:.3f} | {size / ceiling / 1e6:,.0f} "
+                f"| {case.median('MariaDB'):.3f} | {cpu['MariaDB']:.2f} | {cpu['fake']:.2f} |"
+            )
     probed = [case for case in cases if case.replicas > 1]
     if probed:
         log("\n### Handshake latency while N dumps stream: connect to first byte, ms\n")
