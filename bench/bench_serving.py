@@ -896,8 +896,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default="large,mixed,small", help="(%(default)s)")
     parser.add_argument("--replicas", default="1,20", help="replica counts (%(default)s)")
     parser.add_argument("--clients", default="drain,mariadb-binlog", help="(%(default)s)")
-    parser.add_argument("--rounds", type=int, default=3, help="timed rounds (%(default)s)")
-    parser.add_argument("--quick", action="store_true", help="small corpora, 1 round")
+    parser.add_argument("--rounds", type=int, help="timed rounds (3; 1 with --quick)")
+    parser.add_argument(
+        "--quick", action="store_true", help="small corpora (16 / 24 / 8 MB), 1 round"
+    )
     parser.add_argument("--cache", type=Path, help="corpus cache (default: a temp directory)")
     parser.add_argument("--scratch", type=Path, help="fetched files (default: /dev/shm)")
     for shape in corpus.SHAPES:
@@ -918,7 +920,7 @@ def main(argv: list[str] | None = None) -> int:
     for shape in corpus.SHAPES:
         if getattr(args, f"{shape}_mb") is not None:
             sizes[shape] = getattr(args, f"{shape}_mb")
-    rounds = 1 if args.quick and args.rounds == 3 else args.rounds
+    rounds = args.rounds if args.rounds is not None else 1 if args.quick else 3
     tool = shutil.which("mariadb-binlog")
     if not mariadb_available() or tool is None:
         print("MariaDB 10.11 is not installed: run scripts/install-deps.sh", file=sys.stderr)
