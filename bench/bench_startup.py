@@ -16,6 +16,8 @@ What is timed, each round (setup such as building the real server's template dat
   datadir, spawn ``mariadbd``, wait for it as the tests do), then connect and read one byte;
 * MariaDB, first byte: the same datadir copy and ``mariadbd`` command, polling the port every
   2 ms until the first handshake byte arrives (what the server itself needs);
+* MariaDB, ready datadir: ``mariadbd`` started again on a datadir it has already used (stopped
+  cleanly before, nothing copied), to the first byte (polled every 2 ms);
 * MariaDB, cold: ``mariadb-install-db`` into an empty directory, then ``mariadbd`` to the
   first byte (a test suite without a template datadir).
 
@@ -185,6 +187,23 @@ def mariadb_first_byte(repeat: int) -> list[float]:
     return times
 
 
+def mariadb_ready_datadir(repeat: int) -> list[float]:
+    """``mariadbd`` restarted on a datadir it already used (nothing copied): the time to its
+    first handshake byte, as for a primary that is simply started again."""
+    server = FirstByteMariaDB()
+    server.start()
+    times = []
+    try:
+        for _ in range(repeat):
+            server.stop()
+            start = time.perf_counter()
+            server.start()
+            times.append(time.perf_counter() - start)
+    finally:
+        server.close()
+    return times
+
+
 def mariadb_cold(repeat: int, root: Path) -> list[float]:
     install_db, mariadbd = find_install_db(), find_mariadbd()
     assert install_db is not None and mariadbd is not None
@@ -280,11 +299,12 @@ def main(argv: list[str] | None = None) -> int:
             ),
             ("MariaDB, harness start (template)", lambda: mariadb_harness(args.repeat)),
             ("MariaDB, first byte (template)", lambda: mariadb_first_byte(args.repeat)),
+            ("MariaDB, ready datadir (restart)", lambda: mariadb_ready_datadir(args.repeat)),
             ("MariaDB, cold (mariadb-install-db)", lambda: mariadb_cold(args.cold_repeat, root)),
         ]
         medians = {label: report(label, run()) for label, run in variants}
     labels = [label for label, _ in variants]
-    fake_async, fake_thread, fake_proc, real_harness, real_first, real_cold = (
+    fake_async, fake_thread, fake_proc, real_harness, real_first, real_ready, real_cold = (
         medians[label] for label in labels
     )
     print()
@@ -292,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     for real_label, real in (
         ("harness start", real_harness),
         ("first byte", real_first),
+        ("ready datadir", real_ready),
         ("cold", real_cold),
     ):
         print(
@@ -299,6 +320,13 @@ def main(argv: list[str] | None = None) -> int:
             f"/ in-process thread {real / fake_thread:8.1f}x   "
             f"/ serve process {real / fake_proc:6.1f}x"
         )
+    print()
+    print("readiness, MariaDB time / `fakemaster serve` process time (issue #7 aims in brackets):")
+    print(
+        f"  mariadbd on a ready datadir (restart) {real_ready / fake_proc:5.2f}x   "
+        f"(copied template datadir {real_first / fake_proc:5.2f}x)   [at least 2x]"
+    )
+    print(f"  a fresh MariaDB (install + start)     {real_cold / fake_proc:5.2f}x   [at least 10x]")
     return 0
 
 
