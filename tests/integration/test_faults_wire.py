@@ -1,0 +1,294 @@
+"""Faults at the wire with real peers: the fault proxy in front of the fake master.
+
+* A real MariaDB 10.11 replica, cut mid-event (FIN) and mid-transaction (RST) on its first two
+  dump sessions, reconnects by itself and ends with the served tables (the ``items`` primary
+  key and the statement-based counter catch a group applied twice; missing rows a lost one).
+* The same replica stops with the checksum error when an event's CRC32 is corrupted.
+* python-mysql-replication gets the ERR 1236 injected mid-stream as the error it raises.
+* ``mariadb-binlog --raw`` writes byte-identical files through a proxy that re-slices the
+  stream one byte at a time, and in 7-byte pieces.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymysql
+import pytest
+from pymysqlreplication import BinLogStreamReader
+
+from fakemaster.config import ServerConfig
+from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
+from fakemaster.faults.plan import ERROR_PRESETS
+from fakemaster.faults.proxy import BackgroundFaultProxy
+from fakemaster.server import BackgroundFakeMaster
+from fakemaster.store import MemoryBinlogStore
+from tests.integration.streams import (
+    COUNTER,
+    DATABASE,
+    TABLES,
+    TypedStream,
+    rendered_rows,
+    replica_problem,
+    replica_table,
+    wait_caught_up,
+    wait_for_replica,
+)
+from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_peer
+
+USER, PASSWORD = "repl", "pw"
+MASTER_SERVER_ID = 100
+# The first groups are the schema (CREATE DATABASE, three CREATE TABLE) and the counter's
+# first row; batches follow, each a transaction of TABLE_MAP/ROWS pairs, a statement and XID.
+FIRST_BATCH = 5
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[TypedStream, BackgroundFakeMaster]]:
+    store = MemoryBinlogStore(server_id=MASTER_SERVER_ID)
+    config = ServerConfig(server_id=MASTER_SERVER_ID, user=USER, password=PASSWORD)
+    stream = TypedStream(store)
+    stream.create_schema()
+    stream.add_batches(4)
+    with BackgroundFakeMaster(config, store) as master:
+        yield stream, master
+        assert master.errors == []
+
+
+def check_tables(replica: MariaDBServer, stream: TypedStream) -> None:
+    for table in TABLES:
+        got = replica_table(replica, DATABASE, table.name)
+        expected = rendered_rows(stream.expected_rows(table.name), got.columns)
+        assert got.rows == expected, table.name
+    counter = replica.execute(f"SELECT n, last_batch FROM {DATABASE}.{COUNTER.name}")
+    assert counter == [(stream.batches, stream.batches)]
+
+
+def start_replica(
+    factory: MariaDBFactory, proxy: BackgroundFaultProxy, mode: str
+) -> MariaDBServer:
+    replica = factory(server_id=2)
+    position: dict[str, object] = (
+        {"use_gtid": "slave_pos"}
+        if mode == "gtid"
+        else {"use_gtid": "no", "log_file": "mysql-bin.000001", "log_pos": 4}
+    )
+    replica.change_master(proxy.host, proxy.port, USER, PASSWORD, **position)  # type: ignore[arg-type]
+    replica.execute("START SLAVE")
+    return replica
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("mode", ["gtid", "file_pos"])
+def test_faults_a_real_replica_reconnects_after_cuts_mid_event_and_mid_transaction(
+    mode: str, served: tuple[TypedStream, BackgroundFakeMaster], mariadb_factory: MariaDBFactory
+) -> None:
+    stream, master = served
+    plan = FaultPlan(
+        (
+            # Session 0: inside the second batch's third event (a ROWS event), after 25 bytes.
+            Fault(
+                FaultKind.CUT,
+                Point(PointKind.TRANSACTION, FIRST_BATCH + 1, Where.INSIDE, 3),
+                session=0,
+            ),
+            # Session 1 (the replica's reconnect): mid-event, RST, in its first transaction.
+            Fault(
+                FaultKind.CUT,
+                Point(PointKind.TRANSACTION, 0, Where.INSIDE, 2),
+                session=1,
+                params={"close": "rst"},
+            ),
+        )
+    )
+    with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+        replica = start_replica(mariadb_factory, proxy, mode)
+        wait_caught_up(replica, stream.gtid_pos(), master=master)
+        check_tables(replica, stream)
+        # Live appends after the faults: they arrive too.
+        stream.add_batches(2)
+        wait_caught_up(replica, stream.gtid_pos(), master=master)
+        check_tables(replica, stream)
+        engines = proxy.engines
+        assert proxy.sessions >= 3, replica_problem(replica, master)
+        applied = [a.fault for engine in engines for a in engine.applied]
+        assert applied == list(plan.faults)
+
+
+def test_faults_a_cut_mid_event_falls_inside_the_event(
+    served: tuple[TypedStream, BackgroundFakeMaster],
+) -> None:
+    """Where the first cut of the replica test falls, read with pymysqlreplication-free bytes:
+    the proxy delivers a prefix of the direct stream that ends inside an event packet."""
+    stream, master = served
+    plan = [Fault(FaultKind.CUT, Point(PointKind.EVENT, 12, Where.INSIDE, 25))]
+    with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+        direct = raw_dump(master.host, master.port)
+        through = raw_dump(proxy.host, proxy.port)
+    assert direct.startswith(through) and len(through) < len(direct)
+    # The cut is 25 bytes into the 13th event packet.
+    starts = packet_starts(direct)
+    assert len(through) == starts[12] + 25
+
+
+def packet_starts(data: bytes) -> list[int]:
+    starts = []
+    at = 0
+    while at + 4 <= len(data):
+        starts.append(at)
+        at += 4 + int.from_bytes(data[at : at + 3], "little")
+    return starts
+
+
+def raw_dump(host: str, port: int) -> bytes:
+    """The bytes a non-blocking dump from the start of the first file receives (until the
+    server's EOF or the connection's end)."""
+    conn = pymysql.connect(host=host, port=port, user=USER, password=PASSWORD)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SET @master_binlog_checksum = 'CRC32'")
+            cursor.execute("SET @mariadb_slave_capability = 4")
+        name = b"mysql-bin.000001"
+        payload = b"\x12" + (4).to_bytes(4, "little") + (1).to_bytes(2, "little")
+        payload += (0).to_bytes(4, "little") + name
+        sock = conn._sock
+        assert sock is not None
+        sock.sendall(len(payload).to_bytes(3, "little") + b"\x00" + payload)
+        sock.settimeout(30)
+        data = bytearray()
+        while True:
+            try:
+                chunk = sock.recv(1 << 16)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            data += chunk
+            starts = packet_starts(bytes(data))
+            if starts:
+                last = starts[-1]
+                size = int.from_bytes(data[last : last + 3], "little")
+                if data[last + 4 : last + 5] == b"\xfe" and size < 9 and len(data) == last + 4 + size:
+                    break  # the EOF that ends a non-blocking dump
+        return bytes(data)
+    finally:
+        conn.close()
+
+
+@pytest.mark.mariadb
+def test_faults_a_real_replica_stops_on_a_corrupted_crc(
+    served: tuple[TypedStream, BackgroundFakeMaster], mariadb_factory: MariaDBFactory
+) -> None:
+    stream, master = served
+    plan = [
+        Fault(
+            FaultKind.CORRUPT_CRC,
+            Point(PointKind.TRANSACTION, FIRST_BATCH, Where.INSIDE, 1),
+            params={"target": "body"},
+        )
+    ]
+    with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+        replica = start_replica(mariadb_factory, proxy, "gtid")
+        wait_for_replica(
+            replica,
+            lambda: replica.slave_status().get("Slave_IO_Running") == "No",
+            "the IO thread stopped",
+            master=master,
+        )
+        status = replica.slave_status()
+        assert status["Last_IO_Errno"] == 1743, replica_problem(replica, master)
+        assert "checksum" in status["Last_IO_Error"].lower()
+        # The groups before the corrupted event were applied, none from it on.
+        executed = replica.query_one("SELECT @@GLOBAL.gtid_slave_pos")
+        assert executed == str(stream.groups[FIRST_BATCH - 1].gtid)
+        assert proxy.sessions == 1
+
+
+def test_faults_python_mysql_replication_raises_the_injected_err(
+    served: tuple[TypedStream, BackgroundFakeMaster],
+) -> None:
+    stream, master = served
+    preset = ERROR_PRESETS["truncated"]
+    plan = [Fault(FaultKind.ERROR, Point(PointKind.TRANSACTION, FIRST_BATCH, Where.INSIDE, 2))]
+    with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+        reader = BinLogStreamReader(
+            connection_settings={
+                "host": proxy.host,
+                "port": proxy.port,
+                "user": USER,
+                "password": PASSWORD,
+            },
+            server_id=7,
+            blocking=False,
+            log_file="mysql-bin.000001",
+            log_pos=4,
+            resume_stream=True,
+        )
+        seen = []
+        try:
+            with pytest.raises(pymysql.err.OperationalError) as raised:
+                for event in reader:
+                    seen.append(type(event).__name__)
+        finally:
+            reader.close()
+    assert raised.value.args == (preset.errno, preset.message)
+    assert seen  # events came before the ERR
+
+
+def mariadb_binlog() -> str:
+    found = shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+    require_peer("mariadb-binlog", found is not None, "apt-get install mariadb-client")
+    assert found is not None
+    return found
+
+
+def fetch_raw(tool: str, host: str, port: int, directory: Path) -> dict[str, bytes]:
+    directory.mkdir()
+    command = [
+        tool,
+        "--read-from-remote-server",
+        f"--host={host}",
+        f"--port={port}",
+        f"--user={USER}",
+        f"--password={PASSWORD}",
+        "--raw",
+        f"--result-file={directory}/",
+        "--to-last-log",
+        "mysql-bin.000001",
+    ]
+    result = subprocess.run(command, capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+@pytest.mark.parametrize("size", [1, 7])
+def test_faults_mariadb_binlog_raw_is_byte_identical_through_a_reslicing_proxy(
+    size: int, tmp_path: Path
+) -> None:
+    tool = mariadb_binlog()
+    store = MemoryBinlogStore(server_id=MASTER_SERVER_ID)
+    stream = TypedStream(store)
+    stream.create_schema()
+    stream.add_batches(2)
+    stream.rotate()
+    stream.add_batch()
+    config = ServerConfig(server_id=MASTER_SERVER_ID, user=USER, password=PASSWORD)
+    # From the first byte of the dump on, pieces of ``size`` bytes.
+    plan = [Fault(FaultKind.TRICKLE, Point(PointKind.BYTE, 0), params={"size": size})]
+    with BackgroundFakeMaster(config, store) as master:
+        direct = fetch_raw(tool, master.host, master.port, tmp_path / "direct")
+        with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+            through = fetch_raw(tool, proxy.host, proxy.port, tmp_path / "through")
+            engines = proxy.engines
+            pieces = proxy.call(lambda: proxy.proxy.pieces if proxy.proxy else 0)
+        assert master.errors == []
+    assert list(direct) == ["mysql-bin.000001", "mysql-bin.000002"]
+    assert through == direct
+    # The stream really went out in pieces of at most ``size`` bytes.
+    assert [a.fault.kind for e in engines for a in e.applied] == [FaultKind.TRICKLE]
+    assert pieces >= sum(len(data) - 4 for data in direct.values()) // size
