@@ -138,7 +138,7 @@ class FaultProxy:
         except (ConnectionError, OSError):
             pass
         except asyncio.CancelledError:
-            raise
+            pass  # the proxy stops: the connection ends here (asyncio would log a cancel)
         except Exception as error:  # pragma: no cover - reported through self.errors
             self.errors.append(error)
         finally:

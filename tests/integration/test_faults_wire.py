@@ -181,15 +181,18 @@ def raw_dump(host: str, port: int) -> bytes:
 
 
 @pytest.mark.mariadb
+@pytest.mark.parametrize("target", ["crc", "body"])
 def test_faults_a_real_replica_stops_on_a_corrupted_crc(
-    served: tuple[TypedStream, BackgroundFakeMaster], mariadb_factory: MariaDBFactory
+    target: str,
+    served: tuple[TypedStream, BackgroundFakeMaster],
+    mariadb_factory: MariaDBFactory,
 ) -> None:
     stream, master = served
     plan = [
         Fault(
             FaultKind.CORRUPT_CRC,
             Point(PointKind.TRANSACTION, FIRST_BATCH, Where.INSIDE, 1),
-            params={"target": "body"},
+            params={"target": target},
         )
     ]
     with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
@@ -201,11 +204,16 @@ def test_faults_a_real_replica_stops_on_a_corrupted_crc(
             master=master,
         )
         status = replica.slave_status()
-        assert status["Last_IO_Errno"] == 1743, replica_problem(replica, master)
-        assert "checksum" in status["Last_IO_Error"].lower()
+        # MariaDB 10.11's IO thread reports the checksum failure in its error log and stops
+        # with "could not queue event" (it does not retry: the master would send the same).
+        assert status["Last_IO_Errno"] == 1595, replica_problem(replica, master)
+        assert status["Last_IO_Error"] == "Relay log write failure: could not queue event from master"
+        log = replica.error_log_text()
+        assert "Replication event checksum verification failed while reading from network" in log
         # The groups before the corrupted event were applied, none from it on.
-        executed = replica.query_one("SELECT @@GLOBAL.gtid_slave_pos")
-        assert executed == str(stream.groups[FIRST_BATCH - 1].gtid)
+        before = str(stream.groups[FIRST_BATCH - 1].gtid)
+        wait_caught_up(replica, before, master=master)
+        assert replica.slave_status()["Slave_SQL_Running"] == "Yes"
         assert proxy.sessions == 1
 
 
@@ -292,3 +300,99 @@ def test_faults_mariadb_binlog_raw_is_byte_identical_through_a_reslicing_proxy(
     # The stream really went out in pieces of at most ``size`` bytes.
     assert [a.fault.kind for e in engines for a in e.applied] == [FaultKind.TRICKLE]
     assert pieces >= sum(len(data) - 4 for data in direct.values()) // size
+
+
+# What a real MariaDB 10.11 replica does under each kind of fault, on its first dump session,
+# in the first batch's transaction (GTID {gtid}: GTID, TABLE_MAP, ROWS, TABLE_MAP, ROWS, QUERY,
+# XID; "inside 2" is before or at its first ROWS event): "resumes" (reconnects if it must, and
+# ends with the served tables) or stops its IO thread with (Last_IO_Errno, Last_IO_Error), and
+# the line its error log has about why.
+NET_TIMEOUT = 3  # slave_net_timeout: how long a replica waits on a silent connection
+RELAY_LOG_WRITE_FAILURE = (1595, "Relay log write failure: could not queue event from master")
+MID = Point(PointKind.TRANSACTION, FIRST_BATCH, Where.INSIDE, 2)
+OUTCOMES: dict[str, tuple[Fault, object, str | None]] = {
+    # The replica reads EOF as "apparent master shutdown" and reconnects.
+    "eof": (Fault(FaultKind.EOF, MID), "resumes", None),
+    "err_1236": (
+        Fault(FaultKind.ERROR, MID),
+        (
+            1236,
+            "Got fatal error 1236 from master when reading data from binary log: "
+            "'binlog truncated in the middle of event; consider out of disk space on master'",
+        ),
+        None,
+    ),
+    # Any other ERR than 1236 (and 1041): the replica reconnects.
+    "err_shutdown": (Fault(FaultKind.ERROR, MID, params={"preset": "shutdown"}), "resumes", None),
+    "truncate": (
+        Fault(FaultKind.TRUNCATE, MID),
+        RELAY_LOG_WRITE_FAILURE,
+        "Event from master declares a length that does not match the packet the event "
+        "arrived in",
+    ),
+    # A copy of a ROWS event that ends its statement: its table map is gone, and the replica
+    # skips a ROWS event of an unmapped table (as for a filtered table): nothing applied twice.
+    "duplicate_rows": (Fault(FaultKind.DUPLICATE, MID), "resumes", None),
+    "duplicate_gtid": (
+        Fault(FaultKind.DUPLICATE, Point(PointKind.TRANSACTION, FIRST_BATCH, Where.BEFORE)),
+        RELAY_LOG_WRITE_FAILURE,
+        "Unexpected break of being relay-logged GTID {gtid} event group by the current GTID "
+        "event {gtid}",
+    ),
+    "duplicate_xid": (
+        Fault(FaultKind.DUPLICATE, Point(PointKind.TRANSACTION, FIRST_BATCH, Where.AFTER)),
+        RELAY_LOG_WRITE_FAILURE,
+        "The current group of events starts with a non-GTID Xid event; the last seen GTID is "
+        "{gtid}",
+    ),
+    # Nothing flows: after slave_net_timeout the replica reconnects.
+    "blackhole": (Fault(FaultKind.BLACKHOLE, MID), "resumes", None),
+    "stall": (Fault(FaultKind.STALL, MID, params={"duration": 1.0}), "resumes", None),
+    # Heartbeats withheld on an idle stream: the replica reconnects after slave_net_timeout.
+    "withhold_heartbeat": (
+        Fault(FaultKind.WITHHOLD_HEARTBEAT, Point(PointKind.EVENT, 0)),
+        "resumes",
+        None,
+    ),
+}
+# Kinds after which the replica must have opened a second dump session.
+RECONNECTS = {"eof", "err_shutdown", "blackhole"}
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("name", sorted(OUTCOMES))
+def test_faults_what_a_real_replica_does(
+    name: str, served: tuple[TypedStream, BackgroundFakeMaster], mariadb_factory: MariaDBFactory
+) -> None:
+    stream, master = served
+    fault, expected, log_line = OUTCOMES[name]
+    gtid = str(stream.groups[FIRST_BATCH].gtid)
+    with BackgroundFaultProxy((master.host, master.port), [fault]) as proxy:
+        replica = mariadb_factory({"slave_net_timeout": NET_TIMEOUT}, server_id=2)
+        replica.change_master(proxy.host, proxy.port, USER, PASSWORD, heartbeat_period=1.0)
+        replica.execute("START SLAVE")
+        wanted = stream.gtid_pos()
+
+        def settled() -> bool:
+            if replica.slave_status().get("Slave_IO_Running") == "No":
+                return True
+            return str(replica.query_one("SELECT @@GLOBAL.gtid_slave_pos")) == wanted
+
+        wait_for_replica(replica, settled, "caught up or stopped", master=master, timeout=60)
+        status = replica.slave_status()
+        if status.get("Slave_IO_Running") == "No":
+            outcome: object = (status["Last_IO_Errno"], status["Last_IO_Error"])
+        else:
+            check_tables(replica, stream)
+            outcome = "resumes"
+        assert outcome == expected, replica_problem(replica, master)
+        assert [a.fault for e in proxy.engines for a in e.applied] == [fault]
+        if name in RECONNECTS:
+            assert proxy.sessions >= 2
+        if log_line is not None:
+            assert log_line.format(gtid=gtid) in replica.error_log_text()
+        if outcome != "resumes":
+            # Everything before the faulted group was applied (with the XID duplicated, the
+            # group itself was whole before the copy), nothing after it.
+            last = FIRST_BATCH if name == "duplicate_xid" else FIRST_BATCH - 1
+            wait_caught_up(replica, str(stream.groups[last].gtid), master=master)
