@@ -251,6 +251,17 @@ class FaultEngine:
     def in_dump(self) -> bool:
         return self._in_dump
 
+    @property
+    def events(self) -> int:
+        """Events of the current dump session seen so far (heartbeats not counted; only
+        counted in a session that has faults)."""
+        return self._event_index
+
+    @property
+    def transactions(self) -> int:
+        """Event groups (GTID events) of the current dump session seen so far."""
+        return self._transaction + 1
+
     # --- sessions -----------------------------------------------------------------------------
 
     def _reset_session(self, now: float) -> None:
@@ -322,7 +333,9 @@ class FaultEngine:
         head = payload[:1]
         if head == bytes((OK_HEADER,)) and len(payload) > HEADER_LEN:
             return self._event_unit(unit, now)
-        if head == bytes((ERR_HEADER,)) or (head == bytes((EOF_HEADER,)) and len(payload) < _EOF_MAX):
+        if head == bytes((ERR_HEADER,)) or (
+            head == bytes((EOF_HEADER,)) and len(payload) < _EOF_MAX
+        ):
             self._end_dump()
         # Not an event: only byte points can fall in it.
         data = self._renumbered(unit)

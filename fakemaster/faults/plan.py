@@ -202,7 +202,9 @@ class _Param:
             if not isinstance(value, str):
                 raise PlanError(f"parameter {name!r} must be a string, not {value!r}")
         elif value not in self.choices:
-            raise PlanError(f"parameter {name!r} must be one of {list(self.choices)}, not {value!r}")
+            raise PlanError(
+                f"parameter {name!r} must be one of {list(self.choices)}, not {value!r}"
+            )
         if self.minimum is not None and value < self.minimum:
             raise PlanError(f"parameter {name!r} must be at least {self.minimum}, not {value!r}")
         if self.maximum is not None and value > self.maximum:
@@ -359,7 +361,9 @@ class Fault:
         schema = PARAMETERS[kind]
         unknown = set(self.params) - set(schema)
         if unknown:
-            raise PlanError(f"{kind.value} takes no parameters {sorted(unknown)} ({sorted(schema)})")
+            raise PlanError(
+                f"{kind.value} takes no parameters {sorted(unknown)} ({sorted(schema)})"
+            )
         checked = {
             name: spec.check(name, self.params.get(name, spec.default))
             for name, spec in schema.items()
@@ -390,6 +394,9 @@ class Fault:
             preset.message if params["message"] is None else params["message"],
             preset.seq if params["seq"] is None else params["seq"],
         )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.at, self.session, tuple(sorted(self.params.items()))))
 
     def applies_to(self, session: int) -> bool:
         return self.session is None or self.session == session
@@ -477,18 +484,22 @@ class FaultPlan:
             raise PlanError(f"not JSON: {error}") from None
         if isinstance(data, Mapping):
             data = dict(data)
-            data["faults"] = [
-                {**item, "session": "all" if item.get("session", 0) is None else item["session"]}
-                if isinstance(item, Mapping)
-                else item
-                for item in data.get("faults", [])
-            ]
+            faults = data.get("faults", [])
+            if isinstance(faults, list):
+                data["faults"] = [
+                    {**item, "session": "all"}
+                    if isinstance(item, Mapping) and "session" in item and item["session"] is None
+                    else item
+                    for item in faults
+                ]
         return cls.from_dict(data)
 
     def to_toml(self) -> str:
         lines = []
         if self.seed is not None:
             lines.append(f"seed = {self.seed}")
+        if not self.faults:
+            lines.append("faults = []")
         for fault in self.faults:
             data = fault.to_dict()
             lines.append("")
@@ -568,7 +579,9 @@ def random_plan(
     if not _is_int(seed):
         raise PlanError(f"seed must be an integer, not {seed!r}")
     if count < 0 or events < 3 or transactions < 1 or sessions < 1:
-        raise PlanError("random_plan needs count >= 0, events >= 3, transactions >= 1, sessions >= 1")
+        raise PlanError(
+            "random_plan needs count >= 0, events >= 3, transactions >= 1, sessions >= 1"
+        )
     chosen: Sequence[FaultKind] = (
         _DEFAULT_KINDS if kinds is None else tuple(FaultKind(kind) for kind in kinds)
     )

@@ -69,9 +69,7 @@ def check_tables(replica: MariaDBServer, stream: TypedStream) -> None:
     assert counter == [(stream.batches, stream.batches)]
 
 
-def start_replica(
-    factory: MariaDBFactory, proxy: BackgroundFaultProxy, mode: str
-) -> MariaDBServer:
+def start_replica(factory: MariaDBFactory, proxy: BackgroundFaultProxy, mode: str) -> MariaDBServer:
     replica = factory(server_id=2)
     position: dict[str, object] = (
         {"use_gtid": "slave_pos"}
@@ -173,7 +171,11 @@ def raw_dump(host: str, port: int) -> bytes:
             if starts:
                 last = starts[-1]
                 size = int.from_bytes(data[last : last + 3], "little")
-                if data[last + 4 : last + 5] == b"\xfe" and size < 9 and len(data) == last + 4 + size:
+                if (
+                    data[last + 4 : last + 5] == b"\xfe"
+                    and size < 9
+                    and len(data) == last + 4 + size
+                ):
                     break  # the EOF that ends a non-blocking dump
         return bytes(data)
     finally:
@@ -207,7 +209,9 @@ def test_faults_a_real_replica_stops_on_a_corrupted_crc(
         # MariaDB 10.11's IO thread reports the checksum failure in its error log and stops
         # with "could not queue event" (it does not retry: the master would send the same).
         assert status["Last_IO_Errno"] == 1595, replica_problem(replica, master)
-        assert status["Last_IO_Error"] == "Relay log write failure: could not queue event from master"
+        assert (
+            status["Last_IO_Error"] == "Relay log write failure: could not queue event from master"
+        )
         log = replica.error_log_text()
         assert "Replication event checksum verification failed while reading from network" in log
         # The groups before the corrupted event were applied, none from it on.
@@ -327,8 +331,7 @@ OUTCOMES: dict[str, tuple[Fault, object, str | None]] = {
     "truncate": (
         Fault(FaultKind.TRUNCATE, MID),
         RELAY_LOG_WRITE_FAILURE,
-        "Event from master declares a length that does not match the packet the event "
-        "arrived in",
+        "Event from master declares a length that does not match the packet the event arrived in",
     ),
     # A copy of a ROWS event that ends its statement: its table map is gone, and the replica
     # skips a ROWS event of an unmapped table (as for a filtered table): nothing applied twice.

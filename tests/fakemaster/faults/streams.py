@@ -113,9 +113,9 @@ def dump_command(file_name: bytes = b"mysql-bin.000001") -> bytes:
     """A handshake response (seq 1, no TLS, no compression) then COM_BINLOG_DUMP (seq 0)."""
     response = struct.pack("<IIB23x", 0x000FA685, 1 << 24, 33) + b"repl\x00\x00"
     dump = bytes((0x12,)) + struct.pack("<IHI", 4, 0, 2) + file_name
-    return struct.pack("<I", len(response) | 1 << 24) + response + struct.pack(
-        "<I", len(dump)
-    ) + dump
+    return (
+        struct.pack("<I", len(response) | 1 << 24) + response + struct.pack("<I", len(dump)) + dump
+    )
 
 
 def _gtid_body(seq: int, domain: int, standalone: bool) -> bytes:
@@ -125,7 +125,7 @@ def _gtid_body(seq: int, domain: int, standalone: bool) -> bytes:
 
 @st.composite
 def streams(
-    draw: st.DrawFn, *, max_groups: int = 6, semi_sync: bool | None = None
+    draw: st.DrawFn, *, min_groups: int = 0, max_groups: int = 6, semi_sync: bool | None = None
 ) -> Stream:
     """A dump: fake ROTATE, FORMAT_DESCRIPTION, then GTID groups (transactions of 1-4 row
     events ended by XID or a COMMIT query, or standalone DDL groups), with heartbeats between
@@ -142,7 +142,7 @@ def streams(
         DumpEvent(ev(EventType.FORMAT_DESCRIPTION, bytes(80) + (b"\x01" if crc else b"\x00"))),
     ]
     seq = draw(st.integers(1, 1 << 40))
-    for group in range(draw(st.integers(0, max_groups))):
+    for group in range(draw(st.integers(min_groups, max_groups))):
         if draw(st.booleans()):
             events.append(DumpEvent(ev(EventType.HEARTBEAT, b"mysql-bin.000001")))
         domain = draw(st.integers(0, 2))
@@ -162,7 +162,5 @@ def streams(
         ack = semi and draw(st.booleans())
         for pos, member in enumerate(members):
             last = pos == len(members) - 1
-            events.append(
-                DumpEvent(member, ack and last, group, pos, last, gtid)
-            )
+            events.append(DumpEvent(member, ack and last, group, pos, last, gtid))
     return Stream(tuple(events), semi, crc)
