@@ -454,7 +454,9 @@ class FaultEngine:
             if point.where is Where.INSIDE:
                 return min(point.offset, length - 1)
             return 0
-        return length if point.where is Where.AFTER else 0
+        if point.where is Where.AFTER:
+            return length
+        return min(point.into, length - 1)
 
     def _byte_activations(self, length: int) -> list[tuple[int, Fault]]:
         start = self._out_offset

@@ -17,7 +17,10 @@ client's COM_BINLOG_DUMP):
   event, ``after`` the event that ends it, ``inside``: before its ``offset``-th event (the
   GTID event is event 0; a group with fewer events is cut before its last event, so the cut
   stays inside the group).
-* ``gtid`` "domain-server-seq": the group of that GTID, with the same ``where``/``offset``.
+  With ``into`` > 0 (``before`` or ``inside``), the point is that many bytes into that event's
+  packet(s): a cut inside an event inside a transaction.
+* ``gtid`` "domain-server-seq": the group of that GTID, with the same ``where``/``offset``/
+  ``into``.
 * ``byte`` n: after exactly n bytes delivered to the client.
 * ``time`` t: t seconds (on the engine's clock) after the dump started.
 
@@ -275,6 +278,9 @@ class Point:
     value: int | float | str
     where: Where = Where.BEFORE
     offset: int = 0
+    # transaction/gtid points before or inside a group: this many bytes into the event's
+    # packet(s) (0: before the event; clamped to one byte before the packet's end).
+    into: int = 0
 
     def __post_init__(self) -> None:
         try:
@@ -305,6 +311,10 @@ class Point:
                 raise PlanError("a point inside an event or a group needs an offset >= 1")
         elif self.offset:
             raise PlanError("an offset is only for points 'inside' an event or a group")
+        if not _is_int(self.into) or self.into < 0:
+            raise PlanError(f"a point's 'into' must be an integer >= 0, not {self.into!r}")
+        if self.into and (kind not in _GROUP_POINTS or where is Where.AFTER):
+            raise PlanError("'into' is only for transaction/gtid points before or inside a group")
 
     @property
     def gtid(self) -> tuple[int, int, int]:
@@ -317,6 +327,8 @@ class Point:
             out["where"] = self.where.value
         if self.offset:
             out["offset"] = self.offset
+        if self.into:
+            out["into"] = self.into
         return out
 
     @classmethod
@@ -324,7 +336,7 @@ class Point:
         if not isinstance(data, Mapping):
             raise PlanError(f"a point must be a table/object, not {data!r}")
         kinds = [key for key in data if key in PointKind.__members__.values()]
-        unknown = set(data) - set(kinds) - {"where", "offset"}
+        unknown = set(data) - set(kinds) - {"where", "offset", "into"}
         if unknown:
             raise PlanError(f"unknown keys in a point: {sorted(unknown)}")
         if len(kinds) != 1:
@@ -335,6 +347,7 @@ class Point:
             data[kinds[0]],
             data.get("where", Where.BEFORE),
             data.get("offset", 0),
+            data.get("into", 0),
         )
 
 
@@ -373,6 +386,8 @@ class Fault:
                 raise PlanError(f"{kind.value} needs an event, transaction or gtid point")
             if self.at.kind is PointKind.EVENT and self.at.where is not Where.BEFORE:
                 raise PlanError(f"{kind.value} applies to a whole event: use where='before'")
+            if self.at.into:
+                raise PlanError(f"{kind.value} applies to a whole event: 'into' is not for it")
         if kind is FaultKind.CORRUPT_CRC and checked["target"] == "crc":
             offset = checked["offset"]
             if offset is not None and offset > 3:
@@ -617,7 +632,8 @@ def _random_point(rng: random.Random, kind: FaultKind, events: int, transactions
     if choice == 1:
         where = rng.choice(list(Where))
         offset = rng.randrange(1, 4) if where is Where.INSIDE else 0
-        return Point(PointKind.TRANSACTION, rng.randrange(transactions), where, offset)
+        into = 0 if where is Where.AFTER or rng.random() < 0.5 else rng.randrange(1, 64)
+        return Point(PointKind.TRANSACTION, rng.randrange(transactions), where, offset, into)
     return Point(PointKind.BYTE, rng.randrange(events * 64))
 
 

@@ -89,16 +89,18 @@ def test_faults_a_real_replica_reconnects_after_cuts_mid_event_and_mid_transacti
     stream, master = served
     plan = FaultPlan(
         (
-            # Session 0: inside the second batch's third event (a ROWS event), after 25 bytes.
+            # Session 0: FIN 25 bytes into the second batch's third event (its first ROWS
+            # event): mid-event and mid-transaction.
             Fault(
                 FaultKind.CUT,
-                Point(PointKind.TRANSACTION, FIRST_BATCH + 1, Where.INSIDE, 3),
+                Point(PointKind.TRANSACTION, FIRST_BATCH + 1, Where.INSIDE, 2, into=25),
                 session=0,
             ),
-            # Session 1 (the replica's reconnect): mid-event, RST, in its first transaction.
+            # Session 1 (the replica's reconnect): RST between the events of its second group
+            # (before its fourth event): mid-transaction.
             Fault(
                 FaultKind.CUT,
-                Point(PointKind.TRANSACTION, 0, Where.INSIDE, 2),
+                Point(PointKind.TRANSACTION, 1, Where.INSIDE, 3),
                 session=1,
                 params={"close": "rst"},
             ),

@@ -198,21 +198,21 @@ def test_a_cut_at_a_transaction_point_falls_where_the_group_says(
     members = [i for i, e in enumerate(stream.events) if e.group == group]
     where = data.draw(st.sampled_from(list(Where)))
     offset = data.draw(st.integers(1, 6)) if where is Where.INSIDE else 0
+    into = 0 if where is Where.AFTER else data.draw(st.integers(0, 80))
     by_gtid = data.draw(st.booleans())
     point = (
-        Point(PointKind.GTID, stream.events[members[0]].gtid or "", where, offset)
+        Point(PointKind.GTID, stream.events[members[0]].gtid or "", where, offset, into)
         if by_gtid
-        else Point(PointKind.TRANSACTION, group, where, offset)
+        else Point(PointKind.TRANSACTION, group, where, offset, into)
     )
     outputs, _ = run([Fault(FaultKind.CUT, point)], stream.wire(), cuts)
     bounds = stream.packet_bounds()
-    if where is Where.BEFORE:
-        cut = bounds[members[0]][0]
-    elif where is Where.AFTER:
+    if where is Where.AFTER:
         cut = bounds[members[-1]][1]
     else:
-        # Before event ``offset`` of the group; a shorter group is cut before its last event.
-        cut = bounds[members[min(offset, len(members) - 1)]][0]
+        # Event ``offset`` of the group (a shorter group: its last event), ``into`` bytes in.
+        start, end = bounds[members[min(offset, len(members) - 1)]]
+        cut = min(start + into, end - 1)
     assert delivered(outputs) == stream.wire()[:cut]
     assert closes(outputs) == [CloseMode.FIN]
 

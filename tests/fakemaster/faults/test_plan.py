@@ -107,6 +107,11 @@ BAD: list[tuple[Any, str]] = [
     ({"faults": [{"kind": "cut", "at": {"event": 1, "where": "inside"}}]}, "offset >= 1"),
     ({"faults": [{"kind": "cut", "at": {"event": 1, "offset": 3}}]}, "only for points 'inside'"),
     ({"faults": [{"kind": "cut", "at": {"byte": 1, "where": "after"}}]}, "takes no where"),
+    ({"faults": [{"kind": "cut", "at": {"event": 1, "into": 2}}]}, "'into' is only for"),
+    (
+        {"faults": [{"kind": "truncate", "at": {"transaction": 1, "into": 2}}]},
+        "'into' is not for it",
+    ),
     ({"faults": [{"kind": "cut", "at": {"gtid": "0-1"}}]}, "'domain-server-seq'"),
     ({"faults": [{"kind": "cut", "at": {"time": "soon"}}]}, "number of seconds"),
     ({"faults": [{"kind": "cut", "at": {"event": 1}, "close": "slam"}]}, "one of ['fin', 'rst']"),
