@@ -28,6 +28,7 @@ from fakemaster.faults.plan import (
     PointKind,
     Where,
 )
+from fakemaster.faults.strategies import fault_plans
 from fakemaster.packets import ErrPacket
 from tests.budget import examples
 from tests.fakemaster.faults.streams import (
@@ -466,3 +467,34 @@ def test_the_engine_counts_the_events_and_groups_the_decoder_finds(
     assert engine.events == len(not_heartbeats)
     assert engine.transactions == sum(1 for e in not_heartbeats if e[4] == EventType.GTID)
     assert [fault.kind for fault in engine.pending] == [FaultKind.CUT]
+
+
+# --- any plan -------------------------------------------------------------------------------
+
+TRANSPARENT = {FaultKind.STALL, FaultKind.TRICKLE, FaultKind.BANDWIDTH, FaultKind.LATENCY}
+ENDING = {FaultKind.CUT, FaultKind.BLACKHOLE, FaultKind.ERROR, FaultKind.EOF}
+
+
+@settings(max_examples=examples(2))
+@given(streams(), fault_plans(max_faults=4, max_event=30, max_byte=1500), slicings, slicings)
+def test_any_plan_on_any_stream_is_deterministic_and_well_formed(
+    stream: Stream, plan: FaultPlan, cuts: list[int], other_cuts: list[int]
+) -> None:
+    """Whatever the plan: the engine does not fail, the output does not depend on how the
+    server's bytes were read, times never go back, a close comes last; transparent faults
+    change no byte; without a fault that ends the stream the client reads whole packets in
+    an unbroken sequence."""
+    wire = stream.wire()
+    outputs, engine = run(plan, wire, cuts)
+    again, _ = run(plan, wire, other_cuts)
+    assert delivered(again) == delivered(outputs) and closes(again) == closes(outputs)
+    check_order(outputs)
+    kinds = {fault.kind for fault in plan.faults}
+    if kinds <= TRANSPARENT:
+        assert delivered(outputs) == wire
+    if not kinds & ENDING and FaultKind.TRUNCATE not in kinds and not stream.semi_sync:
+        reader = PacketReader(expected_seq=1)
+        reader.feed(delivered(outputs))
+        payloads = list(reader)
+        assert sum(4 + len(p) for p in payloads) == len(delivered(outputs))
+    assert engine.events <= len(stream.counted())
