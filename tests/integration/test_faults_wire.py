@@ -26,6 +26,7 @@ from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
 from tests.integration.streams import (
     COUNTER,
     DATABASE,
@@ -128,60 +129,12 @@ def test_faults_a_cut_mid_event_falls_inside_the_event(
     stream, master = served
     plan = [Fault(FaultKind.CUT, Point(PointKind.EVENT, 12, Where.INSIDE, 25))]
     with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
-        direct = raw_dump(master.host, master.port)
-        through = raw_dump(proxy.host, proxy.port)
+        direct, _ = raw_dump(master.host, master.port, USER, PASSWORD)
+        through, _ = raw_dump(proxy.host, proxy.port, USER, PASSWORD)
     assert direct.startswith(through) and len(through) < len(direct)
     # The cut is 25 bytes into the 13th event packet.
     starts = packet_starts(direct)
     assert len(through) == starts[12] + 25
-
-
-def packet_starts(data: bytes) -> list[int]:
-    starts = []
-    at = 0
-    while at + 4 <= len(data):
-        starts.append(at)
-        at += 4 + int.from_bytes(data[at : at + 3], "little")
-    return starts
-
-
-def raw_dump(host: str, port: int) -> bytes:
-    """The bytes a non-blocking dump from the start of the first file receives (until the
-    server's EOF or the connection's end)."""
-    conn = pymysql.connect(host=host, port=port, user=USER, password=PASSWORD)
-    try:
-        with conn.cursor() as cursor:
-            cursor.execute("SET @master_binlog_checksum = 'CRC32'")
-            cursor.execute("SET @mariadb_slave_capability = 4")
-        name = b"mysql-bin.000001"
-        payload = b"\x12" + (4).to_bytes(4, "little") + (1).to_bytes(2, "little")
-        payload += (0).to_bytes(4, "little") + name
-        sock = conn._sock
-        assert sock is not None
-        sock.sendall(len(payload).to_bytes(3, "little") + b"\x00" + payload)
-        sock.settimeout(30)
-        data = bytearray()
-        while True:
-            try:
-                chunk = sock.recv(1 << 16)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            data += chunk
-            starts = packet_starts(bytes(data))
-            if starts:
-                last = starts[-1]
-                size = int.from_bytes(data[last : last + 3], "little")
-                if (
-                    data[last + 4 : last + 5] == b"\xfe"
-                    and size < 9
-                    and len(data) == last + 4 + size
-                ):
-                    break  # the EOF that ends a non-blocking dump
-        return bytes(data)
-    finally:
-        conn.close()
 
 
 @pytest.mark.mariadb
