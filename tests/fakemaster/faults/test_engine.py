@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,6 +163,29 @@ def test_trickle_at_every_offset_of_a_stream_with_a_split_packet() -> None:
     end = stream.packet_bounds()[2][0] + 5
     assert delivered(outputs) == wire[:end]
     assert closes(outputs) == [CloseMode.FIN]
+
+
+@pytest.mark.parametrize(
+    "size", [MAX_PACKET_PAYLOAD - 2 - 1, MAX_PACKET_PAYLOAD - 1, MAX_PACKET_PAYLOAD + 7]
+)
+def test_a_split_event_is_duplicated_and_truncated_as_a_whole(size: int) -> None:
+    """Events whose packet payload (0x00 + event) is 0xFFFFFF - 2, exactly 0xFFFFFF (then an
+    empty packet ends it) and more: copies and truncations are framed like any event."""
+    big = DumpEvent(event_bytes(EventType.WRITE_ROWS_V1, bytes(size - 19 - 4)))
+    small = DumpEvent(event_bytes(EventType.XID, bytes(8)))
+    stream = Stream((small, big, small))
+    # The big event's packets: one (below 0xFFFFFF), or a full one and the rest (maybe empty).
+    assert len(sequences(stream.wire())) == (3 if size + 1 < MAX_PACKET_PAYLOAD else 4)
+    plan = [Fault(FaultKind.DUPLICATE, Point(PointKind.EVENT, 1))]
+    outputs, _ = run(plan, stream.wire(), [5, MAX_PACKET_PAYLOAD + 3])
+    assert delivered(outputs) == frame_payloads(stream.payloads([small, big, big, small]))
+    keep = MAX_PACKET_PAYLOAD - 10
+    plan = [Fault(FaultKind.TRUNCATE, Point(PointKind.EVENT, 1), params={"keep": keep})]
+    outputs, _ = run(plan, stream.wire())
+    cut = DumpEvent(big.event[:keep])
+    assert delivered(outputs) == frame_payloads(stream.payloads([small, cut, small]))
+    got = decoded(delivered(outputs), False)
+    assert got == [small.event, cut.event, small.event]
 
 
 # --- cuts ---------------------------------------------------------------------------------------
