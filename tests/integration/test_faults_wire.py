@@ -354,3 +354,74 @@ def test_faults_what_a_real_replica_does(
             # group itself was whole before the copy), nothing after it.
             last = FIRST_BATCH if name == "duplicate_xid" else FIRST_BATCH - 1
             wait_caught_up(replica, str(stream.groups[last].gtid), master=master)
+
+
+@pytest.mark.mariadb
+def test_faults_a_semi_sync_replica_through_cuts_and_a_duplicate(
+    mariadb_factory: MariaDBFactory,
+) -> None:
+    """With semi-sync, every event packet carries 0xEF and a flag, and after an event that asks
+    for an ACK both sides restart the packet count: the engine's copies and cuts keep the
+    sequence the replica checks. Session 0 is cut mid-event; session 1 gets a copy of a ROWS
+    event that ends its statement (skipped by the replica, see OUTCOMES) mid-transaction, then
+    more groups each ending with an ACK request."""
+    store = MemoryBinlogStore(server_id=MASTER_SERVER_ID)
+    config = ServerConfig(
+        server_id=MASTER_SERVER_ID,
+        user=USER,
+        password=PASSWORD,
+        semi_sync_enabled=True,
+        semi_sync_timeout_ms=10_000,
+    )
+    stream = TypedStream(store)
+    stream.create_schema()
+    stream.add_batches(4)
+    plan = FaultPlan(
+        (
+            Fault(
+                FaultKind.CUT,
+                Point(PointKind.TRANSACTION, FIRST_BATCH + 1, Where.INSIDE, 2, into=30),
+                session=0,
+            ),
+            Fault(FaultKind.DUPLICATE, Point(PointKind.TRANSACTION, 0, Where.INSIDE, 2), session=1),
+        )
+    )
+    with (
+        BackgroundFakeMaster(config, store) as master,
+        BackgroundFaultProxy((master.host, master.port), plan) as proxy,
+    ):
+        replica = mariadb_factory({"rpl_semi_sync_slave_enabled": "ON"}, server_id=2)
+        replica.change_master(proxy.host, proxy.port, USER, PASSWORD)
+        replica.execute("START SLAVE")
+        wait_caught_up(replica, stream.gtid_pos(), master=master)
+        stream.add_batches(2)
+        wait_caught_up(replica, stream.gtid_pos(), master=master)
+        check_tables(replica, stream)
+        assert replica.status_variable("Rpl_semi_sync_slave_status") == "ON"
+        assert [a.fault for e in proxy.engines for a in e.applied] == list(plan.faults)
+        assert master.errors == []
+
+
+@pytest.mark.mariadb
+def test_faults_mariadb_binlog_raw_reads_a_20_mib_event_through_a_reslicing_proxy(
+    tmp_path: Path,
+) -> None:
+    """A 20 MiB event (two packets: 0xFFFFFF bytes and the rest) among small ones, re-sliced in
+    pieces of 65521 bytes (a prime: the pieces end at every kind of place), arrives whole."""
+    from fakemaster.events import QueryEvent, XidEvent
+
+    tool = mariadb_binlog()
+    store = MemoryBinlogStore(server_id=MASTER_SERVER_ID, clock=lambda: 1_700_000_000)
+    for number in range(20):
+        value = b"z" * (20 << 20) if number == 10 else b"%d" % number
+        query = b"INSERT INTO t VALUES ('" + value + b"')"
+        store.append_transaction([QueryEvent(query=query, database="d"), XidEvent(xid=number)])
+    config = ServerConfig(server_id=MASTER_SERVER_ID, user=USER, password=PASSWORD)
+    plan = [Fault(FaultKind.TRICKLE, Point(PointKind.BYTE, 0), params={"size": 65521})]
+    with BackgroundFakeMaster(config, store) as master:
+        direct = fetch_raw(tool, master.host, master.port, tmp_path / "direct")
+        with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+            through = fetch_raw(tool, proxy.host, proxy.port, tmp_path / "through")
+        assert master.errors == []
+    assert len(direct["mysql-bin.000001"]) > 20 << 20
+    assert through == direct
