@@ -347,6 +347,17 @@ def test_faults_what_a_real_replica_does(
         assert [a.fault for e in proxy.engines for a in e.applied] == [fault]
         if name in RECONNECTS:
             assert proxy.sessions >= 2
+        if name == "withhold_heartbeat":
+            # Caught up and idle, without heartbeats: the replica gives the connection up
+            # after slave_net_timeout and reconnects (its next session has no fault).
+            wait_for_replica(replica, lambda: proxy.sessions >= 2, "a reconnect", master=master)
+            wait_for_replica(
+                replica,
+                lambda: int(replica.status_variable("Slave_received_heartbeats") or 0) > 0,
+                "heartbeats on the new connection",
+                master=master,
+            )
+            assert "Failed reading log event, reconnecting to retry" in replica.error_log_text()
         if log_line is not None:
             assert log_line.format(gtid=gtid) in replica.error_log_text()
         if outcome != "resumes":
