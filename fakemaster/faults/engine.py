@@ -70,6 +70,7 @@ _CLIENT_SSL = 0x800
 _HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
 _EVENT_SIZE_AT = 9  # event_size in the event header
 _SERVER_ID_AT = 5
+_LOG_POS_AT = 13
 _EOF_MAX = 9  # an EOF payload is shorter than this (a longer 0xFE payload is not an EOF)
 _BANDWIDTH_SLICES = 50  # a rate-limited stream goes out in pieces of rate/50 bytes (20 ms)
 
@@ -151,6 +152,25 @@ class _ClientScanner:
                 self.want = min(4, self.length)
                 if not self.want:
                     yield self.seq, b""
+
+
+def _wrong_heartbeat(event: bytes, fault: Fault) -> bytes:
+    """A HEARTBEAT event with the fault's position (header log_pos) and/or file name; its
+    CRC32 recomputed if it had a valid one."""
+    has_crc = _event_has_crc(event)
+    end = len(event) - (CHECKSUM_LEN if has_crc else 0)
+    header = bytearray(event[:HEADER_LEN])
+    body = event[HEADER_LEN:end]
+    if fault.params["file"] is not None:
+        body = fault.params["file"].encode("ascii")
+    if fault.params["position"] is not None:
+        header[_LOG_POS_AT : _LOG_POS_AT + 4] = int(fault.params["position"]).to_bytes(4, "little")
+    size = HEADER_LEN + len(body) + (CHECKSUM_LEN if has_crc else 0)
+    header[_EVENT_SIZE_AT : _EVENT_SIZE_AT + 4] = size.to_bytes(4, "little")
+    changed = bytes(header) + body
+    if has_crc:
+        changed += zlib.crc32(changed).to_bytes(CHECKSUM_LEN, "little")
+    return changed
 
 
 def _event_has_crc(event: bytes) -> bool:
@@ -363,6 +383,16 @@ class FaultEngine:
             if self._active(FaultKind.WITHHOLD_HEARTBEAT, now):
                 self._shift = (self._shift - len(unit.seqs)) & 0xFF
                 return []
+            wrong = self._active(FaultKind.WRONG_HEARTBEAT, now)
+            if wrong is not None and type_code == EventType.HEARTBEAT:
+                changed = _wrong_heartbeat(event, wrong)
+                data, packets, _ = self._frame(
+                    prefix + changed, (unit.seqs[0] + self._shift) & 0xFF
+                )
+                first = (unit.seqs[0] + self._shift) & 0xFF
+                self._shift = (self._shift + packets - len(unit.seqs)) & 0xFF
+                self._out_next = (unit.seqs[-1] + self._shift + 1) & 0xFF
+                return self._deliver(data, self._byte_activations(len(data)), now, first)
             data = self._renumbered(unit)
             first = (unit.seqs[0] + self._shift) & 0xFF
             self._out_next = (unit.seqs[-1] + self._shift + 1) & 0xFF

@@ -94,6 +94,7 @@ class FaultKind(StrEnum):
     ERROR = "error"
     EOF = "eof"
     WITHHOLD_HEARTBEAT = "withhold_heartbeat"
+    WRONG_HEARTBEAT = "wrong_heartbeat"
 
 
 class PointKind(StrEnum):
@@ -256,6 +257,12 @@ PARAMETERS: Mapping[FaultKind, Mapping[str, _Param]] = MappingProxyType(
         },
         FaultKind.EOF: {"close": _Param("choice", "fin", choices=_CLOSES)},
         FaultKind.WITHHOLD_HEARTBEAT: {"duration": _DURATION},
+        # Heartbeats from the point on carry this position (header log_pos) and/or file name.
+        FaultKind.WRONG_HEARTBEAT: {
+            "position": _Param("int", None, minimum=0, maximum=_U32, optional=True),
+            "file": _Param("str", None, optional=True),
+            "duration": _DURATION,
+        },
     }
 )
 
@@ -392,6 +399,11 @@ class Fault:
             offset = checked["offset"]
             if offset is not None and offset > 3:
                 raise PlanError("corrupt_crc of the crc: offset must be 0..3")
+        if kind is FaultKind.WRONG_HEARTBEAT:
+            if checked["position"] is None and checked["file"] is None:
+                raise PlanError("wrong_heartbeat needs a 'position' or a 'file'")
+            if checked["file"] is not None and not checked["file"].isascii():
+                raise PlanError(f"wrong_heartbeat: file must be ASCII: {checked['file']!r}")
         if kind is FaultKind.ERROR and checked["sqlstate"] is not None:
             if len(checked["sqlstate"]) != 5 or not checked["sqlstate"].isascii():
                 raise PlanError(f"sqlstate must be 5 ASCII characters: {checked['sqlstate']!r}")
@@ -660,4 +672,8 @@ def _random_params(rng: random.Random, kind: FaultKind, max_duration: float) -> 
         return {"preset": rng.choice(tuple(ERROR_PRESETS)), "close": rng.choice(("fin", "rst"))}
     if kind is FaultKind.WITHHOLD_HEARTBEAT:
         return {"duration": duration()}
+    if kind is FaultKind.WRONG_HEARTBEAT:
+        if rng.random() < 0.5:
+            return {"position": rng.randrange(4, 1 << 16)}
+        return {"file": f"mysql-bin.{rng.randrange(1, 1000):06d}"}
     return {}

@@ -116,6 +116,17 @@ def _params(kind: FaultKind, max_duration: float) -> st.SearchStrategy[dict[str,
         return st.fixed_dictionaries({}, optional={"close": st.sampled_from(["fin", "rst"])})
     if kind is FaultKind.WITHHOLD_HEARTBEAT:
         return st.fixed_dictionaries({}, optional={"duration": durations})
+    if kind is FaultKind.WRONG_HEARTBEAT:
+        return st.one_of(
+            st.fixed_dictionaries(
+                {"position": st.integers(0, (1 << 32) - 1)},
+                optional={"file": st.from_regex(r"mysql-bin\.[0-9]{6}", fullmatch=True)},
+            ),
+            st.fixed_dictionaries(
+                {"file": st.from_regex(r"mysql-bin\.[0-9]{6}", fullmatch=True)},
+                optional={"duration": durations},
+            ),
+        )
     return st.just({})
 
 

@@ -306,6 +306,23 @@ OUTCOMES: dict[str, tuple[Fault, object, str | None]] = {
     # Nothing flows: after slave_net_timeout the replica reconnects.
     "blackhole": (Fault(FaultKind.BLACKHOLE, MID), "resumes", None),
     "stall": (Fault(FaultKind.STALL, MID, params={"duration": 1.0}), "resumes", None),
+    # A heartbeat behind the replica's position: fatal.
+    "wrong_heartbeat_position": (
+        Fault(FaultKind.WRONG_HEARTBEAT, Point(PointKind.EVENT, 0), params={"position": 4}),
+        RELAY_LOG_WRITE_FAILURE,
+        "Unexpected master's heartbeat data: heartbeat is not compatible with local info;"
+        "the event's data: log_file_name mysql-bin.000001 log_pos 4",
+    ),
+    # A heartbeat naming another file (at the right position): counted, no error.
+    "wrong_heartbeat_file": (
+        Fault(
+            FaultKind.WRONG_HEARTBEAT,
+            Point(PointKind.EVENT, 0),
+            params={"file": "mysql-bin.000999"},
+        ),
+        "resumes",
+        None,
+    ),
     # Heartbeats withheld on an idle stream: the replica reconnects after slave_net_timeout.
     "withhold_heartbeat": (
         Fault(FaultKind.WITHHOLD_HEARTBEAT, Point(PointKind.EVENT, 0)),
@@ -334,7 +351,11 @@ def test_faults_what_a_real_replica_does(
         def settled() -> bool:
             if replica.slave_status().get("Slave_IO_Running") == "No":
                 return True
-            return str(replica.query_one("SELECT @@GLOBAL.gtid_slave_pos")) == wanted
+            if str(replica.query_one("SELECT @@GLOBAL.gtid_slave_pos")) != wanted:
+                return False
+            # Heartbeat faults act on an idle stream: two heartbeats counted, or a stop.
+            heartbeats = int(replica.status_variable("Slave_received_heartbeats") or 0)
+            return not name.startswith("wrong_heartbeat") or heartbeats >= 2
 
         wait_for_replica(replica, settled, "caught up or stopped", master=master, timeout=60)
         status = replica.slave_status()
@@ -362,8 +383,10 @@ def test_faults_what_a_real_replica_does(
             assert log_line.format(gtid=gtid) in replica.error_log_text()
         if outcome != "resumes":
             # Everything before the faulted group was applied (with the XID duplicated, the
-            # group itself was whole before the copy), nothing after it.
-            last = FIRST_BATCH if name == "duplicate_xid" else FIRST_BATCH - 1
+            # group itself was whole before the copy; a heartbeat comes after all groups).
+            last = {"duplicate_xid": FIRST_BATCH, "wrong_heartbeat_position": -1}.get(
+                name, FIRST_BATCH - 1
+            )
             wait_caught_up(replica, str(stream.groups[last].gtid), master=master)
 
 

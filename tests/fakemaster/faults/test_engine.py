@@ -9,6 +9,7 @@ checked) reads what the engine delivers and finds the expected events.
 
 from __future__ import annotations
 
+import struct
 import zlib
 
 import pytest
@@ -344,6 +345,45 @@ def test_withheld_heartbeats_are_left_out_and_the_sequence_still_runs(
     assert delivered(outputs) == frame_payloads(stream.payloads(events))
     if not stream.semi_sync:
         assert decoded(delivered(outputs), False) == [e.event for e in events]
+
+
+@settings(max_examples=examples(1))
+@given(streams(), slicings, st.data())
+def test_wrong_heartbeats_carry_the_planned_position_and_file(
+    stream: Stream, cuts: list[int], data: st.DataObject
+) -> None:
+    counted = stream.counted()
+    number = data.draw(st.integers(0, len(counted) - 1))
+    position = data.draw(st.none() | st.integers(0, (1 << 32) - 1))
+    file_name = data.draw(st.none() | st.sampled_from(["mysql-bin.000009", "x", "other.1"]))
+    if position is None and file_name is None:
+        position = 4
+    params = {"position": position, "file": file_name}
+    plan = [Fault(FaultKind.WRONG_HEARTBEAT, Point(PointKind.EVENT, number), params=params)]
+    outputs, _ = run(plan, stream.wire(), cuts)
+    start = counted[number]
+    events = list(stream.events)
+    for index in range(start, len(events)):
+        event = events[index].event
+        if events[index].heartbeat:
+            timestamp, _, server_id, _, log_pos, flags = struct.unpack_from("<IBIIIH", event)
+            body = event[19 : len(event) - (4 if stream.crc else 0)]
+            body = body if file_name is None else file_name.encode()
+            log_pos = log_pos if position is None else position
+            rebuilt = struct.pack(
+                "<IBIIIH",
+                timestamp,
+                EventType.HEARTBEAT,
+                server_id,
+                19 + len(body) + (4 if stream.crc else 0),
+                log_pos,
+                flags,
+            )
+            rebuilt += body
+            if stream.crc:
+                rebuilt += struct.pack("<I", zlib.crc32(rebuilt))
+            events[index] = DumpEvent(rebuilt)
+    assert delivered(outputs) == frame_payloads(stream.payloads(events))
 
 
 @settings(max_examples=examples(1))
