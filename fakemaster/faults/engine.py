@@ -1,8 +1,9 @@
 """The fault engine: one connection's server->client bytes, with a fault plan applied. Sans-IO.
 
 The shell (:mod:`fakemaster.faults.proxy`, or a test) hands the engine what each side sends:
-:meth:`FaultEngine.from_client` (observed only, to see the handshake's capabilities and the
-COM_BINLOG_DUMP that starts a dump session) and :meth:`FaultEngine.from_server`, which returns
+:meth:`FaultEngine.from_client` (watched, to see the handshake's capabilities and the
+COM_BINLOG_DUMP that starts a dump session, and returned for the shell to forward: unchanged but
+for the semi-sync ACKs a ``drop_acks`` fault drops) and :meth:`FaultEngine.from_server`, which returns
 :class:`Output` instructions: bytes to write to the client, the time (on the engine's clock)
 before which they must not be written, and whether to close the client's connection after them
 (FIN or RST). :meth:`FaultEngine.poll` fires faults due at a time (``time`` points) when no
@@ -204,6 +205,9 @@ class FaultEngine:
         self.closed = False
         self.applied: list[Applied] = []
         self.pending: list[Fault] = []  # this session's faults not applied (yet)
+        self.dropped_acks = 0  # semi-sync ACKs a drop_acks fault kept from the server
+        self._client_buffer = bytearray()  # client bytes of an unfinished packet (drop_acks)
+        self._filter_acks = False
         self._client = _ClientScanner()
         self._first_client_packet = True
         self._in_dump = False
@@ -213,10 +217,13 @@ class FaultEngine:
 
     # --- the shell's calls --------------------------------------------------------------------
 
-    def from_client(self, data: bytes) -> None:
-        """Bytes the client sent (the shell forwards them to the server unchanged)."""
-        if self.opaque or self._in_dump:
-            return
+    def from_client(self, data: bytes) -> bytes:
+        """Bytes the client sent; what to forward to the server: the same bytes, but for the
+        semi-sync ACKs a ``drop_acks`` fault drops (a partial packet is held meanwhile)."""
+        if self.opaque:
+            return data
+        if self._in_dump:
+            return self._client_in_dump(data) if self._filter_acks else data
         for seq, first in self._client.feed(data):
             if self._first_client_packet:
                 self._first_client_packet = False
@@ -224,10 +231,29 @@ class FaultEngine:
                     capabilities = int.from_bytes(first, "little")
                     if capabilities & (_CLIENT_SSL | _CLIENT_COMPRESS):
                         self.opaque = True
-                        return
+                        return data
             elif seq == 0 and first[:1] in (b"\x12", b"\x1e"):
                 self._start_dump()
-                return
+                break
+        return data
+
+    def _client_in_dump(self, data: bytes) -> bytes:
+        buf = self._client_buffer
+        buf += data
+        kept = bytearray()
+        now = self._clock()
+        while len(buf) >= PACKET_HEADER_LEN:
+            end = PACKET_HEADER_LEN + int.from_bytes(buf[:3], "little")
+            if len(buf) < end:
+                break
+            packet = bytes(buf[:end])
+            del buf[:end]
+            is_ack = packet[3] == 0 and packet[4:5] == bytes((SEMI_SYNC_MAGIC,))
+            if is_ack and self._active(FaultKind.DROP_ACKS, now) is not None:
+                self.dropped_acks += 1
+                continue
+            kept += packet
+        return bytes(kept)
 
     def from_server(self, data: bytes) -> list[Output]:
         """Bytes the server sent; what to write to the client, and when."""
@@ -307,8 +333,12 @@ class FaultEngine:
         self._reset_session(now)
         self.pending = list(self.plan.for_session(self.session))
         self._follow = bool(self.pending)
+        self._filter_acks = any(fault.kind is FaultKind.DROP_ACKS for fault in self.pending)
 
     def _end_dump(self) -> None:
+        if self._client_buffer:
+            self._client_buffer.clear()
+        self._filter_acks = False
         self._in_dump = False
         self._follow = False
         self._client = _ClientScanner()

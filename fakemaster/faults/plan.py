@@ -95,6 +95,7 @@ class FaultKind(StrEnum):
     EOF = "eof"
     WITHHOLD_HEARTBEAT = "withhold_heartbeat"
     WRONG_HEARTBEAT = "wrong_heartbeat"
+    DROP_ACKS = "drop_acks"
 
 
 class PointKind(StrEnum):
@@ -257,6 +258,8 @@ PARAMETERS: Mapping[FaultKind, Mapping[str, _Param]] = MappingProxyType(
         },
         FaultKind.EOF: {"close": _Param("choice", "fin", choices=_CLOSES)},
         FaultKind.WITHHOLD_HEARTBEAT: {"duration": _DURATION},
+        # The replica's semi-sync ACKs (client->server) are dropped from the point on.
+        FaultKind.DROP_ACKS: {"duration": _DURATION},
         # Heartbeats from the point on carry this position (header log_pos) and/or file name.
         FaultKind.WRONG_HEARTBEAT: {
             "position": _Param("int", None, minimum=0, maximum=_U32, optional=True),
@@ -671,6 +674,8 @@ def _random_params(rng: random.Random, kind: FaultKind, max_duration: float) -> 
     if kind is FaultKind.ERROR:
         return {"preset": rng.choice(tuple(ERROR_PRESETS)), "close": rng.choice(("fin", "rst"))}
     if kind is FaultKind.WITHHOLD_HEARTBEAT:
+        return {"duration": duration()}
+    if kind is FaultKind.DROP_ACKS:
         return {"duration": duration()}
     if kind is FaultKind.WRONG_HEARTBEAT:
         if rng.random() < 0.5:

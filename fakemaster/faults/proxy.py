@@ -2,7 +2,7 @@
 
 :class:`FaultProxy` listens on 127.0.0.1 (port 0: the system picks one), and for each client
 opens a connection to the upstream server (the fake master or a real MariaDB), forwards the
-client's bytes unchanged and runs the server's bytes through a
+client's bytes (unchanged, but for semi-sync ACKs a ``drop_acks`` fault drops) and runs the server's bytes through a
 :class:`~fakemaster.faults.engine.FaultEngine`: it writes what the engine says, when it says,
 and closes the client's connection with FIN (orderly) or RST (SO_LINGER 0) when a fault cuts
 it. The upstream connection is closed with it. Dump sessions are counted over all connections
@@ -156,9 +156,10 @@ class FaultProxy:
     ) -> None:
         try:
             while data := await reader.read(_READ_SIZE):
-                engine.from_client(data)
-                up_writer.write(data)
-                await up_writer.drain()
+                forward = engine.from_client(data)
+                if forward:
+                    up_writer.write(forward)
+                    await up_writer.drain()
             if up_writer.can_write_eof():
                 up_writer.write_eof()
         except (ConnectionError, OSError):

@@ -114,7 +114,7 @@ def _params(kind: FaultKind, max_duration: float) -> st.SearchStrategy[dict[str,
         )
     if kind is FaultKind.EOF:
         return st.fixed_dictionaries({}, optional={"close": st.sampled_from(["fin", "rst"])})
-    if kind is FaultKind.WITHHOLD_HEARTBEAT:
+    if kind in (FaultKind.WITHHOLD_HEARTBEAT, FaultKind.DROP_ACKS):
         return st.fixed_dictionaries({}, optional={"duration": durations})
     if kind is FaultKind.WRONG_HEARTBEAT:
         return st.one_of(

@@ -144,3 +144,63 @@ def test_faults_a_real_primary_ends_a_dump_with_fin_and_no_packet_on_kill_and_sh
     assert how == "fin"
     assert all(payload[:1] == b"\x00" for payload in payloads)
     conn.close()
+
+
+def status_number(server: MariaDBServer, name: str) -> int:
+    return int(server.status_variable(name) or 0)
+
+
+@pytest.mark.mariadb
+def test_faults_dropped_acks_make_a_real_semi_sync_primary_time_out(
+    mariadb_factory: MariaDBFactory,
+) -> None:
+    """A real semi-sync primary and replica through the proxy. Session 0 passes the replica's
+    ACKs: the primary's commit is acknowledged (yes_tx). Session 1 (after STOP/START SLAVE)
+    drops them: the commit waits rpl_semi_sync_master_timeout, then the primary turns
+    semi-sync off (status OFF, no_tx counted) and the replica still gets the row."""
+    from tests.integration.streams import wait_for_replica
+
+    primary = mariadb_factory(
+        {"rpl_semi_sync_master_enabled": "ON", "rpl_semi_sync_master_timeout": 500},
+        server_id=1,
+    )
+    primary.create_replication_user(USER, PASSWORD)
+    primary.execute(["CREATE DATABASE d", "CREATE TABLE d.t (id INT PRIMARY KEY)"])
+    plan = [Fault(FaultKind.DROP_ACKS, Point(PointKind.EVENT, 0), session=1)]
+    with BackgroundFaultProxy((primary.host, primary.port), plan) as proxy:
+        replica = mariadb_factory({"rpl_semi_sync_slave_enabled": "ON"}, server_id=2)
+        replica.change_master(proxy.host, proxy.port, USER, PASSWORD)
+        replica.execute("START SLAVE")
+
+        def has(row_id: int) -> bool:
+            return replica.execute(f"SELECT id FROM d.t WHERE id = {row_id}") == [(row_id,)]
+
+        wait_for_replica(
+            replica,
+            lambda: status_number(primary, "Rpl_semi_sync_master_clients") == 1,
+            "a semi-sync replica on the primary",
+        )
+        # (The statements before any semi-sync replica connected count as no_tx.)
+        yes, no = (status_number(primary, f"Rpl_semi_sync_master_{n}_tx") for n in ("yes", "no"))
+        primary.execute("INSERT INTO d.t VALUES (1)")
+        wait_for_replica(replica, lambda: has(1), "row 1")
+        assert status_number(primary, "Rpl_semi_sync_master_yes_tx") == yes + 1
+        assert status_number(primary, "Rpl_semi_sync_master_no_tx") == no
+        assert primary.status_variable("Rpl_semi_sync_master_status") == "ON"
+
+        replica.execute("STOP SLAVE")
+        replica.execute("START SLAVE")
+        wait_for_replica(replica, lambda: proxy.sessions == 2, "the second dump session")
+        wait_for_replica(
+            replica,
+            lambda: status_number(primary, "Rpl_semi_sync_master_clients") == 1,
+            "the semi-sync replica back on the primary",
+        )
+        primary.execute("INSERT INTO d.t VALUES (2)")
+        wait_for_replica(replica, lambda: has(2), "row 2")
+        assert primary.status_variable("Rpl_semi_sync_master_status") == "OFF"
+        assert status_number(primary, "Rpl_semi_sync_master_no_tx") == no + 1
+        assert status_number(primary, "Rpl_semi_sync_master_yes_tx") == yes + 1
+        dropped = sum(engine.dropped_acks for engine in proxy.engines)
+        assert dropped >= 1
+        assert "Timeout waiting for reply of binlog" in primary.error_log_text()

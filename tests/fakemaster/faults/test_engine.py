@@ -562,3 +562,29 @@ def test_any_plan_on_any_stream_is_deterministic_and_well_formed(
         payloads = list(reader)
         assert sum(4 + len(p) for p in payloads) == len(delivered(outputs))
     assert engine.events <= len(stream.counted())
+
+
+def test_dropped_acks_never_reach_the_server_and_other_packets_do() -> None:
+    events = [DumpEvent(event_bytes(EventType.XID, bytes([i]) * 8), ack=True) for i in range(4)]
+    stream = Stream(tuple(events), semi_sync=True)
+    wire = stream.wire()
+    plan = [Fault(FaultKind.DROP_ACKS, Point(PointKind.EVENT, 2))]
+    engine = FaultEngine(plan, clock=Clock())
+    assert engine.from_client(dump_command()) == dump_command()
+    bounds = stream.packet_bounds()
+
+    def ack(position: int) -> bytes:
+        payload = b"\xef" + position.to_bytes(8, "little") + b"mysql-bin.000001"
+        return len(payload).to_bytes(3, "little") + b"\x00" + payload
+
+    quit_packet = b"\x01\x00\x00\x00\x01"
+    # Events 0 and 1 are delivered before the fault's point: their ACKs pass.
+    assert delivered(engine.from_server(wire[: bounds[1][1]])) == wire[: bounds[1][1]]
+    assert engine.from_client(ack(100) + ack(200)[:5]) == ack(100)
+    assert engine.from_client(ack(200)[5:]) == ack(200)
+    # From event 2 on, ACKs are dropped (split anywhere); other packets still pass.
+    assert delivered(engine.from_server(wire[bounds[1][1] :])) == wire[bounds[1][1] :]
+    both = ack(300) + ack(400)
+    assert engine.from_client(both[:7]) == b""
+    assert engine.from_client(both[7:] + quit_packet) == quit_packet
+    assert engine.dropped_acks == 2
