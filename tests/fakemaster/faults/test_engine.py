@@ -535,7 +535,13 @@ def test_the_engine_counts_the_events_and_groups_the_decoder_finds(
 
 # --- any plan -------------------------------------------------------------------------------
 
-TRANSPARENT = {FaultKind.STALL, FaultKind.TRICKLE, FaultKind.BANDWIDTH, FaultKind.LATENCY}
+TRANSPARENT = {
+    FaultKind.STALL,
+    FaultKind.TRICKLE,
+    FaultKind.BANDWIDTH,
+    FaultKind.LATENCY,
+    FaultKind.DROP_ACKS,  # client->server only
+}
 ENDING = {FaultKind.CUT, FaultKind.BLACKHOLE, FaultKind.ERROR, FaultKind.EOF}
 
 
