@@ -30,7 +30,6 @@ from fakemaster.constants import SEMI_SYNC_MAGIC, Command
 from fakemaster.errors import DecodeError
 from fakemaster.protocol.charsets import client_collation
 from fakemaster.protocol.compression import CompressedChannel, CompressedDump, DumpLike
-from fakemaster.protocol.connection_statements import apply_client_capabilities, change_database
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -42,8 +41,6 @@ from fakemaster.protocol.handshake import (
     check_native_password,
     new_scramble,
 )
-from fakemaster.protocol.outcome import OkResult
-from fakemaster.protocol.queries import execute
 from fakemaster.protocol.resultset import (
     ClientProtocol,
     ResultSet,
@@ -524,6 +521,13 @@ class ServerSession:
             self._send(actions, sql_error(1040).payload(), next_seq)
             self._close(actions, "too many connections")
             return
+        # The SQL layer (its lexer, parser and statement table) is loaded at the first login,
+        # not at startup: a server answers its first handshake without it.
+        from fakemaster.protocol.connection_statements import (
+            apply_client_capabilities,
+            change_database,
+        )
+
         collation = client_collation(response.charset)
         collation_id = (
             collation.id if collation is not None else server_collation_id(self.server.globals)
@@ -582,6 +586,8 @@ class ServerSession:
             if not body:
                 self._send_error(actions, sql_error(1046))
                 return
+            from fakemaster.protocol.connection_statements import change_database
+
             try:
                 result = change_database(sql, body.decode("utf-8", "surrogateescape"))
             except SqlError as error:
@@ -642,6 +648,9 @@ class ServerSession:
         return (Command.BINLOG_DUMP,)
 
     def _query(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        from fakemaster.protocol.outcome import OkResult
+        from fakemaster.protocol.queries import execute
+
         outcome = execute(sql, body.decode("utf-8", "surrogateescape"))
         seq = 1
         responses = outcome.responses
