@@ -205,3 +205,11 @@ def test_the_configuration_loads_no_event_classes_and_no_codec() -> None:
     assert [name for name in loaded if name.split(".")[0] != "fakemaster"] == []
     assert "fakemaster.events" not in loaded
     assert "fakemaster.encryption" not in loaded
+
+
+def test_the_command_line_loads_a_command_s_modules_when_it_runs() -> None:
+    assert project_modules(loaded_after_importing(["fakemaster.cli"])) == [
+        "fakemaster",
+        "fakemaster.cli",
+        "fakemaster.errors",
+    ]
