@@ -582,10 +582,11 @@ async def _serve(
     import signal
 
     from fakemaster.logs import log_to_stream_in_background
-    from fakemaster.semi_sync import semi_sync_master
     from fakemaster.server import FakeMaster
 
     if config.semi_sync_enabled:
+        from fakemaster.semi_sync import semi_sync_master
+
         # From now on every transaction waits for an ACK, even before a replica connects.
         semi_sync_master(store, config)
     master = FakeMaster(config, store)

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from decoder.packets import PacketReader, parse_semi_sync_ack
 from encoder.packets import frame
@@ -29,7 +30,6 @@ from fakemaster.accounts import Privilege, privilege_names
 from fakemaster.constants import SEMI_SYNC_MAGIC, Command
 from fakemaster.errors import DecodeError
 from fakemaster.protocol.charsets import client_collation
-from fakemaster.protocol.compression import CompressedChannel, CompressedDump, DumpLike
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -53,6 +53,9 @@ from fakemaster.protocol.resultset import (
 from fakemaster.protocol.sqlvalue import SqlValue
 from fakemaster.protocol.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
 from fakemaster.served_variables import handshake_version, server_collation_id
+
+if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
+    from fakemaster.protocol.compression import CompressedChannel, DumpLike
 
 __all__ = [
     "Ack",
@@ -414,6 +417,8 @@ class ServerSession:
         connection ``dump`` through the connection's compression."""
         if self._compression is None:
             return dump
+        from fakemaster.protocol.compression import CompressedDump
+
         return CompressedDump(dump, self._compression, semi_sync=request.semi_sync)
 
     def connection_lost(self) -> None:
@@ -562,6 +567,8 @@ class ServerSession:
         if response.capabilities & Capability.COMPRESS and isinstance(self._reader, PacketReader):
             # MariaDB counted the client's last packet (next_seq - 1) on its compressed
             # counter too: the first compressed packet it writes carries next_seq.
+            from fakemaster.protocol.compression import CompressedChannel
+
             self._compression = CompressedChannel(
                 sequence=next_seq,
                 max_payload=int(self.server.globals["max_allowed_packet"] or 0),

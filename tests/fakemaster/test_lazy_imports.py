@@ -67,10 +67,11 @@ SQL_LAYER = {
     "fakemaster.protocol.sqltext",
     "fakemaster.protocol.unsupported",
 }
-# Never needed to serve: the dump/build commands' tools, the decoder's file and stream readers,
-# the value checks and row value encoder under the packet encoder, the dump stream (loaded by
-# the first binlog dump request).
-NOT_FOR_SERVING = {
+# Not needed to listen: the dump/build commands' tools, the decoder's file and stream readers,
+# the value checks and row value encoder under the packet encoder (loaded by the first OK
+# packet), the dump stream (by the first binlog dump request), the compressed protocol and
+# semi-sync replication (when asked for).
+NOT_TO_LISTEN = {
     "fakemaster.dump",
     "fakemaster.jsonform",
     "fakemaster.listing",
@@ -81,6 +82,9 @@ NOT_FOR_SERVING = {
     "encoder.stream",
     "encoder.fields",
     "encoder.values",
+    # only for what a client or an option asks for: the compressed protocol, --semi-sync
+    "fakemaster.protocol.compression",
+    "fakemaster.semi_sync",
 }
 
 
@@ -145,7 +149,7 @@ def test_serving_a_binlog_directory_loads_neither_the_demo_nor_the_sql_layer(
     assert {"fakemaster.store.directory", "fakemaster.server", "fakemaster.session"} <= loaded
     assert sorted(loaded & DEMO_ONLY) == []
     assert sorted(loaded & SQL_LAYER) == []
-    assert sorted(loaded & NOT_FOR_SERVING) == []
+    assert sorted(loaded & NOT_TO_LISTEN) == []
 
 
 def test_the_demo_loads_its_encoder_but_not_the_sql_layer(tmp_path: Path) -> None:
@@ -195,7 +199,7 @@ def test_the_codec_packages_load_their_modules_on_first_use() -> None:
 def test_the_server_loads_no_encoder_of_events_no_decoder_of_files_no_sql_layer() -> None:
     loaded = set(loaded_after_importing(["fakemaster.server"]))
     assert "fakemaster.session" in loaded
-    assert sorted(loaded & (DEMO_ONLY | SQL_LAYER | NOT_FOR_SERVING)) == []
+    assert sorted(loaded & (DEMO_ONLY | SQL_LAYER | NOT_TO_LISTEN)) == []
     assert "fakemaster.store.memory" not in loaded
 
 
