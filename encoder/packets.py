@@ -16,7 +16,6 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from encoder.fields import check_fields
 from encoder.primitives import buffer_argument, name_bytes, packed_int
 from fakemaster.constants import (
     COMPRESSED_HEADER_LEN,
@@ -312,6 +311,10 @@ def _check(packet: Any, kind: type, problem: str | None = None, field: str | Non
         raise EncodeError(problem, field=field, event_type=name)
     if not isinstance(packet, kind):
         raise EncodeError(f"expected {kind.__name__}, not {name}")
+    # Imported here: the framing the server needs at startup does not load the value checks
+    # (and the row value encoder under them) before the first packet is encoded.
+    from encoder.fields import check_fields
+
     try:
         check_fields(packet)
     except EncodeError as exc:

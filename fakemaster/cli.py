@@ -9,21 +9,20 @@ gives one ``error: ...`` line on stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from fakemaster.context import BinlogContext
 from fakemaster.errors import FakemasterError
-from fakemaster.events import Event
 
 if TYPE_CHECKING:
     from fakemaster.config import ServerConfig
+    from fakemaster.context import BinlogContext
     from fakemaster.demo import DemoWriter
     from fakemaster.encryption import BinlogKeys
+    from fakemaster.events import Event
     from fakemaster.server import FakeMaster
     from fakemaster.store import BinlogStore
 
@@ -72,6 +71,8 @@ def add_temporal_precision_option(parser: argparse.ArgumentParser) -> None:
 
 
 def context_for(args: argparse.Namespace) -> BinlogContext:
+    from fakemaster.context import BinlogContext
+
     return BinlogContext(temporal_precisions=dict(args.temporal_precisions))
 
 
@@ -145,6 +146,7 @@ def read_file_events(
     """
     from decoder.binlog_file import iter_raw_events
     from decoder.core import decode_event
+    from fakemaster.context import BinlogContext
 
     if ctx is None:
         ctx = BinlogContext()
@@ -157,6 +159,8 @@ def read_file_events(
 
 def json_line(obj: Any, stream: TextIO) -> str:
     """One JSON line: non-ASCII text as it is, unless the stream cannot encode it."""
+    import json
+
     line = json.dumps(obj, ensure_ascii=False)
     try:
         line.encode(getattr(stream, "encoding", None) or "utf-8")
@@ -240,6 +244,8 @@ def add_build_command(subparsers: Subparsers) -> None:
 
 
 def _json_lines(source: str) -> Iterator[tuple[int, Any]]:
+    import json
+
     stream = sys.stdin if source == "-" else open(source, encoding="utf-8")
     try:
         for number, line in enumerate(stream, 1):
@@ -448,11 +454,11 @@ def add_serve_command(subparsers: Subparsers) -> None:
 
 
 def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | None, str]:
-    """(store, demo writer or None, description) of what ``serve`` serves."""
-    from fakemaster.demo import demo_store
-    from fakemaster.store import DirectoryBinlogStore
-
+    """(store, demo writer or None, description) of what ``serve`` serves (the demo and the
+    encoder it writes with are imported only to serve the demo)."""
     if args.binlog_dir is None:
+        from fakemaster.demo import demo_store
+
         # The demo binlog is written as the options describe its server.
         values = _settings(args).global_variables()
         store, writer = demo_store(
@@ -465,6 +471,8 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
         return store, writer, f"demo binlog {names[0]} to {names[-1]}"
     if args.demo_live is not None:
         raise CommandError("--demo-live needs the demo stream: leave out --binlog-dir")
+    from fakemaster.store.directory import DirectoryBinlogStore
+
     try:
         directory_store = DirectoryBinlogStore(args.binlog_dir, args.binlog_basename)
         names = directory_store.file_names()
@@ -574,10 +582,11 @@ async def _serve(
     import signal
 
     from fakemaster.logs import log_to_stream_in_background
-    from fakemaster.semi_sync import semi_sync_master
     from fakemaster.server import FakeMaster
 
     if config.semi_sync_enabled:
+        from fakemaster.semi_sync import semi_sync_master
+
         # From now on every transaction waits for an ACK, even before a replica connects.
         semi_sync_master(store, config)
     master = FakeMaster(config, store)

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from fakemaster.accounts import Account
-from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import ConfigError
 from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, setting_value
+
+if TYPE_CHECKING:  # only annotations: the configuration loads neither ssl nor the event classes
+    import ssl
+
+    from fakemaster.encryption import BinlogKeys
 
 __all__ = [
     "DEFAULT_BINLOG_CHECKSUM",

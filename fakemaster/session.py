@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from decoder.packets import PacketReader, parse_semi_sync_ack
 from encoder.packets import frame
@@ -29,8 +30,6 @@ from fakemaster.accounts import Privilege, privilege_names
 from fakemaster.constants import SEMI_SYNC_MAGIC, Command
 from fakemaster.errors import DecodeError
 from fakemaster.protocol.charsets import client_collation
-from fakemaster.protocol.compression import CompressedChannel, CompressedDump, DumpLike
-from fakemaster.protocol.connection_statements import apply_client_capabilities, change_database
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -42,8 +41,6 @@ from fakemaster.protocol.handshake import (
     check_native_password,
     new_scramble,
 )
-from fakemaster.protocol.outcome import OkResult
-from fakemaster.protocol.queries import execute
 from fakemaster.protocol.resultset import (
     ClientProtocol,
     ResultSet,
@@ -56,6 +53,9 @@ from fakemaster.protocol.resultset import (
 from fakemaster.protocol.sqlvalue import SqlValue
 from fakemaster.protocol.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
 from fakemaster.served_variables import handshake_version, server_collation_id
+
+if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
+    from fakemaster.protocol.compression import CompressedChannel, DumpLike
 
 __all__ = [
     "Ack",
@@ -417,6 +417,8 @@ class ServerSession:
         connection ``dump`` through the connection's compression."""
         if self._compression is None:
             return dump
+        from fakemaster.protocol.compression import CompressedDump
+
         return CompressedDump(dump, self._compression, semi_sync=request.semi_sync)
 
     def connection_lost(self) -> None:
@@ -524,6 +526,13 @@ class ServerSession:
             self._send(actions, sql_error(1040).payload(), next_seq)
             self._close(actions, "too many connections")
             return
+        # The SQL layer (its lexer, parser and statement table) is loaded at the first login,
+        # not at startup: a server answers its first handshake without it.
+        from fakemaster.protocol.connection_statements import (
+            apply_client_capabilities,
+            change_database,
+        )
+
         collation = client_collation(response.charset)
         collation_id = (
             collation.id if collation is not None else server_collation_id(self.server.globals)
@@ -558,6 +567,8 @@ class ServerSession:
         if response.capabilities & Capability.COMPRESS and isinstance(self._reader, PacketReader):
             # MariaDB counted the client's last packet (next_seq - 1) on its compressed
             # counter too: the first compressed packet it writes carries next_seq.
+            from fakemaster.protocol.compression import CompressedChannel
+
             self._compression = CompressedChannel(
                 sequence=next_seq,
                 max_payload=int(self.server.globals["max_allowed_packet"] or 0),
@@ -582,6 +593,8 @@ class ServerSession:
             if not body:
                 self._send_error(actions, sql_error(1046))
                 return
+            from fakemaster.protocol.connection_statements import change_database
+
             try:
                 result = change_database(sql, body.decode("utf-8", "surrogateescape"))
             except SqlError as error:
@@ -642,6 +655,9 @@ class ServerSession:
         return (Command.BINLOG_DUMP,)
 
     def _query(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        from fakemaster.protocol.outcome import OkResult
+        from fakemaster.protocol.queries import execute
+
         outcome = execute(sql, body.decode("utf-8", "surrogateescape"))
         seq = 1
         responses = outcome.responses

@@ -6,8 +6,10 @@ so temporal values keep their fields as stored instead of being forced into ``da
 
 from __future__ import annotations
 
-import datetime as _dt
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:  # imported by the conversions that need it: the codec and server do not
+    import datetime as _dt
 
 __all__ = ["ABSENT", "Date", "DateTime", "Time", "Timestamp"]
 
@@ -42,6 +44,8 @@ class Date(NamedTuple):
 
     def to_date(self) -> _dt.date | None:
         """A ``datetime.date``, or None where MariaDB allows what Python does not."""
+        import datetime as _dt
+
         try:
             return _dt.date(self.year, self.month, self.day)
         except ValueError:
@@ -61,6 +65,8 @@ class DateTime(NamedTuple):
     microsecond: int = 0
 
     def to_datetime(self) -> _dt.datetime | None:
+        import datetime as _dt
+
         try:
             return _dt.datetime(
                 self.year, self.month, self.day, self.hour, self.minute, self.second,
@@ -90,6 +96,8 @@ class Time(NamedTuple):
     microsecond: int = 0
 
     def to_timedelta(self) -> _dt.timedelta:
+        import datetime as _dt
+
         delta = _dt.timedelta(
             hours=self.hour, minutes=self.minute, seconds=self.second,
             microseconds=self.microsecond,
@@ -98,6 +106,8 @@ class Time(NamedTuple):
 
     @classmethod
     def from_timedelta(cls, delta: _dt.timedelta) -> Time:
+        import datetime as _dt
+
         negative = delta < _dt.timedelta(0)
         total_us = abs(delta) // _dt.timedelta(microseconds=1)
         seconds, microsecond = divmod(total_us, 1_000_000)
@@ -122,6 +132,8 @@ class Timestamp(NamedTuple):
     microsecond: int = 0
 
     def to_datetime(self) -> _dt.datetime:
+        import datetime as _dt
+
         return _dt.datetime.fromtimestamp(self.seconds, _dt.UTC).replace(
             microsecond=self.microsecond
         )

@@ -17,20 +17,42 @@ Two backends:
 
 The base class and its reading API are in :mod:`~fakemaster.store.base`, the backends in
 :mod:`~fakemaster.store.memory` and :mod:`~fakemaster.store.directory`, how event groups end in
-raw bytes in :mod:`~fakemaster.store.groups`; the names users need are here.
+raw bytes in :mod:`~fakemaster.store.groups`; the names users need are here, imported on first
+use.
 
 Changes are announced without asyncio: :attr:`BinlogStore.version` increases and the callbacks
 registered with :meth:`BinlogStore.subscribe` are called (from the thread that made the change).
 """
 
-from fakemaster.store.base import BinlogReadError, BinlogStore, GtidInFile, UnknownBinlogFile
-from fakemaster.store.directory import DirectoryBinlogStore
-from fakemaster.store.memory import (
-    DEFAULT_SERVER_VERSION,
-    AppendedEvent,
-    AppendedGroup,
-    MemoryBinlogStore,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fakemaster import _lazy_attributes
+
+if TYPE_CHECKING:
+    from fakemaster.store.base import BinlogReadError, BinlogStore, GtidInFile, UnknownBinlogFile
+    from fakemaster.store.directory import DirectoryBinlogStore
+    from fakemaster.store.memory import (
+        DEFAULT_SERVER_VERSION,
+        AppendedEvent,
+        AppendedGroup,
+        MemoryBinlogStore,
+    )
+
+# Each lazily exposed name and the module that defines it: serving a directory needs neither
+# the memory store nor the encoder it builds files with.
+_LAZY = {
+    "DEFAULT_SERVER_VERSION": "fakemaster.store.memory",
+    "AppendedEvent": "fakemaster.store.memory",
+    "AppendedGroup": "fakemaster.store.memory",
+    "BinlogReadError": "fakemaster.store.base",
+    "BinlogStore": "fakemaster.store.base",
+    "DirectoryBinlogStore": "fakemaster.store.directory",
+    "GtidInFile": "fakemaster.store.base",
+    "MemoryBinlogStore": "fakemaster.store.memory",
+    "UnknownBinlogFile": "fakemaster.store.base",
+}
 
 __all__ = [
     "DEFAULT_SERVER_VERSION",
@@ -43,3 +65,5 @@ __all__ = [
     "MemoryBinlogStore",
     "UnknownBinlogFile",
 ]
+
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)
