@@ -110,6 +110,10 @@ EOF
     fi
     log "$PYTHON -m pip install -e '.[test]' ${extra[*]}"
     "$PYTHON" -m pip install -q "${extra[@]}" -e '.[test]'
+    # An editable install is never byte-compiled: without .pyc files every `serve` compiles
+    # its modules again (about 40 ms of its start-up).
+    log "$PYTHON -m compileall fakemaster encoder decoder scenarios"
+    "$PYTHON" -m compileall -q -j 0 fakemaster encoder decoder scenarios
 }
 
 if [ "$WITH_MARIADB" -eq 1 ]; then
