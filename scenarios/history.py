@@ -1,0 +1,413 @@
+"""A scenario: tables with their initial rows, then transactions of row changes, under binlog
+settings.
+
+The short form, for the common case::
+
+    scenario = Scenario()
+    scenario.create_table(
+        "CREATE TABLE shop.orders (id INT PRIMARY KEY, status ENUM('new','paid') NOT NULL)"
+    )
+    scenario.insert("shop.orders", {"id": 1, "status": "new"})      # one transaction
+    with scenario.transaction(domain_id=1, server_id=7) as tx:        # several changes in one
+        tx.update("shop.orders", {"id": 1}, {"status": "paid"})
+        tx.insert("shop.orders", {"id": 2, "status": "new"}, {"id": 3, "status": "new"})
+        tx.delete("shop.orders", {"id": 2})
+
+Changes are column -> value dicts of plain Python values (converted per column, see
+:mod:`scenarios.values`). An insert may leave out columns that have a DEFAULT or are NULL-able;
+an update and a delete name their row by its key (PRIMARY KEY, or the first UNIQUE NOT NULL
+key), or, in a table without a key, by its whole value (one of identical rows is changed, as
+``LIMIT 1`` does); an update may change the key. Each change is checked against the tables as
+they are when it is added (:class:`~scenarios.errors.HistoryError` for a duplicate key or a row
+that is not there), so a scenario always describes a history that can happen.
+
+Each change is one statement, except an insert of several rows (one multi-row ``INSERT``). A
+statement that changes nothing (an update to the values the row has) is kept -- the server runs
+it -- but writes no rows event; a transaction whose statements change nothing writes nothing and
+takes no GTID, as on a real server.
+
+:class:`Settings` mirror the server variables of the binlog; more (DDL, XA, rotations,
+restarts, compression, non-transactional tables) will be further kinds of steps of a history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakemaster.events import Gtid
+from scenarios.create_table import parse_create_table
+from scenarios.errors import HistoryError, ScenarioError
+from scenarios.schema import NO_DEFAULT, Table
+from scenarios.values import convert
+
+__all__ = [
+    "ROW_IMAGES",
+    "ROW_METADATA",
+    "DEFAULT_SERVER_VERSION",
+    "Change",
+    "Contents",
+    "Delete",
+    "Insert",
+    "Row",
+    "Scenario",
+    "Settings",
+    "Transaction",
+    "TransactionBuilder",
+    "Update",
+]
+
+Row = tuple[Any, ...]
+ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
+ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
+DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
+# MariaDB's binlog_row_event_max_size: default, and the block size it is rounded down to.
+DEFAULT_ROW_EVENT_MAX_SIZE = 8192
+ROW_EVENT_MAX_SIZE_BLOCK = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The binlog settings of a scenario, named after the server variables they mirror."""
+
+    binlog_checksum: bool = True  # CRC32, or NONE
+    binlog_row_image: str = "FULL"
+    binlog_row_metadata: str = "NO_LOG"
+    binlog_annotate_row_events: bool = True
+    binlog_row_event_max_size: int = DEFAULT_ROW_EVENT_MAX_SIZE
+    server_id: int = 1
+    gtid_domain_id: int = 0
+    server_version: str = DEFAULT_SERVER_VERSION
+
+    def __post_init__(self) -> None:
+        if self.binlog_row_image not in ROW_IMAGES:
+            raise ScenarioError(f"binlog_row_image is one of {ROW_IMAGES}")
+        if self.binlog_row_metadata not in ROW_METADATA:
+            raise ScenarioError(f"binlog_row_metadata is one of {ROW_METADATA}")
+        size = self.binlog_row_event_max_size
+        if size < ROW_EVENT_MAX_SIZE_BLOCK or size % ROW_EVENT_MAX_SIZE_BLOCK:
+            raise ScenarioError(
+                f"binlog_row_event_max_size is a multiple of {ROW_EVENT_MAX_SIZE_BLOCK}, at least"
+                f" {ROW_EVENT_MAX_SIZE_BLOCK} (the server rounds it down), not {size}"
+            )
+
+
+# --- the changes, resolved to whole rows ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    """One INSERT statement: ``rows`` whole rows (model values), ``given`` the positions of the
+    columns the statement names (the others took their defaults)."""
+
+    table: Table
+    rows: tuple[Row, ...]
+    given: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """One UPDATE statement of one row: ``before`` and ``after`` whole rows, ``assigned`` the
+    positions of the columns its SET names."""
+
+    table: Table
+    before: Row
+    after: Row
+    assigned: tuple[int, ...]
+
+    @property
+    def changes_nothing(self) -> bool:
+        return all(_same(a, b) for a, b in zip(self.before, self.after, strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """One DELETE statement of one row (``before``, whole)."""
+
+    table: Table
+    before: Row
+
+
+Change = Insert | Update | Delete
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """Statements committed together, with the GTID domain and server id they are logged
+    under."""
+
+    changes: tuple[Change, ...]
+    domain_id: int = 0
+    server_id: int = 1
+
+    @property
+    def writes_rows(self) -> bool:
+        return any(not (isinstance(c, Update) and c.changes_nothing) for c in self.changes)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and bool(a == b)
+
+
+# --- the content of the tables -------------------------------------------------------------
+
+
+@dataclass
+class Contents:
+    """The rows of every table (in insertion order; an update keeps a row's place)."""
+
+    rows: dict[str, list[Row]] = field(default_factory=dict)
+
+    def copy(self) -> Contents:
+        return Contents({name: list(rows) for name, rows in self.rows.items()})
+
+    def apply(self, change: Change) -> None:
+        rows = self.rows[change.table.qualified]
+        if isinstance(change, Insert):
+            rows.extend(change.rows)
+        elif isinstance(change, Update):
+            rows[_find(rows, change.table, change.before)] = change.after
+        else:
+            del rows[_find(rows, change.table, change.before)]
+
+
+def _find(rows: list[Row], table: Table, before: Row) -> int:
+    for index, row in enumerate(rows):
+        if all(_same(a, b) for a, b in zip(row, before, strict=True)):
+            return index
+    raise HistoryError(f"{table.qualified}: no row {before!r}")
+
+
+# --- the scenario --------------------------------------------------------------------------
+
+
+class Scenario:
+    """Tables, their initial rows and transactions, under :class:`Settings` (see the module
+    docstring). ``gtid_state`` is the binlog's GTID state before the first transaction (the
+    last GTID of each domain)."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, gtid_state: Sequence[Gtid] = ()
+    ) -> None:
+        self.settings = settings or Settings()
+        self.tables: dict[str, Table] = {}
+        self.initial = Contents()
+        self.transactions: list[Transaction] = []
+        self.gtid_state = tuple(gtid_state)
+        self._current = Contents()
+
+    # --- declaring tables ----------------------------------------------------------------
+
+    def create_table(self, table: Table | str, rows: Sequence[Mapping[str, Any]] = ()) -> Table:
+        """Declare a table (a :class:`Table` or CREATE TABLE text) with its initial rows."""
+        if isinstance(table, str):
+            table = parse_create_table(table)
+        if self.transactions:
+            raise ScenarioError("tables are declared before the first transaction (DDL: later)")
+        name = table.qualified
+        if name in self.tables:
+            raise ScenarioError(f"table {name} is declared twice")
+        self.tables[name] = table
+        self.initial.rows[name] = []
+        self._current.rows[name] = []
+        for values in rows:
+            insert = self._insert(table, [values])
+            self._check_keys(insert)
+            self.initial.apply(insert)
+            self._current.apply(insert)
+        return table
+
+    def table(self, name: str) -> Table:
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise HistoryError(f"no table {name!r} (declared: {sorted(self.tables)})") from None
+
+    # --- transactions --------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(
+        self, *, domain_id: int | None = None, server_id: int | None = None
+    ) -> Iterator[TransactionBuilder]:
+        """Changes made in the block are one transaction (committed when the block ends
+        without an exception; on an exception nothing of it is kept)."""
+        builder = TransactionBuilder(self, self._current.copy())
+        yield builder
+        self.add_transaction(builder.changes, domain_id=domain_id, server_id=server_id)
+
+    def add_transaction(
+        self,
+        changes: Sequence[Change],
+        *,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Transaction:
+        """Append resolved changes as one transaction (checked against the current tables)."""
+        state = self._current.copy()
+        for change in changes:
+            if change.table.qualified not in self.tables:
+                raise HistoryError(f"no table {change.table.qualified!r}")
+            self._check(change, state)
+            state.apply(change)
+        transaction = Transaction(
+            tuple(changes),
+            self.settings.gtid_domain_id if domain_id is None else domain_id,
+            self.settings.server_id if server_id is None else server_id,
+        )
+        self.transactions.append(transaction)
+        self._current = state
+        return transaction
+
+    def insert(self, table: str, *rows: Mapping[str, Any]) -> Transaction:
+        """One transaction inserting ``rows`` (one statement)."""
+        with self.transaction() as tx:
+            tx.insert(table, *rows)
+        return self.transactions[-1]
+
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> Transaction:
+        with self.transaction() as tx:
+            tx.update(table, where, values)
+        return self.transactions[-1]
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> Transaction:
+        with self.transaction() as tx:
+            tx.delete(table, where)
+        return self.transactions[-1]
+
+    @property
+    def contents(self) -> Contents:
+        """The tables after the last transaction."""
+        return self._current.copy()
+
+    # --- resolving changes ---------------------------------------------------------------
+
+    def _insert(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Insert:
+        if not rows:
+            raise HistoryError(f"{table.qualified}: an insert of no rows")
+        given_names = [_positions(table, values) for values in rows]
+        if any(names != given_names[0] for names in given_names):
+            raise HistoryError(
+                f"{table.qualified}: the rows of one insert name the same columns"
+                " (make several inserts)"
+            )
+        given = given_names[0]
+        full_rows: list[Row] = []
+        for values in rows:
+            by_position = {table.position(name): value for name, value in values.items()}
+            row = []
+            for position, item in enumerate(table.columns):
+                if position in by_position:
+                    row.append(convert(item, by_position[position], table=table.qualified))
+                elif item.default is not NO_DEFAULT:
+                    row.append(item.default)
+                elif item.nullable:
+                    row.append(None)
+                else:
+                    raise HistoryError(
+                        f"{table.qualified}: an insert leaves out {item.name}, which is NOT NULL"
+                        " without a DEFAULT"
+                    )
+            full_rows.append(tuple(row))
+        return Insert(table, tuple(full_rows), given)
+
+    def _locate(self, table: Table, where: Mapping[str, Any], state: Contents) -> Row:
+        key = table.key
+        wanted = {table.position(name): value for name, value in where.items()}
+        expected = set(key) if key else set(range(table.width))
+        if set(wanted) != expected:
+            names = [table.columns[p].name for p in sorted(expected)]
+            what = "its key" if key else "every column (the table has no key)"
+            raise HistoryError(f"{table.qualified}: a row is named by {what}: {names}")
+        image = {
+            position: convert(table.columns[position], value, table=table.qualified)
+            for position, value in wanted.items()
+        }
+        for row in state.rows[table.qualified]:
+            if all(_same(row[p], v) for p, v in image.items()):
+                return row
+        raise HistoryError(f"{table.qualified}: no row where {dict(where)!r}")
+
+    def _update(
+        self, table: Table, where: Mapping[str, Any], values: Mapping[str, Any], state: Contents
+    ) -> Update:
+        if not values:
+            raise HistoryError(f"{table.qualified}: an update that sets no column")
+        before = self._locate(table, where, state)
+        after = list(before)
+        assigned = _positions(table, values)
+        for name, value in values.items():
+            position = table.position(name)
+            after[position] = convert(table.columns[position], value, table=table.qualified)
+        return Update(table, before, tuple(after), assigned)
+
+    def _check(self, change: Change, state: Contents) -> None:
+        if isinstance(change, Insert):
+            self._check_keys(change, state)
+        elif isinstance(change, Update):
+            _find(state.rows[change.table.qualified], change.table, change.before)
+            self._check_keys(change, state)
+        else:
+            _find(state.rows[change.table.qualified], change.table, change.before)
+
+    def _check_keys(self, change: Insert | Update, state: Contents | None = None) -> None:
+        table = change.table
+        existing = list((state or self._current).rows[table.qualified])
+        if isinstance(change, Update):
+            del existing[_find(existing, table, change.before)]
+            new_rows: Sequence[Row] = (change.after,)
+        else:
+            new_rows = change.rows
+        for row in new_rows:
+            for unique in table.unique_positions:
+                value = tuple(row[p] for p in unique)
+                if any(v is None for v in value):
+                    continue
+                for other in existing:
+                    if all(_same(other[p], v) for p, v in zip(unique, value, strict=True)):
+                        names = [table.columns[p].name for p in unique]
+                        raise HistoryError(
+                            f"{table.qualified}: duplicate entry {value!r} for key {names}"
+                        )
+            existing.append(row)
+
+
+def _positions(table: Table, values: Mapping[str, Any]) -> tuple[int, ...]:
+    positions = sorted(table.position(name) for name in values)
+    if len(set(positions)) != len(positions):
+        raise HistoryError(f"{table.qualified}: a column named twice in {list(values)}")
+    return tuple(positions)
+
+
+class TransactionBuilder:
+    """The changes of one transaction, checked as they are added (see
+    :meth:`Scenario.transaction`)."""
+
+    def __init__(self, scenario: Scenario, state: Contents) -> None:
+        self._scenario = scenario
+        self._state = state
+        self.changes: list[Change] = []
+
+    def _add(self, change: Change) -> Change:
+        self._scenario._check(change, self._state)
+        self._state.apply(change)
+        self.changes.append(change)
+        return change
+
+    def insert(self, table: str, *rows: Mapping[str, Any]) -> Change:
+        """Insert ``rows`` in one statement (every row names the same columns)."""
+        return self._add(self._scenario._insert(self._scenario.table(table), rows))
+
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> Change:
+        """Set ``values`` in the row ``where`` names (its key, or its whole value)."""
+        found = self._scenario.table(table)
+        return self._add(self._scenario._update(found, where, values, self._state))
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> Change:
+        found = self._scenario.table(table)
+        return self._add(Delete(found, self._scenario._locate(found, where, self._state)))
+
+    def rows(self, table: str) -> list[Row]:
+        """The rows of ``table`` as this transaction has left them so far."""
+        return list(self._state.rows[self._scenario.table(table).qualified])
