@@ -207,7 +207,8 @@ def image_columns(change: Change, settings: Settings) -> tuple[tuple[int, ...], 
 
 def codec_row(table: Table, row: Row, present: Iterable[int], signed_integers: bool) -> Row:
     """The image of ``row`` as the encoder takes it: ABSENT outside ``present``; unsigned
-    integers as their signed bits when the TABLE_MAP does not say they are unsigned."""
+    integers as their signed bits when the TABLE_MAP does not say they are unsigned; BINARY(n)
+    without its trailing NULs (the server logs it so, and a replica pads it again)."""
     keep = set(present)
     out: list[Any] = []
     for position, (column, value) in enumerate(zip(table.columns, row, strict=True)):
@@ -218,6 +219,8 @@ def codec_row(table: Table, row: Row, present: Iterable[int], signed_integers: b
             bits = column.bits_wide()
             if value >= 1 << (bits - 1):
                 value -= 1 << bits
+        elif column.type == "binary" and value is not None:
+            value = value.rstrip(b"\x00")  # Field_string::pack drops the NUL padding
         out.append(value)
     return tuple(out)
 
