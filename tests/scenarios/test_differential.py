@@ -8,8 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
 
 from scenarios.history import Scenario, Settings
+from scenarios.strategies.history import scenarios
+from tests.budget import examples
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
@@ -65,4 +68,10 @@ def shop(settings: Settings) -> Scenario:
 @pytest.mark.parametrize("metadata", ["NO_LOG", "MINIMAL", "FULL"])
 def test_a_hand_written_history(server: MariaDBServer, image: str, metadata: str) -> None:
     scenario = shop(Settings(binlog_row_image=image, binlog_row_metadata=metadata))
+    assert compare_with_server(server, scenario) == []
+
+
+@settings(max_examples=examples(0.5))
+@given(scenario=scenarios())
+def test_generated_histories(server: MariaDBServer, scenario: Scenario) -> None:
     assert compare_with_server(server, scenario) == []
