@@ -33,7 +33,7 @@ from fakemaster.events import (
     XidEvent,
 )
 from scenarios.compiler import CompiledTransaction, compile_scenario, flatten
-from scenarios.history import Scenario
+from scenarios.history import DEFAULT_ROW_EVENT_MAX_SIZE, Scenario
 from scenarios.oracle import Oracle, canonical_rows
 from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, transaction_sql
 from tests.peers.mariadb import MariaDBServer
@@ -89,6 +89,13 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
     connection = server.connect(conv=conv)
     try:
         with connection.cursor() as cursor:
+            # A command-line option only (MariaDB 10.11 shows no such variable).
+            size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
+            if size != settings.binlog_row_event_max_size:
+                raise AssertionError(
+                    f"the server runs with binlog_row_event_max_size {size},"
+                    f" the scenario has {settings.binlog_row_event_max_size}"
+                )
             checksum = "CRC32" if settings.binlog_checksum else "NONE"
             cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
             cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")

@@ -10,6 +10,9 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 
+from fakemaster.constants import RowsFlag
+from fakemaster.events import WriteRowsEvent
+from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
@@ -74,4 +77,54 @@ def test_a_hand_written_history(server: MariaDBServer, image: str, metadata: str
 @settings(max_examples=examples(0.5))
 @given(scenario=scenarios())
 def test_generated_histories(server: MariaDBServer, scenario: Scenario) -> None:
+    assert compare_with_server(server, scenario) == []
+
+
+def big_rows(settings: Settings) -> Scenario:
+    """Statements whose rows take several rows events (and one row larger than an event)."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        "CREATE TABLE big.t (id INT PRIMARY KEY, v VARCHAR(3000) CHARACTER SET latin1, b BLOB)"
+    )
+    scenario.create_table(
+        "CREATE TABLE big.edge (id INT PRIMARY KEY, v VARCHAR(5000) CHARACTER SET latin1)"
+    )
+    sizes = [1000, 2500, 10, 1800, 2990, 700, 2000, 5, 2999, 1500, 1200, 2600]
+    scenario.insert("big.t", *({"id": n, "v": "v" * size} for n, size in enumerate(sizes)))
+    scenario.insert("big.t", {"id": 100, "v": "w" * 3000, "b": b"\xff" * 20000})
+    with scenario.transaction() as tx:
+        for n, size in enumerate(sizes[:6]):
+            tx.update("big.t", {"id": n}, {"v": "u" * (3000 - size)})
+        tx.update("big.t", {"id": 100}, {"b": b"\x01" * 9000})
+    # Exactly at the limit, and one byte over it: a WRITE_ROWS event's data is 8 bytes of
+    # post-header, the packed width (1) and the bitmap (1), then per row its NULL bitmap (1),
+    # the INT (4), the VARCHAR's length (2) and bytes.
+    fits = 8192 - (8 + 1 + 1) - (7 + 4000) - 7
+    for n, second in enumerate((fits, fits + 1)):
+        scenario.insert(
+            "big.edge",
+            {"id": 10 * n, "v": "a" * 4000},
+            {"id": 10 * n + 1, "v": "b" * second},
+            {"id": 10 * n + 2, "v": ""},
+        )
+    return scenario
+
+
+def test_a_rows_event_takes_rows_up_to_binlog_row_event_max_size_exactly() -> None:
+    scenario = big_rows(Settings())
+    events = [e for item in compile_scenario(scenario)[-2:] for e in item.events]
+    sizes = [len(e.rows) for e in events if isinstance(e, WriteRowsEvent)]
+    assert sizes == [2, 1, 1, 2]  # at the limit the second row still fits; one byte more, not
+
+
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL", "NOBLOB"])
+def test_statements_split_into_rows_events_where_the_server_splits_them(
+    server: MariaDBServer, image: str
+) -> None:
+    scenario = big_rows(Settings(binlog_row_image=image))
+    compiled = [e for item in compile_scenario(scenario) for e in item.events]
+    writes = [e for e in compiled if isinstance(e, WriteRowsEvent)]
+    # Four INSERT statements, in more events than that; each statement's last has STMT_END.
+    assert len(writes) > 4
+    assert [e.rows_flags for e in writes].count(RowsFlag.STMT_END) == 4
     assert compare_with_server(server, scenario) == []
