@@ -291,7 +291,9 @@ def _as_values(table: Table, row: Row, positions: Sequence[int]) -> dict[str, An
 
 
 @st.composite
-def _change(draw: st.DrawFn, tx: TransactionBuilder, scenario: Scenario) -> None:
+def _change(
+    draw: st.DrawFn, tx: TransactionBuilder, scenario: Scenario, max_insert_rows: int = 3
+) -> None:
     name = draw(st.sampled_from(sorted(scenario.tables)))
     table = scenario.tables[name]
     rows = tx.rows(name)
@@ -299,7 +301,7 @@ def _change(draw: st.DrawFn, tx: TransactionBuilder, scenario: Scenario) -> None
     if kind == "insert" or not rows:
         taken = {_key_of(table, row) for row in rows}
         batch = []
-        for _ in range(draw(st.integers(1, 3))):
+        for _ in range(draw(st.integers(1, max_insert_rows))):
             values = draw(_new_row(table, taken))
             if values is None:
                 break
@@ -349,11 +351,12 @@ def scenarios(
     max_tables: int = 2,
     max_transactions: int = 5,
     max_changes: int = 4,
+    max_insert_rows: int = 3,
     settings_strategy: st.SearchStrategy[Settings] | None = None,
 ) -> Scenario:
     """A scenario: 1..``max_tables`` tables (in one or two databases) with a few initial rows,
-    then transactions of 1..``max_changes`` changes each, in GTID domains 0..2 and server ids
-    1..3."""
+    then transactions of 1..``max_changes`` changes each (an insert of up to
+    ``max_insert_rows`` rows in one statement), in GTID domains 0..2 and server ids 1..3."""
     scenario = Scenario(draw(settings_strategy if settings_strategy is not None else settings()))
     count = draw(st.integers(1, max_tables))
     for index in range(count):
@@ -374,5 +377,5 @@ def scenarios(
         server = draw(st.sampled_from((1, 1, 2, 3)))
         with scenario.transaction(domain_id=domain, server_id=server) as tx:
             for _ in range(draw(st.integers(1, max_changes))):
-                draw(_change(tx, scenario))
+                draw(_change(tx, scenario, max_insert_rows))
     return scenario
