@@ -36,7 +36,14 @@ from typing import Any
 from encoder.primitives import packed_int
 from encoder.values import table_encoder
 from fakemaster.columns import member_counts
-from fakemaster.constants import BINLOG_MAGIC, EventFlag, GtidFlag, OptionalMetadata, RowsFlag, TableMapFlag
+from fakemaster.constants import (
+    BINLOG_MAGIC,
+    EventFlag,
+    GtidFlag,
+    OptionalMetadata,
+    RowsFlag,
+    TableMapFlag,
+)
 from fakemaster.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
@@ -139,9 +146,7 @@ def optional_metadata(table: Table, level: str) -> tuple[MetadataField, ...]:
     if level != "FULL":
         return tuple(fields)
     fields.append(
-        MetadataField(
-            OptionalMetadata.COLUMN_NAME, tuple(c.name.encode() for c in table.columns)
-        )
+        MetadataField(OptionalMetadata.COLUMN_NAME, tuple(c.name.encode() for c in table.columns))
     )
     enum_sets = [c for c in table.columns if c.type in ("enum", "set")]
     if enum_sets:
@@ -247,9 +252,7 @@ def _logged_rows(change: Change) -> list[tuple[Row | None, Row | None]]:
     return [(change.before, None)]
 
 
-def rows_events(
-    change: Change, table_map: TableMapEvent, settings: Settings
-) -> list[RowsEvent]:
+def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) -> list[RowsEvent]:
     """The rows events of one statement (split at binlog_row_event_max_size), [] when it
     changes no row."""
     logged = _logged_rows(change)
@@ -305,7 +308,9 @@ def rows_events(
             "table_id": table_map.table_id,
             "rows_flags": RowsFlag.STMT_END if index == len(groups) - 1 else 0,
             "width": width,
-            "columns_present": _bitmap(before_cols if kind is not WriteRowsEvent else after_cols, width),
+            "columns_present": _bitmap(
+                before_cols if kind is not WriteRowsEvent else after_cols, width
+            ),
             "rows": tuple(group),
         }
         if kind is UpdateRowsEvent:
@@ -373,9 +378,7 @@ def compile_scenario(
         body.append(XidEvent(xid=xid))
         xid += 1
         server = transaction.server_id
-        events_out = tuple(
-            _stamped(event, server, stamp) for event in (gtid_event, *body)
-        )
+        events_out = tuple(_stamped(event, server, stamp) for event in (gtid_event, *body))
         compiled.append(
             CompiledTransaction(transaction, Gtid(transaction.domain_id, server, seq), events_out)
         )
@@ -436,4 +439,3 @@ def _whole(store: MemoryBinlogStore, name: str) -> bytes:
 
 def flatten(compiled: Sequence[CompiledTransaction]) -> list[Event]:
     return [event for item in compiled for event in item.events]
-

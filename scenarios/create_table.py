@@ -18,13 +18,13 @@ from typing import Any
 
 from scenarios.errors import SchemaError
 from scenarios.schema import (
+    _ALIASES,
     DEFAULT_COLLATION,
     INTEGER_RANGES,
     NO_DEFAULT,
     TYPE_NAMES,
     Column,
     Table,
-    _ALIASES,
     _resolve_collation,
     make_column,
 )
@@ -56,7 +56,9 @@ def tokenize(text: str) -> list[Token]:
         ch = text[pos]
         if ch.isspace():
             pos += 1
-        elif ch == "#" or text.startswith("--", pos) and (pos + 2 >= end or text[pos + 2].isspace()):
+        elif (
+            ch == "#" or text.startswith("--", pos) and (pos + 2 >= end or text[pos + 2].isspace())
+        ):
             newline = text.find("\n", pos)
             pos = end if newline < 0 else newline + 1
         elif text.startswith("/*", pos):
@@ -223,7 +225,8 @@ class _Parser:
 
     def create_table(self, database: str | None) -> Table:
         self.expect("CREATE")
-        self.accept("OR") and self.expect("REPLACE")
+        if self.accept("OR"):
+            self.expect("REPLACE")
         self.expect("TABLE")
         if self.accept("IF"):
             self.expect("NOT")

@@ -266,7 +266,9 @@ class Scenario:
             tx.insert(table, *rows)
         return self.transactions[-1]
 
-    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> Transaction:
+    def update(
+        self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]
+    ) -> Transaction:
         with self.transaction() as tx:
             tx.update(table, where, values)
         return self.transactions[-1]

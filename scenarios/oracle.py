@@ -131,7 +131,9 @@ class TableDiff:
         return bool(self.missing or self.unexpected)
 
     def lines(self, limit: int = 20) -> list[str]:
-        out = [f"{self.table}: {len(self.missing)} row(s) missing, {len(self.unexpected)} unexpected"]
+        out = [
+            f"{self.table}: {len(self.missing)} row(s) missing, {len(self.unexpected)} unexpected"
+        ]
         for sign, rows in (("-", self.missing), ("+", self.unexpected)):
             for cells in rows[:limit]:
                 shown = ", ".join(
@@ -194,9 +196,7 @@ def diff_tables(
         got = canonical_rows(table, (client_row(table, row) for row in actual.get(name, [])))
         missing, unexpected = _multiset_diff(want, got)
         if missing or unexpected:
-            diffs.append(
-                TableDiff(name, tuple(missing), tuple(unexpected), table.column_names)
-            )
+            diffs.append(TableDiff(name, tuple(missing), tuple(unexpected), table.column_names))
     return diffs
 
 

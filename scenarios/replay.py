@@ -112,7 +112,7 @@ class Replica:
     def _values(self, table: Table, image: Any) -> list[Any]:
         if len(image) != table.width:
             raise ReplayError(f"{table.qualified}: a row image of {len(image)} values")
-        out = []
+        out: list[Any] = []
         for column, value in zip(table.columns, image, strict=True):
             if value is ABSENT or value is None:
                 out.append(value)

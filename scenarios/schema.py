@@ -28,7 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakemaster.columns import STRING_REAL_CHAR, STRING_REAL_ENUM, STRING_REAL_SET, string_meta_value
+from fakemaster.columns import (
+    STRING_REAL_CHAR,
+    STRING_REAL_ENUM,
+    STRING_REAL_SET,
+    string_meta_value,
+)
 from fakemaster.constants import ColumnType
 from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
 from scenarios.errors import SchemaError
@@ -177,8 +182,10 @@ class Column:
     @property
     def is_bytes(self) -> bool:
         """Its values are ``bytes`` (text in its character set, or raw bytes)."""
-        return self.type in CHARACTER_TYPES and self.type not in ("enum", "set") or (
-            self.type in BINARY_TYPES
+        return (
+            self.type in CHARACTER_TYPES
+            and self.type not in ("enum", "set")
+            or (self.type in BINARY_TYPES)
         )
 
     @property
@@ -315,9 +322,7 @@ class Table:
                     raise SchemaError(f"{self.qualified}: key column {name!r} is not a column")
         for name in self.primary_key:
             if self.column(name).nullable:
-                raise SchemaError(
-                    f"{self.qualified}: primary key column {name!r} must be NOT NULL"
-                )
+                raise SchemaError(f"{self.qualified}: primary key column {name!r} must be NOT NULL")
             if self.column(name).is_blob:
                 raise SchemaError(f"{self.qualified}: a TEXT/BLOB column cannot be a key")
 

@@ -217,7 +217,12 @@ def _check_fraction(column: Column, microsecond: int) -> None:
 def _split_time_text(text: str) -> tuple[int, int, int, int]:
     whole, _, fraction = text.partition(".")
     parts = whole.split(":")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts) or fraction and not fraction.isdigit():
+    if (
+        len(parts) != 3
+        or not all(p.isdigit() for p in parts)
+        or fraction
+        and not fraction.isdigit()
+    ):
         raise _Refused("not 'hh:mm:ss[.ffffff]'")
     if len(fraction) > 6:
         raise _Refused("more than 6 fraction digits")
@@ -233,10 +238,15 @@ def _time(column: Column, value: Any) -> Time:
         value = Time.from_timedelta(value)
     if not isinstance(value, Time):
         raise _Refused(f"TIME takes a timedelta or a Time, not {type(value).__name__}")
-    if not (0 <= value.minute < 60 and 0 <= value.second < 60 and 0 <= value.microsecond < MICROSECONDS):
+    if not (
+        0 <= value.minute < 60 and 0 <= value.second < 60 and 0 <= value.microsecond < MICROSECONDS
+    ):
         raise _Refused("minutes and seconds are 0..59, microseconds below a second")
-    if value.hour > TIME_MAX_HOURS or value.hour == TIME_MAX_HOURS and (
-        value.minute, value.second, value.microsecond) > (59, 59, 0):
+    if (
+        value.hour > TIME_MAX_HOURS
+        or value.hour == TIME_MAX_HOURS
+        and (value.minute, value.second, value.microsecond) > (59, 59, 0)
+    ):
         raise _Refused("beyond TIME's range of +-838:59:59")
     if value.hour < 0:
         raise _Refused("give the sign in the negative field")
@@ -256,7 +266,12 @@ def _datetime_fields(value: Any) -> DateTime:
         if value.tzinfo is not None:
             raise _Refused("a DATETIME has no time zone (give a naive datetime)")
         return DateTime(
-            value.year, value.month, value.day, value.hour, value.minute, value.second,
+            value.year,
+            value.month,
+            value.day,
+            value.hour,
+            value.minute,
+            value.second,
             value.microsecond,
         )
     if isinstance(value, DateTime):
@@ -281,7 +296,9 @@ def _timestamp(column: Column, value: Any) -> Timestamp:
         seconds = int((moment - _EPOCH).total_seconds() // 1)
         value = Timestamp(seconds, moment.microsecond)
     if not isinstance(value, Timestamp):
-        raise _Refused(f"TIMESTAMP takes an aware datetime or a Timestamp, not {type(value).__name__}")
+        raise _Refused(
+            f"TIMESTAMP takes an aware datetime or a Timestamp, not {type(value).__name__}"
+        )
     if value == Timestamp(0, 0):
         return value
     if not 1 <= value.seconds <= TIMESTAMP_MAX_SECONDS or not 0 <= value.microsecond < MICROSECONDS:
@@ -390,9 +407,7 @@ _CONVERTERS: dict[str, Any] = {
     "time": _time,
     "datetime": _datetime,
     "timestamp": _timestamp,
-    **dict.fromkeys(
-        ("char", "varchar", "binary", "varbinary", "json", *BLOB_SIZES), _string
-    ),
+    **dict.fromkeys(("char", "varchar", "binary", "varbinary", "json", *BLOB_SIZES), _string),
     "enum": _enum,
     "set": _set,
 }

@@ -43,7 +43,7 @@ __all__ = [
 KEY_VALUES = 5
 
 # Simpler types first (hypothesis shrinks towards the start of sampled_from).
-_TYPE_TEXTS = (
+_TYPE_TEXTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("int", {}),
     ("varchar", {"length": 8}),
     ("bigint", {"unsigned": True}),
@@ -125,7 +125,9 @@ def values_for(column: Column) -> st.SearchStrategy[Any]:
     kind = column.type
     if kind in INTEGER_RANGES:
         bits = 8 * INTEGER_RANGES[kind][0]
-        low, high = (0, (1 << bits) - 1) if column.unsigned else (-(1 << bits - 1), (1 << bits - 1) - 1)
+        low, high = (
+            (0, (1 << bits) - 1) if column.unsigned else (-(1 << bits - 1), (1 << bits - 1) - 1)
+        )
         return st.one_of(st.integers(0, 3), st.sampled_from((low, high)), st.integers(low, high))
     if kind == "decimal":
         precision, scale = column.precision or 10, column.scale or 0
@@ -147,15 +149,17 @@ def values_for(column: Column) -> st.SearchStrategy[Any]:
         return st.dates(_dt.date(1000, 1, 1)).map(lambda d: Date(d.year, d.month, d.day))
     unit = 10 ** (6 - column.fsp)
     if kind == "time":
-        return st.builds(
-            Time,
-            st.booleans(),
-            st.integers(0, 838),
-            st.integers(0, 59),
-            st.integers(0, 59),
-            st.integers(0, 10**column.fsp - 1).map(lambda f: f * unit),
-        ).filter(lambda t: t.hour < 838 or t.microsecond == 0).map(
-            lambda t: t._replace(negative=False) if not any(t[1:]) else t
+        return (
+            st.builds(
+                Time,
+                st.booleans(),
+                st.integers(0, 838),
+                st.integers(0, 59),
+                st.integers(0, 59),
+                st.integers(0, 10**column.fsp - 1).map(lambda f: f * unit),
+            )
+            .filter(lambda t: t.hour < 838 or t.microsecond == 0)
+            .map(lambda t: t._replace(negative=False) if not any(t[1:]) else t)
         )
     if kind == "datetime":
         return st.datetimes(_dt.datetime(1000, 1, 1)).map(
@@ -202,7 +206,11 @@ def nullable_values_for(column: Column) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), values) if column.nullable else values
 
 
-_KEY_TYPES = (("int", {}), ("bigint", {"unsigned": True}), ("tinyint", {}))
+_KEY_TYPES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("int", {}),
+    ("bigint", {"unsigned": True}),
+    ("tinyint", {}),
+)
 
 
 def _key_column(name: str, kind: str, fields: dict[str, Any]) -> Column:
@@ -218,9 +226,7 @@ def _key_column(name: str, kind: str, fields: dict[str, Any]) -> Column:
 
 
 @st.composite
-def tables(
-    draw: st.DrawFn, database: str = "db", name: str = "t", max_columns: int = 5
-) -> Table:
+def tables(draw: st.DrawFn, database: str = "db", name: str = "t", max_columns: int = 5) -> Table:
     """A table ``database.name``: a key (PRIMARY KEY of one or two integer columns, or a UNIQUE
     NOT NULL integer column MariaDB promotes) or none, and up to ``max_columns`` other
     columns."""
@@ -232,8 +238,9 @@ def tables(
             kind, fields = draw(st.sampled_from(_KEY_TYPES))
             key_columns.append(_key_column(f"k{index}", kind, fields))
     others = [draw(columns(f"c{index}")) for index in range(draw(st.integers(1, max_columns)))]
-    every = key_columns + others
-    if key_columns and draw(st.booleans()):
+    every: list[Column] = key_columns + others
+    key_later = draw(st.booleans())
+    if key_columns and key_later:
         every = others[:1] + key_columns + others[1:]  # the key need not come first
     names = tuple(column.name for column in key_columns)
     return Table(
@@ -264,11 +271,7 @@ def _new_row(draw: st.DrawFn, table: Table, taken: set[tuple[Any, ...]]) -> dict
     """Values of a row to insert (every column given), None when every key value is taken."""
     values: dict[str, Any] = {}
     if table.key:
-        free = [
-            key
-            for key in _key_space(table)
-            if key not in taken
-        ]
+        free = [key for key in _key_space(table) if key not in taken]
         if not free:
             return None
         key = draw(st.sampled_from(free))
@@ -324,7 +327,9 @@ def _change(
         tx.delete(name, where)
         return
     changes: dict[str, Any] = {}
-    for position in draw(st.lists(st.integers(0, table.width - 1), min_size=1, max_size=3, unique=True)):
+    for position in draw(
+        st.lists(st.integers(0, table.width - 1), min_size=1, max_size=3, unique=True)
+    ):
         column = table.columns[position]
         if position in table.key:
             taken = {_key_of(table, other) for other in rows if other is not row}

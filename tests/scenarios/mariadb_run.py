@@ -73,7 +73,10 @@ def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str |
         f"SELECT {', '.join(parts)} FROM {quote_name(table.database)}.{quote_name(table.name)}"
     )
     rows = [
-        tuple(None if v is None else v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in row)
+        tuple(
+            None if v is None else v.decode("utf-8") if isinstance(v, bytes) else str(v)
+            for v in row
+        )
         for row in cursor.fetchall()
     ]
     return rows
@@ -136,9 +139,7 @@ _IGNORED = {"timestamp", "log_pos"}
 
 def _fields(event: Event) -> dict[str, Any]:
     return {
-        f.name: getattr(event, f.name)
-        for f in dataclasses.fields(event)
-        if f.name not in _IGNORED
+        f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name not in _IGNORED
     }
 
 
@@ -155,7 +156,9 @@ def normalised_differences(
         problems.append(f"{len(real)} events on the server, {len(compiled)} compiled")
     for index, (mine, theirs) in enumerate(zip(compiled, real, strict=False)):
         if type(mine) is not type(theirs):
-            problems.append(f"event {index}: {type(theirs).__name__} on the server, compiled {type(mine).__name__}")
+            problems.append(
+                f"event {index}: {type(theirs).__name__} on the server, compiled {type(mine).__name__}"
+            )
             break
         want = _fields(mine)
         got = _fields(theirs)
@@ -189,7 +192,9 @@ def _row_differences(index: int, real: Any, compiled: Any) -> list[str]:
         flat_mine = mine if not isinstance(mine[0], tuple) else mine[0] + mine[1]
         for column, (a, b) in enumerate(zip(flat_theirs, flat_mine, strict=False)):
             if type(a) is not type(b) or a != b:
-                out.append(f"event {index} row {number} value {column}: server {a!r}, compiled {b!r}")
+                out.append(
+                    f"event {index} row {number} value {column}: server {a!r}, compiled {b!r}"
+                )
     return out
 
 
@@ -203,7 +208,9 @@ def compare_with_server(server: MariaDBServer, scenario: Scenario) -> list[str]:
     oracle = Oracle(scenario)
     for name, table in scenario.tables.items():
         want = canonical_rows(table, oracle.final.rows[name])
-        got = sorted(run.tables[name], key=lambda cells: tuple((c is not None, c or "") for c in cells))
+        got = sorted(
+            run.tables[name], key=lambda cells: tuple((c is not None, c or "") for c in cells)
+        )
         want_sorted = sorted(want, key=lambda cells: tuple((c is not None, c or "") for c in cells))
         if got != want_sorted:
             problems.append(f"table {name}: server {got!r:.600}, oracle {want_sorted!r:.600}")

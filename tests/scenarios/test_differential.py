@@ -54,9 +54,19 @@ def shop(settings: Settings) -> Scenario:
         tx.update(
             "shop.orders",
             {"id": 2},
-            {"status": "paid", "tags": "a,b", "f": 0.5, "d": 0.1, "b": 7, "y": 2024,
-             "bn": b"\x01", "vb": b"\x00\x01", "t": "-01:02:03.45",
-             "dt": "2024-02-29 10:11:12.123456", "c": "é"},
+            {
+                "status": "paid",
+                "tags": "a,b",
+                "f": 0.5,
+                "d": 0.1,
+                "b": 7,
+                "y": 2024,
+                "bn": b"\x01",
+                "vb": b"\x00\x01",
+                "t": "-01:02:03.45",
+                "dt": "2024-02-29 10:11:12.123456",
+                "c": "é",
+            },
         )
         tx.insert("shop.log", {"a": 1, "b": "é"})
         tx.insert("shop.log", {"a": 1, "b": "é"})
