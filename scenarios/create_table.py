@@ -107,16 +107,18 @@ def tokenize(text: str) -> list[Token]:
         elif ch in _PUNCT:
             tokens.append(Token("punct", ch, pos))
             pos += 1
-        elif ch in "+-" or ch.isdigit() or ch == "." and pos + 1 < end and text[pos + 1].isdigit():
+        elif ch in "+-" or ch.isdigit() or ch == "." and text[pos + 1 : pos + 2].isdigit():
             start = pos
-            pos += 1
-            while pos < end and (text[pos] in _WORD_CHARS or text[pos] == "."):
-                pos += 1
+            pos = _number_end(text, pos)
+            if pos < end and text[pos] in _WORD_CHARS and text[start].isdigit():
+                while pos < end and text[pos] in _WORD_CHARS:  # a name like 1st
+                    pos += 1
+                tokens.append(Token("word", text[start:pos], start))
+                continue
             word = text[start:pos]
-            kind = "number" if _is_number(word) else "word"
-            if kind == "word" and not all(c in _WORD_CHARS for c in word):
+            if word in ("+", "-"):
                 raise SchemaError(f"unexpected {word!r} at {start}")
-            tokens.append(Token(kind, word, start))
+            tokens.append(Token("number", word, start))
         elif ch in _WORD_CHARS:
             start = pos
             while pos < end and text[pos] in _WORD_CHARS:
@@ -127,15 +129,26 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
-def _is_number(word: str) -> bool:
-    body = word[1:] if word[:1] in "+-" else word
-    if not body:
-        return False
-    try:
-        Decimal(body)
-    except ArithmeticError:
-        return False
-    return body.replace(".", "", 1).isdigit()
+def _digits_end(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isdigit():
+        pos += 1
+    return pos
+
+
+def _number_end(text: str, pos: int) -> int:
+    """The end of a number at ``pos``: [sign] digits [. digits] [e [sign] digits]."""
+    if text[pos] in "+-":
+        pos += 1
+    pos = _digits_end(text, pos)
+    if text[pos : pos + 1] == "." and text[pos + 1 : pos + 2] != ".":
+        pos = _digits_end(text, pos + 1)
+    if text[pos : pos + 1] in ("e", "E"):
+        after = pos + 1
+        if text[after : after + 1] in ("+", "-"):
+            after += 1
+        if text[after : after + 1].isdigit():
+            pos = _digits_end(text, after)
+    return pos
 
 
 class _Parser:
@@ -255,7 +268,9 @@ class _Parser:
         for kind, value in elements:
             if kind == "column":
                 name, fields, options = value
-                columns.append(_column(name, fields, options, table_collation))
+                columns.append(
+                    _column(name, fields, options, table_collation, f"{database}.{bare}")
+                )
                 if options.get("primary"):
                     primary = _once(primary, (name,), bare)
                 if options.get("unique"):
@@ -396,7 +411,22 @@ class _Parser:
             return token.text
         if token.kind == "number":
             text = token.text
-            return int(text) if text.lstrip("+-").isdigit() else Decimal(text)
+            if text.lstrip("+-").isdigit():
+                return int(text)
+            return float(text) if "e" in text.lower() else Decimal(text)
+        following = self.peek()
+        if token.upper in ("X", "B") and following is not None and following.kind == "string":
+            self.pos += 1
+            if following.at != token.at + 1:
+                raise SchemaError(f"CREATE TABLE: a space inside {token.text}'...' at {token.at}")
+            try:
+                if token.upper == "X":
+                    return bytes.fromhex(following.text)
+                return int(following.text or "0", 2)
+            except ValueError:
+                raise SchemaError(
+                    f"CREATE TABLE: a bad {token.text}'...' literal at {token.at}"
+                ) from None
         if token.upper == "NULL":
             return None
         raise SchemaError(
@@ -495,7 +525,11 @@ def _sizes(
 
 
 def _column(
-    name: str, fields: dict[str, Any], options: dict[str, Any], table_collation: str
+    name: str,
+    fields: dict[str, Any],
+    options: dict[str, Any],
+    table_collation: str,
+    table_name: str,
 ) -> Column:
     fields = dict(fields)
     fields.pop("length_hint", None)
@@ -512,6 +546,7 @@ def _column(
         charset=options.get("charset"),
         collation=options.get("collation"),
         table_collation=table_collation,
+        table_name=table_name,
     )
 
 

@@ -411,8 +411,10 @@ def make_column(
     charset: str | None,
     collation: str | None,
     table_collation: str,
+    table_name: str = "(a column declaration)",
 ) -> Column:
-    """A resolved column (shared by the builder and the CREATE TABLE parser)."""
+    """A resolved column (shared by the builder and the CREATE TABLE parser; ``table_name``
+    names the table in the error of a default that does not fit)."""
     fields = dict(fields)
     fields.pop("charset", None)
     fields.pop("collation", None)
@@ -439,7 +441,7 @@ def make_column(
         return _replace_default(base, default)
     from scenarios.values import convert
 
-    return _replace_default(base, convert(base, default, table="(declaration)"))
+    return _replace_default(base, convert(base, default, table=table_name))
 
 
 _TEXT_TO_BLOB = {

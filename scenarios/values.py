@@ -15,7 +15,8 @@ YEAR                        ``int`` 1901..2155 (or 0)                  ``int``
 DATE                        ``datetime.date``, ``Date``, 'YYYY-MM-DD'  ``Date``
 TIME(fsp)                   ``timedelta``, ``Time``, '[-]h:mm:ss[.f]'  ``Time``
 DATETIME(fsp)               naive ``datetime``, ``DateTime``, text     ``DateTime``
-TIMESTAMP(fsp)              aware ``datetime``, ``Timestamp``          ``Timestamp``
+TIMESTAMP(fsp)              aware ``datetime``, ``Timestamp``, text    ``Timestamp``
+                            in UTC (the scenario's SQL time zone)
 CHAR/VARCHAR/TEXT/JSON      ``str`` (encoded in the column's charset)  ``bytes``
                             or ``bytes`` already encoded
 BINARY/VARBINARY/BLOB       ``bytes``                                  ``bytes``
@@ -289,6 +290,14 @@ def _datetime(column: Column, value: Any) -> DateTime:
 
 
 def _timestamp(column: Column, value: Any) -> Timestamp:
+    if isinstance(value, str):
+        fields = _datetime_fields(value)
+        if fields == DateTime(0, 0, 0):
+            return Timestamp(0, 0)
+        moment = fields.to_datetime()
+        if moment is None:
+            raise _Refused("not a date and time")
+        value = moment.replace(tzinfo=_dt.UTC)  # the scenario's SQL runs in UTC
     if isinstance(value, _dt.datetime):
         if value.tzinfo is None:
             raise _Refused("a TIMESTAMP needs an aware datetime (a naive one is ambiguous)")
