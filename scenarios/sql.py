@@ -20,7 +20,9 @@ from scenarios.values import python_codec
 __all__ = [
     "SESSION_SETUP",
     "create_table_sql",
+    "insert_rows_sql",
     "literal",
+    "qualified",
     "quote_name",
     "statement_sql",
     "transaction_sql",
