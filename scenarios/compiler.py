@@ -21,7 +21,11 @@ without a key is logged FULL whatever the setting.
 A statement's rows go into one rows event until adding a row would make the event's data
 (8 bytes of post-header, the packed width, the bitmaps, the rows so far) exceed
 ``binlog_row_event_max_size``: the row then starts the next event (``Rows_log_event::
-get_data_size`` in ``THD::binlog_prepare_pending_rows_event``). A row is never split.
+get_data_size`` in ``THD::binlog_prepare_pending_rows_event``). A row is never split. With
+``log_bin_compress``, an event is compressed (v1 compressed types) when the row that starts it
+takes at least ``log_bin_compress_min_len`` bytes (both images of an UPDATE row); the rows that
+join it later do not change that (``binlog_should_compress`` in ``THD::binlog_write_row`` picks
+the type of a new pending event only).
 
 What the binlog cannot know is chosen here and named in :class:`CompileOptions`: table ids, XID
 numbers and event timestamps.
@@ -292,18 +296,20 @@ def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) ->
             images.append(codec_row(table, before, before_cols, signed))
     overhead = ROWS_POST_HEADER + len(packed_int(width)) + bitmaps * ((width + 7) // 8)
     limit = settings.binlog_row_event_max_size
-    groups: list[list[Any]] = []
+    groups: list[tuple[bool, list[Any]]] = []
     size = 0
     for image in images:
         needed = len(encoder.write_rows(width, present, present_after, [image]))
         if groups and size + needed <= limit:
-            groups[-1].append(image)
+            groups[-1][1].append(image)
             size += needed
         else:
-            groups.append([image])
+            # The row that starts an event decides whether it is compressed.
+            compress = settings.log_bin_compress and needed >= settings.log_bin_compress_min_len
+            groups.append((compress, [image]))
             size = overhead + needed
     events: list[RowsEvent] = []
-    for index, group in enumerate(groups):
+    for index, (compressed, group) in enumerate(groups):
         fields: dict[str, Any] = {
             "table_id": table_map.table_id,
             "rows_flags": RowsFlag.STMT_END if index == len(groups) - 1 else 0,
@@ -312,6 +318,7 @@ def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) ->
                 before_cols if kind is not WriteRowsEvent else after_cols, width
             ),
             "rows": tuple(group),
+            "compressed": compressed,
         }
         if kind is UpdateRowsEvent:
             fields["columns_present_after"] = _bitmap(after_cols, width)

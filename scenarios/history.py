@@ -63,7 +63,7 @@ Row = tuple[Any, ...]
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
 DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
-# MariaDB's binlog_row_event_max_size: default, and the block size it is rounded down to.
+# MariaDB's binlog_row_event_max_size (a command-line option only): default, and the block size it is rounded down to.
 DEFAULT_ROW_EVENT_MAX_SIZE = 8192
 ROW_EVENT_MAX_SIZE_BLOCK = 256
 
@@ -77,6 +77,8 @@ class Settings:
     binlog_row_metadata: str = "NO_LOG"
     binlog_annotate_row_events: bool = True
     binlog_row_event_max_size: int = DEFAULT_ROW_EVENT_MAX_SIZE
+    log_bin_compress: bool = False
+    log_bin_compress_min_len: int = 256
     server_id: int = 1
     gtid_domain_id: int = 0
     server_version: str = DEFAULT_SERVER_VERSION
@@ -86,6 +88,8 @@ class Settings:
             raise ScenarioError(f"binlog_row_image is one of {ROW_IMAGES}")
         if self.binlog_row_metadata not in ROW_METADATA:
             raise ScenarioError(f"binlog_row_metadata is one of {ROW_METADATA}")
+        if not 10 <= self.log_bin_compress_min_len <= 1024:
+            raise ScenarioError("log_bin_compress_min_len is 10..1024")
         size = self.binlog_row_event_max_size
         if size < ROW_EVENT_MAX_SIZE_BLOCK or size % ROW_EVENT_MAX_SIZE_BLOCK:
             raise ScenarioError(

@@ -7,7 +7,8 @@ same rows), simpler types first.
     values_for(column)     model values that column holds (no NULL; see nullable_values_for)
     tables()               a Table: 1..max_columns columns, a PRIMARY KEY, a UNIQUE NOT NULL
                            key, or no key at all
-    settings()             binlog Settings (checksum, row image, row metadata, annotations)
+    settings()             binlog Settings (checksum, row image, row metadata, annotations,
+                           compression)
     scenarios()            a Scenario: tables, initial rows, transactions of inserts, updates
                            (key changes included) and deletes over several GTID domains and
                            server ids
@@ -259,6 +260,8 @@ def settings(draw: st.DrawFn) -> Settings:
         binlog_row_image=draw(st.sampled_from(ROW_IMAGES)),
         binlog_row_metadata=draw(st.sampled_from(ROW_METADATA)),
         binlog_annotate_row_events=draw(st.booleans()),
+        log_bin_compress=draw(st.booleans()),
+        log_bin_compress_min_len=draw(st.sampled_from((256, 10, 1024))),
     )
 
 

@@ -102,6 +102,11 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
             checksum = "CRC32" if settings.binlog_checksum else "NONE"
             cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
             cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")
+            compress = "ON" if settings.log_bin_compress else "OFF"
+            cursor.execute(f"SET GLOBAL log_bin_compress = {compress}")
+            cursor.execute(
+                f"SET GLOBAL log_bin_compress_min_len = {settings.log_bin_compress_min_len}"
+            )
             for statement in SESSION_SETUP:
                 cursor.execute(statement)
             cursor.execute(f"SET SESSION binlog_row_image = {settings.binlog_row_image}")

@@ -138,3 +138,36 @@ def test_statements_split_into_rows_events_where_the_server_splits_them(
     assert len(writes) > 4
     assert [e.rows_flags for e in writes].count(RowsFlag.STMT_END) == 4
     assert compare_with_server(server, scenario) == []
+
+
+def compressible(settings: Settings) -> Scenario:
+    """Rows around log_bin_compress_min_len (rows of 7 + n bytes: NULL bitmap, INT, length)."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        "CREATE TABLE z.t (id INT PRIMARY KEY, v VARCHAR(2000) CHARACTER SET latin1)"
+    )
+    least = settings.log_bin_compress_min_len - 7
+    scenario.insert("z.t", {"id": 1, "v": "a" * least})
+    scenario.insert("z.t", {"id": 2, "v": "b" * (least - 1)})
+    scenario.insert(
+        "z.t",
+        *(
+            {"id": 10 + n, "v": "c" * size}
+            for n, size in enumerate((least, 5, least + 1, least - 1, 1500))
+        ),
+    )
+    scenario.insert("z.t", {"id": 20, "v": "f"}, {"id": 21, "v": "g" * (least + 5)})
+    with scenario.transaction() as tx:
+        tx.update("z.t", {"id": 1}, {"v": "d"})
+        tx.update("z.t", {"id": 2}, {"v": "e" * 300})
+        tx.delete("z.t", {"id": 10})
+        tx.delete("z.t", {"id": 11})
+    return scenario
+
+
+@pytest.mark.parametrize("min_len", [10, 256, 1024])
+def test_rows_events_are_compressed_where_the_server_compresses_them(
+    server: MariaDBServer, min_len: int
+) -> None:
+    scenario = compressible(Settings(log_bin_compress=True, log_bin_compress_min_len=min_len))
+    assert compare_with_server(server, scenario) == []
