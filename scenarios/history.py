@@ -34,13 +34,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fakemaster.events import Gtid
 from scenarios.create_table import parse_create_table
 from scenarios.errors import HistoryError, ScenarioError
 from scenarios.schema import NO_DEFAULT, Table
+from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
 
 __all__ = [
@@ -59,7 +60,6 @@ __all__ = [
     "Update",
 ]
 
-Row = tuple[Any, ...]
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
 DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
@@ -123,7 +123,9 @@ class Update:
 
     @property
     def changes_nothing(self) -> bool:
-        return all(_same(a, b) for a, b in zip(self.before, self.after, strict=True))
+        return all(
+            type(a) is type(b) and a == b for a, b in zip(self.before, self.after, strict=True)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,39 +153,6 @@ class Transaction:
         return any(not (isinstance(c, Update) and c.changes_nothing) for c in self.changes)
 
 
-def _same(a: Any, b: Any) -> bool:
-    return type(a) is type(b) and bool(a == b)
-
-
-# --- the content of the tables -------------------------------------------------------------
-
-
-@dataclass
-class Contents:
-    """The rows of every table (in insertion order; an update keeps a row's place)."""
-
-    rows: dict[str, list[Row]] = field(default_factory=dict)
-
-    def copy(self) -> Contents:
-        return Contents({name: list(rows) for name, rows in self.rows.items()})
-
-    def apply(self, change: Change) -> None:
-        rows = self.rows[change.table.qualified]
-        if isinstance(change, Insert):
-            rows.extend(change.rows)
-        elif isinstance(change, Update):
-            rows[_find(rows, change.table, change.before)] = change.after
-        else:
-            del rows[_find(rows, change.table, change.before)]
-
-
-def _find(rows: list[Row], table: Table, before: Row) -> int:
-    for index, row in enumerate(rows):
-        if all(_same(a, b) for a, b in zip(row, before, strict=True)):
-            return index
-    raise HistoryError(f"{table.qualified}: no row {before!r}")
-
-
 # --- the scenario --------------------------------------------------------------------------
 
 
@@ -200,7 +169,7 @@ class Scenario:
         self.initial = Contents()
         self.transactions: list[Transaction] = []
         self.gtid_state = tuple(gtid_state)
-        self._current = Contents()
+        self._live = LiveTables()
 
     # --- declaring tables ----------------------------------------------------------------
 
@@ -213,14 +182,16 @@ class Scenario:
         name = table.qualified
         if name in self.tables:
             raise ScenarioError(f"table {name} is declared twice")
+        self._live.add_table(table)
+        undo: list[Undo] = []
+        try:
+            for values in rows:
+                self._apply(self._insert(table, [values]), undo)
+        except Exception:
+            del self._live.tables[name]
+            raise
         self.tables[name] = table
-        self.initial.rows[name] = []
-        self._current.rows[name] = []
-        for values in rows:
-            insert = self._insert(table, [values])
-            self._check_keys(insert)
-            self.initial.apply(insert)
-            self._current.apply(insert)
+        self.initial.rows[name] = list(self._live[name].rows.values())
         return table
 
     def table(self, name: str) -> Table:
@@ -237,9 +208,13 @@ class Scenario:
     ) -> Iterator[TransactionBuilder]:
         """Changes made in the block are one transaction (committed when the block ends
         without an exception; on an exception nothing of it is kept)."""
-        builder = TransactionBuilder(self, self._current.copy())
-        yield builder
-        self.add_transaction(builder.changes, domain_id=domain_id, server_id=server_id)
+        builder = TransactionBuilder(self)
+        try:
+            yield builder
+        except BaseException:
+            builder.undo()
+            raise
+        self._record(builder.changes, domain_id, server_id)
 
     def add_transaction(
         self,
@@ -248,21 +223,41 @@ class Scenario:
         domain_id: int | None = None,
         server_id: int | None = None,
     ) -> Transaction:
-        """Append resolved changes as one transaction (checked against the current tables)."""
-        state = self._current.copy()
-        for change in changes:
-            if change.table.qualified not in self.tables:
-                raise HistoryError(f"no table {change.table.qualified!r}")
-            self._check(change, state)
-            state.apply(change)
+        """Append resolved changes as one transaction (checked against the current tables;
+        all or nothing)."""
+        undo: list[Undo] = []
+        try:
+            for change in changes:
+                if change.table.qualified not in self.tables:
+                    raise HistoryError(f"no table {change.table.qualified!r}")
+                self._apply(change, undo)
+        except BaseException:
+            for step in reversed(undo):
+                step()
+            raise
+        return self._record(changes, domain_id, server_id)
+
+    def _record(
+        self, changes: Sequence[Change], domain_id: int | None, server_id: int | None
+    ) -> Transaction:
         transaction = Transaction(
             tuple(changes),
             self.settings.gtid_domain_id if domain_id is None else domain_id,
             self.settings.server_id if server_id is None else server_id,
         )
         self.transactions.append(transaction)
-        self._current = state
         return transaction
+
+    def _apply(self, change: Change, undo: list[Undo]) -> None:
+        """Check ``change`` against the current tables and apply it (its undo appended)."""
+        state = self._live[change.table.qualified]
+        if isinstance(change, Insert):
+            for row in change.rows:
+                undo.append(state.insert(row))
+        elif isinstance(change, Update):
+            undo.append(state.update(change.before, change.after))
+        else:
+            undo.append(state.delete(change.before))
 
     def insert(self, table: str, *rows: Mapping[str, Any]) -> Transaction:
         """One transaction inserting ``rows`` (one statement)."""
@@ -285,7 +280,27 @@ class Scenario:
     @property
     def contents(self) -> Contents:
         """The tables after the last transaction."""
-        return self._current.copy()
+        return self._live.snapshot()
+
+    def describe(self) -> str:
+        """The scenario as readable text: its settings, the DDL and initial rows of its tables,
+        and each transaction's statements (the SQL that makes it)."""
+        from scenarios.sql import create_table_sql, insert_rows_sql, statement_sql
+
+        lines = [f"Scenario({self.settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"]
+        for name, table in self.tables.items():
+            lines.append(f"  {create_table_sql(table)}")
+            lines += [f"    {sql}" for sql in insert_rows_sql(table, self.initial.rows[name])]
+        for number, transaction in enumerate(self.transactions, 1):
+            lines.append(
+                f"  transaction {number} (domain {transaction.domain_id},"
+                f" server {transaction.server_id}):"
+            )
+            lines += [f"    {statement_sql(change)}" for change in transaction.changes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.describe()
 
     # --- resolving changes ---------------------------------------------------------------
 
@@ -318,7 +333,7 @@ class Scenario:
             full_rows.append(tuple(row))
         return Insert(table, tuple(full_rows), given)
 
-    def _locate(self, table: Table, where: Mapping[str, Any], state: Contents) -> Row:
+    def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
         key = table.key
         wanted = {table.position(name): value for name, value in where.items()}
         expected = set(key) if key else set(range(table.width))
@@ -330,53 +345,22 @@ class Scenario:
             position: convert(table.columns[position], value, table=table.qualified)
             for position, value in wanted.items()
         }
-        for row in state.rows[table.qualified]:
-            if all(_same(row[p], v) for p, v in image.items()):
-                return row
-        raise HistoryError(f"{table.qualified}: no row where {dict(where)!r}")
+        state: TableState = self._live[table.qualified]
+        found = state.find(image)
+        if found is None:
+            raise HistoryError(f"{table.qualified}: no row where {dict(where)!r}")
+        return state.rows[found]
 
-    def _update(
-        self, table: Table, where: Mapping[str, Any], values: Mapping[str, Any], state: Contents
-    ) -> Update:
+    def _update(self, table: Table, where: Mapping[str, Any], values: Mapping[str, Any]) -> Update:
         if not values:
             raise HistoryError(f"{table.qualified}: an update that sets no column")
-        before = self._locate(table, where, state)
+        before = self._locate(table, where)
         after = list(before)
         assigned = _positions(table, values)
         for name, value in values.items():
             position = table.position(name)
             after[position] = convert(table.columns[position], value, table=table.qualified)
         return Update(table, before, tuple(after), assigned)
-
-    def _check(self, change: Change, state: Contents) -> None:
-        if isinstance(change, Insert):
-            self._check_keys(change, state)
-        elif isinstance(change, Update):
-            _find(state.rows[change.table.qualified], change.table, change.before)
-            self._check_keys(change, state)
-        else:
-            _find(state.rows[change.table.qualified], change.table, change.before)
-
-    def _check_keys(self, change: Insert | Update, state: Contents | None = None) -> None:
-        table = change.table
-        existing = list((state or self._current).rows[table.qualified])
-        if isinstance(change, Update):
-            del existing[_find(existing, table, change.before)]
-            new_rows: Sequence[Row] = (change.after,)
-        else:
-            new_rows = change.rows
-        for row in new_rows:
-            for unique in table.unique_positions:
-                value = tuple(row[p] for p in unique)
-                if any(v is None for v in value):
-                    continue
-                for other in existing:
-                    if all(_same(other[p], v) for p, v in zip(unique, value, strict=True)):
-                        names = [table.columns[p].name for p in unique]
-                        raise HistoryError(
-                            f"{table.qualified}: duplicate entry {value!r} for key {names}"
-                        )
-            existing.append(row)
 
 
 def _positions(table: Table, values: Mapping[str, Any]) -> tuple[int, ...]:
@@ -387,19 +371,32 @@ def _positions(table: Table, values: Mapping[str, Any]) -> tuple[int, ...]:
 
 
 class TransactionBuilder:
-    """The changes of one transaction, checked as they are added (see
-    :meth:`Scenario.transaction`)."""
+    """The changes of one transaction, checked and applied as they are added (see
+    :meth:`Scenario.transaction`; undone if the block raises)."""
 
-    def __init__(self, scenario: Scenario, state: Contents) -> None:
+    def __init__(self, scenario: Scenario) -> None:
         self._scenario = scenario
-        self._state = state
+        self._undo: list[Undo] = []
         self.changes: list[Change] = []
 
     def _add(self, change: Change) -> Change:
-        self._scenario._check(change, self._state)
-        self._state.apply(change)
+        undo: list[Undo] = []
+        try:
+            self._scenario._apply(change, undo)
+        except BaseException:
+            for step in reversed(undo):
+                step()
+            raise
+        self._undo += undo
         self.changes.append(change)
         return change
+
+    def undo(self) -> None:
+        """Take back every change of this transaction."""
+        for step in reversed(self._undo):
+            step()
+        self._undo.clear()
+        self.changes.clear()
 
     def insert(self, table: str, *rows: Mapping[str, Any]) -> Change:
         """Insert ``rows`` in one statement (every row names the same columns)."""
@@ -408,12 +405,12 @@ class TransactionBuilder:
     def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> Change:
         """Set ``values`` in the row ``where`` names (its key, or its whole value)."""
         found = self._scenario.table(table)
-        return self._add(self._scenario._update(found, where, values, self._state))
+        return self._add(self._scenario._update(found, where, values))
 
     def delete(self, table: str, where: Mapping[str, Any]) -> Change:
         found = self._scenario.table(table)
-        return self._add(Delete(found, self._scenario._locate(found, where, self._state)))
+        return self._add(Delete(found, self._scenario._locate(found, where)))
 
     def rows(self, table: str) -> list[Row]:
         """The rows of ``table`` as this transaction has left them so far."""
-        return list(self._state.rows[self._scenario.table(table).qualified])
+        return list(self._scenario._live[self._scenario.table(table).qualified].rows.values())

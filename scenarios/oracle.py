@@ -21,8 +21,9 @@ from typing import Any
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ScenarioError
-from scenarios.history import Contents, Row, Scenario
+from scenarios.history import Insert, Scenario, Update
 from scenarios.schema import Column, Table
+from scenarios.state import Contents, LiveTables, Row
 from scenarios.text import format_double, format_float
 from scenarios.values import convert, python_codec
 
@@ -201,30 +202,47 @@ def diff_tables(
 
 
 class Oracle:
-    """The content of every table of ``scenario`` before the first transaction (index 0) and
-    after each (index n after transaction n)."""
+    """The content of every table of ``scenario`` before the first transaction (``after=0``)
+    and after each (``after=n``: after transaction n); the default is after the last."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        state = scenario.initial.copy()
-        self.states: list[Contents] = [state.copy()]
-        for transaction in scenario.transactions:
-            for change in transaction.changes:
-                state.apply(change)
-            self.states.append(state.copy())
 
     @property
     def final(self) -> Contents:
-        return self.states[-1]
+        return self.scenario.contents
+
+    def state(self, after: int | None = None) -> Contents:
+        """The tables after ``after`` transactions (replayed through the model's own
+        bookkeeping from the initial rows)."""
+        if after is None or after == len(self.scenario.transactions):
+            return self.final
+        if not 0 <= after <= len(self.scenario.transactions):
+            raise ScenarioError(f"the scenario has {len(self.scenario.transactions)} transactions")
+        live = LiveTables()
+        for name, table in self.scenario.tables.items():
+            live.add_table(table)
+            for row in self.scenario.initial.rows[name]:
+                live[name].insert(row)
+        for transaction in self.scenario.transactions[:after]:
+            for change in transaction.changes:
+                state = live[change.table.qualified]
+                if isinstance(change, Insert):
+                    for row in change.rows:
+                        state.insert(row)
+                elif isinstance(change, Update):
+                    state.update(change.before, change.after)
+                else:
+                    state.delete(change.before)
+        return live.snapshot()
 
     def rows(self, table: str, after: int | None = None) -> list[Row]:
         """The rows of ``table`` after ``after`` transactions (default: all)."""
-        state = self.final if after is None else self.states[after]
-        return list(state.rows[table])
+        return list(self.state(after).rows[table])
 
     def export(self, directory: str | Path, after: int | None = None) -> list[Path]:
         """Write ``<database.table>.jsonl`` and ``.tsv`` for every table; returns the paths."""
-        state = self.final if after is None else self.states[after]
+        state = self.state(after)
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
         written = []
@@ -244,7 +262,7 @@ class Oracle:
         actual: Mapping[str, Iterable[Mapping[str, Any] | Sequence[Any]]],
         after: int | None = None,
     ) -> list[TableDiff]:
-        state = self.final if after is None else self.states[after]
+        state = self.state(after)
         return diff_tables(self.scenario.tables, state, actual)
 
     def assert_matches(

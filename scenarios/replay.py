@@ -29,8 +29,8 @@ from fakemaster.events import (
 )
 from fakemaster.values import ABSENT
 from scenarios.errors import ScenarioError
-from scenarios.history import Contents, Row
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
+from scenarios.state import Contents, Row
 
 __all__ = ["ReplayError", "Replica", "replay"]
 

@@ -162,3 +162,27 @@ def test_import_scenarios_loads_nothing_else_of_the_project() -> None:
         n for n in loaded if n.split(".")[0] in ("scenarios", "fakemaster", "encoder", "decoder")
     ]
     assert project == ["scenarios"]
+
+
+def test_a_scenario_reads_as_its_settings_ddl_and_statements() -> None:
+    scenario = shop()
+    with scenario.transaction(domain_id=2, server_id=3) as tx:
+        tx.update("shop.orders", {"id": 1}, {"note": "x"})
+    assert repr(scenario).splitlines()[1:] == [
+        "  CREATE TABLE `shop`.`orders` (`id` int NOT NULL, `code` char(2) CHARACTER SET utf8mb4"
+        " COLLATE utf8mb4_general_ci NOT NULL, `note` text CHARACTER SET utf8mb4 COLLATE"
+        " utf8mb4_general_ci NULL, PRIMARY KEY (`id`), UNIQUE KEY (`code`)) ENGINE=InnoDB",
+        "    INSERT INTO `shop`.`orders` (`id`,`code`,`note`) VALUES (1,'aa',NULL)",
+        "  CREATE TABLE `shop`.`log` (`v` int NULL) ENGINE=InnoDB",
+        "  transaction 1 (domain 2, server 3):",
+        "    UPDATE `shop`.`orders` SET `note`='x' WHERE `id` = 1",
+    ]
+
+
+def test_a_change_caught_inside_a_transaction_leaves_no_trace() -> None:
+    scenario = shop()
+    with scenario.transaction() as tx:
+        with pytest.raises(HistoryError):
+            tx.insert("shop.orders", {"id": 2, "code": "bb"}, {"id": 3, "code": "bb"})
+        tx.insert("shop.orders", {"id": 3, "code": "bb"})
+    assert sorted(Oracle(scenario).rows("shop.orders")) == [(1, b"aa", None), (3, b"bb", None)]
