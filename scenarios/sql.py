@@ -132,7 +132,7 @@ def transaction_sql(transaction: Transaction) -> list[str]:
 
 def _column_sql(column: Column) -> str:
     parts = [quote_name(column.name), column.sql_type()]
-    if column.collation is not None and column.collation != "binary":
+    if column.collation not in (None, "binary") and column.type != "json":  # JSON: utf8mb4_bin
         parts.append(f"CHARACTER SET {column.charset} COLLATE {column.collation}")
     parts.append("NULL" if column.nullable else "NOT NULL")
     if column.default is not NO_DEFAULT:

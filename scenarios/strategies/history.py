@@ -19,6 +19,7 @@ Importing this module has no side effects (no profile, no settings registered).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
@@ -71,9 +72,20 @@ _TYPE_TEXTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("decimal", {"precision": 20, "scale": 0, "unsigned": True}),
     ("int", {"unsigned": True}),
     ("mediumtext", {}),
+    ("enum", {"members": ("é", "ü b", "x'y", "\\")}),
+    ("set", {"members": tuple(f"m{n}" for n in range(10))}),
+    ("json", {}),
+    ("tinytext", {}),
+    ("longblob", {}),
+    ("tinyblob", {}),
+    ("decimal", {"precision": 65, "scale": 30}),
+    ("bit", {"length": 64}),
+    ("time", {"fsp": 0}),
+    ("timestamp", {"fsp": 6}),
+    ("char", {"length": 255}),
 )
 _COLLATIONS = ("utf8mb4_general_ci", "latin1_swedish_ci", "utf8mb4_bin")
-_TEXTUAL = ("char", "varchar", "text", "mediumtext", "enum", "set")
+_TEXTUAL = ("char", "varchar", "text", "mediumtext", "tinytext", "enum", "set")
 
 
 @st.composite
@@ -92,7 +104,11 @@ def columns(draw: st.DrawFn, name: str = "c") -> Column:
         collation=collation,
         table_collation="utf8mb4_general_ci",
     )
-    if kind in ("text", "mediumtext", "blob") or not draw(st.booleans()):
+    if (
+        kind in ("text", "mediumtext", "tinytext", "json")
+        or "blob" in kind
+        or not draw(st.booleans())
+    ):
         return base  # (TEXT/BLOB literal defaults are left out: they read differently in DDL)
     default = draw(values_for(base))
     return make_column(
@@ -134,7 +150,7 @@ def values_for(column: Column) -> st.SearchStrategy[Any]:
         precision, scale = column.precision or 10, column.scale or 0
         limit = 10**precision - 1
         return st.integers(0 if column.unsigned else -limit, limit).map(
-            lambda n: Decimal(n).scaleb(-scale)
+            lambda n: Decimal((int(n < 0), tuple(int(d) for d in str(abs(n))), -scale))
         )
     if kind == "float":
         return st.floats(width=32, allow_nan=False, allow_infinity=False).map(
@@ -180,11 +196,22 @@ def values_for(column: Column) -> st.SearchStrategy[Any]:
         if kind == "char":
             strings = strings.map(lambda s: s.rstrip(" "))
         return strings.map(lambda s: s.encode(codec))
-    if kind in ("text", "mediumtext"):
+    if kind == "json":
+        json_values = st.recursive(
+            st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=5),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+            ),
+            max_leaves=5,
+        )
+        return json_values.map(lambda v: json.dumps(v, ensure_ascii=False).encode())
+    if kind in ("text", "mediumtext", "tinytext"):
         codec = "cp1252" if column.charset == "latin1" else "utf-8"
         return st.one_of(
             _text(column, 20).map(lambda s: s.encode(codec)),
-            st.integers(250, 300).map(lambda n: b"l" * n),  # length prefixes past one byte
+            # Past what one length byte holds (TINYTEXT: up to its 255).
+            st.integers(250, 255 if kind == "tinytext" else 300).map(lambda n: b"l" * n),
         )
     if kind == "binary":
         return st.binary(max_size=column.length or 1).map(
