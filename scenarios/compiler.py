@@ -63,7 +63,17 @@ from fakemaster.events import (
 )
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.values import ABSENT
-from scenarios.history import Change, Delete, Insert, Row, Scenario, Settings, Transaction, Update
+from scenarios.history import (
+    Change,
+    Delete,
+    Insert,
+    Rotate,
+    Row,
+    Scenario,
+    Settings,
+    Transaction,
+    Update,
+)
 from scenarios.schema import INTEGER_RANGES, Table
 from scenarios.sql import statement_sql
 from scenarios.values import python_codec
@@ -406,8 +416,8 @@ def to_store(
     clock: Callable[[], float] | None = None,
 ) -> MemoryBinlogStore:
     """The compiled scenario written into a memory store (a new one with the scenario's
-    settings, or ``store``), one event group per transaction that changes rows; what
-    fakemaster serves."""
+    settings, or ``store``), one event group per transaction that changes rows, a new file at
+    each rotation; what fakemaster serves."""
     options = options or CompileOptions()
     settings = scenario.settings
     if store is None:
@@ -419,7 +429,12 @@ def to_store(
             clock=clock or (lambda: float(options.timestamp)),
             initial_state=scenario.gtid_state,
         )
-    for item in compile_scenario(scenario, options):
+    compiled = iter(compile_scenario(scenario, options))
+    for step in scenario.steps:
+        if isinstance(step, Rotate):
+            store.rotate()
+            continue
+        item = next(compiled)
         if item.gtid is None:
             continue
         gtid_event = item.events[0]

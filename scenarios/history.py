@@ -26,8 +26,10 @@ statement that changes nothing (an update to the values the row has) is kept -- 
 it -- but writes no rows event; a transaction whose statements change nothing writes nothing and
 takes no GTID, as on a real server.
 
-:class:`Settings` mirror the server variables of the binlog; more (DDL, XA, rotations,
-restarts, compression, non-transactional tables) will be further kinds of steps of a history.
+:meth:`Scenario.rotate` puts a rotation (``FLUSH BINARY LOGS``) between transactions:
+``scenario.steps`` holds both kinds of steps in order. :class:`Settings` mirror the server
+variables of the binlog; more (DDL, XA, restarts, non-transactional tables) will be further
+kinds of steps.
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ __all__ = [
     "Contents",
     "Delete",
     "Insert",
+    "Rotate",
     "Row",
     "Scenario",
     "Settings",
+    "Step",
     "Transaction",
     "TransactionBuilder",
     "Update",
@@ -153,6 +157,14 @@ class Transaction:
         return any(not (isinstance(c, Update) and c.changes_nothing) for c in self.changes)
 
 
+@dataclass(frozen=True, slots=True)
+class Rotate:
+    """``FLUSH BINARY LOGS`` between transactions: the binlog goes on in a new file."""
+
+
+Step = Transaction | Rotate
+
+
 # --- the scenario --------------------------------------------------------------------------
 
 
@@ -168,6 +180,8 @@ class Scenario:
         self.tables: dict[str, Table] = {}
         self.initial = Contents()
         self.transactions: list[Transaction] = []
+        # The transactions and rotations in order.
+        self.steps: list[Step] = []
         self.gtid_state = tuple(gtid_state)
         self._live = LiveTables()
 
@@ -246,7 +260,14 @@ class Scenario:
             self.settings.server_id if server_id is None else server_id,
         )
         self.transactions.append(transaction)
+        self.steps.append(transaction)
         return transaction
+
+    def rotate(self) -> Rotate:
+        """Rotate the binlog here (``FLUSH BINARY LOGS``)."""
+        step = Rotate()
+        self.steps.append(step)
+        return step
 
     def _apply(self, change: Change, undo: list[Undo]) -> None:
         """Check ``change`` against the current tables and apply it (its undo appended)."""
@@ -291,12 +312,16 @@ class Scenario:
         for name, table in self.tables.items():
             lines.append(f"  {create_table_sql(table)}")
             lines += [f"    {sql}" for sql in insert_rows_sql(table, self.initial.rows[name])]
-        for number, transaction in enumerate(self.transactions, 1):
+        number = 0
+        for step in self.steps:
+            if isinstance(step, Rotate):
+                lines.append("  FLUSH BINARY LOGS")
+                continue
+            number += 1
             lines.append(
-                f"  transaction {number} (domain {transaction.domain_id},"
-                f" server {transaction.server_id}):"
+                f"  transaction {number} (domain {step.domain_id}, server {step.server_id}):"
             )
-            lines += [f"    {statement_sql(change)}" for change in transaction.changes]
+            lines += [f"    {statement_sql(change)}" for change in step.changes]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

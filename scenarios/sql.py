@@ -13,7 +13,17 @@ from decimal import Decimal
 from typing import Any
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
-from scenarios.history import Change, Delete, Insert, Row, Scenario, Transaction, Update
+from scenarios.history import (
+    Change,
+    Delete,
+    Insert,
+    Rotate,
+    Row,
+    Scenario,
+    Step,
+    Transaction,
+    Update,
+)
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
 from scenarios.values import python_codec
 
@@ -25,6 +35,7 @@ __all__ = [
     "qualified",
     "quote_name",
     "statement_sql",
+    "step_sql",
     "transaction_sql",
     "setup_sql",
 ]
@@ -128,6 +139,13 @@ def transaction_sql(transaction: Transaction) -> list[str]:
         *(statement_sql(change) for change in transaction.changes),
         "COMMIT",
     ]
+
+
+def step_sql(step: Step) -> list[str]:
+    """The statements of a step: a transaction's, or ``FLUSH BINARY LOGS``."""
+    if isinstance(step, Rotate):
+        return ["FLUSH BINARY LOGS"]
+    return transaction_sql(step)
 
 
 def _column_sql(column: Column) -> str:

@@ -11,7 +11,7 @@ same rows), simpler types first.
                            compression)
     scenarios()            a Scenario: tables, initial rows, transactions of inserts, updates
                            (key changes included) and deletes over several GTID domains and
-                           server ids
+                           server ids, and rotations
 
 Importing this module has no side effects (no profile, no settings registered).
 """
@@ -387,11 +387,13 @@ def scenarios(
     max_transactions: int = 5,
     max_changes: int = 4,
     max_insert_rows: int = 3,
+    rotations: bool = True,
     settings_strategy: st.SearchStrategy[Settings] | None = None,
 ) -> Scenario:
     """A scenario: 1..``max_tables`` tables (in one or two databases) with a few initial rows,
     then transactions of 1..``max_changes`` changes each (an insert of up to
-    ``max_insert_rows`` rows in one statement), in GTID domains 0..2 and server ids 1..3."""
+    ``max_insert_rows`` rows in one statement), in GTID domains 0..2 and server ids 1..3,
+    with a rotation (FLUSH BINARY LOGS) after some of them unless ``rotations`` is False."""
     scenario = Scenario(draw(settings_strategy if settings_strategy is not None else settings()))
     count = draw(st.integers(1, max_tables))
     for index in range(count):
@@ -413,4 +415,6 @@ def scenarios(
         with scenario.transaction(domain_id=domain, server_id=server) as tx:
             for _ in range(draw(st.integers(1, max_changes))):
                 draw(_change(tx, scenario, max_insert_rows))
+        if rotations and draw(st.integers(0, 4)) == 0:
+            scenario.rotate()
     return scenario

@@ -15,6 +15,7 @@ server numbers table shares as it opens them).
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +33,17 @@ from fakemaster.events import (
     TableMapEvent,
     XidEvent,
 )
-from scenarios.compiler import CompiledTransaction, compile_scenario, flatten
+from fakemaster.store import MemoryBinlogStore
+from scenarios.compiler import (
+    CompiledTransaction,
+    binlog_files,
+    compile_scenario,
+    flatten,
+    to_store,
+)
 from scenarios.history import DEFAULT_ROW_EVENT_MAX_SIZE, Scenario
 from scenarios.oracle import Oracle, canonical_rows
-from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, transaction_sql
+from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
 from tests.peers.mariadb import MariaDBServer
 
 __all__ = ["ServerRun", "normalised_differences", "run_on_server", "select_cells"]
@@ -50,6 +58,7 @@ class ServerRun:
     gtid_state: tuple[Gtid, ...]  # the server's binlog state before the transactions
     tables: dict[str, list[tuple[str | None, ...]]]  # canonical cells, from SELECT
     files: list[Path]
+    by_file: list[list[Event]]  # every event of each file
 
 
 def _gtid_state(text: str) -> tuple[Gtid, ...]:
@@ -117,11 +126,11 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
             for statement in setup_sql(scenario):
                 cursor.execute(statement)
             cursor.execute("FLUSH BINARY LOGS")
-            cursor.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+            cursor.execute("SELECT @@GLOBAL.gtid_binlog_state")
             state = _gtid_state(str(cursor.fetchone()[0]))
             first = server.binlog_files()[-1]
-            for transaction in scenario.transactions:
-                for statement in transaction_sql(transaction):
+            for step in scenario.steps:
+                for statement in step_sql(step):
                     cursor.execute(statement)
             cursor.execute("SET SESSION gtid_domain_id = DEFAULT")
             cursor.execute("SET SESSION server_id = DEFAULT")
@@ -132,11 +141,15 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
     files = server.binlog_files()
     files = files[files.index(first) : -1]
     events: list[Event] = []
+    by_file: list[list[Event]] = []
     for path in files:
-        for _, event in read_binlog(path):
-            if not isinstance(event, _HEADER_EVENTS + _FILE_END):
-                events.append(event)
-    return ServerRun(events, state, tables, files)
+        by_file.append([event for _, event in read_binlog(path)])
+        events += [e for e in by_file[-1] if not isinstance(e, _HEADER_EVENTS + _FILE_END)]
+    # The state as the first file's GTID_LIST lists it: each domain's most recent GTID last
+    # (the order @@gtid_binlog_state does not keep).
+    listed = next(e for e in by_file[0] if isinstance(e, GtidListEvent))
+    assert set(listed.gtids) == set(state)
+    return ServerRun(events, listed.gtids, tables, files, by_file)
 
 
 _IGNORED = {"timestamp", "log_pos"}
@@ -154,7 +167,7 @@ def normalised_differences(
     """Field-by-field differences between the server's events and the compiled ones, after
     the minimal normalisation: ``timestamp`` and ``log_pos`` of every event are not compared,
     nor XID numbers; a table id is compared up to a consistent renaming (each real id stands
-    for one compiled id throughout)."""
+    for one compiled id throughout); a GTID_LIST's GTIDs as a set (and each domain's last)."""
     problems: list[str] = []
     ids: dict[int, int] = {}
     if len(real) != len(compiled):
@@ -170,6 +183,14 @@ def normalised_differences(
         if isinstance(mine, XidEvent):
             want.pop("xid")
             got.pop("xid")
+        if isinstance(mine, GtidListEvent):
+            # The server lists its state in its hash tables' order, a function of its whole
+            # history (before the scenario too): compared as a set, and each domain's most
+            # recent GTID (listed last of its domain).
+            for fields in (want, got):
+                gtids = fields["gtids"]
+                last = {g.domain_id: g for g in gtids}
+                fields["gtids"] = (frozenset(gtids), last)
         if "table_id" in want:
             real_id, my_id = got.pop("table_id"), want.pop("table_id")
             if isinstance(mine, TableMapEvent):
@@ -203,6 +224,66 @@ def _row_differences(index: int, real: Any, compiled: Any) -> list[str]:
     return out
 
 
+def served_files(run: ServerRun, scenario: Scenario) -> list[list[Event]]:
+    """The scenario in a memory store that starts as the server's first file did (a rotation
+    from the file before it, the same GTID state), every event of each file decoded."""
+    number = int(run.files[0].name.rsplit(".", 1)[1])
+    settings = scenario.settings
+    store = MemoryBinlogStore(
+        server_id=settings.server_id,
+        checksum=settings.binlog_checksum,
+        first_file_number=number - 1,
+        initial_state=run.gtid_state,
+    )
+    store.rotate()
+    store.purge_to(store.current_file)
+    to_store(scenario, store=store)
+    return [
+        [event for _, event in read_binlog(io.BytesIO(data))]
+        for data in binlog_files(store).values()
+    ]
+
+
+def file_differences(run: ServerRun, scenario: Scenario) -> list[str]:
+    """Each file the server wrote against the store's: every event but the FORMAT_DESCRIPTION
+    (GTID_LIST, the groups, the ROTATE), normalised as above; the BINLOG_CHECKPOINTs are checked
+    for what they may be (see below); the server's last file ends with the ROTATE of the FLUSH
+    that closed the run."""
+    mine = served_files(run, scenario)
+    theirs = [list(events) for events in run.by_file]
+    if theirs and isinstance(theirs[-1][-1], RotateEvent):
+        theirs[-1].pop()
+    if len(mine) != len(theirs):
+        return [f"{len(theirs)} files on the server, {len(mine)} in the store"]
+    problems = []
+    strip = (FormatDescriptionEvent, BinlogCheckpointEvent)
+    for number, (a, b) in enumerate(zip(theirs, mine, strict=True)):
+        found = normalised_differences(
+            [e for e in a if not isinstance(e, strip)], [e for e in b if not isinstance(e, strip)]
+        )
+        problems += [f"file {number}: {problem}" for problem in found]
+    # BINLOG_CHECKPOINTs are timing: the server's background thread writes one naming the
+    # current file once no XID of older files is pending (at once after an idle FLUSH, after
+    # some group, or not before the file ends), and a new file's header repeats the last one
+    # written (the previous file, or an older one); the store writes one after each new file's
+    # first group. So on both sides: a file starts with one, and each names a file no later
+    # than its own and no earlier than the one before it.
+    own_numbers = [int(path.name.rsplit(".", 1)[1]) for path in run.files]
+    for side, files in (("server", theirs), ("store", mine)):
+        last = 0
+        for number, events in enumerate(files):
+            header = [e for e in events[:3] if isinstance(e, BinlogCheckpointEvent)]
+            if not header:
+                problems.append(f"file {number}: the {side}'s header has no BINLOG_CHECKPOINT")
+            for event in events:
+                if isinstance(event, BinlogCheckpointEvent):
+                    named = int(event.file_name.rsplit(".", 1)[1])
+                    if not last <= named <= own_numbers[number]:
+                        problems.append(f"file {number}: {side} checkpoint {event.file_name}")
+                    last = named
+    return problems
+
+
 def compare_with_server(server: MariaDBServer, scenario: Scenario) -> list[str]:
     """Everything that differs between the server and the scenario's compilation and oracle
     ([] when nothing does)."""
@@ -210,6 +291,7 @@ def compare_with_server(server: MariaDBServer, scenario: Scenario) -> list[str]:
     scenario.gtid_state = run.gtid_state
     compiled: list[CompiledTransaction] = compile_scenario(scenario)
     problems = normalised_differences(run.events, flatten(compiled))
+    problems += file_differences(run, scenario)
     oracle = Oracle(scenario)
     for name, table in scenario.tables.items():
         want = canonical_rows(table, oracle.final.rows[name])

@@ -171,3 +171,14 @@ def test_rows_events_are_compressed_where_the_server_compresses_them(
 ) -> None:
     scenario = compressible(Settings(log_bin_compress=True, log_bin_compress_min_len=min_len))
     assert compare_with_server(server, scenario) == []
+
+
+def test_rotations_between_transactions(server: MariaDBServer) -> None:
+    scenario = shop(Settings())
+    scenario.rotate()  # right after a transaction, and twice in a row
+    scenario.rotate()
+    scenario.insert("shop.log", {"a": 7, "b": "x"})
+    scenario.rotate()
+    with scenario.transaction(domain_id=4, server_id=6) as tx:
+        tx.insert("shop.log", {"a": 8, "b": "y"})
+    assert compare_with_server(server, scenario) == []
