@@ -181,4 +181,6 @@ def test_rotations_between_transactions(server: MariaDBServer) -> None:
     scenario.rotate()
     with scenario.transaction(domain_id=4, server_id=6) as tx:
         tx.insert("shop.log", {"a": 8, "b": "y"})
+    scenario.rotate()  # from a session whose server_id is 6: the ROTATE has the server's own
+    scenario.insert("shop.log", {"a": 9, "b": "z"})
     assert compare_with_server(server, scenario) == []
