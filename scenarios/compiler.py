@@ -42,7 +42,9 @@ from encoder.values import table_encoder
 from fakemaster.columns import member_counts
 from fakemaster.constants import (
     BINLOG_MAGIC,
+    MARIADB_POST_HEADER_LENGTHS,
     EventFlag,
+    EventType,
     GtidFlag,
     OptionalMetadata,
     RowsFlag,
@@ -95,7 +97,7 @@ __all__ = [
 ]
 
 # Rows_log_event::get_data_size counts the v1 post-header (table id 6, flags 2).
-ROWS_POST_HEADER = 8
+ROWS_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V1 - 1]
 TRANSACTION_FLAGS2 = GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakemaster.events import Gtid
+from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from scenarios.create_table import parse_create_table
 from scenarios.errors import HistoryError, ScenarioError
 from scenarios.schema import NO_DEFAULT, Table
@@ -66,7 +67,6 @@ __all__ = [
 
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
-DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
 # MariaDB's binlog_row_event_max_size (a command-line option only): default, and the block size it is rounded down to.
 DEFAULT_ROW_EVENT_MAX_SIZE = 8192
 ROW_EVENT_MAX_SIZE_BLOCK = 256
