@@ -1,0 +1,68 @@
+"""Scenarios: database histories at the level users think in (tables, rows, transactions),
+compiled to exactly the binlog a MariaDB 10.11 primary writes, with an oracle of every table's
+content after every transaction.
+
+    from scenarios import Scenario, Oracle, to_store
+
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))")
+    scenario.insert("shop.orders", {"id": 1, "note": "first"})
+    store = to_store(scenario)          # a MemoryBinlogStore that fakemaster serves
+    Oracle(scenario).final.rows         # what every table holds at the end
+
+Names are imported on first use (``import scenarios`` loads nothing else).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "CompileOptions",
+    "HistoryError",
+    "Oracle",
+    "Scenario",
+    "ScenarioError",
+    "SchemaError",
+    "Settings",
+    "Table",
+    "ValueDoesNotFit",
+    "column",
+    "compile_scenario",
+    "parse_create_table",
+    "replay",
+    "table",
+    "to_store",
+]
+
+_WHERE = {
+    "CompileOptions": "scenarios.compiler",
+    "compile_scenario": "scenarios.compiler",
+    "to_store": "scenarios.compiler",
+    "HistoryError": "scenarios.errors",
+    "ScenarioError": "scenarios.errors",
+    "SchemaError": "scenarios.errors",
+    "ValueDoesNotFit": "scenarios.errors",
+    "Oracle": "scenarios.oracle",
+    "Scenario": "scenarios.history",
+    "Settings": "scenarios.history",
+    "Table": "scenarios.schema",
+    "column": "scenarios.schema",
+    "table": "scenarios.schema",
+    "parse_create_table": "scenarios.create_table",
+    "replay": "scenarios.replay",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scenarios' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

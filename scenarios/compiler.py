@@ -1,0 +1,465 @@
+"""A scenario compiled to the events a MariaDB 10.11 primary writes for the same statements,
+and to binlog files (through the encoder, in a :class:`~fakemaster.store.MemoryBinlogStore`).
+
+Per transaction that changes rows (InnoDB: :func:`scenarios.sql.transaction_sql`)::
+
+    GTID (flags2 TRANSACTIONAL|ALLOW_PARALLEL, the transaction's domain and server id)
+    per statement that changes rows:
+        ANNOTATE_ROWS (its text; with binlog_annotate_row_events)
+        TABLE_MAP (binlog_row_metadata: NO_LOG none, MINIMAL signedness and charsets, FULL
+                   also names, ENUM/SET members and the primary key)
+        WRITE/UPDATE/DELETE_ROWS v1, split where binlog_row_event_max_size says, the last
+        with STMT_END
+    XID
+
+Row images follow ``binlog_row_image`` (MariaDB's ``TABLE::mark_columns_per_binlog_row_image``
+and ``binlog_prepare_row_images``): FULL every column; MINIMAL the key in before images, the
+columns an INSERT names or an UPDATE sets in after images; NOBLOB every column but TEXT/BLOB in
+before images, plus the TEXT/BLOB an INSERT names or an UPDATE sets in after images. A table
+without a key is logged FULL whatever the setting.
+
+A statement's rows go into one rows event until adding a row would make the event's data
+(8 bytes of post-header, the packed width, the bitmaps, the rows so far) exceed
+``binlog_row_event_max_size``: the row then starts the next event (``Rows_log_event::
+get_data_size`` in ``THD::binlog_prepare_pending_rows_event``). A row is never split. With
+``log_bin_compress``, an event is compressed (v1 compressed types) when the row that starts it
+takes at least ``log_bin_compress_min_len`` bytes (both images of an UPDATE row); the rows that
+join it later do not change that (``binlog_should_compress`` in ``THD::binlog_write_row`` picks
+the type of a new pending event only).
+
+What the binlog cannot know is chosen here and named in :class:`CompileOptions`: table ids, XID
+numbers and event timestamps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from encoder.primitives import packed_int
+from encoder.values import table_encoder
+from fakemaster.columns import member_counts
+from fakemaster.constants import (
+    BINLOG_MAGIC,
+    MARIADB_POST_HEADER_LENGTHS,
+    EventFlag,
+    EventType,
+    GtidFlag,
+    OptionalMetadata,
+    RowsFlag,
+    TableMapFlag,
+)
+from fakemaster.events import (
+    AnnotateRowsEvent,
+    DeleteRowsEvent,
+    Event,
+    Gtid,
+    GtidEvent,
+    MetadataField,
+    RowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+    XidEvent,
+)
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.values import ABSENT
+from scenarios.history import (
+    Change,
+    Delete,
+    Insert,
+    Rotate,
+    Row,
+    Scenario,
+    Settings,
+    Transaction,
+    Update,
+)
+from scenarios.schema import INTEGER_RANGES, Table
+from scenarios.sql import statement_sql
+from scenarios.values import python_codec
+
+__all__ = [
+    "ROWS_POST_HEADER",
+    "TRANSACTION_FLAGS2",
+    "CompileOptions",
+    "CompiledTransaction",
+    "binlog_files",
+    "codec_row",
+    "compile_scenario",
+    "flatten",
+    "rows_events",
+    "image_columns",
+    "optional_metadata",
+    "table_map_event",
+    "to_store",
+]
+
+# Rows_log_event::get_data_size counts the v1 post-header (table id 6, flags 2).
+ROWS_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V1 - 1]
+TRANSACTION_FLAGS2 = GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What the compiled stream chooses that the history does not say: the table id of each
+    table (by ``database.table``; others numbered from ``first_table_id`` in declaration
+    order), the first XID, and the events' timestamp."""
+
+    table_ids: Mapping[str, int] = field(default_factory=dict)
+    first_table_id: int = 18
+    first_xid: int = 1
+    timestamp: int = 1_700_000_000
+
+
+@dataclass(frozen=True)
+class CompiledTransaction:
+    """A transaction's events (GTID first); empty when it changes no row (then it has no
+    GTID either)."""
+
+    transaction: Transaction
+    gtid: Gtid | None
+    events: tuple[Event, ...]
+
+
+# --- TABLE_MAP --------------------------------------------------------------------------------
+
+
+def _charset_field(collations: list[int], default_kind: int, column_kind: int) -> MetadataField:
+    """DEFAULT_CHARSET (the most used collation, ties to the smaller id, then the exceptions) or
+    COLUMN_CHARSET (one per column), whichever MariaDB picks as shorter."""
+    default = max(sorted(set(collations)), key=collations.count)
+    exceptions = tuple((i, c) for i, c in enumerate(collations) if c != default)
+    if len(collations) < 1 + 2 * len(exceptions):
+        return MetadataField(column_kind, tuple(collations))
+    return MetadataField(default_kind, (default, exceptions))
+
+
+def _members(table: Table, position: int) -> tuple[bytes, ...]:
+    column = table.columns[position]
+    codec = python_codec(column.charset) or "utf-8"
+    return tuple(member.encode(codec) for member in column.members)
+
+
+def optional_metadata(table: Table, level: str) -> tuple[MetadataField, ...]:
+    """The TABLE_MAP optional metadata MariaDB writes at ``binlog_row_metadata`` ``level``."""
+    if level == "NO_LOG":
+        return ()
+    fields: list[MetadataField] = []
+    signedness = tuple(
+        bit for bit in (column.signedness_bit for column in table.columns) if bit is not None
+    )
+    if signedness:
+        fields.append(MetadataField(OptionalMetadata.SIGNEDNESS, signedness))
+    characters = [c.collation_id for c in table.columns if c.has_charset_metadata]
+    if characters:
+        fields.append(
+            _charset_field(
+                characters, OptionalMetadata.DEFAULT_CHARSET, OptionalMetadata.COLUMN_CHARSET
+            )
+        )
+    if level != "FULL":
+        return tuple(fields)
+    fields.append(
+        MetadataField(OptionalMetadata.COLUMN_NAME, tuple(c.name.encode() for c in table.columns))
+    )
+    enum_sets = [c for c in table.columns if c.type in ("enum", "set")]
+    if enum_sets:
+        fields.append(
+            _charset_field(
+                [c.collation_id for c in enum_sets],
+                OptionalMetadata.ENUM_AND_SET_DEFAULT_CHARSET,
+                OptionalMetadata.ENUM_AND_SET_COLUMN_CHARSET,
+            )
+        )
+    positions = range(table.width)
+    sets = tuple(_members(table, p) for p in positions if table.columns[p].type == "set")
+    if sets:
+        fields.append(MetadataField(OptionalMetadata.SET_STR_VALUE, sets))
+    enums = tuple(_members(table, p) for p in positions if table.columns[p].type == "enum")
+    if enums:
+        fields.append(MetadataField(OptionalMetadata.ENUM_STR_VALUE, enums))
+    if table.key:
+        fields.append(MetadataField(OptionalMetadata.SIMPLE_PRIMARY_KEY, table.key))
+    return tuple(fields)
+
+
+def table_map_event(table: Table, table_id: int, settings: Settings) -> TableMapEvent:
+    return TableMapEvent(
+        table_id=table_id,
+        table_flags=TableMapFlag.BIT_LEN_EXACT,
+        database=table.database,
+        table=table.name,
+        column_types=tuple(int(c.binlog_type) for c in table.columns),
+        column_meta=tuple(c.binlog_meta for c in table.columns),
+        nullable=tuple(c.nullable for c in table.columns),
+        optional_metadata=optional_metadata(table, settings.binlog_row_metadata),
+    )
+
+
+# --- row images -------------------------------------------------------------------------------
+
+
+def image_columns(change: Change, settings: Settings) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The columns of the before and after images of ``change`` (() for the image it has not:
+    an INSERT has no before image, a DELETE no after image)."""
+    table = change.table
+    every = tuple(range(table.width))
+    mode = settings.binlog_row_image if table.key else "FULL"
+    no_blobs = tuple(p for p in every if not table.columns[p].is_blob or p in table.key)
+    if isinstance(change, Insert):
+        if mode == "MINIMAL":
+            return (), change.given
+        if mode == "NOBLOB":
+            return (), tuple(sorted({*no_blobs, *change.given}))
+        return (), every
+    before = {"FULL": every, "MINIMAL": table.key, "NOBLOB": no_blobs}[mode]
+    if isinstance(change, Delete):
+        return before, ()
+    if mode == "MINIMAL":
+        after = change.assigned
+    elif mode == "NOBLOB":
+        after = tuple(sorted({*no_blobs, *change.assigned}))
+    else:
+        after = every
+    return before, after
+
+
+def codec_row(table: Table, row: Row, present: Iterable[int], signed_integers: bool) -> Row:
+    """The image of ``row`` as the encoder takes it: ABSENT outside ``present``; unsigned
+    integers as their signed bits when the TABLE_MAP does not say they are unsigned; BINARY(n)
+    without its trailing NULs (the server logs it so, and a replica pads it again)."""
+    keep = set(present)
+    out: list[Any] = []
+    for position, (column, value) in enumerate(zip(table.columns, row, strict=True)):
+        if position not in keep:
+            out.append(ABSENT)
+            continue
+        if signed_integers and column.unsigned and column.type in INTEGER_RANGES and value:
+            bits = column.bits_wide()
+            if value >= 1 << (bits - 1):
+                value -= 1 << bits
+        elif column.type == "binary" and value is not None:
+            value = value.rstrip(b"\x00")  # Field_string::pack drops the NUL padding
+        out.append(value)
+    return tuple(out)
+
+
+def _bitmap(positions: Iterable[int], width: int) -> bytes:
+    mask = 0
+    for position in positions:
+        mask |= 1 << position
+    return mask.to_bytes((width + 7) // 8, "little")
+
+
+def _mask(positions: Iterable[int]) -> int:
+    mask = 0
+    for position in positions:
+        mask |= 1 << position
+    return mask
+
+
+def _logged_rows(change: Change) -> list[tuple[Row | None, Row | None]]:
+    if isinstance(change, Insert):
+        return [(None, row) for row in change.rows]
+    if isinstance(change, Update):
+        return [] if change.changes_nothing else [(change.before, change.after)]
+    return [(change.before, None)]
+
+
+def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) -> list[RowsEvent]:
+    """The rows events of one statement (split at binlog_row_event_max_size), [] when it
+    changes no row."""
+    logged = _logged_rows(change)
+    if not logged:
+        return []
+    table = change.table
+    width = table.width
+    before_cols, after_cols = image_columns(change, settings)
+    signed = settings.binlog_row_metadata == "NO_LOG"
+    encoder = table_encoder(table_map)
+    members = member_counts(table_map)
+    if members is not None:
+        encoder = encoder.with_members(members)
+    if isinstance(change, Update):
+        kind: type[RowsEvent] = UpdateRowsEvent
+        present, present_after = _mask(before_cols), _mask(after_cols)
+        bitmaps = 2
+    elif isinstance(change, Insert):
+        kind, present, present_after, bitmaps = WriteRowsEvent, _mask(after_cols), None, 1
+    else:
+        kind, present, present_after, bitmaps = DeleteRowsEvent, _mask(before_cols), None, 1
+    images: list[Any] = []
+    for before, after in logged:
+        if isinstance(change, Update):
+            assert before is not None and after is not None
+            images.append(
+                (
+                    codec_row(table, before, before_cols, signed),
+                    codec_row(table, after, after_cols, signed),
+                )
+            )
+        elif isinstance(change, Insert):
+            assert after is not None
+            images.append(codec_row(table, after, after_cols, signed))
+        else:
+            assert before is not None
+            images.append(codec_row(table, before, before_cols, signed))
+    overhead = ROWS_POST_HEADER + len(packed_int(width)) + bitmaps * ((width + 7) // 8)
+    limit = settings.binlog_row_event_max_size
+    groups: list[tuple[bool, list[Any]]] = []
+    size = 0
+    for image in images:
+        needed = len(encoder.write_rows(width, present, present_after, [image]))
+        if groups and size + needed <= limit:
+            groups[-1][1].append(image)
+            size += needed
+        else:
+            # The row that starts an event decides whether it is compressed.
+            compress = settings.log_bin_compress and needed >= settings.log_bin_compress_min_len
+            groups.append((compress, [image]))
+            size = overhead + needed
+    events: list[RowsEvent] = []
+    for index, (compressed, group) in enumerate(groups):
+        fields: dict[str, Any] = {
+            "table_id": table_map.table_id,
+            "rows_flags": RowsFlag.STMT_END if index == len(groups) - 1 else 0,
+            "width": width,
+            "columns_present": _bitmap(
+                before_cols if kind is not WriteRowsEvent else after_cols, width
+            ),
+            "rows": tuple(group),
+            "compressed": compressed,
+        }
+        if kind is UpdateRowsEvent:
+            fields["columns_present_after"] = _bitmap(after_cols, width)
+        events.append(kind(**fields))
+    return events
+
+
+# --- whole scenarios --------------------------------------------------------------------------
+
+
+def _table_ids(scenario: Scenario, options: CompileOptions) -> dict[str, int]:
+    ids: dict[str, int] = {}
+    next_id = options.first_table_id
+    for name in scenario.tables:
+        if name in options.table_ids:
+            ids[name] = options.table_ids[name]
+        else:
+            while next_id in options.table_ids.values() or next_id in ids.values():
+                next_id += 1
+            ids[name] = next_id
+            next_id += 1
+    return ids
+
+
+def compile_scenario(
+    scenario: Scenario, options: CompileOptions | None = None
+) -> list[CompiledTransaction]:
+    """Every transaction of ``scenario`` as the events a MariaDB 10.11 primary writes for it
+    (headers' log_pos left 0: a file or a store places them)."""
+    options = options or CompileOptions()
+    settings = scenario.settings
+    ids = _table_ids(scenario, options)
+    maps = {
+        name: table_map_event(table, ids[name], settings) for name, table in scenario.tables.items()
+    }
+    last_seq: dict[int, int] = {}
+    for gtid in scenario.gtid_state:
+        last_seq[gtid.domain_id] = max(last_seq.get(gtid.domain_id, 0), gtid.seq_no)
+    xid = options.first_xid
+    stamp = options.timestamp
+    compiled: list[CompiledTransaction] = []
+    for transaction in scenario.transactions:
+        body: list[Event] = []
+        for change in transaction.changes:
+            table_map = maps[change.table.qualified]
+            events = rows_events(change, table_map, settings)
+            if not events:
+                continue
+            if settings.binlog_annotate_row_events:
+                body.append(AnnotateRowsEvent(query=statement_sql(change).encode()))
+            body.append(table_map)
+            body += events
+        if not body:
+            compiled.append(CompiledTransaction(transaction, None, ()))
+            continue
+        seq = last_seq.get(transaction.domain_id, 0) + 1
+        last_seq[transaction.domain_id] = seq
+        gtid_event = GtidEvent(
+            flags=EventFlag.SUPPRESS_USE,
+            seq_no=seq,
+            domain_id=transaction.domain_id,
+            flags2=TRANSACTION_FLAGS2,
+        )
+        body.append(XidEvent(xid=xid))
+        xid += 1
+        server = transaction.server_id
+        events_out = tuple(_stamped(event, server, stamp) for event in (gtid_event, *body))
+        compiled.append(
+            CompiledTransaction(transaction, Gtid(transaction.domain_id, server, seq), events_out)
+        )
+    return compiled
+
+
+def _stamped(event: Event, server_id: int, timestamp: int) -> Event:
+    from dataclasses import replace
+
+    return replace(event, server_id=server_id, timestamp=timestamp)
+
+
+def to_store(
+    scenario: Scenario,
+    options: CompileOptions | None = None,
+    *,
+    store: MemoryBinlogStore | None = None,
+    clock: Callable[[], float] | None = None,
+) -> MemoryBinlogStore:
+    """The compiled scenario written into a memory store (a new one with the scenario's
+    settings, or ``store``), one event group per transaction that changes rows, a new file at
+    each rotation; what fakemaster serves."""
+    options = options or CompileOptions()
+    settings = scenario.settings
+    if store is None:
+        store = MemoryBinlogStore(
+            server_id=settings.server_id,
+            server_version=settings.server_version,
+            checksum=settings.binlog_checksum,
+            domain_id=settings.gtid_domain_id,
+            clock=clock or (lambda: float(options.timestamp)),
+            initial_state=scenario.gtid_state,
+        )
+    compiled = iter(compile_scenario(scenario, options))
+    for step in scenario.steps:
+        if isinstance(step, Rotate):
+            store.rotate()
+            continue
+        item = next(compiled)
+        if item.gtid is None:
+            continue
+        gtid_event = item.events[0]
+        assert isinstance(gtid_event, GtidEvent)
+        store.append_transaction(
+            item.events[1:],
+            domain_id=item.gtid.domain_id,
+            server_id=item.gtid.server_id,
+            seq_no=item.gtid.seq_no,
+            flags2=gtid_event.flags2,
+            timestamp=gtid_event.timestamp,
+        )
+    return store
+
+
+def binlog_files(store: MemoryBinlogStore) -> dict[str, bytes]:
+    """Every file of ``store`` as bytes (magic first), by name."""
+    return {name: _whole(store, name) for name in store.file_names()}
+
+
+def _whole(store: MemoryBinlogStore, name: str) -> bytes:
+    return BINLOG_MAGIC + b"".join(data for _, data in store.iter_events(name))
+
+
+def flatten(compiled: Sequence[CompiledTransaction]) -> list[Event]:
+    return [event for item in compiled for event in item.events]

@@ -1,0 +1,441 @@
+"""A scenario: tables with their initial rows, then transactions of row changes, under binlog
+settings.
+
+The short form, for the common case::
+
+    scenario = Scenario()
+    scenario.create_table(
+        "CREATE TABLE shop.orders (id INT PRIMARY KEY, status ENUM('new','paid') NOT NULL)"
+    )
+    scenario.insert("shop.orders", {"id": 1, "status": "new"})      # one transaction
+    with scenario.transaction(domain_id=1, server_id=7) as tx:        # several changes in one
+        tx.update("shop.orders", {"id": 1}, {"status": "paid"})
+        tx.insert("shop.orders", {"id": 2, "status": "new"}, {"id": 3, "status": "new"})
+        tx.delete("shop.orders", {"id": 2})
+
+Changes are column -> value dicts of plain Python values (converted per column, see
+:mod:`scenarios.values`). An insert may leave out columns that have a DEFAULT or are NULL-able;
+an update and a delete name their row by its key (PRIMARY KEY, or the first UNIQUE NOT NULL
+key), or, in a table without a key, by its whole value (one of identical rows is changed, as
+``LIMIT 1`` does); an update may change the key. Each change is checked against the tables as
+they are when it is added (:class:`~scenarios.errors.HistoryError` for a duplicate key or a row
+that is not there), so a scenario always describes a history that can happen.
+
+Each change is one statement, except an insert of several rows (one multi-row ``INSERT``). A
+statement that changes nothing (an update to the values the row has) is kept -- the server runs
+it -- but writes no rows event; a transaction whose statements change nothing writes nothing and
+takes no GTID, as on a real server.
+
+:meth:`Scenario.rotate` puts a rotation (``FLUSH BINARY LOGS``) between transactions:
+``scenario.steps`` holds both kinds of steps in order. :class:`Settings` mirror the server
+variables of the binlog; more (DDL, XA, restarts, non-transactional tables) will be further
+kinds of steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fakemaster.events import Gtid
+from fakemaster.store.memory import DEFAULT_SERVER_VERSION
+from scenarios.create_table import parse_create_table
+from scenarios.errors import HistoryError, ScenarioError
+from scenarios.schema import NO_DEFAULT, Table
+from scenarios.state import Contents, LiveTables, Row, TableState, Undo
+from scenarios.values import convert
+
+__all__ = [
+    "ROW_IMAGES",
+    "ROW_METADATA",
+    "DEFAULT_SERVER_VERSION",
+    "Change",
+    "Contents",
+    "Delete",
+    "Insert",
+    "Rotate",
+    "Row",
+    "Scenario",
+    "Settings",
+    "Step",
+    "Transaction",
+    "TransactionBuilder",
+    "Update",
+]
+
+ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
+ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
+# MariaDB's binlog_row_event_max_size (a command-line option only): default, and the block size it is rounded down to.
+DEFAULT_ROW_EVENT_MAX_SIZE = 8192
+ROW_EVENT_MAX_SIZE_BLOCK = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The binlog settings of a scenario, named after the server variables they mirror."""
+
+    binlog_checksum: bool = True  # CRC32, or NONE
+    binlog_row_image: str = "FULL"
+    binlog_row_metadata: str = "NO_LOG"
+    binlog_annotate_row_events: bool = True
+    binlog_row_event_max_size: int = DEFAULT_ROW_EVENT_MAX_SIZE
+    log_bin_compress: bool = False
+    log_bin_compress_min_len: int = 256
+    server_id: int = 1
+    gtid_domain_id: int = 0
+    server_version: str = DEFAULT_SERVER_VERSION
+
+    def __post_init__(self) -> None:
+        if self.binlog_row_image not in ROW_IMAGES:
+            raise ScenarioError(f"binlog_row_image is one of {ROW_IMAGES}")
+        if self.binlog_row_metadata not in ROW_METADATA:
+            raise ScenarioError(f"binlog_row_metadata is one of {ROW_METADATA}")
+        if not 10 <= self.log_bin_compress_min_len <= 1024:
+            raise ScenarioError("log_bin_compress_min_len is 10..1024")
+        size = self.binlog_row_event_max_size
+        if size < ROW_EVENT_MAX_SIZE_BLOCK or size % ROW_EVENT_MAX_SIZE_BLOCK:
+            raise ScenarioError(
+                f"binlog_row_event_max_size is a multiple of {ROW_EVENT_MAX_SIZE_BLOCK}, at least"
+                f" {ROW_EVENT_MAX_SIZE_BLOCK} (the server rounds it down), not {size}"
+            )
+
+
+# --- the changes, resolved to whole rows ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Insert:
+    """One INSERT statement: ``rows`` whole rows (model values), ``given`` the positions of the
+    columns the statement names (the others took their defaults)."""
+
+    table: Table
+    rows: tuple[Row, ...]
+    given: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """One UPDATE statement of one row: ``before`` and ``after`` whole rows, ``assigned`` the
+    positions of the columns its SET names."""
+
+    table: Table
+    before: Row
+    after: Row
+    assigned: tuple[int, ...]
+
+    @property
+    def changes_nothing(self) -> bool:
+        return all(
+            type(a) is type(b) and a == b for a, b in zip(self.before, self.after, strict=True)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """One DELETE statement of one row (``before``, whole)."""
+
+    table: Table
+    before: Row
+
+
+Change = Insert | Update | Delete
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """Statements committed together, with the GTID domain and server id they are logged
+    under."""
+
+    changes: tuple[Change, ...]
+    domain_id: int = 0
+    server_id: int = 1
+
+    @property
+    def writes_rows(self) -> bool:
+        return any(not (isinstance(c, Update) and c.changes_nothing) for c in self.changes)
+
+
+@dataclass(frozen=True, slots=True)
+class Rotate:
+    """``FLUSH BINARY LOGS`` between transactions: the binlog goes on in a new file."""
+
+
+Step = Transaction | Rotate
+
+
+# --- the scenario --------------------------------------------------------------------------
+
+
+class Scenario:
+    """Tables, their initial rows and transactions, under :class:`Settings` (see the module
+    docstring). ``gtid_state`` is the binlog's GTID state before the first transaction (the
+    last GTID of each domain)."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, gtid_state: Sequence[Gtid] = ()
+    ) -> None:
+        self.settings = settings or Settings()
+        self.tables: dict[str, Table] = {}
+        self.initial = Contents()
+        self.transactions: list[Transaction] = []
+        # The transactions and rotations in order.
+        self.steps: list[Step] = []
+        self.gtid_state = tuple(gtid_state)
+        self._live = LiveTables()
+
+    # --- declaring tables ----------------------------------------------------------------
+
+    def create_table(self, table: Table | str, rows: Sequence[Mapping[str, Any]] = ()) -> Table:
+        """Declare a table (a :class:`Table` or CREATE TABLE text) with its initial rows."""
+        if isinstance(table, str):
+            table = parse_create_table(table)
+        if self.transactions:
+            raise ScenarioError("tables are declared before the first transaction (DDL: later)")
+        name = table.qualified
+        if name in self.tables:
+            raise ScenarioError(f"table {name} is declared twice")
+        self._live.add_table(table)
+        undo: list[Undo] = []
+        try:
+            for values in rows:
+                self._apply(self._insert(table, [values]), undo)
+        except Exception:
+            del self._live.tables[name]
+            raise
+        self.tables[name] = table
+        self.initial.rows[name] = list(self._live[name].rows.values())
+        return table
+
+    def table(self, name: str) -> Table:
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise HistoryError(f"no table {name!r} (declared: {sorted(self.tables)})") from None
+
+    # --- transactions --------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(
+        self, *, domain_id: int | None = None, server_id: int | None = None
+    ) -> Iterator[TransactionBuilder]:
+        """Changes made in the block are one transaction (committed when the block ends
+        without an exception; on an exception nothing of it is kept)."""
+        builder = TransactionBuilder(self)
+        try:
+            yield builder
+        except BaseException:
+            builder.undo()
+            raise
+        self._record(builder.changes, domain_id, server_id)
+
+    def add_transaction(
+        self,
+        changes: Sequence[Change],
+        *,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Transaction:
+        """Append resolved changes as one transaction (checked against the current tables;
+        all or nothing)."""
+        undo: list[Undo] = []
+        try:
+            for change in changes:
+                if change.table.qualified not in self.tables:
+                    raise HistoryError(f"no table {change.table.qualified!r}")
+                self._apply(change, undo)
+        except BaseException:
+            for step in reversed(undo):
+                step()
+            raise
+        return self._record(changes, domain_id, server_id)
+
+    def _record(
+        self, changes: Sequence[Change], domain_id: int | None, server_id: int | None
+    ) -> Transaction:
+        transaction = Transaction(
+            tuple(changes),
+            self.settings.gtid_domain_id if domain_id is None else domain_id,
+            self.settings.server_id if server_id is None else server_id,
+        )
+        self.transactions.append(transaction)
+        self.steps.append(transaction)
+        return transaction
+
+    def rotate(self) -> Rotate:
+        """Rotate the binlog here (``FLUSH BINARY LOGS``)."""
+        step = Rotate()
+        self.steps.append(step)
+        return step
+
+    def _apply(self, change: Change, undo: list[Undo]) -> None:
+        """Check ``change`` against the current tables and apply it (its undo appended)."""
+        state = self._live[change.table.qualified]
+        if isinstance(change, Insert):
+            for row in change.rows:
+                undo.append(state.insert(row))
+        elif isinstance(change, Update):
+            undo.append(state.update(change.before, change.after))
+        else:
+            undo.append(state.delete(change.before))
+
+    def insert(self, table: str, *rows: Mapping[str, Any]) -> Transaction:
+        """One transaction inserting ``rows`` (one statement)."""
+        with self.transaction() as tx:
+            tx.insert(table, *rows)
+        return self.transactions[-1]
+
+    def update(
+        self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]
+    ) -> Transaction:
+        with self.transaction() as tx:
+            tx.update(table, where, values)
+        return self.transactions[-1]
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> Transaction:
+        with self.transaction() as tx:
+            tx.delete(table, where)
+        return self.transactions[-1]
+
+    @property
+    def contents(self) -> Contents:
+        """The tables after the last transaction."""
+        return self._live.snapshot()
+
+    def describe(self) -> str:
+        """The scenario as readable text: its settings, the DDL and initial rows of its tables,
+        and each transaction's statements (the SQL that makes it)."""
+        from scenarios.sql import create_table_sql, insert_rows_sql, statement_sql
+
+        lines = [f"Scenario({self.settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"]
+        for name, table in self.tables.items():
+            lines.append(f"  {create_table_sql(table)}")
+            lines += [f"    {sql}" for sql in insert_rows_sql(table, self.initial.rows[name])]
+        number = 0
+        for step in self.steps:
+            if isinstance(step, Rotate):
+                lines.append("  FLUSH BINARY LOGS")
+                continue
+            number += 1
+            lines.append(
+                f"  transaction {number} (domain {step.domain_id}, server {step.server_id}):"
+            )
+            lines += [f"    {statement_sql(change)}" for change in step.changes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+    # --- resolving changes ---------------------------------------------------------------
+
+    def _insert(self, table: Table, rows: Sequence[Mapping[str, Any]]) -> Insert:
+        if not rows:
+            raise HistoryError(f"{table.qualified}: an insert of no rows")
+        given_names = [_positions(table, values) for values in rows]
+        if any(names != given_names[0] for names in given_names):
+            raise HistoryError(
+                f"{table.qualified}: the rows of one insert name the same columns"
+                " (make several inserts)"
+            )
+        given = given_names[0]
+        full_rows: list[Row] = []
+        for values in rows:
+            by_position = {table.position(name): value for name, value in values.items()}
+            row = []
+            for position, item in enumerate(table.columns):
+                if position in by_position:
+                    row.append(convert(item, by_position[position], table=table.qualified))
+                elif item.default is not NO_DEFAULT:
+                    row.append(item.default)
+                elif item.nullable:
+                    row.append(None)
+                else:
+                    raise HistoryError(
+                        f"{table.qualified}: an insert leaves out {item.name}, which is NOT NULL"
+                        " without a DEFAULT"
+                    )
+            full_rows.append(tuple(row))
+        return Insert(table, tuple(full_rows), given)
+
+    def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
+        key = table.key
+        wanted = {table.position(name): value for name, value in where.items()}
+        expected = set(key) if key else set(range(table.width))
+        if set(wanted) != expected:
+            names = [table.columns[p].name for p in sorted(expected)]
+            what = "its key" if key else "every column (the table has no key)"
+            raise HistoryError(f"{table.qualified}: a row is named by {what}: {names}")
+        image = {
+            position: convert(table.columns[position], value, table=table.qualified)
+            for position, value in wanted.items()
+        }
+        state: TableState = self._live[table.qualified]
+        found = state.find(image)
+        if found is None:
+            raise HistoryError(f"{table.qualified}: no row where {dict(where)!r}")
+        return state.rows[found]
+
+    def _update(self, table: Table, where: Mapping[str, Any], values: Mapping[str, Any]) -> Update:
+        if not values:
+            raise HistoryError(f"{table.qualified}: an update that sets no column")
+        before = self._locate(table, where)
+        after = list(before)
+        assigned = _positions(table, values)
+        for name, value in values.items():
+            position = table.position(name)
+            after[position] = convert(table.columns[position], value, table=table.qualified)
+        return Update(table, before, tuple(after), assigned)
+
+
+def _positions(table: Table, values: Mapping[str, Any]) -> tuple[int, ...]:
+    positions = sorted(table.position(name) for name in values)
+    if len(set(positions)) != len(positions):
+        raise HistoryError(f"{table.qualified}: a column named twice in {list(values)}")
+    return tuple(positions)
+
+
+class TransactionBuilder:
+    """The changes of one transaction, checked and applied as they are added (see
+    :meth:`Scenario.transaction`; undone if the block raises)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._scenario = scenario
+        self._undo: list[Undo] = []
+        self.changes: list[Change] = []
+
+    def _add(self, change: Change) -> Change:
+        undo: list[Undo] = []
+        try:
+            self._scenario._apply(change, undo)
+        except BaseException:
+            for step in reversed(undo):
+                step()
+            raise
+        self._undo += undo
+        self.changes.append(change)
+        return change
+
+    def undo(self) -> None:
+        """Take back every change of this transaction."""
+        for step in reversed(self._undo):
+            step()
+        self._undo.clear()
+        self.changes.clear()
+
+    def insert(self, table: str, *rows: Mapping[str, Any]) -> Change:
+        """Insert ``rows`` in one statement (every row names the same columns)."""
+        return self._add(self._scenario._insert(self._scenario.table(table), rows))
+
+    def update(self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]) -> Change:
+        """Set ``values`` in the row ``where`` names (its key, or its whole value)."""
+        found = self._scenario.table(table)
+        return self._add(self._scenario._update(found, where, values))
+
+    def delete(self, table: str, where: Mapping[str, Any]) -> Change:
+        found = self._scenario.table(table)
+        return self._add(Delete(found, self._scenario._locate(found, where)))
+
+    def rows(self, table: str) -> list[Row]:
+        """The rows of ``table`` as this transaction has left them so far."""
+        return list(self._scenario._live[self._scenario.table(table).qualified].rows.values())

@@ -1,0 +1,276 @@
+"""What every table holds after every transaction, computed from the model; its canonical
+export (JSON lines and TSV, one file per table) and a readable diff against what a client
+produced.
+
+Canonical cells are the text MariaDB's ``SELECT`` returns for the value (``time_zone =
+'+00:00'``; numbers as the server prints them, :mod:`scenarios.text`), except where text would
+be ambiguous: byte columns (BINARY, VARBINARY, BLOB) are ``0x`` and upper-case hex, as
+``mariadb-dump --hex-blob`` writes them, and BIT columns their number (``SELECT b + 0``). NULL is
+JSON ``null`` / TSV ``\\N``. Rows are sorted by the table's key (its values compared as the
+model's values), or by their canonical cells for a table without a key. In TSV, ``\\``, tab,
+newline, carriage return and NUL are escaped as ``mariadb --batch`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fakemaster.values import Date, DateTime, Time, Timestamp
+from scenarios.errors import ScenarioError
+from scenarios.history import Insert, Scenario, Update
+from scenarios.schema import Column, Table
+from scenarios.state import Contents, LiveTables, Row
+from scenarios.text import format_double, format_float
+from scenarios.values import convert, python_codec
+
+__all__ = [
+    "Oracle",
+    "TableDiff",
+    "canonical_rows",
+    "cell_text",
+    "diff_tables",
+    "export_jsonl",
+    "export_tsv",
+    "file_stem",
+]
+
+Cell = str | None
+
+
+def cell_text(column: Column, value: Any) -> Cell:
+    """The canonical text of a model value of ``column`` (see the module docstring)."""
+    if value is None:
+        return None
+    kind = column.type
+    if kind == "float":
+        return format_float(value)
+    if kind == "double":
+        return format_double(value)
+    if kind == "decimal":
+        return format(value, "f")
+    if kind == "year":
+        return f"{value:04d}"
+    if kind == "enum":
+        return column.members[value - 1]
+    if kind == "set":
+        return ",".join(m for i, m in enumerate(column.members) if value >> i & 1)
+    if isinstance(value, Date):
+        return str(value)
+    if isinstance(value, DateTime | Time):
+        return value.format(column.fsp)
+    if isinstance(value, Timestamp):
+        if value == Timestamp(0, 0):
+            text = "0000-00-00 00:00:00"
+        else:
+            text = f"{value.to_datetime():%Y-%m-%d %H:%M:%S}"
+        return text + (f".{value.microsecond:06d}"[: column.fsp + 1] if column.fsp else "")
+    if isinstance(value, bytes):
+        codec = python_codec(column.charset)
+        if codec is None:
+            return "0x" + value.hex().upper()
+        return value.decode(codec)
+    return str(value)
+
+
+def _sort_key(table: Table, row: Row, cells: Sequence[Cell]) -> tuple[Any, ...]:
+    if table.key:
+        return tuple((row[p] is not None, row[p]) for p in table.key)
+    return tuple((cell is not None, cell or "") for cell in cells)
+
+
+def canonical_rows(table: Table, rows: Iterable[Row]) -> list[tuple[Cell, ...]]:
+    """``rows`` (model values) as canonical cells, in canonical order."""
+    rendered = [
+        (row, tuple(cell_text(c, v) for c, v in zip(table.columns, row, strict=True)))
+        for row in rows
+    ]
+    rendered.sort(key=lambda pair: _sort_key(table, pair[0], pair[1]))
+    return [cells for _, cells in rendered]
+
+
+def file_stem(table: Table) -> str:
+    """``database.table`` (the name of the table's export files, without suffix)."""
+    return f"{table.database}.{table.name}"
+
+
+def export_jsonl(table: Table, rows: Iterable[Row]) -> str:
+    """One JSON object per row, column names in table order."""
+    names = table.column_names
+    return "".join(
+        json.dumps(dict(zip(names, cells, strict=True)), ensure_ascii=False) + "\n"
+        for cells in canonical_rows(table, rows)
+    )
+
+
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\0": "\\0"})
+
+
+def export_tsv(table: Table, rows: Iterable[Row]) -> str:
+    """A header line of column names, then one line per row (``mariadb --batch`` style)."""
+    lines = ["\t".join(table.column_names)]
+    for cells in canonical_rows(table, rows):
+        lines.append(
+            "\t".join("\\N" if cell is None else cell.translate(_TSV_ESCAPES) for cell in cells)
+        )
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class TableDiff:
+    """How a table a client produced differs from the oracle's."""
+
+    table: str
+    missing: tuple[tuple[Cell, ...], ...]  # expected rows the client lacks
+    unexpected: tuple[tuple[Cell, ...], ...]  # rows the client has that were not expected
+    column_names: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.unexpected)
+
+    def lines(self, limit: int = 20) -> list[str]:
+        out = [
+            f"{self.table}: {len(self.missing)} row(s) missing, {len(self.unexpected)} unexpected"
+        ]
+        for sign, rows in (("-", self.missing), ("+", self.unexpected)):
+            for cells in rows[:limit]:
+                shown = ", ".join(
+                    f"{n}={'NULL' if c is None else repr(c)}"
+                    for n, c in zip(self.column_names, cells, strict=True)
+                )
+                out.append(f"  {sign} {shown}")
+            if len(rows) > limit:
+                out.append(f"  {sign} ... {len(rows) - limit} more")
+        return out
+
+
+def _multiset_diff(
+    expected: list[tuple[Cell, ...]], actual: list[tuple[Cell, ...]]
+) -> tuple[list[tuple[Cell, ...]], list[tuple[Cell, ...]]]:
+    remaining: dict[tuple[Cell, ...], int] = {}
+    for cells in actual:
+        remaining[cells] = remaining.get(cells, 0) + 1
+    missing = []
+    for cells in expected:
+        if remaining.get(cells, 0):
+            remaining[cells] -= 1
+        else:
+            missing.append(cells)
+    unexpected = []
+    for cells in actual:
+        if remaining.get(cells, 0):
+            remaining[cells] -= 1
+            unexpected.append(cells)
+    return missing, unexpected
+
+
+def client_row(table: Table, row: Mapping[str, Any] | Sequence[Any]) -> Row:
+    """A row a client produced (a column -> value mapping, or values in table order), as model
+    values (plain Python values converted per column)."""
+    if isinstance(row, Mapping):
+        by_position = {table.position(name): value for name, value in row.items()}
+        if len(by_position) != table.width:
+            raise ScenarioError(f"{table.qualified}: a row of {sorted(row)} lacks columns")
+        values = [by_position[p] for p in range(table.width)]
+    else:
+        values = list(row)
+        if len(values) != table.width:
+            raise ScenarioError(f"{table.qualified}: a row of {len(values)} values")
+    return tuple(
+        convert(c, v, table=table.qualified) for c, v in zip(table.columns, values, strict=True)
+    )
+
+
+def diff_tables(
+    tables: Mapping[str, Table],
+    expected: Contents,
+    actual: Mapping[str, Iterable[Mapping[str, Any] | Sequence[Any]]],
+) -> list[TableDiff]:
+    """Per table that differs, what is missing and what is unexpected; ``actual`` maps
+    ``database.table`` to the rows a client ended with (a table it lacks counts as empty)."""
+    diffs = []
+    for name, table in tables.items():
+        want = canonical_rows(table, expected.rows.get(name, []))
+        got = canonical_rows(table, (client_row(table, row) for row in actual.get(name, [])))
+        missing, unexpected = _multiset_diff(want, got)
+        if missing or unexpected:
+            diffs.append(TableDiff(name, tuple(missing), tuple(unexpected), table.column_names))
+    return diffs
+
+
+class Oracle:
+    """The content of every table of ``scenario`` before the first transaction (``after=0``)
+    and after each (``after=n``: after transaction n); the default is after the last."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+
+    @property
+    def final(self) -> Contents:
+        return self.scenario.contents
+
+    def state(self, after: int | None = None) -> Contents:
+        """The tables after ``after`` transactions (replayed through the model's own
+        bookkeeping from the initial rows)."""
+        if after is None or after == len(self.scenario.transactions):
+            return self.final
+        if not 0 <= after <= len(self.scenario.transactions):
+            raise ScenarioError(f"the scenario has {len(self.scenario.transactions)} transactions")
+        live = LiveTables()
+        for name, table in self.scenario.tables.items():
+            live.add_table(table)
+            for row in self.scenario.initial.rows[name]:
+                live[name].insert(row)
+        for transaction in self.scenario.transactions[:after]:
+            for change in transaction.changes:
+                state = live[change.table.qualified]
+                if isinstance(change, Insert):
+                    for row in change.rows:
+                        state.insert(row)
+                elif isinstance(change, Update):
+                    state.update(change.before, change.after)
+                else:
+                    state.delete(change.before)
+        return live.snapshot()
+
+    def rows(self, table: str, after: int | None = None) -> list[Row]:
+        """The rows of ``table`` after ``after`` transactions (default: all)."""
+        return list(self.state(after).rows[table])
+
+    def export(self, directory: str | Path, after: int | None = None) -> list[Path]:
+        """Write ``<database.table>.jsonl`` and ``.tsv`` for every table; returns the paths."""
+        state = self.state(after)
+        root = Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, table in self.scenario.tables.items():
+            rows = state.rows[name]
+            for suffix, text in (
+                ("jsonl", export_jsonl(table, rows)),
+                ("tsv", export_tsv(table, rows)),
+            ):
+                path = root / f"{file_stem(table)}.{suffix}"
+                path.write_text(text, encoding="utf-8")
+                written.append(path)
+        return written
+
+    def diff(
+        self,
+        actual: Mapping[str, Iterable[Mapping[str, Any] | Sequence[Any]]],
+        after: int | None = None,
+    ) -> list[TableDiff]:
+        state = self.state(after)
+        return diff_tables(self.scenario.tables, state, actual)
+
+    def assert_matches(
+        self,
+        actual: Mapping[str, Iterable[Mapping[str, Any] | Sequence[Any]]],
+        after: int | None = None,
+    ) -> None:
+        """AssertionError with a readable diff unless ``actual`` holds what the oracle says."""
+        diffs = self.diff(actual, after)
+        if diffs:
+            raise AssertionError("\n".join(line for d in diffs for line in d.lines()))

@@ -1,0 +1,501 @@
+"""Tables at SQL level: columns with their types, NULL-ability, defaults, character sets, ENUM/SET
+members, and the table's keys; what the binlog says of each column follows from them.
+
+A table is declared from ``CREATE TABLE`` text (:func:`scenarios.create_table.parse_create_table`)
+or with the builder here; both give equal :class:`Table` objects::
+
+    orders = table(
+        "shop.orders",
+        column("id", "BIGINT UNSIGNED", null=False),
+        column("status", "ENUM('new','paid')", null=False, default="new"),
+        column("note", "VARCHAR(200)"),
+        primary_key=("id",),
+    )
+
+Every column is resolved when declared: its collation (``CHARACTER SET`` alone gives the set's
+default collation, ``COLLATE`` alone its set; a character column with neither gets the table's,
+``utf8mb4_general_ci`` unless the table says otherwise) and its default converted to the model's
+value (see :mod:`scenarios.values`).
+
+The key that row images and UPDATE/DELETE use is the PRIMARY KEY, or else the first UNIQUE key
+whose columns are all NOT NULL (what MariaDB promotes to primary key); a table with neither has
+no key: it may hold duplicate rows, changed and deleted by their whole value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakemaster.columns import (
+    STRING_REAL_CHAR,
+    STRING_REAL_ENUM,
+    STRING_REAL_SET,
+    string_meta_value,
+)
+from fakemaster.constants import ColumnType
+from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
+from scenarios.errors import SchemaError
+
+__all__ = [
+    "BINARY_TYPES",
+    "BLOB_SIZES",
+    "CHARACTER_TYPES",
+    "DEFAULT_COLLATION",
+    "INTEGER_RANGES",
+    "NO_DEFAULT",
+    "TEMPORAL_TYPES",
+    "TYPE_NAMES",
+    "Column",
+    "Table",
+    "column",
+    "parse_type",
+    "table",
+]
+
+DEFAULT_COLLATION = "utf8mb4_general_ci"
+
+
+class _NoDefault:
+    """A column declared without DEFAULT (not the same as DEFAULT NULL)."""
+
+    _instance: _NoDefault | None = None
+
+    def __new__(cls) -> _NoDefault:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+    def __reduce__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+
+# Bytes of each integer type, its binlog type.
+INTEGER_RANGES: dict[str, tuple[int, int]] = {
+    "tinyint": (1, ColumnType.TINY),
+    "smallint": (2, ColumnType.SHORT),
+    "mediumint": (3, ColumnType.INT24),
+    "int": (4, ColumnType.LONG),
+    "bigint": (8, ColumnType.LONGLONG),
+}
+# TEXT/BLOB types: the bytes of their length prefix (the TABLE_MAP metadata).
+BLOB_SIZES: dict[str, int] = {
+    "tinytext": 1,
+    "text": 2,
+    "mediumtext": 3,
+    "longtext": 4,
+    "json": 4,
+    "tinyblob": 1,
+    "blob": 2,
+    "mediumblob": 3,
+    "longblob": 4,
+}
+# Types whose values are text in a character set (ENUM/SET members too).
+CHARACTER_TYPES = frozenset(
+    {"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json", "enum", "set"}
+)
+# Types whose values are bytes without a character set (collation ``binary``).
+BINARY_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+TEMPORAL_TYPES = frozenset({"time", "datetime", "timestamp"})
+_LENGTH_TYPES = {"char": 255, "binary": 255, "varchar": 65532, "varbinary": 65532, "bit": 64}
+TYPE_NAMES = frozenset(
+    {
+        *INTEGER_RANGES,
+        "decimal",
+        "float",
+        "double",
+        "bit",
+        "year",
+        "date",
+        *TEMPORAL_TYPES,
+        *_LENGTH_TYPES,
+        *BLOB_SIZES,
+        "enum",
+        "set",
+    }
+)
+_ALIASES = {
+    "integer": "int",
+    "int1": "tinyint",
+    "int2": "smallint",
+    "int3": "mediumint",
+    "int4": "int",
+    "int8": "bigint",
+    "middleint": "mediumint",
+    "dec": "decimal",
+    "numeric": "decimal",
+    "fixed": "decimal",
+    "real": "double",
+    "float8": "double",
+    "float4": "float",
+    "bool": "tinyint",
+    "boolean": "tinyint",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column, resolved: ``type`` is the lowercase SQL type name (aliases resolved);
+    ``length`` the characters of CHAR/VARCHAR, the bytes of BINARY/VARBINARY, the bits of BIT;
+    ``collation`` the collation name of a character column (``binary`` for byte columns, None
+    for the others); ``default`` the model value (:data:`NO_DEFAULT` when none is declared)."""
+
+    name: str
+    type: str
+    nullable: bool = True
+    unsigned: bool = False
+    length: int | None = None
+    precision: int | None = None
+    scale: int | None = None
+    fsp: int = 0
+    collation: str | None = None
+    members: tuple[str, ...] = ()
+    default: Any = NO_DEFAULT
+
+    # --- what it is at SQL level -------------------------------------------------------
+
+    @property
+    def charset(self) -> str | None:
+        found = self._collation()
+        return None if found is None else found.charset
+
+    def _collation(self) -> Collation | None:
+        return None if self.collation is None else collation_by_name(self.collation)
+
+    @property
+    def collation_id(self) -> int:
+        found = self._collation()
+        if found is None:
+            raise SchemaError(f"column {self.name} ({self.type}) has no collation")
+        return found.id
+
+    @property
+    def is_text(self) -> bool:
+        return self.type in CHARACTER_TYPES and self.type not in ("enum", "set")
+
+    @property
+    def is_bytes(self) -> bool:
+        """Its values are ``bytes`` (text in its character set, or raw bytes)."""
+        return (
+            self.type in CHARACTER_TYPES
+            and self.type not in ("enum", "set")
+            or (self.type in BINARY_TYPES)
+        )
+
+    @property
+    def is_blob(self) -> bool:
+        """A TEXT/BLOB/JSON column (MariaDB's MYSQL_TYPE_BLOB, left out of NOBLOB images)."""
+        return self.type in BLOB_SIZES
+
+    def sql_type(self) -> str:
+        """The type as ``SHOW CREATE TABLE`` spells it (without charset and NULL-ability)."""
+        kind = self.type
+        if kind in INTEGER_RANGES:
+            text = kind
+        elif kind == "decimal":
+            text = f"decimal({self.precision},{self.scale})"
+        elif kind in _LENGTH_TYPES:
+            text = f"{kind}({self.length})"
+        elif kind in TEMPORAL_TYPES:
+            text = f"{kind}({self.fsp})" if self.fsp else kind
+        elif kind in ("enum", "set"):
+            text = f"{kind}({','.join(sql_string(member) for member in self.members)})"
+        else:
+            text = kind
+        return text + (" unsigned" if self.unsigned else "")
+
+    # --- what the binlog says of it ----------------------------------------------------
+
+    @property
+    def binlog_type(self) -> int:
+        kind = self.type
+        if kind in INTEGER_RANGES:
+            return INTEGER_RANGES[kind][1]
+        simple = {
+            "decimal": ColumnType.NEWDECIMAL,
+            "float": ColumnType.FLOAT,
+            "double": ColumnType.DOUBLE,
+            "bit": ColumnType.BIT,
+            "year": ColumnType.YEAR,
+            "date": ColumnType.DATE,
+            "time": ColumnType.TIME2,
+            "datetime": ColumnType.DATETIME2,
+            "timestamp": ColumnType.TIMESTAMP2,
+            "varchar": ColumnType.VARCHAR,
+            "varbinary": ColumnType.VARCHAR,
+        }
+        if kind in simple:
+            return simple[kind]
+        if kind in BLOB_SIZES:
+            return ColumnType.BLOB
+        return ColumnType.STRING  # CHAR, BINARY, ENUM, SET
+
+    @property
+    def max_bytes(self) -> int:
+        """Bytes a CHAR/VARCHAR value may take (characters times the set's widest character)."""
+        found = self._collation()
+        width = 1 if found is None else found.mbmaxlen
+        return (self.length or 0) * width
+
+    @property
+    def binlog_meta(self) -> int:
+        """The TABLE_MAP metadata (the little-endian value of its bytes)."""
+        kind = self.type
+        if kind == "float":
+            return 4
+        if kind == "double":
+            return 8
+        if kind == "decimal":
+            return (self.precision or 0) | (self.scale or 0) << 8
+        if kind == "bit":
+            bits = self.length or 1
+            return bits % 8 | (bits // 8) << 8
+        if kind in TEMPORAL_TYPES:
+            return self.fsp
+        if kind in ("varchar", "varbinary"):
+            return self.max_bytes
+        if kind in BLOB_SIZES:
+            return BLOB_SIZES[kind]
+        if kind in ("char", "binary"):
+            return string_meta_value(STRING_REAL_CHAR, self.max_bytes)
+        if kind == "enum":
+            return STRING_REAL_ENUM | (1 if len(self.members) < 256 else 2) << 8
+        if kind == "set":
+            size = (len(self.members) + 7) // 8
+            return STRING_REAL_SET | (8 if size > 4 else size) << 8
+        return 0
+
+    @property
+    def signedness_bit(self) -> bool | None:
+        """Its bit in the SIGNEDNESS metadata (MariaDB: YEAR is unsigned), None when it has none."""
+        if self.type in INTEGER_RANGES or self.type in ("decimal", "float", "double"):
+            return self.unsigned
+        if self.type == "year":
+            return True
+        return None
+
+    @property
+    def has_charset_metadata(self) -> bool:
+        """Counted among the character columns of the DEFAULT/COLUMN_CHARSET metadata."""
+        return self.is_bytes
+
+    def bits_wide(self) -> int:
+        return 8 * INTEGER_RANGES[self.type][0]
+
+
+def sql_string(text: str) -> str:
+    """A SQL string literal (quotes doubled, backslashes escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table: its database, name, columns, PRIMARY KEY and UNIQUE keys (column names)."""
+
+    database: str
+    name: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...] = ()
+    unique_keys: tuple[tuple[str, ...], ...] = ()
+    engine: str = "InnoDB"
+    _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.columns:
+            raise SchemaError(f"{self.qualified}: a table needs at least one column")
+        for position, item in enumerate(self.columns):
+            key = item.name.lower()
+            if key in self._index:
+                raise SchemaError(f"{self.qualified}: duplicate column name {item.name!r}")
+            self._index[key] = position
+        for key_columns in (self.primary_key, *self.unique_keys):
+            if not key_columns and key_columns is not self.primary_key:
+                raise SchemaError(f"{self.qualified}: an empty UNIQUE key")
+            for name in key_columns:
+                if name.lower() not in self._index:
+                    raise SchemaError(f"{self.qualified}: key column {name!r} is not a column")
+        for name in self.primary_key:
+            if self.column(name).nullable:
+                raise SchemaError(f"{self.qualified}: primary key column {name!r} must be NOT NULL")
+            if self.column(name).is_blob:
+                raise SchemaError(f"{self.qualified}: a TEXT/BLOB column cannot be a key")
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.name}"
+
+    @property
+    def width(self) -> int:
+        return len(self.columns)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(item.name for item in self.columns)
+
+    def position(self, name: str) -> int:
+        try:
+            return self._index[name.lower()]
+        except KeyError:
+            raise SchemaError(f"{self.qualified} has no column {name!r}") from None
+
+    def column(self, name: str) -> Column:
+        return self.columns[self.position(name)]
+
+    @property
+    def key(self) -> tuple[int, ...]:
+        """Positions of the columns of the key that identifies rows (see the module doc), ()
+        for a table without one."""
+        if self.primary_key:
+            return tuple(self.position(name) for name in self.primary_key)
+        for unique in self.unique_keys:
+            if all(not self.column(name).nullable for name in unique):
+                return tuple(self.position(name) for name in unique)
+        return ()
+
+    @property
+    def unique_positions(self) -> tuple[tuple[int, ...], ...]:
+        """Every key that no two rows may share (NULLs never collide)."""
+        keys = [self.primary_key] if self.primary_key else []
+        return tuple(tuple(self.position(n) for n in names) for names in (*keys, *self.unique_keys))
+
+
+# --- the builder ---------------------------------------------------------------------------
+
+
+def parse_type(text: str) -> dict[str, Any]:
+    """The type fields of a type spelled as SQL (``"DECIMAL(10,2) UNSIGNED"``,
+    ``"ENUM('a','b')"``, ``"VARCHAR(20)"``...), as keyword arguments of :class:`Column`."""
+    from scenarios.create_table import parse_column_type
+
+    return parse_column_type(text)
+
+
+def column(
+    name: str,
+    type: str,
+    *,
+    null: bool = True,
+    default: Any = NO_DEFAULT,
+    charset: str | None = None,
+    collation: str | None = None,
+    unsigned: bool = False,
+    table_collation: str = DEFAULT_COLLATION,
+) -> Column:
+    """A column from its SQL type text and options (see the module docstring)."""
+    fields = parse_type(type)
+    if unsigned:
+        fields["unsigned"] = True
+    return make_column(
+        name,
+        fields,
+        nullable=null,
+        default=default,
+        charset=charset or fields.pop("charset", None),
+        collation=collation or fields.pop("collation", None),
+        table_collation=table_collation,
+    )
+
+
+def make_column(
+    name: str,
+    fields: dict[str, Any],
+    *,
+    nullable: bool,
+    default: Any,
+    charset: str | None,
+    collation: str | None,
+    table_collation: str,
+    table_name: str = "(a column declaration)",
+) -> Column:
+    """A resolved column (shared by the builder and the CREATE TABLE parser; ``table_name``
+    names the table in the error of a default that does not fit)."""
+    fields = dict(fields)
+    fields.pop("charset", None)
+    fields.pop("collation", None)
+    kind = fields["type"]
+    if kind in CHARACTER_TYPES:
+        resolved = _resolve_collation(name, charset, collation, table_collation)
+        if kind == "json":
+            resolved = "utf8mb4_bin"
+    elif kind in BINARY_TYPES:
+        if charset not in (None, "binary") or collation not in (None, "binary"):
+            raise SchemaError(f"column {name}: {kind} has no character set")
+        resolved = "binary"
+    else:
+        if charset is not None or collation is not None:
+            raise SchemaError(f"column {name}: {kind} has no character set")
+        resolved = None
+    if resolved == "binary" and kind in ("char", "varchar", *_TEXT_TO_BLOB):
+        # CHARACTER SET binary makes a byte type, as SHOW CREATE TABLE shows it.
+        fields["type"] = {"char": "binary", "varchar": "varbinary", **_TEXT_TO_BLOB}[kind]
+    base = Column(name=name, nullable=nullable, collation=resolved, **fields)
+    if default is NO_DEFAULT or default is None:
+        if default is None and not nullable:
+            raise SchemaError(f"column {name}: NOT NULL with DEFAULT NULL")
+        return _replace_default(base, default)
+    from scenarios.values import convert
+
+    return _replace_default(base, convert(base, default, table=table_name))
+
+
+_TEXT_TO_BLOB = {
+    "tinytext": "tinyblob",
+    "text": "blob",
+    "mediumtext": "mediumblob",
+    "longtext": "longblob",
+}
+
+
+def _replace_default(item: Column, default: Any) -> Column:
+    from dataclasses import replace
+
+    return replace(item, default=default)
+
+
+def _resolve_collation(
+    name: str, charset: str | None, collation: str | None, table_collation: str
+) -> str:
+    if collation is not None:
+        found = collation_by_name(collation)
+        if found is None:
+            raise SchemaError(f"column {name}: unknown collation {collation!r}")
+        if charset is not None and charset_default(charset) is None:
+            raise SchemaError(f"column {name}: unknown character set {charset!r}")
+        if charset is not None and found.charset != charset_default(charset).charset:  # type: ignore[union-attr]
+            raise SchemaError(
+                f"column {name}: collation {collation!r} is not of character set {charset!r}"
+            )
+        return found.name
+    if charset is not None:
+        found = charset_default(charset)
+        if found is None:
+            raise SchemaError(f"column {name}: unknown character set {charset!r}")
+        return found.name
+    return table_collation
+
+
+def table(
+    name: str,
+    *columns: Column,
+    primary_key: Sequence[str] = (),
+    unique: Sequence[Sequence[str]] = (),
+    engine: str = "InnoDB",
+) -> Table:
+    """A table ``"database.name"`` from columns made by :func:`column`."""
+    database, dot, bare = name.partition(".")
+    if not dot or not database or not bare:
+        raise SchemaError(f"a table is named database.table, not {name!r}")
+    return Table(
+        database,
+        bare,
+        tuple(columns),
+        primary_key=tuple(primary_key),
+        unique_keys=tuple(tuple(names) for names in unique),
+        engine=engine,
+    )

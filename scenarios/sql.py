@@ -1,0 +1,192 @@
+"""A scenario as SQL: the DDL of its tables and the statements of its transactions, to run on a
+real MariaDB (the differential tests) and to quote in ANNOTATE_ROWS events.
+
+The statements assume a session with ``time_zone = '+00:00'`` (TIMESTAMP literals are UTC) and
+a utf8mb4 connection. Every name is quoted; byte columns are compared through ``HEX()`` so that
+a collation never makes two different values equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from fakemaster.values import Date, DateTime, Time, Timestamp
+from scenarios.history import (
+    Change,
+    Delete,
+    Insert,
+    Rotate,
+    Row,
+    Scenario,
+    Step,
+    Transaction,
+    Update,
+)
+from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
+from scenarios.values import python_codec
+
+__all__ = [
+    "SESSION_SETUP",
+    "create_table_sql",
+    "insert_rows_sql",
+    "literal",
+    "qualified",
+    "quote_name",
+    "statement_sql",
+    "step_sql",
+    "transaction_sql",
+    "setup_sql",
+]
+
+SESSION_SETUP = ("SET SESSION time_zone = '+00:00'",)
+
+
+def quote_name(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def qualified(table: Table) -> str:
+    return f"{quote_name(table.database)}.{quote_name(table.name)}"
+
+
+def literal(column: Column, value: Any) -> str:
+    """``value`` (a model value of ``column``) as a SQL literal."""
+    if value is None:
+        return "NULL"
+    kind = column.type
+    if kind in ("float", "double"):
+        text = repr(float(value))
+        return text if "e" in text else text + "e0"  # an approximate-number literal
+    if isinstance(value, bool):
+        raise TypeError("a bool is not a model value")
+    if isinstance(value, int) and kind not in ("bit", "enum", "set"):
+        return str(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if kind == "bit":
+        return f"b'{value:b}'"
+    if kind == "enum":
+        return sql_string(column.members[value - 1])
+    if kind == "set":
+        return sql_string(",".join(m for i, m in enumerate(column.members) if value >> i & 1))
+    if isinstance(value, Date):
+        return f"'{value}'"
+    if isinstance(value, DateTime | Time):
+        return f"'{value.format(6)}'"
+    if isinstance(value, Timestamp):
+        if value == Timestamp(0, 0):
+            return "'0000-00-00 00:00:00'"
+        moment = value.to_datetime()
+        return f"'{moment:%Y-%m-%d %H:%M:%S}.{value.microsecond:06d}'"
+    if isinstance(value, bytes):
+        codec = python_codec(column.charset)
+        if codec is None:
+            return f"X'{value.hex().upper()}'"
+        return _string_literal(value.decode(codec))
+    raise TypeError(f"no SQL literal for {value!r} in {column.name} ({kind})")
+
+
+def _string_literal(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("'", "''").replace("\0", "\\0")
+    return f"'{escaped}'"
+
+
+def _condition(column: Column, value: Any) -> str:
+    name = quote_name(column.name)
+    if value is None:
+        return f"{name} IS NULL"
+    if column.is_bytes:
+        data = value if isinstance(value, bytes) else b""
+        return f"HEX({name}) = '{data.hex().upper()}'"
+    return f"{name} = {literal(column, value)}"
+
+
+def _where(table: Table, row: Row) -> str:
+    positions = table.key or tuple(range(table.width))
+    parts = [_condition(table.columns[p], row[p]) for p in positions]
+    return " AND ".join(parts) + ("" if table.key else " LIMIT 1")
+
+
+def statement_sql(change: Change) -> str:
+    """The one statement that makes ``change``."""
+    table = change.table
+    if isinstance(change, Insert):
+        names = ",".join(quote_name(table.columns[p].name) for p in change.given)
+        rows = ",".join(
+            "(" + ",".join(literal(table.columns[p], row[p]) for p in change.given) + ")"
+            for row in change.rows
+        )
+        return f"INSERT INTO {qualified(table)} ({names}) VALUES {rows}"
+    if isinstance(change, Update):
+        sets = ",".join(
+            f"{quote_name(table.columns[p].name)}={literal(table.columns[p], change.after[p])}"
+            for p in change.assigned
+        )
+        return f"UPDATE {qualified(table)} SET {sets} WHERE {_where(table, change.before)}"
+    assert isinstance(change, Delete)
+    return f"DELETE FROM {qualified(table)} WHERE {_where(table, change.before)}"
+
+
+def transaction_sql(transaction: Transaction) -> list[str]:
+    """The statements of ``transaction``, from choosing its GTID domain and server id to its
+    COMMIT."""
+    return [
+        f"SET SESSION gtid_domain_id = {transaction.domain_id}",
+        f"SET SESSION server_id = {transaction.server_id}",
+        "BEGIN",
+        *(statement_sql(change) for change in transaction.changes),
+        "COMMIT",
+    ]
+
+
+def step_sql(step: Step) -> list[str]:
+    """The statements of a step: a transaction's, or ``FLUSH BINARY LOGS``."""
+    if isinstance(step, Rotate):
+        return ["FLUSH BINARY LOGS"]
+    return transaction_sql(step)
+
+
+def _column_sql(column: Column) -> str:
+    parts = [quote_name(column.name), column.sql_type()]
+    if column.collation not in (None, "binary") and column.type != "json":  # JSON: utf8mb4_bin
+        parts.append(f"CHARACTER SET {column.charset} COLLATE {column.collation}")
+    parts.append("NULL" if column.nullable else "NOT NULL")
+    if column.default is not NO_DEFAULT:
+        parts.append(f"DEFAULT {literal(column, column.default)}")
+    return " ".join(parts)
+
+
+def create_table_sql(table: Table) -> str:
+    """``CREATE TABLE`` for ``table``, every column's type, charset and NULL-ability spelled
+    out (so that server defaults do not matter)."""
+    parts = [_column_sql(column) for column in table.columns]
+    if table.primary_key:
+        parts.append(f"PRIMARY KEY ({','.join(map(quote_name, table.primary_key))})")
+    for unique in table.unique_keys:
+        parts.append(f"UNIQUE KEY ({','.join(map(quote_name, unique))})")
+    return f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}"
+
+
+def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:
+    """INSERTs of whole rows (the initial rows of a table), one statement per row."""
+    names = ",".join(quote_name(column.name) for column in table.columns)
+    return [
+        f"INSERT INTO {qualified(table)} ({names}) VALUES ("
+        + ",".join(literal(column, value) for column, value in zip(table.columns, row, strict=True))
+        + ")"
+        for row in rows
+    ]
+
+
+def setup_sql(scenario: Scenario) -> list[str]:
+    """What makes a server hold the scenario's tables with their initial rows: CREATE DATABASE,
+    CREATE TABLE and INSERTs."""
+    statements = []
+    for database in sorted({table.database for table in scenario.tables.values()}):
+        statements.append(f"CREATE DATABASE IF NOT EXISTS {quote_name(database)}")
+    for name, table in scenario.tables.items():
+        statements.append(create_table_sql(table))
+        statements += insert_rows_sql(table, scenario.initial.rows[name])
+    return statements

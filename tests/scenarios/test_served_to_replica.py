@@ -1,0 +1,120 @@
+"""A scenario compiled into a store and served by fakemaster, replicated by a real MariaDB
+10.11 replica (which holds the scenario's tables and initial rows, as after a snapshot): the
+replica ends with the oracle's tables, read back with SELECT."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+
+from fakemaster.config import ServerConfig
+from fakemaster.server import BackgroundFakeMaster
+from scenarios import Oracle, Scenario, Settings, to_store
+from scenarios.oracle import canonical_rows
+from scenarios.sql import SESSION_SETUP, quote_name, setup_sql
+from scenarios.strategies.history import scenarios
+from tests.budget import examples
+from tests.integration.streams import wait_caught_up, wait_for_replica
+from tests.peers.fixtures import require_mariadb
+from tests.peers.mariadb import MariaDBServer
+from tests.scenarios.mariadb_run import select_cells
+from tests.scenarios.test_differential import big_rows, compressible, shop
+
+pytestmark = pytest.mark.mariadb
+
+USER, PASSWORD = "repl", "pw"
+REPLICA_SERVER_ID = 50  # not one of the scenarios' server ids (a replica skips its own)
+
+
+@pytest.fixture(scope="module")
+def replica() -> Iterator[MariaDBServer]:
+    require_mariadb()
+    instance = MariaDBServer(server_id=REPLICA_SERVER_ID)
+    try:
+        yield instance.start()
+    finally:
+        instance.close()
+
+
+def prepare(replica: MariaDBServer, scenario: Scenario) -> None:
+    """The replica holds the scenario's tables with their initial rows, and no primary."""
+    replica.execute(["STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL gtid_slave_pos = ''"])
+    databases = sorted({table.database for table in scenario.tables.values()})
+    replica.execute(
+        [
+            "SET SESSION sql_log_bin = 0",
+            *SESSION_SETUP,
+            *(f"DROP DATABASE IF EXISTS {quote_name(name)}" for name in databases),
+            *setup_sql(scenario),
+        ]
+    )
+
+
+def replicate_and_compare(replica: MariaDBServer, scenario: Scenario) -> None:
+    prepare(replica, scenario)
+    store = to_store(scenario)
+    config = ServerConfig(user=USER, password=PASSWORD)
+    with BackgroundFakeMaster(config, store) as master:
+        first = store.first_file()
+        assert first is not None
+        replica.change_master(
+            master.host, master.port, USER, PASSWORD, use_gtid="no", log_file=first, log_pos=4
+        )
+        replica.execute("START SLAVE")
+        end = store.master_status()
+        wait_for_replica(
+            replica,
+            lambda: (
+                (
+                    (s := replica.slave_status())["Relay_Master_Log_File"],
+                    s["Exec_Master_Log_Pos"],
+                )
+                == end
+            ),
+            f"replica at {end}",
+            master=master,
+        )
+        wait_caught_up(replica, store.gtid_binlog_pos(), master=master)
+        replica.execute("STOP SLAVE")
+        assert master.errors == []
+    connection = replica.connect(conv={})
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(SESSION_SETUP[0])
+            oracle = Oracle(scenario)
+            for name, table in scenario.tables.items():
+                got = sorted(select_cells(cursor, scenario, name), key=_order)
+                want = sorted(canonical_rows(table, oracle.final.rows[name]), key=_order)
+                assert got == want, name
+    finally:
+        connection.close()
+
+
+def _order(cells: tuple[str | None, ...]) -> tuple[tuple[bool, str], ...]:
+    return tuple((cell is not None, cell or "") for cell in cells)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: shop(Settings(binlog_row_image="MINIMAL", binlog_row_metadata="FULL")),
+        lambda: shop(Settings(binlog_row_image="NOBLOB", binlog_checksum=False)),
+        lambda: big_rows(Settings()),
+        lambda: compressible(Settings(log_bin_compress=True, log_bin_compress_min_len=10)),
+    ],
+    ids=["shop_minimal_full", "shop_noblob_no_checksum", "big_rows", "compressed"],
+)
+def test_a_replica_of_a_served_scenario_ends_with_the_oracles_tables(
+    replica: MariaDBServer, make: object
+) -> None:
+    replicate_and_compare(replica, make())  # type: ignore[operator]
+
+
+@settings(max_examples=examples(0.2))
+@given(scenario=scenarios())
+def test_a_replica_of_a_generated_scenario_ends_with_the_oracles_tables(
+    replica: MariaDBServer, scenario: Scenario
+) -> None:
+    replicate_and_compare(replica, scenario)
