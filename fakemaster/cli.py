@@ -379,6 +379,19 @@ def add_serve_command(subparsers: Subparsers) -> None:
         "no password (refused otherwise: anyone who reaches the port could log in)",
     )
     parser.add_argument(
+        "--frame-cache-mb",
+        type=_int_range(0, 1 << 30),
+        default=defaults.frame_cache_bytes >> 20,
+        metavar="MB",
+        help="disk the frame cache may use: binlog files framed once as dump packets and sent "
+        "to every replica (%(default)s); 0 frames per replica",
+    )
+    parser.add_argument(
+        "--frame-cache-dir",
+        metavar="DIR",
+        help="where the frame cache's (unnamed) files go (default: the temporary directory)",
+    )
+    parser.add_argument(
         "--semi-sync",
         action="store_true",
         help="semi-synchronous replication on (rpl_semi_sync_master_enabled)",
@@ -510,6 +523,8 @@ def _settings(args: argparse.Namespace, **fields: Any) -> ServerConfig:
         semi_sync_timeout_ms=args.semi_sync_timeout,
         default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
         variables=variables,
+        frame_cache_bytes=args.frame_cache_mb << 20,
+        frame_cache_dir=args.frame_cache_dir,
         **fields,
     )
 

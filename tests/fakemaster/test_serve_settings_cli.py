@@ -241,3 +241,19 @@ def test_bad_tls_files_are_one_error_line(tmp_path: Path, files: list[str], mess
     assert result.returncode == 1
     assert result.stderr.startswith("error: ") and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_frame_cache_options_reach_the_configuration(tmp_path: Path) -> None:
+    from fakemaster.cli import _settings, build_parser
+    from fakemaster.config import ServerConfig
+
+    defaults = _settings(build_parser().parse_args(["serve"]))
+    assert defaults.frame_cache_bytes == ServerConfig().frame_cache_bytes
+    assert defaults.frame_cache_dir is None
+    args = ["serve", "--frame-cache-mb", "0", "--frame-cache-dir", str(tmp_path)]
+    chosen = _settings(build_parser().parse_args(args))
+    assert (chosen.frame_cache_bytes, chosen.frame_cache_dir) == (0, str(tmp_path))
+    assert (
+        _settings(build_parser().parse_args(["serve", "--frame-cache-mb", "3"])).frame_cache_bytes
+        == 3 << 20
+    )
