@@ -340,8 +340,8 @@ def _process_tree(pid: int) -> list[int]:
     return pids
 
 
-def tree_rss_kb(pid: int) -> int:
-    return sum(_status_kb(each, "VmRSS:") for each in _process_tree(pid))
+def tree_rss_kb(pid: int, field: str = "VmRSS:") -> int:
+    return sum(_status_kb(each, field) for each in _process_tree(pid))
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -364,6 +364,9 @@ class RssSampler:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak = 0
+        # Private memory (RssAnon): RSS without the files the server maps (the fake maps its
+        # frame cache once and shares it between replicas).
+        self.peak_anon = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -380,6 +383,7 @@ class RssSampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, tree_rss_kb(self.pid))
+            self.peak_anon = max(self.peak_anon, tree_rss_kb(self.pid, "RssAnon:"))
             self._stop.wait(0.002)
 
     def __exit__(self, *exc: object) -> None:
@@ -436,6 +440,7 @@ class Round:
     bytes_per_replica: list[int]
     digest: str | None = None
     peak_rss_kb: int = 0
+    peak_anon_kb: int = 0
     server_cpu: float = 0.0
     client_cpu: float | None = None
     probes: list[float] = field(default_factory=list)
@@ -582,6 +587,7 @@ class _Watch:
         result.server_cpu = self.server_cpu
         if self.sampler is not None:
             result.peak_rss_kb = self.sampler.peak
+            result.peak_anon_kb = self.sampler.peak_anon
         if self.probe is not None:
             result.probes = [latency for end, latency in self.probe.samples if end <= first_end]
             result.probe_errors = self.probe.errors
@@ -675,6 +681,10 @@ class Case:
 
     def median(self, server: str) -> float:
         return statistics.median(r.seconds for r in self.rounds[server])
+
+    def peak_anon(self, server: str) -> int:
+        every = self.rounds[server] + ([self.verify[server]] if server in self.verify else [])
+        return max(r.peak_anon_kb for r in every)
 
     def peak_rss(self, server: str) -> int:
         every = self.rounds[server] + ([self.verify[server]] if server in self.verify else [])
@@ -823,14 +833,15 @@ def report(infos: list[CorpusInfo], cases: list[Case], stream_sizes: dict[str, i
             f"| {'yes' if case.identical else 'NO'} |"
         )
     log(
-        "\n### Server resources: peak RSS during the case (idle before it), MB; "
-        "CPU time (user + system) per round, median, s\n"
+        "\n### Server resources: peak RSS during the case (idle before it), MB, and peak "
+        "private memory (RssAnon, without mapped files), MB; CPU time (user + system) per "
+        "round, median, s\n"
     )
     log(
         "| shape | client | replicas | MariaDB RSS | fake RSS | fake / MariaDB "
-        "| MariaDB CPU | fake CPU | fake / MariaDB |"
+        "| MariaDB anon | fake anon | MariaDB CPU | fake CPU | fake / MariaDB |"
     )
-    log("|---|---|---|---|---|---|---|---|---|")
+    log("|---|---|---|---|---|---|---|---|---|---|---|")
     for case in cases:
         mariadb, fake = case.peak_rss("MariaDB"), case.peak_rss("fake")
         cpu = {s: statistics.median(r.server_cpu for r in case.rounds[s]) for s in SERVERS}
@@ -838,6 +849,7 @@ def report(infos: list[CorpusInfo], cases: list[Case], stream_sizes: dict[str, i
             f"| {case.shape} | {case.client} | {case.replicas} | {mariadb / 1024:.0f} "
             f"({case.idle_rss_kb['MariaDB'] / 1024:.0f}) | {fake / 1024:.0f} "
             f"({case.idle_rss_kb['fake'] / 1024:.0f}) | {fake / max(mariadb, 1):.2f}x "
+            f"| {case.peak_anon('MariaDB') / 1024:.0f} | {case.peak_anon('fake') / 1024:.0f} "
             f"| {cpu['MariaDB']:.2f} | {cpu['fake']:.2f} "
             f"| {cpu['fake'] / max(cpu['MariaDB'], 0.01):.1f}x |"
         )

@@ -5,8 +5,9 @@ would be copied by one core, with a hop through the loop per chunk. A dump on a 
 connection runs instead as a MariaDB dump thread does: a worker thread asks the sans-IO
 connection (:class:`fakemaster.connection.ServerConnection`) for the dump's packets and writes
 them itself, buffers with ``sendmsg`` (gathered, never joined: a large event is a view of what
-was read) and frame-cache spans (:mod:`fakemaster.framed_cache`) with ``os.sendfile``, until the
-dump has nothing more to send now; then the event loop takes over again (heartbeats, waiting
+was read) and frame-cache spans (:mod:`fakemaster.framed_cache`) as views of the cache file
+mapped in memory, or with ``os.sendfile`` to a remote replica, until the dump has nothing more
+to send now; then the event loop takes over again (heartbeats, waiting
 for new events). Both calls release the GIL: replicas are served on as many cores as there are.
 
 :class:`SocketWriter` writes to its own duplicate of the socket's descriptor, so the transport
@@ -28,11 +29,9 @@ from typing import Any
 
 from fakemaster.dump_framing import FramedSpan
 
-__all__ = ["COPY_BUFFER", "POLL_SECONDS", "SocketWriter", "pump_dump"]
+__all__ = ["POLL_SECONDS", "SocketWriter", "pump_dump"]
 
 POLL_SECONDS = 0.25
-# The buffer a dump thread copies frame-cache files through (copy_files).
-COPY_BUFFER = 256 << 10
 _SENDFILE_BLOCK = 1 << 30
 # sendmsg takes at most IOV_MAX (1024 on Linux) buffers at once.
 _MAX_BUFFERS = 512
@@ -42,14 +41,11 @@ class SocketWriter:
     """Blocking writes to a non-blocking socket, from a worker thread (see the module
     docstring). ConnectionResetError when the connection broke or :meth:`abort` was called."""
 
-    def __init__(self, socket_fd: int, *, copy_files: bool = False) -> None:
+    def __init__(self, socket_fd: int) -> None:
         self._sock = socket.socket(fileno=os.dup(socket_fd))
         self._stop = threading.Event()
         self._poller = select.poll()
         self._poller.register(self._sock.fileno(), select.POLLOUT)
-        # Files are copied through one small buffer instead of sent with sendfile: see
-        # send_file.
-        self._buffer = bytearray(COPY_BUFFER) if copy_files else None
 
     def _wait(self) -> None:
         if self._stop.is_set():
@@ -84,14 +80,7 @@ class SocketWriter:
                     sent = 0
 
     def send_file(self, file_fd: int, offset: int, count: int) -> None:
-        """Write ``count`` bytes of the file from ``offset``: with ``sendfile``, or with
-        ``copy_files`` read into one reused buffer and sent from there. To a replica on the
-        same host the copy is faster (measured on loopback: the receiver then copies bytes that
-        are still in the CPU's cache, as from a MariaDB dump thread's buffer, rather than page
-        cache pages sendfile hands over); across a network sendfile saves that copy."""
-        if self._buffer is not None:
-            self._copy_file(self._buffer, file_fd, offset, count)
-            return
+        """Write ``count`` bytes of the file from ``offset`` with ``sendfile``."""
         fd = self._sock.fileno()
         sent = 0
         while sent < count:
@@ -103,26 +92,6 @@ class SocketWriter:
                 self._wait()
             except OSError as error:
                 raise ConnectionResetError(str(error)) from None
-
-    def _copy_file(self, buffer: bytearray, file_fd: int, offset: int, count: int) -> None:
-        view = memoryview(buffer)
-        sock = self._sock
-        done = 0
-        while done < count:
-            size = os.preadv(file_fd, [view[: min(len(buffer), count - done)]], offset + done)
-            if size <= 0:
-                raise ConnectionResetError("the cache file ended early")
-            chunk = view[:size]
-            while chunk:
-                if self._stop.is_set():
-                    raise ConnectionResetError("the connection is closing")
-                try:
-                    chunk = chunk[sock.send(chunk) :]
-                except (BlockingIOError, InterruptedError):
-                    self._wait()
-                except OSError as error:
-                    raise ConnectionResetError(str(error)) from None
-            done += size
 
     def abort(self) -> None:
         """Stop writing: the connection is being torn down (KILL, shutdown)."""

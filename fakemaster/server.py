@@ -93,10 +93,17 @@ class FakeMaster:
             )
         return self._sender_pool
 
-    def send_span(self, span: FramedSpan, writer: Any) -> None:
+    def send_span(self, span: FramedSpan, writer: Any, *, local: bool = True) -> None:
         """Write what the frame cache holds (or frames now) of ``span`` with ``writer`` (a
         dump thread's :class:`~fakemaster.dump_thread.SocketWriter`); sets span.reached. Runs
-        in the dump thread."""
+        in the dump thread.
+
+        To a ``local`` replica (same host) the bytes go as a view of the cache file mapped in
+        memory, to a remote one with ``sendfile``. Measured on loopback, ``sendfile`` was the
+        slowest (1.3x-1.5x MariaDB's time with 20 replicas: the receiver copies page-cache
+        pages that are not in the CPU's cache), a copy through a small buffer better, and the
+        mapped view, one copy into the socket, the fastest (about 1.0x); across a network
+        ``sendfile`` saves that copy."""
         from fakemaster.framed_cache import span_end
 
         cache = self.frame_cache
@@ -111,7 +118,11 @@ class FakeMaster:
             if tip.framed <= start.framed:
                 return
             cache.prefetch(run, tip)  # the next part is framed while this one is sent
-            writer.send_file(run.file.fileno(), start.framed, tip.framed - start.framed)
+            count = tip.framed - start.framed
+            if local:
+                writer.send_buffers([run.view(start.framed, count)])
+            else:
+                writer.send_file(run.file.fileno(), start.framed, count)
             span.reached = span_end(start, tip)
         finally:
             cache.release(run)

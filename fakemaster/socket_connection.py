@@ -14,6 +14,7 @@ import ssl
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakemaster.connection import ServerConnection
+from fakemaster.dump_framing import FramedSpan
 from fakemaster.protocol.resultset import SqlError
 from fakemaster.session import (
     Ack,
@@ -266,9 +267,12 @@ class SocketConnection:
             await writer.drain()
         finally:
             transport.set_write_buffer_limits(high=high)
-        socket_writer = SocketWriter(
-            transport.get_extra_info("socket").fileno(), copy_files=self.peer_is_local
-        )
+        socket_writer = SocketWriter(transport.get_extra_info("socket").fileno())
+        local = self.peer_is_local
+
+        def send_span(span: FramedSpan, writer: SocketWriter) -> None:
+            self.master.send_span(span, writer, local=local)
+
 
         def may_send() -> bool:
             return not (self.peer_closed or self.closed)
@@ -281,7 +285,7 @@ class SocketConnection:
             pump_dump,
             self.protocol.dump_output,
             socket_writer,
-            self.master.send_span,
+            send_span,
             may_send,
             go_on,
         )

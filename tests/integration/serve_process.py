@@ -48,21 +48,24 @@ class ServeProcess:
         assert found, line + self.stop()
         self.port = int(found.group(1))
         self.peak_rss = 0
+        self.peak_anon = 0
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
         self._sampler.start()
 
-    def rss(self) -> int:
-        """The server's resident set size, in bytes, from /proc."""
+    def rss(self, field: str = "VmRSS") -> int:
+        """The server's resident set size (or another ``/proc/PID/status`` field: ``RssAnon``
+        is its private memory, without the files it maps), in bytes."""
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        kilobytes = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+        kilobytes = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
         assert kilobytes
         return int(kilobytes.group(1)) * 1024
 
     def _sample(self) -> None:
-        while not self._sampling.wait(0.02):
+        while not self._sampling.wait(0.005):
             try:
                 self.peak_rss = max(self.peak_rss, self.rss())
+                self.peak_anon = max(self.peak_anon, self.rss("RssAnon"))
             except (OSError, AssertionError):
                 return
 
