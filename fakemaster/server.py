@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -26,6 +25,7 @@ from fakemaster.config import ServerConfig
 from fakemaster.connection import ServerConnection
 from fakemaster.dump_framing import FramedSpan
 from fakemaster.logs import log_loop_exception, logger
+from fakemaster.loop_thread import LoopThread
 from fakemaster.protocol.resultset import SqlError
 from fakemaster.protocol.state import BinlogCatalog, ServerState
 from fakemaster.session import DumpRequest, ServerSession
@@ -300,7 +300,7 @@ class FakeMaster:
         return stream
 
 
-class BackgroundFakeMaster:
+class BackgroundFakeMaster(LoopThread[FakeMaster]):
     """A :class:`FakeMaster` running in its own thread and event loop, for synchronous code."""
 
     def __init__(
@@ -309,97 +309,23 @@ class BackgroundFakeMaster:
         store: Any = None,
         **kwargs: Any,
     ) -> None:
-        self._args = (config, store)
-        self._kwargs = kwargs
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
-        self.master: FakeMaster | None = None
-
-    def start(self) -> BackgroundFakeMaster:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(target=self._run, name="fakemaster", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self._startup_error is not None:
-            raise self._startup_error
-        return self
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        try:
-            self.master = FakeMaster(*self._args, **self._kwargs)
-            loop.run_until_complete(self.master.start())
-        except BaseException as error:
-            self._startup_error = error
-            self._ready.set()
-            loop.close()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.run_until_complete(self.master.stop())
-            loop.close()
-
-    def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        if not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        self._thread = None
-
-    def call(self, function: Callable[[], Any]) -> Any:
-        """Run ``function`` in the server's thread and return its result."""
-        loop = self._loop
-        assert loop is not None
-        done = threading.Event()
-        box: list[Any] = []
-
-        def run() -> None:
-            try:
-                box.append((True, function()))
-            except BaseException as error:  # handed back to the caller
-                box.append((False, error))
-            done.set()
-
-        loop.call_soon_threadsafe(run)
-        done.wait()
-        ok, value = box[0]
-        if not ok:
-            raise value
-        return value
+        super().__init__(lambda: FakeMaster(config, store, **kwargs), "fake master")
 
     @property
-    def _running(self) -> FakeMaster:
-        if self.master is None:
-            raise RuntimeError("the fake master is not running")
-        return self.master
+    def master(self) -> FakeMaster | None:
+        return self.service
 
     @property
     def host(self) -> str:
-        return self._running.host
+        return self._running().host
 
     @property
     def port(self) -> int:
-        return self._running.port
+        return self._running().port
 
     @property
     def errors(self) -> list[BaseException]:
-        return self._running.errors
+        return self._running().errors
 
     def notify_binlog_changed(self) -> None:
-        self._running.notify_binlog_changed()
-
-    def __enter__(self) -> BackgroundFakeMaster:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._running().notify_binlog_changed()

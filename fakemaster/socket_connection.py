@@ -301,7 +301,14 @@ class SocketConnection:
                 self.dump_call = None
                 socket_writer.close()
             else:
-                call.add_done_callback(lambda _: socket_writer.close())
+                # It ends soon (aborted above): then its socket goes, and its error (the
+                # abort's) is taken, not logged as never retrieved.
+                def finished(done: asyncio.Future[Any]) -> None:
+                    if not done.cancelled():
+                        done.exception()
+                    socket_writer.close()
+
+                call.add_done_callback(finished)
         return wrote
 
     async def _stream(self, dump: DumpStreamLike, request: DumpRequest) -> None:

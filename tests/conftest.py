@@ -30,3 +30,25 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_sessionstart(session: object) -> None:
+    """Import every module of the project here, in the main thread, before any test starts a
+    server. Servers import some modules on first use (the SQL layer at the first login, the dump
+    thread's at the first dump), in their own threads; CPython 3.11 shares the AST constructor's
+    recursion depth between threads, so such an import compiling source while pytest rewrites a
+    test module in the main thread can fail with "SystemError: AST constructor recursion depth
+    mismatch". (The lazy imports themselves are tested in fresh interpreters.)"""
+    import importlib
+    import pkgutil
+
+    for package_name in ("fakemaster", "encoder", "decoder", "scenarios"):
+        package = importlib.import_module(package_name)
+        for module in pkgutil.walk_packages(package.__path__, package_name + "."):
+            if module.name.endswith(".__main__"):
+                continue  # runs the command line
+            try:
+                importlib.import_module(module.name)
+            except ImportError as error:  # an optional extra that is not installed
+                if error.name is None or error.name.split(".")[0] in ("fakemaster",):
+                    raise

@@ -24,13 +24,13 @@ import asyncio
 import contextlib
 import socket
 import struct
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from fakemaster.faults.engine import FaultEngine, Output
 from fakemaster.faults.plan import CloseMode, Fault, FaultPlan
+from fakemaster.loop_thread import LoopThread
 
 __all__ = ["BackgroundFaultProxy", "FaultProxy"]
 
@@ -238,7 +238,7 @@ def _abort(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
-class BackgroundFaultProxy:
+class BackgroundFaultProxy(LoopThread[FaultProxy]):
     """A :class:`FaultProxy` running in its own thread and event loop, for synchronous code."""
 
     def __init__(
@@ -247,94 +247,31 @@ class BackgroundFaultProxy:
         plan: FaultPlan | Sequence[Fault] = (),
         **kwargs: Any,
     ) -> None:
-        self._args = (upstream, plan)
-        self._kwargs = kwargs
-        self._thread: threading.Thread | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._startup_error: BaseException | None = None
-        self.proxy: FaultProxy | None = None
+        super().__init__(lambda: FaultProxy(upstream, plan, **kwargs), "fault proxy")
 
-    def start(self) -> BackgroundFaultProxy:
-        if self._thread is not None:
-            return self
-        self._thread = threading.Thread(target=self._run, name="faultproxy", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self._startup_error is not None:
-            raise self._startup_error
-        return self
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        asyncio.set_event_loop(loop)
-        try:
-            self.proxy = FaultProxy(*self._args, **self._kwargs)
-            loop.run_until_complete(self.proxy.start())
-        except BaseException as error:
-            self._startup_error = error
-            self._ready.set()
-            loop.close()
-            return
-        self._ready.set()
-        try:
-            loop.run_forever()
-        finally:
-            loop.run_until_complete(self.proxy.stop())
-            loop.close()
-
-    def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-        if not loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        self._thread = None
-
-    def call(self, function: Callable[[], Any]) -> Any:
-        """Run ``function`` in the proxy's thread and return its result."""
-        loop = self._loop
-        if loop is None:
-            raise RuntimeError("the proxy is not running")
-
-        async def run() -> Any:
-            return function()
-
-        return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout=10)
-
-    def _proxy(self) -> FaultProxy:
-        if self.proxy is None:
-            raise RuntimeError("the proxy is not running")
-        return self.proxy
+    @property
+    def proxy(self) -> FaultProxy | None:
+        return self.service
 
     @property
     def host(self) -> str:
-        return self._proxy().host
+        return self._running().host
 
     @property
     def port(self) -> int:
-        return self._proxy().port
+        return self._running().port
 
     @property
     def sessions(self) -> int:
-        return int(self.call(lambda: self._proxy().sessions))
+        return int(self.call(lambda: self._running().sessions))
 
     @property
     def engines(self) -> list[FaultEngine]:
-        return list(self.call(lambda: list(self._proxy().engines)))
+        return list(self.call(lambda: list(self._running().engines)))
 
     @property
     def errors(self) -> list[BaseException]:
-        return list(self._proxy().errors)
+        return list(self._running().errors)
 
     def set_plan(self, plan: FaultPlan | Sequence[Fault]) -> None:
-        self.call(lambda: self._proxy().set_plan(plan))
-
-    def __enter__(self) -> BackgroundFaultProxy:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self.call(lambda: self._running().set_plan(plan))
