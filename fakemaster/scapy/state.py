@@ -1,0 +1,71 @@
+"""What one replication connection has told so far, shared by both directions of a capture.
+
+scapy's ``TCPSession`` gives ``tcp_reassemble`` a dict proper to the bidirectional TCP
+connection; the client direction records the dump request and the session variables that
+change the server's packets in a ``ConnectionState`` there, and the server direction reads it
+(binlog event packets after a dump, the semi-sync header, the events' ``BinlogContext``).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from contextvars import ContextVar
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fakemaster.context import BinlogContext
+
+__all__ = ["STATE_KEY", "ConnectionState", "current_state", "following", "state_of"]
+
+STATE_KEY = "fakemaster.replication"
+# SET @rpl_semi_sync_slave=1 / SET @slave_connect_state='0-1-5' (as a replica sends them).
+_SEMI_SYNC = re.compile(rb"@rpl_semi_sync_slave\s*=\s*(\d+)", re.IGNORECASE)
+_CONNECT_STATE = re.compile(rb"@slave_connect_state\s*=\s*'([^']*)'", re.IGNORECASE)
+
+
+@dataclass
+class ConnectionState:
+    dump_requested: bool = False
+    semi_sync: bool = False
+    connect_state: str | None = None  # MariaDB GTID dump: @slave_connect_state
+    ctx: BinlogContext = field(default_factory=BinlogContext)
+
+    def start_dump(self) -> None:
+        """A dump was requested: the events that follow start a new binlog context."""
+        self.dump_requested = True
+        self.ctx = BinlogContext()
+
+    def observe_query(self, query: bytes) -> None:
+        if (match := _SEMI_SYNC.search(query)) is not None:
+            self.semi_sync = int(match.group(1)) != 0
+        if (match := _CONNECT_STATE.search(query)) is not None:
+            self.connect_state = match.group(1).decode("ascii", "replace")
+
+
+_CURRENT: ContextVar[ConnectionState | None] = ContextVar("fakemaster_scapy_state", default=None)
+
+
+def state_of(session: dict[str, Any] | None) -> ConnectionState:
+    """The connection's state in scapy's bidirectional session dict (created on first use)."""
+    if session is None:
+        return ConnectionState()
+    found = session.get(STATE_KEY)
+    if not isinstance(found, ConnectionState):
+        found = session[STATE_KEY] = ConnectionState()
+    return found
+
+
+def current_state() -> ConnectionState | None:
+    """The state of the connection being dissected (None outside ``following``)."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def following(state: ConnectionState) -> Iterator[ConnectionState]:
+    token = _CURRENT.set(state)
+    try:
+        yield state
+    finally:
+        _CURRENT.reset(token)
