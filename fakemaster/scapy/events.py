@@ -109,6 +109,12 @@ class BinlogEvent(Packet):
             except DecodeError as exc:
                 self.decode_error = str(exc)
 
+    def copy(self) -> BinlogEvent:
+        clone: BinlogEvent = super().copy()
+        clone.event = self.event
+        clone.decode_error = self.decode_error
+        return clone
+
     def decode(self, ctx: BinlogContext | None = None) -> Event:
         """The typed event, by the project's decoder (which updates ``ctx`` from it)."""
         return decode_event(self.event_bytes(), ctx if ctx is not None else BinlogContext())

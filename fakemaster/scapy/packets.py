@@ -20,17 +20,34 @@ from typing import Any
 
 from scapy.contrib.mysql import (
     MySQLClientPacket,
+    MySQLColumnDefinition41,
+    MySQLCommand,
     MySQLComQuery,
     MySQLEOFPacket,
+    MySQLErrPacket,
+    MySQLHandshakeResponse41,
+    MySQLLenEncStrField,
+    MySQLOKPacket,
+    MySQLResultSetColumnCount,
     MySQLServerPacket,
+    MySQLTextResultSetRow,
+    _read_lenenc_int,
 )
+from scapy.fields import ByteField
 from scapy.packet import Packet
 
 from decoder import PacketReader
 from encoder import frame
 from fakemaster.constants import HEADER_LEN, MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC, Command
 from fakemaster.header import EVENT_LENGTH_OFFSET
-from fakemaster.packets import EOF_HEADER, EOF_PACKET, OK_HEADER, SEMI_SYNC_HEADER_LEN
+from fakemaster.packets import (
+    EOF_HEADER,
+    EOF_PACKET,
+    ERR_HEADER,
+    OK_HEADER,
+    SEMI_SYNC_HEADER_LEN,
+)
+from fakemaster.protocol.handshake import MariaDBCapability
 from fakemaster.scapy.commands import (
     ComBinlogDump,
     ComBinlogDumpGtid,
@@ -38,9 +55,11 @@ from fakemaster.scapy.commands import (
     SemiSyncAckPacket,
 )
 from fakemaster.scapy.events import BinlogEventPacket, SemiSyncBinlogEventPacket
-from fakemaster.scapy.state import current_state
+from fakemaster.scapy.state import ConnectionState, current_state
 
 __all__ = [
+    "MariaDBColumnCount",
+    "MariaDBColumnDefinition",
     "ReplicationClientPacket",
     "ReplicationServerPacket",
     "complete_prefix",
@@ -78,6 +97,31 @@ def complete_prefix(data: bytes, max_packets: int) -> int:
     return end
 
 
+# MariaDB's extended capabilities: the last 4 bytes of the handshake response's 23-byte filler.
+_EXTENDED_CAPABILITIES = slice(19, 23)
+_CLIENT_MYSQL = 0x01  # clear: the client speaks MariaDB's extensions
+
+
+class MariaDBColumnDefinition(MySQLColumnDefinition41):
+    """A column definition with MariaDB's extended type info (MARIADB_CLIENT_EXTENDED_METADATA:
+    a length-encoded string after ``org_column_name``)."""
+
+    name = "MariaDB ColumnDefinition41"
+    fields_desc = [
+        *MySQLColumnDefinition41.fields_desc[:6],
+        MySQLLenEncStrField("extended_metadata", b""),
+        *MySQLColumnDefinition41.fields_desc[6:],
+    ]
+
+
+class MariaDBColumnCount(MySQLResultSetColumnCount):
+    """A result set's column count with MariaDB's metadata flag (MARIADB_CLIENT_CACHE_METADATA:
+    0 when the column definitions are left out because the client has them cached)."""
+
+    name = "MariaDB ResultSet Column Count"
+    fields_desc = [*MySQLResultSetColumnCount.fields_desc, ByteField("metadata_follows", 1)]
+
+
 class _JoinedPacket(Packet):
     """Split-packet handling shared by both directions (fields come from scapy's framing)."""
 
@@ -96,6 +140,13 @@ class _JoinedPacket(Packet):
                 self.chunks = len(payload) // MAX_PACKET_PAYLOAD + 1
                 return payload + s[reader.offset :]
         return rest
+
+    def copy(self) -> Any:
+        clone = super().copy()
+        clone.chunks = self.chunks
+        if hasattr(self, "_logical_length"):
+            clone._logical_length = self._logical_length
+        return clone
 
     def extract_padding(self, s: bytes) -> tuple[bytes, bytes]:
         length = getattr(self, "_logical_length", int(self.payload_length or 0))
@@ -131,10 +182,19 @@ class ReplicationClientPacket(_JoinedPacket, MySQLClientPacket):
         state = current_state()
         if state is None:
             return
-        if isinstance(self.payload, MySQLComQuery):
+        if isinstance(self.payload, MySQLHandshakeResponse41):
+            extended = int.from_bytes(bytes(self.payload.filler)[_EXTENDED_CAPABILITIES], "little")
+            mariadb = not int(self.payload.client_flags) & _CLIENT_MYSQL
+            state.extended_metadata = mariadb and bool(
+                extended & MariaDBCapability.EXTENDED_METADATA
+            )
+            state.cache_metadata = mariadb and bool(extended & MariaDBCapability.CACHE_METADATA)
+        elif isinstance(self.payload, MySQLComQuery):
             state.observe_query(bytes(self.payload.query))
         elif isinstance(self.payload, (ComBinlogDump, ComBinlogDumpGtid)):
             state.start_dump()
+        elif isinstance(self.payload, (ComRegisterSlave, MySQLCommand)):
+            state.observe_command()
 
 
 class ReplicationServerPacket(_JoinedPacket, MySQLServerPacket):
@@ -154,12 +214,43 @@ class ReplicationServerPacket(_JoinedPacket, MySQLServerPacket):
                 payload, _SEMI_SYNC_PREFIX
             ):
                 return SemiSyncBinlogEventPacket
-        if (
-            payload
-            and payload[0] == EOF_HEADER
-            and len(payload) == EOF_PACKET.size
-            and state is not None
-            and state.dump_requested
-        ):
-            return MySQLEOFPacket
+        if state is not None and state.dump_requested:
+            if payload and payload[0] == EOF_HEADER and len(payload) == EOF_PACKET.size:
+                return MySQLEOFPacket
+        elif state is not None and state.result_set is not None and payload:
+            return _result_set_part(state, payload)
         return MySQLServerPacket.guess_payload_class(self, payload)
+
+
+def _result_set_part(state: ConnectionState, payload: bytes) -> Any:
+    """The layer of the next packet of a COM_QUERY's answer, advancing ``state``."""
+    head = payload[0]
+    if head == ERR_HEADER:
+        state.result_set = None
+        return MySQLErrPacket
+    stage = state.result_set
+    if stage == "first":
+        if head == OK_HEADER:
+            state.result_set = None
+            return MySQLOKPacket
+        state.columns_left, size = _read_lenenc_int(payload)
+        with_definitions = not state.cache_metadata or payload[size : size + 1] != b"\0"
+        if not state.columns_left:
+            state.result_set = None
+        else:
+            state.result_set = "columns" if with_definitions else "after_columns"
+        return MariaDBColumnCount if state.cache_metadata else MySQLResultSetColumnCount
+    if stage == "columns":
+        state.columns_left -= 1
+        if state.columns_left <= 0:
+            state.result_set = "after_columns"
+        return MariaDBColumnDefinition if state.extended_metadata else MySQLColumnDefinition41
+    is_end = head == EOF_HEADER and len(payload) < MAX_PACKET_PAYLOAD
+    if stage == "after_columns":
+        state.result_set = "rows"
+        if is_end and len(payload) == EOF_PACKET.size:
+            return MySQLEOFPacket
+    if is_end:  # the end of the rows: EOF, or an OK with 0xfe for CLIENT_DEPRECATE_EOF
+        state.result_set = None
+        return MySQLEOFPacket if len(payload) == EOF_PACKET.size else MySQLOKPacket
+    return MySQLTextResultSetRow
