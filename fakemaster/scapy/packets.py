@@ -208,6 +208,7 @@ class ReplicationServerPacket(_JoinedPacket, MySQLServerPacket):
                     return SemiSyncBinlogEventPacket
                 if len(payload) >= _PLAIN_PREFIX + HEADER_LEN:
                     return BinlogEventPacket
+                return MySQLOKPacket  # too short for an event (e.g. the OK of a command)
             elif looks_like_event_packet(payload, _PLAIN_PREFIX):
                 return BinlogEventPacket
             elif payload[1:2] == bytes((SEMI_SYNC_MAGIC,)) and looks_like_event_packet(
