@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["CaptureProxy", "PcapWriter"]
+__all__ = ["CaptureProxy", "PcapWriter", "RecordedConnection"]
 
 _PCAP_HEADER = struct.Struct("<IHHiIII")
 _RECORD = struct.Struct("<IIII")
@@ -76,7 +76,7 @@ class PcapWriter:
             self._file.close()
 
 
-class _Recorded:
+class RecordedConnection:
     """One relayed connection as the pcap sees it: sequence numbers of both sides."""
 
     def __init__(self, writer: PcapWriter, client_port: int, server_port: int) -> None:
@@ -143,7 +143,7 @@ class CaptureProxy:
                 client.close()
                 continue
             self._sockets += [client, server]
-            recorded = _Recorded(self._writer, address[1], self.port)
+            recorded = RecordedConnection(self._writer, address[1], self.port)
             for source, sink, from_server in ((client, server, False), (server, client, True)):
                 thread = threading.Thread(
                     target=self._relay, args=(source, sink, recorded, from_server), daemon=True
@@ -153,7 +153,7 @@ class CaptureProxy:
 
     @staticmethod
     def _relay(
-        source: socket.socket, sink: socket.socket, recorded: _Recorded, from_server: bool
+        source: socket.socket, sink: socket.socket, recorded: RecordedConnection, from_server: bool
     ) -> None:
         try:
             while data := source.recv(1 << 16):
