@@ -63,6 +63,27 @@ _LAZY = {
     "uninstall": "fakemaster.scapy.stream",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "BinlogEvent",
+    "BinlogEventPacket",
+    "ComBinlogDump",
+    "ComBinlogDumpGtid",
+    "ComRegisterSlave",
+    "ConnectionState",
+    "PacketRecord",
+    "ReplicationClient",
+    "ReplicationClientPacket",
+    "ReplicationServer",
+    "ReplicationServerPacket",
+    "SemiSyncAckPacket",
+    "SemiSyncBinlogEventPacket",
+    "decoding_with",
+    "dissect_pcap",
+    "dissect_stream",
+    "event_layer",
+    "install",
+    "uninstall",
+]
+assert sorted(__all__) == sorted(_LAZY)
 
 __getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scapy.contrib.mysql import MYSQL_PORT, MySQLClient, MySQLServer
+from scapy.contrib.mysql import (
+    MYSQL_PORT,
+    MySQLClient,
+    MySQLComQuery,
+    MySQLErrPacket,
+    MySQLServer,
+)
 from scapy.layers.inet import TCP
 from scapy.packet import Packet, bind_layers
 from scapy.sendrecv import sniff
@@ -92,6 +98,18 @@ def _address(pkt: Packet, src: bool) -> str:
     return f"{host}:{port}"
 
 
+def _summary(payload: Any) -> str:
+    """scapy's summary, with the text a person looks for in the packets scapy's own MySQL
+    layers leave to their class name."""
+    if not payload:
+        return ""
+    if isinstance(payload, MySQLComQuery):
+        return f"COM_QUERY {bytes(payload.query)!r}"
+    if isinstance(payload, MySQLErrPacket):
+        return f"ERR {payload.error_code} {bytes(payload.error_message)!r}"
+    return str(payload.summary())
+
+
 def _records(pkt: Packet) -> list[PacketRecord]:
     stream = pkt.getlayer(ReplicationServer) or pkt.getlayer(ReplicationClient)
     if stream is None:
@@ -111,7 +129,7 @@ def _records(pkt: Packet) -> list[PacketRecord]:
                 chunks=int(item.chunks),
                 payload_length=int(getattr(item, "_logical_length", len(bytes(payload)))),
                 layer=payload.name if payload else "empty",
-                summary=payload.summary() if payload else "",
+                summary=_summary(payload),
                 packet=item,
                 event=event_layer.event if event_layer is not None else None,
                 decode_error=event_layer.decode_error if event_layer is not None else None,

@@ -9,9 +9,9 @@ change the server's packets in a ``ConnectionState`` there, and the server direc
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -54,9 +54,7 @@ class ReplicationClient(MySQLClient):
     ]
 
     @classmethod
-    def tcp_reassemble(
-        cls, data: bytes, metadata: Any, session: Any = None
-    ) -> Packet | None:
+    def tcp_reassemble(cls, data: bytes, metadata: Any, session: Any = None) -> Packet | None:
         return _reassemble(cls, data, session)
 
 
@@ -73,9 +71,7 @@ class ReplicationServer(MySQLServer):
     ]
 
     @classmethod
-    def tcp_reassemble(
-        cls, data: bytes, metadata: Any, session: Any = None
-    ) -> Packet | None:
+    def tcp_reassemble(cls, data: bytes, metadata: Any, session: Any = None) -> Packet | None:
         return _reassemble(cls, data, session)
 
 

@@ -36,9 +36,7 @@ names = st.binary(max_size=300).filter(lambda name: b"\0" not in name)
 
 
 @settings(max_examples=examples(0.5))
-@given(
-    server_id=u32, host=short, user=short, password=short, port=u16, rank=u32, master_id=u32
-)
+@given(server_id=u32, host=short, user=short, password=short, port=u16, rank=u32, master_id=u32)
 def test_register_slave_is_the_request_the_server_parses(
     server_id: int, host: bytes, user: bytes, password: bytes, port: int, rank: int, master_id: int
 ) -> None:
@@ -103,9 +101,7 @@ def test_binlog_dump_gtid_is_what_the_server_parses(
     flags: int, server_id: int, name: bytes, position: int, gtid_set: bytes
 ) -> None:
     with_set = bool(flags & 0x04)
-    layer = ComBinlogDumpGtid(
-        flags=flags, server_id=server_id, file_name=name, position=position
-    )
+    layer = ComBinlogDumpGtid(flags=flags, server_id=server_id, file_name=name, position=position)
     if with_set:
         layer.gtid_set = gtid_set
     data = bytes(layer)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from decoder.packets import parse_eof, parse_err, parse_ok
 from encoder import encode_event, frame
