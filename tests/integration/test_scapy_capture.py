@@ -14,7 +14,6 @@ being written is sent with LOG_EVENT_BINLOG_IN_USE_F clear, as a real primary do
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 from contextlib import AbstractContextManager
@@ -22,21 +21,17 @@ from pathlib import Path
 
 import pytest
 
-from decoder import read_binlog
 from fakemaster.config import ServerConfig
-from fakemaster.constants import EventFlag
-from fakemaster.events import Event, QueryEvent, RotateEvent
+from fakemaster.events import QueryEvent
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
-from tests.fakemaster.scapy.capture import tcpdump_capture
-from tests.integration.streams import TypedStream, as_sent, store_file_bytes
+from tests.fakemaster.scapy.capture import check_capture, tcpdump_capture
+from tests.integration.streams import TypedStream, store_file_bytes
 from tests.peers.policy import require_peer
 
 pytest.importorskip("scapy.contrib.mysql")
 
-from scapy.packet import Raw  # noqa: E402
-
-from fakemaster.scapy import PacketRecord, dissect_pcap  # noqa: E402
+from fakemaster.scapy import dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import CaptureProxy  # noqa: E402
 
 USER, PASSWORD = "repl", "pw"
@@ -55,6 +50,10 @@ def served_store(big_event: bool) -> MemoryBinlogStore:
         )
     stream.add_batch()
     return store
+
+
+def served_files(store: MemoryBinlogStore) -> dict[str, bytes]:
+    return {name: store_file_bytes(store, name) for name in store.file_names()}
 
 
 def fetch_raw(host: str, port: int, first: str, into: Path) -> None:
@@ -81,43 +80,6 @@ def fetch_raw(host: str, port: int, first: str, into: Path) -> None:
     )
 
 
-def events_by_end(store: MemoryBinlogStore) -> dict[tuple[str, int], Event]:
-    """Every served event by (file, end position), decoded from the file as sent."""
-    out: dict[tuple[str, int], Event] = {}
-    for name in store.file_names():
-        for _, event in read_binlog(io.BytesIO(as_sent(store_file_bytes(store, name)))):
-            out[(name, event.log_pos)] = event
-    return out
-
-
-def check_capture(records: list[PacketRecord], store: MemoryBinlogStore) -> None:
-    assert records, "nothing dissected"
-    # Every byte of every packet belongs to a layer that knows it.
-    assert [r.line() for r in records if r.layer == "empty" or Raw in r.packet] == []
-    assert [r.line() for r in records if r.decode_error is not None] == []
-    served = events_by_end(store)
-    current = store.file_names()[0]
-    seen: set[tuple[str, int]] = set()
-    for record in records:
-        event = record.event
-        if event is None:
-            continue
-        if isinstance(event, RotateEvent) and event.flags & EventFlag.ARTIFICIAL:
-            current = event.next_file
-            continue
-        key = (current, event.log_pos)
-        assert served.get(key) == event, f"{record.line()}: not the served event at {key}"
-        seen.add(key)
-        if isinstance(event, RotateEvent):
-            current = event.next_file
-    assert sorted(set(served) - seen) == [], "the capture misses served events"
-    # Both directions were followed: the client's dump request made the server's 0x00
-    # payloads binlog event packets.
-    dumps = [i for i, r in enumerate(records) if r.layer == "MySQL COM_BINLOG_DUMP"]
-    assert len(dumps) == 1
-    assert all(r.event is None for r in records[: dumps[0]])
-
-
 def test_a_proxied_capture_dissects_and_matches_the_served_files(tmp_path: Path) -> None:
     store = served_store(big_event=True)
     pcap = tmp_path / "dump.pcap"
@@ -126,7 +88,7 @@ def test_a_proxied_capture_dissects_and_matches_the_served_files(tmp_path: Path)
         with CaptureProxy(master.host, master.port, pcap) as proxy:
             fetch_raw(proxy.host, proxy.port, store.file_names()[0], tmp_path / "fetched")
     records = dissect_pcap(pcap, proxy.port)
-    check_capture(records, store)
+    check_capture(records, served_files(store))
     big = [r for r in records if isinstance(r.event, QueryEvent) and len(r.event.query) > BIG]
     assert [r.chunks for r in big] == [2]
 
@@ -140,5 +102,5 @@ def test_a_tcpdump_capture_of_lo_dissects_and_matches_the_served_files(tmp_path:
         with capture:
             fetch_raw(master.host, master.port, store.file_names()[0], tmp_path / "fetched")
         port = master.port
-    check_capture(dissect_pcap(pcap), store)
+    check_capture(dissect_pcap(pcap), served_files(store))
     assert port  # the capture found the server port by itself (first SYN)
