@@ -63,6 +63,8 @@ class PcapWriter:
         frame = _ETHERNET + ip + tcp + data
         now = time.time()
         with self._lock:
+            if self._file.closed:
+                return  # a relay that outlived close(): its last bytes are not recorded
             seconds = int(now)
             micros = int((now - seconds) * 1_000_000)
             self._file.write(_RECORD.pack(seconds, micros, len(frame), len(frame)) + frame)
@@ -74,6 +76,10 @@ class PcapWriter:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._file.closed
 
 
 class RecordedConnection:
@@ -153,7 +159,10 @@ class CaptureProxy:
 
     @staticmethod
     def _relay(
-        source: socket.socket, sink: socket.socket, recorded: RecordedConnection, from_server: bool
+        source: socket.socket,
+        sink: socket.socket,
+        recorded: RecordedConnection,
+        from_server: bool,
     ) -> None:
         try:
             while data := source.recv(1 << 16):
@@ -162,10 +171,13 @@ class CaptureProxy:
         except OSError:
             pass
         recorded.fin(from_server)
-        try:
-            sink.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
+        # MySQL peers never half-close: one side gone ends the connection (a primary blocked
+        # in a dump would otherwise never read the replica's FIN).
+        for sock in (sink, source):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop accepting, wait for the relayed connections to end, and close the file."""
@@ -176,6 +188,13 @@ class CaptureProxy:
             pass
         self._listener.close()
         self._acceptor.join(timeout)
+        for thread in self._threads:
+            thread.join(timeout)
+        for sock in self._sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         for thread in self._threads:
             thread.join(timeout)
         for sock in self._sockets:
