@@ -32,7 +32,7 @@ from fakemaster.listing import describe
 from fakemaster.scapy.events import BinlogEvent
 from fakemaster.scapy.stream import ReplicationClient, ReplicationServer, install, uninstall
 
-__all__ = ["PacketRecord", "dissect_pcap", "server_port"]
+__all__ = ["PacketRecord", "dissect_pcap", "server_port", "truncated_frames"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,19 @@ def server_port(path: str | Path) -> int | None:
             if TCP in pkt and pkt[TCP].flags.S and not pkt[TCP].flags.A:
                 return int(pkt[TCP].dport)
     return None
+
+
+def truncated_frames(path: str | Path) -> int:
+    """How many frames the capture holds shorter than they were on the wire (a snap length, or
+    a kernel capture of loopback, which cuts 64 KiB segments to 65,535 bytes): their streams
+    cannot be reassembled, and what follows the cut dissects as garbage."""
+    count = 0
+    with PcapReader(str(path)) as reader:
+        for pkt in reader:
+            wirelen = getattr(pkt, "wirelen", None)
+            if wirelen is not None and wirelen > len(pkt):
+                count += 1
+    return count
 
 
 def _address(pkt: Packet, src: bool) -> str:

@@ -41,18 +41,26 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out if out is not None else sys.stdout
     try:
         from fakemaster.context import BinlogContext
-        from fakemaster.scapy.pcap import dissect_pcap
+        from fakemaster.scapy.pcap import dissect_pcap, truncated_frames
     except ImportError as exc:
         print(f"error: the pcap command needs scapy 2.8 or later ({exc})", file=sys.stderr)
         return 1
     try:
         records = dissect_pcap(args.file, args.port)
+        truncated = truncated_frames(args.file)
     except (OSError, ValueError) as exc:  # scapy's Scapy_Exception is a plain Exception
         print(f"error: {args.file}: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - a malformed capture file
         print(f"error: {args.file}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    if truncated:
+        print(
+            f"warning: {args.file}: {truncated} frames were captured shorter than sent "
+            "(snap length, or tcpdump on lo cutting 64 KiB segments): their connections "
+            "cannot be reassembled past the cut",
+            file=sys.stderr,
+        )
     contexts: dict[str, BinlogContext] = {}
     for record in records:
         if args.json:

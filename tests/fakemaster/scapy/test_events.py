@@ -9,6 +9,8 @@ the same header fields and, through the connection's context, the same events.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -36,7 +38,7 @@ from fakemaster.scapy import (  # noqa: E402
 )
 
 
-def header_fields(event: Event, encoded: bytes) -> dict[str, int]:
+def header_fields(event: Event, encoded: bytes) -> dict[str, Any]:
     return {
         "timestamp": event.timestamp,
         "type_code": event.type_code,

@@ -107,3 +107,26 @@ def test_pcap_command_reports_an_unreadable_file(
     add_parser(parser.add_subparsers(dest="command"))
     assert run(parser.parse_args(["pcap", str(path)]), io.StringIO()) == 1
     assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_pcap_command_warns_about_frames_cut_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.pcap"
+    write_capture(path)
+    # Cut the last data frame by 10 bytes in the file, as a snap length would (incl_len <
+    # orig_len in its record header).
+    data = bytearray(path.read_bytes())
+    offset, records = 24, []
+    while offset < len(data):
+        incl = int.from_bytes(data[offset + 8 : offset + 12], "little")
+        records.append((offset, incl))
+        offset += 16 + incl
+    offset, incl = max((r for r in records if r[1] > 60), key=lambda r: r[0])
+    data[offset + 8 : offset + 12] = (incl - 10).to_bytes(4, "little")
+    del data[offset + 16 + incl - 10 : offset + 16 + incl]
+    path.write_bytes(bytes(data))
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="command"))
+    assert run(parser.parse_args(["pcap", str(path)]), io.StringIO()) == 0
+    assert "1 frames were captured shorter than sent" in capsys.readouterr().err
