@@ -35,7 +35,15 @@ from fakemaster.constants import HEADER_LEN, SEMI_SYNC_MAGIC, EventFlag, EventTy
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event
-from fakemaster.header import EVENT_LENGTH_OFFSET
+from fakemaster.header import (
+    EVENT_LENGTH_OFFSET,
+    FLAGS_OFFSET,
+    HEADER,
+    LOG_POS_OFFSET,
+    SERVER_ID_OFFSET,
+    TIMESTAMP_OFFSET,
+    TYPE_CODE_OFFSET,
+)
 from fakemaster.packets import OK_HEADER, SEMI_SYNC_ACK_REQUESTED, SEMI_SYNC_HEADER_LEN
 from fakemaster.scapy.state import current_state
 
@@ -130,6 +138,20 @@ class BinlogEvent(Packet):
         return text
 
 
+# The header fields are fakemaster.header's HEADER, field for field (sizes and offsets).
+assert [field.sz for field in BinlogEvent.fields_desc[:6]] == [
+    struct.calcsize("<" + code) for code in HEADER.format[1:]
+]
+assert [sum(field.sz for field in BinlogEvent.fields_desc[:index]) for index in range(6)] == [
+    TIMESTAMP_OFFSET,
+    TYPE_CODE_OFFSET,
+    SERVER_ID_OFFSET,
+    EVENT_LENGTH_OFFSET,
+    LOG_POS_OFFSET,
+    FLAGS_OFFSET,
+]
+
+
 def event_layer(event: Event, ctx: BinlogContext | None = None) -> BinlogEvent:
     """The layer of a typed event: its bytes are the encoder's (``ctx`` updated likewise)."""
     return BinlogEvent(encode_event(event, ctx if ctx is not None else BinlogContext()))
@@ -149,12 +171,7 @@ class SemiSyncBinlogEventPacket(Packet):
     fields_desc = [
         XByteField("header", OK_HEADER),
         XByteField("semi_sync_magic", SEMI_SYNC_MAGIC),
-        FlagsField(
-            "semi_sync_flags",
-            0,
-            8,
-            ["ACK_REQUESTED" if SEMI_SYNC_ACK_REQUESTED == 1 else "BIT0"],
-        ),
+        FlagsField("semi_sync_flags", 0, 8, ["ACK_REQUESTED"]),  # bit 0
     ]
 
     @property
@@ -162,6 +179,7 @@ class SemiSyncBinlogEventPacket(Packet):
         return bool(int(self.semi_sync_flags) & SEMI_SYNC_ACK_REQUESTED)
 
 
+assert SEMI_SYNC_ACK_REQUESTED == 1 << 0
 assert len(SemiSyncBinlogEventPacket().self_build()) == 1 + SEMI_SYNC_HEADER_LEN
 bind_layers(BinlogEventPacket, BinlogEvent)
 bind_layers(SemiSyncBinlogEventPacket, BinlogEvent)

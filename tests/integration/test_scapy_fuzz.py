@@ -57,9 +57,10 @@ USER, PASSWORD = "repl", "secret"
 READ_WAIT = 1.0
 
 PRE_AUTH: dict[str, Callable[[], Packet]] = {
-    # scapy cannot randomise this layer's MultipleTypeField (auth_response): random bytes.
+    # scapy cannot randomise this layer's MultipleTypeField (auth_response): random bytes,
+    # at most 255 (one of its forms has a 1-byte length).
     "handshake_response": lambda: fuzz(
-        MySQLHandshakeResponse41(auth_response=random.randbytes(random.randrange(300)))
+        MySQLHandshakeResponse41(auth_response=random.randbytes(random.randrange(256)))
     ),
     "ssl_request": lambda: fuzz(MySQLSSLRequest()),
 }
