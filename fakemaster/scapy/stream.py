@@ -1,0 +1,97 @@
+"""Both directions of a replication connection as scapy stream layers, for ``TCPSession``.
+
+``ReplicationClient`` and ``ReplicationServer`` hold the list of packets one reassembled chunk
+of a direction carries. Their ``tcp_reassemble`` waits for whole logical packets (split
+packets included) and dissects them with the connection's ``ConnectionState`` from scapy's
+bidirectional session dict, so the server direction knows that a dump was requested, whether
+it is semi-sync, and decodes each event with the connection's ``BinlogContext`` in order.
+
+``install(port)`` binds them to a TCP port in place of scapy's own MySQL streams; nothing is
+bound when this module is imported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scapy.config import conf
+from scapy.contrib.mysql import MySQLClient, MySQLServer
+from scapy.fields import PacketListField
+from scapy.layers.inet import TCP
+from scapy.packet import Packet, bind_layers, split_layers
+
+from fakemaster.scapy.packets import (
+    ReplicationClientPacket,
+    ReplicationServerPacket,
+    complete_prefix,
+)
+from fakemaster.scapy.state import ConnectionState, following, state_of
+
+__all__ = ["ReplicationClient", "ReplicationServer", "dissect_stream", "install", "uninstall"]
+
+
+def _reassemble(cls: Any, data: bytes, session: dict[str, Any] | None) -> Packet | None:
+    end = complete_prefix(data, conf.max_list_count)
+    if end == 0:
+        return None
+    with following(state_of(session)):
+        pkt: Packet = cls(data[:end])
+    if end < len(data):
+        return pkt / conf.padding_layer(data[end:])
+    return pkt
+
+
+class ReplicationClient(MySQLClient):
+    name = "MySQL Client Stream (replication)"
+    fields_desc = [
+        PacketListField(
+            "contents",
+            [],
+            next_cls_cb=lambda pkt, lst, cur, remain: (
+                ReplicationClientPacket if len(remain) >= 4 else None
+            ),
+        ),
+    ]
+
+    @classmethod
+    def tcp_reassemble(cls, data: bytes, metadata: Any, session: Any = None) -> Packet | None:
+        return _reassemble(cls, data, session)
+
+
+class ReplicationServer(MySQLServer):
+    name = "MySQL Server Stream (replication)"
+    fields_desc = [
+        PacketListField(
+            "contents",
+            [],
+            next_cls_cb=lambda pkt, lst, cur, remain: (
+                ReplicationServerPacket if len(remain) >= 4 else None
+            ),
+        ),
+    ]
+
+    @classmethod
+    def tcp_reassemble(cls, data: bytes, metadata: Any, session: Any = None) -> Packet | None:
+        return _reassemble(cls, data, session)
+
+
+def dissect_stream(
+    cls: type[ReplicationClient] | type[ReplicationServer], data: bytes, state: ConnectionState
+) -> Packet:
+    """One direction's bytes (whole packets) dissected with ``state``, without a capture."""
+    with following(state):
+        return cls(data)
+
+
+def install(port: int = 3306) -> None:
+    """Dissect TCP traffic to and from ``port`` with the replication streams."""
+    split_layers(TCP, MySQLClient, dport=port)
+    split_layers(TCP, MySQLServer, sport=port)
+    bind_layers(TCP, ReplicationClient, dport=port)
+    bind_layers(TCP, ReplicationServer, sport=port)
+
+
+def uninstall(port: int = 3306) -> None:
+    """Undo ``install(port)``."""
+    split_layers(TCP, ReplicationClient, dport=port)
+    split_layers(TCP, ReplicationServer, sport=port)
