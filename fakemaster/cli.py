@@ -669,10 +669,18 @@ async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) ->
 
 # --- entry point --------------------------------------------------------------------------
 
+def add_pcap_command(subparsers: Subparsers) -> None:
+    # The command's module loads scapy only when the command runs (extra [scapy]).
+    from fakemaster.scapy.pcap_command import add_parser
+
+    add_parser(subparsers)
+
+
 COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
     add_dump_command,
     add_build_command,
     add_serve_command,
+    add_pcap_command,
 ]
 
 

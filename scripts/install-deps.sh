@@ -66,7 +66,8 @@ stop_system_mariadb() {
 }
 
 install_mariadb() {
-    local pkgs=(mariadb-server mariadb-client)
+    # tcpdump: the scapy tests capture loopback traffic with it.
+    local pkgs=(mariadb-server mariadb-client tcpdump)
     if packages_installed "${pkgs[@]}" && command -v mariadb-install-db >/dev/null \
         && { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; }; then
         log "MariaDB packages already installed"
