@@ -101,6 +101,7 @@ class LoopThread(Generic[ServiceT]):
             raise value
         return value
 
+    @property
     def _running(self) -> ServiceT:
         if self.service is None:
             raise RuntimeError(f"the {self._name} thread is not running")

@@ -317,15 +317,15 @@ class BackgroundFakeMaster(LoopThread[FakeMaster]):
 
     @property
     def host(self) -> str:
-        return self._running().host
+        return self._running.host
 
     @property
     def port(self) -> int:
-        return self._running().port
+        return self._running.port
 
     @property
     def errors(self) -> list[BaseException]:
-        return self._running().errors
+        return self._running.errors
 
     def notify_binlog_changed(self) -> None:
-        self._running().notify_binlog_changed()
+        self._running.notify_binlog_changed()

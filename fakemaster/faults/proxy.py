@@ -255,23 +255,23 @@ class BackgroundFaultProxy(LoopThread[FaultProxy]):
 
     @property
     def host(self) -> str:
-        return self._running().host
+        return self._running.host
 
     @property
     def port(self) -> int:
-        return self._running().port
+        return self._running.port
 
     @property
     def sessions(self) -> int:
-        return int(self.call(lambda: self._running().sessions))
+        return int(self.call(lambda: self._running.sessions))
 
     @property
     def engines(self) -> list[FaultEngine]:
-        return list(self.call(lambda: list(self._running().engines)))
+        return list(self.call(lambda: list(self._running.engines)))
 
     @property
     def errors(self) -> list[BaseException]:
-        return list(self._running().errors)
+        return list(self._running.errors)
 
     def set_plan(self, plan: FaultPlan | Sequence[Fault]) -> None:
-        self.call(lambda: self._running().set_plan(plan))
+        self.call(lambda: self._running.set_plan(plan))
