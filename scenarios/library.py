@@ -21,6 +21,8 @@ from scenarios.values import float32
 __all__ = ["LIBRARY", "build", "describe_library"]
 
 Builder = Callable[[], Scenario]
+# Column names in the TABLE_MAPs: what clients such as python-mysql-replication need.
+FULL = Settings(binlog_row_metadata="FULL")
 
 _TYPES_TABLE = """CREATE TABLE types.every (
     id INT PRIMARY KEY,
@@ -37,7 +39,7 @@ _TYPES_TABLE = """CREATE TABLE types.every (
 
 def every_type() -> Scenario:
     """Every column type, each at its edges (minimum, maximum, zero, empty, NULL)."""
-    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario = Scenario(FULL)
     scenario.create_table(_TYPES_TABLE)
     low = {
         "id": 1,
@@ -142,7 +144,7 @@ def every_type() -> Scenario:
 def multi_domain() -> Scenario:
     """Transactions in three GTID domains from several server ids, interleaved, after an
     initial GTID state."""
-    scenario = Scenario(gtid_state=[Gtid(0, 1, 100), Gtid(2, 9, 7)])
+    scenario = Scenario(FULL, gtid_state=[Gtid(0, 1, 100), Gtid(2, 9, 7)])
     scenario.create_table("CREATE TABLE md.a (id INT PRIMARY KEY, v INT)")
     scenario.create_table("CREATE TABLE md.b (id INT PRIMARY KEY, v VARCHAR(10))")
     for n in range(12):
@@ -158,7 +160,7 @@ def multi_domain() -> Scenario:
 
 def rotation_storm() -> Scenario:
     """A rotation after every transaction, and several in a row (files with no transaction)."""
-    scenario = Scenario()
+    scenario = Scenario(FULL)
     scenario.create_table("CREATE TABLE storm.t (id INT PRIMARY KEY, n INT NOT NULL)")
     for n in range(30):
         scenario.insert("storm.t", {"id": n, "n": 0})
@@ -205,7 +207,9 @@ def noblob_image() -> Scenario:
 
 def compressed() -> Scenario:
     """log_bin_compress=ON: rows events compressed from 64 bytes on, others left plain."""
-    scenario = Scenario(Settings(log_bin_compress=True, log_bin_compress_min_len=64))
+    scenario = Scenario(
+        Settings(binlog_row_metadata="FULL", log_bin_compress=True, log_bin_compress_min_len=64)
+    )
     scenario.create_table(
         "CREATE TABLE zip.t (id INT PRIMARY KEY, v VARCHAR(2000) CHARACTER SET latin1)"
     )
@@ -221,7 +225,7 @@ def compressed() -> Scenario:
 def primary_key_updates() -> Scenario:
     """Updates that change the primary key: a row moved, two swapped through a free key, a
     composite key changed in one part."""
-    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario = Scenario(FULL)
     scenario.create_table(
         "CREATE TABLE pk.t (id INT PRIMARY KEY, v VARCHAR(10))",
         rows=[{"id": n, "v": f"row{n}"} for n in range(1, 6)],
@@ -243,7 +247,7 @@ def primary_key_updates() -> Scenario:
 
 def no_key_duplicates() -> Scenario:
     """A table without a key holding identical rows: one of them updated, one deleted."""
-    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario = Scenario(FULL)
     scenario.create_table(
         "CREATE TABLE dup.t (a INT, b VARCHAR(10), c TEXT)",
         rows=[{"a": 1, "b": "same", "c": "x"}] * 3 + [{"a": None, "b": None, "c": None}] * 2,
@@ -261,7 +265,7 @@ def no_key_duplicates() -> Scenario:
 def many_tables() -> Scenario:
     """Sixty tables in three databases, one transaction touching all of them, and a wide
     table of 300 columns."""
-    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario = Scenario(FULL)
     names = [f"many{n % 3}.t{n:02}" for n in range(60)]
     for name in names:
         scenario.create_table(f"CREATE TABLE {name} (id INT PRIMARY KEY, v INT)")
