@@ -20,9 +20,12 @@ from scenarios.serving import scenario_variables
 from scenarios.values import convert
 from tests.fakemaster.test_serve_cli import run_cli
 from tests.peers.mariadb import MariaDBServer
+from tests.scenarios.mariadb_run import compare_with_server
+from tests.scenarios.test_differential import server
 from tests.scenarios.test_served_to_replica import replica, replicate_and_compare
 
-__all__ = ["replica"]  # the real replica fixture, shared with test_served_to_replica
+# The real server and replica fixtures, shared with test_differential and test_served_to_replica.
+__all__ = ["replica", "server"]
 
 NAMES = sorted(LIBRARY)
 
@@ -60,6 +63,14 @@ def test_a_real_replica_of_a_built_in_scenario_ends_with_the_oracles_tables(
     replica: MariaDBServer, name: str
 ) -> None:
     replicate_and_compare(replica, build(name))
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("name", NAMES)
+def test_a_real_server_running_a_built_in_scenario_writes_the_compiled_events(
+    server: MariaDBServer, name: str
+) -> None:
+    assert compare_with_server(server, build(name)) == []
 
 
 # --- python-mysql-replication ---------------------------------------------------------------
