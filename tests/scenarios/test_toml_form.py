@@ -151,3 +151,18 @@ def test_a_failed_transaction_leaves_nothing_behind() -> None:
     )
     with pytest.raises(TomlScenarioError, match="steps\\[1\\].changes\\[2\\]"):
         load_scenario(text)
+
+
+def test_the_documented_example_builds_what_it_says() -> None:
+    import scenarios.toml_form as module
+
+    doc = module.__doc__ or ""
+    example = doc.split("::\n\n", 1)[1].split("\n\nValues are", 1)[0]
+    text = "\n".join(line[4:] for line in example.splitlines())
+    scenario = load_scenario(text)
+    assert scenario.settings.binlog_row_image == "MINIMAL"
+    assert [type(step).__name__ for step in scenario.steps] == ["Transaction", "Rotate"]
+    assert scenario.gtid_state == (Gtid(0, 1, 10),)
+    transaction = scenario.transactions[0]
+    assert (transaction.domain_id, transaction.server_id, len(transaction.changes)) == (1, 7, 3)
+    assert [list(row) for row in scenario.contents.rows["shop.orders"]] == [[1, b"changed"]]
