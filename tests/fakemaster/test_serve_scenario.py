@@ -137,6 +137,8 @@ def test_a_toml_scenario_is_served_with_its_settings(tmp_path: Path) -> None:
             ["--scenario", "minimal_image", "--variable", "binlog_row_image=FULL"],
             "contradicts the scenario's binlog_row_image=MINIMAL",
         ),
+        (["--scenario", "multi_domain", "--server-id", "5"], "server_id: configured 5"),
+        (["--scenario", "multi_domain", "--checksum", "NONE"], "binlog_checksum: configured"),
     ],
 )
 def test_bad_scenario_options_are_one_error_line(options: list[str], message: str) -> None:
