@@ -359,6 +359,15 @@ def add_serve_command(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help=(
+            "serve a scenario: a built-in one by name (python -m fakemaster scenarios lists "
+            "them) or a TOML file; the served variables (binlog_row_image, "
+            "binlog_row_metadata, ...) are the scenario's settings"
+        ),
+    )
+    parser.add_argument(
         "--binlog-basename",
         metavar="NAME",
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
@@ -404,7 +413,9 @@ def add_serve_command(subparsers: Subparsers) -> None:
         help="rpl_semi_sync_master_timeout in milliseconds (%(default)s)",
     )
     parser.add_argument(
-        "--gtid-domain-id", type=_int_range(0, 0xFFFFFFFF), default=defaults.gtid_domain_id
+        "--gtid-domain-id",
+        type=_int_range(0, 0xFFFFFFFF),
+        help=f"@@gtid_domain_id (default: the scenario's, else {defaults.gtid_domain_id})",
     )
     told = parser.add_argument_group(
         "what the binlog tells",
@@ -469,6 +480,8 @@ def add_serve_command(subparsers: Subparsers) -> None:
 def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | None, str]:
     """(store, demo writer or None, description) of what ``serve`` serves (the demo and the
     encoder it writes with are imported only to serve the demo)."""
+    if args.scenario is not None:
+        return _scenario_source(args)
     if args.binlog_dir is None:
         from fakemaster.demo import demo_store
 
@@ -478,7 +491,7 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
             server_id=int(values["server_id"] or 0),
             server_version=str(values["version"]),
             checksum=values["binlog_checksum"] == "CRC32",
-            domain_id=args.gtid_domain_id,
+            domain_id=args.gtid_domain_id or 0,
         )
         names = store.file_names()
         return store, writer, f"demo binlog {names[0]} to {names[-1]}"
@@ -497,11 +510,56 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
     return directory_store, None, f"{len(names)} binlog file(s) of {args.binlog_dir}"
 
 
+def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
+    """``serve --scenario``: the scenario compiled into a memory store; its settings become
+    the served variables (``args.scenario_variables``) and, unless given, the GTID domain."""
+    if args.binlog_dir is not None or args.demo_live is not None:
+        raise CommandError("--scenario serves the scenario: leave out --binlog-dir and --demo-live")
+    from scenarios.compiler import to_store
+    from scenarios.errors import ScenarioError
+    from scenarios.serving import find_scenario, scenario_variables
+
+    try:
+        scenario = find_scenario(args.scenario)
+        store = to_store(scenario)
+    except ScenarioError as exc:
+        raise CommandError(str(exc)) from None
+    settings = scenario.settings
+    told = scenario_variables(settings)
+    # server_id, version and checksum the served binlog tells; the options may not contradict.
+    args.scenario_variables = {
+        name: value
+        for name, value in told.items()
+        if name not in ("server_id", "version", "binlog_checksum")
+    }
+    if args.gtid_domain_id is None:
+        args.gtid_domain_id = settings.gtid_domain_id
+    names = store.file_names()
+    return (
+        store,
+        None,
+        f"scenario {args.scenario} ({len(scenario.transactions)} transactions, {names[0]} to {names[-1]})",
+    )
+
+
+def _global(name: str, value: Any) -> Any:
+    """The value of global ``name`` when the server option says ``value``."""
+    from fakemaster.config import ServerConfig
+
+    return ServerConfig(variables={name: value}).global_variables()[name]
+
+
 def _settings(args: argparse.Namespace, **fields: Any) -> ServerConfig:
     """The ServerConfig the options describe (ConfigError for a contradictory one)."""
     from fakemaster.config import ServerConfig
 
-    variables = dict(args.variables)
+    variables = dict(getattr(args, "scenario_variables", {}))
+    for name, value in args.variables:
+        if name in variables and _global(name, variables[name]) != _global(name, value):
+            raise CommandError(
+                f"--variable {name}={value} contradicts the scenario's {name}={variables[name]}"
+            )
+        variables[name] = value
     given = {
         "server_id": args.server_id,
         "version": args.version_string,
@@ -518,7 +576,7 @@ def _settings(args: argparse.Namespace, **fields: Any) -> ServerConfig:
         user=args.user,
         password=args.password,
         binlog_checksum=args.checksum,
-        gtid_domain_id=args.gtid_domain_id,
+        gtid_domain_id=args.gtid_domain_id or 0,
         semi_sync_enabled=args.semi_sync,
         semi_sync_timeout_ms=args.semi_sync_timeout,
         default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
@@ -667,7 +725,39 @@ async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) ->
             master.record_error(exc)
 
 
+def add_scenarios_command(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "scenarios",
+        help="list the built-in scenarios, or show one",
+        description=(
+            "List the built-in scenarios (serve --scenario NAME serves one), one per line: "
+            "its name and what it holds. 'scenarios show NAME|FILE' prints a scenario: its "
+            "settings, tables with their initial rows, and each transaction's statements."
+        ),
+    )
+    actions = parser.add_subparsers(dest="scenarios_action", metavar="show")
+    show = actions.add_parser("show", help="print one scenario")
+    show.add_argument("scenario", metavar="NAME|FILE", help="a built-in scenario or a TOML file")
+    parser.set_defaults(handler=run_scenarios)
+
+
+def run_scenarios(args: argparse.Namespace) -> int:
+    from scenarios.errors import ScenarioError
+    from scenarios.library import describe_library
+    from scenarios.serving import find_scenario
+
+    if args.scenarios_action is None:
+        print(describe_library())
+        return EXIT_OK
+    try:
+        print(find_scenario(args.scenario).describe())
+    except ScenarioError as exc:
+        raise CommandError(str(exc)) from None
+    return EXIT_OK
+
+
 # --- entry point --------------------------------------------------------------------------
+
 
 def add_pcap_command(subparsers: Subparsers) -> None:
     # The command's module loads scapy only when the command runs (extra [scapy]).
@@ -680,6 +770,7 @@ COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
     add_dump_command,
     add_build_command,
     add_serve_command,
+    add_scenarios_command,
     add_pcap_command,
 ]
 

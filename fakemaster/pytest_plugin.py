@@ -10,7 +10,9 @@ Fixtures:
   ``@pytest.mark.fake_master(**options)`` marker passes options (as the factory takes them).
 * ``fake_master_factory``: ``fake_master_factory(**options)`` starts another one (options:
   :class:`~fakemaster.config.ServerConfig` fields, ``config``, ``store``, ``binlog_dir``,
-  ``semi_sync``, ``demo``, ``check_errors``).
+  ``semi_sync``, ``demo``, ``scenario``, ``check_errors``). ``scenario=`` serves a
+  :class:`scenarios.Scenario`, a built-in one's name or a TOML file, with the server variables
+  its settings describe.
 * ``async_fake_master`` / ``async_fake_master_factory``: the same running in the test's event
   loop, for async tests (needs pytest-asyncio).
 
@@ -203,15 +205,18 @@ def build_server(
     binlog_basename: str | None = None,
     semi_sync: bool | None = None,
     demo: bool = False,
+    scenario: Any = None,
     **fields: Any,
 ) -> tuple[ServerConfig, BinlogStore, bool]:
     """(config, store, whether the store is ours to close) for the factory's options."""
     from fakemaster.config import ServerConfig
 
-    if sum((store is not None, binlog_dir is not None, demo)) > 1:
-        raise ValueError("give at most one of store, binlog_dir and demo")
+    if sum((store is not None, binlog_dir is not None, demo, scenario is not None)) > 1:
+        raise ValueError("give at most one of store, binlog_dir, demo and scenario")
     if semi_sync is not None:
         fields["semi_sync_enabled"] = semi_sync
+    if scenario is not None:
+        return _scenario_server(defaults, scenario, config, fields)
     if config is None:
         config = ServerConfig(**{"port": 0, **defaults, **fields})
     elif fields:
@@ -237,6 +242,38 @@ def build_server(
     if store is None:
         return config, memory_store(config), True
     return config, store, False
+
+
+def _scenario_server(
+    defaults: dict[str, Any], spec: Any, config: ServerConfig | None, fields: dict[str, Any]
+) -> tuple[ServerConfig, BinlogStore, bool]:
+    """A scenario (a :class:`scenarios.Scenario`, a built-in one's name or a TOML file)
+    compiled into a memory store, served with the variables its settings describe (a
+    contradicting ``variables`` entry is a ValueError); its GTID domain unless one is given."""
+    from fakemaster.config import ServerConfig
+    from scenarios.compiler import to_store
+    from scenarios.serving import find_scenario, scenario_variables
+
+    scenario = find_scenario(spec)
+    told = scenario_variables(scenario.settings)
+    base = config or ServerConfig(**{"port": 0, **defaults})
+    given = {**base.variables, **fields.pop("variables", {})}
+    variables = {
+        name: value
+        for name, value in told.items()
+        if name not in ("server_id", "version", "binlog_checksum")  # the binlog tells them
+    }
+    for name, value in given.items():
+        if name in variables:
+            mine = ServerConfig(variables={name: variables[name]}).global_variables()[name]
+            if ServerConfig(variables={name: value}).global_variables()[name] != mine:
+                raise ValueError(
+                    f"variables: {name}={value!r} contradicts the scenario's {variables[name]}"
+                )
+        variables[name] = value
+    if "gtid_domain_id" not in fields and config is None and "gtid_domain_id" not in defaults:
+        fields["gtid_domain_id"] = scenario.settings.gtid_domain_id
+    return replace(base, variables=variables, **fields), to_store(scenario), True
 
 
 def _sql_string(text: str) -> str:

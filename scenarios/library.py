@@ -1,0 +1,319 @@
+"""Built-in scenarios: histories that exercise what CDC clients get wrong, served by name
+(``python -m fakemaster serve --scenario NAME``, ``fake_master_factory(scenario=NAME)``) and
+listed by ``python -m fakemaster scenarios``.
+
+Each is built afresh by :func:`build` (a scenario is mutable). ``LIBRARY`` maps a name to its
+one-line description and its builder.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from decimal import Decimal
+
+from fakemaster.events import Gtid
+from fakemaster.values import Time, Timestamp
+from scenarios.errors import ScenarioError
+from scenarios.history import Scenario, Settings
+from scenarios.values import float32
+
+__all__ = ["LIBRARY", "build", "describe_library"]
+
+Builder = Callable[[], Scenario]
+# Column names in the TABLE_MAPs: what clients such as python-mysql-replication need.
+FULL = Settings(binlog_row_metadata="FULL")
+
+_TYPES_TABLE = """CREATE TABLE types.every (
+    id INT PRIMARY KEY,
+    ti TINYINT, tiu TINYINT UNSIGNED, si SMALLINT, siu SMALLINT UNSIGNED,
+    mi MEDIUMINT, miu MEDIUMINT UNSIGNED, i INT, iu INT UNSIGNED, bi BIGINT, biu BIGINT UNSIGNED,
+    de DECIMAL(65,30), dsmall DECIMAL(5,2) UNSIGNED, f FLOAT, d DOUBLE,
+    b1 BIT(1), b64 BIT(64), y YEAR, da DATE, t0 TIME, t6 TIME(6), dt0 DATETIME, dt6 DATETIME(6),
+    ts0 TIMESTAMP NULL, ts6 TIMESTAMP(6) NULL,
+    c CHAR(5), cl CHAR(3) CHARACTER SET latin1, vc VARCHAR(300), vl VARCHAR(10) CHARACTER SET latin1,
+    tt TINYTEXT, tx TEXT, mt MEDIUMTEXT, lt LONGTEXT,
+    bn BINARY(4), vb VARBINARY(300), tb TINYBLOB, bl BLOB, mb MEDIUMBLOB, lb LONGBLOB,
+    e ENUM('a','b','c'), s SET('x','y','z'), j JSON)"""
+
+
+def every_type() -> Scenario:
+    """Every column type, each at its edges (minimum, maximum, zero, empty, NULL)."""
+    scenario = Scenario(FULL)
+    scenario.create_table(_TYPES_TABLE)
+    low = {
+        "id": 1,
+        "ti": -128,
+        "tiu": 0,
+        "si": -32768,
+        "siu": 0,
+        "mi": -8388608,
+        "miu": 0,
+        "i": -2147483648,
+        "iu": 0,
+        "bi": -9223372036854775808,
+        "biu": 0,
+        "de": Decimal("-" + "9" * 35 + "." + "9" * 30),
+        "dsmall": Decimal("0.00"),
+        "f": float32(-3.4028234663852886e38),
+        "d": -1.7976931348623157e308,
+        "b1": 0,
+        "b64": 0,
+        "y": 1901,
+        "da": _dt.date(1000, 1, 1),
+        "t0": "-838:59:59",
+        "t6": Time(True, 838, 59, 58, 999999),
+        "dt0": _dt.datetime(1000, 1, 1),
+        "dt6": _dt.datetime(1000, 1, 1, 0, 0, 0, 1),
+        "ts0": Timestamp(1, 0),
+        "ts6": Timestamp(1, 1),
+        "c": "",
+        "cl": "",
+        "vc": "",
+        "vl": "",
+        "tt": "",
+        "tx": "",
+        "mt": "",
+        "lt": "",
+        "bn": b"\x00\x00\x00\x00",
+        "vb": b"",
+        "tb": b"",
+        "bl": b"",
+        "mb": b"",
+        "lb": b"",
+        "e": "a",
+        "s": "",
+        "j": "{}",
+    }
+    high = {
+        "id": 2,
+        "ti": 127,
+        "tiu": 255,
+        "si": 32767,
+        "siu": 65535,
+        "mi": 8388607,
+        "miu": 16777215,
+        "i": 2147483647,
+        "iu": 4294967295,
+        "bi": 9223372036854775807,
+        "biu": 18446744073709551615,
+        "de": Decimal("9" * 35 + "." + "9" * 30),
+        "dsmall": Decimal("999.99"),
+        "f": float32(3.4028234663852886e38),
+        "d": 1.7976931348623157e308,
+        "b1": 1,
+        "b64": (1 << 64) - 1,
+        "y": 2155,
+        "da": _dt.date(9999, 12, 31),
+        "t0": "838:59:59",
+        "t6": Time(False, 838, 59, 58, 999999),
+        "dt0": _dt.datetime(9999, 12, 31, 23, 59, 59),
+        "dt6": _dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+        "ts0": Timestamp(0x7FFFFFFF, 0),
+        "ts6": Timestamp(0x7FFFFFFF, 999999),
+        "c": "ünï€😀",
+        "cl": "é€ÿ",
+        "vc": "😀" * 300,
+        "vl": "\\'\"\t\n%_ x",
+        "tt": "t" * 255,
+        "tx": "x" * 300,
+        "mt": "m" * 70000,
+        "lt": "l" * 70000,
+        "bn": b"\xff\x00\xff\x00",
+        "vb": bytes(range(256)) + b"\x00" * 44,
+        "tb": b"\xff" * 255,
+        "bl": b"\x00\xff" * 150,
+        "mb": b"\x01" * 70000,
+        "lb": b"\x02" * 70000,
+        "e": "c",
+        "s": "x,y,z",
+        "j": '{"k": [1, "é", null, true]}',
+    }
+    middle = {"id": 3, "f": 0.5, "d": 0.1, "y": 0, "t0": "00:00:00", "e": 2, "s": 5}
+    scenario.insert("types.every", low, high)
+    scenario.insert("types.every", middle)
+    nulls = {name: None for name in low if name != "id"}
+    with scenario.transaction() as tx:
+        tx.update("types.every", {"id": 1}, nulls)
+        tx.update("types.every", {"id": 3}, {"de": Decimal("0E-30"), "t6": "-00:00:00.000001"})
+    scenario.update("types.every", {"id": 2}, {"i": -1, "vc": "short"})
+    scenario.delete("types.every", {"id": 3})
+    return scenario
+
+
+def multi_domain() -> Scenario:
+    """Transactions in three GTID domains from several server ids, interleaved, after an
+    initial GTID state."""
+    scenario = Scenario(FULL, gtid_state=[Gtid(0, 1, 100), Gtid(2, 9, 7)])
+    scenario.create_table("CREATE TABLE md.a (id INT PRIMARY KEY, v INT)")
+    scenario.create_table("CREATE TABLE md.b (id INT PRIMARY KEY, v VARCHAR(10))")
+    for n in range(12):
+        domain = n % 3
+        with scenario.transaction(domain_id=domain, server_id=(1, 5, 9)[domain]) as tx:
+            tx.insert("md.a", {"id": n, "v": n * n})
+            tx.insert("md.b", {"id": n, "v": f"d{domain}"})
+    with scenario.transaction(domain_id=1, server_id=6) as tx:
+        tx.update("md.a", {"id": 0}, {"v": -1})
+        tx.delete("md.b", {"id": 11})
+    return scenario
+
+
+def rotation_storm() -> Scenario:
+    """A rotation after every transaction, and several in a row (files with no transaction)."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE storm.t (id INT PRIMARY KEY, n INT NOT NULL)")
+    for n in range(30):
+        scenario.insert("storm.t", {"id": n, "n": 0})
+        scenario.rotate()
+        if n % 10 == 9:
+            scenario.rotate()
+            scenario.rotate()
+    for n in range(0, 30, 3):
+        scenario.update("storm.t", {"id": n}, {"n": n})
+        scenario.rotate()
+    return scenario
+
+
+def _images(settings: Settings) -> Scenario:
+    scenario = Scenario(settings)
+    scenario.create_table(
+        "CREATE TABLE img.t (id INT PRIMARY KEY, a INT, b VARCHAR(20) DEFAULT 'dflt', t TEXT,"
+        " bl BLOB, u INT NOT NULL, UNIQUE KEY (u))",
+        rows=[{"id": 1, "a": 1, "t": "one", "bl": b"\x01", "u": 10}],
+    )
+    scenario.create_table("CREATE TABLE img.nokey (a INT, t TEXT)")
+    scenario.insert("img.t", {"id": 2, "u": 20})
+    scenario.insert("img.t", {"id": 3, "a": 3, "t": "three", "u": 30})
+    with scenario.transaction() as tx:
+        tx.update("img.t", {"id": 1}, {"a": 11})
+        tx.update("img.t", {"id": 2}, {"t": "now text", "bl": b"\x02\x03"})
+        tx.update("img.t", {"id": 3}, {"id": 4})
+        tx.insert("img.nokey", {"a": 1, "t": "x"}, {"a": 1, "t": "x"})
+    scenario.update("img.nokey", {"a": 1, "t": "x"}, {"t": "y"})
+    scenario.delete("img.t", {"id": 1})
+    scenario.delete("img.nokey", {"a": 1, "t": "x"})
+    return scenario
+
+
+def minimal_image() -> Scenario:
+    """binlog_row_image=MINIMAL: key-only before images, only assigned columns after."""
+    return _images(Settings(binlog_row_image="MINIMAL", binlog_row_metadata="FULL"))
+
+
+def noblob_image() -> Scenario:
+    """binlog_row_image=NOBLOB: TEXT/BLOB columns only when a statement names them."""
+    return _images(Settings(binlog_row_image="NOBLOB", binlog_row_metadata="FULL"))
+
+
+def compressed() -> Scenario:
+    """log_bin_compress=ON: rows events compressed from 64 bytes on, others left plain."""
+    scenario = Scenario(
+        Settings(binlog_row_metadata="FULL", log_bin_compress=True, log_bin_compress_min_len=64)
+    )
+    scenario.create_table(
+        "CREATE TABLE zip.t (id INT PRIMARY KEY, v VARCHAR(2000) CHARACTER SET latin1)"
+    )
+    scenario.insert("zip.t", *({"id": n, "v": "z" * (n * 37)} for n in range(20)))
+    scenario.insert("zip.t", {"id": 100, "v": "s"})
+    with scenario.transaction() as tx:
+        tx.update("zip.t", {"id": 5}, {"v": "w" * 1999})
+        tx.update("zip.t", {"id": 100}, {"v": "tiny"})
+        tx.delete("zip.t", {"id": 19})
+    return scenario
+
+
+def primary_key_updates() -> Scenario:
+    """Updates that change the primary key: a row moved, two swapped through a free key, a
+    composite key changed in one part."""
+    scenario = Scenario(FULL)
+    scenario.create_table(
+        "CREATE TABLE pk.t (id INT PRIMARY KEY, v VARCHAR(10))",
+        rows=[{"id": n, "v": f"row{n}"} for n in range(1, 6)],
+    )
+    scenario.create_table(
+        "CREATE TABLE pk.pair (a INT, b VARCHAR(5), v INT, PRIMARY KEY (a, b))",
+        rows=[{"a": 1, "b": "x", "v": 1}, {"a": 1, "b": "y", "v": 2}],
+    )
+    scenario.update("pk.t", {"id": 1}, {"id": 100})
+    with scenario.transaction() as tx:  # swap 2 and 3
+        tx.update("pk.t", {"id": 2}, {"id": 0})
+        tx.update("pk.t", {"id": 3}, {"id": 2, "v": "was3"})
+        tx.update("pk.t", {"id": 0}, {"id": 3, "v": "was2"})
+    scenario.update("pk.pair", {"a": 1, "b": "x"}, {"b": "z"})
+    scenario.update("pk.pair", {"a": 1, "b": "y"}, {"a": 2, "v": 20})
+    scenario.insert("pk.t", {"id": 1, "v": "again"})
+    return scenario
+
+
+def no_key_duplicates() -> Scenario:
+    """A table without a key holding identical rows: one of them updated, one deleted."""
+    scenario = Scenario(FULL)
+    scenario.create_table(
+        "CREATE TABLE dup.t (a INT, b VARCHAR(10), c TEXT)",
+        rows=[{"a": 1, "b": "same", "c": "x"}] * 3 + [{"a": None, "b": None, "c": None}] * 2,
+    )
+    scenario.insert("dup.t", {"a": 1, "b": "same", "c": "x"}, {"a": 2, "b": "other", "c": "y"})
+    scenario.update("dup.t", {"a": 1, "b": "same", "c": "x"}, {"c": "changed"})
+    scenario.delete("dup.t", {"a": 1, "b": "same", "c": "x"})
+    scenario.delete("dup.t", {"a": None, "b": None, "c": None})
+    with scenario.transaction() as tx:
+        tx.insert("dup.t", {"a": 2, "b": "other", "c": "y"})
+        tx.update("dup.t", {"a": 2, "b": "other", "c": "y"}, {"a": 3})
+    return scenario
+
+
+def many_tables() -> Scenario:
+    """Sixty tables in three databases, one transaction touching all of them, and a wide
+    table of 300 columns."""
+    scenario = Scenario(FULL)
+    names = [f"many{n % 3}.t{n:02}" for n in range(60)]
+    for name in names:
+        scenario.create_table(f"CREATE TABLE {name} (id INT PRIMARY KEY, v INT)")
+    columns = ", ".join(f"c{n:03} INT" for n in range(299))
+    scenario.create_table(f"CREATE TABLE many0.wide (id INT PRIMARY KEY, {columns})")
+    with scenario.transaction() as tx:
+        for n, name in enumerate(names):
+            tx.insert(name, {"id": 1, "v": n})
+    scenario.insert(
+        "many0.wide",
+        {"id": 1, **{f"c{n:03}": n for n in range(299)}},
+        {"id": 2, **{f"c{n:03}": None if n % 2 else n for n in range(299)}},
+    )
+    scenario.update("many0.wide", {"id": 1}, {"c150": -150, "c298": None})
+    for name in names[::7]:
+        scenario.delete(name, {"id": 1})
+    return scenario
+
+
+LIBRARY: dict[str, tuple[str, Builder]] = {
+    builder.__name__: (str(builder.__doc__).split("\n\n")[0].replace("\n   ", ""), builder)
+    for builder in (
+        every_type,
+        multi_domain,
+        rotation_storm,
+        minimal_image,
+        noblob_image,
+        compressed,
+        primary_key_updates,
+        no_key_duplicates,
+        many_tables,
+    )
+}
+
+
+def build(name: str) -> Scenario:
+    """A new copy of the built-in scenario ``name``."""
+    try:
+        return LIBRARY[name][1]()
+    except KeyError:
+        raise ScenarioError(
+            f"no built-in scenario {name!r} (there are: {', '.join(LIBRARY)})"
+        ) from None
+
+
+def describe_library() -> str:
+    """One line per built-in scenario: its name and what it holds."""
+    width = max(map(len, LIBRARY))
+    return "\n".join(
+        f"{name:<{width}}  {' '.join(text.split())}" for name, (text, _) in LIBRARY.items()
+    )

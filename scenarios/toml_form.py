@@ -1,0 +1,236 @@
+"""A scenario as a declarative TOML file (read with the standard library's ``tomllib``), for
+people who do not write Python. It builds the same :class:`~scenarios.history.Scenario` as the
+Python API::
+
+    gtid_state = ["0-1-10"]              # optional: the binlog's GTID state before the history
+
+    [settings]                           # optional: scenarios.Settings fields
+    binlog_row_metadata = "FULL"
+    binlog_row_image = "MINIMAL"
+    binlog_checksum = "CRC32"            # or "NONE" (or true / false)
+
+    [[tables]]
+    create = "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))"
+    rows = [{ id = 1, note = "first" }]  # initial rows (optional)
+
+    [[steps]]                            # one transaction (domain_id, server_id optional)
+    domain_id = 1
+    server_id = 7
+    changes = [
+        { insert = "shop.orders", rows = [{ id = 2, note = "second" }] },
+        { update = "shop.orders", where = { id = 1 }, set = { note = "changed" } },
+        { delete = "shop.orders", where = { id = 2 } },
+    ]
+
+    [[steps]]
+    rotate = true                        # FLUSH BINARY LOGS
+
+Values are the plain values the Python API accepts (TOML integers, strings, floats, booleans,
+dates, times and date-times); TOML has no NULL and no bytes, so ``{ null = true }`` is NULL and
+``{ hex = "00ff" }`` is bytes. Errors are :class:`TomlScenarioError`, naming the file, the line
+for a TOML syntax error, and for the rest the step, change, table and column.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import tomllib
+from collections.abc import Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from fakemaster.events import Gtid
+from scenarios.errors import ScenarioError
+from scenarios.history import Scenario, Settings
+
+__all__ = ["TomlScenarioError", "load_scenario", "read_scenario", "scenario_from_toml"]
+
+_SETTINGS = {item.name for item in fields(Settings)}
+_TOP = {"settings", "tables", "steps", "gtid_state"}
+_CHANGE_KINDS = ("insert", "update", "delete")
+
+
+class TomlScenarioError(ScenarioError):
+    """A TOML scenario that cannot be read or does not describe a history that can happen."""
+
+
+def read_scenario(path: str | Path) -> Scenario:
+    """The scenario of a TOML file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TomlScenarioError(f"{path}: {exc.strerror or exc}") from None
+    return load_scenario(text, source=str(path))
+
+
+def load_scenario(text: str, *, source: str = "<toml>") -> Scenario:
+    """The scenario of TOML text (``source`` names it in errors)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # its message names the line and column
+        raise TomlScenarioError(f"{source}: {exc}") from None
+    return scenario_from_toml(data, source=source)
+
+
+def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Scenario:
+    """The scenario of a parsed TOML document."""
+    _only(data, _TOP, f"{source}: top level")
+    settings = _settings(data.get("settings", {}), source)
+    gtid_state = data.get("gtid_state", [])
+    if not isinstance(gtid_state, list):
+        raise TomlScenarioError(f"{source}: gtid_state is a list of 'domain-server-seq' texts")
+    try:
+        state = [Gtid.parse(str(text)) for text in gtid_state]
+    except (ValueError, TypeError) as exc:
+        raise TomlScenarioError(f"{source}: gtid_state: {exc}") from None
+    scenario = Scenario(settings, gtid_state=state)
+    for number, item in enumerate(_list(data, "tables", source), 1):
+        where = f"{source}: tables[{number}]"
+        if not isinstance(item, dict):
+            raise TomlScenarioError(f"{where}: a table is a table with 'create' and 'rows'")
+        _only(item, {"create", "rows"}, where)
+        create = item.get("create")
+        if not isinstance(create, str):
+            raise TomlScenarioError(f"{where}: 'create' (CREATE TABLE text) is missing")
+        rows = item.get("rows", [])
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise TomlScenarioError(f"{where}: 'rows' is a list of column = value tables")
+        try:
+            scenario.create_table(create, [_values(row) for row in rows])
+        except ScenarioError as exc:
+            raise TomlScenarioError(f"{where}: {exc}") from None
+    for number, step in enumerate(_list(data, "steps", source), 1):
+        where = f"{source}: steps[{number}]"
+        if not isinstance(step, dict):
+            raise TomlScenarioError(f"{where}: a step is a table")
+        if "rotate" in step:
+            _only(step, {"rotate"}, where)
+            if step["rotate"] is not True:
+                raise TomlScenarioError(f"{where}: rotate = true is the only form")
+            scenario.rotate()
+            continue
+        _transaction(scenario, step, where)
+    return scenario
+
+
+def _transaction(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"domain_id", "server_id", "changes"}, where)
+    ids = {}
+    for name in ("domain_id", "server_id"):
+        value = step.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TomlScenarioError(f"{where}: {name} is an integer, not {value!r}")
+        ids[name] = value
+    changes = step.get("changes")
+    if not isinstance(changes, list) or not changes:
+        raise TomlScenarioError(f"{where}: a transaction has a non-empty list 'changes'")
+    with scenario.transaction(domain_id=ids["domain_id"], server_id=ids["server_id"]) as tx:
+        for number, change in enumerate(changes, 1):
+            here = f"{where}.changes[{number}]"
+            if not isinstance(change, dict):
+                raise TomlScenarioError(f"{here}: a change is an inline table")
+            kinds = [kind for kind in _CHANGE_KINDS if kind in change]
+            if len(kinds) != 1:
+                raise TomlScenarioError(f"{here}: give exactly one of insert, update, delete")
+            kind = kinds[0]
+            name = change[kind]
+            if not isinstance(name, str):
+                raise TomlScenarioError(f"{here}: {kind} names a table ('database.table')")
+            here = f"{here} ({kind} {name})"
+            try:
+                if kind == "insert":
+                    _only(change, {"insert", "rows"}, here)
+                    rows = change.get("rows")
+                    if not isinstance(rows, list) or not rows:
+                        raise TomlScenarioError(f"{here}: 'rows' is a non-empty list of rows")
+                    tx.insert(name, *(_values(_mapping(row, here, "a row")) for row in rows))
+                elif kind == "update":
+                    _only(change, {"update", "where", "set"}, here)
+                    tx.update(
+                        name,
+                        _values(_mapping(change.get("where"), here, "'where'")),
+                        _values(_mapping(change.get("set"), here, "'set'")),
+                    )
+                else:
+                    _only(change, {"delete", "where"}, here)
+                    tx.delete(name, _values(_mapping(change.get("where"), here, "'where'")))
+            except TomlScenarioError:
+                raise
+            except ScenarioError as exc:
+                raise TomlScenarioError(f"{here}: {exc}") from None
+
+
+def _settings(data: Any, source: str) -> Settings:
+    if not isinstance(data, dict):
+        raise TomlScenarioError(f"{source}: [settings] is a table")
+    _only(data, _SETTINGS, f"{source}: [settings]")
+    values = dict(data)
+    checksum = values.get("binlog_checksum")
+    if isinstance(checksum, str):
+        if checksum.upper() not in ("CRC32", "NONE"):
+            raise TomlScenarioError(f"{source}: [settings] binlog_checksum is CRC32 or NONE")
+        values["binlog_checksum"] = checksum.upper() == "CRC32"
+    for name in ("binlog_row_image", "binlog_row_metadata"):
+        if isinstance(values.get(name), str):
+            values[name] = values[name].upper()
+    try:
+        return Settings(**values)
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{source}: [settings] {exc}") from None
+
+
+def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:
+    value = data.get(name, [])
+    if not isinstance(value, list):
+        raise TomlScenarioError(f"{source}: {name} is an array of tables ([[{name}]])")
+    return value
+
+
+def _mapping(value: Any, where: str, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TomlScenarioError(f"{where}: {what} is a table of column = value")
+    return value
+
+
+def _only(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise TomlScenarioError(
+            f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})"
+        )
+
+
+def _values(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {column: _value(column, value) for column, value in row.items()}
+
+
+def _value(column: str, value: Any) -> Any:
+    """A TOML value as the Python API's plain value."""
+    if isinstance(value, dict):
+        if value == {"null": True}:
+            return None
+        if set(value) == {"hex"} and isinstance(value["hex"], str):
+            try:
+                return bytes.fromhex(value["hex"])
+            except ValueError:
+                raise TomlScenarioError(
+                    f"column {column}: {value['hex']!r} is not hexadecimal"
+                ) from None
+        raise TomlScenarioError(
+            f"column {column}: an inline table value is {{ null = true }} or {{ hex = '...' }},"
+            f" not {value!r}"
+        )
+    if isinstance(value, list):
+        return [_value(column, item) for item in value]  # a SET's members
+    if isinstance(value, _dt.time):
+        if value.tzinfo is not None:
+            raise TomlScenarioError(f"column {column}: a TIME has no offset")
+        return _dt.timedelta(
+            hours=value.hour,
+            minutes=value.minute,
+            seconds=value.second,
+            microseconds=value.microsecond,
+        )
+    return value

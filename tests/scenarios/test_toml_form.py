@@ -1,0 +1,168 @@
+"""The TOML form builds the same scenario as the Python API, and says where a file is wrong."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from fakemaster.events import Gtid
+from scenarios import Scenario, Settings, compile_scenario
+from scenarios.compiler import binlog_files, to_store
+from scenarios.errors import ScenarioError
+from scenarios.toml_form import TomlScenarioError, load_scenario, read_scenario
+
+SHOP_TOML = """
+gtid_state = ["0-1-10", "1-7-3"]
+
+[settings]
+binlog_row_metadata = "FULL"
+binlog_row_image = "minimal"
+binlog_checksum = "NONE"
+server_id = 3
+
+[[tables]]
+create = '''CREATE TABLE shop.orders (id INT PRIMARY KEY,
+    status ENUM('new','paid') NOT NULL DEFAULT 'new', note VARCHAR(20), tags SET('a','b'),
+    raw VARBINARY(4), day DATE, t TIME(2), at DATETIME(3))'''
+rows = [{ id = 1, note = "first" }, { id = 2, note = { null = true } }]
+
+[[tables]]
+create = "CREATE TABLE shop.log (a INT, b VARCHAR(10))"
+
+[[steps]]
+changes = [{ insert = "shop.orders", rows = [{ id = 3, tags = ["a", "b"], raw = { hex = "00ff" } }] }]
+
+[[steps]]
+domain_id = 1
+server_id = 7
+changes = [
+    { update = "shop.orders", where = { id = 1 }, set = { status = "paid", day = 2024-02-29 } },
+    { insert = "shop.log", rows = [{ a = 1, b = "x" }, { a = 1, b = "x" }] },
+    { delete = "shop.log", where = { a = 1, b = "x" } },
+    { update = "shop.orders", where = { id = 2 }, set = { id = 20, t = 01:02:03.45 } },
+]
+
+[[steps]]
+rotate = true
+
+[[steps]]
+changes = [
+    { update = "shop.orders", where = { id = 3 }, set = { at = 2024-01-02T03:04:05.678 } },
+    { delete = "shop.orders", where = { id = 20 } },
+]
+"""
+
+
+def shop_python() -> Scenario:
+    scenario = Scenario(
+        Settings(
+            binlog_row_metadata="FULL",
+            binlog_row_image="MINIMAL",
+            binlog_checksum=False,
+            server_id=3,
+        ),
+        gtid_state=[Gtid(0, 1, 10), Gtid(1, 7, 3)],
+    )
+    scenario.create_table(
+        "CREATE TABLE shop.orders (id INT PRIMARY KEY,"
+        " status ENUM('new','paid') NOT NULL DEFAULT 'new', note VARCHAR(20), tags SET('a','b'),"
+        " raw VARBINARY(4), day DATE, t TIME(2), at DATETIME(3))",
+        rows=[{"id": 1, "note": "first"}, {"id": 2, "note": None}],
+    )
+    scenario.create_table("CREATE TABLE shop.log (a INT, b VARCHAR(10))")
+    scenario.insert("shop.orders", {"id": 3, "tags": "a,b", "raw": b"\x00\xff"})
+    with scenario.transaction(domain_id=1, server_id=7) as tx:
+        tx.update("shop.orders", {"id": 1}, {"status": "paid", "day": dt.date(2024, 2, 29)})
+        tx.insert("shop.log", {"a": 1, "b": "x"}, {"a": 1, "b": "x"})
+        tx.delete("shop.log", {"a": 1, "b": "x"})
+        tx.update("shop.orders", {"id": 2}, {"id": 20, "t": "01:02:03.45"})
+    scenario.rotate()
+    with scenario.transaction() as tx:
+        tx.update("shop.orders", {"id": 3}, {"at": dt.datetime(2024, 1, 2, 3, 4, 5, 678000)})
+        tx.delete("shop.orders", {"id": 20})
+    return scenario
+
+
+def test_the_toml_form_and_the_python_api_give_equal_scenarios_and_binlogs() -> None:
+    from_toml, from_python = load_scenario(SHOP_TOML), shop_python()
+    assert from_toml.settings == from_python.settings
+    assert from_toml.gtid_state == from_python.gtid_state
+    assert from_toml.tables == from_python.tables
+    assert from_toml.initial == from_python.initial
+    assert from_toml.steps == from_python.steps
+    assert from_toml.describe() == from_python.describe()
+    assert compile_scenario(from_toml) == compile_scenario(from_python)
+    assert binlog_files(to_store(from_toml)) == binlog_files(to_store(from_python))
+    assert len(binlog_files(to_store(from_toml))) == 2  # the rotation
+
+
+def test_a_file_is_read(tmp_path: pytest.TempPathFactory) -> None:
+    path = tmp_path / "shop.toml"  # type: ignore[operator]
+    path.write_text(SHOP_TOML, encoding="utf-8")
+    assert read_scenario(path).describe() == shop_python().describe()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[settings\n", "line 1"),
+        ("[[tables]]\ncreate = 'CREATE TABLE a.t (id INT)'\n\n[[tables]]\nrows = 3\n", "tables[2]"),
+        ("[settings]\nbinlog_row_image = 'HALF'\n", "binlog_row_image"),
+        ("[settings]\nbinlog_rows = 1\n", "unknown key(s) binlog_rows"),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (id TINYINT PRIMARY KEY)'\n"
+            "rows = [{ id = 300 }]\n",
+            "tables[1]: a.t.id",
+        ),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT PRIMARY KEY, v VARCHAR(2))'\n"
+            "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 1 }] }]\n"
+            "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 2, v = 'toolong' }] }]\n",
+            "steps[2].changes[1] (insert a.t)",
+        ),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT PRIMARY KEY)'\n"
+            "[[steps]]\nchanges = [{ delete = 'a.t', where = { id = 9 } }]\n",
+            "steps[1].changes[1] (delete a.t)",
+        ),
+        ("[[steps]]\nchanges = [{ insert = 'a.nope', rows = [{ id = 1 }] }]\n", "a.nope"),
+        ("[[steps]]\nchanges = [{ upsert = 'a.t' }]\n", "exactly one of insert"),
+        ("[[steps]]\nrotate = false\n", "rotate = true"),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (b BLOB)'\nrows = [{ b = { hex = 'zz' } }]\n",
+            "column b",
+        ),
+    ],
+)
+def test_errors_say_where(text: str, message: str) -> None:
+    with pytest.raises(TomlScenarioError) as caught:
+        load_scenario(text, source="bad.toml")
+    assert caught.value.args[0].startswith("bad.toml")
+    assert message in caught.value.args[0]
+    assert isinstance(caught.value, ScenarioError)
+
+
+def test_a_failed_transaction_leaves_nothing_behind() -> None:
+    text = (
+        "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT PRIMARY KEY)'\n"
+        "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 1 }] },"
+        " { insert = 'a.t', rows = [{ id = 1 }] }]\n"
+    )
+    with pytest.raises(TomlScenarioError, match="steps\\[1\\].changes\\[2\\]"):
+        load_scenario(text)
+
+
+def test_the_documented_example_builds_what_it_says() -> None:
+    import scenarios.toml_form as module
+
+    doc = module.__doc__ or ""
+    example = doc.split("::\n\n", 1)[1].split("\n\nValues are", 1)[0]
+    text = "\n".join(line[4:] for line in example.splitlines())
+    scenario = load_scenario(text)
+    assert scenario.settings.binlog_row_image == "MINIMAL"
+    assert [type(step).__name__ for step in scenario.steps] == ["Transaction", "Rotate"]
+    assert scenario.gtid_state == (Gtid(0, 1, 10),)
+    transaction = scenario.transactions[0]
+    assert (transaction.domain_id, transaction.server_id, len(transaction.changes)) == (1, 7, 3)
+    assert [list(row) for row in scenario.contents.rows["shop.orders"]] == [[1, b"changed"]]
