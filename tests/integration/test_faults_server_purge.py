@@ -77,7 +77,9 @@ class Primary(Protocol):
     def gtid_pos(self) -> str: ...
     def purge_to(self, name: str) -> None: ...
     def dump_count(self) -> int: ...
+    def dump_threads(self) -> list[int]: ...
     def kill_dumps(self) -> None: ...
+    def kill_dump_of(self, server_id: int) -> list[int]: ...
 
 
 class RealPrimary:
@@ -125,7 +127,7 @@ class RealPrimary:
         poll(self._checkpointed, "the binlog checkpoint in the last file")
         self.server.execute(f"PURGE BINARY LOGS TO '{name}'")
 
-    def _dump_threads(self) -> list[int]:
+    def dump_threads(self) -> list[int]:
         return [
             int(row[0])
             for row in self.server.execute("SHOW PROCESSLIST")
@@ -133,10 +135,18 @@ class RealPrimary:
         ]
 
     def dump_count(self) -> int:
-        return len(self._dump_threads())
+        return len(self.dump_threads())
+
+    def kill_dump_of(self, server_id: int) -> list[int]:
+        # SHOW SLAVE HOSTS names the server id of each registered replica, not its thread:
+        # with one replica, its dump is the only one.
+        threads = self.dump_threads()
+        for thread in threads:
+            self.server.execute(f"KILL {thread}")
+        return threads
 
     def kill_dumps(self) -> None:
-        for thread in self._dump_threads():
+        for thread in self.dump_threads():
             self.server.execute(f"KILL {thread}")
         poll(lambda: self.dump_count() == 0, "the dump threads gone")
 
@@ -175,6 +185,12 @@ class FakePrimary:
 
     def dump_count(self) -> int:
         return len(self.master.dumps())
+
+    def dump_threads(self) -> list[int]:
+        return [thread for thread, _, _ in self.master.dumps()]
+
+    def kill_dump_of(self, server_id: int) -> list[int]:
+        return self.master.kill_dump(server_id=server_id)
 
     def kill_dumps(self) -> None:
         # A dump whose replica closed may end by itself meanwhile: what was killed is not
