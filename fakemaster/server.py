@@ -347,14 +347,20 @@ class FakeMaster:
         connection is closed with FIN (no packet, as a real primary's shutdown does), then
         the new identity is served: ``server_id`` (default: the same) and ``store`` (default:
         the same binlog; for a failover, a store with the same domain and new file names and
-        positions). Global variables set by clients are reset, as by a restart."""
+        positions). Kept, a store that can (``restart()`` of a memory store) ends its file with
+        STOP and starts the next one, as a restarted MariaDB does. Global variables set by
+        clients are reset, as by a restart."""
         if self._server is None:
             raise RuntimeError("the fake master is not running")
         for connection in list(self._connections.values()):
             await connection.close()
         if server_id is not None:
             self.config = replace(self.config, server_id=server_id)
-        if store is not None and store is not self.store:
+        if store is None or store is self.store:
+            restart_binlog = getattr(self.store, "restart", None)
+            if callable(restart_binlog):
+                restart_binlog()
+        else:
             if self._unsubscribe is not None:
                 self._unsubscribe()
                 self._unsubscribe = None
