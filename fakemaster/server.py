@@ -348,7 +348,9 @@ class FakeMaster:
         the new identity is served: ``server_id`` (default: the same) and ``store`` (default:
         the same binlog; for a failover, a store with the same domain and new file names and
         positions). Kept, a store that can (``restart()`` of a memory store) ends its file with
-        STOP and starts the next one, as a restarted MariaDB does. Global variables set by
+        STOP and starts the next one, as a restarted MariaDB does, written with the new server
+        id. A store that cannot (a directory) must already say the new server id in its last
+        file: ConfigError otherwise (after the connections were closed). Global variables set by
         clients are reset, as by a restart."""
         if self._server is None:
             raise RuntimeError("the fake master is not running")
@@ -359,6 +361,10 @@ class FakeMaster:
         if store is None or store is self.store:
             restart_binlog = getattr(self.store, "restart", None)
             if callable(restart_binlog):
+                if server_id is not None and hasattr(self.store, "server_id"):
+                    # The new file (its FORMAT_DESCRIPTION) and the next transactions carry
+                    # the new server id, as a primary restarted with another one writes.
+                    self.store.server_id = server_id
                 restart_binlog()
         else:
             if self._unsubscribe is not None:

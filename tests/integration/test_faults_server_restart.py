@@ -2,8 +2,8 @@
 <fakemaster.server.FakeMaster.restart>` closes every connection with FIN and serves the new
 identity; a real MariaDB 10.11 replica reconnects by itself.
 
-* Same server id (the binlog goes on in a new file after STOP): the replica goes on, in GTID
-  and in file/pos mode.
+* The same binlog, going on in a new file after STOP, with the same or a new server id: the
+  replica goes on, in GTID and in file/pos mode.
 * Failover to a new server id whose binlog has the same domain and history but other file
   names and positions: in GTID mode the replica goes on from its GTID position (and records
   the new primary's server id); in file/pos mode it asks for a file the new primary does not
@@ -69,14 +69,15 @@ def check_tables(replica: MariaDBServer, stream: TypedStream) -> None:
 
 
 @pytest.mark.mariadb
+@pytest.mark.parametrize("server_id", [None, NEW_PRIMARY_ID])
 @pytest.mark.parametrize("mode", ["gtid", "file_pos"])
-def test_restart_with_the_same_server_id(
-    mode: str, fake: FakePrimary, mariadb_factory: MariaDBFactory
+def test_restart_keeping_the_binlog(
+    mode: str, server_id: int | None, fake: FakePrimary, mariadb_factory: MariaDBFactory
 ) -> None:
     replica = start_replica(mariadb_factory, fake, mode)
     wait_applied(replica, fake)
     assert len(fake.dump_threads()) == 1
-    fake.master.restart()
+    fake.master.restart(server_id=server_id)
     # Thread ids start again at 1 after a restart, as on a real server: the dump is back
     # when the replica reads what is written after the restart, in the new file.
     assert fake.stream.store.file_names() == ["mysql-bin.000001", "mysql-bin.000002"]
@@ -86,7 +87,7 @@ def test_restart_with_the_same_server_id(
     status = replica.slave_status()
     assert status["Slave_IO_Running"] == "Yes", replica_problem(replica)
     assert status["Master_Log_File"] == "mysql-bin.000002"
-    assert int(status["Master_Server_Id"]) == PRIMARY_ID
+    assert int(status["Master_Server_Id"]) == (server_id or PRIMARY_ID)
 
 
 def failover_store(old: MemoryBinlogStore) -> MemoryBinlogStore:
