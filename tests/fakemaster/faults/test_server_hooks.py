@@ -5,13 +5,17 @@ KILL) or the server restarts (:meth:`FakeMaster.restart`, like a real primary's 
 
 from __future__ import annotations
 
+import contextlib
+import struct
 import threading
 import time
 from collections.abc import Callable
 
+import pymysql
 import pytest
 
 from fakemaster.config import ServerConfig
+from fakemaster.events import QueryEvent
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
@@ -122,4 +126,44 @@ def test_restart_closes_with_fin_and_serves_the_new_identity() -> None:
         # The new store has no mysql-bin.000001: ERR 1236 as from a real primary.
         assert how == "fin"
         assert b"Could not find first log file name in binary log index file" in data
+        assert master.errors == []
+
+
+def test_purge_keeps_the_file_a_dump_reads_unless_forced() -> None:
+    """A dump that does not read stays in its first file (bigger than socket buffers): the
+    purge stops there; forced, the file goes and the dump, at its next read of it, ends with
+    ERR 1236 after whole packets (the text of a file that left the index)."""
+    store = MemoryBinlogStore()
+    statement = b"SELECT '" + b"x" * (1 << 20) + b"'"
+    for _ in range(24):
+        store.append_transaction([QueryEvent(query=statement, database="")])
+    store.rotate()
+    store.rotate()
+    with BackgroundFakeMaster(ServerConfig(user=USER, password=PASSWORD), store) as master:
+        conn = pymysql.connect(host=master.host, port=master.port, user=USER, password=PASSWORD)
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute("SET @master_binlog_checksum = 'CRC32'")
+                cursor.execute("SET @mariadb_slave_capability = 4")
+            payload = b"\x12" + struct.pack("<IHI", 4, 0, 77) + b"mysql-bin.000001"
+            sock = conn._sock
+            sock.sendall(len(payload).to_bytes(3, "little") + b"\x00" + payload)
+            wait_until(lambda: master.dumps() == [(1, 77, "mysql-bin.000001")])
+            assert master.purge_to("mysql-bin.000003") == []
+            purged = master.purge_to("mysql-bin.000003", force=True)
+            assert purged == ["mysql-bin.000001", "mysql-bin.000002"]
+            sock.settimeout(60)
+            data = bytearray()
+            while chunk := sock.recv(1 << 20):
+                data += chunk
+        finally:
+            with contextlib.suppress(Exception):
+                conn.close()
+        starts = packet_starts(bytes(data))
+        last = starts[-1]
+        assert last + 4 + int.from_bytes(data[last : last + 3], "little") == len(data)
+        assert all(data[at + 4] == 0x00 for at in starts[:-1])
+        err = bytes(data[last + 4 :])
+        assert err[:3] == b"\xff\xd4\x04"  # ERR 1236
+        assert err[9:].startswith(b"could not find next log; the first event 'mysql-bin.000001'")
         assert master.errors == []
