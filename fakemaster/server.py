@@ -53,6 +53,7 @@ class FakeMaster:
         self.config = config or ServerConfig()
         self.store = store
         self._dump_factory = dump_factory
+        self._catalog_given = catalog is not None
         if catalog is None and store is not None and hasattr(store, "binary_logs"):
             catalog = store
         self.state = ServerState(self.config, catalog)
@@ -289,6 +290,106 @@ class FakeMaster:
             connection.abort()
             await connection.close()
 
+    # -- server-side faults (docs/faults.md, hooks) --------------------------------------
+
+    def dumps(self) -> list[tuple[int, int, str | None]]:
+        """The running dumps: (thread id, the replica's server id, the file it reads)."""
+        found: list[tuple[int, int, str | None]] = []
+        for thread_id, connection in self._connections.items():
+            dump = connection.dump
+            if dump is None or connection.closed:
+                continue
+            request = getattr(dump, "request", None)
+            server_id = int(getattr(request, "server_id", 0) or 0)
+            name = getattr(dump, "file_name", None)
+            found.append((thread_id, server_id, name if isinstance(name, str) else None))
+        return found
+
+    def purge_to(self, name: str, *, force: bool = False) -> list[str]:
+        """``PURGE BINARY LOGS TO name``; returns the names of the purged files.
+
+        Like a real primary (``log_in_use``), the purge stops at the first file a running
+        dump reads. ``force`` purges it anyway (a fault no real primary makes: the dump then
+        ends with ERR 1236 when it next reads the file)."""
+        store = self.store
+        if store is None:
+            raise RuntimeError("the fake master serves no binlog")
+        target = name
+        if not force:
+            in_use = {file for _, _, file in self.dumps() if file is not None}
+            for existing in store.file_names():
+                if existing == name:
+                    break
+                if existing in in_use:
+                    target = existing
+                    break
+        return list(store.purge_to(target))
+
+    async def kill_dump(
+        self, *, thread_id: int | None = None, server_id: int | None = None
+    ) -> list[int]:
+        """KILL the dump of connection ``thread_id``, or the dumps of the replicas with
+        ``server_id``, by the path SQL ``KILL`` takes (the socket closes, no packet); returns
+        the thread ids killed."""
+        if (thread_id is None) == (server_id is None):
+            raise ValueError("name either thread_id or server_id")
+        killed = [
+            thread
+            for thread, replica, _ in self.dumps()
+            if thread == thread_id or (server_id is not None and replica == server_id)
+        ]
+        for thread in killed:
+            await self._kill(thread, query_only=True)
+        return killed
+
+    async def restart(self, server_id: int | None = None, store: Any = None) -> None:
+        """A restart of the primary, or a failover to a new one on the same port: every
+        connection is closed with FIN (no packet, as a real primary's shutdown does), then
+        the new identity is served: ``server_id`` (default: the same) and ``store`` (default:
+        the same binlog; for a failover, a store with the same domain and new file names and
+        positions). Kept, a store that can (``restart()`` of a memory store) ends its file with
+        STOP and starts the next one, as a restarted MariaDB does, written with the new server
+        id. A store that cannot (a directory) must already say the new server id in its last
+        file: ConfigError otherwise (after the connections were closed). Global variables set by
+        clients are reset, as by a restart."""
+        if self._server is None:
+            raise RuntimeError("the fake master is not running")
+        for connection in list(self._connections.values()):
+            await connection.close()
+        if server_id is not None:
+            self.config = replace(self.config, server_id=server_id)
+        if store is None or store is self.store:
+            restart_binlog = getattr(self.store, "restart", None)
+            if callable(restart_binlog):
+                if server_id is not None and hasattr(self.store, "server_id"):
+                    # The new file (its FORMAT_DESCRIPTION) and the next transactions carry
+                    # the new server id, as a primary restarted with another one writes.
+                    self.store.server_id = server_id
+                restart_binlog()
+        else:
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
+            if self._frame_cache is not None:
+                self._frame_cache.close()
+                self._frame_cache = None
+            self.store = store
+            subscribe = getattr(store, "subscribe", None)
+            if callable(subscribe):
+                unsubscribe = subscribe(self.notify_binlog_changed)
+                self._unsubscribe = unsubscribe if callable(unsubscribe) else None
+            start_watching = getattr(store, "start_watching", None)
+            if callable(start_watching):
+                start_watching()
+        catalog = self.state.catalog
+        if not self._catalog_given:
+            catalog = self.store if hasattr(self.store, "binary_logs") else None
+        state = ServerState(self.config, catalog)
+        state.check_served()
+        state.on_config_error = self.record_error
+        state.set_port(self.port)
+        self.state = state
+
     def _make_dump(self, request: DumpRequest) -> DumpStreamLike:
         if self._dump_factory is not None:
             return self._dump_factory(request)
@@ -329,3 +430,28 @@ class BackgroundFakeMaster(LoopThread[FakeMaster]):
 
     def notify_binlog_changed(self) -> None:
         self._running.notify_binlog_changed()
+
+    def _await(self, coroutine: Any) -> Any:
+        loop = self._loop
+        assert loop is not None
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+
+    def dumps(self) -> list[tuple[int, int, str | None]]:
+        """See :meth:`FakeMaster.dumps`."""
+        master = self._running
+        return list(self.call(master.dumps))
+
+    def purge_to(self, name: str, *, force: bool = False) -> list[str]:
+        """See :meth:`FakeMaster.purge_to`."""
+        master = self._running
+        return list(self.call(lambda: master.purge_to(name, force=force)))
+
+    def kill_dump(self, *, thread_id: int | None = None, server_id: int | None = None) -> list[int]:
+        """See :meth:`FakeMaster.kill_dump`."""
+        master = self._running
+        return list(self._await(master.kill_dump(thread_id=thread_id, server_id=server_id)))
+
+    def restart(self, server_id: int | None = None, store: Any = None) -> None:
+        """See :meth:`FakeMaster.restart`."""
+        master = self._running
+        self._await(master.restart(server_id, store))
