@@ -9,6 +9,7 @@ gives one ``error: ...`` line on stderr and exit status 1, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -401,6 +402,14 @@ def add_serve_command(subparsers: Subparsers) -> None:
         help="where the frame cache's (unnamed) files go (default: the temporary directory)",
     )
     parser.add_argument(
+        "--faults",
+        type=Path,
+        metavar="FILE",
+        help="a fault plan (.toml or .json, see docs/faults.md): its [[faults]] are applied "
+        "by a fault proxy listening on --host/--port in front of the server, its "
+        "[[server_faults]] by the server at their times",
+    )
+    parser.add_argument(
         "--semi-sync",
         action="store_true",
         help="semi-synchronous replication on (rpl_semi_sync_master_enabled)",
@@ -634,7 +643,8 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         config = _serve_config(args, store)
         _check_exposure(config, args.allow_empty_password_remote)
-        return asyncio.run(_serve(config, store, writer, source, args.demo_live))
+        faults = _fault_plan(args.faults) if args.faults is not None else None
+        return asyncio.run(_serve(config, store, writer, source, args.demo_live, faults))
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None
     finally:
@@ -643,12 +653,33 @@ def run_serve(args: argparse.Namespace) -> int:
             close()
 
 
+def _fault_plan(path: Path) -> tuple[Any, tuple[Any, ...]]:
+    """(wire fault plan, server faults) of a plan file; one error line for a bad one."""
+    import json
+    import tomllib
+
+    from fakemaster.faults.plan import FaultPlan, PlanError
+    from fakemaster.faults.server_faults import load_server_faults
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        toml = path.suffix != ".json"
+        data = tomllib.loads(text) if toml else json.loads(text)
+        wire = FaultPlan.from_dict({k: v for k, v in data.items() if k != "server_faults"})
+        return wire, load_server_faults(text, toml=toml)
+    except OSError as exc:
+        raise CommandError(f"{path}: {exc.strerror or exc}") from None
+    except (ValueError, PlanError) as exc:  # TOML and JSON errors are ValueErrors
+        raise CommandError(f"{path}: {exc}") from None
+
+
 async def _serve(
     config: ServerConfig,
     store: BinlogStore,
     writer: DemoWriter | None,
     source: str,
     live_period: float | None,
+    faults: tuple[Any, tuple[Any, ...]] | None = None,
 ) -> int:
     import asyncio
     import contextlib
@@ -662,13 +693,28 @@ async def _serve(
 
         # From now on every transaction waits for an ACK, even before a replica connects.
         semi_sync_master(store, config)
-    master = FakeMaster(config, store)
+    wire_plan, server_faults = faults if faults is not None else (None, ())
+    proxied = wire_plan is not None and bool(wire_plan.faults)
+    plan: Any = wire_plan
+    # With wire faults the server listens on a loopback port of its own and the fault proxy
+    # on the address asked for.
+    served = dataclasses.replace(config, host="127.0.0.1", port=0) if proxied else config
+    master = FakeMaster(served, store)
+    proxy: Any = None
     # What goes wrong while serving reaches stderr from a thread: an unread stderr pipe costs
     # log records, never the event loop.
     log = log_to_stream_in_background(sys.stderr, fmt="fakemaster: %(message)s")
     try:
         await master.start()
+        if proxied:
+            from fakemaster.faults.proxy import FaultProxy
+
+            proxy = FaultProxy(
+                (master.host, master.port), plan, host=config.host, port=config.port
+            )
+            await proxy.start()
     except OSError as exc:
+        await master.stop()
         log.stop()
         where = _address(config.host, config.port)
         raise CommandError(f"cannot listen on {where}: {exc.strerror or exc}") from None
@@ -681,21 +727,28 @@ async def _serve(
             signal.signal(signum, lambda *_: loop.call_soon_threadsafe(stop.set))
     password = "no password" if not config.password else "password set"
     reported = master.state.globals  # what the served binlog and the options settled
+    port = proxy.port if proxy is not None else master.port
     print(
-        f"fakemaster listening on {_address(config.host, master.port)} "
+        f"fakemaster listening on {_address(config.host, port)} "
         f"(server_id {reported['server_id']}, MariaDB {reported['version']}, "
         f"user {config.user!r} with {password}, {source})",
         flush=True,
     )
-    tasks = [asyncio.create_task(_forget_logged_errors(master))]
+    tasks: list[asyncio.Task[Any]] = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
+    if server_faults:
+        from fakemaster.faults.server_faults import schedule
+
+        tasks.append(schedule(master, server_faults))
     try:
         await stop.wait()
     finally:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if proxy is not None:
+            await proxy.stop()
         await master.stop()
         log.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
