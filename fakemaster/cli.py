@@ -402,6 +402,14 @@ def add_serve_command(subparsers: Subparsers) -> None:
         help="where the frame cache's (unnamed) files go (default: the temporary directory)",
     )
     parser.add_argument(
+        "--pcap",
+        type=Path,
+        metavar="FILE",
+        help="record every connection's traffic in FILE (a pcap: `fakemaster pcap FILE` "
+        "dissects it); a capture proxy on --host/--port relays to the server (needs no "
+        "privileges; extra [scapy] only to dissect)",
+    )
+    parser.add_argument(
         "--faults",
         type=Path,
         metavar="FILE",
@@ -644,7 +652,7 @@ def run_serve(args: argparse.Namespace) -> int:
         config = _serve_config(args, store)
         _check_exposure(config, args.allow_empty_password_remote)
         faults = _fault_plan(args.faults) if args.faults is not None else None
-        return asyncio.run(_serve(config, store, writer, source, args.demo_live, faults))
+        return asyncio.run(_serve(config, store, writer, source, args.demo_live, faults, args.pcap))
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None
     finally:
@@ -680,6 +688,7 @@ async def _serve(
     source: str,
     live_period: float | None,
     faults: tuple[Any, tuple[Any, ...]] | None = None,
+    pcap: Path | None = None,
 ) -> int:
     import asyncio
     import contextlib
@@ -694,25 +703,38 @@ async def _serve(
         # From now on every transaction waits for an ACK, even before a replica connects.
         semi_sync_master(store, config)
     wire_plan, server_faults = faults if faults is not None else (None, ())
-    proxied = wire_plan is not None and bool(wire_plan.faults)
+    faulty = wire_plan is not None and bool(wire_plan.faults)
     plan: Any = wire_plan
-    # With wire faults the server listens on a loopback port of its own and the fault proxy
-    # on the address asked for.
+    # With wire faults or a capture the server listens on a loopback port of its own, and the
+    # proxies in front of it (the capture outermost: it records what clients see) on the
+    # address asked for.
+    proxied = faulty or pcap is not None
     served = dataclasses.replace(config, host="127.0.0.1", port=0) if proxied else config
     master = FakeMaster(served, store)
     proxy: Any = None
+    capture: Any = None
     # What goes wrong while serving reaches stderr from a thread: an unread stderr pipe costs
     # log records, never the event loop.
     log = log_to_stream_in_background(sys.stderr, fmt="fakemaster: %(message)s")
     try:
         await master.start()
-        if proxied:
+        upstream = (master.host, master.port)
+        if faulty:
             from fakemaster.faults.proxy import FaultProxy
 
+            outermost = pcap is None
             proxy = FaultProxy(
-                (master.host, master.port), plan, host=config.host, port=config.port
+                upstream,
+                plan,
+                host=config.host if outermost else "127.0.0.1",
+                port=config.port if outermost else 0,
             )
             await proxy.start()
+            upstream = (proxy.host, proxy.port)
+        if pcap is not None:
+            from fakemaster.scapy.capture import CaptureProxy
+
+            capture = CaptureProxy(*upstream, pcap, host=config.host, port=config.port)
     except OSError as exc:
         await master.stop()
         log.stop()
@@ -727,7 +749,7 @@ async def _serve(
             signal.signal(signum, lambda *_: loop.call_soon_threadsafe(stop.set))
     password = "no password" if not config.password else "password set"
     reported = master.state.globals  # what the served binlog and the options settled
-    port = proxy.port if proxy is not None else master.port
+    port = capture.port if capture is not None else proxy.port if proxy is not None else master.port
     print(
         f"fakemaster listening on {_address(config.host, port)} "
         f"(server_id {reported['server_id']}, MariaDB {reported['version']}, "
@@ -750,6 +772,9 @@ async def _serve(
         if proxy is not None:
             await proxy.stop()
         await master.stop()
+        if capture is not None:
+            # Last: the server's closes reach the relays, which then end by themselves.
+            capture.close(timeout=5.0)
         log.stop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):

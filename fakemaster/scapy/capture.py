@@ -119,14 +119,23 @@ class RecordedConnection:
 
 
 class CaptureProxy:
-    """Relay 127.0.0.1:``port`` to the target and record the traffic in ``path``."""
+    """Relay ``host``:``port`` (by default 127.0.0.1 and a free port) to the target and record
+    the traffic in ``path``."""
 
-    def __init__(self, target_host: str, target_port: int, path: Path | str) -> None:
+    def __init__(
+        self,
+        target_host: str,
+        target_port: int,
+        path: Path | str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
         self.target = (target_host, target_port)
         self.path = Path(path)
         self._writer = PcapWriter(self.path)
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.host = "127.0.0.1"
+        self._listener = socket.create_server((host, port))
+        self.host = host
         self.port: int = self._listener.getsockname()[1]
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
