@@ -35,6 +35,7 @@ from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
 
 __all__ = [
     "PacketReader",
+    "inflate_packets",
     "parse_binlog_packet",
     "parse_eof",
     "parse_err",
@@ -322,6 +323,26 @@ class CompressedPacketReader:
                 "compressed packets at end of stream",
                 offset=self._inner_from,
             )
+
+
+def inflate_packets(data: Buffer, *, exact_length: bool = False) -> tuple[bytes, int]:
+    """The inner bytes (ordinary framed packets, their sequence numbers included) of the whole
+    compressed packets at the start of ``data``, and how many bytes of ``data`` those took.
+    For dissectors that show the inner packets as they are; readers of payloads use
+    :class:`CompressedPacketReader`. DecodeError for a body that does not inflate."""
+    view = memoryview(data).cast("B")
+    pos = 0
+    inner = bytearray()
+    while len(view) - pos >= COMPRESSED_HEADER_LEN:
+        size = _PACKET_HEADER.unpack_from(view, pos)[0] & 0xFFFFFF
+        inflated = int.from_bytes(view[pos + 4 : pos + 7], "little")
+        end = pos + COMPRESSED_HEADER_LEN + size
+        if end > len(view):
+            break
+        body = bytes(view[pos + COMPRESSED_HEADER_LEN : end])
+        inner += _inflate(body, inflated, pos, exact_length) if inflated else body
+        pos = end
+    return bytes(inner), pos
 
 
 def _inflate(body: bytes, stated: int, offset: int, exact: bool) -> bytes:

@@ -47,7 +47,7 @@ from fakemaster.packets import (
     OK_HEADER,
     SEMI_SYNC_HEADER_LEN,
 )
-from fakemaster.protocol.handshake import MariaDBCapability
+from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.scapy.commands import (
     ComBinlogDump,
     ComBinlogDumpGtid,
@@ -100,6 +100,7 @@ def complete_prefix(data: bytes, max_packets: int) -> int:
 # MariaDB's extended capabilities: the last 4 bytes of the handshake response's 23-byte filler.
 _EXTENDED_CAPABILITIES = slice(19, 23)
 _CLIENT_MYSQL = 0x01  # clear: the client speaks MariaDB's extensions
+_CLIENT_COMPRESS = int(Capability.COMPRESS)
 
 
 class MariaDBColumnDefinition(MySQLColumnDefinition41):
@@ -189,6 +190,7 @@ class ReplicationClientPacket(_JoinedPacket, MySQLClientPacket):
                 extended & MariaDBCapability.EXTENDED_METADATA
             )
             state.cache_metadata = mariadb and bool(extended & MariaDBCapability.CACHE_METADATA)
+            state.compress_requested = bool(int(self.payload.client_flags) & _CLIENT_COMPRESS)
         elif isinstance(self.payload, MySQLComQuery):
             state.observe_query(bytes(self.payload.query))
         elif isinstance(self.payload, (ComBinlogDump, ComBinlogDumpGtid)):
@@ -202,6 +204,15 @@ class ReplicationServerPacket(_JoinedPacket, MySQLServerPacket):
 
     def guess_payload_class(self, payload: bytes) -> Any:
         state = current_state()
+        if (
+            state is not None
+            and state.compress_requested
+            and not state.login_answered
+            and payload[:1] in (bytes((OK_HEADER,)), bytes((ERR_HEADER,)))
+        ):
+            # The answer to the login: after an OK everything is compressed.
+            state.login_answered = True
+            state.compressed = payload[0] == OK_HEADER
         if payload and payload[0] == OK_HEADER:
             if state is not None and state.dump_requested:
                 if state.semi_sync and len(payload) >= 2 and payload[1] == SEMI_SYNC_MAGIC:

@@ -46,6 +46,13 @@ class ConnectionState:
     extended_metadata: bool = False
     # MARIADB_CLIENT_CACHE_METADATA: a column count is followed by a metadata-follows byte.
     cache_metadata: bool = False
+    # CLIENT_COMPRESS in the handshake response: from the server's OK that ends the login on,
+    # both directions are compressed packets (``compressed``); the inner bytes of a direction
+    # that do not make a whole packet yet wait in ``inner_left`` (client, server).
+    compress_requested: bool = False
+    login_answered: bool = False
+    compressed: bool = False
+    inner_left: list[bytes] = field(default_factory=lambda: [b"", b""])
 
     def start_dump(self) -> None:
         """A dump was requested: the events that follow start a new binlog context."""

@@ -20,6 +20,8 @@ from scapy.fields import PacketListField
 from scapy.layers.inet import TCP
 from scapy.packet import Packet, bind_layers, split_layers
 
+from decoder.packets import inflate_packets
+from fakemaster.errors import DecodeError
 from fakemaster.scapy.packets import (
     ReplicationClientPacket,
     ReplicationServerPacket,
@@ -31,13 +33,44 @@ __all__ = ["ReplicationClient", "ReplicationServer", "dissect_stream", "install"
 
 
 def _reassemble(cls: Any, data: bytes, session: dict[str, Any] | None) -> Packet | None:
+    state = state_of(session)
+    if state.compressed:
+        return _reassemble_compressed(cls, data, state)
     end = complete_prefix(data, conf.max_list_count)
     if end == 0:
         return None
-    with following(state_of(session)):
+    with following(state):
         pkt: Packet = cls(data[:end])
     if end < len(data):
         return pkt / conf.padding_layer(data[end:])
+    return pkt
+
+
+def _reassemble_compressed(cls: Any, data: bytes, state: ConnectionState) -> Packet | None:
+    """The inner packets of the whole compressed packets in ``data`` (the compressed protocol:
+    one compressed packet may hold several inner packets, or part of one)."""
+    side = int(cls is ReplicationServer)
+    try:
+        inner, used = inflate_packets(data)
+    except DecodeError:
+        return conf.raw_layer(data)  # not a compressed stream after all: shown raw
+    waiting = state.inner_left[side] + inner
+    # Every whole inner packet now: the ones left would wait for more compressed bytes, which
+    # may never come (the end of a capture).
+    most = max(conf.max_list_count, len(waiting) // 4 + 1)
+    end = complete_prefix(waiting, most)
+    if end == 0:
+        return None  # nothing consumed: the same bytes come again with more
+    state.inner_left[side] = waiting[end:]
+    limit = conf.max_list_count
+    conf.max_list_count = most
+    try:
+        with following(state):
+            pkt: Packet = cls(waiting[:end])
+    finally:
+        conf.max_list_count = limit
+    if used < len(data):
+        return pkt / conf.padding_layer(data[used:])
     return pkt
 
 
