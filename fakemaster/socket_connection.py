@@ -273,7 +273,6 @@ class SocketConnection:
         def send_span(span: FramedSpan, writer: SocketWriter) -> None:
             self.master.send_span(span, writer, local=local)
 
-
         def may_send() -> bool:
             return not (self.peer_closed or self.closed)
 
