@@ -12,10 +12,10 @@ Fixtures:
   :class:`~fakemaster.config.ServerConfig` fields, ``config``, ``store``, ``binlog_dir``,
   ``semi_sync``, ``demo``, ``scenario``, ``check_errors``, ``faults``, ``pcap``).
   ``scenario=`` serves a :class:`scenarios.Scenario`, a built-in one's name or a TOML file,
-  with the server variables its settings describe. ``faults=`` (a FaultPlan, a list of faults, or a plan file) puts a
-  fault proxy in front of the server and schedules the plan's server faults in it; ``pcap=``
-  (a path) records the traffic with a capture proxy in front (outermost); the handle's
-  address is then the outermost proxy's.
+  with the server variables its settings describe. ``faults=`` (a FaultPlan, a list of
+  faults, or a plan file) puts a fault proxy in front of the server and schedules the plan's
+  server faults in it; ``pcap=`` (a path) records the traffic with a capture proxy in front
+  (outermost); the handle's address is then the outermost proxy's.
 * ``async_fake_master`` / ``async_fake_master_factory``: the same running in the test's event
   loop, for async tests (needs pytest-asyncio).
 
