@@ -276,3 +276,24 @@ def test_the_async_factory_refuses_faults() -> None:
     with pytest.raises(TypeError, match="synchronous"):
         asyncio.run(factory(faults=[CUT_BEFORE_SECOND]))
     assert factory.handles == []
+
+
+INNER_FAILING_FAULT = """
+import pytest
+
+from fakemaster.faults.server_faults import ServerFault
+
+
+@pytest.mark.fake_master(faults=[ServerFault("purge", params={"to": "no-such-file.000009"})])
+def test_a_server_fault_that_fails(fake_master):
+    (result,) = fake_master.server_fault_results(timeout=60)
+    assert isinstance(result, Exception)
+"""
+
+
+def test_a_failed_server_fault_fails_the_test_at_teardown(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=INNER_FAILING_FAULT)
+    options = ("-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function")
+    result = pytester.runpytest(*options)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*recorded 1 error(s) in its connections*"])
