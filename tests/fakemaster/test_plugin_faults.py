@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import struct
 from pathlib import Path
+from typing import Any
 
 import pymysql
 import pytest
+from pymysql.connections import Connection
 from pymysql.constants import COMMAND
 
 from decoder import decode_event
@@ -31,6 +33,8 @@ from fakemaster.pytest_plugin import (
     FakeMasterHandle,
     load_faults,
 )
+from tests.peers.mariadb import mariadb_available
+from tests.peers.policy import require_peer
 
 __all__: list[str] = []
 
@@ -41,9 +45,11 @@ HANG = 60.0
 CUT_BEFORE_SECOND = Fault(FaultKind.CUT, Point(PointKind.TRANSACTION, 1, Where.BEFORE))
 
 
-def start_dump(dsn: dict[str, object], *, blocking: bool, file_name: str = "mysql-bin.000001"):
+def start_dump(
+    dsn: dict[str, Any], *, blocking: bool, file_name: str = "mysql-bin.000001"
+) -> Connection:
     """A pymysql connection that sent COM_BINLOG_DUMP from (file_name, 4)."""
-    connection = pymysql.connect(**dsn, read_timeout=HANG)  # type: ignore[arg-type]
+    connection = pymysql.connect(**dsn, read_timeout=HANG)
     with connection.cursor() as cursor:
         cursor.execute(
             "SET @master_binlog_checksum = @@global.binlog_checksum, @mariadb_slave_capability = 4"
@@ -55,8 +61,8 @@ def start_dump(dsn: dict[str, object], *, blocking: bool, file_name: str = "mysq
 
 
 def read_events(
-    connection, context: BinlogContext, count: int | None = None
-) -> tuple[list[Event], bool]:  # type: ignore[no-untyped-def]
+    connection: Connection, context: BinlogContext, count: int | None = None
+) -> tuple[list[Event], bool]:
     """(events read, whether the connection was lost before an EOF): ``count`` events at most."""
     events: list[Event] = []
     try:
@@ -70,7 +76,7 @@ def read_events(
     return events, False
 
 
-def dump_all(dsn: dict[str, object]) -> tuple[list[Event], bool]:
+def dump_all(dsn: dict[str, Any]) -> tuple[list[Event], bool]:
     connection = start_dump(dsn, blocking=False)
     try:
         return read_events(connection, BinlogContext())
@@ -79,7 +85,7 @@ def dump_all(dsn: dict[str, object]) -> tuple[list[Event], bool]:
 
 
 def query(handle: FakeMasterHandle, sql: str) -> list[tuple[object, ...]]:
-    connection = pymysql.connect(**handle.dsn)  # type: ignore[arg-type]
+    connection = pymysql.connect(**handle.dsn)
     try:
         with connection.cursor() as cursor:
             cursor.execute(sql)
@@ -297,3 +303,48 @@ def test_a_failed_server_fault_fails_the_test_at_teardown(pytester: pytest.Pytes
     result = pytester.runpytest(*options)
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*recorded 1 error(s) in its connections*"])
+
+
+@pytest.mark.mariadb
+def test_a_real_replica_through_a_cut_mid_transaction(
+    fake_master_factory: FakeMasterFactory, tmp_path: Path
+) -> None:
+    """A MariaDB 10.11 replica pointed at the handle (change_master_sql: the proxy) loses its
+    connection 10 bytes into the QUERY event of the second transaction, reconnects (session 1,
+    no fault) and applies every transaction once."""
+    require_peer("MariaDB server", mariadb_available(), "bash scripts/install-deps.sh")
+    from fakemaster.scapy import dissect_pcap
+    from tests.peers.mariadb import MariaDBServer
+
+    cut = Fault(FaultKind.CUT, Point(PointKind.TRANSACTION, 1, Where.INSIDE, 1, into=10))
+    pcap = tmp_path / "replica.pcap"
+    primary = fake_master_factory(faults=[cut], pcap=pcap)
+    server = MariaDBServer(server_id=2).start()
+    try:
+        replica = server.connect()
+        with replica.cursor() as cursor:
+            cursor.execute(primary.change_master_sql(connect_retry=1))
+            cursor.execute("START SLAVE")
+            groups = [
+                primary.append_transaction([QueryEvent(query=f"CREATE DATABASE d{n}".encode())])
+                for n in range(3)
+            ]
+            cursor.execute("SELECT MASTER_GTID_WAIT(%s, %s)", (str(groups[-1].gtid), HANG))
+            assert cursor.fetchone() == (0,)
+            cursor.execute("SHOW DATABASES LIKE 'd_'")
+            assert cursor.fetchall() == (("d0",), ("d1",), ("d2",))
+            cursor.execute("STOP SLAVE")
+        replica.close()
+    finally:
+        server.close()
+    proxy = primary.fault_proxy
+    assert proxy is not None and proxy.sessions >= 2
+    assert [done.fault for engine in proxy.engines for done in engine.applied] == [cut]
+    primary.stop()
+    queries = [
+        record.event.query
+        for record in dissect_pcap(pcap, primary.port)
+        if isinstance(record.event, QueryEvent) and record.event.query.startswith(b"CREATE")
+    ]
+    # The cut session got d0 (and d1's GTID); the reconnect resumed after d0: d1 and d2.
+    assert queries == [b"CREATE DATABASE d0", b"CREATE DATABASE d1", b"CREATE DATABASE d2"]
