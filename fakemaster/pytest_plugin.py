@@ -10,9 +10,12 @@ Fixtures:
   ``@pytest.mark.fake_master(**options)`` marker passes options (as the factory takes them).
 * ``fake_master_factory``: ``fake_master_factory(**options)`` starts another one (options:
   :class:`~fakemaster.config.ServerConfig` fields, ``config``, ``store``, ``binlog_dir``,
-  ``semi_sync``, ``demo``, ``scenario``, ``check_errors``). ``scenario=`` serves a
-  :class:`scenarios.Scenario`, a built-in one's name or a TOML file, with the server variables
-  its settings describe.
+  ``semi_sync``, ``demo``, ``scenario``, ``check_errors``, ``faults``, ``pcap``).
+  ``scenario=`` serves a :class:`scenarios.Scenario`, a built-in one's name or a TOML file,
+  with the server variables its settings describe. ``faults=`` (a FaultPlan, a list of
+  faults, or a plan file) puts a fault proxy in front of the server and schedules the plan's
+  server faults in it; ``pcap=`` (a path) records the traffic with a capture proxy in front
+  (outermost); the handle's address is then the outermost proxy's.
 * ``async_fake_master`` / ``async_fake_master_factory``: the same running in the test's event
   loop, for async tests (needs pytest-asyncio).
 
@@ -36,6 +39,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -43,12 +47,17 @@ import pytest
 if TYPE_CHECKING:
     from fakemaster.config import ServerConfig
     from fakemaster.events import Event
+    from fakemaster.faults.plan import FaultPlan
+    from fakemaster.faults.proxy import BackgroundFaultProxy
+    from fakemaster.faults.server_faults import ServerFault
+    from fakemaster.scapy.capture import CaptureProxy
     from fakemaster.semi_sync import SemiSyncMaster
     from fakemaster.server import BackgroundFakeMaster, FakeMaster
     from fakemaster.store import AppendedEvent, AppendedGroup, BinlogStore
 
 __all__ = [
     "DEFAULT_ACK_TIMEOUT",
+    "DEFAULT_FAULTS_TIMEOUT",
     "SETTINGS",
     "AsyncFakeMasterFactory",
     "AsyncFakeMasterHandle",
@@ -59,6 +68,7 @@ __all__ = [
     "async_fake_master_factory",
     "fake_master",
     "fake_master_factory",
+    "load_faults",
 ]
 
 try:
@@ -68,6 +78,8 @@ except ImportError:  # the async fixtures then fail with pytest's "needs a plugi
 
 # Seconds wait_for_ack waits by default (more than the default semi-sync timeout of 10 s).
 DEFAULT_ACK_TIMEOUT = 15.0
+# Seconds server_fault_results waits by default for the scheduled server faults.
+DEFAULT_FAULTS_TIMEOUT = 60.0
 _POLL = 0.05
 
 
@@ -276,6 +288,48 @@ def _scenario_server(
     return replace(base, variables=variables, **fields), to_store(scenario), True
 
 
+def load_faults(spec: Any) -> tuple[FaultPlan, tuple[ServerFault, ...]]:
+    """(wire fault plan, server faults) of ``faults=``: a FaultPlan, a plan file's path
+    (``.toml`` or ``.json``: its ``[[faults]]`` and ``[[server_faults]]``), or an iterable of
+    :class:`~fakemaster.faults.plan.Fault` and
+    :class:`~fakemaster.faults.server_faults.ServerFault` values. A bad plan raises
+    ``PlanError``; anything else in a list, TypeError."""
+    import json
+    import tomllib
+
+    from fakemaster.faults.plan import Fault, FaultPlan, PlanError
+    from fakemaster.faults.server_faults import ServerFault, load_server_faults
+
+    if isinstance(spec, FaultPlan):
+        return spec, ()
+    if isinstance(spec, str | os.PathLike):
+        path = Path(spec)
+        text = path.read_text(encoding="utf-8")
+        toml = path.suffix != ".json"
+        try:
+            data = tomllib.loads(text) if toml else json.loads(text)
+        except ValueError as error:  # TOML and JSON errors are ValueErrors
+            raise PlanError(f"{path}: not a plan: {error}") from None
+        if not isinstance(data, dict):
+            raise PlanError(f"{path}: a plan is a table")
+        wire = FaultPlan.from_dict({k: v for k, v in data.items() if k != "server_faults"})
+        return wire, load_server_faults(text, toml=toml)
+    if isinstance(spec, Iterable) and not isinstance(spec, bytes | dict):
+        wire_faults: list[Fault] = []
+        server_faults: list[ServerFault] = []
+        for item in spec:
+            if isinstance(item, Fault):
+                wire_faults.append(item)
+            elif isinstance(item, ServerFault):
+                server_faults.append(item)
+            else:
+                raise TypeError(f"faults: expected Fault or ServerFault values, not {item!r}")
+        return FaultPlan(tuple(wire_faults)), tuple(server_faults)
+    raise TypeError(
+        f"faults= takes a FaultPlan, a plan file's path or a list of faults, not {spec!r}"
+    )
+
+
 def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
@@ -448,9 +502,11 @@ class _Handle:
         store = self._writable("restart")
         return str(self._in_server(store.restart))
 
-    def purge_to(self, file_name: str) -> list[str]:
-        """PURGE BINARY LOGS TO ``file_name``: returns the names of the purged files."""
-        return list(self._in_server(lambda: self.store.purge_to(file_name)))
+    def purge_to(self, file_name: str, *, force: bool = False) -> list[str]:
+        """PURGE BINARY LOGS TO ``file_name``: returns the names of the purged files. As on a
+        real primary the purge stops at the first file a running dump reads; ``force=True``
+        purges it anyway (the dump then ends with ERR 1236 when it next reads it)."""
+        return list(self._in_server(lambda: self.master.purge_to(file_name, force=force)))
 
     def master_status(self) -> tuple[str, int]:
         """SHOW MASTER STATUS: the current file and its size."""
@@ -488,23 +544,79 @@ class FakeMasterHandle(_Handle):
     Every method may be called from any thread.
     """
 
-    def __init__(self, config: ServerConfig, store: BinlogStore, *, owns_store: bool) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        store: BinlogStore,
+        *,
+        owns_store: bool,
+        faults: Any = None,
+        pcap: str | os.PathLike[str] | None = None,
+    ) -> None:
         super().__init__(config, store, owns_store=owns_store)
+        from fakemaster.faults.plan import FaultPlan
         from fakemaster.server import BackgroundFakeMaster
 
-        self.server: BackgroundFakeMaster = BackgroundFakeMaster(config, store)
+        self.plan, self.server_faults = (
+            load_faults(faults) if faults is not None else (FaultPlan(), ())
+        )
+        self.pcap: Path | None = Path(pcap) if pcap is not None else None
+        self.fault_proxy: BackgroundFaultProxy | None = None
+        self.capture: CaptureProxy | None = None
+        self._fault_task: asyncio.Task[list[Any]] | None = None
+        self._capture_open = False
+        # With wire faults or a capture the server listens on a loopback port of its own and
+        # the proxies (the capture outermost: it records what clients see) on the address
+        # configured, as `serve --faults --pcap` chains them.
+        self._proxied = bool(self.plan.faults) or self.pcap is not None
+        served = replace(config, host="127.0.0.1", port=0) if self._proxied else config
+        self.server: BackgroundFakeMaster = BackgroundFakeMaster(served, store)
         self._running = False
 
     def start(self) -> FakeMasterHandle:
         self.server.start()
         self._running = True
+        upstream = (self.server.host, self.server.port)
+        if self.plan.faults:
+            from fakemaster.faults.proxy import BackgroundFaultProxy
+
+            outermost = self.pcap is None
+            self.fault_proxy = BackgroundFaultProxy(
+                upstream,
+                self.plan,
+                host=self.config.host if outermost else "127.0.0.1",
+                port=self.config.port if outermost else 0,
+            ).start()
+            upstream = (self.fault_proxy.host, self.fault_proxy.port)
+        if self.pcap is not None:
+            from fakemaster.scapy.capture import CaptureProxy
+
+            self.capture = CaptureProxy(
+                *upstream, self.pcap, host=self.config.host, port=self.config.port
+            )
+            self._capture_open = True
+        if self.server_faults:
+            from fakemaster.faults.server_faults import schedule
+
+            master, faults = self.master, self.server_faults
+            self._fault_task = self.server.call(lambda: schedule(master, faults))
         return self
 
     def stop(self) -> None:
-        """Stop listening and close every connection (the fixtures do it at teardown)."""
+        """Stop listening and close every connection (the fixtures do it at teardown); a
+        capture's file is complete once this returns."""
         if self._running:
             self._running = False
+            task = self._fault_task
+            if task is not None:
+                self.server.call(task.cancel)
+            if self.fault_proxy is not None:
+                self.fault_proxy.stop()
             self.server.stop()
+        if self.capture is not None and self._capture_open:
+            # Last: the server's closes reach the relays, which then end by themselves.
+            self._capture_open = False
+            self.capture.close(timeout=10.0)
         if self.owns_store:
             close = getattr(self.store, "close", None)
             if callable(close):
@@ -522,6 +634,72 @@ class FakeMasterHandle(_Handle):
         if master is None:
             raise RuntimeError("the fake master is not running")
         return master
+
+    # -- the outermost listener: the capture, else the fault proxy, else the server
+
+    @property
+    def host(self) -> str:
+        if self.capture is not None:
+            return self.capture.host
+        if self.fault_proxy is not None:
+            return self.fault_proxy.host
+        return self.config.host
+
+    @property
+    def port(self) -> int:
+        if self.capture is not None:
+            return self.capture.port
+        if self.fault_proxy is not None:
+            return self.fault_proxy.port
+        return self.master.port
+
+    @property
+    def server_port(self) -> int:
+        """The fake master's own port (behind the proxies, if any)."""
+        return self.master.port
+
+    @property
+    def proxy_errors(self) -> list[BaseException]:
+        """Unexpected exceptions of the fault proxy's connection handlers (they fail the
+        test at teardown, like :attr:`errors`)."""
+        return self.fault_proxy.errors if self.fault_proxy is not None else []
+
+    # -- faults only the server can make (docs/faults.md)
+
+    def server_fault_results(self, timeout: float = DEFAULT_FAULTS_TIMEOUT) -> list[Any]:
+        """Wait until every server fault of ``faults=`` happened; what each returned (purged
+        file names, killed thread ids, None, or the exception it raised, also recorded in
+        :attr:`errors`). TimeoutError after ``timeout`` seconds."""
+        task = self._fault_task
+        if task is None:
+            return []
+        done = threading.Event()
+        self.server.call(lambda: task.add_done_callback(lambda _task: done.set()))
+        if not done.wait(timeout):
+            raise TimeoutError(f"server faults not done within {timeout} s")
+        return list(task.result())
+
+    def dumps(self) -> list[tuple[int, int, str | None]]:
+        """The running dumps: (thread id, the replica's server id, the file it reads)."""
+        return self.server.dumps()
+
+    def kill_dump(self, *, thread_id: int | None = None, server_id: int | None = None) -> list[int]:
+        """KILL the dump of connection ``thread_id`` or those of the replica ``server_id`` as
+        SQL ``KILL`` does (the socket closes, no packet); returns the thread ids killed."""
+        return self.server.kill_dump(thread_id=thread_id, server_id=server_id)
+
+    def restart(self, server_id: int | None = None, store: BinlogStore | None = None) -> str:
+        """A restart of the primary (or a failover on the same port): every connection closed
+        with FIN as by a shutdown, then the binlog goes on in a new file (a memory store: STOP,
+        the next file), ``server_id`` and ``store`` if given; returns the current file."""
+        if not self._running:
+            return super().restart()
+        self.server.restart(server_id, store)
+        if store is not None:
+            self.store = store
+        if server_id is not None:
+            self.config = replace(self.config, server_id=server_id)
+        return self.master_status()[0]
 
     def _in_server(self, function: Callable[[], Any]) -> Any:
         if self._running:
@@ -636,9 +814,16 @@ class FakeMasterFactory:
         self.defaults = defaults
         self.handles: list[FakeMasterHandle] = []
 
-    def __call__(self, *, check_errors: bool = True, **options: Any) -> FakeMasterHandle:
+    def __call__(
+        self,
+        *,
+        check_errors: bool = True,
+        faults: Any = None,
+        pcap: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> FakeMasterHandle:
         config, store, owns_store = build_server(self.defaults, **options)
-        handle = FakeMasterHandle(config, store, owns_store=owns_store)
+        handle = FakeMasterHandle(config, store, owns_store=owns_store, faults=faults, pcap=pcap)
         handle.check_errors = check_errors
         try:
             handle.start()
@@ -654,8 +839,9 @@ class FakeMasterFactory:
         for handle in reversed(self.handles):
             where = _where(handle)
             handle.stop()
-            if handle.check_errors and handle.errors:
-                failures.append(format_errors(where, list(handle.errors)))
+            errors = [*handle.errors, *handle.proxy_errors]
+            if handle.check_errors and errors:
+                failures.append(format_errors(where, errors))
         self.handles.clear()
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
@@ -669,6 +855,10 @@ class AsyncFakeMasterFactory:
         self.handles: list[AsyncFakeMasterHandle] = []
 
     async def __call__(self, *, check_errors: bool = True, **options: Any) -> AsyncFakeMasterHandle:
+        for name in ("faults", "pcap"):
+            if options.get(name) is not None:
+                raise TypeError(f"{name}= needs the synchronous fixtures (fake_master_factory)")
+            options.pop(name, None)
         config, store, owns_store = build_server(self.defaults, **options)
         handle = AsyncFakeMasterHandle(config, store, owns_store=owns_store)
         handle.check_errors = check_errors
