@@ -23,7 +23,8 @@ the same rows, in one run; the result is reported as rows/s and the ratio scenar
 5. Serve: ``BackgroundFakeMaster`` serving that store; a drain client in its own process
    (bench_serving's ``--drain-worker``: login, COM_BINLOG_DUMP non-blocking from the first
    file, ``recv_into`` until the EOF packet) takes a full dump; the first dump and the median
-   of the following ones are reported (wall time from "go" to the EOF packet).
+   of the following ones are reported (wall time from "go" to the EOF packet; every dump must
+   stream the same number of bytes).
 
 Steps 2-5 are repeated ``--repeat`` times (medians). The ratios: compile+store / encoder (the
 scenario layer's cost to produce the binlog, encoding included, against encoding alone) and
@@ -231,12 +232,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     serve_times: list[float] = []
+    streamed_sizes: set[int] = set()
     with BackgroundFakeMaster(ServerConfig(), store) as master:
         first_file = store.file_names()[0]
         for _ in range(args.repeat + 1):
             result = run_drains(master.port, first_file, 1)
             serve_times.append(result.seconds)
-            streamed = result.bytes_per_replica[0]
+            streamed_sizes.add(result.bytes_per_replica[0])
+    if len(streamed_sizes) != 1:
+        print(f"the dumps streamed different sizes: {sorted(streamed_sizes)}")
+        return 1
+    streamed = streamed_sizes.pop()
 
     build, comp, stored, enc = (
         build_s,
