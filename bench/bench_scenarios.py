@@ -1,0 +1,280 @@
+"""Rows per second of the scenario layer -- a history of row changes built through the Python
+API, compiled, written into a memory store and served -- next to the codec's raw encode rate for
+the same rows, in one run; the result is reported as rows/s and the ratio scenario / encoder.
+
+    python3 bench/bench_scenarios.py                  # 1,000,000 row changes
+    python3 bench/bench_scenarios.py --rows 100000    # quick, well under a minute
+
+1. Build: a :class:`scenarios.Scenario` (default settings: FULL row image, CRC32, annotations)
+   with three tables of a handful of column types (INT, BIGINT UNSIGNED, SMALLINT, ENUM,
+   DECIMAL, DATETIME(3), DATE, DOUBLE, VARCHAR, BLOB), then transactions of ``--per-tx`` changes
+   (one row each: about 50% inserts, 30% updates, 20% deletes, keys drawn from the rows present,
+   seeded random) until ``--rows`` row changes, all through ``scenario.transaction()`` and
+   ``tx.insert/update/delete`` with plain Python values. Timed once (it is the scenario itself).
+2. Compile: ``compile_scenario(scenario)``, the events MariaDB writes for it (GTID,
+   ANNOTATE_ROWS, TABLE_MAP, rows, XID per transaction).
+3. Compile + store: ``to_store(scenario)``, compiling and encoding every event into a
+   ``MemoryBinlogStore`` (what fakemaster serves).
+4. Encoder: ``encoder.encode_event`` of the compiled TABLE_MAP and WRITE/UPDATE/DELETE rows
+   events only (the TABLE_MAPs because rows events are encoded against them), with one
+   ``BinlogContext``, as bench_codec does: the codec's raw rate for the same rows. Also, for
+   reference, of every compiled event (GTID, ANNOTATE_ROWS and XID too: what the store
+   encodes).
+5. Serve: ``BackgroundFakeMaster`` serving that store; a drain client in its own process
+   (bench_serving's ``--drain-worker``: login, COM_BINLOG_DUMP non-blocking from the first
+   file, ``recv_into`` until the EOF packet) takes a full dump; the first dump and the median
+   of the following ones are reported (wall time from "go" to the EOF packet; every dump must
+   stream the same number of bytes).
+
+Steps 2-5 are repeated ``--repeat`` times (medians). The ratios: compile+store / encoder (the
+scenario layer's cost to produce the binlog, encoding included, against encoding alone) and
+build+compile+store / encoder. No timing is asserted anywhere; the figures are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import decimal
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_serving import run_drains  # noqa: E402
+from encoder import encode_event  # noqa: E402
+from fakemaster.config import ServerConfig  # noqa: E402
+from fakemaster.context import BinlogContext  # noqa: E402
+from fakemaster.events import Event, RowsEvent, TableMapEvent  # noqa: E402
+from fakemaster.server import BackgroundFakeMaster  # noqa: E402
+from fakemaster.store import MemoryBinlogStore  # noqa: E402
+from scenarios import Scenario, compile_scenario, to_store  # noqa: E402
+from scenarios.compiler import flatten  # noqa: E402
+
+__all__ = ["build_history", "main"]
+
+TABLES = (
+    "CREATE TABLE shop.orders (id INT PRIMARY KEY, customer BIGINT UNSIGNED NOT NULL,"
+    " status ENUM('new','paid','shipped') NOT NULL, amount DECIMAL(10,2),"
+    " created DATETIME(3), note VARCHAR(64))",
+    "CREATE TABLE shop.events (id BIGINT PRIMARY KEY, kind SMALLINT NOT NULL, ratio DOUBLE,"
+    " payload BLOB)",
+    "CREATE TABLE shop.counters (name VARCHAR(32) PRIMARY KEY, value INT NOT NULL, day DATE)",
+)
+STATUSES = ("new", "paid", "shipped")
+
+
+def _orders(key: int, rng: random.Random) -> dict[str, Any]:
+    return {
+        "id": key,
+        "customer": rng.randrange(1 << 40),
+        "status": rng.choice(STATUSES),
+        "amount": decimal.Decimal(rng.randrange(10_000_000)).scaleb(-2),
+        "created": datetime(
+            2024, 1 + key % 12, 1 + key % 28, key % 24, key % 60, 7, 1000 * (key % 1000)
+        ),
+        "note": f"order {key}" if key % 5 else None,
+    }
+
+
+def _events(key: int, rng: random.Random) -> dict[str, Any]:
+    return {
+        "id": key,
+        "kind": rng.randrange(-300, 300),
+        "ratio": key / 7.0,
+        "payload": b"p" * (key % 48),
+    }
+
+
+def _counters(key: int, rng: random.Random) -> dict[str, Any]:
+    return {
+        "name": f"counter-{key}",
+        "value": rng.randrange(-(1 << 31), 1 << 31),
+        "day": date(2024, 1 + key % 12, 1 + key % 28),
+    }
+
+
+def _orders_change(rng: random.Random) -> dict[str, Any]:
+    return {
+        "status": rng.choice(STATUSES),
+        "amount": decimal.Decimal(rng.randrange(100000)).scaleb(-2),
+    }
+
+
+def _events_change(rng: random.Random) -> dict[str, Any]:
+    return {"kind": rng.randrange(-300, 300), "ratio": rng.random()}
+
+
+def _counters_change(rng: random.Random) -> dict[str, Any]:
+    return {"value": rng.randrange(-(1 << 31), 1 << 31)}
+
+
+# table name, key column, key of the n-th row, whole row, values an update sets
+KINDS: tuple[
+    tuple[
+        str,
+        str,
+        Callable[[int], Any],
+        Callable[[int, random.Random], dict[str, Any]],
+        Callable[[random.Random], dict[str, Any]],
+    ],
+    ...,
+] = (
+    ("shop.orders", "id", lambda n: n, _orders, _orders_change),
+    ("shop.events", "id", lambda n: n * 1_000_003, _events, _events_change),
+    ("shop.counters", "name", lambda n: f"counter-{n}", _counters, _counters_change),
+)
+
+
+def build_history(rows: int, per_tx: int, seed: int = 8) -> Scenario:
+    """A scenario of ``rows`` row changes in transactions of ``per_tx`` changes (see the module
+    docstring), built through the Python API."""
+    rng = random.Random(seed)
+    scenario = Scenario()
+    for sql in TABLES:
+        scenario.create_table(sql)
+    present: list[list[Any]] = [[] for _ in KINDS]  # keys of the rows present, per table
+    counter = 0
+    done = 0
+    while done < rows:
+        with scenario.transaction() as tx:
+            for _ in range(min(per_tx, rows - done)):
+                which = rng.randrange(len(KINDS))
+                name, key_column, key_of, whole, change = KINDS[which]
+                keys = present[which]
+                roll = rng.random()
+                if roll < 0.5 or len(keys) < 8:
+                    counter += 1
+                    row = whole(counter, rng)
+                    row[key_column] = key_of(counter)
+                    tx.insert(name, row)
+                    keys.append(row[key_column])
+                else:
+                    index = rng.randrange(len(keys))
+                    if roll < 0.8:
+                        tx.update(name, {key_column: keys[index]}, change(rng))
+                    else:
+                        tx.delete(name, {key_column: keys[index]})
+                        keys[index] = keys[-1]
+                        keys.pop()
+                done += 1
+    return scenario
+
+
+def encode_rows(events: Sequence[Event]) -> int:
+    ctx = BinlogContext()
+    rows = 0
+    for event in events:
+        encode_event(event, ctx)
+        if isinstance(event, RowsEvent):
+            rows += len(event.rows)
+    return rows
+
+
+def timed(work: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = work()
+    return time.perf_counter() - start, result
+
+
+def line(label: str, rows: int, seconds: float, note: str = "") -> None:
+    print(
+        f"{label:34s} {rows:10,d} rows in {seconds:8.3f} s = {rows / seconds:12,.0f} rows/s {note}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000, help="row changes in the history")
+    parser.add_argument("--per-tx", type=int, default=4, help="changes per transaction")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions of the timed steps")
+    args = parser.parse_args(argv)
+    print(
+        f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}, cpus: {os.cpu_count()}"
+    )
+
+    build_s, scenario = timed(lambda: build_history(args.rows, args.per_tx))
+    changes = sum(len(t.changes) for t in scenario.transactions)
+    print(f"history: {len(scenario.transactions):,} transactions, {changes:,} row changes")
+
+    compile_times: list[float] = []
+    store_times: list[float] = []
+    encode_times: list[float] = []
+    encode_all_times: list[float] = []
+    store: MemoryBinlogStore | None = None
+    rows = 0
+    for _ in range(args.repeat):
+        seconds, compiled = timed(lambda: compile_scenario(scenario))
+        compile_times.append(seconds)
+        every_event = flatten(compiled)
+        del compiled
+        codec_events = [e for e in every_event if isinstance(e, (TableMapEvent, RowsEvent))]
+        seconds, rows = timed(partial(encode_rows, codec_events))
+        encode_times.append(seconds)
+        del codec_events
+        seconds, _ = timed(partial(encode_rows, every_event))
+        encode_all_times.append(seconds)
+        del every_event
+        store = None
+        seconds, store = timed(lambda: to_store(scenario))
+        store_times.append(seconds)
+    assert store is not None
+    if rows != changes:
+        print(f"rows in the rows events {rows:,} differ from the history's {changes:,} changes")
+        return 1
+
+    serve_times: list[float] = []
+    streamed_sizes: set[int] = set()
+    with BackgroundFakeMaster(ServerConfig(), store) as master:
+        first_file = store.file_names()[0]
+        for _ in range(args.repeat + 1):
+            result = run_drains(master.port, first_file, 1)
+            serve_times.append(result.seconds)
+            streamed_sizes.add(result.bytes_per_replica[0])
+    if len(streamed_sizes) != 1:
+        print(f"the dumps streamed different sizes: {sorted(streamed_sizes)}")
+        return 1
+    streamed = streamed_sizes.pop()
+
+    build, comp, stored, enc = (
+        build_s,
+        statistics.median(compile_times),
+        statistics.median(store_times),
+        statistics.median(encode_times),
+    )
+    enc_all = statistics.median(encode_all_times)
+    serve_first, serve = serve_times[0], statistics.median(serve_times[1:])
+    print(f"binlog: {len(store.file_names())} file(s), dump stream {streamed:,} bytes")
+    print(
+        f"medians of {args.repeat} (build: once; serve: first dump, then median of {args.repeat}):"
+    )
+    line("build the model (Python API)", changes, build)
+    line("compile_scenario", changes, comp)
+    line("compile + store (to_store)", changes, stored)
+    line("encoder.encode_event (codec)", changes, enc, "(TABLE_MAP + rows events)")
+    line("encode_event, every event", changes, enc_all, "(also GTID, ANNOTATE_ROWS, XID)")
+    line(
+        "serve: first full dump",
+        changes,
+        serve_first,
+        f"({streamed / serve_first / 1e6:,.0f} MB/s)",
+    )
+    line("serve: full dump", changes, serve, f"({streamed / serve / 1e6:,.0f} MB/s)")
+    print(f"ratio compile+store / encoder:        {stored / enc:.2f}x")
+    print(f"ratio compile+store / every event:    {stored / enc_all:.2f}x")
+    print(f"ratio compile / encoder:              {comp / enc:.2f}x")
+    print(f"ratio build+compile+store / encoder:  {(build + stored) / enc:.2f}x")
+    print(f"ratio build+compile+store+serve / encoder: {(build + stored + serve) / enc:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
