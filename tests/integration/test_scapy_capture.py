@@ -19,17 +19,15 @@ import subprocess
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-import pytest
-
 from fakemaster.config import ServerConfig
 from fakemaster.events import QueryEvent
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.scapy.capture import check_capture, tcpdump_capture
 from tests.integration.streams import TypedStream, store_file_bytes
-from tests.peers.policy import require_peer
+from tests.peers.policy import require_module, require_peer
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from fakemaster.scapy import dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import CaptureProxy  # noqa: E402

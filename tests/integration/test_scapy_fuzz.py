@@ -27,8 +27,9 @@ from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.budget import examples
 from tests.fakemaster.wire import RawClient
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from scapy.contrib.mysql import (  # noqa: E402
     MySQLCommand,

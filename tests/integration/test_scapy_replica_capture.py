@@ -29,8 +29,9 @@ from tests.integration.streams import (
 )
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from fakemaster.scapy import PacketRecord, dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import CaptureProxy  # noqa: E402

@@ -9,6 +9,7 @@ none); a developer who knowingly lacks the peer can opt into skipping with
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
@@ -34,4 +35,22 @@ def require_peer(name: str, found: bool, how_to_install: str) -> None:
     )
     if missing_peers_allowed():
         pytest.skip(message)
+    pytest.fail(message, pytrace=False)
+
+
+def require_module(module: str, how_to_install: str) -> None:
+    """:func:`require_peer` for a Python module, usable at the top of a test module (before it
+    imports the module): skipping then skips the whole test module."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        found = False
+    if found:
+        return
+    message = (
+        f"peer {module!r} is not available. To install it: {how_to_install}. "
+        f"(Set {ALLOW_MISSING_ENV}=1 to skip instead of failing.)"
+    )
+    if missing_peers_allowed():
+        pytest.skip(message, allow_module_level=True)
     pytest.fail(message, pytrace=False)

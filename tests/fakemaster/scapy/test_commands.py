@@ -8,7 +8,6 @@ same values, and dissecting those bytes must give back the fields.
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +17,9 @@ from fakemaster.constants import Command
 from fakemaster.packets import SemiSyncAck
 from fakemaster.session import RegisterSlaveRequest, parse_binlog_dump, parse_binlog_dump_gtid
 from tests.budget import examples
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from fakemaster.scapy import (  # noqa: E402
     ComBinlogDump,

@@ -4,7 +4,6 @@ equal to the served file's."""
 
 from __future__ import annotations
 
-import importlib.util
 import struct
 from pathlib import Path
 
@@ -14,15 +13,13 @@ from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.compressed_wire import CompressedClient
 from tests.integration.streams import store_file_bytes
-from tests.peers.policy import require_peer
+from tests.peers.policy import require_module
 
 USER, PASSWORD = "repl", "pw"
 
 
 def test_a_compressed_dump_dissects(tmp_path: Path) -> None:
-    require_peer(
-        "scapy", importlib.util.find_spec("scapy") is not None, "pip install 'fakemaster[scapy]'"
-    )
+    require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
     from fakemaster.scapy import dissect_pcap
     from fakemaster.scapy.capture import CaptureProxy
     from tests.fakemaster.scapy.capture import check_capture

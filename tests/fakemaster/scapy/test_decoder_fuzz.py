@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +17,9 @@ from fakemaster.errors import DecodeError
 from fakemaster.events import Event
 from scenarios.strategies.streams import event_streams
 from tests.budget import examples
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from scapy.packet import fuzz  # noqa: E402
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +21,9 @@ from fakemaster.context import BinlogContext
 from fakemaster.events import Event, RotateEvent
 from scenarios.strategies.streams import event_streams
 from tests.budget import examples
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from fakemaster.scapy import (  # noqa: E402
     BinlogEvent,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.peers.policy import require_module
 from tests.test_layering import loaded_after_importing
 
 
@@ -18,7 +19,7 @@ def test_importing_does_not_load_scapy(modules: list[str]) -> None:
 
 
 def test_every_exported_name_resolves_on_first_use() -> None:
-    pytest.importorskip("scapy.contrib.mysql")
+    require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
     import fakemaster.scapy
 
     missing = [name for name in fakemaster.scapy.__all__ if not hasattr(fakemaster.scapy, name)]

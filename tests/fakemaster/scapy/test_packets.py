@@ -15,8 +15,9 @@ from fakemaster.events import RotateEvent
 from fakemaster.packets import EofPacket, ErrPacket, OkPacket
 from scenarios.strategies.framing import eof_packets, err_packets, ok_packets
 from tests.budget import examples
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from scapy.contrib.mysql import (  # noqa: E402
     MySQLComQuery,

@@ -22,8 +22,9 @@ from fakemaster.context import BinlogContext
 from fakemaster.events import Event, FormatDescriptionEvent, QueryEvent, RotateEvent
 from fakemaster.jsonform import event_to_json
 from fakemaster.packets import EofPacket, OkPacket
+from tests.peers.policy import require_module
 
-pytest.importorskip("scapy.contrib.mysql")
+require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
 from fakemaster.scapy import ComBinlogDump, dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import PcapWriter, RecordedConnection  # noqa: E402

@@ -4,7 +4,6 @@ fetched."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -13,15 +12,14 @@ from pathlib import Path
 
 from decoder.binlog_file import read_binlog
 from fakemaster.events import RotateEvent
-from tests.peers.policy import require_peer
+from tests.peers.policy import require_module, require_peer
 
 REPO = Path(__file__).resolve().parents[3]
 HANG_BOUND = 60
 
 
 def test_serve_records_what_a_client_fetched(tmp_path: Path) -> None:
-    found_scapy = importlib.util.find_spec("scapy") is not None
-    require_peer("scapy", found_scapy, "pip install 'fakemaster[scapy]'")
+    require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
     from fakemaster.scapy import dissect_pcap
 
     tool = shutil.which("mariadb-binlog")
