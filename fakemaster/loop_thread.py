@@ -18,6 +18,14 @@ __all__ = ["AsyncService", "LoopThread"]
 
 
 class AsyncService(Protocol):
+    """A server started and stopped in an event loop, listening on ``host``:``port``."""
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def port(self) -> int: ...
+
     def start(self) -> Awaitable[Any]: ...
 
     def stop(self) -> Awaitable[Any]: ...
@@ -106,6 +114,14 @@ class LoopThread(Generic[ServiceT]):
         if self.service is None:
             raise RuntimeError(f"the {self._name} thread is not running")
         return self.service
+
+    @property
+    def host(self) -> str:
+        return self._running.host
+
+    @property
+    def port(self) -> int:
+        return self._running.port
 
     def __enter__(self: LoopThreadT) -> LoopThreadT:
         return self.start()

@@ -417,14 +417,6 @@ class BackgroundFakeMaster(LoopThread[FakeMaster]):
         return self.service
 
     @property
-    def host(self) -> str:
-        return self._running.host
-
-    @property
-    def port(self) -> int:
-        return self._running.port
-
-    @property
     def errors(self) -> list[BaseException]:
         return self._running.errors
 

@@ -254,14 +254,6 @@ class BackgroundFaultProxy(LoopThread[FaultProxy]):
         return self.service
 
     @property
-    def host(self) -> str:
-        return self._running.host
-
-    @property
-    def port(self) -> int:
-        return self._running.port
-
-    @property
     def sessions(self) -> int:
         return int(self.call(lambda: self._running.sessions))
 

@@ -39,11 +39,7 @@ def _reassemble(cls: Any, data: bytes, session: dict[str, Any] | None) -> Packet
     end = complete_prefix(data, conf.max_list_count)
     if end == 0:
         return None
-    with following(state):
-        pkt: Packet = cls(data[:end])
-    if end < len(data):
-        return pkt / conf.padding_layer(data[end:])
-    return pkt
+    return _dissected(cls, data[:end], state, data[end:], conf.max_list_count)
 
 
 def _reassemble_compressed(cls: Any, data: bytes, state: ConnectionState) -> Packet | None:
@@ -62,29 +58,36 @@ def _reassemble_compressed(cls: Any, data: bytes, state: ConnectionState) -> Pac
     if end == 0:
         return None  # nothing consumed: the same bytes come again with more
     state.inner_left[side] = waiting[end:]
+    return _dissected(cls, waiting[:end], state, data[used:], most)
+
+
+def _dissected(cls: Any, packets: bytes, state: ConnectionState, rest: bytes, most: int) -> Packet:
+    """``packets`` (whole ones, at most ``most``) dissected with ``state``; ``rest`` (bytes of
+    the stream not consumed yet) handed back to the session as padding."""
     limit = conf.max_list_count
     conf.max_list_count = most
     try:
         with following(state):
-            pkt: Packet = cls(waiting[:end])
+            pkt: Packet = cls(packets)
     finally:
         conf.max_list_count = limit
-    if used < len(data):
-        return pkt / conf.padding_layer(data[used:])
-    return pkt
+    return pkt / conf.padding_layer(rest) if rest else pkt
+
+
+def _contents(packet_class: type[Packet]) -> list[Any]:
+    """The fields of a stream layer: a list of ``packet_class`` packets."""
+    return [
+        PacketListField(
+            "contents",
+            [],
+            next_cls_cb=lambda pkt, lst, cur, remain: packet_class if len(remain) >= 4 else None,
+        ),
+    ]
 
 
 class ReplicationClient(MySQLClient):
     name = "MySQL Client Stream (replication)"
-    fields_desc = [
-        PacketListField(
-            "contents",
-            [],
-            next_cls_cb=lambda pkt, lst, cur, remain: (
-                ReplicationClientPacket if len(remain) >= 4 else None
-            ),
-        ),
-    ]
+    fields_desc = _contents(ReplicationClientPacket)
 
     @classmethod
     def tcp_reassemble(cls, data: bytes, metadata: Any, session: Any = None) -> Packet | None:
@@ -93,15 +96,7 @@ class ReplicationClient(MySQLClient):
 
 class ReplicationServer(MySQLServer):
     name = "MySQL Server Stream (replication)"
-    fields_desc = [
-        PacketListField(
-            "contents",
-            [],
-            next_cls_cb=lambda pkt, lst, cur, remain: (
-                ReplicationServerPacket if len(remain) >= 4 else None
-            ),
-        ),
-    ]
+    fields_desc = _contents(ReplicationServerPacket)
 
     @classmethod
     def tcp_reassemble(cls, data: bytes, metadata: Any, session: Any = None) -> Packet | None:
