@@ -8,13 +8,12 @@ from typing import Any
 
 import pymysql
 import pytest
-from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from scenarios import Oracle
 from scenarios.library import LIBRARY, build
 from scenarios.toml_form import read_scenario
 from tests.fakemaster.test_serve_cli import run_cli, serve
+from tests.scenarios.toy_client import apply_row_events
 
 SHOP = """
 [settings]
@@ -76,27 +75,9 @@ def served_variables(host: str, port: int) -> dict[str, str]:
 def stream_into(tables: dict[str, list[dict[str, Any]]], host: str, port: int) -> None:
     """A CDC client that starts from a snapshot (``tables``) and applies the whole binlog (from
     the first file: without a position, python-mysql-replication starts at the last file)."""
-    stream = BinLogStreamReader(
-        connection_settings={"host": host, "port": port, "user": "repl", "passwd": "pw"},
-        server_id=99,
-        log_file="mysql-bin.000001",
-        log_pos=4,
-        resume_stream=True,
-        blocking=False,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+    apply_row_events(
+        tables, host, port, "repl", "pw", log_file="mysql-bin.000001", log_pos=4, resume_stream=True
     )
-    try:
-        for event in stream:
-            rows = tables.setdefault(f"{event.schema}.{event.table}", [])
-            for row in event.rows:
-                if isinstance(event, WriteRowsEvent):
-                    rows.append(row["values"])
-                elif isinstance(event, UpdateRowsEvent):
-                    rows[rows.index(row["before_values"])] = row["after_values"]
-                else:
-                    rows.remove(row["values"])
-    finally:
-        stream.close()
 
 
 def test_a_toml_scenario_is_served_with_its_settings(tmp_path: Path) -> None:

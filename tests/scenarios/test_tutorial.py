@@ -5,34 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
-
 from scenarios import Oracle, Scenario, Settings, to_store
+from tests.scenarios.toy_client import apply_row_events
 
 
 # --- the client under test: copies every table it sees into dicts --------------------------
 def toy_client(host: str, port: int, user: str, password: str) -> dict[str, list[dict[str, Any]]]:
-    tables: dict[str, list[dict[str, Any]]] = {}
-    stream = BinLogStreamReader(
-        connection_settings={"host": host, "port": port, "user": user, "passwd": password},
-        server_id=99,
-        blocking=False,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
-    )
-    try:
-        for event in stream:
-            rows = tables.setdefault(f"{event.schema}.{event.table}", [])
-            for row in event.rows:
-                if isinstance(event, WriteRowsEvent):
-                    rows.append(row["values"])
-                elif isinstance(event, UpdateRowsEvent):
-                    rows[rows.index(row["before_values"])] = row["after_values"]
-                else:
-                    rows.remove(row["values"])
-    finally:
-        stream.close()
-    return tables
+    return apply_row_events({}, host, port, user, password)
 
 
 # --- the README example --------------------------------------------------------------------
