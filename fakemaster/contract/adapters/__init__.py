@@ -1,0 +1,15 @@
+"""Example clients for ``fakemaster check``, each runnable as
+``python -m fakemaster.contract.adapters.<name> HOST PORT OUT`` (the other values from the
+``FAKEMASTER_*`` environment the check sets, or options):
+
+* ``python_mysql_replication``: a CDC client on python-mysql-replication that resumes from its
+  last committed position after any fault (extra ``[test]``: mysql-replication);
+* ``drops_after_reconnect`` and ``reapplies_transaction``: the same client with a flaw each
+  (it loses the first row change after a reconnect; it resumes one transaction too early and
+  applies it twice), to show what the check reports;
+* ``mariadb_replica``: a real MariaDB replica (needs ``mariadbd``) on a temporary datadir.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
