@@ -43,6 +43,29 @@ class _Fault(Exception):
     """The stream is unusable from here (a damaged event)."""
 
 
+class _LibraryReconnect(Exception):
+    """python-mysql-replication reconnects by itself after a lost connection (errors 2013 and
+    2006), from the last event it read, which may be inside a transaction; this client
+    resumes from its last committed position instead, so it stops the library's reconnect."""
+
+
+def _connect_once() -> Any:
+    """A ``pymysql_wrapper`` that makes one stream connection and refuses a second."""
+    import pymysql
+
+    made = 0
+
+    def connect(**settings: Any) -> Any:
+        nonlocal made
+        if "db" not in settings:  # the stream connection (the control one names a database)
+            made += 1
+            if made > 1:
+                raise _LibraryReconnect("the connection was lost")
+        return pymysql.connect(**settings)
+
+    return connect
+
+
 def _time_text(value: _dt.timedelta, fsp: int) -> str:
     total = value.days * 86400_000000 + value.seconds * 1_000000 + value.microseconds
     sign = "-" if total < 0 else ""
@@ -153,11 +176,9 @@ class Client:
             rows.append({**self.defaults.get(change["table"], {}), **change["after"]})
         else:
             found = next((row for row in rows if _matches(row, change["before"])), None)
-            if found is None:
-                raise RuntimeError(
-                    f"no row {change['before']} in {change['table']} to {change['op']}"
-                )
-            if change["op"] == "update":
+            if found is None:  # (a client that lost a change): nothing to act on
+                print(f"no row {change['before']} in {change['table']}", file=sys.stderr)
+            elif change["op"] == "update":
                 found.update(change["after"])
             else:
                 rows.remove(found)
@@ -195,6 +216,7 @@ class Client:
             log_pos=start[1],
             is_mariadb=False,
             verify_checksum=True,
+            pymysql_wrapper=_connect_once(),
         )
         pending: list[dict[str, Any]] | None = None
         gtid = ""
