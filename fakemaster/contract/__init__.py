@@ -14,9 +14,51 @@ through an adapter, and judge what it reconstructed (docs/contract.md).
   fixture;
 * :mod:`fakemaster.contract.adapters`: example clients.
 
-Nothing is imported here (``import fakemaster.contract`` stays light).
+The main names are imported on first use (``import fakemaster.contract`` loads nothing else).
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import Any
+
+__all__ = [
+    "CallableAdapter",
+    "Case",
+    "CaseResult",
+    "CommandAdapter",
+    "Endpoint",
+    "OutputWriter",
+    "Verdict",
+    "builtin_cases",
+    "generated_cases",
+    "run_case",
+    "run_cases",
+]
+
+_WHERE = {
+    "CallableAdapter": "fakemaster.contract.adapter",
+    "CommandAdapter": "fakemaster.contract.adapter",
+    "Endpoint": "fakemaster.contract.adapter",
+    "OutputWriter": "fakemaster.contract.adapter",
+    "Case": "fakemaster.contract.cases",
+    "builtin_cases": "fakemaster.contract.cases",
+    "generated_cases": "fakemaster.contract.cases",
+    "Verdict": "fakemaster.contract.checks",
+    "CaseResult": "fakemaster.contract.runner",
+    "run_case": "fakemaster.contract.runner",
+    "run_cases": "fakemaster.contract.runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fakemaster.contract' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -492,7 +492,7 @@ def adapter_from_spec(spec: str | Sequence[str] | Adapter | ClientFunction) -> A
     if isinstance(spec, Sequence):
         return CommandAdapter(shlex.join(spec))
     if hasattr(spec, "run") and hasattr(spec, "name"):
-        return spec  # type: ignore[return-value]
+        return spec
     if callable(spec):
         return CallableAdapter(spec)
     raise TypeError(f"not a client: {spec!r}")

@@ -339,8 +339,8 @@ def check_tables(scenario: Scenario, output: ClientOutput) -> Verdict:
                     first = f"{name}: {'missing' if sign == '-' else 'unexpected'} {shown}"
     if lines:
         return Verdict("final tables", False, first or lines[0], tuple(lines[: _SHOWN * 3]))
-    rows = sum(len(r) for r in final.rows.values())
-    return Verdict("final tables", True, f"{len(scenario.tables)} tables, {rows} rows")
+    count = sum(len(found) for found in final.rows.values())
+    return Verdict("final tables", True, f"{len(scenario.tables)} tables, {count} rows")
 
 
 def check_run(run: AdapterRun, timeout: float) -> Verdict:

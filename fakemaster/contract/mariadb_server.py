@@ -142,7 +142,7 @@ def find_install_db() -> str | None:
 def mariadb_available() -> bool:
     """True when mariadbd, mariadb-install-db and pymysql are all present."""
     try:
-        import pymysql  # noqa: F401
+        import pymysql  # type: ignore[import-untyped]  # noqa: F401
     except ImportError:
         return False
     return find_mariadbd() is not None and find_install_db() is not None
@@ -647,7 +647,7 @@ class MariaDBServer:
     ) -> None:
         """``CHANGE MASTER TO`` a primary (``use_gtid``: ``slave_pos``, ``current_pos`` or
         ``no``; with ``no``, ``log_file``/``log_pos`` say where to start)."""
-        import pymysql.converters
+        import pymysql.converters  # type: ignore[import-untyped]
 
         def quote(text: str) -> str:
             return "'" + pymysql.converters.escape_string(text) + "'"

@@ -35,19 +35,17 @@ def table(results: Sequence[CaseResult], *, client: str = "", width: int = 140) 
     name_width = max([len(r.case.name) for r in results] + [4])
     lines.append(f"{'case':<{name_width}}  verdict  first difference")
     for result in results:
-        verdict = "pass" if result.passed else "FAIL"
+        mark = "pass" if result.passed else "FAIL"
         room = max(20, width - name_width - 11)
-        lines.append(
-            f"{result.case.name:<{name_width}}  {verdict:<7}  {_clip(_first(result), room)}"
-        )
+        lines.append(f"{result.case.name:<{name_width}}  {mark:<7}  {_clip(_first(result), room)}")
     failing = [r for r in results if not r.passed]
     for result in failing:
         lines.append("")
         lines.append(f"--- {result.case.name}: {result.case.description}")
         if result.case.plan.faults:
             lines.append(f"    plan: {result.case.plan.to_dict()['faults']}")
-        for item in result.applied:
-            lines.append(f"    applied: {item}")
+        for fault in result.applied:
+            lines.append(f"    applied: {fault}")
         for verdict in result.verdicts:
             if verdict.failed:
                 lines.append(f"    {verdict.check}: {_clip(verdict.detail, width)}")

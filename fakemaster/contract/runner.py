@@ -92,7 +92,7 @@ def write_snapshot(scenario: Scenario, path: Path) -> Path:
     from scenarios.oracle import canonical_rows
     from scenarios.sql import SESSION_SETUP, create_table_sql, setup_sql
 
-    lines = []
+    lines: list[dict[str, object]] = []
     for name, table in scenario.tables.items():
         lines.append({"kind": "table", "table": name, "create": create_table_sql(table)})
         for cells in canonical_rows(table, scenario.initial.rows[name]):

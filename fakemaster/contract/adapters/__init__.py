@@ -12,4 +12,12 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = ["ADAPTERS"]
+
+# The example clients' module names (``python -m fakemaster.contract.adapters.<name>``).
+ADAPTERS = (
+    "python_mysql_replication",
+    "drops_after_reconnect",
+    "reapplies_transaction",
+    "mariadb_replica",
+)

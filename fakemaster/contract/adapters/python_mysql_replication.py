@@ -51,7 +51,7 @@ class _LibraryReconnect(Exception):
 
 def _connect_once() -> Any:
     """A ``pymysql_wrapper`` that makes one stream connection and refuses a second."""
-    import pymysql
+    import pymysql  # type: ignore[import-untyped]
 
     made = 0
 
@@ -78,7 +78,7 @@ def _time_text(value: _dt.timedelta, fsp: int) -> str:
 
 def cell(value: Any, column: Any) -> str | None:
     """python-mysql-replication's value of ``column`` as the oracle's canonical text."""
-    from pymysql.constants import FIELD_TYPE
+    from pymysql.constants import FIELD_TYPE  # type: ignore[import-untyped]
 
     from scenarios.text import format_double, format_float
 
@@ -125,7 +125,7 @@ def cell(value: Any, column: Any) -> str | None:
 def _image(
     values: Mapping[str, Any], none_sources: Mapping[str, str], columns: Sequence[Any]
 ) -> Cells:
-    from pymysqlreplication.constants import NONE_SOURCE
+    from pymysqlreplication.constants import NONE_SOURCE  # type: ignore[import-untyped]
 
     out: Cells = {}
     for column in columns:
@@ -188,9 +188,9 @@ class Client:
         self, host: str, port: int, user: str, password: str, server_id: int, read_timeout: float
     ) -> None:
         """One connection: read from the committed position until the stream ends or fails."""
-        from pymysqlreplication import BinLogStreamReader
-        from pymysqlreplication.event import MariadbGtidEvent, QueryEvent, RotateEvent, XidEvent
-        from pymysqlreplication.row_event import (
+        from pymysqlreplication import BinLogStreamReader  # type: ignore[import-untyped]
+        from pymysqlreplication.event import MariadbGtidEvent, QueryEvent, RotateEvent, XidEvent  # type: ignore[import-untyped]
+        from pymysqlreplication.row_event import (  # type: ignore[import-untyped]
             DeleteRowsEvent,
             UpdateRowsEvent,
             WriteRowsEvent,
@@ -251,6 +251,7 @@ class Client:
                     name = f"{event.schema}.{event.table}"
                     for row in event.rows:
                         sources = row.get("none_sources", {})
+                        item: dict[str, Any]
                         if isinstance(event, WriteRowsEvent):
                             item = {
                                 "op": "insert",
@@ -276,7 +277,13 @@ class Client:
                                 ),
                             }
                         item.update(
-                            table=name, gtid=gtid, row=len(pending), file=here[0], pos=log_pos
+                            {
+                                "table": name,
+                                "gtid": gtid,
+                                "row": len(pending),
+                                "file": here[0],
+                                "pos": log_pos,
+                            }
                         )
                         pending.append(item)
                 elif isinstance(event, XidEvent) or (
