@@ -74,6 +74,11 @@ EXACTLY_ONCE = "exactly-once"
 AT_LEAST_ONCE = "at-least-once"
 GUARANTEES = (EXACTLY_ONCE, AT_LEAST_ONCE)
 OPS = ("insert", "update", "delete")
+_IMAGES = {
+    "insert": "an insert has an after image (no before)",
+    "update": "an update has a before and an after image",
+    "delete": "a delete has a before image (no after)",
+}
 
 # Placeholder -> what it stands for (the Endpoint field of the same name).
 PLACEHOLDERS: Mapping[str, str] = {
@@ -224,10 +229,7 @@ def parse_output(text: str) -> ClientOutput:
                 raise OutputError(f"{where}: row is the change's index in its transaction")
             before, after = _image(item.get("before"), where), _image(item.get("after"), where)
             if (op != "insert") != (before is not None) or (op != "delete") != (after is not None):
-                raise OutputError(
-                    f"{where}: an {op} has {'before, ' * (op != 'insert')}"
-                    f"{'after' * (op != 'delete')} images only"
-                )
+                raise OutputError(f"{where}: {_IMAGES[op]}")
             pos = item.get("pos")
             changes.append(
                 ClientChange(
