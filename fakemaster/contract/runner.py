@@ -155,9 +155,9 @@ def run_case(
         )
         run = adapter.run(endpoint, out, timeout)
         applied = tuple(
-            f"session {number}: {item.fault.kind.value} at byte {item.offset}"
+            f"dump session {engine.session}: {item.fault.kind.value} at byte {item.offset}"
             + (f" ({item.note})" if item.note else "")
-            for number, engine in enumerate(proxy.engines)
+            for engine in proxy.engines
             for item in engine.applied
         )
         sessions = proxy.sessions
