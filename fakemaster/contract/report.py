@@ -37,7 +37,9 @@ def table(results: Sequence[CaseResult], *, client: str = "", width: int = 140) 
     for result in results:
         mark = "pass" if result.passed else "FAIL"
         room = max(20, width - name_width - 11)
-        lines.append(f"{result.case.name:<{name_width}}  {mark:<7}  {_clip(_first(result), room)}")
+        lines.append(
+            f"{result.case.name:<{name_width}}  {mark:<7}  {_clip(_first(result), room)}".rstrip()
+        )
     failing = [r for r in results if not r.passed]
     for result in failing:
         lines.append("")
