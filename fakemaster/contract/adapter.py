@@ -89,6 +89,7 @@ PLACEHOLDERS: Mapping[str, str] = {
     "password": "its password",
     "snapshot": "the initial tables (DDL and rows) in the same JSON-lines form",
     "first_file": "the first binlog file served (start a file/pos dump there, at position 4)",
+    "start_gtid": "the GTID position the snapshot was taken at (start a GTID dump there)",
     "end_file": "the binlog file the stream ends in",
     "end_pos": "the position the stream ends at (SHOW MASTER STATUS says the same)",
     "end_gtid": "the GTID position at the end (@@gtid_binlog_pos)",
@@ -114,6 +115,7 @@ class Endpoint:
     end_pos: int
     end_gtid: str
     server_id: int = 1001
+    start_gtid: str = ""
 
     def values(self, out: str) -> dict[str, str]:
         """Every placeholder's text, ``out`` included."""
@@ -125,6 +127,7 @@ class Endpoint:
             "password": self.password,
             "snapshot": self.snapshot,
             "first_file": self.first_file,
+            "start_gtid": self.start_gtid,
             "end_file": self.end_file,
             "end_pos": str(self.end_pos),
             "end_gtid": self.end_gtid,

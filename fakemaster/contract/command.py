@@ -39,7 +39,8 @@ def add_parser(subparsers: Any) -> None:
         "--client",
         metavar="CMD",
         help='the client command, e.g. "python my_cdc.py {host} {port} {out}"; placeholders:'
-        " {host} {port} {out} {user} {password} {snapshot} {first_file} {end_file} {end_pos}"
+        " {host} {port} {out} {user} {password} {snapshot} {first_file} {start_gtid} {end_file}"
+        " {end_pos}"
         " {end_gtid} {server_id} (also in the environment as FAKEMASTER_HOST, ...)",
     )
     parser.add_argument("--list", action="store_true", help="print the cases, one per line")

@@ -152,6 +152,7 @@ def run_case(
             end_file,
             end_pos,
             store.gtid_binlog_pos(),
+            start_gtid=",".join(str(gtid) for gtid in scenario.gtid_state),
         )
         run = adapter.run(endpoint, out, timeout)
         applied = tuple(

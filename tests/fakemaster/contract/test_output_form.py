@@ -115,6 +115,7 @@ ENDPOINT = Endpoint(
     "mysql-bin.000002",
     900,
     "0-1-5",
+    start_gtid="0-1-2,1-3-4",
 )
 
 
@@ -122,6 +123,7 @@ def test_a_command_gets_every_placeholder() -> None:
     adapter = CommandAdapter(
         "client --at {host}:{port} --out {out} -u {user} -p {password} --snapshot {snapshot}"
         " --from {first_file} --to {end_file}:{end_pos} --gtid {end_gtid} --id {server_id}"
+        " --start {start_gtid}"
     )
     assert adapter.name == "client"
     assert adapter.argv(ENDPOINT, Path("o.jsonl")) == [
@@ -144,6 +146,8 @@ def test_a_command_gets_every_placeholder() -> None:
         "0-1-5",
         "--id",
         "1001",
+        "--start",
+        "0-1-2,1-3-4",
     ]
 
 
