@@ -92,6 +92,7 @@ CLIENT_CAPABILITIES = (
     | Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA
 )
 _SLAVE_CAPABILITY_GTID = 4  # MARIA_SLAVE_CAPABILITY_GTID
+_ANY_ERROR = None
 _CONNECTION_ERRORS = frozenset(
     {
         1040,  # ER_CON_COUNT_ERROR
@@ -236,8 +237,8 @@ Happening = Ready | EventReceived | StreamEnded
 class _Query:
     sql: str
     on_rows: Callable[[list[tuple[bytes | None, ...]]], None] | None = None
-    # Errors a real replica tolerates for this statement (e.g. an unknown variable).
-    tolerate: frozenset[int] = frozenset()
+    # Errors a real replica tolerates for this statement (None: any).
+    tolerate: frozenset[int] | None = frozenset()
 
 
 @dataclass
@@ -260,6 +261,8 @@ class ReplicaConnection:
         self.handshake: HandshakeV10 | None = None
         self.master_server_id: int | None = None
         self.gtid_domain_id: int | None = None
+        # File/pos mode: the primary's binlog_gtid_pos() of the start position.
+        self.binlog_gtid_pos: str | None = None
         self.checksum = config.checksum
         self.semi_sync = False
         self.file = self.start.file
@@ -387,9 +390,20 @@ class ReplicaConnection:
             _Query(f"SET @master_binlog_checksum= {checksum}"),
             _Query("SELECT @master_binlog_checksum", self._checksum),
             _Query(f"SET @mariadb_slave_capability={_SLAVE_CAPABILITY_GTID}"),
-            _Query("SELECT @@GLOBAL.gtid_domain_id", self._domain, frozenset({1193})),
-            "register",
         ]
+        if config.gtid_mode or not self.start.file:
+            queries.append(_Query("SELECT @@GLOBAL.gtid_domain_id", self._domain, _ANY_ERROR))
+        else:
+            # What a replica asks in file/pos mode: the GTID position of its start.
+            file_name = self.start.file.replace("\\", "").replace("'", "")
+            queries.append(
+                _Query(
+                    f"SELECT binlog_gtid_pos('{file_name}',{self.start.position})",
+                    self._binlog_gtid_pos,
+                    _ANY_ERROR,
+                )
+            )
+        queries.append("register")
         if config.gtid_mode:
             state = self.start.gtid_text.replace("'", "")
             queries += [
@@ -425,6 +439,10 @@ class ReplicaConnection:
     def _domain(self, rows: list[tuple[bytes | None, ...]]) -> None:
         if rows and rows[0][0] is not None:
             self.gtid_domain_id = int(rows[0][0])
+
+    def _binlog_gtid_pos(self, rows: list[tuple[bytes | None, ...]]) -> None:
+        if rows and rows[0][0] is not None:
+            self.binlog_gtid_pos = rows[0][0].decode()
 
     def _semi_sync(self, rows: list[tuple[bytes | None, ...]]) -> None:
         if rows and rows[0][1] is not None and rows[0][1].upper() in (b"ON", b"1"):
@@ -474,7 +492,7 @@ class ReplicaConnection:
         if result.columns is None:
             if head == ERR_HEADER:
                 packet = parse_err(payload)
-                if packet.errno not in step.tolerate:
+                if step.tolerate is not None and packet.errno not in step.tolerate:
                     raise query_error(packet, repr(step.sql))
                 return self._query_done(step, [])
             if head == OK_HEADER:
