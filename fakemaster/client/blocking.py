@@ -69,6 +69,7 @@ class BlockingReplica:
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
     connections: int = 0
     heartbeats: int = 0
+    acks_sent: int = 0
     errors: list[ClientError] = field(default_factory=list)
     ready: Ready | None = None
 
@@ -105,7 +106,7 @@ class BlockingReplica:
                     yield item
                     if self._done():
                         return
-                if self.config.non_blocking:
+                if self.config.non_blocking or self._done():
                     return
                 raise ConnectionLost("the primary ended the dump with EOF")
             except ClientError as error:
@@ -166,6 +167,7 @@ class BlockingReplica:
                 sock.sendall(outgoing)
             for happening in happenings:
                 if isinstance(happening, EventReceived):
+                    self.acks_sent += happening.acknowledged
                     event = happening.decoded.event
                     if isinstance(event, HeartbeatEvent):
                         self.heartbeats += 1
@@ -175,3 +177,6 @@ class BlockingReplica:
                     self.ready = happening
                 elif isinstance(happening, StreamEnded):
                     return
+            connection.raise_error()
+            if self._done():  # e.g. a condition on heartbeats, which hand over nothing
+                return

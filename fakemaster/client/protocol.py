@@ -274,6 +274,7 @@ class ReplicaConnection:
         self._current: _Query | str | None = None
         self._decoder: StreamDecoder | None = None
         self._ready: Ready | None = None
+        self.error: ClientError | None = None
 
     # --- the outside ------------------------------------------------------------------------
 
@@ -283,7 +284,10 @@ class ReplicaConnection:
         return data
 
     def feed(self, data: bytes) -> list[Happening]:
-        """Take bytes read from the connection; what happened, in order."""
+        """Take bytes read from the connection; what happened, in order. When the bytes end
+        the connection with an error after some events, those are returned and the error is
+        raised by :meth:`raise_error` (and by the next call)."""
+        self.raise_error()
         if self.phase is Phase.ENDED:
             return []
         if self.phase is Phase.DUMP:
@@ -312,9 +316,13 @@ class ReplicaConnection:
                 out += self._feed_dump(rest)
         return out
 
-    def connection_lost(self) -> ConnectionLost:
-        """The error to raise when the peer closed the connection now."""
+    def connection_lost(self) -> ClientError:
+        """The error to raise when the peer closed the connection now (the error that ended
+        it, if bytes before the close did)."""
         self.phase = Phase.ENDED
+        if self.error is not None:
+            error, self.error = self.error, None
+            return error
         return ConnectionLost(f"connection closed by the server during {self._doing()}")
 
     def _doing(self) -> str:
@@ -552,6 +560,22 @@ class ReplicaConnection:
         self._current = None
         self.phase = Phase.DUMP
 
+    def _failed(self, out: list[Happening], error: ClientError) -> list[Happening]:
+        """End the connection with ``error``: raised now if nothing came before it in this
+        chunk, else after the events before it are handed over (the next call raises it)."""
+        self.phase = Phase.ENDED
+        if not out:
+            raise error
+        self.error = error
+        return out
+
+    def raise_error(self) -> None:
+        """Raise the error that ended the connection after the last events :meth:`feed`
+        returned (an ERR or malformed bytes right after them), if there is one."""
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
     def _feed_dump(self, data: bytes) -> list[Happening]:
         decoder = self._decoder
         assert decoder is not None
@@ -561,11 +585,11 @@ class ReplicaConnection:
             try:
                 decoded = decoder.next_decoded()
             except ServerError as error:
-                self.phase = Phase.ENDED
-                raise query_error(error.packet, "the binlog dump") from None
+                return self._failed(out, query_error(error.packet, "the binlog dump"))
             except DecodeError as error:
-                self.phase = Phase.ENDED
-                raise ProtocolError(f"malformed binlog dump data: {error}", error) from None
+                return self._failed(
+                    out, ProtocolError(f"malformed binlog dump data: {error}", error)
+                )
             if decoded is None:
                 if decoder.ended:
                     self.phase = Phase.ENDED

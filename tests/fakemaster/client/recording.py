@@ -88,6 +88,7 @@ def record_session(
                         assembler.feed(event)
                 if isinstance(happening, StreamEnded):
                     return recording
+            core.raise_error()
     return recording
 
 
