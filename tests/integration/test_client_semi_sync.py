@@ -22,12 +22,11 @@ from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target
 from tests.integration.test_client_real_primary import (
     PASSWORD,
+    TABLES,
     USER,
     KeyedTables,
     primary_table,
-    started_primary,
     workload,
-    TABLES,
 )
 from tests.peers.fixtures import MariaDBFactory
 
