@@ -7,7 +7,9 @@
 * ``drops_after_reconnect`` and ``reapplies_transaction``: the same client with a flaw each
   (it loses the first row change after a reconnect; it resumes one transaction too early and
   applies it twice), to show what the check reports;
-* ``mariadb_replica``: a real MariaDB replica (needs ``mariadbd``) on a temporary datadir.
+* ``mariadb_replica``: a real MariaDB replica (needs ``mariadbd``) on a temporary datadir;
+* ``fakemaster_client``: the project's own replica client (:mod:`fakemaster.client`), by
+  file/position or (``--gtid``) by GTID.
 """
 
 from __future__ import annotations
@@ -20,4 +22,5 @@ ADAPTERS = (
     "drops_after_reconnect",
     "reapplies_transaction",
     "mariadb_replica",
+    "fakemaster_client",
 )
