@@ -24,12 +24,17 @@ Fixtures (with the plugin loaded):
   (server id 2, ``rpl_semi_sync_slave_enabled=ON``, ``slave_net_timeout`` 3 s) on a temporary
   datadir, shut down and removed at teardown;
 * ``mariadb_replica``: a pymysql connection (autocommit) to it, what docs/pytest-plugin.md's
-  replica example takes: ``cursor.execute(fake_master.change_master_sql(connect_retry=1))``.
+  replica example takes: ``cursor.execute(fake_master.change_master_sql(connect_retry=1))``;
+* ``fake_master_replica``: that server as a replica of the ``fake_master`` fixture (the
+  ``fakemaster`` plugin's): a :class:`ReplicaOfFakeMaster`, ``execute()`` to prepare it (tables
+  the binlog does not create), ``start()`` (CHANGE MASTER TO the fake master, START SLAVE),
+  ``wait_caught_up()`` and ``rows(table)`` (canonical text, as the oracle exports it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,9 +56,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REPLICA_OPTIONS",
+    "ReplicaOfFakeMaster",
     "REPLICA_SERVER_ID",
     "check_client",
     "contract_cases",
+    "fake_master_replica",
     "mariadb_replica",
     "mariadb_replica_server",
 ]
@@ -128,3 +135,54 @@ def mariadb_replica(mariadb_replica_server: MariaDBServer) -> Iterator[Any]:
         yield connection
     finally:
         connection.close()
+
+
+@dataclass
+class ReplicaOfFakeMaster:
+    """A real MariaDB server (``server``) set up as a replica of ``primary`` (a ``fake_master``
+    handle)."""
+
+    server: MariaDBServer
+    primary: Any
+
+    def execute(self, statements: str | Iterable[str]) -> None:
+        """Run SQL on the replica without binlogging it (tables, initial rows)."""
+        items = [statements] if isinstance(statements, str) else list(statements)
+        self.server.execute(["SET SESSION sql_log_bin = 0", *items])
+
+    def start(self, **change_master: Any) -> None:
+        """CHANGE MASTER TO the fake master (``change_master_sql`` options: ``log_file=``,
+        ``use_gtid=``...; ``connect_retry=1`` unless given), then START SLAVE."""
+        change_master.setdefault("connect_retry", 1)
+        self.server.execute([self.primary.change_master_sql(**change_master), "START SLAVE"])
+
+    def wait_caught_up(self, timeout: float = 60.0) -> None:
+        """Until the replica executed what the fake master serves now (AssertionError with the
+        replica's error if a replication thread stopped, or after ``timeout`` seconds)."""
+        from fakemaster.contract.adapters.mariadb_replica import wait_caught_up
+
+        store = self.primary.store
+        problem = wait_caught_up(
+            self.server, store.master_status(), store.gtid_binlog_pos(), timeout
+        )
+        if problem:
+            raise AssertionError(problem)
+
+    def rows(self, table: str) -> list[dict[str, str | None]]:
+        """The rows of ``database.table`` as canonical text (bytes as ``0x`` hex, BIT as
+        numbers), in no particular order."""
+        from fakemaster.contract.adapters.mariadb_replica import dump_tables
+
+        return dump_tables(self.server, [table])[table]
+
+
+@pytest.fixture
+def fake_master_replica(
+    fake_master: Any, mariadb_replica_server: MariaDBServer
+) -> Iterator[ReplicaOfFakeMaster]:
+    """A real MariaDB replica of the ``fake_master`` fixture, not started yet."""
+    replica = ReplicaOfFakeMaster(mariadb_replica_server, fake_master)
+    try:
+        yield replica
+    finally:
+        mariadb_replica_server.execute("STOP SLAVE")

@@ -8,6 +8,7 @@ error 1595, as docs/faults.md records for 10.11), which the check reports."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,18 @@ from fakemaster.contract.adapter import CommandAdapter
 from fakemaster.contract.cases import builtin_cases, select_cases
 
 # The fixtures, imported where pytest finds them (a plugin elsewhere: pytest_plugins).
-from fakemaster.contract.pytest import mariadb_replica, mariadb_replica_server  # noqa: F401
+from fakemaster.contract.pytest import (  # noqa: F401
+    ReplicaOfFakeMaster,
+    fake_master_replica,
+    mariadb_replica,
+    mariadb_replica_server,
+)
 from fakemaster.contract.runner import run_case
 from fakemaster.events import QueryEvent
+from scenarios import Oracle
+from scenarios.library import build
+from scenarios.oracle import canonical_rows
+from scenarios.sql import SESSION_SETUP, setup_sql
 from tests.peers.fixtures import require_mariadb
 
 pytestmark = pytest.mark.mariadb
@@ -89,3 +99,20 @@ def test_the_replica_fixture_runs_the_docs_example(
 def test_the_replica_server_fixture(mariadb_replica_server: Any) -> None:  # noqa: F811
     assert mariadb_replica_server.server_id == 2
     assert mariadb_replica_server.query_one("SELECT @@rpl_semi_sync_slave_enabled") == 1
+
+
+@pytest.mark.fake_master(scenario="primary_key_updates", user="repl", password="pw")
+def test_a_replica_of_the_fake_master_fixture_ends_with_the_oracles_tables(
+    fake_master_replica: ReplicaOfFakeMaster,  # noqa: F811
+) -> None:
+    scenario = build("primary_key_updates")
+    fake_master_replica.execute([*SESSION_SETUP, *setup_sql(scenario)])
+    fake_master_replica.start(log_file="mysql-bin.000001", log_pos=4)
+    fake_master_replica.wait_caught_up()
+    for name, table in scenario.tables.items():
+        want = Counter(canonical_rows(table, Oracle(scenario).final.rows[name]))
+        got = Counter(
+            tuple(row[column] for column in table.column_names)
+            for row in fake_master_replica.rows(name)
+        )
+        assert got == want, name
