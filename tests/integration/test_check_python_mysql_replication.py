@@ -48,14 +48,11 @@ def test_every_case_passes_but_the_known_limits(results: dict[str, CaseResult]) 
 def test_the_known_limits_fail_for_their_reasons(results: dict[str, CaseResult]) -> None:
     for name, result in results.items():
         failed = {v.check: v.detail for v in result.verdicts if v.failed}
-        if name.startswith("every_type/"):
-            assert set(failed) == {"changes as served"}, name
-            assert (
-                "t6='-838:59:58.000001', served '-838:59:58.999999'" in failed["changes as served"]
-            )
-        elif name.startswith("compressed/"):
+        if name.startswith("compressed/"):
+            # It skips the compressed UPDATE (id 5) and DELETE (id 19) without an error.
             assert {"no loss", "changes as served", "final tables"} <= set(failed), name
             assert "caught up" not in failed
+            assert failed["no loss"].startswith("2 of 24 changes never delivered")
 
 
 def test_every_fault_reached_the_client(results: dict[str, CaseResult]) -> None:

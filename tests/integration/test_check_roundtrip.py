@@ -67,7 +67,9 @@ def test_a_failing_round_trip_shows_history_plan_and_report(tmp_path: Path) -> N
     with pytest.raises(RoundTripFailure) as caught:
         check_roundtrip(client("drops_after_reconnect"), history, plan, workdir=tmp_path)
     text = str(caught.value)
-    assert text.startswith("round trip of drops_after_reconnect failed\nhistory:\nScenario(Settings(")
+    assert text.startswith(
+        "round trip of drops_after_reconnect failed\nhistory:\nScenario(Settings("
+    )
     assert "  CREATE TABLE `gen`.`k` (" in text
     assert "  transaction 5 (domain 0, server 1):" in text
     assert 'fault plan:\n[[faults]]\nkind = "cut"\nat = { transaction = 4 }\nsession = 0\n' in text
