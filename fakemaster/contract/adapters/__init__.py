@@ -1,0 +1,26 @@
+"""Example clients for ``fakemaster check``, each runnable as
+``python -m fakemaster.contract.adapters.<name> HOST PORT OUT`` (the other values from the
+``FAKEMASTER_*`` environment the check sets, or options):
+
+* ``python_mysql_replication``: a CDC client on python-mysql-replication that resumes from its
+  last committed position after any fault (extra ``[test]``: mysql-replication);
+* ``drops_after_reconnect`` and ``reapplies_transaction``: the same client with a flaw each
+  (it loses the first row change after a reconnect; it resumes one transaction too early and
+  applies it twice), to show what the check reports;
+* ``mariadb_replica``: a real MariaDB replica (needs ``mariadbd``) on a temporary datadir;
+* ``fakemaster_client``: the project's own replica client (:mod:`fakemaster.client`), by
+  file/position or (``--gtid``) by GTID.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ADAPTERS"]
+
+# The example clients' module names (``python -m fakemaster.contract.adapters.<name>``).
+ADAPTERS = (
+    "python_mysql_replication",
+    "drops_after_reconnect",
+    "reapplies_transaction",
+    "mariadb_replica",
+    "fakemaster_client",
+)

@@ -1,0 +1,144 @@
+"""The project's own replica client (:mod:`fakemaster.client`) as a contract-test client::
+
+    python -m fakemaster.contract.adapters.fakemaster_client HOST PORT OUT
+
+A :class:`~fakemaster.client.BlockingReplica` (blocking dump, heartbeats every second, a
+connection silent for 3 s counts as dead) starts from the first file (or, with ``--gtid``, by
+GTID from the snapshot's GTID position, ``FAKEMASTER_START_GTID``) and runs until its position reaches the end the check names
+(``FAKEMASTER_END_FILE``/``FAKEMASTER_END_POS``, or a GTID position covering
+``FAKEMASTER_END_GTID``). It hands over whole committed groups only and resumes after a fault
+from the position after the last one, so it declares exactly-once. Its change events (their
+``(gtid, row_index)``) are written as the change log; the tables are the snapshot's with every
+change applied. Values become the oracle's canonical text through the snapshot's CREATE TABLEs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fakemaster.contract.adapter import OutputWriter, read_snapshot
+
+__all__ = ["main"]
+
+Cells = dict[str, str | None]
+
+
+def _texts(tables: Mapping[str, Any], name: str, image: Mapping[str, Any] | None) -> Cells | None:
+    from scenarios.oracle import cell_text
+    from scenarios.values import convert
+
+    if image is None:
+        return None
+    table = tables[name]
+    out: Cells = {}
+    for column_name, value in image.items():
+        column = table.columns[table.position(column_name)]
+        try:
+            model = convert(column, value, table=name)
+        except Exception:  # a value the model would refuse: shown as it came
+            model = value
+        out[column_name] = cell_text(column, model)
+    return out
+
+
+def _covers(gtids: Mapping[int, tuple[int, int]], wanted: Mapping[int, int]) -> bool:
+    return bool(wanted) and all(gtids.get(d, (0, -1))[1] >= seq for d, seq in wanted.items())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from fakemaster.client import BlockingReplica, ClientConfig, Position
+    from scenarios.create_table import parse_create_table
+    from scenarios.oracle import cell_text
+    from scenarios.schema import NO_DEFAULT
+
+    env = os.environ.get
+    parser = argparse.ArgumentParser(prog="fakemaster_client", description=__doc__.split("\n\n")[0])
+    parser.add_argument("host")
+    parser.add_argument("port", type=int)
+    parser.add_argument("out")
+    parser.add_argument("--snapshot", default=env("FAKEMASTER_SNAPSHOT"))
+    parser.add_argument("--user", default=env("FAKEMASTER_USER", "root"))
+    parser.add_argument("--password", default=env("FAKEMASTER_PASSWORD", ""))
+    parser.add_argument("--first-file", default=env("FAKEMASTER_FIRST_FILE", ""))
+    parser.add_argument("--end-file", default=env("FAKEMASTER_END_FILE", ""))
+    parser.add_argument("--end-pos", type=int, default=int(env("FAKEMASTER_END_POS", "0")))
+    parser.add_argument("--start-gtid", default=env("FAKEMASTER_START_GTID", ""))
+    parser.add_argument("--end-gtid", default=env("FAKEMASTER_END_GTID", ""))
+    parser.add_argument("--server-id", type=int, default=int(env("FAKEMASTER_SERVER_ID", "1001")))
+    parser.add_argument("--gtid", action="store_true", help="dump by GTID (default: file/pos)")
+    args = parser.parse_args(argv)
+    if not args.snapshot:
+        parser.error("--snapshot (or FAKEMASTER_SNAPSHOT) names the initial tables")
+    snapshot = read_snapshot(args.snapshot)
+    tables = {name: parse_create_table(text) for name, text in snapshot.creates.items()}
+    defaults = {
+        name: {
+            c.name: None if c.default is NO_DEFAULT else cell_text(c, c.default)
+            for c in table.columns
+        }
+        for name, table in tables.items()
+    }
+    rows = {name: [dict(row) for row in found] for name, found in snapshot.rows.items()}
+    wanted: dict[int, int] = {}
+    for part in args.end_gtid.split(","):
+        if part.strip():
+            domain, _, seq = part.strip().split("-")
+            wanted[int(domain)] = int(seq)
+    end = (args.end_file, args.end_pos)
+
+    def done(position: Position) -> bool:
+        return (position.file, position.position) == end or _covers(position.gtid_state, wanted)
+
+    config = ClientConfig(
+        user=args.user,
+        password=args.password,
+        server_id=args.server_id,
+        gtid_mode=args.gtid,
+        net_timeout=3.0,
+        heartbeat_period=1.0,
+    )
+    if args.gtid:
+        start = Position.from_gtids(args.start_gtid)
+    else:
+        start = Position(file=args.first_file, position=4)
+    replica = BlockingReplica(args.host, args.port, config, start=start, until=done)
+    with OutputWriter(args.out, client="fakemaster.client") as out, replica:
+        for change in replica.changes():
+            name = change.qualified
+            before = _texts(tables, name, change.before)
+            after = _texts(tables, name, change.after)
+            out.change(
+                change.operation,
+                name,
+                change.gtid_text or "",
+                change.row_index,
+                before=before,
+                after=after,
+                file=change.file,
+                pos=change.position,
+            )
+            found = rows.setdefault(name, [])
+            if change.operation == "insert":
+                found.append({**defaults.get(name, {}), **(after or {})})
+                continue
+            match = next(
+                (r for r in found if all(r.get(k) == v for k, v in (before or {}).items())), None
+            )
+            if match is None:
+                print(f"no row {before} in {name}", file=sys.stderr)
+            elif change.operation == "update":
+                match.update(after or {})
+            else:
+                found.remove(match)
+        for name, found in rows.items():
+            for row in found:
+                out.row(name, row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""Serve one case and judge the client: the case's scenario compiled into a memory store and
+served by a fake master in a thread, a fault proxy (the case's plan) in front of it, the client
+run through its adapter against the proxy, its output read and judged
+(:mod:`fakemaster.contract.checks`).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fakemaster.contract.adapter import (
+    Adapter,
+    AdapterRun,
+    ClientOutput,
+    Endpoint,
+    OutputError,
+    read_output,
+)
+from fakemaster.contract.cases import Case
+from fakemaster.contract.checks import Verdict, judge
+from scenarios.history import Scenario
+
+if TYPE_CHECKING:
+    from fakemaster.config import ServerConfig
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "PASSWORD",
+    "USER",
+    "CaseResult",
+    "run_case",
+    "run_cases",
+    "scenario_config",
+    "write_snapshot",
+]
+
+USER, PASSWORD = "repl", "repl-pw"
+DEFAULT_TIMEOUT = 60.0  # seconds a client may take to catch up (the "caught up" bound)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A case's verdicts, the client's run, and what the fault proxy did."""
+
+    case: Case
+    verdicts: tuple[Verdict, ...]
+    run: AdapterRun
+    applied: tuple[str, ...] = ()
+    sessions: int = 0
+    server_errors: tuple[str, ...] = ()
+    output: ClientOutput | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return not any(verdict.failed for verdict in self.verdicts)
+
+    @property
+    def first_failure(self) -> Verdict | None:
+        return next((verdict for verdict in self.verdicts if verdict.failed), None)
+
+
+def scenario_config(
+    scenario: Scenario, *, user: str = USER, password: str = PASSWORD
+) -> ServerConfig:
+    """The ServerConfig of a fake master serving ``scenario``: the variables its settings
+    describe (the binlog tells server id, version and checksum), its GTID domain."""
+    from fakemaster.config import ServerConfig
+    from scenarios.serving import scenario_variables
+
+    variables = {
+        name: value
+        for name, value in scenario_variables(scenario.settings).items()
+        if name not in ("server_id", "version", "binlog_checksum")
+    }
+    return ServerConfig(
+        port=0,
+        user=user,
+        password=password,
+        gtid_domain_id=scenario.settings.gtid_domain_id,
+        variables=variables,
+    )
+
+
+def write_snapshot(scenario: Scenario, path: Path) -> Path:
+    """The snapshot file of ``scenario``'s initial tables (see
+    :mod:`fakemaster.contract.adapter`)."""
+    from scenarios.oracle import canonical_rows
+    from scenarios.sql import SESSION_SETUP, create_table_sql, setup_sql
+
+    lines: list[dict[str, object]] = []
+    for name, table in scenario.tables.items():
+        lines.append({"kind": "table", "table": name, "create": create_table_sql(table)})
+        for cells in canonical_rows(table, scenario.initial.rows[name]):
+            lines.append(
+                {
+                    "kind": "row",
+                    "table": name,
+                    "values": dict(zip(table.column_names, cells, strict=True)),
+                }
+            )
+    lines.append({"kind": "sql", "statements": [*SESSION_SETUP, *setup_sql(scenario)]})
+    path.write_text(
+        "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8"
+    )
+    return path
+
+
+def run_case(
+    case: Case,
+    adapter: Adapter,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    workdir: str | Path | None = None,
+) -> CaseResult:
+    """Serve ``case`` and judge what ``adapter``'s client made of it. The client's files (its
+    output, the snapshot) go to ``workdir`` (a temporary directory, removed, when None)."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="fakemaster-check-") as temporary:
+            return run_case(case, adapter, timeout=timeout, workdir=temporary)
+    from fakemaster.faults.proxy import BackgroundFaultProxy
+    from fakemaster.server import BackgroundFakeMaster
+    from scenarios.compiler import compile_scenario, to_store
+
+    directory = Path(workdir)
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = case.name.replace("/", "--")
+    scenario = case.build()
+    compiled = compile_scenario(scenario)
+    store = to_store(scenario)
+    snapshot = write_snapshot(scenario, directory / f"{stem}.snapshot.jsonl")
+    out = directory / f"{stem}.out.jsonl"
+    out.unlink(missing_ok=True)
+    first = store.first_file()
+    assert first is not None
+    end_file, end_pos = store.master_status()
+    with (
+        BackgroundFakeMaster(scenario_config(scenario), store) as master,
+        BackgroundFaultProxy((master.host, master.port), case.plan) as proxy,
+    ):
+        endpoint = Endpoint(
+            proxy.host,
+            proxy.port,
+            USER,
+            PASSWORD,
+            str(snapshot),
+            first,
+            end_file,
+            end_pos,
+            store.gtid_binlog_pos(),
+            start_gtid=",".join(str(gtid) for gtid in scenario.gtid_state),
+        )
+        run = adapter.run(endpoint, out, timeout)
+        applied = tuple(
+            f"dump session {engine.session}: {item.fault.kind.value} at byte {item.offset}"
+            + (f" ({item.note})" if item.note else "")
+            for engine in proxy.engines
+            for item in engine.applied
+        )
+        sessions = proxy.sessions
+        errors = tuple(f"{type(e).__name__}: {e}" for e in (*master.errors, *proxy.errors))
+    output: ClientOutput | None = None
+    problem = ""
+    if not out.exists():
+        problem = "the client wrote no output"
+    else:
+        try:
+            output = read_output(out)
+        except OutputError as error:
+            problem = f"unreadable output: {error}"
+    verdicts = judge(scenario, output, run, timeout, output_problem=problem, compiled=compiled)
+    return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output)
+
+
+def run_cases(
+    cases: Iterable[Case],
+    adapter: Adapter,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    workdir: str | Path | None = None,
+    progress: Callable[[CaseResult], object] | None = None,
+) -> list[CaseResult]:
+    """:func:`run_case` for each case in turn (``progress`` called after each)."""
+    results: list[CaseResult] = []
+    for case in cases:
+        result = run_case(case, adapter, timeout=timeout, workdir=workdir)
+        results.append(result)
+        if progress is not None:
+            progress(result)
+    return results
