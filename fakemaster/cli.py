@@ -532,13 +532,14 @@ def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
     the served variables (``args.scenario_variables``) and, unless given, the GTID domain."""
     if args.binlog_dir is not None or args.demo_live is not None:
         raise CommandError("--scenario serves the scenario: leave out --binlog-dir and --demo-live")
-    from scenarios.compiler import to_store
     from scenarios.errors import ScenarioError
+    from scenarios.live import ScenarioStore
     from scenarios.serving import find_scenario, scenario_variables
 
+    live = getattr(args, "live", None)
     try:
         scenario = find_scenario(args.scenario)
-        store = to_store(scenario)
+        store = ScenarioStore(scenario, released=0 if live is not None else None)
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     settings = scenario.settings

@@ -56,7 +56,7 @@ class FakeMaster:
         self._catalog_given = catalog is not None
         if catalog is None and store is not None and hasattr(store, "binary_logs"):
             catalog = store
-        self.state = ServerState(self.config, catalog)
+        self.state = ServerState(self.config, catalog, tables=_table_catalogue(store))
         # Exceptions raised inside connection handlers (the server keeps running).
         self.errors: list[BaseException] = []
         self._server: asyncio.Server | None = None
@@ -384,7 +384,7 @@ class FakeMaster:
         catalog = self.state.catalog
         if not self._catalog_given:
             catalog = self.store if hasattr(self.store, "binary_logs") else None
-        state = ServerState(self.config, catalog)
+        state = ServerState(self.config, catalog, tables=_table_catalogue(self.store))
         state.check_served()
         state.on_config_error = self.record_error
         state.set_port(self.port)
@@ -399,6 +399,11 @@ class FakeMaster:
         config = replace(self.config, server_id=int(self.state.globals["server_id"] or 0))
         stream: DumpStreamLike = DumpStream(self.store, request, config)
         return stream
+
+
+def _table_catalogue(store: Any) -> Any:
+    """The tables a store serves over SQL (its ``table_catalogue``: a scenario's), if any."""
+    return getattr(store, "table_catalogue", None)
 
 
 class BackgroundFakeMaster(LoopThread[FakeMaster]):

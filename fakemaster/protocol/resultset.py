@@ -395,6 +395,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     1096: ("HY000", "No tables used"),
     1105: ("HY000", "{0}"),
     1103: ("42000", "Incorrect table name '{0}'"),
+    1109: ("42S02", "Unknown table '{0}' in {1}"),
     1115: ("42000", "Unknown character set: '{0}'"),
     1146: ("42S02", "Table '{0}.{1}' doesn't exist"),
     1153: ("08S01", "Got a packet bigger than 'max_allowed_packet' bytes"),

@@ -1,0 +1,232 @@
+"""SHOW statements about the served tables: DATABASES, CREATE DATABASE, [FULL] TABLES,
+CREATE TABLE, [FULL] COLUMNS (FIELDS), INDEX (INDEXES, KEYS).
+
+As in MariaDB, most are views of information_schema (the same column definitions, renamed);
+SHOW CREATE answers with its own two text columns. The text of SHOW CREATE TABLE is
+:func:`~fakemaster.protocol.catalogue.create_table_text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fakemaster.protocol.catalogue import CatalogueTable, CellValue, create_table_text, find_table
+from fakemaster.protocol.information_schema import is_columns, is_rows
+from fakemaster.protocol.like import LikePattern
+from fakemaster.protocol.outcome import Context, Response
+from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
+from fakemaster.protocol.sqltext import Parser, Tok
+from fakemaster.protocol.state import SessionState
+from fakemaster.protocol.table_select import encode_cells
+
+__all__ = [
+    "show_columns",
+    "show_create_database",
+    "show_create_table",
+    "show_databases",
+    "show_index",
+    "show_tables",
+]
+
+
+def _view(
+    table: str, picks: Sequence[tuple[str, str]], rows: list[Sequence[CellValue]]
+) -> tuple[list[Column], list[Sequence[CellValue]]]:
+    """Columns ``picks`` ((org name, shown name)) of information_schema ``table`` and the
+    matching cells of ``rows``."""
+    base = is_columns(table) or []
+    index = {c.org_name: i for i, c in enumerate(base)}
+    from dataclasses import replace
+
+    columns = [replace(base[index[org]], name=shown) for org, shown in picks]
+    cells = [tuple(row[index[org]] for org, _ in picks) for row in rows]
+    return columns, cells
+
+
+def _like(parser: Parser) -> LikePattern | None:
+    if parser.accept_word("LIKE"):
+        token = parser.next()
+        if token.kind is not Tok.STRING:
+            raise parser.error(token)
+        return LikePattern.compile(token.text)
+    return None
+
+
+def _result(session: SessionState, columns: list[Column], rows: list[Sequence[CellValue]]) -> Response:
+    charsets = ["utf8mb3" if c.text_chars is not None else None for c in columns]
+    return ResultSet(columns, encode_cells(session, rows, charsets))
+
+
+def show_databases(ctx: Context) -> Response:
+    parser = ctx.parser_after(ctx.match.end())
+    like = _like(parser)
+    parser.expect_end()
+    rows = [r for r in is_rows("SCHEMATA", ctx.session) if like is None or like.matches(str(r[1]))]
+    columns, cells = _view("SCHEMATA", [("SCHEMA_NAME", "Database")], rows)
+    return _result(ctx.session, columns, cells)
+
+
+def _database(ctx: Context, parser: Parser) -> str:
+    if parser.accept_word("FROM", "IN"):
+        name = parser.name()
+    elif ctx.session.database is not None:
+        name = ctx.session.database
+    else:
+        raise sql_error(1046)
+    if name not in ctx.server.databases():
+        raise sql_error(1049, name)
+    return name
+
+
+def show_tables(ctx: Context) -> Response:
+    parser = ctx.parser_after(ctx.match.end())
+    full = bool(ctx.match.group("full"))
+    database = _database(ctx, parser)
+    like_text = None
+    if parser.peek.is_word("LIKE"):
+        like_text = parser.tokens[parser.index + 1].text
+    like = _like(parser)
+    parser.expect_end()
+    catalogue = ctx.server.tables
+    tables = list(catalogue.tables(database)) if catalogue is not None else []
+    heading = f"Tables_in_{database}" + (f" ({like_text})" if like is not None else "")
+    names = [t.name for t in tables if like is None or like.matches(t.name)]
+    column = Column(
+        heading,
+        253,
+        flags=ColumnFlag.NOT_NULL | ColumnFlag.NO_DEFAULT_VALUE,
+        text_chars=64 + len(database) + 5,
+        collation=33,
+        schema="information_schema",
+        table="TABLE_NAMES",
+        org_table="TABLE_NAMES",
+        org_name="TABLE_NAME",
+    )
+    columns = [column]
+    rows: list[Sequence[CellValue]] = [(name,) for name in names]
+    if full:
+        kind, _ = _view("TABLES", [("TABLE_TYPE", "Table_type")], [])
+        from dataclasses import replace
+
+        columns.append(replace(kind[0], table="TABLE_NAMES", org_table="TABLE_NAMES"))
+        rows = [(name, "BASE TABLE") for name in names]
+    return _result(ctx.session, columns, rows)
+
+
+def _create_columns(first: str, second: str) -> list[Column]:
+    return [
+        text_column(first, 64, flags=ColumnFlag.NOT_NULL, collation=33),
+        text_column(second, 1024, flags=ColumnFlag.NOT_NULL, collation=33),
+    ]
+
+
+def show_create_database(ctx: Context) -> Response:
+    parser = ctx.parser_after(ctx.match.end())
+    if_not_exists = False
+    if parser.accept_word("IF"):
+        parser.expect_word("NOT")
+        parser.expect_word("EXISTS")
+        if_not_exists = True
+    name = parser.name()
+    parser.expect_end()
+    if name not in ctx.server.databases():
+        raise sql_error(1049, name)
+    charset = ctx.server.globals["character_set_server"]
+    collation = ctx.server.globals["collation_server"]
+    if name == "information_schema":
+        charset, collation = "utf8mb3", "utf8mb3_general_ci"
+    text = (
+        "CREATE DATABASE "
+        + ("/*!32312 IF NOT EXISTS*/ " if if_not_exists else "")
+        + f"`{name}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */"
+    )
+    return _result(ctx.session, _create_columns("Database", "Create Database"), [(name, text)])
+
+
+def _table(ctx: Context, parser: Parser) -> CatalogueTable:
+    first = parser.name()
+    database = None
+    name = first
+    if parser.accept_op("."):
+        database, name = first, parser.name()
+    if parser.accept_word("FROM", "IN"):
+        database = parser.name()
+    if database is None:
+        database = ctx.session.database
+        if database is None:
+            raise sql_error(1046)
+    catalogue = ctx.server.tables
+    table = find_table(catalogue, database, name) if catalogue is not None else None
+    if table is None:
+        raise sql_error(1146, database, name)
+    return table
+
+
+def show_create_table(ctx: Context) -> Response:
+    parser = ctx.parser_after(ctx.match.end())
+    table = _table(ctx, parser)
+    parser.expect_end()
+    rows: list[Sequence[CellValue]] = [(table.name, create_table_text(table))]
+    return _result(ctx.session, _create_columns("Table", "Create Table"), rows)
+
+
+def show_columns(ctx: Context) -> Response:
+    parser = ctx.parser_after(ctx.match.end())
+    full = bool(ctx.match.group("full"))
+    table = _table(ctx, parser)
+    like = _like(parser)
+    parser.expect_end()
+    rows = [
+        r
+        for r in is_rows("COLUMNS", ctx.session)
+        if r[1] == table.database and r[2] == table.name
+        and (like is None or like.matches(str(r[3])))
+    ]
+    # SHOW COLUMNS gives the default's value, not its expression: 'abc' as abc, NULL as NULL.
+    default_at = 5
+    shown_rows = []
+    for row in rows:
+        default = row[default_at]
+        if default == "NULL":
+            default = None
+        elif isinstance(default, str) and default.startswith("'") and default.endswith("'"):
+            default = default[1:-1].replace("''", "'").replace("\\\\", "\\")
+        shown_rows.append((*row[:default_at], default, *row[default_at + 1 :]))
+    picks = [("COLUMN_NAME", "Field"), ("COLUMN_TYPE", "Type")]
+    if full:
+        picks.append(("COLLATION_NAME", "Collation"))
+    picks += [("IS_NULLABLE", "Null"), ("COLUMN_KEY", "Key"), ("COLUMN_DEFAULT", "Default"),
+              ("EXTRA", "Extra")]
+    if full:
+        picks += [("PRIVILEGES", "Privileges"), ("COLUMN_COMMENT", "Comment")]
+    columns, cells = _view("COLUMNS", picks, shown_rows)
+    return _result(ctx.session, columns, cells)
+
+
+def show_index(ctx: Context) -> Response:
+    parser = ctx.parser_after(ctx.match.end())
+    table = _table(ctx, parser)
+    parser.expect_end()
+    rows = [
+        r
+        for r in is_rows("STATISTICS", ctx.session)
+        if r[1] == table.database and r[2] == table.name
+    ]
+    picks = [
+        ("TABLE_NAME", "Table"),
+        ("NON_UNIQUE", "Non_unique"),
+        ("INDEX_NAME", "Key_name"),
+        ("SEQ_IN_INDEX", "Seq_in_index"),
+        ("COLUMN_NAME", "Column_name"),
+        ("COLLATION", "Collation"),
+        ("CARDINALITY", "Cardinality"),
+        ("SUB_PART", "Sub_part"),
+        ("PACKED", "Packed"),
+        ("NULLABLE", "Null"),
+        ("INDEX_TYPE", "Index_type"),
+        ("COMMENT", "Comment"),
+        ("INDEX_COMMENT", "Index_comment"),
+        ("IGNORED", "Ignored"),
+    ]
+    columns, cells = _view("STATISTICS", picks, rows)
+    return _result(ctx.session, columns, cells)
