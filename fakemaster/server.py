@@ -325,6 +325,22 @@ class FakeMaster:
                     break
         return list(store.purge_to(target))
 
+    def release(self, count: int = 1) -> int:
+        """Serving a scenario live (:class:`scenarios.live.ScenarioStore`): write its next
+        ``count`` transactions into the binlog; the number written. Call it in the server's
+        thread (BackgroundFakeMaster.release does)."""
+        release = getattr(self.store, "release", None)
+        if release is None:
+            raise TypeError("release() needs a fake master serving a scenario")
+        return int(release(count))
+
+    def release_all(self) -> int:
+        """Write every transaction of the served scenario not released yet."""
+        pending = getattr(self.store, "pending", None)
+        if pending is None:
+            raise TypeError("release_all() needs a fake master serving a scenario")
+        return self.release(int(pending))
+
     async def kill_dump(
         self, *, thread_id: int | None = None, server_id: int | None = None
     ) -> list[int]:
@@ -442,6 +458,16 @@ class BackgroundFakeMaster(LoopThread[FakeMaster]):
         """See :meth:`FakeMaster.purge_to`."""
         master = self._running
         return list(self.call(lambda: master.purge_to(name, force=force)))
+
+    def release(self, count: int = 1) -> int:
+        """See :meth:`FakeMaster.release` (run in the server's thread)."""
+        master = self._running
+        return int(self.call(lambda: master.release(count)))
+
+    def release_all(self) -> int:
+        """See :meth:`FakeMaster.release_all` (run in the server's thread)."""
+        master = self._running
+        return int(self.call(master.release_all))
 
     def kill_dump(self, *, thread_id: int | None = None, server_id: int | None = None) -> list[int]:
         """See :meth:`FakeMaster.kill_dump`."""

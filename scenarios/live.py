@@ -80,7 +80,7 @@ class ScenarioStore(MemoryBinlogStore):
             if isinstance(step, Rotate):
                 self.rotate()
                 continue
-            self._write(self._compiled[self.released])
+            self._write_transaction(self._compiled[self.released])
             written += 1
         if self.released == len(self._compiled):
             while self._step < len(steps):  # trailing rotations
@@ -91,7 +91,7 @@ class ScenarioStore(MemoryBinlogStore):
     def release_all(self) -> int:
         return self.release(self.pending)
 
-    def _write(self, item: CompiledTransaction) -> None:
+    def _write_transaction(self, item: CompiledTransaction) -> None:
         with self._lock:
             if item.gtid is not None:
                 gtid_event = item.events[0]

@@ -397,6 +397,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     1103: ("42000", "Incorrect table name '{0}'"),
     1109: ("42S02", "Unknown table '{0}' in {1}"),
     1115: ("42000", "Unknown character set: '{0}'"),
+    1142: ("42000", "{0} command denied to user '{1}'@'{2}' for table `{3}`.`{4}`"),
     1146: ("42S02", "Table '{0}.{1}' doesn't exist"),
     1153: ("08S01", "Got a packet bigger than 'max_allowed_packet' bytes"),
     1156: ("08S01", "Got packets out of order"),

@@ -109,6 +109,9 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
         )
     catalogue = session.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
+    account = session.account
+    if not account.may_use(database):
+        raise sql_error(1142, "SELECT", account.user, session.host, database, name)
     if table is None:
         raise sql_error(1146, database, name)
     snapshot = read_snapshot(session).tables
