@@ -25,6 +25,9 @@ from fakemaster.protocol.resultset import NOT_FIXED_DEC, Column, ColumnFlag
 
 __all__ = [
     "DISPLAY_WIDTHS",
+    "PART_KEY_FLAG",
+    "find_table",
+    "key_flags",
     "CatalogueColumn",
     "CatalogueKey",
     "CatalogueTable",
@@ -40,6 +43,9 @@ __all__ = [
 # A cell of a row: text (``str``, sent in the connection's character set), bytes as they are
 # sent (numbers and temporal values as their text, binary strings raw), or NULL.
 CellValue = str | bytes | None
+
+# MariaDB's PART_KEY_FLAG: the field is part of some key (sent in result-set column flags).
+PART_KEY_FLAG = 1 << 14
 
 # Display width of the integer types in SHOW CREATE TABLE: (signed, unsigned).
 DISPLAY_WIDTHS = {
@@ -273,6 +279,7 @@ def key_flags(table: CatalogueTable, column: CatalogueColumn) -> int:
         parts = [part.lower() for part in key.columns]
         if name not in parts:
             continue
+        flags |= PART_KEY_FLAG
         if index == primary:
             flags |= ColumnFlag.PRI_KEY
         elif parts[0] == name:
@@ -352,9 +359,7 @@ def column_definition(
     shown = name if name is not None else column.name
     if kind in _INTEGER_TYPES:
         width = DISPLAY_WIDTHS[kind][column.unsigned]
-        return Column(
-            shown, _INTEGER_TYPES[kind], length=width, flags=flags | ColumnFlag.NUM, **common
-        )
+        return Column(shown, _INTEGER_TYPES[kind], length=width, flags=flags, **common)
     if kind == "decimal":
         precision, scale = column.precision or 10, column.scale or 0
         length = precision + (1 if scale else 0) + (0 if column.unsigned else 1)
@@ -363,7 +368,7 @@ def column_definition(
             ColumnType.NEWDECIMAL,
             length=length,
             decimals=scale,
-            flags=flags | ColumnFlag.NUM,
+            flags=flags,
             **common,
         )
     if kind in ("float", "double"):
@@ -374,12 +379,15 @@ def column_definition(
             wire,
             length=length,
             decimals=NOT_FIXED_DEC,
-            flags=flags | ColumnFlag.NUM,
+            flags=flags,
             **common,
         )
     if kind == "bit":
         return Column(
-            shown, ColumnType.BIT, length=column.length or 1, flags=flags | ColumnFlag.UNSIGNED,
+            shown,
+            ColumnType.BIT,
+            length=column.length or 1,
+            flags=flags | ColumnFlag.UNSIGNED,
             **common,
         )
     if kind == "year":
@@ -387,7 +395,7 @@ def column_definition(
             shown,
             ColumnType.YEAR,
             length=4,
-            flags=flags | ColumnFlag.UNSIGNED | ColumnFlag.ZEROFILL | ColumnFlag.NUM,
+            flags=flags | ColumnFlag.UNSIGNED | ColumnFlag.ZEROFILL,
             **common,
         )
     if kind in _TEMPORAL_WIDTHS:

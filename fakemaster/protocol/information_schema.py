@@ -352,9 +352,7 @@ def _column_row(table: CatalogueTable, position: int) -> list[CellValue]:
     elif column.data_type == "decimal":
         scale = column.scale
     datetime_precision = (
-        column.fsp
-        if column.data_type in ("time", "datetime", "timestamp")
-        else (0 if column.data_type == "date" else None)
+        column.fsp if column.data_type in ("time", "datetime", "timestamp") else None
     )
     return [
         "def",

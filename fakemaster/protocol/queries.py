@@ -64,7 +64,6 @@ from fakemaster.protocol.variables import lookup
 __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
 
 
-
 def set_statement_for(ctx: Context) -> Response:
     """SET STATEMENT var=value[, ...] FOR <statement>: the settings only last for the inner
     statement, which is all that is answered here, once the session may set them.

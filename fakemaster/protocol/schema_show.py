@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fakemaster.protocol.catalogue import CatalogueTable, CellValue, create_table_text, find_table
+from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.information_schema import is_columns, is_rows
 from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.outcome import Context, Response
@@ -52,9 +53,18 @@ def _like(parser: Parser) -> LikePattern | None:
     return None
 
 
-def _result(session: SessionState, columns: list[Column], rows: list[Sequence[CellValue]]) -> Response:
+def _result(
+    session: SessionState,
+    columns: list[Column],
+    rows: list[Sequence[CellValue]],
+    *,
+    scan: bool = True,
+) -> Response:
+    """The rows of an information_schema view (a scan: QUERY_NO_INDEX_USED) or of SHOW
+    CREATE (``scan=False``)."""
     charsets = ["utf8mb3" if c.text_chars is not None else None for c in columns]
-    return ResultSet(columns, encode_cells(session, rows, charsets))
+    flag = ServerStatus.QUERY_NO_INDEX_USED if scan else 0
+    return ResultSet(columns, encode_cells(session, rows, charsets), extra_status=(flag, flag))
 
 
 def show_databases(ctx: Context) -> Response:
@@ -140,7 +150,8 @@ def show_create_database(ctx: Context) -> Response:
         + ("/*!32312 IF NOT EXISTS*/ " if if_not_exists else "")
         + f"`{name}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */"
     )
-    return _result(ctx.session, _create_columns("Database", "Create Database"), [(name, text)])
+    rows: list[Sequence[CellValue]] = [(name, text)]
+    return _result(ctx.session, _create_columns("Database", "Create Database"), rows, scan=False)
 
 
 def _table(ctx: Context, parser: Parser) -> CatalogueTable:
@@ -167,7 +178,7 @@ def show_create_table(ctx: Context) -> Response:
     table = _table(ctx, parser)
     parser.expect_end()
     rows: list[Sequence[CellValue]] = [(table.name, create_table_text(table))]
-    return _result(ctx.session, _create_columns("Table", "Create Table"), rows)
+    return _result(ctx.session, _create_columns("Table", "Create Table"), rows, scan=False)
 
 
 def show_columns(ctx: Context) -> Response:
@@ -179,7 +190,8 @@ def show_columns(ctx: Context) -> Response:
     rows = [
         r
         for r in is_rows("COLUMNS", ctx.session)
-        if r[1] == table.database and r[2] == table.name
+        if r[1] == table.database
+        and r[2] == table.name
         and (like is None or like.matches(str(r[3])))
     ]
     # SHOW COLUMNS gives the default's value, not its expression: 'abc' as abc, NULL as NULL.
@@ -195,8 +207,12 @@ def show_columns(ctx: Context) -> Response:
     picks = [("COLUMN_NAME", "Field"), ("COLUMN_TYPE", "Type")]
     if full:
         picks.append(("COLLATION_NAME", "Collation"))
-    picks += [("IS_NULLABLE", "Null"), ("COLUMN_KEY", "Key"), ("COLUMN_DEFAULT", "Default"),
-              ("EXTRA", "Extra")]
+    picks += [
+        ("IS_NULLABLE", "Null"),
+        ("COLUMN_KEY", "Key"),
+        ("COLUMN_DEFAULT", "Default"),
+        ("EXTRA", "Extra"),
+    ]
     if full:
         picks += [("PRIVILEGES", "Privileges"), ("COLUMN_COMMENT", "Comment")]
     columns, cells = _view("COLUMNS", picks, shown_rows)

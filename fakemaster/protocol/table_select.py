@@ -15,12 +15,13 @@ mariadb-dump asks of information_schema.FILES uses subqueries and GROUP BY).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from fakemaster.accounts import INFORMATION_SCHEMA
 from fakemaster.protocol.catalogue import CatalogueTable, CellValue, column_definition, find_table
+from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.information_schema import is_columns, is_rows
 from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.outcome import Context, Response
@@ -31,6 +32,7 @@ from fakemaster.protocol.state import SessionState
 
 __all__ = ["Source", "encode_cells", "from_table", "select_from_table", "table_source"]
 
+_NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
 _SELECT_OPTIONS = (
     "ALL",
     "DISTINCT",
@@ -59,6 +61,10 @@ class Source:
     folded: list[bool]  # text compared case-insensitively
     rows: list[Sequence[CellValue]]
     text_charsets: list[str | None]  # the character set of each text column
+    # Positions of the first column of each key (a WHERE on one uses an index).
+    indexed: frozenset[int] = frozenset()
+    # Columns a WHERE compared with a constant (filled while parsing it).
+    constrained: set[int] = field(default_factory=set)
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -99,7 +105,7 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             raise sql_error(1109, name, "information_schema")
         return Source(
             INFORMATION_SCHEMA,
-            name.upper(),
+            name,
             [c.org_name for c in columns],
             columns,
             [c.text_chars is None for c in columns],
@@ -120,6 +126,7 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
 
 
 def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Source:
+    firsts = {table.position(key.columns[0]) for key in table.keys if key.columns}
     return Source(
         table.database,
         table.name,
@@ -129,6 +136,7 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
         [bool(c.collation and not c.collation.endswith("_bin")) for c in table.columns],
         rows,
         [c.charset for c in table.columns],
+        frozenset(p for p in firsts if p is not None),
     )
 
 
@@ -142,6 +150,14 @@ class _Operand:
     get: Getter
     numeric: bool
     folded: bool
+    position: int | None = None  # a column's
+
+
+def _note_constraint(source: Source, *operands: _Operand) -> None:
+    """A column compared with constants only: the read may use an index on it."""
+    columns = [o.position for o in operands if o.position is not None]
+    if len(columns) == 1:
+        source.constrained.add(columns[0])
 
 
 def select_from_table(ctx: Context) -> Response:
@@ -178,8 +194,8 @@ def select_from_table(ctx: Context) -> Response:
     source = table_source(session, database, name)
     if not source.rows:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
-        columns, _ = _resolve_items(items, source)
-        return ResultSet(columns, [])
+        columns, _ = _resolve_items(items, source, name)
+        return ResultSet(columns, [], extra_status=_NO_INDEX)
     alias = ""
     if parser.accept_word("AS"):
         alias = parser.name()
@@ -187,7 +203,7 @@ def select_from_table(ctx: Context) -> Response:
         "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
     ):
         alias = parser.name()
-    columns, positions = _resolve_items(items, source, alias)
+    columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
     if parser.accept_word("WHERE"):
         predicate = _condition(parser, source, session)
@@ -222,7 +238,13 @@ def select_from_table(ctx: Context) -> Response:
         selected = unique
     selected = selected[offset:] if count is None else selected[offset : offset + count]
     charsets = [source.text_charsets[p] for p in positions]
-    return ResultSet(columns, encode_cells(session, selected, charsets))
+    # MariaDB flags a read that used no index (every information_schema read is one).
+    scanned = source.database == INFORMATION_SCHEMA or not (source.constrained & source.indexed)
+    return ResultSet(
+        columns,
+        encode_cells(session, selected, charsets),
+        extra_status=_NO_INDEX if scanned else (0, 0),
+    )
 
 
 def _resolve_items(
@@ -273,10 +295,7 @@ def encode_cells(
         name = codec(target or charset or "utf8mb4")
         encoders.append(lambda text, name=name: text.encode(name, "replace"))  # type: ignore[misc]
     return [
-        tuple(
-            encoders[i](cell) if isinstance(cell, str) else cell
-            for i, cell in enumerate(row)
-        )
+        tuple(encoders[i](cell) if isinstance(cell, str) else cell for i, cell in enumerate(row))
         for row in rows
     ]
 
@@ -332,6 +351,8 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         while parser.accept_op(","):
             options.append(_operand(parser, source, session))
         parser.expect_op(")")
+        if not negate:
+            _note_constraint(source, left, *options)
 
         def within(row: Sequence[CellValue]) -> bool:
             value = left.get(row)
@@ -356,6 +377,8 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         low = _operand(parser, source, session)
         parser.expect_word("AND")
         high = _operand(parser, source, session)
+        if not negate:
+            _note_constraint(source, left, low, high)
 
         def between(row: Sequence[CellValue]) -> bool:
             value = left.get(row)
@@ -372,6 +395,8 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
     if op.kind is not Tok.OP or op.text not in ("=", "<>", "!=", "<", "<=", ">", ">=", "<=>"):
         raise parser.error(op)
     right = _operand(parser, source, session)
+    if op.text not in ("<>", "!="):
+        _note_constraint(source, left, right)
     test = {
         "=": lambda c: c == 0,
         "<=>": lambda c: c == 0,
@@ -422,7 +447,7 @@ def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:
         if position is None:
             raise sql_error(1054, ".".join(parts), "where clause")
         numeric, folded = source.numeric[position], source.folded[position]
-        return _Operand(lambda row: row[position], numeric, folded)
+        return _Operand(lambda row: row[position], numeric, folded, position)
     raise parser.error(token)
 
 
@@ -471,8 +496,9 @@ def _ordered(
             break
     ordered = list(rows)
     for position, descending in reversed(keys):
-        operand = _Operand(lambda row, p=position: row[p], source.numeric[position],
-                           source.folded[position])
+        operand = _Operand(
+            lambda row, p=position: row[p], source.numeric[position], source.folded[position]
+        )
         ordered.sort(key=_sort_key(operand), reverse=descending)
     return ordered
 
