@@ -21,7 +21,7 @@ from typing import Protocol
 
 from fakemaster.constants import ColumnType
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, collation_by_name
-from fakemaster.protocol.resultset import NOT_FIXED_DEC, Column, ColumnFlag
+from fakemaster.protocol.resultset import Column, ColumnFlag
 
 __all__ = [
     "DISPLAY_WIDTHS",
@@ -44,6 +44,8 @@ __all__ = [
 # sent (numbers and temporal values as their text, binary strings raw), or NULL.
 CellValue = str | bytes | None
 
+# The decimals of a FLOAT/DOUBLE column without a scale (MariaDB's field NOT_FIXED_DEC).
+FLOAT_NOT_FIXED_DEC = 31
 # MariaDB's PART_KEY_FLAG: the field is part of some key (sent in result-set column flags).
 PART_KEY_FLAG = 1 << 14
 
@@ -145,8 +147,7 @@ class CatalogueColumn:
         """CHARACTER_MAXIMUM_LENGTH: characters of a character column, bytes of a byte one."""
         kind = self.data_type
         if kind in BLOB_BYTES:
-            collation = collation_by_name(self.collation) if self.collation else None
-            return BLOB_BYTES[kind] // (collation.mbmaxlen if collation else 1)
+            return BLOB_BYTES[kind]
         if kind == "enum":
             return max((len(m) for m in self.members), default=0)
         if kind == "set":
@@ -289,15 +290,13 @@ def key_flags(table: CatalogueTable, column: CatalogueColumn) -> int:
 
 
 def _charset_clause(table: CatalogueTable, column: CatalogueColumn) -> str:
+    """`` CHARACTER SET cs COLLATE coll`` for a column whose collation is not the table's."""
     if column.collation is None or column.data_type == "json":
         return ""
     own = collation_by_name(column.collation)
     if own is None or own.name == table.collation:
         return ""
-    text = f" CHARACTER SET {own.charset}"
-    if not own.is_default:
-        text += f" COLLATE {own.name}"
-    return text
+    return f" CHARACTER SET {own.charset} COLLATE {own.name}"
 
 
 def column_text(table: CatalogueTable, column: CatalogueColumn) -> str:
@@ -378,7 +377,7 @@ def column_definition(
             shown,
             wire,
             length=length,
-            decimals=NOT_FIXED_DEC,
+            decimals=FLOAT_NOT_FIXED_DEC,
             flags=flags,
             **common,
         )
@@ -408,17 +407,16 @@ def column_definition(
         length = _TEMPORAL_WIDTHS[kind] + (column.fsp + 1 if column.fsp else 0)
         flags |= ColumnFlag.BINARY
         if kind == "timestamp":
-            flags |= ColumnFlag.UNSIGNED | ColumnFlag.ZEROFILL | ColumnFlag.TIMESTAMP
+            flags |= ColumnFlag.UNSIGNED
         return Column(shown, wire, length=length, decimals=column.fsp, flags=flags, **common)
     collation = collation_by_name(column.collation) if column.collation else None
     collation_id = collation.id if collation else BINARY_COLLATION_ID
     if kind in BLOB_BYTES:
-        chars = BLOB_BYTES[kind] // (collation.mbmaxlen if collation else 1)
         return Column(
             shown,
             ColumnType.BLOB,
             flags=flags | ColumnFlag.BLOB,
-            text_chars=chars,
+            text_chars=BLOB_BYTES[kind],
             collation=collation_id,
             **common,
         )

@@ -295,7 +295,9 @@ _INTEGER_PRECISION = {"tinyint": 3, "smallint": 5, "mediumint": 7, "int": 10, "b
 def numeric_precision(column: CatalogueColumn) -> int | None:
     kind = column.data_type
     if kind in _INTEGER_PRECISION:
-        return 20 if kind == "bigint" and column.unsigned else _INTEGER_PRECISION[kind]
+        if column.unsigned and kind in ("bigint", "mediumint"):
+            return _INTEGER_PRECISION[kind] + 1
+        return _INTEGER_PRECISION[kind]
     if kind == "decimal":
         return column.precision
     if kind == "float":
@@ -347,7 +349,7 @@ def _column_row(table: CatalogueTable, position: int) -> list[CellValue]:
             octets = BLOB_BYTES[column.data_type]
     precision = numeric_precision(column)
     scale: int | None = None
-    if column.data_type in _INTEGER_PRECISION or column.data_type == "bit":
+    if column.data_type in _INTEGER_PRECISION:
         scale = 0
     elif column.data_type == "decimal":
         scale = column.scale

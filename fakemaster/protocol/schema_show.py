@@ -105,7 +105,7 @@ def show_tables(ctx: Context) -> Response:
         heading,
         253,
         flags=ColumnFlag.NOT_NULL | ColumnFlag.NO_DEFAULT_VALUE,
-        text_chars=64 + len(database) + 5,
+        text_chars=73,
         collation=33,
         schema="information_schema",
         table="TABLE_NAMES",
@@ -123,10 +123,12 @@ def show_tables(ctx: Context) -> Response:
     return _result(ctx.session, columns, rows)
 
 
-def _create_columns(first: str, second: str) -> list[Column]:
+def _create_columns(first: str, second: str, text: str) -> list[Column]:
+    """The two columns of SHOW CREATE: the second as long as its text, 1024 characters at
+    least."""
     return [
         text_column(first, 64, flags=ColumnFlag.NOT_NULL, collation=33),
-        text_column(second, 1024, flags=ColumnFlag.NOT_NULL, collation=33),
+        text_column(second, max(1024, len(text)), flags=ColumnFlag.NOT_NULL, collation=33),
     ]
 
 
@@ -151,7 +153,7 @@ def show_create_database(ctx: Context) -> Response:
         + f"`{name}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */"
     )
     rows: list[Sequence[CellValue]] = [(name, text)]
-    return _result(ctx.session, _create_columns("Database", "Create Database"), rows, scan=False)
+    return _result(ctx.session, _create_columns("Database", "Create Database", text), rows, scan=False)
 
 
 def _table(ctx: Context, parser: Parser) -> CatalogueTable:
@@ -177,8 +179,9 @@ def show_create_table(ctx: Context) -> Response:
     parser = ctx.parser_after(ctx.match.end())
     table = _table(ctx, parser)
     parser.expect_end()
-    rows: list[Sequence[CellValue]] = [(table.name, create_table_text(table))]
-    return _result(ctx.session, _create_columns("Table", "Create Table"), rows, scan=False)
+    text = create_table_text(table)
+    rows: list[Sequence[CellValue]] = [(table.name, text)]
+    return _result(ctx.session, _create_columns("Table", "Create Table", text), rows, scan=False)
 
 
 def show_columns(ctx: Context) -> Response:
