@@ -20,9 +20,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from fakemaster.store.memory import MemoryBinlogStore
-
 from fakemaster.events import Gtid, GtidEvent
+from fakemaster.store.memory import MemoryBinlogStore
 from scenarios.catalogue import ScenarioCatalogue, ScenarioSnapshot
 from scenarios.compiler import CompiledTransaction, CompileOptions, compile_scenario
 from scenarios.history import Rotate, Scenario

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from fakemaster.constants import ColumnType
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, collation_by_name
@@ -349,7 +349,7 @@ def column_definition(
             flags |= ColumnFlag.NO_DEFAULT_VALUE
     if column.unsigned:
         flags |= ColumnFlag.UNSIGNED
-    common = {
+    common: dict[str, Any] = {
         "schema": table.database,
         "table": alias or table.name,
         "org_table": table.name,

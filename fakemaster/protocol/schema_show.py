@@ -40,7 +40,7 @@ def _view(
     from dataclasses import replace
 
     columns = [replace(base[index[org]], name=shown) for org, shown in picks]
-    cells = [tuple(row[index[org]] for org, _ in picks) for row in rows]
+    cells: list[Sequence[CellValue]] = [tuple(row[index[org]] for org, _ in picks) for row in rows]
     return columns, cells
 
 
@@ -153,7 +153,9 @@ def show_create_database(ctx: Context) -> Response:
         + f"`{name}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */"
     )
     rows: list[Sequence[CellValue]] = [(name, text)]
-    return _result(ctx.session, _create_columns("Database", "Create Database", text), rows, scan=False)
+    return _result(
+        ctx.session, _create_columns("Database", "Create Database", text), rows, scan=False
+    )
 
 
 def _table(ctx: Context, parser: Parser) -> CatalogueTable:
@@ -199,7 +201,7 @@ def show_columns(ctx: Context) -> Response:
     ]
     # SHOW COLUMNS gives the default's value, not its expression: 'abc' as abc, NULL as NULL.
     default_at = 5
-    shown_rows = []
+    shown_rows: list[Sequence[CellValue]] = []
     for row in rows:
         default = row[default_at]
         if default == "NULL":

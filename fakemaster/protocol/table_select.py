@@ -14,6 +14,7 @@ mariadb-dump asks of information_schema.FILES uses subqueries and GROUP BY).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -258,11 +259,11 @@ def _resolve_items(
                 columns.append(_aliased(column, column.name, alias))
                 positions.append(position)
             continue
-        position = source.position(parts[-1])
-        if position is None:
+        found = source.position(parts[-1])
+        if found is None:
             raise sql_error(1054, ".".join(parts), "field list")
-        columns.append(_aliased(source.columns[position], item_alias or shown, alias))
-        positions.append(position)
+        columns.append(_aliased(source.columns[found], item_alias or shown, alias))
+        positions.append(found)
     return columns, positions
 
 
@@ -497,7 +498,7 @@ def _ordered(
     ordered = list(rows)
     for position, descending in reversed(keys):
         operand = _Operand(
-            lambda row, p=position: row[p], source.numeric[position], source.folded[position]
+            operator.itemgetter(position), source.numeric[position], source.folded[position]
         )
         ordered.sort(key=_sort_key(operand), reverse=descending)
     return ordered

@@ -103,7 +103,9 @@ def dump_and_replicate(
 ) -> bytes:
     """The dump taken, loaded into ``replica`` which then replicates to the end; returns the
     dump."""
-    require_peer("mariadb-dump and mariadb clients", _have_clients(), "apt-get install mariadb-client")
+    require_peer(
+        "mariadb-dump and mariadb clients", _have_clients(), "apt-get install mariadb-client"
+    )
     databases = sorted({table.database for table in scenario.tables.values()})
     replica.execute(["STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL gtid_slave_pos = ''"])
     replica.execute(
@@ -204,7 +206,9 @@ def test_a_replica_seeded_by_mariadb_dump_of_fakemaster_ends_with_the_oracles_ta
     if gtid:
         assert re.search(rb"^SET GLOBAL gtid_slave_pos='[0-9,-]+';$", dump, re.M)
     else:
-        assert re.search(rb"^CHANGE MASTER TO MASTER_LOG_FILE='[^']+', MASTER_LOG_POS=\d+;$", dump, re.M)
+        assert re.search(
+            rb"^CHANGE MASTER TO MASTER_LOG_FILE='[^']+', MASTER_LOG_POS=\d+;$", dump, re.M
+        )
 
 
 @pytest.mark.parametrize("gtid", [False, True], ids=["file_pos", "gtid"])
