@@ -154,17 +154,18 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?:DATABASES|SCHEMAS)\b", show_databases, "SHOW DATABASES"),
     _statement(r"SHOW\s+CREATE\s+(?:DATABASE|SCHEMA)\b", show_create_database,
                "SHOW CREATE DATABASE IF NOT EXISTS `shop`"),
-    _statement(r"SHOW\s+CREATE\s+TABLE\b", show_create_table, "show create table `t`"),
-    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES"),
+    _statement(r"SHOW\s+CREATE\s+TABLE\b", show_create_table, "show create table `shop`.`t`"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES FROM `shop`"),
     _statement(r"SHOW\s+(?P<full>FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\b", show_columns,
-               "SHOW FULL COLUMNS FROM `t`", "show fields from `t`"),
+               "SHOW FULL COLUMNS FROM `t` FROM `shop`", "show fields from `shop`.`t`"),
     _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b", show_index,
-               "SHOW INDEX FROM `t`"),
-    _statement(r"FLUSH\s+(?:(?:LOCAL|NO_WRITE_TO_BINLOG)\s+)?TABLES?\s*(?:WITH\s+READ\s+LOCK\s*)?$",
+               "SHOW INDEX FROM `shop`.`t`"),
+    _statement(r"FLUSH\b(?:\s|/\*!\d*|\*/|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
+               r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
                flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
     _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
     _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
-               "SAVEPOINT sp", "ROLLBACK TO SAVEPOINT sp", "RELEASE SAVEPOINT sp"),
+               "SAVEPOINT sp"),
     _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,
                "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
     _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", show_binary_logs, "SHOW BINARY LOGS"),
@@ -183,7 +184,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
         not_supported,
-        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW DATABASES",
+        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
     ),
 )
 # fmt: on
