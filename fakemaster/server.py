@@ -418,8 +418,18 @@ class FakeMaster:
 
 
 def _table_catalogue(store: Any) -> Any:
-    """The tables a store serves over SQL (its ``table_catalogue``: a scenario's), if any."""
-    return getattr(store, "table_catalogue", None)
+    """The tables a store serves over SQL: its own ``table_catalogue`` (a scenario's), else
+    what its binlog tells (:mod:`fakemaster.protocol.binlog_catalogue`), None for no store."""
+    own = getattr(store, "table_catalogue", None)
+    if own is not None:
+        return own
+    if callable(getattr(store, "iter_events", None)) and callable(
+        getattr(store, "file_names", None)
+    ):
+        from fakemaster.protocol.binlog_catalogue import BinlogCatalogue
+
+        return BinlogCatalogue(store)
+    return None
 
 
 class BackgroundFakeMaster(LoopThread[FakeMaster]):
