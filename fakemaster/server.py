@@ -57,6 +57,7 @@ class FakeMaster:
         if catalog is None and store is not None and hasattr(store, "binary_logs"):
             catalog = store
         self.state = ServerState(self.config, catalog, tables=_table_catalogue(store))
+        _gate_releases(store, self.state)
         # Exceptions raised inside connection handlers (the server keeps running).
         self.errors: list[BaseException] = []
         self._server: asyncio.Server | None = None
@@ -401,6 +402,7 @@ class FakeMaster:
         if not self._catalog_given:
             catalog = self.store if hasattr(self.store, "binary_logs") else None
         state = ServerState(self.config, catalog, tables=_table_catalogue(self.store))
+        _gate_releases(self.store, state)
         state.check_served()
         state.on_config_error = self.record_error
         state.set_port(self.port)
@@ -430,6 +432,14 @@ def _table_catalogue(store: Any) -> Any:
 
         return BinlogCatalogue(store)
     return None
+
+
+def _gate_releases(store: Any, state: ServerState) -> None:
+    """A scenario's store releases nothing while a client holds FLUSH TABLES WITH READ LOCK,
+    and what waited is released at the last UNLOCK TABLES."""
+    if hasattr(store, "hold") and callable(getattr(store, "resume", None)):
+        store.hold = lambda: bool(state.read_locks)
+        state.on_unlocked = store.resume
 
 
 class BackgroundFakeMaster(LoopThread[FakeMaster]):

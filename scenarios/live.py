@@ -55,6 +55,10 @@ class ScenarioStore(MemoryBinlogStore):
         self._compiled: list[CompiledTransaction] = compile_scenario(scenario, options)
         self._step = 0  # the next step of scenario.steps to write
         self.released = 0
+        # While hold() is true (a client holds FLUSH TABLES WITH READ LOCK on the server that
+        # serves this store), releases wait: deferred is how many, written by resume().
+        self.hold: Callable[[], bool] = lambda: False
+        self.deferred = 0
         self.table_catalogue = ScenarioCatalogue(scenario, lambda: self.released)
         self.release(len(self._compiled) if released is None else released)
 
@@ -68,9 +72,14 @@ class ScenarioStore(MemoryBinlogStore):
 
     def release(self, count: int = 1) -> int:
         """Write the next ``count`` transactions (fewer when fewer are left) and the rotations
-        before each; the number written. Rotations after the last one are written with it."""
+        before each; the number written. Rotations after the last one are written with it.
+        While ``hold()`` (a read lock on the server), nothing is written: they wait for
+        :meth:`resume` (0 is returned)."""
         if count < 0:
             raise ValueError("release a number of transactions >= 0")
+        if self.hold():
+            self.deferred += min(count, self.pending - self.deferred)
+            return 0
         steps = self.scenario.steps
         written = 0
         while written < count and self.released < len(self._compiled):
@@ -89,6 +98,11 @@ class ScenarioStore(MemoryBinlogStore):
 
     def release_all(self) -> int:
         return self.release(self.pending)
+
+    def resume(self) -> int:
+        """Write the releases that waited for a read lock; the number written."""
+        count, self.deferred = self.deferred, 0
+        return self.release(count)
 
     def _write_transaction(self, item: CompiledTransaction) -> None:
         with self._lock:

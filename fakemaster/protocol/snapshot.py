@@ -3,8 +3,10 @@
 ``Binlog_snapshot_file`` / ``Binlog_snapshot_position`` status a dump reads its coordinates
 from.
 
-A fake master has nothing to lock: the tables change only when the binlog does (a scenario's
-transactions are released into its binlog), so the read of a transaction is one
+The tables change only when the binlog does (a scenario's transactions are released into its
+binlog), and FLUSH TABLES WITH READ LOCK holds that back as it holds commits back on MariaDB:
+while a connection holds it, releases wait (:mod:`scenarios.live`), so SHOW MASTER STATUS and
+every read agree until UNLOCK TABLES (or the connection's end). The read of a transaction is one
 :class:`~fakemaster.protocol.state.SessionSnapshot` taken with the binlog coordinates of the same
 instant. ``WITH CONSISTENT SNAPSHOT`` takes it at once; a plain ``BEGIN`` at its first read of a
 table (InnoDB's REPEATABLE READ); outside a transaction every read takes a new one. As on
@@ -79,13 +81,13 @@ def flush_tables(ctx: Context) -> Response:
     parser.expect_end()
     ctx.session.require(Privilege.RELOAD)
     if lock:
-        ctx.session.read_lock = True
+        ctx.server.lock_tables(ctx.session.thread_id)
     return OkResult()
 
 
 def unlock_tables(ctx: Context) -> Response:
     ctx.parser(2).expect_end()
-    ctx.session.read_lock = False
+    ctx.server.unlock_tables(ctx.session.thread_id)
     return OkResult()
 
 

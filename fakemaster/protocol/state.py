@@ -119,6 +119,11 @@ class ServerState:
         self.served = ServedVariables.for_catalog(config, catalog)
         self.on_config_error: Callable[[ConfigError], None] | None = None
         self.connections: dict[int, ConnectionInfo] = {}
+        # Connections holding FLUSH TABLES WITH READ LOCK: while any does, nothing commits (a
+        # served scenario's releases wait, see scenarios.live); on_unlocked runs when the last
+        # one lets go.
+        self.read_locks: set[int] = set()
+        self.on_unlocked: Callable[[], None] | None = None
         self._next_thread_id = config.first_thread_id
         self.accounts: dict[str, Account] = config.all_accounts()
 
@@ -153,6 +158,20 @@ class ServerState:
 
     def close_connection(self, thread_id: int) -> None:
         self.connections.pop(thread_id, None)
+        self.unlock_tables(thread_id)  # a closed connection's read lock goes with it
+
+    def lock_tables(self, thread_id: int) -> None:
+        """FLUSH TABLES WITH READ LOCK by connection ``thread_id``."""
+        self.read_locks.add(thread_id)
+
+    def unlock_tables(self, thread_id: int) -> None:
+        """UNLOCK TABLES (or the end) of connection ``thread_id``: when no connection holds the
+        read lock any more, what waited for it goes on (``on_unlocked``)."""
+        if thread_id not in self.read_locks:
+            return
+        self.read_locks.discard(thread_id)
+        if not self.read_locks and self.on_unlocked is not None:
+            self.on_unlocked()
 
     def claim_dump(self, thread_id: int, server_id: int) -> int | None:
         """Connection ``thread_id`` starts a COM_BINLOG_DUMP as replica ``server_id``; the
@@ -234,8 +253,6 @@ class SessionState:
     results_collation_id: int | None = None
     # START TRANSACTION WITH CONSISTENT SNAPSHOT: what the transaction reads.
     snapshot: SessionSnapshot | None = None
-    # FLUSH TABLES WITH READ LOCK held (until UNLOCK TABLES).
-    read_lock: bool = False
     # SAVEPOINTs of the transaction, oldest first.
     savepoints: list[str] = field(default_factory=list)
 

@@ -127,10 +127,16 @@ def test_savepoints_are_kept_per_transaction() -> None:
 
 def test_the_read_lock_needs_reload() -> None:
     _, _, session = make()
+    unlocked: list[bool] = []
+    session.server.on_unlocked = lambda: unlocked.append(True)
     execute(session, "FLUSH TABLES WITH READ LOCK")
-    assert session.read_lock
+    assert session.server.read_locks == {session.thread_id}
     execute(session, "UNLOCK TABLES")
-    assert not session.read_lock
+    assert session.server.read_locks == set()
+    assert unlocked == [True]
+    execute(session, "FLUSH TABLES WITH READ LOCK")
+    session.server.close_connection(session.thread_id)  # the lock ends with the connection
+    assert unlocked == [True, True]
     replication = Account(user="repl", privileges=REPLICATION_PRIVILEGES)
     _, _, other = make(replication)
     denied = error(other, "FLUSH TABLES WITH READ LOCK")

@@ -128,3 +128,29 @@ def test_serve_live_needs_a_scenario() -> None:
     done = run_cli("serve", "--port", "0", "--live", "5")
     assert done.returncode != 0
     assert "--live releases a scenario's transactions: give --scenario" in done.stderr
+
+
+def test_a_read_lock_holds_releases_back_until_unlock(fake_master_factory: Any) -> None:
+    scenario = small()
+    master = fake_master_factory(scenario=scenario, released=1)
+    locker = pymysql.connect(host=master.host, port=master.port, user="root", password="")
+    try:
+        with locker.cursor() as cursor:
+            cursor.execute("FLUSH TABLES WITH READ LOCK")
+            cursor.execute("SHOW MASTER STATUS")
+            locked_at = cursor.fetchone()
+            assert master.release(1) == 0  # waits for the lock, as a commit on MariaDB
+            assert _select(master, "SHOW MASTER STATUS")[0][:2] == tuple(map(str, locked_at[:2]))
+            _table(master, scenario, 1)
+            cursor.execute("UNLOCK TABLES")
+        _table(master, scenario, 2)
+        with locker.cursor() as cursor:
+            cursor.execute("FLUSH TABLES WITH READ LOCK")
+        assert master.release_all() == 0
+        _table(master, scenario, 2)
+    finally:
+        locker.close()  # the lock ends with the connection: what waited is released
+    deadline = time.monotonic() + 30  # the server sees the close when it reads it
+    while master.store.pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+    _table(master, scenario, 3)
