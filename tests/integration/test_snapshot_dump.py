@@ -9,7 +9,8 @@ dump runs: the served store releases two more right after each snapshot point is
 consistent snapshot of ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` among them) and one at each
 ``BINLOG_GTID_POS()`` the dump asks, so the dump's rows and coordinates must describe the same
 instant for the replica to end right (deterministic: it is the dump's own statements that
-release them, no timing involved).
+release them, no timing involved). Without ``--single-transaction`` the dump reads under FLUSH
+TABLES WITH READ LOCK, which holds those releases back until its connection ends.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ REPLICA_SERVER_ID = 50  # none of the scenarios' server ids
 class ArrivingStore(ScenarioStore):
     """A scenario store whose transactions keep arriving while a dump reads it: two are
     released right after each snapshot point, one at each BINLOG_GTID_POS()."""
+
+    held = 0  # releases asked while a read lock held them back
+
+    def release(self, count: int = 1) -> int:
+        if self.hold():
+            self.held += 1
+        return super().release(count)
 
     def snapshot_point(self) -> tuple[ScenarioSnapshot, tuple[str, int], str]:
         point = super().snapshot_point()
@@ -99,10 +107,16 @@ def _run(command: list[str], data: bytes | None = None) -> bytes:
 
 
 def dump_and_replicate(
-    replica: MariaDBServer, scenario: Scenario, *, gtid: bool, arriving: bool
+    replica: MariaDBServer,
+    scenario: Scenario,
+    *,
+    gtid: bool,
+    arriving: bool,
+    single_transaction: bool = True,
 ) -> bytes:
-    """The dump taken, loaded into ``replica`` which then replicates to the end; returns the
-    dump."""
+    """The dump taken (``--single-transaction``, else under FLUSH TABLES WITH READ LOCK: what
+    ``--master-data`` alone does), loaded into ``replica`` which then replicates to the end;
+    returns the dump."""
     require_peer(
         "mariadb-dump and mariadb clients", _have_clients(), "apt-get install mariadb-client"
     )
@@ -123,16 +137,19 @@ def dump_and_replicate(
                 f"--port={master.port}",
                 f"--user={USER}",
                 f"--password={PASSWORD}",
-                "--single-transaction",
+                *(["--single-transaction"] if single_transaction else []),
                 "--master-data=1",
                 *(["--gtid"] if gtid else []),
                 "--databases",
                 *databases,
             ]
         )
-        if arriving:
+        if arriving and single_transaction:
             # The dump's coordinates are those of its snapshot, before what arrived during it.
             assert store.released > first
+        if arriving and not single_transaction:
+            # Held back by the dump's read lock (released when its connection ended).
+            assert isinstance(store, ArrivingStore) and store.held > 0
         master.release_all()
         replica.change_master(
             master.host, master.port, USER, PASSWORD, use_gtid="slave_pos" if gtid else "no"
@@ -211,9 +228,10 @@ def test_a_replica_seeded_by_mariadb_dump_of_fakemaster_ends_with_the_oracles_ta
         )
 
 
+@pytest.mark.parametrize("single", [True, False], ids=["single_transaction", "read_lock"])
 @pytest.mark.parametrize("gtid", [False, True], ids=["file_pos", "gtid"])
 @pytest.mark.parametrize("name", ["every_type", "primary_key_updates", "multi_domain"])
 def test_transactions_arriving_during_the_dump_reach_the_replica_by_replication(
-    replica: MariaDBServer, name: str, gtid: bool
+    replica: MariaDBServer, name: str, gtid: bool, single: bool
 ) -> None:
-    dump_and_replicate(replica, build(name), gtid=gtid, arriving=True)
+    dump_and_replicate(replica, build(name), gtid=gtid, arriving=True, single_transaction=single)
