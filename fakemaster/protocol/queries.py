@@ -30,6 +30,7 @@ from fakemaster.protocol.schema_show import (
     show_create_table,
     show_databases,
     show_index,
+    show_table_status,
     show_tables,
 )
 from fakemaster.protocol.select import select
@@ -155,7 +156,9 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+CREATE\s+(?:DATABASE|SCHEMA)\b", show_create_database,
                "SHOW CREATE DATABASE IF NOT EXISTS `shop`"),
     _statement(r"SHOW\s+CREATE\s+TABLE\b", show_create_table, "show create table `shop`.`t`"),
-    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES FROM `shop`"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES FROM `shop`",
+               "SHOW FULL TABLES IN `shop` where Table_Type = 'BASE TABLE'"),
+    _statement(r"SHOW\s+TABLE\s+STATUS\b", show_table_status, "SHOW TABLE STATUS FROM `shop` LIKE 't'"),
     _statement(r"SHOW\s+(?P<full>FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\b", show_columns,
                "SHOW FULL COLUMNS FROM `t` FROM `shop`", "show fields from `shop`.`t`"),
     _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b", show_index,

@@ -18,9 +18,10 @@ from fakemaster.protocol.outcome import Context, Response
 from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
 from fakemaster.protocol.sqltext import Parser, Tok
 from fakemaster.protocol.state import SessionState
-from fakemaster.protocol.table_select import encode_cells
+from fakemaster.protocol.table_select import Source, encode_cells, where_condition
 
 __all__ = [
+    "show_table_status",
     "show_columns",
     "show_create_database",
     "show_create_table",
@@ -96,11 +97,24 @@ def show_tables(ctx: Context) -> Response:
     if parser.peek.is_word("LIKE"):
         like_text = parser.tokens[parser.index + 1].text
     like = _like(parser)
-    parser.expect_end()
     catalogue = ctx.server.tables
     tables = list(catalogue.tables(database)) if catalogue is not None else []
     heading = f"Tables_in_{database}" + (f" ({like_text})" if like is not None else "")
     names = [t.name for t in tables if like is None or like.matches(t.name)]
+    if like is None and parser.accept_word("WHERE"):
+        view = Source(
+            database,
+            "TABLE_NAMES",
+            [heading, "Table_type"],
+            [],
+            [False, False],
+            [True, True],
+            [(n, "BASE TABLE") for n in names],
+            ["utf8mb3", "utf8mb3"],
+        )
+        condition = where_condition(parser, view, ctx.session)
+        names = [row[0] for row in view.rows if condition(row) and isinstance(row[0], str)]
+    parser.expect_end()
     column = Column(
         heading,
         253,
@@ -250,4 +264,57 @@ def show_index(ctx: Context) -> Response:
         ("IGNORED", "Ignored"),
     ]
     columns, cells = _view("STATISTICS", picks, rows)
+    return _result(ctx.session, columns, cells)
+
+
+_TABLE_STATUS = [
+    ("TABLE_NAME", "Name"),
+    ("ENGINE", "Engine"),
+    ("VERSION", "Version"),
+    ("ROW_FORMAT", "Row_format"),
+    ("TABLE_ROWS", "Rows"),
+    ("AVG_ROW_LENGTH", "Avg_row_length"),
+    ("DATA_LENGTH", "Data_length"),
+    ("MAX_DATA_LENGTH", "Max_data_length"),
+    ("INDEX_LENGTH", "Index_length"),
+    ("DATA_FREE", "Data_free"),
+    ("AUTO_INCREMENT", "Auto_increment"),
+    ("CREATE_TIME", "Create_time"),
+    ("UPDATE_TIME", "Update_time"),
+    ("CHECK_TIME", "Check_time"),
+    ("TABLE_COLLATION", "Collation"),
+    ("CHECKSUM", "Checksum"),
+    ("CREATE_OPTIONS", "Create_options"),
+    ("TABLE_COMMENT", "Comment"),
+    ("MAX_INDEX_LENGTH", "Max_index_length"),
+    ("TEMPORARY", "Temporary"),
+]
+
+
+def show_table_status(ctx: Context) -> Response:
+    """SHOW TABLE STATUS [FROM db] [LIKE 'pattern' | WHERE ...]: information_schema.TABLES
+    renamed (sizes and times as information_schema gives them)."""
+    parser = ctx.parser_after(ctx.match.end())
+    database = _database(ctx, parser)
+    like = _like(parser)
+    rows = [
+        r
+        for r in is_rows("TABLES", ctx.session)
+        if r[1] == database and (like is None or like.matches(str(r[2])))
+    ]
+    columns, cells = _view("TABLES", _TABLE_STATUS, rows)
+    if like is None and parser.accept_word("WHERE"):
+        view = Source(
+            database,
+            "TABLES",
+            [shown for _, shown in _TABLE_STATUS],
+            columns,
+            [c.text_chars is None for c in columns],
+            [True] * len(columns),
+            cells,
+            ["utf8mb3" if c.text_chars is not None else None for c in columns],
+        )
+        condition = where_condition(parser, view, ctx.session)
+        cells = [row for row in cells if condition(row)]
+    parser.expect_end()
     return _result(ctx.session, columns, cells)

@@ -16,22 +16,38 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from fakemaster.accounts import INFORMATION_SCHEMA
+from fakemaster.constants import ColumnType
 from fakemaster.protocol.catalogue import CatalogueTable, CellValue, column_definition, find_table
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID
 from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.information_schema import is_columns, is_rows
 from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.outcome import Context, Response
-from fakemaster.protocol.resultset import Cell, Column, ResultSet, sql_error, with_name
+from fakemaster.protocol.resultset import (
+    Cell,
+    Column,
+    ColumnFlag,
+    ResultSet,
+    sql_error,
+    with_name,
+)
 from fakemaster.protocol.snapshot import read_snapshot
 from fakemaster.protocol.sqltext import Parser, Tok, Token
 from fakemaster.protocol.state import SessionState
 
-__all__ = ["Source", "encode_cells", "from_table", "select_from_table", "table_source"]
+__all__ = [
+    "Source",
+    "encode_cells",
+    "from_table",
+    "select_from_table",
+    "table_source",
+    "where_condition",
+]
 
 _NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
 _SELECT_OPTIONS = (
@@ -168,24 +184,41 @@ def select_from_table(ctx: Context) -> Response:
     while (option := parser.accept_word(*_SELECT_OPTIONS)) is not None:
         distinct = distinct or option.is_word("DISTINCT", "DISTINCTROW")
     # The select list, resolved once the table is known.
-    items: list[tuple[str | None, list[str], str]] = []  # (alias, name parts, shown text)
+    items: list[_Item] = []
     while True:
+        start = parser.index
+        aggregate = None
         if parser.accept_op("*"):
-            items.append((None, ["*"], "*"))
+            parts = ["*"]
+        elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
+            aggregate = parser.next().text.upper()
+            parser.expect_op("(")
+            if aggregate == "COUNT" and parser.accept_op("*"):
+                parts = ["*"]
+            else:
+                parts = [parser.name()]
+                while parser.accept_op("."):
+                    parts.append(parser.name())
+            parser.expect_op(")")
         else:
             parts = [parser.name()]
             while parser.accept_op("."):
                 parts.append("*" if parser.accept_op("*") else parser.name())
-            alias = None
+        shown = parser.source(parser.tokens[start], parser.index) if aggregate else parts[-1]
+        alias = None
+        if parts != ["*"] or aggregate:
             if parser.accept_word("AS"):
                 alias = parser.name()
             elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
                 "FROM"
             ):
                 alias = parser.name()
-            items.append((alias, parts, parts[-1]))
+        items.append(_Item(alias, parts, shown, aggregate))
         if not parser.accept_op(","):
             break
+    aggregates = [item for item in items if item.aggregate]
+    if aggregates and len(aggregates) != len(items):
+        raise sql_error(1235, "columns beside aggregates without GROUP BY")
     parser.expect_word("FROM")
     first = parser.name()
     database: str | None = None
@@ -193,7 +226,7 @@ def select_from_table(ctx: Context) -> Response:
     if parser.accept_op("."):
         database, name = first, parser.name()
     source = table_source(session, database, name)
-    if not source.rows:
+    if not source.rows and not aggregates:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
         columns, _ = _resolve_items(items, source, name)
         return ResultSet(columns, [], extra_status=_NO_INDEX)
@@ -228,6 +261,8 @@ def select_from_table(ctx: Context) -> Response:
         parser.expect_word("SHARE")
         parser.expect_word("MODE")
     parser.expect_end()
+    if aggregates:
+        return _aggregated(session, items, source, rows, alias or name)
     selected = [tuple(row[p] for p in positions) for row in rows]
     if distinct:
         seen: set[tuple[CellValue, ...]] = set()
@@ -248,12 +283,84 @@ def select_from_table(ctx: Context) -> Response:
     )
 
 
+@dataclass(slots=True)
+class _Item:
+    alias: str | None
+    parts: list[str]  # a column (maybe qualified), or ["*"]
+    shown: str  # its name in the result when not aliased
+    aggregate: str | None = None  # COUNT, MIN, MAX
+
+
+_AGGREGATES = ("COUNT", "MIN", "MAX")
+
+
+def _aggregated(
+    session: SessionState,
+    items: list[_Item],
+    source: Source,
+    rows: list[Sequence[CellValue]],
+    table_alias: str,
+) -> ResultSet:
+    """The one row of COUNT/MIN/MAX over ``rows`` (no GROUP BY)."""
+    columns: list[Column] = []
+    cells: list[CellValue] = []
+    charsets: list[str | None] = []
+    # MIN/MAX of a key's first column read the index (MariaDB: "Select tables optimized
+    # away"); COUNT and the others scan.
+    scanned = False
+    for item in items:
+        name = item.alias or item.shown
+        if item.parts == ["*"]:
+            columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
+            cells.append(str(len(rows)).encode())
+            charsets.append(None)
+            scanned = True
+            continue
+        position = source.position(item.parts[-1])
+        if position is None:
+            raise sql_error(1054, ".".join(item.parts), "field list")
+        values = [row[position] for row in rows if row[position] is not None]
+        if item.aggregate == "COUNT":
+            columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
+            cells.append(str(len(values)).encode())
+            charsets.append(None)
+            scanned = True
+            continue
+        base = source.columns[position]
+        flags = base.flags & (ColumnFlag.UNSIGNED | ColumnFlag.BINARY | ColumnFlag.ZEROFILL)
+        if base.text_chars is None or base.collation == BINARY_COLLATION_ID:
+            flags |= ColumnFlag.BINARY  # a value of the binary character set
+        if position not in source.indexed:
+            scanned = True
+        columns.append(
+            replace(base, name=name, flags=flags, schema="", table="", org_table="", org_name="")
+        )
+        operand = _Operand(
+            operator.itemgetter(0), source.numeric[position], source.folded[position]
+        )
+        key = _sort_key(operand)
+        chosen = (min if item.aggregate == "MIN" else max)(
+            ((v,) for v in values), key=key, default=None
+        )
+        cells.append(None if chosen is None else chosen[0])
+        charsets.append(source.text_charsets[position])
+    return ResultSet(
+        columns,
+        encode_cells(session, [tuple(cells)], charsets),
+        extra_status=_NO_INDEX if scanned or source.constrained else (0, 0),
+    )
+
+
+_COUNT_FLAGS = ColumnFlag.NOT_NULL | ColumnFlag.BINARY
+
+
 def _resolve_items(
-    items: list[tuple[str | None, list[str], str]], source: Source, alias: str = ""
+    items: list[_Item], source: Source, alias: str = ""
 ) -> tuple[list[Column], list[int]]:
     columns: list[Column] = []
     positions: list[int] = []
-    for item_alias, parts, shown in items:
+    for item in items:
+        item_alias, parts, shown = item.alias, item.parts, item.shown
         if parts[-1] == "*":
             for position, column in enumerate(source.columns):
                 columns.append(_aliased(column, column.name, alias))
@@ -270,8 +377,6 @@ def _resolve_items(
 def _aliased(column: Column, name: str, table_alias: str) -> Column:
     named = with_name(column, name)
     if table_alias:
-        from dataclasses import replace
-
         named = replace(named, table=table_alias)
     return named
 
@@ -302,6 +407,13 @@ def encode_cells(
 
 
 # --- WHERE ------------------------------------------------------------------------------------
+
+
+def where_condition(
+    parser: Parser, source: Source, session: SessionState
+) -> Callable[[Sequence[CellValue]], bool]:
+    """The condition after a WHERE (the parser past it), over ``source``'s columns."""
+    return _condition(parser, source, session)
 
 
 def _condition(parser: Parser, source: Source, session: SessionState) -> Predicate:

@@ -215,3 +215,77 @@ def test_snapshot_statements_answer_as_a_real_server_holding_the_same_tables(
                 problems.append("\n".join(lines[:9]))
         assert master.errors == []
     assert not problems, "\n".join(problems)
+
+
+# One connection, in order: the statements around a consistent read (status flags of each OK,
+# savepoint errors, transaction state); (statement, compare rows): coordinates differ between
+# the two servers, their column definitions must not.
+SEQUENCE: list[tuple[str, bool]] = [
+    ("SHOW DATABASES", True),
+    ("FLUSH /*!40101 LOCAL */ TABLES", True),
+    ("FLUSH TABLES WITH READ LOCK", True),
+    ("SHOW MASTER STATUS", False),
+    ("SHOW STATUS LIKE 'binlog_snapshot_%'", False),
+    ("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", True),
+    ("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */", True),
+    ("SHOW STATUS LIKE 'binlog_snapshot_%'", False),
+    ("UNLOCK TABLES", True),
+    ("SAVEPOINT sp", True),
+    ("SELECT * FROM people ORDER BY id", True),
+    ("ROLLBACK TO SAVEPOINT sp", True),
+    ("RELEASE SAVEPOINT sp", True),
+    ("ROLLBACK TO SAVEPOINT sp", True),
+    ("SELECT @@in_transaction", True),
+    ("COMMIT", True),
+    ("START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT", True),
+    ("SELECT id FROM people WHERE id = 2", True),
+    ("ROLLBACK", True),
+    ("SHOW TABLE STATUS", False),
+    ("SHOW TABLE STATUS LIKE 'peo%'", False),
+    ("SHOW FULL TABLES WHERE Table_type = 'BASE TABLE'", True),
+    ("SHOW TABLES LIKE 'p%'", True),
+    ("SELECT COUNT(*) FROM people", True),
+    ("SELECT MIN(id), MAX(id) FROM people", True),
+]
+
+
+def test_a_consistent_read_session_answers_as_a_real_server(real: MariaDBServer) -> None:
+    scenario = keyed()
+    system = ("information_schema", "mysql", "performance_schema", "sys")
+    others = [row[0] for row in real.execute("SHOW DATABASES") if row[0] not in system]
+    real.execute(
+        [
+            "SET SESSION sql_log_bin = 0",
+            *SESSION_SETUP,
+            *(f"DROP DATABASE {quote_name(str(db))}" for db in others),
+            *setup_sql(scenario),
+            *(sql for step in scenario.steps for sql in step_sql(step)),
+        ]
+    )
+    store = ScenarioStore(scenario)
+    with BackgroundFakeMaster(ServerConfig(), store) as master:
+        problems: list[str] = []
+        with (
+            RawClient(real.host, real.port, "root", "", database="keys") as want_client,
+            RawClient(master.host, master.port, "root", "", database="keys") as got_client,
+        ):
+            for sql, rows in SEQUENCE:
+                want, got = want_client.query(sql), got_client.query(sql)
+                if not rows and want[0][:1] not in (b"\x00", b"\xff"):
+                    want, got = want[: 1 + want[0][0]], got[: 1 + want[0][0]]
+                if want != got:
+                    problems.append(
+                        f"{sql}:\n"
+                        + "\n".join(
+                            f"  [{i}] real {_describe(a)}\n  [{i}] fake {_describe(b)}"
+                            for i, (a, b) in enumerate(zip(want, got, strict=False))
+                            if a != b
+                        )
+                        + (
+                            f"\n  lengths {len(want)} != {len(got)}"
+                            if len(want) != len(got)
+                            else ""
+                        )
+                    )
+        assert master.errors == []
+    assert not problems, "\n".join(problems)
