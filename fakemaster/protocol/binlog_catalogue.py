@@ -195,10 +195,11 @@ def table_from_map(event: TableMapEvent) -> CatalogueTable:
             is_enum = real in (STRING_REAL_ENUM, ColumnType.ENUM)
             pool = enums if is_enum else sets
             members = pool.pop(0) if pool else ()
+            codec = _CODECS.get(collation.charset if collation else "utf8mb4") or "utf-8"
             facts.update(
                 data_type="enum" if is_enum else "set",
                 members=tuple(
-                    m.decode("utf-8", "replace") if isinstance(m, bytes) else str(m)
+                    m.decode(codec, "replace") if isinstance(m, bytes) else str(m)
                     for m in members
                 ),
                 collation=text_collation,
