@@ -12,7 +12,11 @@ Fixtures:
   :class:`~fakemaster.config.ServerConfig` fields, ``config``, ``store``, ``binlog_dir``,
   ``semi_sync``, ``demo``, ``scenario``, ``check_errors``, ``faults``, ``pcap``).
   ``scenario=`` serves a :class:`scenarios.Scenario`, a built-in one's name or a TOML file,
-  with the server variables its settings describe. ``faults=`` (a FaultPlan, a list of
+  with the server variables its settings describe, and answers SQL snapshots (SHOW CREATE
+  TABLE, SELECT, information_schema...) from its oracle at the released position;
+  ``released=n`` starts with only its first n transactions in the binlog, the handle's
+  ``release(count)`` / ``release_all()`` write more (held back while a client holds FLUSH
+  TABLES WITH READ LOCK). ``faults=`` (a FaultPlan, a list of
   faults, or a plan file) puts a fault proxy in front of the server and schedules the plan's
   server faults in it; ``pcap=`` (a path) records the traffic with a capture proxy in front
   (outermost); the handle's address is then the outermost proxy's.
