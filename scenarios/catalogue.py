@@ -4,9 +4,9 @@ columns, keys and rows from the oracle at the number of transactions released so
 The rows a snapshot shows are the oracle's after the transactions in the binlog at the moment
 the snapshot is taken: :class:`ScenarioCatalogue` asks ``released()`` (the served store's count,
 :class:`scenarios.live.ScenarioStore`), never a count of its own. Cells are the text MariaDB's
-``SELECT`` sends (``time_zone = '+00:00'``, the session ``mariadb-dump`` sets): text columns as
-``str`` (the server converts them to the connection's character set), byte columns raw, BIT
-columns as their big-endian bytes. Rows come in the table's key order (the model's order of
+``SELECT`` sends: text columns as ``str`` (the server converts them to the connection's
+character set), byte columns raw, BIT columns as their big-endian bytes, TIMESTAMP columns as
+:class:`~fakemaster.protocol.catalogue.TimestampCell` (rendered in the session's time zone). Rows come in the table's key order (the model's order of
 the key's values: for text keys, code-point order rather than the collation's), insertion
 order for a table without a key.
 """
@@ -21,7 +21,9 @@ from fakemaster.protocol.catalogue import (
     CatalogueKey,
     CatalogueTable,
     CellValue,
+    TimestampCell,
 )
+from fakemaster.values import Timestamp
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle, cell_text
 from scenarios.schema import DEFAULT_COLLATION, NO_DEFAULT, Column, Table
@@ -98,6 +100,8 @@ def sql_cell(column: Column, value: Any) -> CellValue:
         return None
     if column.type == "bit":
         return int(value).to_bytes(((column.length or 1) + 7) // 8, "big")
+    if isinstance(value, Timestamp):
+        return TimestampCell(value.seconds, value.microsecond, column.fsp)
     if isinstance(value, bytes):
         codec = python_codec(column.charset)
         return value if codec is None else value.decode(codec)

@@ -199,8 +199,7 @@ def table_from_map(event: TableMapEvent) -> CatalogueTable:
             facts.update(
                 data_type="enum" if is_enum else "set",
                 members=tuple(
-                    m.decode(codec, "replace") if isinstance(m, bytes) else str(m)
-                    for m in members
+                    m.decode(codec, "replace") if isinstance(m, bytes) else str(m) for m in members
                 ),
                 collation=text_collation,
             )

@@ -34,15 +34,39 @@ __all__ = [
     "CellValue",
     "Snapshot",
     "TableCatalogue",
+    "TimestampCell",
     "column_definition",
     "column_key",
     "create_table_text",
     "quote_identifier",
 ]
 
+
+@dataclass(frozen=True, slots=True)
+class TimestampCell:
+    """A TIMESTAMP value (seconds since the epoch, UTC): its text depends on the session's
+    time_zone, so the SQL layer renders it (0 is the zero timestamp)."""
+
+    seconds: int
+    microsecond: int = 0
+    fsp: int = 0
+
+    def text(self, offset_seconds: int) -> bytes:
+        import datetime as _dt
+
+        if self.seconds == 0 and self.microsecond == 0:
+            moment = "0000-00-00 00:00:00"
+        else:
+            when = _dt.datetime.fromtimestamp(self.seconds + offset_seconds, _dt.UTC)
+            moment = f"{when:%Y-%m-%d %H:%M:%S}"
+        fraction = f".{self.microsecond:06d}"[: self.fsp + 1] if self.fsp else ""
+        return (moment + fraction).encode()
+
+
 # A cell of a row: text (``str``, sent in the connection's character set), bytes as they are
-# sent (numbers and temporal values as their text, binary strings raw), or NULL.
-CellValue = str | bytes | None
+# sent (numbers and temporal values as their text, binary strings raw), a TIMESTAMP (rendered
+# in the session's time zone), or NULL.
+CellValue = str | bytes | TimestampCell | None
 
 # The decimals of a FLOAT/DOUBLE column without a scale (MariaDB's field NOT_FIXED_DEC).
 FLOAT_NOT_FIXED_DEC = 31

@@ -15,6 +15,7 @@ mariadb-dump asks of information_schema.FILES uses subqueries and GROUP BY).
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
@@ -22,7 +23,13 @@ from typing import Any
 
 from fakemaster.accounts import INFORMATION_SCHEMA
 from fakemaster.constants import ColumnType
-from fakemaster.protocol.catalogue import CatalogueTable, CellValue, column_definition, find_table
+from fakemaster.protocol.catalogue import (
+    CatalogueTable,
+    CellValue,
+    TimestampCell,
+    column_definition,
+    find_table,
+)
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID
 from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.information_schema import is_columns, is_rows
@@ -139,7 +146,22 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
         raise sql_error(1146, database, name)
     snapshot = read_snapshot(session).tables
     rows = list(snapshot.rows(table)) if snapshot is not None else []
+    if any(c.data_type == "timestamp" for c in table.columns):
+        offset = _zone_offset(str(session.variables["time_zone"]))
+        rows = [
+            tuple(c.text(offset) if isinstance(c, TimestampCell) else c for c in row)
+            for row in rows
+        ]
     return _user_source(table, rows)
+
+
+def _zone_offset(name: str) -> int:
+    """Seconds east of UTC of a time_zone value ('+hh:mm'; SYSTEM is this server's UTC)."""
+    match = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name.strip())
+    if not match:
+        return 0
+    seconds = int(match.group(2)) * 3600 + int(match.group(3)) * 60
+    return -seconds if match.group(1) == "-" else seconds
 
 
 def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Source:
@@ -400,10 +422,16 @@ def encode_cells(
     for charset in charsets:
         name = codec(target or charset or "utf8mb4")
         encoders.append(lambda text, name=name: text.encode(name, "replace"))  # type: ignore[misc]
-    return [
-        tuple(encoders[i](cell) if isinstance(cell, str) else cell for i, cell in enumerate(row))
-        for row in rows
-    ]
+    offset = _zone_offset(str(session.variables["time_zone"]))
+
+    def sent(index: int, cell: CellValue) -> Cell:
+        if isinstance(cell, str):
+            return encoders[index](cell)
+        if isinstance(cell, TimestampCell):
+            return cell.text(offset)
+        return cell
+
+    return [tuple(sent(i, cell) for i, cell in enumerate(row)) for row in rows]
 
 
 # --- WHERE ------------------------------------------------------------------------------------
