@@ -85,7 +85,9 @@ def change_database(session: SessionState, name: str) -> OkResult:
     if not account.may_use(name):
         raise sql_error(1044, account.user, account.host, name)
     actual = name if name.lower() != INFORMATION_SCHEMA else INFORMATION_SCHEMA
-    if actual not in session.server.databases():
+    server = session.server
+    known = actual in server.config.databases  # before reading the served tables' catalogue
+    if not known and actual not in server.databases():
         raise sql_error(1049, name)
     session.database = actual
     if actual == "information_schema":

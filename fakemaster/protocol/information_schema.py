@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from fakemaster.accounts import Privilege
 from fakemaster.protocol.catalogue import (
     CatalogueColumn,
     CatalogueTable,
@@ -386,17 +387,23 @@ RowMaker = Callable[[SessionState], list[Sequence[CellValue]]]
 
 
 def _tables_of(session: SessionState) -> list[CatalogueTable]:
+    """The served tables the session's account may see (those of databases it may use)."""
     catalogue = session.server.tables
     if catalogue is None:
         return []
-    return [t for db in catalogue.databases() for t in catalogue.tables(db)]
+    account = session.account
+    return [t for db in catalogue.databases() if account.may_use(db) for t in catalogue.tables(db)]
 
 
 def _schemata(session: SessionState) -> list[Sequence[CellValue]]:
     charset = str(session.server.globals["character_set_server"])
     collation = str(session.server.globals["collation_server"])
     rows: list[Sequence[CellValue]] = []
+    account = session.account
+    every = account.has_any(Privilege.SHOW_DATABASES)
     for name in session.server.databases():
+        if not (every or account.may_use(name)):
+            continue  # as MariaDB: only the databases the account may use
         if name == "information_schema":
             rows.append(("def", name, "utf8mb3", "utf8mb3_general_ci", None, ""))
         else:

@@ -100,6 +100,8 @@ def show_tables(ctx: Context) -> Response:
     catalogue = ctx.server.tables
     tables = list(catalogue.tables(database)) if catalogue is not None else []
     heading = f"Tables_in_{database}" + (f" ({like_text})" if like is not None else "")
+    if not ctx.session.account.may_use(database):
+        tables = []  # MariaDB: an empty list, no error
     names = [t.name for t in tables if like is None or like.matches(t.name)]
     if like is None and parser.accept_word("WHERE"):
         view = Source(
@@ -172,7 +174,9 @@ def show_create_database(ctx: Context) -> Response:
     )
 
 
-def _table(ctx: Context, parser: Parser) -> CatalogueTable:
+def _table(ctx: Context, parser: Parser, command: str = "SELECT") -> CatalogueTable:
+    """The table a SHOW names; SqlError 1142 (``command`` denied) unless the account may use
+    its database, then 1146 when there is no such table (MariaDB checks in that order)."""
     first = parser.name()
     database = None
     name = first
@@ -184,6 +188,9 @@ def _table(ctx: Context, parser: Parser) -> CatalogueTable:
         database = ctx.session.database
         if database is None:
             raise sql_error(1046)
+    account = ctx.session.account
+    if not account.may_use(database):
+        raise sql_error(1142, command, account.user, ctx.session.host, database, name)
     catalogue = ctx.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     if table is None:
@@ -193,7 +200,7 @@ def _table(ctx: Context, parser: Parser) -> CatalogueTable:
 
 def show_create_table(ctx: Context) -> Response:
     parser = ctx.parser_after(ctx.match.end())
-    table = _table(ctx, parser)
+    table = _table(ctx, parser, "SHOW")
     parser.expect_end()
     text = create_table_text(table)
     rows: list[Sequence[CellValue]] = [(table.name, text)]

@@ -229,3 +229,25 @@ def test_text_is_sent_in_the_connection_character_set() -> None:
     assert rows(session, "SELECT name FROM shop.t WHERE id = 10") == [("Zoë".encode("cp1252"),)]
     execute(session, "SET character_set_results = 'binary'")
     assert rows(session, "SELECT name FROM shop.t WHERE id = 10") == [("Zoë".encode(),)]
+
+
+def test_an_account_without_select_sees_no_served_table() -> None:
+    # As a real 10.11.19 answers a user with REPLICATION SLAVE, BINLOG MONITOR only.
+    replication = Account(user="repl", privileges=REPLICATION_PRIVILEGES)
+    _, _, session = make(replication)
+    assert rows(session, "SHOW DATABASES") == [(b"information_schema",)]
+    assert rows(session, "SHOW TABLES FROM shop") == []
+    assert rows(session, "SELECT table_name FROM information_schema.TABLES") == []
+    refused = error(session, "SHOW CREATE TABLE shop.t")
+    assert (refused.errno, refused.message) == (
+        1142,
+        "SHOW command denied to user 'repl'@'127.0.0.1' for table `shop`.`t`",
+    )
+    refused = error(session, "SHOW COLUMNS FROM shop.t")
+    assert (
+        refused.message == "SELECT command denied to user 'repl'@'127.0.0.1' for table `shop`.`t`"
+    )
+    refused = error(session, "SELECT * FROM mysql.nope")
+    assert refused.message == (
+        "SELECT command denied to user 'repl'@'127.0.0.1' for table `mysql`.`nope`"
+    )
