@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from fakemaster.events import Gtid, GtidEvent
+from fakemaster.events import GtidEvent
 from fakemaster.store.memory import MemoryBinlogStore
 from scenarios.catalogue import ScenarioCatalogue, ScenarioSnapshot
 from scenarios.compiler import CompiledTransaction, CompileOptions, compile_scenario
@@ -127,10 +127,6 @@ class ScenarioStore(MemoryBinlogStore):
                 self.master_status(),
                 self.gtid_binlog_pos(),
             )
-
-    def last_gtid(self) -> Gtid | None:
-        done = [item.gtid for item in self._compiled[: self.released] if item.gtid is not None]
-        return done[-1] if done else None
 
 
 async def release_at_rate(store: ScenarioStore, rate: float) -> None:

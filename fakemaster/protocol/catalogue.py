@@ -24,6 +24,7 @@ from fakemaster.protocol.charsets import BINARY_COLLATION_ID, collation_by_name
 from fakemaster.protocol.resultset import Column, ColumnFlag
 
 __all__ = [
+    "BLOB_BYTES",
     "DISPLAY_WIDTHS",
     "PART_KEY_FLAG",
     "find_table",

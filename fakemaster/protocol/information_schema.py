@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from fakemaster.accounts import Privilege
 from fakemaster.protocol.catalogue import (
+    BLOB_BYTES,
     CatalogueColumn,
     CatalogueTable,
     CellValue,
@@ -21,6 +22,7 @@ from fakemaster.protocol.catalogue import (
 )
 from fakemaster.protocol.charsets import UTF8MB3_GENERAL_CI, collation_by_name
 from fakemaster.protocol.resultset import Column
+from fakemaster.protocol.snapshot import read_snapshot
 from fakemaster.protocol.state import SessionState
 
 __all__ = ["IS_COLUMNS", "IS_ROWS", "is_columns", "is_rows", "numeric_precision"]
@@ -345,8 +347,6 @@ def _column_row(table: CatalogueTable, position: int) -> list[CellValue]:
             "mediumblob",
             "longblob",
         ):
-            from fakemaster.protocol.catalogue import BLOB_BYTES
-
             octets = BLOB_BYTES[column.data_type]
     precision = numeric_precision(column)
     scale: int | None = None
@@ -417,8 +417,6 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
     snapshot = None
     for table in _tables_of(session):
         if catalogue is not None and snapshot is None:
-            from fakemaster.protocol.snapshot import read_snapshot
-
             snapshot = read_snapshot(session).tables
         count = len(snapshot.rows(table)) if snapshot is not None else 0
         rows.append(

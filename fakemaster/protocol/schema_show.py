@@ -9,6 +9,7 @@ SHOW CREATE answers with its own two text columns. The text of SHOW CREATE TABLE
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from fakemaster.protocol.catalogue import CatalogueTable, CellValue, create_table_text, find_table
 from fakemaster.protocol.handshake import ServerStatus
@@ -38,8 +39,6 @@ def _view(
     matching cells of ``rows``."""
     base = is_columns(table) or []
     index = {c.org_name: i for i, c in enumerate(base)}
-    from dataclasses import replace
-
     columns = [replace(base[index[org]], name=shown) for org, shown in picks]
     cells: list[Sequence[CellValue]] = [tuple(row[index[org]] for org, _ in picks) for row in rows]
     return columns, cells
@@ -132,8 +131,6 @@ def show_tables(ctx: Context) -> Response:
     rows: list[Sequence[CellValue]] = [(name,) for name in names]
     if full:
         kind, _ = _view("TABLES", [("TABLE_TYPE", "Table_type")], [])
-        from dataclasses import replace
-
         columns.append(replace(kind[0], table="TABLE_NAMES", org_table="TABLE_NAMES"))
         rows = [(name, "BASE TABLE") for name in names]
     return _result(ctx.session, columns, rows)

@@ -14,6 +14,7 @@ mariadb-dump asks of information_schema.FILES uses subqueries and GROUP BY).
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable, Sequence
@@ -467,17 +468,13 @@ def _factor(parser: Parser, source: Source, session: SessionState) -> Predicate:
         if parser.accept_word("NOT") or parser.accept_op("!"):
             inner = _factor(parser, source, session)
             return lambda row: not inner(row)
-        if parser.peek.is_op("(") and not _is_row_operand(parser):
+        if parser.peek.is_op("("):
             parser.next()
             inner = _condition(parser, source, session)
             parser.expect_op(")")
             return inner
         left = _operand(parser, source, session)
         return _predicate(parser, left, source, session)
-
-
-def _is_row_operand(parser: Parser) -> bool:
-    return False
 
 
 def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionState) -> Predicate:
@@ -645,8 +642,6 @@ def _ordered(
 
 
 def _sort_key(operand: _Operand) -> Callable[[Sequence[CellValue]], Any]:
-    import functools
-
     def cmp(r1: Sequence[CellValue], r2: Sequence[CellValue]) -> int:
         a, b = operand.get(r1), operand.get(r2)
         if a is None or b is None:
