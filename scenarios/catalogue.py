@@ -7,8 +7,7 @@ the snapshot is taken: :class:`ScenarioCatalogue` asks ``released()`` (the serve
 ``SELECT`` sends: text columns as ``str`` (the server converts them to the connection's
 character set), byte columns raw, BIT columns as their big-endian bytes, TIMESTAMP columns as
 :class:`~fakemaster.protocol.catalogue.TimestampCell` (rendered in the session's time zone). Rows come in the table's key order (the model's order of
-the key's values: for text keys, code-point order rather than the collation's), insertion
-order for a table without a key.
+the key's values, text by :func:`collation_key`), insertion order for a table without a key.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from fakemaster.protocol.catalogue import (
     CatalogueTable,
     CellValue,
     TimestampCell,
+    general_ci_key,
 )
 from fakemaster.values import Timestamp
 from scenarios.history import Scenario
@@ -31,7 +31,13 @@ from scenarios.sql import literal
 from scenarios.state import Contents, Row
 from scenarios.values import python_codec
 
-__all__ = ["ScenarioCatalogue", "ScenarioSnapshot", "catalogue_table", "sql_cell"]
+__all__ = [
+    "ScenarioCatalogue",
+    "ScenarioSnapshot",
+    "catalogue_table",
+    "collation_key",
+    "sql_cell",
+]
 
 _SHOWN_TYPES = {"json": "longtext"}
 
@@ -108,8 +114,23 @@ def sql_cell(column: Column, value: Any) -> CellValue:
     return (cell_text(column, value) or "").encode()
 
 
+def collation_key(column: Column, value: Any) -> Any:
+    """How InnoDB orders a key value: text by its collation (``_bin``: by code point;
+    otherwise as the ``_general_ci`` collations weigh characters: accents and case ignored,
+    trailing spaces too), the rest by value."""
+    if not (isinstance(value, bytes) and column.is_text):
+        return value
+    codec = python_codec(column.charset)
+    if codec is None:
+        return value
+    text = value.decode(codec)
+    if (column.collation or "").endswith("_bin"):
+        return text.rstrip(" ")
+    return general_ci_key(text)
+
+
 def _sort_key(table: Table, row: Row) -> tuple[Any, ...]:
-    return tuple((row[p] is not None, row[p]) for p in table.key)
+    return tuple((row[p] is not None, collation_key(table.columns[p], row[p])) for p in table.key)
 
 
 class ScenarioSnapshot:

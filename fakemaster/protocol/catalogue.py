@@ -15,6 +15,7 @@ the result-set column definition a ``SELECT`` of the column sends.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ __all__ = [
     "DISPLAY_WIDTHS",
     "PART_KEY_FLAG",
     "find_table",
+    "general_ci_key",
     "key_flags",
     "CatalogueColumn",
     "CatalogueKey",
@@ -257,6 +259,14 @@ def find_table(catalogue: TableCatalogue, database: str, name: str) -> Catalogue
         if table.name == name:
             return table
     return None
+
+
+def general_ci_key(text: str) -> str:
+    """A text's weight under the ``_general_ci`` collations (what information_schema and the
+    default utf8mb4 collation compare and sort by): accents and case ignored, trailing spaces
+    too (PAD SPACE)."""
+    bare = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    return bare.upper().rstrip(" ")
 
 
 def quote_identifier(name: str) -> str:

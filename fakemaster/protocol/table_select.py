@@ -30,6 +30,7 @@ from fakemaster.protocol.catalogue import (
     TimestampCell,
     column_definition,
     find_table,
+    general_ci_key,
 )
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID
 from fakemaster.protocol.handshake import ServerStatus
@@ -611,7 +612,7 @@ def _compare(left: _Operand, a: Value, right: _Operand, b: Value) -> int:
         return (a > b) - (a < b)
     s, t = _text(a).rstrip(" "), _text(b).rstrip(" ")
     if left.folded or right.folded:
-        s, t = s.casefold(), t.casefold()
+        s, t = general_ci_key(s), general_ci_key(t)
     return (s > t) - (s < t)
 
 

@@ -72,7 +72,35 @@ def keyed() -> Scenario:
     return scenario
 
 
+def text_keys() -> Scenario:
+    """Text primary keys: InnoDB orders them by their collation."""
+    scenario = Scenario()
+    scenario.create_table(
+        table(
+            "texts.words",
+            column("w", "VARCHAR(20)", null=False),
+            column("n", "INT"),
+            primary_key=("w",),
+        ),
+        [
+            {"w": w, "n": i}
+            for i, w in enumerate(["apple", "Banana", "cherry", "Éclair", "durian", "Zed", "zebra"])
+        ],
+    )
+    scenario.create_table(
+        table(
+            "texts.codes",
+            column("c", "VARCHAR(8)", null=False, collation="utf8mb4_bin"),
+            column("k", "CHAR(2)", null=False),
+            primary_key=("c", "k"),
+        ),
+        [{"c": c, "k": k} for c, k in [("b", "x"), ("B", "y"), ("a", "Z"), ("a", "b"), ("é", "e")]],
+    )
+    return scenario
+
+
 SCENARIOS = {
+    "text_keys": text_keys,
     "every_type": lambda: build("every_type"),
     "primary_key_updates": lambda: build("primary_key_updates"),
     "no_key_duplicates": lambda: build("no_key_duplicates"),
@@ -103,6 +131,7 @@ def statements(scenario: Scenario) -> list[tuple[str, str, bool]]:
             (db, f"SHOW FIELDS FROM {name} FROM {quote_name(db)}", True),
             (db, f"SHOW INDEX FROM {name}", False),
             (db, f"SELECT * FROM {name}{order}", bool(key)),
+            (db, f"SELECT * FROM {name}", bool(key)),  # InnoDB: in key order
             (db, f"SELECT /*!40001 SQL_NO_CACHE */ {names} FROM {name}{order}", bool(key)),
             (db, f"SELECT * FROM {quote_name(db)}.{name}{order} LIMIT 1", bool(key)),
             (db, f"SELECT * FROM {name}{order} LIMIT 1, 2", bool(key)),
