@@ -235,3 +235,60 @@ def test_transactions_arriving_during_the_dump_reach_the_replica_by_replication(
     replica: MariaDBServer, name: str, gtid: bool, single: bool
 ) -> None:
     dump_and_replicate(replica, build(name), gtid=gtid, arriving=True, single_transaction=single)
+
+
+@pytest.mark.parametrize("gtid", [False, True], ids=["file_pos", "gtid"])
+@pytest.mark.parametrize(("name", "rate"), [("many_tables", "100"), ("rotation_storm", "50")])
+def test_a_dump_of_serve_live_seeds_a_replica_that_ends_with_the_oracles_tables(
+    replica: MariaDBServer, gtid: bool, name: str, rate: str
+) -> None:
+    """``serve --scenario NAME --live RATE``: the dump runs while transactions are released at
+    a rate (wherever its snapshot falls, the replica must end right)."""
+    from scenarios.compiler import to_store
+    from tests.fakemaster.test_serve_cli import serve
+
+    require_peer(
+        "mariadb-dump and mariadb clients", _have_clients(), "apt-get install mariadb-client"
+    )
+    scenario = build(name)
+    databases = sorted({table.database for table in scenario.tables.values()})
+    replica.execute(["STOP SLAVE", "RESET SLAVE ALL", "SET GLOBAL gtid_slave_pos = ''"])
+    replica.execute(
+        ["SET SESSION sql_log_bin = 0"]
+        + [f"DROP DATABASE IF EXISTS {quote_name(name)}" for name in databases]
+    )
+    final = to_store(scenario)
+    with serve("--scenario", name, "--live", rate) as served:
+        dump = _run(
+            [
+                "mariadb-dump",
+                f"--host={served.host}",
+                f"--port={served.port}",
+                "--user=root",
+                "--single-transaction",
+                "--master-data=1",
+                *(["--gtid"] if gtid else []),
+                "--databases",
+                *databases,
+            ]
+        )
+        replica.change_master(
+            served.host, served.port, "root", "", use_gtid="slave_pos" if gtid else "no"
+        )
+        _run(
+            ["mariadb", f"--host={replica.host}", f"--port={replica.port}", "--user=root"],
+            b"SET SESSION sql_log_bin = 0;\n" + dump,
+        )
+        replica.execute("START SLAVE")
+        end = final.master_status()  # the served binlog once every transaction is released
+        wait_for_replica(
+            replica,
+            lambda: (
+                ((s := replica.slave_status())["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
+                == end
+            ),
+            f"replica at {end}",
+            timeout=120,
+        )
+        replica.execute("STOP SLAVE")
+    compare_with_oracle(replica, scenario)
