@@ -328,6 +328,18 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a number of transactions per second: {text!r}"
+        ) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive rate, got {text}")
+    return value
+
+
 def add_serve_command(subparsers: Subparsers) -> None:
     from fakemaster.config import DEFAULT_VERSION, ServerConfig
     from fakemaster.serve_settings import variable_setting
@@ -477,6 +489,15 @@ def add_serve_command(subparsers: Subparsers) -> None:
         help="heartbeat period for replicas that do not set one (default: none, as MariaDB)",
     )
     parser.add_argument(
+        "--live",
+        type=_rate,
+        metavar="RATE",
+        help=(
+            "with --scenario: start with none of its transactions in the binlog and release "
+            "RATE transactions per second (the SQL snapshot follows what is released)"
+        ),
+    )
+    parser.add_argument(
         "--demo-live",
         type=_seconds,
         metavar="SECONDS",
@@ -497,6 +518,8 @@ def add_serve_command(subparsers: Subparsers) -> None:
 def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | None, str]:
     """(store, demo writer or None, description) of what ``serve`` serves (the demo and the
     encoder it writes with are imported only to serve the demo)."""
+    if getattr(args, "live", None) is not None and args.scenario is None:
+        raise CommandError("--live releases a scenario's transactions: give --scenario")
     if args.scenario is not None:
         return _scenario_source(args)
     if args.binlog_dir is None:
@@ -532,13 +555,14 @@ def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
     the served variables (``args.scenario_variables``) and, unless given, the GTID domain."""
     if args.binlog_dir is not None or args.demo_live is not None:
         raise CommandError("--scenario serves the scenario: leave out --binlog-dir and --demo-live")
-    from scenarios.compiler import to_store
     from scenarios.errors import ScenarioError
+    from scenarios.live import ScenarioStore
     from scenarios.serving import find_scenario, scenario_variables
 
+    live = getattr(args, "live", None)
     try:
         scenario = find_scenario(args.scenario)
-        store = to_store(scenario)
+        store = ScenarioStore(scenario, released=0 if live is not None else None)
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     settings = scenario.settings
@@ -652,7 +676,10 @@ def run_serve(args: argparse.Namespace) -> int:
         config = _serve_config(args, store)
         _check_exposure(config, args.allow_empty_password_remote)
         faults = _fault_plan(args.faults) if args.faults is not None else None
-        return asyncio.run(_serve(config, store, writer, source, args.demo_live, faults, args.pcap))
+        live = getattr(args, "live", None)
+        return asyncio.run(
+            _serve(config, store, writer, source, args.demo_live, faults, args.pcap, live)
+        )
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None
     finally:
@@ -689,6 +716,7 @@ async def _serve(
     live_period: float | None,
     faults: tuple[Any, tuple[Any, ...]] | None = None,
     pcap: Path | None = None,
+    live_rate: float | None = None,
 ) -> int:
     import asyncio
     import contextlib
@@ -759,6 +787,10 @@ async def _serve(
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
+    if live_rate is not None:
+        from scenarios.live import release_at_rate
+
+        tasks.append(asyncio.create_task(_release_live(master, store, live_rate, release_at_rate)))
     if server_faults:
         from fakemaster.faults.server_faults import schedule
 
@@ -790,6 +822,14 @@ async def _forget_logged_errors(master: FakeMaster) -> None:
     while True:
         await asyncio.sleep(1.0)
         master.errors.clear()
+
+
+async def _release_live(master: FakeMaster, store: Any, rate: float, release: Any) -> None:
+    """``--live``: the scenario's transactions released at ``rate`` per second."""
+    try:
+        await release(store, rate)
+    except Exception as exc:  # recorded like a connection's error; the server goes on
+        master.record_error(exc)
 
 
 async def _append_live(master: FakeMaster, writer: DemoWriter, period: float) -> None:

@@ -12,7 +12,11 @@ Fixtures:
   :class:`~fakemaster.config.ServerConfig` fields, ``config``, ``store``, ``binlog_dir``,
   ``semi_sync``, ``demo``, ``scenario``, ``check_errors``, ``faults``, ``pcap``).
   ``scenario=`` serves a :class:`scenarios.Scenario`, a built-in one's name or a TOML file,
-  with the server variables its settings describe. ``faults=`` (a FaultPlan, a list of
+  with the server variables its settings describe, and answers SQL snapshots (SHOW CREATE
+  TABLE, SELECT, information_schema...) from its oracle at the released position;
+  ``released=n`` starts with only its first n transactions in the binlog, the handle's
+  ``release(count)`` / ``release_all()`` write more (held back while a client holds FLUSH
+  TABLES WITH READ LOCK). ``faults=`` (a FaultPlan, a list of
   faults, or a plan file) puts a fault proxy in front of the server and schedules the plan's
   server faults in it; ``pcap=`` (a path) records the traffic with a capture proxy in front
   (outermost); the handle's address is then the outermost proxy's.
@@ -218,9 +222,12 @@ def build_server(
     semi_sync: bool | None = None,
     demo: bool = False,
     scenario: Any = None,
+    released: int | None = None,
     **fields: Any,
 ) -> tuple[ServerConfig, BinlogStore, bool]:
-    """(config, store, whether the store is ours to close) for the factory's options."""
+    """(config, store, whether the store is ours to close) for the factory's options;
+    ``released``: with ``scenario``, how many of its transactions are in the binlog at start
+    (None: all; the handle's ``release()`` writes more)."""
     from fakemaster.config import ServerConfig
 
     if sum((store is not None, binlog_dir is not None, demo, scenario is not None)) > 1:
@@ -228,7 +235,9 @@ def build_server(
     if semi_sync is not None:
         fields["semi_sync_enabled"] = semi_sync
     if scenario is not None:
-        return _scenario_server(defaults, scenario, config, fields)
+        return _scenario_server(defaults, scenario, config, fields, released)
+    if released is not None:
+        raise ValueError("released= goes with scenario=")
     if config is None:
         config = ServerConfig(**{"port": 0, **defaults, **fields})
     elif fields:
@@ -257,13 +266,17 @@ def build_server(
 
 
 def _scenario_server(
-    defaults: dict[str, Any], spec: Any, config: ServerConfig | None, fields: dict[str, Any]
+    defaults: dict[str, Any],
+    spec: Any,
+    config: ServerConfig | None,
+    fields: dict[str, Any],
+    released: int | None = None,
 ) -> tuple[ServerConfig, BinlogStore, bool]:
     """A scenario (a :class:`scenarios.Scenario`, a built-in one's name or a TOML file)
     compiled into a memory store, served with the variables its settings describe (a
     contradicting ``variables`` entry is a ValueError); its GTID domain unless one is given."""
     from fakemaster.config import ServerConfig
-    from scenarios.compiler import to_store
+    from scenarios.live import ScenarioStore
     from scenarios.serving import find_scenario, scenario_variables
 
     scenario = find_scenario(spec)
@@ -285,7 +298,8 @@ def _scenario_server(
         variables[name] = value
     if "gtid_domain_id" not in fields and config is None and "gtid_domain_id" not in defaults:
         fields["gtid_domain_id"] = scenario.settings.gtid_domain_id
-    return replace(base, variables=variables, **fields), to_store(scenario), True
+    store = ScenarioStore(scenario, released=released)
+    return replace(base, variables=variables, **fields), store, True
 
 
 def load_faults(spec: Any) -> tuple[FaultPlan, tuple[ServerFault, ...]]:
@@ -491,6 +505,22 @@ class _Handle:
         group: AppendedGroup = self._in_server(lambda: store.append_transaction(events, **options))
         self._last_group = (group.file_name, group.end)
         return group
+
+    def release(self, count: int = 1) -> int:
+        """A scenario served with ``released=``: write its next ``count`` transactions into
+        the binlog (in the server's thread; the SQL snapshot follows); the number written."""
+        release = getattr(self.store, "release", None)
+        if release is None:
+            raise TypeError("release() needs a fake master serving a scenario")
+        written: int = self._in_server(lambda: release(count))
+        return written
+
+    def release_all(self) -> int:
+        """Write every transaction of the scenario not released yet; the number written."""
+        pending = getattr(self.store, "pending", None)
+        if pending is None:
+            raise TypeError("release_all() needs a fake master serving a scenario")
+        return self.release(int(pending))
 
     def rotate(self) -> str:
         """FLUSH BINARY LOGS: returns the new file's name."""

@@ -56,7 +56,8 @@ class FakeMaster:
         self._catalog_given = catalog is not None
         if catalog is None and store is not None and hasattr(store, "binary_logs"):
             catalog = store
-        self.state = ServerState(self.config, catalog)
+        self.state = ServerState(self.config, catalog, tables=_table_catalogue(store))
+        _gate_releases(store, self.state)
         # Exceptions raised inside connection handlers (the server keeps running).
         self.errors: list[BaseException] = []
         self._server: asyncio.Server | None = None
@@ -325,6 +326,22 @@ class FakeMaster:
                     break
         return list(store.purge_to(target))
 
+    def release(self, count: int = 1) -> int:
+        """Serving a scenario live (:class:`scenarios.live.ScenarioStore`): write its next
+        ``count`` transactions into the binlog; the number written. Call it in the server's
+        thread (BackgroundFakeMaster.release does)."""
+        release = getattr(self.store, "release", None)
+        if release is None:
+            raise TypeError("release() needs a fake master serving a scenario")
+        return int(release(count))
+
+    def release_all(self) -> int:
+        """Write every transaction of the served scenario not released yet."""
+        pending = getattr(self.store, "pending", None)
+        if pending is None:
+            raise TypeError("release_all() needs a fake master serving a scenario")
+        return self.release(int(pending))
+
     async def kill_dump(
         self, *, thread_id: int | None = None, server_id: int | None = None
     ) -> list[int]:
@@ -384,7 +401,8 @@ class FakeMaster:
         catalog = self.state.catalog
         if not self._catalog_given:
             catalog = self.store if hasattr(self.store, "binary_logs") else None
-        state = ServerState(self.config, catalog)
+        state = ServerState(self.config, catalog, tables=_table_catalogue(self.store))
+        _gate_releases(self.store, state)
         state.check_served()
         state.on_config_error = self.record_error
         state.set_port(self.port)
@@ -399,6 +417,29 @@ class FakeMaster:
         config = replace(self.config, server_id=int(self.state.globals["server_id"] or 0))
         stream: DumpStreamLike = DumpStream(self.store, request, config)
         return stream
+
+
+def _table_catalogue(store: Any) -> Any:
+    """The tables a store serves over SQL: its own ``table_catalogue`` (a scenario's), else
+    what its binlog tells (:mod:`fakemaster.protocol.binlog_catalogue`), None for no store."""
+    own = getattr(store, "table_catalogue", None)
+    if own is not None:
+        return own
+    if callable(getattr(store, "iter_events", None)) and callable(
+        getattr(store, "file_names", None)
+    ):
+        from fakemaster.protocol.binlog_catalogue import BinlogCatalogue
+
+        return BinlogCatalogue(store)
+    return None
+
+
+def _gate_releases(store: Any, state: ServerState) -> None:
+    """A scenario's store releases nothing while a client holds FLUSH TABLES WITH READ LOCK,
+    and what waited is released at the last UNLOCK TABLES."""
+    if hasattr(store, "hold") and callable(getattr(store, "resume", None)):
+        store.hold = lambda: bool(state.read_locks)
+        state.on_unlocked = store.resume
 
 
 class BackgroundFakeMaster(LoopThread[FakeMaster]):
@@ -437,6 +478,16 @@ class BackgroundFakeMaster(LoopThread[FakeMaster]):
         """See :meth:`FakeMaster.purge_to`."""
         master = self._running
         return list(self.call(lambda: master.purge_to(name, force=force)))
+
+    def release(self, count: int = 1) -> int:
+        """See :meth:`FakeMaster.release` (run in the server's thread)."""
+        master = self._running
+        return int(self.call(lambda: master.release(count)))
+
+    def release_all(self) -> int:
+        """See :meth:`FakeMaster.release_all` (run in the server's thread)."""
+        master = self._running
+        return int(self.call(master.release_all))
 
     def kill_dump(self, *, thread_id: int | None = None, server_id: int | None = None) -> list[int]:
         """See :meth:`FakeMaster.kill_dump`."""

@@ -85,7 +85,9 @@ def change_database(session: SessionState, name: str) -> OkResult:
     if not account.may_use(name):
         raise sql_error(1044, account.user, account.host, name)
     actual = name if name.lower() != INFORMATION_SCHEMA else INFORMATION_SCHEMA
-    if actual not in session.server.config.databases:
+    server = session.server
+    known = actual in server.config.databases  # before reading the served tables' catalogue
+    if not known and actual not in server.databases():
         raise sql_error(1049, name)
     session.database = actual
     if actual == "information_schema":
@@ -103,6 +105,8 @@ def change_database(session: SessionState, name: str) -> OkResult:
 def begin(ctx: Context) -> Response:
     session = ctx.session
     session.in_transaction = True
+    session.snapshot = None  # taken at the first read (REPEATABLE READ)
+    session.savepoints.clear()
     session.transaction_read_only = bool(re.search(r"\bREAD\s+ONLY\b", ctx.text, re.I)) or bool(
         session.variables.get("tx_read_only")
     )
@@ -110,6 +114,8 @@ def begin(ctx: Context) -> Response:
 
 
 def end_transaction(ctx: Context) -> Response:
+    ctx.session.snapshot = None
+    ctx.session.savepoints.clear()
     ctx.session.in_transaction = False
     ctx.session.transaction_read_only = False
     return OkResult()

@@ -24,6 +24,15 @@ from fakemaster.protocol.connection_statements import begin, end_transaction, ki
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.outcome import Context, Handler, Outcome, Response
 from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+from fakemaster.protocol.schema_show import (
+    show_columns,
+    show_create_database,
+    show_create_table,
+    show_databases,
+    show_index,
+    show_table_status,
+    show_tables,
+)
 from fakemaster.protocol.select import select
 from fakemaster.protocol.set_statement import set_statement
 from fakemaster.protocol.show import (
@@ -34,6 +43,12 @@ from fakemaster.protocol.show import (
     show_variables,
     show_warnings,
 )
+from fakemaster.protocol.snapshot import (
+    flush_tables,
+    savepoint,
+    start_consistent_snapshot,
+    unlock_tables,
+)
 from fakemaster.protocol.sqltext import (
     Parser,
     Tok,
@@ -43,11 +58,11 @@ from fakemaster.protocol.sqltext import (
     tokenize,
 )
 from fakemaster.protocol.state import SessionState
+from fakemaster.protocol.table_select import from_table, select_from_table
 from fakemaster.protocol.unsupported import not_supported
 from fakemaster.protocol.variables import lookup
 
 __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
-
 
 
 def set_statement_for(ctx: Context) -> Response:
@@ -88,6 +103,13 @@ def _check_statement_settings(session: SessionState, tokens: list[Token]) -> Non
                 session.require(var.session_privileges)
 
 
+def select_any(ctx: Context) -> Response:
+    """SELECT from a table (:mod:`~fakemaster.protocol.table_select`) or without one."""
+    if from_table(ctx):
+        return select_from_table(ctx)
+    return select(ctx)
+
+
 # ---------------------------------------------------------------------------------------------
 # The table
 
@@ -107,7 +129,7 @@ def _statement(pattern: str, handler: Handler, *examples: str) -> Statement:
 STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SET\s+STATEMENT\b", set_statement_for,
                "SET STATEMENT max_statement_time=1 FOR SELECT 1"),
-    _statement(r"SELECT\b", select,
+    _statement(r"SELECT\b", select_any,
                "SELECT UNIX_TIMESTAMP()", "SELECT @@GLOBAL.gtid_domain_id",
                "SELECT @master_binlog_checksum", "SELECT VERSION()",
                "SELECT @@version_comment LIMIT 1", "SELECT binlog_gtid_pos('mysql-bin.000001',4)",
@@ -130,6 +152,25 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?STATUS\b", show_status,
                "SHOW STATUS LIKE 'Uptime'"),
     _statement(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\b", show_master_status, "SHOW MASTER STATUS"),
+    _statement(r"SHOW\s+(?:DATABASES|SCHEMAS)\b", show_databases, "SHOW DATABASES"),
+    _statement(r"SHOW\s+CREATE\s+(?:DATABASE|SCHEMA)\b", show_create_database,
+               "SHOW CREATE DATABASE IF NOT EXISTS `shop`"),
+    _statement(r"SHOW\s+CREATE\s+TABLE\b", show_create_table, "show create table `shop`.`t`"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES FROM `shop`",
+               "SHOW FULL TABLES IN `shop` where Table_Type = 'BASE TABLE'"),
+    _statement(r"SHOW\s+TABLE\s+STATUS\b", show_table_status, "SHOW TABLE STATUS FROM `shop` LIKE 't'"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\b", show_columns,
+               "SHOW FULL COLUMNS FROM `t` FROM `shop`", "show fields from `shop`.`t`"),
+    _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b", show_index,
+               "SHOW INDEX FROM `shop`.`t`"),
+    _statement(r"FLUSH\b(?:\s|/\*!\d*|\*/|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
+               r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
+               flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
+    _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
+    _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
+               "SAVEPOINT sp"),
+    _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,
+               "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
     _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", show_binary_logs, "SHOW BINARY LOGS"),
     _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
     _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", show_warnings, "SHOW WARNINGS"),
@@ -146,7 +187,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
         not_supported,
-        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW DATABASES",
+        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
     ),
 )
 # fmt: on

@@ -12,6 +12,7 @@ from fakemaster.protocol.handshake import Capability, ServerStatus
 from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.outcome import Context, Response
 from fakemaster.protocol.resultset import Cell, Column, ColumnFlag, ResultSet, text_column
+from fakemaster.protocol.snapshot import binlog_snapshot_status
 from fakemaster.protocol.sqltext import Parser, Tok, unknown_column
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, show_text
 
@@ -77,6 +78,7 @@ def show_status(ctx: Context) -> Response:
     compressed = bool(ctx.session.capabilities & Capability.COMPRESS)
     rows = sorted(
         [
+            *binlog_snapshot_status(ctx.session),
             ("Compression", "ON" if compressed else "OFF"),
             ("Rpl_semi_sync_master_clients", str(replicas if semi_sync else 0)),
             ("Rpl_semi_sync_master_status", "ON" if semi_sync else "OFF"),

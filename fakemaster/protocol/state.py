@@ -15,6 +15,7 @@ from typing import Protocol
 from fakemaster.accounts import Account, Privilege, privilege_names
 from fakemaster.config import ServerConfig
 from fakemaster.errors import ConfigError
+from fakemaster.protocol.catalogue import Snapshot, TableCatalogue
 from fakemaster.protocol.charsets import (
     UTF8MB3_GENERAL_CI,
     Collation,
@@ -33,6 +34,7 @@ __all__ = [
     "ConnectionInfo",
     "ReplicaInfo",
     "ServerState",
+    "SessionSnapshot",
     "SessionState",
 ]
 
@@ -55,6 +57,17 @@ class BinlogCatalog(Protocol):
     def binlog_gtid_pos(self, file_name: str, position: int) -> str | None:
         """BINLOG_GTID_POS(): the GTID position at an event boundary, None if not one."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSnapshot:
+    """The tables and the binlog coordinates at one instant (START TRANSACTION WITH CONSISTENT
+    SNAPSHOT keeps one for its transaction)."""
+
+    tables: Snapshot | None
+    file_name: str
+    position: int
+    gtid_binlog_pos: str
 
 
 @dataclass(slots=True)
@@ -91,9 +104,12 @@ class ServerState:
         *,
         clock: Callable[[], float] = time.time,
         port: int | None = None,
+        tables: TableCatalogue | None = None,
     ) -> None:
         self.config = config
         self.catalog = catalog
+        # The served tables (SHOW, SELECT, information_schema): see protocol.catalogue.
+        self.tables = tables
         self.clock = clock
         self.started_at = clock()
         self.globals: dict[str, Value] = config.global_variables(port)
@@ -103,6 +119,11 @@ class ServerState:
         self.served = ServedVariables.for_catalog(config, catalog)
         self.on_config_error: Callable[[ConfigError], None] | None = None
         self.connections: dict[int, ConnectionInfo] = {}
+        # Connections holding FLUSH TABLES WITH READ LOCK: while any does, nothing commits (a
+        # served scenario's releases wait, see scenarios.live); on_unlocked runs when the last
+        # one lets go.
+        self.read_locks: set[int] = set()
+        self.on_unlocked: Callable[[], None] | None = None
         self._next_thread_id = config.first_thread_id
         self.accounts: dict[str, Account] = config.all_accounts()
 
@@ -137,6 +158,20 @@ class ServerState:
 
     def close_connection(self, thread_id: int) -> None:
         self.connections.pop(thread_id, None)
+        self.unlock_tables(thread_id)  # a closed connection's read lock goes with it
+
+    def lock_tables(self, thread_id: int) -> None:
+        """FLUSH TABLES WITH READ LOCK by connection ``thread_id``."""
+        self.read_locks.add(thread_id)
+
+    def unlock_tables(self, thread_id: int) -> None:
+        """UNLOCK TABLES (or the end) of connection ``thread_id``: when no connection holds the
+        read lock any more, what waited for it goes on (``on_unlocked``)."""
+        if thread_id not in self.read_locks:
+            return
+        self.read_locks.discard(thread_id)
+        if not self.read_locks and self.on_unlocked is not None:
+            self.on_unlocked()
 
     def claim_dump(self, thread_id: int, server_id: int) -> int | None:
         """Connection ``thread_id`` starts a COM_BINLOG_DUMP as replica ``server_id``; the
@@ -161,6 +196,27 @@ class ServerState:
             for _, info in sorted(self.connections.items(), reverse=True)
             if info.replica is not None
         ]
+
+    def snapshot_point(self) -> SessionSnapshot:
+        """The tables and SHOW MASTER STATUS at this instant (one step of the binlog's own
+        when it offers one: ``snapshot_point()`` of a scenario's store)."""
+        catalog = self.catalog
+        point = getattr(catalog, "snapshot_point", None)
+        if point is not None:
+            tables, (file_name, position), gtid_pos = point()
+            return SessionSnapshot(tables, file_name, position, gtid_pos)
+        logs = list(catalog.binary_logs()) if catalog is not None else []
+        file_name, position = logs[-1] if logs else ("", 0)
+        gtid_pos = catalog.gtid_binlog_pos() if catalog is not None else ""
+        tables = self.tables.snapshot() if self.tables is not None else None
+        return SessionSnapshot(tables, file_name, position, gtid_pos)
+
+    def databases(self) -> list[str]:
+        """Every database: the configured ones and those of the served tables."""
+        names = set(self.config.databases)
+        if self.tables is not None:
+            names.update(self.tables.databases())
+        return sorted(names)
 
     def dynamic_global(self, name: str) -> Value:
         """A global value, with the ones computed from the binlog or the clock filled in."""
@@ -195,6 +251,10 @@ class SessionState:
     # character_set_results is a collation inside the server: the handshake's or SET NAMES'
     # COLLATE one; None: no conversion (SET character_set_results = NULL).
     results_collation_id: int | None = None
+    # START TRANSACTION WITH CONSISTENT SNAPSHOT: what the transaction reads.
+    snapshot: SessionSnapshot | None = None
+    # SAVEPOINTs of the transaction, oldest first.
+    savepoints: list[str] = field(default_factory=list)
 
     @classmethod
     def create(

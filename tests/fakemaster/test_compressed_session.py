@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from encoder.packets import frame
+from fakemaster.accounts import Account
 from fakemaster.config import ServerConfig
 from fakemaster.constants import NET_BUFFER_LENGTH
 from fakemaster.dump import DumpStream
@@ -43,7 +44,13 @@ EXACT_SESSIONS = [session for session in CAPTURE["sessions"] if session["fake_ex
 def compressed_driver(
     capabilities: int = COMPRESSED_CAPABILITIES, **config: Any
 ) -> tuple[SessionDriver, Reply]:
-    settings = {"user": "repl", "password": "secret", **config}
+    # The capture's account: repl with ALL PRIVILEGES (scripts/capture-compressed-protocol.py).
+    settings = {
+        "user": "repl",
+        "password": "secret",
+        "accounts": (Account.admin("repl", "secret"),),
+        **config,
+    }
     driver = SessionDriver(ServerSession(ServerState(ServerConfig(**settings))))
     return driver, driver.login(capabilities=capabilities)
 

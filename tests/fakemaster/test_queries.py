@@ -39,6 +39,7 @@ from fakemaster.protocol.state import ServerState, SessionState
 from fakemaster.protocol.variables import SYSTEM_VARIABLES
 from fakemaster.session import ServerSession
 from tests.budget import examples
+from tests.fakemaster.catalogue import shop_catalogue
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "mariadb_10_11_queries.json"
@@ -142,7 +143,11 @@ ADMIN = Account.admin("repl", "secret")
 
 
 def make_session(**config: object) -> tuple[ServerState, SessionState]:
-    server = ServerState(ServerConfig(**config), GoldenCatalog())  # type: ignore[arg-type]
+    server = ServerState(
+        ServerConfig(**config),  # type: ignore[arg-type]
+        GoldenCatalog(),
+        tables=shop_catalogue(),  # what the snapshot statements' examples read
+    )
     info = server.open_connection("127.0.0.1")
     return server, SessionState.create(server, info.thread_id, "repl", "127.0.0.1", 45, ADMIN)
 

@@ -1,0 +1,139 @@
+"""A scenario served live: its transactions written into the served binlog on demand
+(:meth:`ScenarioStore.release`) or at a rate (:func:`release_at_rate`), the SQL snapshot
+following what the binlog holds.
+
+:class:`ScenarioStore` is the memory store fakemaster serves for a scenario. It holds the
+released prefix of the compiled scenario; ``released`` counts the scenario's transactions in
+it (one that changes no row writes nothing but counts), updated under the store's lock in the
+same step as the events are appended, so that a snapshot (rows) taken with ``SHOW MASTER
+STATUS`` describes the same point (:meth:`ScenarioStore.snapshot_point`). Its
+``table_catalogue`` is the :class:`~scenarios.catalogue.ScenarioCatalogue` the server answers
+``SHOW``/``SELECT``/``information_schema`` from.
+
+Releasing from another thread than the server's goes through the server (the pytest plugin's
+handle and :class:`~fakemaster.server.BackgroundFakeMaster` do so); the store wakes waiting
+dumps itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from fakemaster.events import GtidEvent
+from fakemaster.store.memory import MemoryBinlogStore
+from scenarios.catalogue import ScenarioCatalogue, ScenarioSnapshot
+from scenarios.compiler import CompiledTransaction, CompileOptions, compile_scenario
+from scenarios.history import Rotate, Scenario
+
+__all__ = ["ScenarioStore", "release_at_rate"]
+
+
+class ScenarioStore(MemoryBinlogStore):
+    """The binlog of ``scenario`` with its first ``released`` transactions written (all of
+    them when ``released`` is None); :meth:`release` writes more."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        released: int | None = None,
+        options: CompileOptions | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        options = options or CompileOptions()
+        settings = scenario.settings
+        super().__init__(
+            server_id=settings.server_id,
+            server_version=settings.server_version,
+            checksum=settings.binlog_checksum,
+            domain_id=settings.gtid_domain_id,
+            clock=clock or (lambda: float(options.timestamp)),
+            initial_state=scenario.gtid_state,
+        )
+        self.scenario = scenario
+        self._compiled: list[CompiledTransaction] = compile_scenario(scenario, options)
+        self._step = 0  # the next step of scenario.steps to write
+        self.released = 0
+        # While hold() is true (a client holds FLUSH TABLES WITH READ LOCK on the server that
+        # serves this store), releases wait: deferred is how many, written by resume().
+        self.hold: Callable[[], bool] = lambda: False
+        self.deferred = 0
+        self.table_catalogue = ScenarioCatalogue(scenario, lambda: self.released)
+        self.release(len(self._compiled) if released is None else released)
+
+    @property
+    def total(self) -> int:
+        return len(self._compiled)
+
+    @property
+    def pending(self) -> int:
+        return len(self._compiled) - self.released
+
+    def release(self, count: int = 1) -> int:
+        """Write the next ``count`` transactions (fewer when fewer are left) and the rotations
+        before each; the number written. Rotations after the last one are written with it.
+        While ``hold()`` (a read lock on the server), nothing is written: they wait for
+        :meth:`resume` (0 is returned)."""
+        if count < 0:
+            raise ValueError("release a number of transactions >= 0")
+        if self.hold():
+            self.deferred += min(count, self.pending - self.deferred)
+            return 0
+        steps = self.scenario.steps
+        written = 0
+        while written < count and self.released < len(self._compiled):
+            step = steps[self._step]
+            self._step += 1
+            if isinstance(step, Rotate):
+                self.rotate()
+                continue
+            self._write_transaction(self._compiled[self.released])
+            written += 1
+        if self.released == len(self._compiled):
+            while self._step < len(steps):  # trailing rotations
+                self._step += 1
+                self.rotate()
+        return written
+
+    def release_all(self) -> int:
+        return self.release(self.pending)
+
+    def resume(self) -> int:
+        """Write the releases that waited for a read lock; the number written."""
+        count, self.deferred = self.deferred, 0
+        return self.release(count)
+
+    def _write_transaction(self, item: CompiledTransaction) -> None:
+        with self._lock:
+            if item.gtid is not None:
+                gtid_event = item.events[0]
+                assert isinstance(gtid_event, GtidEvent)
+                self.append_transaction(
+                    item.events[1:],
+                    domain_id=item.gtid.domain_id,
+                    server_id=item.gtid.server_id,
+                    seq_no=item.gtid.seq_no,
+                    flags2=gtid_event.flags2,
+                    timestamp=gtid_event.timestamp,
+                )
+            self.released += 1
+
+    def snapshot_point(self) -> tuple[ScenarioSnapshot, tuple[str, int], str]:
+        """(the tables, SHOW MASTER STATUS, @@gtid_binlog_pos) at one instant."""
+        with self._lock:
+            return (
+                self.table_catalogue.snapshot_after(self.released),
+                self.master_status(),
+                self.gtid_binlog_pos(),
+            )
+
+
+async def release_at_rate(store: ScenarioStore, rate: float) -> None:
+    """Release one transaction every ``1 / rate`` seconds until none is left (run it on the
+    server's event loop)."""
+    if rate <= 0:
+        raise ValueError("the rate is transactions per second, > 0")
+    while store.pending:
+        await asyncio.sleep(1.0 / rate)
+        store.release(1)

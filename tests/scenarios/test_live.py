@@ -1,0 +1,156 @@
+"""A scenario served live: its transactions released on demand (ScenarioStore.release, the
+plugin handle's release()/release_all(), FakeMaster/BackgroundFakeMaster.release) or at a rate
+(``serve --scenario X --live RATE``), the SQL snapshot following what the binlog holds."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pymysql
+import pytest
+
+from fakemaster.config import ServerConfig
+from fakemaster.server import BackgroundFakeMaster
+from scenarios import Oracle, Scenario, Settings
+from scenarios.compiler import binlog_files, to_store
+from scenarios.library import LIBRARY, build
+from scenarios.live import ScenarioStore
+from scenarios.oracle import canonical_rows
+from tests.fakemaster.test_serve_cli import run_cli, serve
+
+
+def small() -> Scenario:
+    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario.create_table("CREATE TABLE s.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    scenario.insert("s.t", {"id": 1, "v": "one"})
+    scenario.rotate()
+    scenario.insert("s.t", {"id": 2, "v": "two"})
+    scenario.update("s.t", {"id": 1}, {"v": "uno"})
+    scenario.rotate()
+    return scenario
+
+
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_released_one_by_one_the_binlog_ends_as_the_whole_compiled_scenario(name: str) -> None:
+    scenario = build(name)
+    store = ScenarioStore(scenario, released=0)
+    oracle = Oracle(scenario)
+    total = len(scenario.transactions)
+    for released in range(total):
+        snapshot, _, _ = store.snapshot_point()
+        assert snapshot.contents.rows == oracle.state(released).rows
+        assert store.release(1) == 1
+    assert store.release(5) == 0
+    assert store.pending == 0
+    assert binlog_files(store) == binlog_files(to_store(scenario))
+
+
+def test_release_writes_the_rotations_before_each_transaction_and_at_the_end() -> None:
+    store = ScenarioStore(small(), released=0)
+    assert store.file_names() == ["mysql-bin.000001"]
+    assert store.gtid_binlog_pos() == ""
+    store.release(1)
+    assert store.file_names() == ["mysql-bin.000001"]
+    assert store.gtid_binlog_pos() == "0-1-1"
+    store.release_all()
+    assert store.file_names() == ["mysql-bin.000001", "mysql-bin.000002", "mysql-bin.000003"]
+    assert store.gtid_binlog_pos() == "0-1-3"
+    with pytest.raises(ValueError):
+        store.release(-1)
+
+
+def _select(master: Any, sql: str) -> list[tuple[Any, ...]]:
+    connection = pymysql.connect(host=master.host, port=master.port, user="root", password="")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            return [
+                tuple(None if cell is None else str(cell) for cell in row)
+                for row in cursor.fetchall()
+            ]
+    finally:
+        connection.close()
+
+
+def _table(master: Any, scenario: Scenario, after: int) -> None:
+    table = scenario.tables["s.t"]
+    want = canonical_rows(table, Oracle(scenario).rows("s.t", after))
+    assert _select(master, "SELECT id, v FROM s.t ORDER BY id") == want
+
+
+def test_the_plugin_handle_releases_and_the_snapshot_follows(fake_master_factory: Any) -> None:
+    scenario = small()
+    master = fake_master_factory(scenario=scenario, released=0)
+    _table(master, scenario, 0)
+    assert master.release(1) == 1
+    _table(master, scenario, 1)
+    status = _select(master, "SHOW MASTER STATUS")[0]
+    assert (status[0], int(status[1])) == master.store.master_status()
+    assert master.release_all() == 2
+    _table(master, scenario, 3)
+    assert _select(master, "SELECT @@gtid_binlog_pos") == [("0-1-3",)]
+
+
+def test_released_only_goes_with_a_scenario(fake_master_factory: Any) -> None:
+    with pytest.raises(ValueError, match="released= goes with scenario="):
+        fake_master_factory(released=0)
+
+
+def test_a_background_fake_master_releases_in_its_thread() -> None:
+    scenario = small()
+    store = ScenarioStore(scenario, released=1)
+    with BackgroundFakeMaster(ServerConfig(), store) as master:
+        assert master.release(1) == 1
+        assert store.released == 2
+        assert master.release_all() == 1
+        _table(master, scenario, 3)
+
+
+def test_serve_live_releases_a_scenario_at_a_rate() -> None:
+    scenario = build("primary_key_updates")
+    table = scenario.tables["pk.t"]
+    want = canonical_rows(table, Oracle(scenario).final.rows["pk.t"])
+    with serve("--scenario", "primary_key_updates", "--live", "200") as served:
+        seen: list[list[tuple[Any, ...]]] = []
+        deadline = time.monotonic() + 60  # a bound on a hang only
+        while time.monotonic() < deadline:
+            rows = _select(served, "SELECT * FROM pk.t ORDER BY id")
+            if not seen or seen[-1] != rows:
+                seen.append(rows)
+            if rows == want:
+                break
+            time.sleep(0.01)
+        assert seen[-1] == want
+
+
+def test_serve_live_needs_a_scenario() -> None:
+    done = run_cli("serve", "--port", "0", "--live", "5")
+    assert done.returncode != 0
+    assert "--live releases a scenario's transactions: give --scenario" in done.stderr
+
+
+def test_a_read_lock_holds_releases_back_until_unlock(fake_master_factory: Any) -> None:
+    scenario = small()
+    master = fake_master_factory(scenario=scenario, released=1)
+    locker = pymysql.connect(host=master.host, port=master.port, user="root", password="")
+    try:
+        with locker.cursor() as cursor:
+            cursor.execute("FLUSH TABLES WITH READ LOCK")
+            cursor.execute("SHOW MASTER STATUS")
+            locked_at = cursor.fetchone()
+            assert master.release(1) == 0  # waits for the lock, as a commit on MariaDB
+            assert _select(master, "SHOW MASTER STATUS")[0][:2] == tuple(map(str, locked_at[:2]))
+            _table(master, scenario, 1)
+            cursor.execute("UNLOCK TABLES")
+        _table(master, scenario, 2)
+        with locker.cursor() as cursor:
+            cursor.execute("FLUSH TABLES WITH READ LOCK")
+        assert master.release_all() == 0
+        _table(master, scenario, 2)
+    finally:
+        locker.close()  # the lock ends with the connection: what waited is released
+    deadline = time.monotonic() + 30  # the server sees the close when it reads it
+    while master.store.pending and time.monotonic() < deadline:
+        time.sleep(0.01)
+    _table(master, scenario, 3)
