@@ -19,6 +19,7 @@ purged or damaged binlog) stops the recording with that error.
 from __future__ import annotations
 
 import socket
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from fakemaster.client.protocol import (
     ReplicaConnection,
     query_error,
 )
+from fakemaster.constants import Command
 from fakemaster.errors import DecodeError
 from fakemaster.packets import EOF_HEADER, ERR_HEADER
 from fakemaster.record.query import QueryConnection, QueryResult
@@ -44,11 +46,13 @@ from fakemaster.record.rebuild import BinlogRebuilder, FileAction, RecordError, 
 from fakemaster.record.replay import REPLAY_FILE, Replay
 
 __all__ = [
+    "BINLOG_SEND_ANNOTATE_ROWS_EVENT",
     "DEFAULT_REPLICA_SERVER_ID",
     "RecordOptions",
     "RecordSummary",
     "StopRule",
     "record",
+    "with_annotate_rows",
 ]
 
 # The server id the recorder registers with: a replica's must differ from the primary's.
@@ -60,6 +64,10 @@ _QUERIES = (
     " @@GLOBAL.gtid_slave_pos",
     "SHOW BINARY LOGS",
 )
+# COM_BINLOG_DUMP: header (4), command (1), position (4), flags (2), server id (4), file name.
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02
+_DUMP_FLAGS_OFFSET = 4 + 1 + 4
+_FLAGS = struct.Struct("<H")
 _GTID_VARIABLES = ("gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state", "gtid_slave_pos")
 
 
@@ -292,6 +300,21 @@ def record(
     )
 
 
+def with_annotate_rows(outgoing: bytes) -> bytes:
+    """The COM_BINLOG_DUMP packet ``outgoing`` with BINLOG_SEND_ANNOTATE_ROWS_EVENT set in its
+    flags, as a MariaDB replica (``replicate_annotate_row_events=ON``, the default) and
+    ``mariadb-binlog`` ask: without it a primary leaves the ANNOTATE_ROWS events out of the
+    dump, and the files could not be rebuilt byte for byte. (The client's ClientConfig has no
+    setting for the dump flags: the packet it queued is amended here.)"""
+    size = int.from_bytes(outgoing[:3], "little")
+    if len(outgoing) != 4 + size or size < 11 or outgoing[4] != Command.BINLOG_DUMP:
+        raise ProtocolError("the client queued something else than one COM_BINLOG_DUMP")
+    packet = bytearray(outgoing)
+    flags = _FLAGS.unpack_from(packet, _DUMP_FLAGS_OFFSET)[0] | BINLOG_SEND_ANNOTATE_ROWS_EVENT
+    _FLAGS.pack_into(packet, _DUMP_FLAGS_OFFSET, flags)
+    return bytes(packet)
+
+
 class _Dump:
     """The dump connections of one recording, resumed after losses."""
 
@@ -361,9 +384,12 @@ class _Dump:
                 if reader is None:
                     happenings = connection.feed(data)
                     outgoing = connection.data_to_send()
+                    ready = any(isinstance(h, Ready) for h in happenings)
+                    if ready:
+                        outgoing = with_annotate_rows(outgoing)
                     if outgoing:
                         sock.sendall(outgoing)
-                    if any(isinstance(h, Ready) for h in happenings):
+                    if ready:
                         if len(happenings) != 1:
                             raise ProtocolError("binlog events before the dump was asked for")
                         self.rebuilder.set_checksum(connection.checksum)
