@@ -143,7 +143,16 @@ class BinlogRebuilder:
         current = self._current
         offset = current.size if current is not None else 0
         try:
-            event = decode_event(data, self._ctx, offset=offset, allow_unknown=True)
+            # Artificial events (log_pos 0) are not written; a primary does not fix the CRC of
+            # the fake FDE of a file without checksums (MariaDB fixes it only when the file's
+            # algorithm is CRC32), so theirs is not checked.
+            event = decode_event(
+                data,
+                self._ctx,
+                offset=offset,
+                verify_checksum=header.log_pos != 0,
+                allow_unknown=True,
+            )
         except DecodeError as error:
             where = f"{current.name} at {offset}" if current is not None else "before any file"
             raise RecordError(f"a damaged event in {where}: {error}") from None
