@@ -32,11 +32,17 @@ from dataclasses import dataclass
 
 from decoder.core import decode_event
 from fakemaster.client.position import GroupAssembler, Position, PositionError
-from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN, EventFlag, EventType
+from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError, FakemasterError
-from fakemaster.events import FormatDescriptionEvent, HeartbeatEvent, RotateEvent
-from fakemaster.header import FLAGS_OFFSET, HEADER, EventHeader
+from fakemaster.events import (
+    Event,
+    FormatDescriptionEvent,
+    HeartbeatEvent,
+    RotateEvent,
+    UnknownEvent,
+)
+from fakemaster.header import CRC, FLAGS_OFFSET, HEADER, EventHeader, event_crc
 
 __all__ = [
     "BinlogRebuilder",
@@ -54,6 +60,28 @@ _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _HEARTBEAT = int(EventType.HEARTBEAT)
 _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _IN_USE = int(EventFlag.BINLOG_IN_USE)
+# The events a recording decodes: those that start, end or make up event groups, and those
+# that set how the next ones read (FDE, TABLE_MAP).
+_DECODED = frozenset(
+    int(code)
+    for code in (
+        EventType.FORMAT_DESCRIPTION,
+        EventType.ROTATE,
+        EventType.STOP,
+        EventType.GTID,
+        EventType.GTID_LIST,
+        EventType.BINLOG_CHECKPOINT,
+        EventType.QUERY,
+        EventType.QUERY_COMPRESSED,
+        EventType.XID,
+        EventType.XA_PREPARE,
+        EventType.INTVAR,
+        EventType.RAND,
+        EventType.USER_VAR,
+        EventType.TABLE_MAP,
+        EventType.ANNOTATE_ROWS,
+    )
+)
 
 
 class RecordError(FakemasterError):
@@ -143,16 +171,7 @@ class BinlogRebuilder:
         current = self._current
         offset = current.size if current is not None else 0
         try:
-            # Artificial events (log_pos 0) are not written; a primary does not fix the CRC of
-            # the fake FDE of a file without checksums (MariaDB fixes it only when the file's
-            # algorithm is CRC32), so theirs is not checked.
-            event = decode_event(
-                data,
-                self._ctx,
-                offset=offset,
-                verify_checksum=header.log_pos != 0,
-                allow_unknown=True,
-            )
+            event = self._decode(data, header, offset)
         except DecodeError as error:
             where = f"{current.name} at {offset}" if current is not None else "before any file"
             raise RecordError(f"a damaged event in {where}: {error}") from None
@@ -222,6 +241,44 @@ class BinlogRebuilder:
         self._by_name[name] = recorded
         self._current = recorded
         return [Write(name, 0, BINLOG_MAGIC)]
+
+    def _decode(self, data: bytes, header: EventHeader, offset: int) -> Event:
+        """The event, decoded when it matters for files and groups; else (rows events...)
+        an UnknownEvent with its header, its length and CRC32 checked: a recording needs no
+        row decoded (and some cannot be without the schema, MariaDB 5.3 temporal columns)."""
+        if header.type_code in _DECODED or header.log_pos == 0:
+            # Artificial events (log_pos 0) are not written; a primary does not fix the CRC
+            # of the fake FDE of a file without checksums (MariaDB fixes it only when the
+            # file's algorithm is CRC32), so theirs is not checked.
+            return decode_event(
+                data,
+                self._ctx,
+                offset=offset,
+                verify_checksum=header.log_pos != 0,
+                allow_unknown=True,
+            )
+        if header.event_length != len(data):
+            raise DecodeError(
+                f"event length field says {header.event_length}, event has {len(data)} bytes",
+                offset=offset,
+            )
+        if self._ctx.checksum:
+            if len(data) < HEADER_LEN + CHECKSUM_LEN:
+                raise DecodeError("truncated: no room for the CRC", offset=offset)
+            stored = CRC.unpack_from(data, len(data) - CHECKSUM_LEN)[0]
+            computed = event_crc(data[:-CHECKSUM_LEN], header.type_code)
+            if stored != computed:
+                raise DecodeError(
+                    f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}",
+                    offset=offset + len(data) - CHECKSUM_LEN,
+                )
+        return UnknownEvent(
+            timestamp=header.timestamp,
+            server_id=header.server_id,
+            log_pos=header.log_pos,
+            flags=header.flags,
+            code=header.type_code,
+        )
 
     # --- connections and the end ----------------------------------------------------------
 
