@@ -46,6 +46,7 @@ from fakemaster.header import CRC, FLAGS_OFFSET, HEADER, EventHeader, event_crc
 
 __all__ = [
     "BinlogRebuilder",
+    "DamagedEvent",
     "RecordError",
     "RecordedFile",
     "Truncate",
@@ -86,6 +87,11 @@ _DECODED = frozenset(
 
 class RecordError(FakemasterError):
     """A dump that cannot be rebuilt into the primary's files byte for byte."""
+
+
+class DamagedEvent(RecordError):
+    """An event whose length or CRC32 is wrong as received (nothing of it was written): a new
+    dump from :attr:`BinlogRebuilder.resume_position` reads it again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +180,7 @@ class BinlogRebuilder:
             event = self._decode(data, header, offset)
         except DecodeError as error:
             where = f"{current.name} at {offset}" if current is not None else "before any file"
-            raise RecordError(f"a damaged event in {where}: {error}") from None
+            raise DamagedEvent(f"a damaged event in {where}: {error}") from None
         if isinstance(event, HeartbeatEvent):
             self.skipped += 1
             return []

@@ -42,7 +42,14 @@ from fakemaster.constants import Command
 from fakemaster.errors import DecodeError
 from fakemaster.packets import EOF_HEADER, ERR_HEADER
 from fakemaster.record.query import QueryConnection, QueryResult
-from fakemaster.record.rebuild import BinlogRebuilder, FileAction, RecordError, Truncate, Write
+from fakemaster.record.rebuild import (
+    BinlogRebuilder,
+    DamagedEvent,
+    FileAction,
+    RecordError,
+    Truncate,
+    Write,
+)
 from fakemaster.record.replay import REPLAY_FILE, Replay
 
 __all__ = [
@@ -335,7 +342,7 @@ class _Dump:
                 raise ConnectionLost("the primary ended the dump")
             except _Stop:
                 return
-            except (ClientError, OSError) as error:
+            except (ClientError, OSError, DamagedEvent) as error:
                 retryable = not isinstance(error, ClientError) or error.retryable
                 failures = 0 if self.rebuilder.events_written > written else failures + 1
                 if not retryable or failures > self.options.max_retries:

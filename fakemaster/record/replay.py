@@ -242,7 +242,8 @@ def replay_settings(
             continue
         if source is None:
             break
-        contradictions = ServedVariables(config, source).contradictions()
+        served = ServedVariables(config, source)
+        contradictions = served.sync({})  # reads the served files, then compares
         dropped = False
         for contradiction in contradictions:
             name = str(contradiction.variable)
