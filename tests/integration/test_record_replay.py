@@ -230,3 +230,43 @@ def test_mariadb_binlog_raw_gets_the_same_bytes_from_the_replay(
     # The primary's files as it sends them: the one it is writing with IN_USE clear.
     assert from_replay == {n: as_sent(files[n]) if n == names[-1] else files[n] for n in names}
     assert from_replay[names[-1]] != files[names[-1]]  # the flag is set in the file itself
+
+
+@pytest.mark.mariadb
+def test_without_its_replay_file_the_recording_answers_otherwise(
+    recording: Recording, tmp_path: Path
+) -> None:
+    """The same files served without the replay file answer with the fake master's defaults
+    where the files cannot tell (so the replay is what made them equal above); with the replay
+    file given by --replay, edited to contradict the files, the files' values are served and
+    stderr says which recorded value was not."""
+    primary = recording.primary
+    expected = answers(primary.host, primary.port, USER, PASSWORD)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in [*recording.files, "mysql-bin.index"]:
+        shutil.copyfile(recording.directory / name, bare / name)
+    served = ServeProcess(bare, tmp_path / "bare.stderr", USER, PASSWORD)
+    try:
+        got = answers("127.0.0.1", served.port, USER, PASSWORD)
+    finally:
+        served.stop()
+    differ = {name for name in expected if got[name] != expected[name]}
+    assert differ and differ <= {"version_comment", "time_zone", "sql_mode", "max_allowed_packet"}
+
+    edited = json.loads((recording.directory / "fakemaster-replay.json").read_text())
+    edited["variables"]["server_id"] = "99"
+    replay_file = tmp_path / "edited.json"
+    replay_file.write_text(json.dumps(edited))
+    served = ServeProcess(
+        bare, tmp_path / "edited.stderr", USER, PASSWORD, "--replay", str(replay_file)
+    )
+    try:
+        got = answers("127.0.0.1", served.port, USER, PASSWORD)
+    finally:
+        stderr = served.stop()
+    assert got == expected
+    assert (
+        f"replay: server_id: the replay file says 99, the served binlog says {primary.server_id}"
+        in stderr
+    )
