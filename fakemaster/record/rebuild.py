@@ -61,6 +61,7 @@ _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _HEARTBEAT = int(EventType.HEARTBEAT)
 _ARTIFICIAL = int(EventFlag.ARTIFICIAL)
 _IN_USE = int(EventFlag.BINLOG_IN_USE)
+_START_ENCRYPTION = int(EventType.START_ENCRYPTION)
 # The events a recording decodes: those that start, end or make up event groups, and those
 # that set how the next ones read (FDE, TABLE_MAP).
 _DECODED = frozenset(
@@ -194,6 +195,11 @@ class BinlogRebuilder:
             # A fake FDE (a dump starting past it) or another artificial event.
             self.skipped += 1
             return []
+        if header.type_code == _START_ENCRYPTION:
+            raise RecordError(
+                f"{current.name if current else 'the binlog'} is encrypted (encrypt_binlog=ON): "
+                "a primary sends its events decrypted, which cannot be recorded byte for byte"
+            )
         if current is None:
             raise RecordError(
                 f"a {event.__class__.__name__} before the dump named its first file "

@@ -20,7 +20,13 @@ from decoder.stream import EventSplitter
 from encoder.core import encode_event
 from fakemaster.constants import EventFlag, EventType
 from fakemaster.context import BinlogContext
-from fakemaster.events import HeartbeatEvent, QueryEvent, RotateEvent, XidEvent
+from fakemaster.events import (
+    HeartbeatEvent,
+    QueryEvent,
+    RotateEvent,
+    StartEncryptionEvent,
+    XidEvent,
+)
 from fakemaster.header import FLAGS_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
 from fakemaster.record.rebuild import BinlogRebuilder, RecordError, Truncate, Write
 from fakemaster.store import MemoryBinlogStore
@@ -300,3 +306,21 @@ def test_heartbeats_and_fake_events_write_nothing() -> None:
     stored = int.from_bytes(fde[-4:], "little")
     fde[FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE & 0xFF
     assert zlib.crc32(fde[:-4]) == stored
+
+
+def test_an_encrypted_binlog_is_refused() -> None:
+    """A primary sends an encrypted file's START_ENCRYPTION (flagged IGNORABLE) and then its
+    events decrypted: not the file's bytes."""
+    files = files_of(build_store())
+    name, data = next(iter(files.items()))
+    fde = events_of(data)[0][1]
+    rebuilder = BinlogRebuilder()
+    rebuilder.feed(fake_rotate(name, True))
+    rebuilder.feed(as_sent_fde(fde, True))
+    start = StartEncryptionEvent(
+        server_id=7, log_pos=4 + len(fde) + 19 + 17 + 4, flags=EventFlag.IGNORABLE
+    )
+    event = encode_event(start, BinlogContext(checksum=True))
+    assert len(event) == 19 + 17 + 4
+    with pytest.raises(RecordError, match="encrypted"):
+        rebuilder.feed(event)

@@ -89,10 +89,16 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Recording]:
+# Primary options: the defaults (CRC32), and events without checksums.
+VARIANTS = {"default": {}, "checksum_none": {"binlog_checksum": "NONE"}}
+
+
+@pytest.fixture(scope="module", params=list(VARIANTS))
+def recording(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Recording]:
     require_mariadb()
-    primary = MariaDBServer({}, server_id=1)
+    primary = MariaDBServer(VARIANTS[request.param], server_id=1)
     try:
         primary.start()
         primary.create_replication_user(USER, PASSWORD)
