@@ -95,7 +95,11 @@ class StopRule:
             if not file or not pos.isdigit():
                 raise ValueError(f"expected FILE:POS, got {text!r}")
             return cls(file=file, position=int(pos))
-        if not parse_gtids(text):
+        try:
+            gtids = parse_gtids(text)
+        except ValueError:
+            gtids = {}
+        if not gtids:
             raise ValueError(f"expected GTIDs (D-S-N) or FILE:POS, got {text!r}")
         return cls(gtids=Position.from_gtids(text))
 

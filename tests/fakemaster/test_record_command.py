@@ -5,6 +5,7 @@ from a replay file (the served bytes win over it, options win over it)."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +14,11 @@ import pytest
 from fakemaster.cli import main
 from fakemaster.config import ServerConfig
 from fakemaster.constants import EventType
+from fakemaster.events import QueryEvent, XidEvent
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.header import TYPE_CODE_OFFSET
+from fakemaster.record.query import QueryConnection
 from fakemaster.record.recorder import RecordOptions, StopRule, record
 from fakemaster.record.replay import Replay, replay_settings
 from fakemaster.server import BackgroundFakeMaster
@@ -185,3 +188,47 @@ def test_a_replay_file_round_trips(tmp_path: Path) -> None:
     replay.save(path)
     assert Replay.load(path) == replay
     assert json.loads(path.read_text())["binlog"]["index"] == "mysql-bin.index"
+
+
+def test_an_event_of_more_than_16_mib_is_recorded_whole(tmp_path: Path) -> None:
+    """Split into several packets by the dump, joined again in the file."""
+    store = MemoryBinlogStore(server_id=7)
+    big = b"INSERT INTO d.t VALUES ('" + b"x" * (17 << 20) + b"')"
+    store.append_transaction(
+        [QueryEvent(database="d", query=b"BEGIN"), QueryEvent(database="d", query=big)]
+        + [XidEvent(xid=1)]
+    )
+    with BackgroundFakeMaster(ServerConfig(user=USER, password=PASSWORD), store) as master:
+        summary = record(RecordOptions(master.host, master.port, tmp_path / "rec", USER, PASSWORD))
+    assert recorded(tmp_path / "rec") == files_of(store)
+    assert max(size for _, size in summary.files) > 17 << 20
+
+
+def test_the_query_session_keeps_refusals_when_told_to(
+    served: tuple[MemoryBinlogStore, BackgroundFakeMaster],
+) -> None:
+    store, master = served
+    statements = ["SELECT @@GLOBAL.server_id, @@GLOBAL.gtid_binlog_pos", "SELECT nope()"]
+    session = QueryConnection(USER, PASSWORD, statements, tolerate_errors=True)
+    with socket.create_connection((master.host, master.port), timeout=10) as sock:
+        while not session.done:
+            data = sock.recv(1 << 16)
+            assert data
+            session.feed(data)
+            sock.sendall(session.data_to_send())
+    first, second = session.results
+    assert first.columns == ["@@GLOBAL.server_id", "@@GLOBAL.gtid_binlog_pos"]
+    assert first.text_rows() == [("7", store.gtid_binlog_pos())]
+    assert first.error is None
+    assert second.rows == [] and second.error is not None
+    assert second.error.errno == 1305  # ER_SP_DOES_NOT_EXIST: FUNCTION nope does not exist
+
+
+@pytest.mark.parametrize("text", ["nonsense", "mysql-bin.000001:", ":12", "0-1"])
+def test_stop_at_must_be_gtids_or_a_position(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["record", "--upstream", "127.0.0.1:1", "--out", str(tmp_path / "x"), "--stop-at"]
+    assert main([*argv, text]) == 1
+    assert "--stop-at: expected" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
