@@ -546,6 +546,7 @@ def _apply_replay(args: argparse.Namespace, store: BinlogStore) -> str:
     """Take the settings of the recording's replay file (``--replay``, else the one in
     ``--binlog-dir``): its variables, less those the options give and those the served files
     contradict (a note on stderr for each; fakemaster.record.replay says why)."""
+    from fakemaster.config import ServerConfig
     from fakemaster.record.replay import Replay, ReplayError, find_replay, replay_settings
 
     path = args.replay if args.replay is not None else find_replay(args.binlog_dir)
@@ -571,14 +572,11 @@ def _apply_replay(args: argparse.Namespace, store: BinlogStore) -> str:
     if settings.fields.get("rpl_semi_sync_master_enabled"):
         args.semi_sync = True
     timeout = settings.fields.get("rpl_semi_sync_master_timeout")
-    if timeout is not None and args.semi_sync_timeout == _DEFAULT_SEMI_SYNC_TIMEOUT:
+    if timeout is not None and args.semi_sync_timeout == ServerConfig.semi_sync_timeout_ms:
         args.semi_sync_timeout = int(timeout)
     for note in settings.notes:
         print(f"replay: {note}", file=sys.stderr)
     return f", answering as {replay.upstream or 'the recorded primary'} did ({path})"
-
-
-_DEFAULT_SEMI_SYNC_TIMEOUT = 10000  # ServerConfig's (serve's default for --semi-sync-timeout)
 
 
 def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:

@@ -214,7 +214,7 @@ class BinlogRebuilder:
             raise RecordError(
                 f"{current.name}: an event of {len(data)} bytes at {offset} says it ends at "
                 f"{header.log_pos}, not {end}: the dump does not send the file's bytes as they "
-                "are (an encrypted binlog sent decrypted?)"
+                "are (events left out, or an encrypted binlog sent decrypted?)"
             )
         if isinstance(event, FormatDescriptionEvent):
             if offset != MAGIC_LEN:

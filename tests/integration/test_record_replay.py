@@ -25,6 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
+from fakemaster.faults.proxy import BackgroundFaultProxy
+from fakemaster.record.recorder import RecordOptions, record
 from tests.integration.serve_process import REPO_ROOT, ServeProcess
 from tests.integration.streams import as_sent, gtid_set, gtid_slave_pos, wait_caught_up
 from tests.integration.test_served_real_binlogs import compare_with_primary
@@ -276,3 +279,29 @@ def test_without_its_replay_file_the_recording_answers_otherwise(
         f"replay: server_id: the replay file says 99, the served binlog says {primary.server_id}"
         in stderr
     )
+
+
+@pytest.mark.mariadb
+def test_a_recording_through_wire_faults_holds_the_same_files(
+    recording: Recording, tmp_path: Path
+) -> None:
+    """Cut mid-transaction (RST), then 100 bytes into a dump: the recorder resumes after the
+    last whole group each time and ends with the primary's files all the same."""
+    primary = recording.primary
+    plan = [
+        Fault(
+            FaultKind.CUT,
+            Point(PointKind.TRANSACTION, 5, Where.INSIDE, 2),
+            session=0,
+            params={"close": "rst"},
+        ),
+        Fault(FaultKind.CUT, Point(PointKind.BYTE, 100), session=1),
+    ]
+    with BackgroundFaultProxy((primary.host, primary.port), plan) as proxy:
+        out = tmp_path / "rec"
+        summary = record(RecordOptions(proxy.host, proxy.port, out, USER, PASSWORD))
+        applied = [a.fault for engine in proxy.engines for a in engine.applied]
+    assert applied == plan
+    assert summary.connections == 3
+    for name, data in recording.files.items():
+        assert (out / name).read_bytes() == data, name
