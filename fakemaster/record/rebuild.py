@@ -210,7 +210,7 @@ class BinlogRebuilder:
                 f"a {event.__class__.__name__} after the ROTATE or STOP that ended {current.name}"
             )
         end = offset + len(data)
-        if header.log_pos != end:
+        if header.log_pos != end & 0xFFFFFFFF:  # a 32-bit field: past 4 GiB it wraps
             raise RecordError(
                 f"{current.name}: an event of {len(data)} bytes at {offset} says it ends at "
                 f"{header.log_pos}, not {end}: the dump does not send the file's bytes as they "
