@@ -381,6 +381,14 @@ def add_serve_command(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
+        "--replay",
+        type=Path,
+        metavar="FILE",
+        help="answer as the primary a recording was made of (python -m fakemaster record): "
+        "the replay file's variables where the served binlog does not say otherwise "
+        "(default: DIR/fakemaster-replay.json when --binlog-dir has one)",
+    )
+    parser.add_argument(
         "--binlog-basename",
         metavar="NAME",
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
@@ -522,6 +530,8 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
         raise CommandError("--live releases a scenario's transactions: give --scenario")
     if args.scenario is not None:
         return _scenario_source(args)
+    if args.binlog_dir is None and args.replay is not None:
+        raise CommandError("--replay answers for a recording: give its --binlog-dir")
     if args.binlog_dir is None:
         from fakemaster.demo import demo_store
 
@@ -547,14 +557,58 @@ def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
     if not names:
         directory_store.close()
         raise CommandError(f"{directory_store.index_path}: lists no binlog files")
-    return directory_store, None, f"{len(names)} binlog file(s) of {args.binlog_dir}"
+    try:
+        replayed = _apply_replay(args, directory_store)
+    except BaseException:
+        directory_store.close()
+        raise
+    return directory_store, None, f"{len(names)} binlog file(s) of {args.binlog_dir}{replayed}"
+
+
+def _apply_replay(args: argparse.Namespace, store: BinlogStore) -> str:
+    """Take the settings of the recording's replay file (``--replay``, else the one in
+    ``--binlog-dir``): its variables, less those the options give and those the served files
+    contradict (a note on stderr for each; fakemaster.record.replay says why)."""
+    from fakemaster.config import ServerConfig
+    from fakemaster.record.replay import Replay, ReplayError, find_replay, replay_settings
+
+    path = args.replay if args.replay is not None else find_replay(args.binlog_dir)
+    if path is None:
+        return ""
+    given = {name for name, _ in args.variables}
+    if given & {"character_set_server", "collation_server"}:
+        given |= {"character_set_server", "collation_server"}
+    options = {
+        "server_id": args.server_id,
+        "version": args.version_string,
+        "binlog_checksum": args.checksum,
+        "gtid_domain_id": args.gtid_domain_id,
+        "rpl_semi_sync_master_enabled": True if args.semi_sync else None,
+    }
+    given |= {name for name, value in options.items() if value is not None}
+    try:
+        replay = Replay.load(path)
+        settings = replay_settings(replay, store, given=dict.fromkeys(given))
+    except ReplayError as exc:
+        raise CommandError(str(exc)) from None
+    args.scenario_variables = settings.variables
+    if settings.fields.get("rpl_semi_sync_master_enabled"):
+        args.semi_sync = True
+    timeout = settings.fields.get("rpl_semi_sync_master_timeout")
+    if timeout is not None and args.semi_sync_timeout == ServerConfig.semi_sync_timeout_ms:
+        args.semi_sync_timeout = int(timeout)
+    for note in settings.notes:
+        print(f"replay: {note}", file=sys.stderr)
+    return f", answering as {replay.upstream or 'the recorded primary'} did ({path})"
 
 
 def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
     """``serve --scenario``: the scenario compiled into a memory store; its settings become
     the served variables (``args.scenario_variables``) and, unless given, the GTID domain."""
-    if args.binlog_dir is not None or args.demo_live is not None:
-        raise CommandError("--scenario serves the scenario: leave out --binlog-dir and --demo-live")
+    if args.binlog_dir is not None or args.demo_live is not None or args.replay is not None:
+        raise CommandError(
+            "--scenario serves the scenario: leave out --binlog-dir, --replay and --demo-live"
+        )
     from scenarios.errors import ScenarioError
     from scenarios.live import ScenarioStore
     from scenarios.serving import find_scenario, scenario_variables
@@ -877,6 +931,93 @@ def run_scenarios(args: argparse.Namespace) -> int:
 # --- entry point --------------------------------------------------------------------------
 
 
+def add_record_command(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "record",
+        help="record a real primary's binlog and answers, for serve to replay",
+        description=(
+            "Connect to a MariaDB primary as a replica and record what it serves into DIR: its "
+            "binlog files from the first one, byte for byte (as mariadb-binlog --raw writes "
+            "them), their index, and fakemaster-replay.json with its answers to a replica's "
+            "setup statements (docs/record.md). `serve --binlog-dir DIR` replays it. By "
+            "default the recording ends at the end of the primary's binlog."
+        ),
+    )
+    parser.add_argument("--upstream", required=True, metavar="HOST:PORT", help="the primary")
+    parser.add_argument(
+        "--user", default="root", help="account (%(default)s); it needs REPLICATION SLAVE"
+    )
+    parser.add_argument("--password", default="", help="its password (default: none)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="where the recording goes (created; must hold no binlog index)",
+    )
+    until = parser.add_mutually_exclusive_group()
+    until.add_argument(
+        "--until-idle",
+        type=_seconds,
+        metavar="SECONDS",
+        help="follow the binlog, stop once no event came for SECONDS",
+    )
+    until.add_argument(
+        "--stop-at",
+        metavar="GTID|FILE:POS",
+        help="follow the binlog, stop once the group of GTID (D-S-N, or a list) "
+        "or the position FILE:POS is recorded whole",
+    )
+    parser.add_argument(
+        "--server-id",
+        type=_int_range(1, 0xFFFFFFFF),
+        metavar="N",
+        help="the server id to register as a replica with (default: 4000000001)",
+    )
+    parser.set_defaults(handler=run_record)
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from fakemaster.errors import FakemasterError
+    from fakemaster.record.recorder import (
+        DEFAULT_REPLICA_SERVER_ID,
+        RecordOptions,
+        StopRule,
+        record,
+    )
+
+    host, sep, port = str(args.upstream).rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise CommandError(f"--upstream: expected HOST:PORT, got {args.upstream!r}")
+    if args.stop_at is not None:
+        try:
+            stop = StopRule.parse_stop_at(args.stop_at)
+        except ValueError as exc:
+            raise CommandError(f"--stop-at: {exc}") from None
+    else:
+        stop = StopRule(until_idle=args.until_idle)
+    options = RecordOptions(
+        host=host.strip("[]"),
+        port=int(port),
+        out=args.out,
+        user=args.user,
+        password=args.password,
+        stop=stop,
+        server_id=args.server_id or DEFAULT_REPLICA_SERVER_ID,
+    )
+    try:
+        summary = record(options, progress=lambda text: print(text, flush=True))
+    except (FakemasterError, OSError) as exc:
+        raise CommandError(f"record: {exc}") from None
+    last, size = summary.files[-1]
+    print(
+        f"recorded {len(summary.files)} binlog file(s), {summary.events} events, to {last}:{size}"
+        f" (GTIDs {summary.gtids or 'none'}; stopped by {summary.stopped_by}); replay file "
+        f"{summary.replay}"
+    )
+    return EXIT_OK
+
+
 def add_pcap_command(subparsers: Subparsers) -> None:
     # The command's module loads scapy only when the command runs (extra [scapy]).
     from fakemaster.scapy.pcap_command import add_parser
@@ -898,6 +1039,7 @@ COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
     add_scenarios_command,
     add_pcap_command,
     add_check_command,
+    add_record_command,
 ]
 
 

@@ -1,0 +1,218 @@
+"""A text-protocol SQL session, sans-IO: log in, run statements, keep their result rows.
+
+The recorder asks a primary what a replica (and a CDC tool) asks it: ``SHOW GLOBAL
+VARIABLES``, ``SHOW BINARY LOGS``... :class:`QueryConnection` logs in as
+:class:`fakemaster.client.protocol.ReplicaConnection` does (mysql_native_password, the auth
+switch) and sends its statements one after the other; rows come back as text cells (bytes or
+None for NULL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from decoder.packets import PacketReader, parse_err
+from decoder.primitives import read_packed_int
+from encoder.packets import frame
+from fakemaster.client.protocol import (
+    CLIENT_CAPABILITIES,
+    AuthError,
+    ProtocolError,
+    query_error,
+)
+from fakemaster.constants import Command
+from fakemaster.errors import DecodeError
+from fakemaster.packets import EOF_HEADER, ERR_HEADER, OK_HEADER, ErrPacket
+from fakemaster.protocol.handshake import (
+    NATIVE_PASSWORD,
+    AuthSwitchRequest,
+    Capability,
+    HandshakeResponse,
+    HandshakeV10,
+    native_password_response,
+)
+
+__all__ = ["QueryConnection", "QueryResult", "Row"]
+
+Row = tuple[bytes | None, ...]
+
+
+@dataclass(slots=True)
+class QueryResult:
+    """One statement's answer: column names and rows (empty for an OK)."""
+
+    sql: str
+    columns: list[str] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    error: ErrPacket | None = None
+
+    def text_rows(self) -> list[tuple[str | None, ...]]:
+        return [tuple(None if cell is None else cell.decode() for cell in row) for row in self.rows]
+
+
+class QueryConnection:
+    """Log in as ``user``/``password`` and run ``statements`` in order (see the module
+    docstring). Feed it the bytes read, send :meth:`data_to_send` after each call; ``done``
+    once every statement was answered, ``results`` then holds the answers. An ERR answer is
+    raised (:class:`fakemaster.client.protocol.ServerRefused`), or with ``tolerate_errors``
+    kept in its result's ``error``."""
+
+    def __init__(
+        self,
+        user: str,
+        password: str,
+        statements: Sequence[str],
+        *,
+        tolerate_errors: bool = False,
+    ) -> None:
+        self.tolerate_errors = tolerate_errors
+        self.user = user
+        self.password = password
+        self.statements = list(statements)
+        self.results: list[QueryResult] = []
+        self.handshake: HandshakeV10 | None = None
+        self._reader = PacketReader(check_sequence=False)
+        self._out = bytearray()
+        self._seq = 0
+        self._phase = "greeting"
+        self._result: QueryResult | None = None
+        self._columns_left = -1  # -1: expecting the column count
+        self._eof_seen = False
+
+    @property
+    def done(self) -> bool:
+        return self._phase == "done"
+
+    def data_to_send(self) -> bytes:
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def feed(self, data: bytes) -> None:
+        self._reader.feed(data)
+        while not self.done:
+            try:
+                payload = self._reader.next_payload()
+                if payload is None:
+                    return
+                self._seq = (self._seq + 1) & 0xFF
+                self._take(payload)
+            except DecodeError as error:
+                raise ProtocolError(f"malformed packet: {error}", error) from None
+
+    def _send(self, payload: bytes, *, new_command: bool = False) -> None:
+        if new_command:
+            self._seq = 0
+        packet, self._seq = frame(payload, self._seq)
+        self._out += packet
+
+    def _take(self, payload: bytes) -> None:
+        head = payload[0] if payload else None
+        if self._phase == "greeting":
+            if head == ERR_HEADER:
+                raise query_error(parse_err(payload), "the connection")
+            handshake = HandshakeV10.decode(payload)
+            self.handshake = handshake
+            caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
+            response = HandshakeResponse(
+                capabilities=int(caps),
+                user=self.user.encode(),
+                auth_response=native_password_response(self.password, handshake.scramble),
+                auth_plugin=NATIVE_PASSWORD,
+            )
+            self._send(response.encode())
+            self._phase = "auth"
+        elif self._phase == "auth":
+            if head == OK_HEADER:
+                self._next_statement()
+            elif head == ERR_HEADER:
+                raise AuthError(parse_err(payload), "the login")
+            elif head == EOF_HEADER:
+                switch = AuthSwitchRequest.decode(payload)
+                if switch.plugin != NATIVE_PASSWORD:
+                    raise AuthError(
+                        ErrPacket(1251, "08004", f"auth plugin {switch.plugin!r} is not supported"),
+                        "the login",
+                    )
+                self._send(native_password_response(self.password, switch.data))
+            else:
+                raise ProtocolError(f"unexpected packet 0x{head or 0:02x} during the login")
+        else:
+            self._answer(payload)
+
+    def _next_statement(self) -> None:
+        if not self.statements:
+            self._phase = "done"
+            return
+        sql = self.statements.pop(0)
+        self._result = QueryResult(sql)
+        self._columns_left = -1
+        self._eof_seen = False
+        self._phase = "query"
+        self._send(bytes((Command.QUERY,)) + sql.encode(), new_command=True)
+
+    def _answer(self, payload: bytes) -> None:
+        result = self._result
+        assert result is not None
+        head = payload[0]
+        if head == ERR_HEADER and (self._columns_left < 0 or self._eof_seen):
+            packet = parse_err(payload)
+            if not self.tolerate_errors:
+                raise query_error(packet, repr(result.sql))
+            result.error = packet
+            return self._finished()
+        if self._columns_left < 0:
+            if head == OK_HEADER:
+                return self._finished()
+            count, _ = read_packed_int(payload, 0)
+            self._columns_left = count
+            return None
+        if self._columns_left:
+            self._columns_left -= 1
+            result.columns.append(_column_name(payload))
+            return None
+        if not self._eof_seen:
+            if head != EOF_HEADER:
+                raise ProtocolError("no EOF after the column definitions")
+            self._eof_seen = True
+            return None
+        if head == EOF_HEADER and len(payload) < 9:
+            return self._finished()
+        result.rows.append(_row(payload, len(result.columns)))
+        return None
+
+    def _finished(self) -> None:
+        assert self._result is not None
+        self.results.append(self._result)
+        self._result = None
+        self._next_statement()
+
+
+def _lenenc(payload: bytes, pos: int) -> tuple[bytes, int]:
+    length, pos = read_packed_int(payload, pos)
+    if pos + length > len(payload):
+        raise DecodeError("a length-encoded string runs past the packet", offset=pos)
+    return payload[pos : pos + length], pos + length
+
+
+def _column_name(payload: bytes) -> str:
+    """The ``name`` of a column definition (catalog, schema, table, org_table, name, ...)."""
+    pos = 0
+    for _ in range(4):
+        _, pos = _lenenc(payload, pos)
+    name, _ = _lenenc(payload, pos)
+    return name.decode(errors="replace")
+
+
+def _row(payload: bytes, count: int) -> Row:
+    cells: list[bytes | None] = []
+    pos = 0
+    for _ in range(count):
+        if pos < len(payload) and payload[pos] == 0xFB:
+            cells.append(None)
+            pos += 1
+            continue
+        cell, pos = _lenenc(payload, pos)
+        cells.append(cell)
+    return tuple(cells)
