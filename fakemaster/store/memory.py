@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-import dataclasses
+import struct
 import time
+import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from encoder.core import encode_event
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, ChecksumAlg, EventFlag, GtidFlag
+from encoder.core import encode_body
+from fakemaster.constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    ChecksumAlg,
+    EventFlag,
+    EventType,
+    GtidFlag,
+    event_type_name,
+)
 from fakemaster.context import BinlogContext
+from fakemaster.errors import EncodeError
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
@@ -21,13 +32,13 @@ from fakemaster.events import (
     QueryEvent,
     RotateEvent,
     StopEvent,
+    TableMapEvent,
     XaPrepareEvent,
     XaXid,
     XidEvent,
 )
 from fakemaster.gtid_state import BinlogState
-from fakemaster.header import CRC, FLAGS_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
-from fakemaster.layouts import U32
+from fakemaster.header import CRC, FLAGS_OFFSET, HEADER, event_crc
 from fakemaster.store.base import MAGIC_LEN, BinlogStore, UnknownBinlogFile
 from fakemaster.store.groups import GroupTracker
 
@@ -40,6 +51,10 @@ __all__ = [
 ]
 
 DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
+
+# Plain ints: compared once per written event.
+_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+_GTID = int(EventType.GTID)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +108,7 @@ class MemoryBinlogStore(BinlogStore):
         self._state = BinlogState(initial_state)
         self._pending_checkpoint = False
         self._groups = GroupTracker()
+        self._table_map_bodies = _TableMapBodies()
         self._start_file(created=self._now(), checkpoint=None)
 
     # --- BinlogStore ----------------------------------------------------------------------
@@ -217,18 +233,16 @@ class MemoryBinlogStore(BinlogStore):
                 commit_id=commit_id,
                 xid=xid,
             )
-            group: list[Event] = [gtid_event]
-            group += [
-                dataclasses.replace(event, server_id=server, timestamp=event.timestamp or when)
-                for event in body
-            ]
+            group: list[Event] = [gtid_event, *body]
             if self._pending_checkpoint:
                 group.append(
                     BinlogCheckpointEvent(
                         timestamp=when, server_id=self.server_id, file_name=self.current_file
                     )
                 )
-            placed = self._write_all(group, stamp=False)
+            # The GTID event and the body carry the GTID's server id, and ``when`` where they
+            # have no timestamp (written so in their headers; the events are not copied).
+            placed = self._write_all(group, stamp=False, group_header=(1 + len(body), server, when))
             self._pending_checkpoint = False
             first = placed[0]
             last_placed = placed[len(body)]  # the checkpoint is not part of the group
@@ -314,14 +328,22 @@ class MemoryBinlogStore(BinlogStore):
     def _write(self, event: Event, *, stamp: bool = True) -> AppendedEvent:
         return self._write_all([event], stamp=stamp)[0]
 
-    def _write_all(self, events: Sequence[Event], *, stamp: bool) -> list[AppendedEvent]:
+    def _write_all(
+        self,
+        events: Sequence[Event],
+        *,
+        stamp: bool,
+        group_header: tuple[int, int, int] | None = None,
+    ) -> list[AppendedEvent]:
         """Append ``events`` to the current file. Every event is encoded before any byte is
         written, so one that cannot be (EncodeError) leaves the file, its context and the GTID
         state as they were: a replica never sees half a batch."""
         name = self.current_file
         data = self._files[name]
         ctx = self._contexts[name].copy() if len(events) > 1 else self._contexts[name]
-        encoded, placed, gtids = self._encode(events, name, len(data), ctx, stamp=stamp)
+        encoded, placed, gtids = self._encode(
+            events, name, len(data), ctx, stamp=stamp, group_header=group_header
+        )
         data += encoded  # one extend: readers see the batch whole or not at all
         self._contexts[name] = ctx
         for gtid in gtids:
@@ -336,33 +358,116 @@ class MemoryBinlogStore(BinlogStore):
         ctx: BinlogContext,
         *,
         stamp: bool,
+        group_header: tuple[int, int, int] | None = None,
     ) -> tuple[bytes, list[AppendedEvent], list[Gtid]]:
         """The bytes of ``events`` written at ``start`` of file ``name`` (end positions and
-        CRCs filled in; ``ctx`` follows them), where each goes, and the GTIDs among them."""
-        chunks: list[bytearray] = []
+        CRCs filled in; ``ctx`` follows them), where each goes, and the GTIDs among them.
+
+        ``group_header`` (count, server id, timestamp): the first ``count`` events are written
+        with that server id, and that timestamp where theirs is 0 (an event group's). Each
+        header is packed once, with its end position, and each CRC computed once.
+        """
+        chunks: list[bytes] = []
         placed: list[AppendedEvent] = []
         gtids: list[Gtid] = []
-        for event in events:
-            if stamp and event.timestamp == 0:
-                event = dataclasses.replace(event, timestamp=self._now())
-            has_crc = (
-                event.checksum_alg is not None
-                if isinstance(event, FormatDescriptionEvent)
-                else ctx.checksum
-            )
-            encoded = bytearray(encode_event(event, ctx))
-            end = start + len(encoded)
-            U32.pack_into(encoded, LOG_POS_OFFSET, end & 0xFFFFFFFF)
+        stamped, group_server, group_time = group_header or (0, 0, 0)
+        table_maps = self._table_map_bodies
+        for index, event in enumerate(events):
+            timestamp = event.timestamp
+            if index < stamped:
+                server_id = group_server
+                timestamp = timestamp or group_time
+            else:
+                server_id = event.server_id
+                if stamp and timestamp == 0:
+                    timestamp = self._now()
+            if type(event) is TableMapEvent:
+                body = table_maps.body(event, ctx)
+            else:
+                body = encode_body(event, ctx)
+            type_code = event.type_code
+            if type_code == _FORMAT_DESCRIPTION:
+                assert isinstance(event, FormatDescriptionEvent)
+                has_crc = event.checksum_alg is not None
+            else:
+                has_crc = ctx.checksum
+            length = HEADER_LEN + len(body) + (CHECKSUM_LEN if has_crc else 0)
+            end = start + length
+            try:
+                head = HEADER.pack(
+                    timestamp, type_code, server_id, length, end & 0xFFFFFFFF, event.flags
+                )
+            except struct.error:
+                raise _header_error(timestamp, server_id, length, event) from None
+            chunks.append(head)
+            chunks.append(body)
             if has_crc:
-                crc_at = len(encoded) - CHECKSUM_LEN
-                crc = event_crc(memoryview(encoded)[:crc_at], encoded[TYPE_CODE_OFFSET])
-                CRC.pack_into(encoded, crc_at, crc)
-            chunks.append(encoded)
+                if type_code == _FORMAT_DESCRIPTION:
+                    crc = event_crc(head + body, type_code)
+                else:
+                    crc = zlib.crc32(body, zlib.crc32(head))
+                chunks.append(CRC.pack(crc))
+            ctx.observe(event)
             placed.append(AppendedEvent(name, start, end))
-            if isinstance(event, GtidEvent):
+            if type_code == _GTID and isinstance(event, GtidEvent):
                 gtids.append(event.gtid)
             start = end
         return b"".join(chunks), placed, gtids
+
+
+class _TableMapBodies:
+    """The encoded bodies of the TABLE_MAPs written lately, by their fields: a history maps
+    the same few tables again and again, and a TABLE_MAP's body depends only on its fields and
+    the stream's table id size. Fields that cannot be hashed (a list given for a tuple) are
+    encoded every time."""
+
+    MAX_CACHED = 256
+
+    def __init__(self) -> None:
+        self._bodies: dict[tuple[Any, ...], bytes] = {}
+
+    def body(self, event: TableMapEvent, ctx: BinlogContext) -> bytes:
+        key = (
+            ctx.table_id_size,
+            event.table_id,
+            event.table_flags,
+            event.database,
+            event.table,
+            event.column_types,
+            event.column_meta,
+            event.nullable,
+            event.optional_metadata,
+        )
+        try:
+            return self._bodies[key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable: a list or a dict somewhere in the fields
+            return encode_body(event, ctx)
+        body = encode_body(event, ctx)
+        if len(self._bodies) >= self.MAX_CACHED:
+            self._bodies.clear()
+        self._bodies[key] = body
+        return body
+
+
+def _header_error(timestamp: int, server_id: int, length: int, event: Event) -> EncodeError:
+    kind = event_type_name(event.type_code)
+    if length >> 32:
+        return EncodeError(f"event_length {length} does not fit its 4 bytes", event_type=kind)
+    if not 0 <= timestamp <= 0xFFFFFFFF:
+        return EncodeError(
+            f"timestamp {timestamp} does not fit its 4 bytes",
+            field="timestamp",
+            value=timestamp,
+            event_type=kind,
+        )
+    return EncodeError(
+        f"server_id {server_id} does not fit its 4 bytes",
+        field="server_id",
+        value=server_id,
+        event_type=kind,
+    )
 
 
 def event_list(events: Any, what: str) -> list[Event]:
