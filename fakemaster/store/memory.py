@@ -199,6 +199,7 @@ class MemoryBinlogStore(BinlogStore):
         commit_id: int | None = None,
         xid: XaXid | None = None,
         timestamp: int | None = None,
+        bodies: Sequence[bytes | None] | None = None,
     ) -> AppendedGroup:
         """Write one event group: a GTID event (next sequence number of the domain unless
         ``seq_no`` is given) followed by ``body``, every event carrying the GTID's server id.
@@ -208,9 +209,16 @@ class MemoryBinlogStore(BinlogStore):
         (ALLOW_PARALLEL) when it ends with a COMMIT query, XA PREPARE groups when it ends with
         XA_PREPARE, and a standalone DDL (STANDALONE|ALLOW_PARALLEL|DDL) otherwise.
 
+        ``bodies``: per event of ``body``, its encoded body (what follows the header, without
+        the CRC) when the caller has it already, exactly as the encoder writes it in this store
+        (a 6-byte table id; None: encoded here). It is not checked against the event: the
+        scenario compiler, which sizes rows events by their rows' bytes, passes its own.
+
         TypeError if an item of ``body`` is not an event; all or nothing, like :meth:`append`.
         """
         body = event_list(body, "append_transaction")
+        if bodies is not None and len(bodies) != len(body):
+            raise ValueError(f"{len(bodies)} bodies for {len(body)} events")
         domain = self.domain_id if domain_id is None else domain_id
         server = self.server_id if server_id is None else server_id
         with self._lock:
@@ -242,7 +250,12 @@ class MemoryBinlogStore(BinlogStore):
                 )
             # The GTID event and the body carry the GTID's server id, and ``when`` where they
             # have no timestamp (written so in their headers; the events are not copied).
-            placed = self._write_all(group, stamp=False, group_header=(1 + len(body), server, when))
+            placed = self._write_all(
+                group,
+                stamp=False,
+                group_header=(1 + len(body), server, when),
+                bodies=None if bodies is None else [None, *bodies],
+            )
             self._pending_checkpoint = False
             first = placed[0]
             last_placed = placed[len(body)]  # the checkpoint is not part of the group
@@ -334,6 +347,7 @@ class MemoryBinlogStore(BinlogStore):
         *,
         stamp: bool,
         group_header: tuple[int, int, int] | None = None,
+        bodies: Sequence[bytes | None] | None = None,
     ) -> list[AppendedEvent]:
         """Append ``events`` to the current file. Every event is encoded before any byte is
         written, so one that cannot be (EncodeError) leaves the file, its context and the GTID
@@ -342,7 +356,7 @@ class MemoryBinlogStore(BinlogStore):
         data = self._files[name]
         ctx = self._contexts[name].copy() if len(events) > 1 else self._contexts[name]
         encoded, placed, gtids = self._encode(
-            events, name, len(data), ctx, stamp=stamp, group_header=group_header
+            events, name, len(data), ctx, stamp=stamp, group_header=group_header, bodies=bodies
         )
         data += encoded  # one extend: readers see the batch whole or not at all
         self._contexts[name] = ctx
@@ -359,12 +373,14 @@ class MemoryBinlogStore(BinlogStore):
         *,
         stamp: bool,
         group_header: tuple[int, int, int] | None = None,
+        bodies: Sequence[bytes | None] | None = None,
     ) -> tuple[bytes, list[AppendedEvent], list[Gtid]]:
         """The bytes of ``events`` written at ``start`` of file ``name`` (end positions and
         CRCs filled in; ``ctx`` follows them), where each goes, and the GTIDs among them.
 
         ``group_header`` (count, server id, timestamp): the first ``count`` events are written
-        with that server id, and that timestamp where theirs is 0 (an event group's). Each
+        with that server id, and that timestamp where theirs is 0 (an event group's).
+        ``bodies``: the encoded bodies the caller has (see :meth:`append_transaction`). Each
         header is packed once, with its end position, and each CRC computed once.
         """
         chunks: list[bytes] = []
@@ -381,7 +397,10 @@ class MemoryBinlogStore(BinlogStore):
                 server_id = event.server_id
                 if stamp and timestamp == 0:
                     timestamp = self._now()
-            if type(event) is TableMapEvent:
+            given = bodies[index] if bodies is not None and index < len(bodies) else None
+            if given is not None:
+                body = given
+            elif type(event) is TableMapEvent:
                 body = table_maps.body(event, ctx)
             else:
                 body = encode_body(event, ctx)
