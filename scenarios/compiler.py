@@ -43,7 +43,7 @@ from typing import Any, ParamSpec, TypeVar
 from encoder.core import encode_body
 from encoder.primitives import packed_int
 from encoder.rows import rows_body
-from encoder.values import table_encoder
+from encoder.values import TableEncoder, table_encoder
 from fakemaster.columns import member_counts
 from fakemaster.constants import (
     BINLOG_MAGIC,
@@ -220,6 +220,16 @@ class _TableFacts:
     no_blobs: tuple[int, ...]  # every column but TEXT/BLOB (unless in the key)
     unsigned: tuple[tuple[int, int], ...]  # (position, bits) of the unsigned integer columns
     binary: tuple[int, ...]  # BINARY(n) columns
+    every_mask: int
+    every_bitmap: bytes
+    bitmap_size: int
+    width_size: int  # bytes of the packed column count
+
+    def mask(self, positions: tuple[int, ...]) -> int:
+        return self.every_mask if positions is self.every else _mask(positions)
+
+    def bitmap(self, positions: tuple[int, ...]) -> bytes:
+        return self.every_bitmap if positions is self.every else _bitmap(positions, self.width)
 
 
 _FACTS: dict[int, _TableFacts] = {}
@@ -247,6 +257,10 @@ def _facts(table: Table) -> _TableFacts:
             if columns[p].unsigned and columns[p].type in INTEGER_RANGES
         ),
         binary=tuple(p for p in every if columns[p].type == "binary"),
+        every_mask=_mask(every),
+        every_bitmap=_bitmap(every, table.width),
+        bitmap_size=(table.width + 7) // 8,
+        width_size=len(packed_int(table.width)),
     )
     if len(_FACTS) >= _MAX_FACTS:
         _FACTS.clear()
@@ -334,6 +348,31 @@ def _mask(positions: Iterable[int]) -> int:
     return mask
 
 
+_ENCODERS: dict[tuple[int, int, int], tuple[Any, Any, Any, TableEncoder]] = {}
+
+
+def _row_encoder(table_map: TableMapEvent) -> TableEncoder:
+    """The row encoder of ``table_map`` (with its ENUM/SET member counts), by the identity of
+    its column tuples (tuples do not change; a TABLE_MAP given new ones is looked up again)."""
+    types, meta, optional = (
+        table_map.column_types,
+        table_map.column_meta,
+        table_map.optional_metadata,
+    )
+    key = (id(types), id(meta), id(optional))
+    entry = _ENCODERS.get(key)
+    if entry is not None and entry[0] is types and entry[1] is meta and entry[2] is optional:
+        return entry[3]
+    encoder = table_encoder(table_map)
+    members = member_counts(table_map)
+    if members is not None:
+        encoder = encoder.with_members(members)
+    if len(_ENCODERS) >= _MAX_FACTS:
+        _ENCODERS.clear()
+    _ENCODERS[key] = (types, meta, optional, encoder)
+    return encoder
+
+
 def _logged_rows(change: Change) -> list[tuple[Row | None, Row | None]]:
     if isinstance(change, Insert):
         return [(None, row) for row in change.rows]
@@ -365,17 +404,14 @@ def rows_events(
     width = facts.width
     before_cols, after_cols = _image_columns(change, settings, facts)
     signed = settings.binlog_row_metadata == "NO_LOG"
-    encoder = table_encoder(table_map)
-    members = member_counts(table_map)
-    if members is not None:
-        encoder = encoder.with_members(members)
+    encoder = _row_encoder(table_map)
     every = facts.every
     keep_before = None if before_cols == every else frozenset(before_cols)
     keep_after = None if after_cols == every else frozenset(after_cols)
     images: list[Any] = []
     if isinstance(change, Update):
         kind: type[RowsEvent] = UpdateRowsEvent
-        present, present_after = _mask(before_cols), _mask(after_cols)
+        present, present_after = facts.mask(before_cols), facts.mask(after_cols)
         bitmaps = 2
         for before, after in logged:
             assert before is not None and after is not None
@@ -386,16 +422,16 @@ def rows_events(
                 )
             )
     elif isinstance(change, Insert):
-        kind, present, present_after, bitmaps = WriteRowsEvent, _mask(after_cols), None, 1
+        kind, present, present_after, bitmaps = WriteRowsEvent, facts.mask(after_cols), None, 1
         for _, after in logged:
             assert after is not None
             images.append(_codec_row(facts, after, keep_after, signed))
     else:
-        kind, present, present_after, bitmaps = DeleteRowsEvent, _mask(before_cols), None, 1
+        kind, present, present_after, bitmaps = DeleteRowsEvent, facts.mask(before_cols), None, 1
         for before, _ in logged:
             assert before is not None
             images.append(_codec_row(facts, before, keep_before, signed))
-    overhead = ROWS_POST_HEADER + len(packed_int(width)) + bitmaps * ((width + 7) // 8)
+    overhead = ROWS_POST_HEADER + facts.width_size + bitmaps * facts.bitmap_size
     limit = settings.binlog_row_event_max_size
     compressing = settings.log_bin_compress
     min_len = settings.log_bin_compress_min_len
@@ -413,8 +449,8 @@ def rows_events(
             # The row that starts an event decides whether it is compressed.
             groups.append((compressing and needed >= min_len, [image], [encoded]))
             size = overhead + needed
-    columns_present = _bitmap(before_cols if kind is not WriteRowsEvent else after_cols, width)
-    after_bitmap = _bitmap(after_cols, width)
+    columns_present = facts.bitmap(before_cols if kind is not WriteRowsEvent else after_cols)
+    after_bitmap = facts.bitmap(after_cols)
     table_id = table_map.table_id
     id_bytes = (
         table_id.to_bytes(6, "little")
