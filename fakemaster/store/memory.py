@@ -55,6 +55,9 @@ DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
 # Plain ints: compared once per written event.
 _FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
 _GTID = int(EventType.GTID)
+_XA_FLAGS = int(GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA)
+# The events that change a stream's context (BinlogContext.observe).
+_OBSERVED = (FormatDescriptionEvent, TableMapEvent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +186,11 @@ class MemoryBinlogStore(BinlogStore):
         """
         batch = event_list(events, "append")
         with self._lock:
-            placed = self._write_all(batch, stamp=stamp)
+            name, start, ends = self._write_all(batch, stamp=stamp)
+        placed = []
+        for end in ends:
+            placed.append(AppendedEvent(name, start, end))
+            start = end
         if placed:
             self._changed()
         return placed
@@ -227,7 +234,7 @@ class MemoryBinlogStore(BinlogStore):
                 flags2 = _default_gtid_flags(body)
             if commit_id is not None:
                 flags2 |= GtidFlag.GROUP_COMMIT_ID
-            if xid is None and flags2 & (GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA):
+            if xid is None and flags2 & _XA_FLAGS:
                 last = body[-1] if body else None
                 xid = last.xid if isinstance(last, XaPrepareEvent) else XaXid(1, b"", b"")
             when = int(self.clock()) if timestamp is None else timestamp
@@ -250,19 +257,16 @@ class MemoryBinlogStore(BinlogStore):
                 )
             # The GTID event and the body carry the GTID's server id, and ``when`` where they
             # have no timestamp (written so in their headers; the events are not copied).
-            placed = self._write_all(
+            name, start, ends = self._write_all(
                 group,
                 stamp=False,
                 group_header=(1 + len(body), server, when),
                 bodies=None if bodies is None else [None, *bodies],
             )
             self._pending_checkpoint = False
-            first = placed[0]
-            last_placed = placed[len(body)]  # the checkpoint is not part of the group
+            end = ends[len(body)]  # the checkpoint is not part of the group
         self._changed()
-        return AppendedGroup(
-            Gtid(domain, server, seq), first.file_name, first.start, last_placed.end
-        )
+        return AppendedGroup(Gtid(domain, server, seq), name, start, end)
 
     def rotate(self) -> str:
         """FLUSH BINARY LOGS: a ROTATE ends the current file, the next one starts. Returns the
@@ -325,7 +329,7 @@ class MemoryBinlogStore(BinlogStore):
             ),
         ]
         ctx = BinlogContext()
-        encoded, _, _ = self._encode(header, name, MAGIC_LEN, ctx, stamp=False)
+        encoded, _, _ = self._encode(header, MAGIC_LEN, ctx, stamp=False)
         self._contexts[name] = ctx
         self._files[name] = bytearray(BINLOG_MAGIC + encoded)
         self._number += 1
@@ -338,8 +342,8 @@ class MemoryBinlogStore(BinlogStore):
         if index is not None and index.fde is not None:
             index.fde = bytes(data[MAGIC_LEN : MAGIC_LEN + len(index.fde)])
 
-    def _write(self, event: Event, *, stamp: bool = True) -> AppendedEvent:
-        return self._write_all([event], stamp=stamp)[0]
+    def _write(self, event: Event, *, stamp: bool = True) -> None:
+        self._write_all([event], stamp=stamp)
 
     def _write_all(
         self,
@@ -348,35 +352,36 @@ class MemoryBinlogStore(BinlogStore):
         stamp: bool,
         group_header: tuple[int, int, int] | None = None,
         bodies: Sequence[bytes | None] | None = None,
-    ) -> list[AppendedEvent]:
+    ) -> tuple[str, int, list[int]]:
         """Append ``events`` to the current file. Every event is encoded before any byte is
         written, so one that cannot be (EncodeError) leaves the file, its context and the GTID
-        state as they were: a replica never sees half a batch."""
+        state as they were: a replica never sees half a batch. Returns the file, where the
+        batch starts and where each event ends."""
         name = self.current_file
         data = self._files[name]
         ctx = self._contexts[name].copy() if len(events) > 1 else self._contexts[name]
-        encoded, placed, gtids = self._encode(
-            events, name, len(data), ctx, stamp=stamp, group_header=group_header, bodies=bodies
+        start = len(data)
+        encoded, ends, gtids = self._encode(
+            events, start, ctx, stamp=stamp, group_header=group_header, bodies=bodies
         )
         data += encoded  # one extend: readers see the batch whole or not at all
         self._contexts[name] = ctx
         for gtid in gtids:
             self._state.update(gtid)
-        return placed
+        return name, start, ends
 
     def _encode(
         self,
         events: Sequence[Event],
-        name: str,
         start: int,
         ctx: BinlogContext,
         *,
         stamp: bool,
         group_header: tuple[int, int, int] | None = None,
         bodies: Sequence[bytes | None] | None = None,
-    ) -> tuple[bytes, list[AppendedEvent], list[Gtid]]:
-        """The bytes of ``events`` written at ``start`` of file ``name`` (end positions and
-        CRCs filled in; ``ctx`` follows them), where each goes, and the GTIDs among them.
+    ) -> tuple[bytes, list[int], list[Gtid]]:
+        """The bytes of ``events`` written at ``start`` (end positions and CRCs filled in;
+        ``ctx`` follows them), where each ends, and the GTIDs among them.
 
         ``group_header`` (count, server id, timestamp): the first ``count`` events are written
         with that server id, and that timestamp where theirs is 0 (an event group's).
@@ -384,7 +389,7 @@ class MemoryBinlogStore(BinlogStore):
         header is packed once, with its end position, and each CRC computed once.
         """
         chunks: list[bytes] = []
-        placed: list[AppendedEvent] = []
+        ends: list[int] = []
         gtids: list[Gtid] = []
         stamped, group_server, group_time = group_header or (0, 0, 0)
         table_maps = self._table_map_bodies
@@ -426,12 +431,13 @@ class MemoryBinlogStore(BinlogStore):
                 else:
                     crc = zlib.crc32(body, zlib.crc32(head))
                 chunks.append(CRC.pack(crc))
-            ctx.observe(event)
-            placed.append(AppendedEvent(name, start, end))
+            if isinstance(event, _OBSERVED):
+                ctx.observe(event)
+            ends.append(end)
             if type_code == _GTID and isinstance(event, GtidEvent):
                 gtids.append(event.gtid)
             start = end
-        return b"".join(chunks), placed, gtids
+        return b"".join(chunks), ends, gtids
 
 
 class _TableMapBodies:
