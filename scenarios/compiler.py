@@ -452,9 +452,14 @@ def rows_events(
     columns_present = facts.bitmap(before_cols if kind is not WriteRowsEvent else after_cols)
     after_bitmap = facts.bitmap(after_cols)
     table_id = table_map.table_id
+    # Bodies only for what encoder.rows.encode_rows writes as it is: a table id that fits,
+    # images with columns (images of no column are refused there, so they are left to it).
     id_bytes = (
         table_id.to_bytes(6, "little")
-        if bodies is not None and isinstance(table_id, int) and 0 <= table_id < 1 << 48
+        if bodies is not None
+        and isinstance(table_id, int)
+        and 0 <= table_id < 1 << 48
+        and (present or present_after)
         else None
     )
     events: list[RowsEvent] = []

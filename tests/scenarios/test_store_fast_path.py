@@ -11,12 +11,14 @@ import dataclasses
 import gc
 import io
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from decoder.binlog_file import read_binlog
 from encoder import encode_event
 from fakemaster.context import BinlogContext
+from fakemaster.errors import EncodeError
 from fakemaster.events import GtidEvent, TableMapEvent
 from fakemaster.store import MemoryBinlogStore
 from scenarios.compiler import binlog_files, compile_scenario, to_store
@@ -161,3 +163,14 @@ def test_compiling_restores_the_garbage_collector() -> None:
         assert not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_rows_whose_images_have_no_columns_are_refused_on_both_paths() -> None:
+    """MINIMAL image of an INSERT that names no column: the encoder refuses such rows (they
+    take no bytes), and the fast path does not write them either."""
+    scenario = Scenario(Settings(binlog_row_image="MINIMAL"))
+    scenario.create_table("CREATE TABLE db.t (id INT PRIMARY KEY DEFAULT 1, v INT DEFAULT 3)")
+    scenario.insert("db.t", {})
+    for path in (to_store, straightforward_store):
+        with pytest.raises(EncodeError, match="images have no columns"):
+            path(scenario)
