@@ -19,7 +19,14 @@ from fakemaster.events import (
 )
 from fakemaster.header import CRC, HEADER, event_crc
 
-__all__ = ["ENCODERS", "MODELLED_CODES", "BodyEncoder", "encode_event", "register"]
+__all__ = [
+    "ENCODERS",
+    "MODELLED_CODES",
+    "BodyEncoder",
+    "encode_body",
+    "encode_event",
+    "register",
+]
 
 BodyEncoder = Callable[[Any, BinlogContext], bytes]
 ENCODERS: dict[type[Event], BodyEncoder] = {}
@@ -52,15 +59,10 @@ def _event_type(event: Event) -> str:
         return type(event).__name__
 
 
-def encode_event(event: Event, ctx: BinlogContext | None = None) -> bytes:
-    """The bytes of ``event`` with its header and, when the stream has checksums, its CRC.
-
-    ``ctx`` is updated from the event (an FDE sets the checksum; a TABLE_MAP maps its id).
-    An event that cannot be encoded exactly is an EncodeError that names its type and, when
-    one field is to blame, that field (``EncodeError.field``); nothing else is raised.
-    """
-    if ctx is None:
-        ctx = BinlogContext()
+def encode_body(event: Event, ctx: BinlogContext) -> bytes:
+    """The body of ``event`` (what follows its header, without the CRC), its fields checked as
+    :func:`encode_event` checks them; ``ctx`` is read, not updated. For a writer that frames
+    events itself (the memory store writes each header once, with its final position)."""
     body_encoder = ENCODERS.get(type(event))
     if body_encoder is None:
         raise EncodeError(f"no encoder for {type(event).__name__}")
@@ -73,13 +75,25 @@ def encode_event(event: Event, ctx: BinlogContext | None = None) -> bytes:
                 field="code",
                 value=event.code,
             )
-        body = body_encoder(event, ctx)
+        return body_encoder(event, ctx)
     except EncodeError as exc:
         raise (exc if exc.event_type else exc.in_event(_event_type(event))) from None
     except Exception as exc:  # noqa: BLE001 - the last resort: never another exception
         raise EncodeError(
             f"cannot be encoded: {type(exc).__name__}: {exc}", event_type=_event_type(event)
         ) from exc
+
+
+def encode_event(event: Event, ctx: BinlogContext | None = None) -> bytes:
+    """The bytes of ``event`` with its header and, when the stream has checksums, its CRC.
+
+    ``ctx`` is updated from the event (an FDE sets the checksum; a TABLE_MAP maps its id).
+    An event that cannot be encoded exactly is an EncodeError that names its type and, when
+    one field is to blame, that field (``EncodeError.field``); nothing else is raised.
+    """
+    if ctx is None:
+        ctx = BinlogContext()
+    body = encode_body(event, ctx)
     type_code = event.type_code
     if isinstance(event, FormatDescriptionEvent):
         checksum = event.checksum_alg is not None

@@ -39,6 +39,7 @@ __all__ = [
     "encode_table_map",
     "metadata_value_bytes",
     "present_bitmap",
+    "rows_body",
 ]
 
 # --- TABLE_MAP ----------------------------------------------------------------------------
@@ -239,22 +240,17 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
         raise EncodeError(f"version {event.version!r} is not 1 or 2", field="version")
     present = _present_mask(event.columns_present, width, "columns_present")
     present_after = None
-    parts = [_table_id(event.table_id, ctx)]
-    parts.append(U16.pack(event.rows_flags))  # a u16 (encoder/fields.py)
+    table_id = _table_id(event.table_id, ctx)
     if event.version == 2:
         if len(event.extra_data) > 0xFFFF - 2:
             raise EncodeError(
                 f"extra_data is {len(event.extra_data)} bytes, at most 65533 fit",
                 field="extra_data",
             )
-        parts.append(U16.pack(len(event.extra_data) + 2) + bytes(event.extra_data))
     elif event.extra_data:
         raise EncodeError("extra_data: only version 2 rows events carry it", field="extra_data")
-    parts.append(packed_int(width))
-    parts.append(bytes(event.columns_present))
     if isinstance(event, UpdateRowsEvent):
         present_after = _present_mask(event.columns_present_after, width, "columns_present_after")
-        parts.append(bytes(event.columns_present_after))
     if event.rows and not present and not present_after:
         raise EncodeError(
             f"rows whose images have no columns (width {width}, columns_present "
@@ -272,11 +268,25 @@ def encode_rows(event: RowsEvent, ctx: BinlogContext) -> bytes:
         if exc.column is None or exc.column >= len(names):
             raise exc.in_field("rows") from None
         raise exc.in_column(exc.column, column_name=names[exc.column]).in_field("rows") from None
-    if event.compressed:
-        if not area:
-            raise EncodeError("rows: a compressed rows event needs at least one row", field="rows")
-        area = compress_record(area)
-    parts.append(area)
+    if event.compressed and not area:
+        raise EncodeError("rows: a compressed rows event needs at least one row", field="rows")
+    return rows_body(event, area, table_id)
+
+
+def rows_body(event: RowsEvent, area: bytes, table_id: bytes) -> bytes:
+    """The body of rows event ``event`` whose rows area (its rows as
+    ``TableEncoder.write_rows`` writes them) is ``area`` and whose table id bytes are
+    ``table_id``: what :func:`encode_rows` returns once it has checked the event and written its
+    rows, for a writer that has its rows area already (the scenario compiler sizes rows events
+    by their rows' bytes). The area is compressed here for a compressed event."""
+    parts = [table_id, U16.pack(event.rows_flags)]  # a u16 (encoder/fields.py)
+    if event.version == 2:
+        parts.append(U16.pack(len(event.extra_data) + 2) + bytes(event.extra_data))
+    parts.append(packed_int(event.width))
+    parts.append(bytes(event.columns_present))
+    if isinstance(event, UpdateRowsEvent):
+        parts.append(bytes(event.columns_present_after))
+    parts.append(compress_record(area) if event.compressed else area)
     return b"".join(parts)
 
 

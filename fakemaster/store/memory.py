@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-import dataclasses
+import struct
 import time
+import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from encoder.core import encode_event
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, ChecksumAlg, EventFlag, GtidFlag
+from encoder.core import encode_body
+from fakemaster.constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    ChecksumAlg,
+    EventFlag,
+    EventType,
+    GtidFlag,
+    event_type_name,
+)
 from fakemaster.context import BinlogContext
+from fakemaster.errors import EncodeError
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
@@ -21,13 +32,13 @@ from fakemaster.events import (
     QueryEvent,
     RotateEvent,
     StopEvent,
+    TableMapEvent,
     XaPrepareEvent,
     XaXid,
     XidEvent,
 )
 from fakemaster.gtid_state import BinlogState
-from fakemaster.header import CRC, FLAGS_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
-from fakemaster.layouts import U32
+from fakemaster.header import CRC, FLAGS_OFFSET, HEADER, event_crc
 from fakemaster.store.base import MAGIC_LEN, BinlogStore, UnknownBinlogFile
 from fakemaster.store.groups import GroupTracker
 
@@ -40,6 +51,13 @@ __all__ = [
 ]
 
 DEFAULT_SERVER_VERSION = "10.11.19-MariaDB-log"
+
+# Plain ints: compared once per written event.
+_FORMAT_DESCRIPTION = int(EventType.FORMAT_DESCRIPTION)
+_GTID = int(EventType.GTID)
+_XA_FLAGS = int(GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA)
+# The events that change a stream's context (BinlogContext.observe).
+_OBSERVED = (FormatDescriptionEvent, TableMapEvent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +111,7 @@ class MemoryBinlogStore(BinlogStore):
         self._state = BinlogState(initial_state)
         self._pending_checkpoint = False
         self._groups = GroupTracker()
+        self._table_map_bodies = _TableMapBodies()
         self._start_file(created=self._now(), checkpoint=None)
 
     # --- BinlogStore ----------------------------------------------------------------------
@@ -167,7 +186,11 @@ class MemoryBinlogStore(BinlogStore):
         """
         batch = event_list(events, "append")
         with self._lock:
-            placed = self._write_all(batch, stamp=stamp)
+            name, start, ends = self._write_all(batch, stamp=stamp)
+        placed = []
+        for end in ends:
+            placed.append(AppendedEvent(name, start, end))
+            start = end
         if placed:
             self._changed()
         return placed
@@ -183,6 +206,7 @@ class MemoryBinlogStore(BinlogStore):
         commit_id: int | None = None,
         xid: XaXid | None = None,
         timestamp: int | None = None,
+        bodies: Sequence[bytes | None] | None = None,
     ) -> AppendedGroup:
         """Write one event group: a GTID event (next sequence number of the domain unless
         ``seq_no`` is given) followed by ``body``, every event carrying the GTID's server id.
@@ -192,9 +216,16 @@ class MemoryBinlogStore(BinlogStore):
         (ALLOW_PARALLEL) when it ends with a COMMIT query, XA PREPARE groups when it ends with
         XA_PREPARE, and a standalone DDL (STANDALONE|ALLOW_PARALLEL|DDL) otherwise.
 
+        ``bodies``: per event of ``body``, its encoded body (what follows the header, without
+        the CRC) when the caller has it already, exactly as the encoder writes it in this store
+        (a 6-byte table id; None: encoded here). It is not checked against the event: the
+        scenario compiler, which sizes rows events by their rows' bytes, passes its own.
+
         TypeError if an item of ``body`` is not an event; all or nothing, like :meth:`append`.
         """
         body = event_list(body, "append_transaction")
+        if bodies is not None and len(bodies) != len(body):
+            raise ValueError(f"{len(bodies)} bodies for {len(body)} events")
         domain = self.domain_id if domain_id is None else domain_id
         server = self.server_id if server_id is None else server_id
         with self._lock:
@@ -203,7 +234,7 @@ class MemoryBinlogStore(BinlogStore):
                 flags2 = _default_gtid_flags(body)
             if commit_id is not None:
                 flags2 |= GtidFlag.GROUP_COMMIT_ID
-            if xid is None and flags2 & (GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA):
+            if xid is None and flags2 & _XA_FLAGS:
                 last = body[-1] if body else None
                 xid = last.xid if isinstance(last, XaPrepareEvent) else XaXid(1, b"", b"")
             when = int(self.clock()) if timestamp is None else timestamp
@@ -217,25 +248,25 @@ class MemoryBinlogStore(BinlogStore):
                 commit_id=commit_id,
                 xid=xid,
             )
-            group: list[Event] = [gtid_event]
-            group += [
-                dataclasses.replace(event, server_id=server, timestamp=event.timestamp or when)
-                for event in body
-            ]
+            group: list[Event] = [gtid_event, *body]
             if self._pending_checkpoint:
                 group.append(
                     BinlogCheckpointEvent(
                         timestamp=when, server_id=self.server_id, file_name=self.current_file
                     )
                 )
-            placed = self._write_all(group, stamp=False)
+            # The GTID event and the body carry the GTID's server id, and ``when`` where they
+            # have no timestamp (written so in their headers; the events are not copied).
+            name, start, ends = self._write_all(
+                group,
+                stamp=False,
+                group_header=(1 + len(body), server, when),
+                bodies=None if bodies is None else [None, *bodies],
+            )
             self._pending_checkpoint = False
-            first = placed[0]
-            last_placed = placed[len(body)]  # the checkpoint is not part of the group
+            end = ends[len(body)]  # the checkpoint is not part of the group
         self._changed()
-        return AppendedGroup(
-            Gtid(domain, server, seq), first.file_name, first.start, last_placed.end
-        )
+        return AppendedGroup(Gtid(domain, server, seq), name, start, end)
 
     def rotate(self) -> str:
         """FLUSH BINARY LOGS: a ROTATE ends the current file, the next one starts. Returns the
@@ -298,7 +329,7 @@ class MemoryBinlogStore(BinlogStore):
             ),
         ]
         ctx = BinlogContext()
-        encoded, _, _ = self._encode(header, name, MAGIC_LEN, ctx, stamp=False)
+        encoded, _, _ = self._encode(header, MAGIC_LEN, ctx, stamp=False)
         self._contexts[name] = ctx
         self._files[name] = bytearray(BINLOG_MAGIC + encoded)
         self._number += 1
@@ -311,58 +342,157 @@ class MemoryBinlogStore(BinlogStore):
         if index is not None and index.fde is not None:
             index.fde = bytes(data[MAGIC_LEN : MAGIC_LEN + len(index.fde)])
 
-    def _write(self, event: Event, *, stamp: bool = True) -> AppendedEvent:
-        return self._write_all([event], stamp=stamp)[0]
+    def _write(self, event: Event, *, stamp: bool = True) -> None:
+        self._write_all([event], stamp=stamp)
 
-    def _write_all(self, events: Sequence[Event], *, stamp: bool) -> list[AppendedEvent]:
+    def _write_all(
+        self,
+        events: Sequence[Event],
+        *,
+        stamp: bool,
+        group_header: tuple[int, int, int] | None = None,
+        bodies: Sequence[bytes | None] | None = None,
+    ) -> tuple[str, int, list[int]]:
         """Append ``events`` to the current file. Every event is encoded before any byte is
         written, so one that cannot be (EncodeError) leaves the file, its context and the GTID
-        state as they were: a replica never sees half a batch."""
+        state as they were: a replica never sees half a batch. Returns the file, where the
+        batch starts and where each event ends."""
         name = self.current_file
         data = self._files[name]
         ctx = self._contexts[name].copy() if len(events) > 1 else self._contexts[name]
-        encoded, placed, gtids = self._encode(events, name, len(data), ctx, stamp=stamp)
+        start = len(data)
+        encoded, ends, gtids = self._encode(
+            events, start, ctx, stamp=stamp, group_header=group_header, bodies=bodies
+        )
         data += encoded  # one extend: readers see the batch whole or not at all
         self._contexts[name] = ctx
         for gtid in gtids:
             self._state.update(gtid)
-        return placed
+        return name, start, ends
 
     def _encode(
         self,
         events: Sequence[Event],
-        name: str,
         start: int,
         ctx: BinlogContext,
         *,
         stamp: bool,
-    ) -> tuple[bytes, list[AppendedEvent], list[Gtid]]:
-        """The bytes of ``events`` written at ``start`` of file ``name`` (end positions and
-        CRCs filled in; ``ctx`` follows them), where each goes, and the GTIDs among them."""
-        chunks: list[bytearray] = []
-        placed: list[AppendedEvent] = []
+        group_header: tuple[int, int, int] | None = None,
+        bodies: Sequence[bytes | None] | None = None,
+    ) -> tuple[bytes, list[int], list[Gtid]]:
+        """The bytes of ``events`` written at ``start`` (end positions and CRCs filled in;
+        ``ctx`` follows them), where each ends, and the GTIDs among them.
+
+        ``group_header`` (count, server id, timestamp): the first ``count`` events are written
+        with that server id, and that timestamp where theirs is 0 (an event group's).
+        ``bodies``: the encoded bodies the caller has (see :meth:`append_transaction`). Each
+        header is packed once, with its end position, and each CRC computed once.
+        """
+        chunks: list[bytes] = []
+        ends: list[int] = []
         gtids: list[Gtid] = []
-        for event in events:
-            if stamp and event.timestamp == 0:
-                event = dataclasses.replace(event, timestamp=self._now())
-            has_crc = (
-                event.checksum_alg is not None
-                if isinstance(event, FormatDescriptionEvent)
-                else ctx.checksum
-            )
-            encoded = bytearray(encode_event(event, ctx))
-            end = start + len(encoded)
-            U32.pack_into(encoded, LOG_POS_OFFSET, end & 0xFFFFFFFF)
+        stamped, group_server, group_time = group_header or (0, 0, 0)
+        table_maps = self._table_map_bodies
+        for index, event in enumerate(events):
+            timestamp = event.timestamp
+            if index < stamped:
+                server_id = group_server
+                timestamp = timestamp or group_time
+            else:
+                server_id = event.server_id
+                if stamp and timestamp == 0:
+                    timestamp = self._now()
+            given = bodies[index] if bodies is not None and index < len(bodies) else None
+            if given is not None:
+                body = given
+            elif type(event) is TableMapEvent:
+                body = table_maps.body(event, ctx)
+            else:
+                body = encode_body(event, ctx)
+            type_code = event.type_code
+            if type_code == _FORMAT_DESCRIPTION:
+                assert isinstance(event, FormatDescriptionEvent)
+                has_crc = event.checksum_alg is not None
+            else:
+                has_crc = ctx.checksum
+            length = HEADER_LEN + len(body) + (CHECKSUM_LEN if has_crc else 0)
+            end = start + length
+            try:
+                head = HEADER.pack(
+                    timestamp, type_code, server_id, length, end & 0xFFFFFFFF, event.flags
+                )
+            except struct.error:
+                raise _header_error(timestamp, server_id, length, event) from None
+            chunks.append(head)
+            chunks.append(body)
             if has_crc:
-                crc_at = len(encoded) - CHECKSUM_LEN
-                crc = event_crc(memoryview(encoded)[:crc_at], encoded[TYPE_CODE_OFFSET])
-                CRC.pack_into(encoded, crc_at, crc)
-            chunks.append(encoded)
-            placed.append(AppendedEvent(name, start, end))
-            if isinstance(event, GtidEvent):
+                if type_code == _FORMAT_DESCRIPTION:
+                    crc = event_crc(head + body, type_code)
+                else:
+                    crc = zlib.crc32(body, zlib.crc32(head))
+                chunks.append(CRC.pack(crc))
+            if isinstance(event, _OBSERVED):
+                ctx.observe(event)
+            ends.append(end)
+            if type_code == _GTID and isinstance(event, GtidEvent):
                 gtids.append(event.gtid)
             start = end
-        return b"".join(chunks), placed, gtids
+        return b"".join(chunks), ends, gtids
+
+
+class _TableMapBodies:
+    """The encoded bodies of the TABLE_MAPs written lately, by their fields: a history maps
+    the same few tables again and again, and a TABLE_MAP's body depends only on its fields and
+    the stream's table id size. Fields that cannot be hashed (a list given for a tuple) are
+    encoded every time."""
+
+    MAX_CACHED = 256
+
+    def __init__(self) -> None:
+        self._bodies: dict[tuple[Any, ...], bytes] = {}
+
+    def body(self, event: TableMapEvent, ctx: BinlogContext) -> bytes:
+        key = (
+            ctx.table_id_size,
+            event.table_id,
+            event.table_flags,
+            event.database,
+            event.table,
+            event.column_types,
+            event.column_meta,
+            event.nullable,
+            event.optional_metadata,
+        )
+        try:
+            return self._bodies[key]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable: a list or a dict somewhere in the fields
+            return encode_body(event, ctx)
+        body = encode_body(event, ctx)
+        if len(self._bodies) >= self.MAX_CACHED:
+            self._bodies.clear()
+        self._bodies[key] = body
+        return body
+
+
+def _header_error(timestamp: int, server_id: int, length: int, event: Event) -> EncodeError:
+    kind = event_type_name(event.type_code)
+    if length >> 32:
+        return EncodeError(f"event_length {length} does not fit its 4 bytes", event_type=kind)
+    if not 0 <= timestamp <= 0xFFFFFFFF:
+        return EncodeError(
+            f"timestamp {timestamp} does not fit its 4 bytes",
+            field="timestamp",
+            value=timestamp,
+            event_type=kind,
+        )
+    return EncodeError(
+        f"server_id {server_id} does not fit its 4 bytes",
+        field="server_id",
+        value=server_id,
+        event_type=kind,
+    )
 
 
 def event_list(events: Any, what: str) -> list[Event]:
