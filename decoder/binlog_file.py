@@ -169,7 +169,7 @@ def _file_events(
                 raise DecodeError(f"truncated event: {len(data)} of {length} bytes", offset=offset)
         if decryption is not None:
             data = decryption.decrypt(offset, data)
-        elif _starts_encryption(data):
+        elif data[TYPE_CODE_OFFSET] == _START_ENCRYPTION and _starts_encryption(data):
             decryption = FileDecryption(keys, data, offset)
         yield offset, data
         offset += length
@@ -215,7 +215,4 @@ def read_binlog(
     for offset, data in iter_raw_events(
         source, allow_truncated_tail=allow_truncated_tail, keys=keys
     ):
-        event = decode_event(
-            data, ctx, offset=offset, verify_checksum=verify_checksum, allow_unknown=allow_unknown
-        )
-        yield offset, event
+        yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)

@@ -65,7 +65,6 @@ _MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
 def decode_event(
     data: Buffer,
     ctx: BinlogContext | None = None,
-    *,
     offset: int = 0,
     verify_checksum: bool = True,
     allow_unknown: bool = False,
