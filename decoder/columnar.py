@@ -1,0 +1,890 @@
+"""Rows events decoded straight into Arrow columns, per table (the Spark pipeline's hot path).
+
+pyarrow is imported when the first batch is built (``pip install 'fakemaster[spark]'``), not
+when this module is.
+
+The function the pipeline calls::
+
+    read_changes(
+        source,                      # a binlog file path, or a binary file object
+        *,
+        ctx=None,                    # BinlogContext: temporal_precisions, checksum, table maps
+        keys=None,                   # BinlogKeys of an encrypted file
+        batch_rows=65536,            # a table's rows are given out in batches of about this many
+        verify_checksum=True,
+        allow_truncated_tail=False,  # a file still being written: stop before a partial event
+        events=frozenset(),          # type codes of the other events to give out, decoded
+        flush_on=DDL_EVENT_TYPES,    # type codes before which every table's rows are given out
+        offset=0, expect_magic=True, # where ``source`` starts (a file object read mid-file)
+    ) -> Iterator[ChangeBatch | tuple[int, Event]]
+
+It yields :class:`ChangeBatch` objects (one table's rows, an Arrow record batch) and, for the
+type codes in ``events``, ``(offset, event)`` pairs decoded as ``decoder.read_binlog`` decodes
+them. Everything is in binlog order except that a table's rows are held until its batch is
+full: they come out when ``batch_rows`` is reached, when a TABLE_MAP gives the table id another
+shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED by default:
+DDL), and at the end of the input. The order of the rows themselves is always given by
+``(event_offset, row)``. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
+event_bytes)`` per event, ``flush()``), for a replication stream.
+
+Each batch's record batch has one row per changed row:
+
+============== ====================== ====================================================
+column         Arrow type             value
+============== ====================== ====================================================
+op             string                 ``c`` WRITE (insert), ``u`` UPDATE, ``d`` DELETE
+event_offset   int64                  the rows event's offset in its file (or stream)
+row            int32                  the row's index in its event
+log_pos        int64                  the event header's end position
+timestamp      int64                  the event header's timestamp (seconds)
+server_id      int64                  the event header's server id
+gtid_domain    int64 (nullable)       the last GTID event before the rows event: domain,
+gtid_server    int64 (nullable)       server id and sequence number (null when the input
+gtid_seq       decimal(20,0) (null.)  had none before it)
+before         struct (nullable)      the before image (UPDATE, DELETE), null for ``c``
+after          struct (nullable)      the after image (WRITE, UPDATE), null for ``d``
+before_present binary (nullable)      the image's columns-present bitmap as in the event
+after_present  binary (nullable)      (a column it leaves out is null in the struct)
+============== ====================== ====================================================
+
+The struct fields are the table's columns, named as the TABLE_MAP's COLUMN_NAME metadata says
+(``binlog_row_metadata=FULL``), otherwise ``c0``, ``c1``...; typed per column type:
+
+* integers: the smallest signed type that holds every value (TINYINT int8, TINYINT UNSIGNED
+  int16, ..., INT UNSIGNED int64, BIGINT UNSIGNED decimal(20,0)); YEAR int16; BIT(M), ENUM
+  (index) and SET (bitmask) the same, from their bit count (Spark has no unsigned types);
+* FLOAT float32, DOUBLE float64; DECIMAL(p,s) decimal128(p,s), or decimal256(p,s) above 38
+  digits (Spark reads up to 38);
+* DATE date32; DATETIME timestamp[us] (no time zone); TIMESTAMP timestamp[us, tz=UTC]; TIME
+  duration[us] (negative and over 24 hours as MariaDB keeps them); every fsp and the MariaDB
+  5.3 formats (with ``ctx.temporal_precisions``). A DATE or DATETIME that is not a calendar
+  date (zero dates, month or day 0, year 0) and the zero TIMESTAMP (0 seconds) are null;
+* CHAR/BINARY, VARCHAR, TEXT/BLOB, JSON, GEOMETRY, compressed columns: binary, the bytes as
+  stored (the column's charset, if any, is the TABLE_MAP's);
+* columns of type NULL: null.
+
+The values are those the row decoder (``decoder.read_binlog``) gives, converted: the column
+bytes are read by the same generated code (decoder/row_images.py) without building Decimal or
+date objects, and converted a column at a time; the row decoder's refusals (digit groups out of
+range, fractions of a second or more...) are raised here too. Events of types not in
+``events`` other than FORMAT_DESCRIPTION, TABLE_MAP, GTID and the rows events are checked for
+framing and CRC32 only, not decoded; a GTID is read for its numbers only.
+"""
+
+from __future__ import annotations
+
+import datetime
+import struct
+import zlib
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from decoder.binlog_file import Source, iter_raw_events
+from decoder.core import decode_event
+from decoder.row_images import TableDecoder
+from decoder.rows import RowsHeader, read_row_images, read_rows_header
+from decoder.values import ColumnReader, column_reader, value_converter
+from fakemaster.columns import (
+    BLOB_TYPES,
+    FRAC_BYTES,
+    FRAC_UNIT,
+    HIRES_TYPES,
+    INTEGER_SIZES,
+    MICROSECONDS,
+    STRING_REAL_ENUM,
+    STRING_REAL_SET,
+    VARCHAR_TYPES,
+    column_names,
+    decimal_groups,
+    schema_precisions,
+)
+from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
+from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, ColumnType, EventType
+from fakemaster.context import BinlogContext
+from fakemaster.encryption import BinlogKeys
+from fakemaster.errors import ChecksumError, DecodeError
+from fakemaster.events import ROWS_EVENT_CLASSES, Event, TableMapEvent
+from fakemaster.header import CRC, HEADER
+from fakemaster.layouts import GTID_FIXED
+from fakemaster.table_shapes import TableShapeCache
+from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "DDL_EVENT_TYPES",
+    "ChangeBatch",
+    "ColumnarDecoder",
+    "arrow_type",
+    "read_changes",
+]
+
+DDL_EVENT_TYPES = frozenset({int(EventType.QUERY), int(EventType.QUERY_COMPRESSED)})
+
+_ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
+_FDE = int(EventType.FORMAT_DESCRIPTION)
+_TABLE_MAP = int(EventType.TABLE_MAP)
+_GTID = int(EventType.GTID)
+_OPS = {"write": "c", "update": "u", "delete": "d"}
+_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+_DAY_US = 86_400 * MICROSECONDS
+_MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
+_from_bytes = int.from_bytes
+
+
+def _pa() -> Any:
+    import pyarrow
+
+    return pyarrow
+
+
+# --- per column: Arrow type and conversion ----------------------------------------------------
+
+
+def _bits_type(bits: int) -> Any:
+    """The smallest signed Arrow type holding every unsigned value of ``bits`` bits."""
+    pa = _pa()
+    if bits <= 7:
+        return pa.int8()
+    if bits <= 15:
+        return pa.int16()
+    if bits <= 31:
+        return pa.int32()
+    if bits <= 63:
+        return pa.int64()
+    return pa.decimal128(20, 0)
+
+
+_TEMPORAL_KIND = {
+    ColumnType.DATE: "date",
+    ColumnType.NEWDATE: "date",
+    ColumnType.DATETIME: "datetime",
+    ColumnType.DATETIME2: "datetime",
+    ColumnType.TIMESTAMP: "timestamp",
+    ColumnType.TIMESTAMP2: "timestamp",
+    ColumnType.TIME: "time",
+    ColumnType.TIME2: "time",
+}
+
+
+def arrow_type(column_type: int, meta: int, unsigned: bool = False) -> Any:
+    """The Arrow type of a column's values (see the module docstring)."""
+    pa = _pa()
+    size = INTEGER_SIZES.get(column_type)
+    if size is not None:
+        return _bits_type(8 * size) if unsigned else _bits_type(8 * size - 1)
+    if column_type == ColumnType.FLOAT:
+        return pa.float32()
+    if column_type == ColumnType.DOUBLE:
+        return pa.float64()
+    if column_type == ColumnType.NEWDECIMAL:
+        precision, scale = meta & 0xFF, meta >> 8
+        return (pa.decimal128 if precision <= 38 else pa.decimal256)(precision, scale)
+    if column_type == ColumnType.YEAR:
+        return pa.int16()
+    kind = _TEMPORAL_KIND.get(column_type)
+    if kind == "date":
+        return pa.date32()
+    if kind == "datetime":
+        return pa.timestamp("us")
+    if kind == "timestamp":
+        return pa.timestamp("us", tz="UTC")
+    if kind == "time":
+        return pa.duration("us")
+    if column_type == ColumnType.BIT:
+        return _bits_type((meta >> 8) * 8 + (meta & 0xFF))
+    if column_type in (ColumnType.STRING, ColumnType.ENUM, ColumnType.SET):
+        byte0 = meta & 0xFF
+        if byte0 in (STRING_REAL_ENUM, STRING_REAL_SET) or column_type != ColumnType.STRING:
+            return _bits_type(8 * (meta >> 8))
+        return pa.binary()
+    if column_type in VARCHAR_TYPES or column_type in BLOB_TYPES:
+        return pa.binary()
+    if column_type in (ColumnType.JSON, ColumnType.GEOMETRY):
+        return pa.binary()
+    if column_type == ColumnType.NULL:
+        return pa.null()
+    raise DecodeError(f"no Arrow type for column type {column_type}")
+
+
+# Date ordinals (days since 1970-01-01) per packed date, None for what is not a calendar date.
+_DAYS: dict[tuple[int, int, int], int | None] = {}
+
+
+def _days(year: int, month: int, day: int) -> int | None:
+    key = (year, month, day)
+    found = _DAYS.get(key, -1)
+    if found != -1:
+        return found
+    try:
+        days: int | None = datetime.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        days = None
+    if len(_DAYS) > 100_000:
+        _DAYS.clear()
+    _DAYS[key] = days
+    return days
+
+
+def _object_value(value: Any) -> int | None:
+    """A row decoder temporal value as the Arrow column's integer (days for a Date)."""
+    if isinstance(value, DateTime):
+        days = _days(value.year, value.month, value.day)
+        if days is None or value.hour > 23 or value.minute > 59 or value.second > 59:
+            return None
+        return (
+            days * _DAY_US
+            + (value.hour * 3600 + value.minute * 60 + value.second) * MICROSECONDS
+            + value.microsecond
+        )
+    if isinstance(value, Timestamp):
+        if value.seconds == 0:
+            return None
+        return value.seconds * MICROSECONDS + value.microsecond
+    if isinstance(value, Time):
+        micros = (value.hour * 3600 + value.minute * 60 + value.second) * MICROSECONDS
+        micros += value.microsecond
+        return -micros if value.negative else micros
+    if isinstance(value, Date):
+        return _days(value.year, value.month, value.day)
+    raise TypeError(f"not a temporal value: {value!r}")
+
+
+ListConverter = Callable[[Sequence[Any]], list[Any]]
+
+
+def _objects_converter(code: tuple[str, ...]) -> ListConverter:
+    """Raw struct items -> row decoder objects (value_converter) -> Arrow integers."""
+    convert = value_converter(code) if code else None
+
+    def convert_list(values: Sequence[Any]) -> list[Any]:
+        if convert is None:
+            return [None if v is None else _object_value(v) for v in values]
+        return [None if v is None else _object_value(convert(v)) for v in values]
+
+    return convert_list
+
+
+def _datetime2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    checked = value_converter(code)  # raises what the row decoder raises
+
+    def convert_list(values: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        append = out.append
+        days_of = _DAYS.get
+        for v in values:
+            if v is None:
+                append(None)
+                continue
+            t = _from_bytes(v, "big")
+            frac = (t & mask) * unit
+            packed = (t >> shift) - 0x8000000000
+            if packed < 0 or frac >= MICROSECONDS:
+                checked(v)
+            ymd = packed >> 17
+            ym = ymd >> 5
+            key = (ym // 13, ym % 13, ymd & 31)
+            days = days_of(key, -1)
+            if days == -1:
+                days = _days(*key)
+            hms = packed & 0x1FFFF
+            hour, minute, second = hms >> 12, hms >> 6 & 63, hms & 63
+            if days is None or hour > 23 or minute > 59 or second > 59:
+                append(None)
+            else:
+                append(
+                    days * _DAY_US + (hour * 3600 + minute * 60 + second) * MICROSECONDS + frac
+                )
+        return out
+
+    return convert_list
+
+
+def _timestamp2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    checked = value_converter(code)
+
+    def convert_list(values: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        append = out.append
+        for v in values:
+            if v is None:
+                append(None)
+                continue
+            t = _from_bytes(v, "big")
+            seconds = t >> shift
+            frac = (t & mask) * unit
+            if seconds > _MAX_SECONDS or frac >= MICROSECONDS:
+                checked(v)
+            append(seconds * MICROSECONDS + frac if seconds else None)
+        return out
+
+    return convert_list
+
+
+def _date_converter(values: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    append = out.append
+    days_of = _DAYS.get
+    for v in values:
+        if v is None:
+            append(None)
+            continue
+        t = _from_bytes(v, "little")
+        key = (t >> 9, t >> 5 & 15, t & 31)
+        days = days_of(key, -1)
+        append(_days(*key) if days == -1 else days)
+    return out
+
+
+def _decimal_converter(precision: int, scale: int) -> ListConverter:
+    """NEWDECIMAL bytes -> the unscaled integer (value * 10**scale), generated per (p, s)."""
+    groups = decimal_groups(precision, scale)
+    size = sum(nbytes for nbytes, _ in groups)
+    sign_bit = 1 << (8 * size - 1)
+    negative_mask = ((1 << (8 * size)) - 1) ^ sign_bit
+    lines = [
+        "def convert_list(values):",
+        "    out = []",
+        "    append = out.append",
+        "    for v in values:",
+        "        if v is None:",
+        "            append(None)",
+        "            continue",
+        "        t = _fb(v, 'big')",
+        f"        if t & {sign_bit}:",
+        f"            t ^= {sign_bit}",
+        "            negative = False",
+        "        else:",
+        f"            t ^= {negative_mask}",
+        "            negative = True",
+    ]
+    shift = 8 * size
+    digits_after = precision
+    terms, checks = [], []
+    for index, (nbytes, digits) in enumerate(groups):
+        shift -= 8 * nbytes
+        digits_after -= digits
+        lines.append(f"        g{index} = t >> {shift} & {(1 << (8 * nbytes)) - 1}")
+        checks.append(f"g{index} >= {10**digits}")
+        terms.append(f"g{index} * {10**digits_after}" if digits_after else f"g{index}")
+    lines += [
+        f"        if {' or '.join(checks)}:",
+        f"            raise _DecodeError('DECIMAL({precision},{scale}) has a digit group out of "
+        "range')",
+        f"        n = {' + '.join(terms)}",
+        "        append(-n if negative else n)",
+        "    return out",
+    ]
+    namespace: dict[str, Any] = {"_fb": _from_bytes, "_DecodeError": DecodeError}
+    exec(compile("\n".join(lines) + "\n", f"<decimal({precision},{scale}) column>", "exec"), namespace)
+    converter: ListConverter = namespace["convert_list"]
+    return converter
+
+
+def _nulls(values: Sequence[Any]) -> list[Any]:
+    return [None] * len(values)
+
+
+def _decimal_array(arrow: Any, unscaled: list[Any]) -> Any:
+    """A decimal128/256 array of unscaled integers (None: null), from its buffers."""
+    pa = _pa()
+    width = 16 if pa.types.is_decimal128(arrow) else 32
+    zero = bytes(width)
+    data = b"".join(
+        [zero if v is None else v.to_bytes(width, "little", signed=True) for v in unscaled]
+    )
+    validity = None
+    if None in unscaled:
+        validity = pa.array([v is not None for v in unscaled], pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(arrow, len(unscaled), [validity, pa.py_buffer(data)])
+
+
+class _Column:
+    """How one column's raw values (struct items, bytes, None) become an Arrow array."""
+
+    __slots__ = ("arrow", "convert", "decimal")
+
+    def __init__(self, arrow: Any, convert: ListConverter | None, decimal: bool) -> None:
+        self.arrow = arrow
+        self.convert = convert
+        self.decimal = decimal
+
+    def array(self, values: Sequence[Any]) -> Any:
+        pa = _pa()
+        if self.convert is not None:
+            values = self.convert(values)
+        if self.decimal:
+            return _decimal_array(self.arrow, list(values))
+        return pa.array(values, self.arrow)
+
+
+def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
+    """The reader of a column's raw value in a row image and its Arrow conversion."""
+    base = column_reader(column_type, meta, unsigned)
+    arrow = arrow_type(column_type, meta, unsigned)
+    if column_type == ColumnType.NEWDECIMAL:
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, _decimal_converter(meta & 0xFF, meta >> 8), True)
+    if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
+        return ColumnReader(base.fmt, base.size), _Column(arrow, _objects_converter(base.code), False)
+    if column_type == ColumnType.DATETIME2:
+        converter = _datetime2_converter(meta, base.code)
+        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False)
+    if column_type == ColumnType.TIMESTAMP2:
+        converter = _timestamp2_converter(meta, base.code)
+        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False)
+    if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
+        return ColumnReader(base.fmt, base.size), _Column(arrow, _date_converter, False)
+    if column_type in _TEMPORAL_KIND:  # TIME2, old TIME/DATETIME/TIMESTAMP
+        return ColumnReader(base.fmt, base.size), _Column(arrow, _objects_converter(base.code), False)
+    if column_type == ColumnType.NULL:
+        return base, _Column(arrow, _nulls, False)
+    if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
+        return base, _Column(arrow, None, True)
+    return base, _Column(arrow, None, False)
+
+
+class ColumnarShape(TableDecoder):
+    """A table shape's row-image readers giving raw column values (decimals and temporal
+    values as their bytes), and its columns' Arrow conversions."""
+
+    def __init__(
+        self,
+        column_types: tuple[int, ...],
+        column_meta: tuple[int, ...],
+        unsigned: tuple[bool, ...],
+    ) -> None:
+        super().__init__(column_types, column_meta, unsigned)
+        self._arrow: list[_Column] | None = None
+
+    def _build(self) -> None:
+        readers, columns = [], []
+        for index, spec in enumerate(zip(self.column_types, self.column_meta, self.unsigned, strict=True)):
+            try:
+                reader, column = _column(*spec)
+            except DecodeError as exc:
+                raise DecodeError(f"column {index}: {exc.reason}") from None
+            readers.append(reader)
+            columns.append(column)
+        self._columns, self._arrow = readers, columns
+
+    def columns(self) -> list[ColumnReader]:
+        if self._columns is None:
+            self._build()
+        assert self._columns is not None
+        return self._columns
+
+    def arrow_columns(self) -> list[_Column]:
+        if self._arrow is None:
+            self._build()
+        assert self._arrow is not None
+        return self._arrow
+
+
+columnar_shape = TableShapeCache(ColumnarShape).get
+
+
+# --- batches ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ChangeBatch:
+    """One table's changed rows as an Arrow record batch (columns: the module docstring)."""
+
+    database: str
+    table: str
+    table_id: int
+    column_names: tuple[str, ...]
+    table_map: TableMapEvent
+    record_batch: Any  # pyarrow.RecordBatch
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.record_batch.num_rows)
+
+
+@dataclass(slots=True)
+class _Run:
+    """The rows of one rows event."""
+
+    op: str
+    offset: int
+    log_pos: int
+    timestamp: int
+    server_id: int
+    gtid: tuple[int | None, int | None, int | None]
+    present: bytes
+    present_after: bytes | None
+    rows: list[Any]
+    partial: bool
+
+
+@dataclass(slots=True)
+class _TableBuffer:
+    key: tuple[Any, ...]
+    table_map: TableMapEvent
+    shape: ColumnarShape
+    width: int
+    names: tuple[str, ...]
+    runs: list[_Run] = field(default_factory=list)
+    rows: int = 0
+
+
+def _column_names(table_map: TableMapEvent, width: int) -> tuple[str, ...]:
+    names = column_names(table_map)
+    if len(names) < width or len(set(names[:width])) != width:
+        return tuple(f"c{index}" for index in range(width))
+    return names[:width]
+
+
+def _struct(columns: list[_Column], names: tuple[str, ...], rows: list[Any], valid: list[bool],
+            partial: bool) -> Any:
+    pa = _pa()
+    count = len(rows)
+    if columns:
+        transposed = list(zip(*rows, strict=True)) if count else [() for _ in columns]
+        arrays = []
+        for column, values in zip(columns, transposed, strict=True):
+            if partial and ABSENT in values:
+                values = tuple(None if v is ABSENT else v for v in values)
+            arrays.append(column.array(values))
+    else:
+        arrays = []
+    fields = [pa.field(name, column.arrow) for name, column in zip(names, columns, strict=True)]
+    mask = None if all(valid) else pa.array([not v for v in valid], pa.bool_())
+    if not fields:
+        return pa.array([{} if v else None for v in valid], pa.struct([]))
+    return pa.StructArray.from_arrays(arrays, fields=fields, mask=mask)
+
+
+def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
+    pa = _pa()
+    columns = buffer.shape.arrow_columns()[: buffer.width]
+    filler = (None,) * buffer.width
+    ops: list[str] = []
+    offsets: list[int] = []
+    row_numbers: list[int] = []
+    log_pos: list[int] = []
+    timestamps: list[int] = []
+    server_ids: list[int] = []
+    domains: list[int | None] = []
+    gtid_servers: list[int | None] = []
+    seqs: list[int | None] = []
+    before_rows: list[Any] = []
+    after_rows: list[Any] = []
+    before_valid: list[bool] = []
+    after_valid: list[bool] = []
+    before_present: list[bytes | None] = []
+    after_present: list[bytes | None] = []
+    partial = False
+    for run in buffer.runs:
+        n = len(run.rows)
+        ops += [run.op] * n
+        offsets += [run.offset] * n
+        row_numbers += range(n)
+        log_pos += [run.log_pos] * n
+        timestamps += [run.timestamp] * n
+        server_ids += [run.server_id] * n
+        domains += [run.gtid[0]] * n
+        gtid_servers += [run.gtid[1]] * n
+        seqs += [run.gtid[2]] * n
+        partial = partial or run.partial
+        if run.op == "c":
+            after_rows += run.rows
+            before_rows += [filler] * n
+            after_valid += [True] * n
+            before_valid += [False] * n
+            after_present += [run.present] * n
+            before_present += [None] * n
+        elif run.op == "d":
+            before_rows += run.rows
+            after_rows += [filler] * n
+            before_valid += [True] * n
+            after_valid += [False] * n
+            before_present += [run.present] * n
+            after_present += [None] * n
+        else:
+            if n:
+                before, after = zip(*run.rows, strict=True)
+                before_rows += before
+                after_rows += after
+            before_valid += [True] * n
+            after_valid += [True] * n
+            before_present += [run.present] * n
+            after_present += [run.present_after] * n
+    try:
+        before = _struct(columns, buffer.names, before_rows, before_valid, partial)
+        after = _struct(columns, buffer.names, after_rows, after_valid, partial)
+    except (OverflowError, pa.ArrowInvalid) as exc:
+        raise DecodeError(
+            f"`{buffer.table_map.database}`.`{buffer.table_map.table}`: a value does not fit "
+            f"its Arrow column: {exc}",
+            offset=buffer.runs[0].offset,
+        ) from None
+    record_batch = pa.RecordBatch.from_arrays(
+        [
+            pa.array(ops, pa.string()),
+            pa.array(offsets, pa.int64()),
+            pa.array(row_numbers, pa.int32()),
+            pa.array(log_pos, pa.int64()),
+            pa.array(timestamps, pa.int64()),
+            pa.array(server_ids, pa.int64()),
+            pa.array(domains, pa.int64()),
+            pa.array(gtid_servers, pa.int64()),
+            _decimal_array(pa.decimal128(20, 0), seqs),
+            before,
+            after,
+            pa.array(before_present, pa.binary()),
+            pa.array(after_present, pa.binary()),
+        ],
+        names=[
+            "op", "event_offset", "row", "log_pos", "timestamp", "server_id", "gtid_domain",
+            "gtid_server", "gtid_seq", "before", "after", "before_present", "after_present",
+        ],
+    )  # fmt: skip
+    table_map = buffer.table_map
+    return ChangeBatch(
+        table_map.database,
+        table_map.table,
+        table_map.table_id,
+        buffer.names,
+        table_map,
+        record_batch,
+    )
+
+
+# --- the decoder ------------------------------------------------------------------------------
+
+Output = ChangeBatch | tuple[int, Event]
+
+
+class ColumnarDecoder:
+    """Rows events into per-table Arrow batches, fed one whole event at a time (sans-IO).
+
+    ``feed(offset, data)`` takes one event's bytes (header to CRC, decrypted) and returns what
+    is ready, in order: ChangeBatch objects and ``(offset, event)`` for the type codes in
+    ``events``; ``flush()`` gives out every table's held rows. ``ctx`` is updated as by
+    ``decoder.decode_event`` (FDE, TABLE_MAPs).
+    """
+
+    def __init__(
+        self,
+        ctx: BinlogContext | None = None,
+        *,
+        batch_rows: int = 65536,
+        verify_checksum: bool = True,
+        allow_unknown: bool = False,
+        events: Collection[int] = frozenset(),
+        flush_on: Collection[int] = DDL_EVENT_TYPES,
+    ) -> None:
+        self.ctx = ctx if ctx is not None else BinlogContext()
+        self.batch_rows = batch_rows
+        self.verify_checksum = verify_checksum
+        self.allow_unknown = allow_unknown
+        self.events = frozenset(int(code) for code in events)
+        self.flush_on = frozenset(int(code) for code in flush_on)
+        self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
+        self._buffers: dict[int, _TableBuffer] = {}
+        # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
+        self._maps: dict[bytes, TableMapEvent] = {}
+
+    def flush(self) -> list[ChangeBatch]:
+        """Every table's held rows, as batches (tables in the order their rows began)."""
+        buffers = sorted(self._buffers.values(), key=lambda b: b.runs[0].offset if b.runs else 0)
+        self._buffers.clear()
+        return [_build_batch(buffer) for buffer in buffers if buffer.rows]
+
+    def _body(self, view: memoryview, fields: tuple[int, ...], offset: int) -> memoryview:
+        """The body of a non-FDE event, its CRC checked (decoder.core.decode_event's rules)."""
+        end = len(view)
+        ctx = self.ctx
+        if ctx.checksum:
+            if end < HEADER_LEN + CHECKSUM_LEN:
+                raise DecodeError("truncated: no room for the CRC", offset=offset + end)
+            end -= CHECKSUM_LEN
+            if self.verify_checksum:
+                stored = _unpack_crc(view, end)[0]
+                computed = zlib.crc32(view[:end])
+                if stored != computed:
+                    raise ChecksumError(
+                        f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}",
+                        offset=offset + end,
+                    )
+        start = max(ctx.fde.header_length, HEADER_LEN)
+        if start > end:
+            raise DecodeError("truncated: shorter than the header", offset=offset + end)
+        return view[start:end]
+
+    def feed(self, offset: int, data: bytes) -> list[Output]:
+        view = memoryview(data)
+        if len(view) < HEADER_LEN:
+            return self._decoded(offset, data)
+        fields = _unpack_header(view, 0)
+        type_code = fields[1]
+        if fields[3] != len(view) or type_code in self.events or type_code == _FDE:
+            return self._decoded(offset, data)
+        out: list[Output] = []
+        if type_code in self.flush_on:
+            out += self.flush()
+        if type_code in _ROWS_CODES:
+            self._rows(offset, view, fields, out)
+        elif type_code == _TABLE_MAP:
+            body = self._checked(offset, view, fields)
+            table_map = self._maps.get(bytes(body))
+            if table_map is None:
+                event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+                assert isinstance(event, TableMapEvent)
+                if len(self._maps) >= 1024:
+                    self._maps.clear()
+                self._maps[bytes(body)] = event
+            else:
+                self.ctx.table_maps[table_map.table_id] = table_map
+        elif type_code == _GTID:
+            body = self._checked(offset, view, fields)
+            if len(body) < GTID_FIXED.size:
+                decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+            seq_no, domain_id, _ = GTID_FIXED.unpack_from(body, 0)
+            self.gtid = (domain_id, fields[2], seq_no)
+        else:
+            self._checked(offset, view, fields)
+        return out
+
+    def _decoded(self, offset: int, data: bytes) -> list[Output]:
+        event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+        out: list[Output] = []
+        if event.type_code in self.flush_on:
+            out += self.flush()
+        if event.type_code == _GTID:
+            self.gtid = (event.domain_id, event.server_id, event.seq_no)  # type: ignore[attr-defined]
+        if event.type_code in self.events:
+            out.append((offset, event))
+        return out
+
+    def _checked(self, offset: int, view: memoryview, fields: tuple[int, ...]) -> memoryview:
+        try:
+            return self._body(view, fields, offset)
+        except DecodeError as exc:
+            exc.event_type = _name(fields[1])
+            exc.args = (f"{exc.reason} in {exc.event_type} at offset {exc.offset}",)
+            raise
+
+    def _rows(self, offset: int, view: memoryview, fields: tuple[int, ...], out: list[Output]) -> None:
+        body = self._checked(offset, view, fields)
+        ctx = self.ctx
+        body_start = offset + max(ctx.fde.header_length, HEADER_LEN)
+        try:
+            header: RowsHeader = read_rows_header(body, fields[1], ctx)
+            table_map = header.table_map
+            try:
+                shape = columnar_shape(table_map, schema_precisions(ctx, table_map))
+                shape.arrow_columns()
+            except DecodeError as exc:
+                raise DecodeError(
+                    f"table id {header.table_id}: {exc.reason}", offset=header.images_start
+                ) from None
+            rows = read_row_images(body, header, ctx, shape)
+        except DecodeError as exc:
+            raise exc.relocated(body_start, _name(fields[1])) from None
+        except _MALFORMED as exc:
+            raise DecodeError(
+                f"malformed body: {exc}", offset=body_start, event_type=_name(fields[1])
+            ) from exc
+        width = header.width
+        key = (id(shape), width, table_map.database, table_map.table, id(table_map))
+        buffer = self._buffers.get(header.table_id)
+        if buffer is not None and buffer.key != key:
+            if (
+                buffer.shape is not shape
+                or buffer.width != width
+                or buffer.table_map.database != table_map.database
+                or buffer.table_map.table != table_map.table
+                or buffer.names != _column_names(table_map, width)
+            ):
+                del self._buffers[header.table_id]
+                if buffer.rows:
+                    out.append(_build_batch(buffer))
+                buffer = None
+            else:
+                buffer.key = key
+        if buffer is None:
+            buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
+            self._buffers[header.table_id] = buffer
+        all_columns = (1 << width) - 1
+        buffer.runs.append(
+            _Run(
+                _OPS[header.cls.KIND],
+                offset,
+                fields[4],
+                fields[0],
+                fields[2],
+                self.gtid,
+                header.columns_present,
+                header.columns_present_after if header.present_after is not None else None,
+                rows,
+                header.present != all_columns
+                or (header.present_after is not None and header.present_after != all_columns),
+            )
+        )
+        buffer.rows += len(rows)
+        if buffer.rows >= self.batch_rows:
+            del self._buffers[header.table_id]
+            out.append(_build_batch(buffer))
+
+
+_unpack_header = HEADER.unpack_from
+_unpack_crc = CRC.unpack_from
+
+
+def _name(type_code: int) -> str:
+    try:
+        return EventType(type_code).name
+    except ValueError:
+        return f"UNKNOWN_{type_code}"
+
+
+def read_changes(
+    source: Source,
+    *,
+    ctx: BinlogContext | None = None,
+    keys: BinlogKeys | None = None,
+    batch_rows: int = 65536,
+    verify_checksum: bool = True,
+    allow_truncated_tail: bool = False,
+    allow_unknown: bool = False,
+    events: Collection[int] = frozenset(),
+    flush_on: Collection[int] = DDL_EVENT_TYPES,
+    offset: int = 0,
+    expect_magic: bool = True,
+) -> Iterator[Output]:
+    """The changed rows of a binlog file as per-table Arrow batches (the module docstring)."""
+    decoder = ColumnarDecoder(
+        ctx,
+        batch_rows=batch_rows,
+        verify_checksum=verify_checksum,
+        allow_unknown=allow_unknown,
+        events=events,
+        flush_on=flush_on,
+    )
+    feed = decoder.feed
+    for event_offset, data in iter_raw_events(
+        source,
+        allow_truncated_tail=allow_truncated_tail,
+        expect_magic=expect_magic,
+        offset=offset,
+        keys=keys,
+    ):
+        ready = feed(event_offset, data)
+        if ready:
+            yield from ready
+    yield from decoder.flush()
+
