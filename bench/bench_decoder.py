@@ -237,9 +237,7 @@ READERS: dict[str, Callable[[list[Path], Precisions], int]] = {
 }
 
 
-def measure(
-    shape: str, paths: list[Path], precisions: Precisions, rounds: int
-) -> dict[str, Any]:
+def measure(shape: str, paths: list[Path], precisions: Precisions, rounds: int) -> dict[str, Any]:
     size = sum(p.stat().st_size for p in paths)
     times: dict[str, list[float]] = {name: [] for name in READERS}
     counts: dict[str, int] = {}
@@ -252,7 +250,9 @@ def measure(
     print(f"{shape}: {len(paths)} file(s), {size:,} bytes, {counts['pmr']:,} rows (pmr)")
     for name in READERS:
         rate = counts[name] / medians[name]
-        print(f"  {name:11s} {counts[name]:9,d} rows  median {medians[name]:8.3f} s  {rate:12,.0f} rows/s")
+        print(
+            f"  {name:11s} {counts[name]:9,d} rows  median {medians[name]:8.3f} s  {rate:12,.0f} rows/s"
+        )
     base = medians["pmr"]
     result = {
         "rows": counts,

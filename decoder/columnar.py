@@ -78,7 +78,7 @@ import struct
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from decoder.binlog_file import Source, iter_raw_events
 from decoder.core import decode_event
@@ -110,9 +110,6 @@ from fakemaster.layouts import GTID_FIXED
 from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
 __all__ = [
     "DDL_EVENT_TYPES",
     "ChangeBatch",
@@ -135,7 +132,7 @@ _from_bytes = int.from_bytes
 
 
 def _pa() -> Any:
-    import pyarrow
+    import pyarrow  # type: ignore[import-untyped]
 
     return pyarrow
 
@@ -157,7 +154,7 @@ def _bits_type(bits: int) -> Any:
     return pa.decimal128(20, 0)
 
 
-_TEMPORAL_KIND = {
+_TEMPORAL_KIND: dict[int, str] = {
     ColumnType.DATE: "date",
     ColumnType.NEWDATE: "date",
     ColumnType.DATETIME: "datetime",
@@ -298,9 +295,7 @@ def _datetime2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
             if days is None or hour > 23 or minute > 59 or second > 59:
                 append(None)
             else:
-                append(
-                    days * _DAY_US + (hour * 3600 + minute * 60 + second) * MICROSECONDS + frac
-                )
+                append(days * _DAY_US + (hour * 3600 + minute * 60 + second) * MICROSECONDS + frac)
         return out
 
     return convert_list
@@ -386,7 +381,10 @@ def _decimal_converter(precision: int, scale: int) -> ListConverter:
         "    return out",
     ]
     namespace: dict[str, Any] = {"_fb": _from_bytes, "_DecodeError": DecodeError}
-    exec(compile("\n".join(lines) + "\n", f"<decimal({precision},{scale}) column>", "exec"), namespace)
+    exec(
+        compile("\n".join(lines) + "\n", f"<decimal({precision},{scale}) column>", "exec"),
+        namespace,
+    )
     converter: ListConverter = namespace["convert_list"]
     return converter
 
@@ -436,7 +434,9 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
         raw = ColumnReader(base.fmt, base.size)
         return raw, _Column(arrow, _decimal_converter(meta & 0xFF, meta >> 8), True)
     if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
-        return ColumnReader(base.fmt, base.size), _Column(arrow, _objects_converter(base.code), False)
+        return ColumnReader(base.fmt, base.size), _Column(
+            arrow, _objects_converter(base.code), False
+        )
     if column_type == ColumnType.DATETIME2:
         converter = _datetime2_converter(meta, base.code)
         return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False)
@@ -446,7 +446,9 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
     if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
         return ColumnReader(base.fmt, base.size), _Column(arrow, _date_converter, False)
     if column_type in _TEMPORAL_KIND:  # TIME2, old TIME/DATETIME/TIMESTAMP
-        return ColumnReader(base.fmt, base.size), _Column(arrow, _objects_converter(base.code), False)
+        return ColumnReader(base.fmt, base.size), _Column(
+            arrow, _objects_converter(base.code), False
+        )
     if column_type == ColumnType.NULL:
         return base, _Column(arrow, _nulls, False)
     if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
@@ -469,7 +471,9 @@ class ColumnarShape(TableDecoder):
 
     def _build(self) -> None:
         readers, columns = [], []
-        for index, spec in enumerate(zip(self.column_types, self.column_meta, self.unsigned, strict=True)):
+        for index, spec in enumerate(
+            zip(self.column_types, self.column_meta, self.unsigned, strict=True)
+        ):
             try:
                 reader, column = _column(*spec)
             except DecodeError as exc:
@@ -547,8 +551,13 @@ def _column_names(table_map: TableMapEvent, width: int) -> tuple[str, ...]:
     return names[:width]
 
 
-def _struct(columns: list[_Column], names: tuple[str, ...], rows: list[Any], valid: list[bool],
-            partial: bool) -> Any:
+def _struct(
+    columns: list[_Column],
+    names: tuple[str, ...],
+    rows: list[Any],
+    valid: list[bool],
+    partial: bool,
+) -> Any:
     pa = _pa()
     count = len(rows)
     if columns:
@@ -742,7 +751,9 @@ class ColumnarDecoder:
             body = self._checked(offset, view, fields)
             table_map = self._maps.get(bytes(body))
             if table_map is None:
-                event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+                event = decode_event(
+                    data, self.ctx, offset, self.verify_checksum, self.allow_unknown
+                )
                 assert isinstance(event, TableMapEvent)
                 if len(self._maps) >= 1024:
                     self._maps.clear()
@@ -778,7 +789,9 @@ class ColumnarDecoder:
             exc.args = (f"{exc.reason} in {exc.event_type} at offset {exc.offset}",)
             raise
 
-    def _rows(self, offset: int, view: memoryview, fields: tuple[int, ...], out: list[Output]) -> None:
+    def _rows(
+        self, offset: int, view: memoryview, fields: tuple[int, ...], out: list[Output]
+    ) -> None:
         body = self._checked(offset, view, fields)
         ctx = self.ctx
         body_start = offset + max(ctx.fde.header_length, HEADER_LEN)
@@ -887,4 +900,3 @@ def read_changes(
         if ready:
             yield from ready
     yield from decoder.flush()
-

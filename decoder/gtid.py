@@ -63,7 +63,9 @@ _MULTI_ENGINE = int(GtidExtraFlag.MULTI_ENGINE)
 def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEvent:
     size = len(body)
     if size < GTID_BODY_MIN:
-        raise DecodeError(f"truncated: GTID body is {size} bytes, at least {GTID_BODY_MIN} needed", offset=0)
+        raise DecodeError(
+            f"truncated: GTID body is {size} bytes, at least {GTID_BODY_MIN} needed", offset=0
+        )
     seq_no, domain_id, flags2 = GTID_FIXED.unpack_from(body, 0)
     pos = GTID_FIXED.size
     commit_id = None

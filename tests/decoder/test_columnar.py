@@ -72,7 +72,9 @@ def expected_array(values: list[Any], arrow: Any) -> Any:
 
 def same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
-        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+        return (math.isnan(a) and math.isnan(b)) or (
+            a == b and math.copysign(1, a) == math.copysign(1, b)
+        )
     return bool(a == b) and type(a) is type(b)
 
 
@@ -95,7 +97,7 @@ def expected_changes(events: list[tuple[int, Event]]) -> dict[str, list[Any]]:
             continue
         op = OPS[type(event)]
         for index, row in enumerate(event.rows):
-            before, after = (row if op == "u" else (row, None) if op == "d" else (None, row))
+            before, after = row if op == "u" else (row, None) if op == "d" else (None, row)
             out["op"].append(op)
             out["event_offset"].append(offset)
             out["row"].append(index)
@@ -104,7 +106,9 @@ def expected_changes(events: list[tuple[int, Event]]) -> dict[str, list[Any]]:
             out["after"].append(after)
             out["before_present"].append(None if before is None else event.columns_present)
             after_present = (
-                event.columns_present_after if isinstance(event, UpdateRowsEvent) else event.columns_present
+                event.columns_present_after
+                if isinstance(event, UpdateRowsEvent)
+                else event.columns_present
             )
             out["after_present"].append(None if after is None else after_present)
     return out
@@ -121,7 +125,6 @@ def check_batches(batches: list[ChangeBatch], events: list[tuple[int, Event]], w
     table = table.sort_by([("event_offset", "ascending"), ("row", "ascending")])
     for name in ("op", "event_offset", "row", "log_pos", "before_present", "after_present"):
         assert table.column(name).to_pylist() == expected[name], f"{where}: {name}"
-    table_map = batches[0].table_map
     for image in ("before", "after"):
         column = table.column(image).combine_chunks()
         rows = expected[image]
@@ -131,8 +134,12 @@ def check_batches(batches: list[ChangeBatch], events: list[tuple[int, Event]], w
             want = expected_array(values, child_field.type)
             got = column.field(index)
             # A null struct row's children are not part of the value.
-            got_values = [None if r is None else v for r, v in zip(rows, got.to_pylist(), strict=True)]
-            assert_same_array(pa.array(got_values, child_field.type), want, f"{where}: {image}.{child_field.name}")
+            got_values = [
+                None if r is None else v for r, v in zip(rows, got.to_pylist(), strict=True)
+            ]
+            assert_same_array(
+                pa.array(got_values, child_field.type), want, f"{where}: {image}.{child_field.name}"
+            )
 
 
 # --- generated rows events ---------------------------------------------------------------------
@@ -189,10 +196,14 @@ def golden_files(variant: str) -> list[Path]:
 def precisions(variant: str) -> dict[tuple[str, str], tuple[int, ...]]:
     from tests.peers.workload import WorkloadResult
 
-    return WorkloadResult.loads((GOLDEN / variant / "expected.json").read_text()).temporal_precisions()
+    return WorkloadResult.loads(
+        (GOLDEN / variant / "expected.json").read_text()
+    ).temporal_precisions()
 
 
-@pytest.mark.parametrize("variant", ["default", "full_metadata", "minimal", "compressed", "checksum_none"])
+@pytest.mark.parametrize(
+    "variant", ["default", "full_metadata", "minimal", "compressed", "checksum_none"]
+)
 def test_real_binlogs_equal_the_row_decoder_values_in_arrow(variant: str) -> None:
     files = golden_files(variant)
     assert files
@@ -201,7 +212,9 @@ def test_real_binlogs_equal_the_row_decoder_values_in_arrow(variant: str) -> Non
         events = list(read_binlog(path, ctx=BinlogContext(temporal_precisions=dict(known))))
         batches = [
             item
-            for item in read_changes(path, ctx=BinlogContext(temporal_precisions=dict(known)), batch_rows=7)
+            for item in read_changes(
+                path, ctx=BinlogContext(temporal_precisions=dict(known)), batch_rows=7
+            )
             if isinstance(item, ChangeBatch)
         ]
         maps: dict[int, TableMapEvent] = {}
@@ -211,7 +224,9 @@ def test_real_binlogs_equal_the_row_decoder_values_in_arrow(variant: str) -> Non
                 maps[event.table_id] = event
             elif isinstance(event, RowsEvent):
                 table_map = maps[event.table_id]
-                by_table.setdefault((table_map.database, table_map.table), []).append((offset, event))
+                by_table.setdefault((table_map.database, table_map.table), []).append(
+                    (offset, event)
+                )
         got: dict[tuple[str, str], list[ChangeBatch]] = {}
         for batch in batches:
             got.setdefault((batch.database, batch.table), []).append(batch)
@@ -229,7 +244,9 @@ def test_every_rows_event_type_is_covered_by_the_golden_binlogs() -> None:
     seen = set()
     for variant in ("default", "compressed"):
         for path in golden_files(variant):
-            for _, event in read_binlog(path, ctx=BinlogContext(temporal_precisions=dict(precisions(variant)))):
+            for _, event in read_binlog(
+                path, ctx=BinlogContext(temporal_precisions=dict(precisions(variant)))
+            ):
                 if isinstance(event, RowsEvent):
                     seen.add(event.type_code)
     assert {EventType.WRITE_ROWS_V1, EventType.UPDATE_ROWS_V1, EventType.DELETE_ROWS_V1} <= seen
