@@ -407,23 +407,208 @@ def _decimal_array(arrow: Any, unscaled: list[Any]) -> Any:
     return pa.Array.from_buffers(arrow, len(unscaled), [validity, pa.py_buffer(data)])
 
 
+VectorConverter = Callable[[Sequence[Any]], Any]
+
+
 class _Column:
-    """How one column's raw values (struct items, bytes, None) become an Arrow array."""
+    """How one column's raw values (struct items, bytes, None) become an Arrow array:
+    ``vector`` (numpy, when installed) gives the array or None to leave it to ``convert``."""
 
-    __slots__ = ("arrow", "convert", "decimal")
+    __slots__ = ("arrow", "convert", "decimal", "vector")
 
-    def __init__(self, arrow: Any, convert: ListConverter | None, decimal: bool) -> None:
+    def __init__(
+        self,
+        arrow: Any,
+        convert: ListConverter | None,
+        decimal: bool,
+        vector: VectorConverter | None = None,
+    ) -> None:
         self.arrow = arrow
         self.convert = convert
         self.decimal = decimal
+        self.vector = vector
 
     def array(self, values: Sequence[Any]) -> Any:
         pa = _pa()
+        if self.vector is not None and len(values) >= _VECTOR_MIN and _np() is not None:
+            array = self.vector(values)
+            if array is not None:
+                return array
         if self.convert is not None:
             values = self.convert(values)
         if self.decimal:
             return _decimal_array(self.arrow, list(values))
         return pa.array(values, self.arrow)
+
+
+# --- numpy: fixed-size raw columns converted a column at a time ---------------------------------
+
+# Below this many values the per-value Python loops are as fast as setting numpy up.
+_VECTOR_MIN = 32
+_NUMPY: list[Any] = []
+
+
+def _np() -> Any:
+    """numpy, or None when it is not installed (the per-value Python conversions then)."""
+    if not _NUMPY:
+        try:
+            import numpy
+
+            _NUMPY.append(numpy)
+        except ImportError:  # pragma: no cover - numpy comes with pyarrow's usual installs
+            _NUMPY.append(None)
+    return _NUMPY[0]
+
+
+def _byte_matrix(values: Sequence[Any], size: int) -> tuple[Any, Any]:
+    """The values (bytes of ``size``, or None) as an (n, size) uint8 matrix, and the NULL
+    mask (None when there is no NULL)."""
+    np = _np()
+    nulls = None
+    if None in values:
+        zero = bytes(size)
+        nulls = np.fromiter((v is None for v in values), bool, len(values))
+        values = [zero if v is None else v for v in values]
+    matrix = np.frombuffer(b"".join(values), np.uint8).reshape(len(values), size)
+    return matrix, nulls
+
+
+def _big_endian(matrix: Any) -> Any:
+    np = _np()
+    acc = matrix[:, 0].astype(np.uint64)
+    for index in range(1, matrix.shape[1]):
+        acc = (acc << np.uint64(8)) | matrix[:, index]
+    return acc
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _civil_days(year: Any, month: Any, day: Any) -> tuple[Any, Any]:
+    """Days since 1970-01-01 of int64 arrays (Howard Hinnant's days_from_civil) and whether
+    each is a calendar date Python's datetime.date accepts (year 1..9999)."""
+    np = _np()
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    month_days = np.take(np.array(_MONTH_DAYS, np.int64), np.clip(month, 1, 12) - 1)
+    month_days = month_days + ((month == 2) & leap)
+    valid = (year >= 1) & (year <= 9999) & (month >= 1) & (month <= 12) & (day >= 1)
+    valid &= day <= month_days
+    y = year - (month <= 2)
+    era = np.floor_divide(y, 400)
+    yoe = y - era * 400
+    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468, valid
+
+
+def _masked(values: Any, valid: Any, nulls: Any, arrow: Any) -> Any:
+    np = _np()
+    if nulls is not None:
+        valid = valid & ~nulls
+    mask = None if valid.all() else ~valid
+    return _pa().array(values, type=arrow, mask=mask if mask is None else np.asarray(mask))
+
+
+def _datetime2_vector(fsp: int, arrow: Any) -> VectorConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    size = 5 + nbytes
+
+    def vector(values: Sequence[Any]) -> Any:
+        np = _np()
+        matrix, nulls = _byte_matrix(values, size)
+        t = _big_endian(matrix)
+        frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
+        packed = (t >> np.uint64(shift)).astype(np.int64) - 0x8000000000
+        if (packed < 0).any() or (frac >= MICROSECONDS).any():
+            return None  # the per-value path raises the row decoder's error
+        ymd = packed >> 17
+        ym = ymd >> 5
+        days, valid = _civil_days(ym // 13, ym % 13, ymd & 31)
+        hms = packed & 0x1FFFF
+        hour, minute, second = hms >> 12, (hms >> 6) & 63, hms & 63
+        valid &= (hour <= 23) & (minute <= 59) & (second <= 59)
+        micros = days * _DAY_US + (hour * 3600 + minute * 60 + second) * MICROSECONDS + frac
+        return _masked(np.where(valid, micros, 0), valid, nulls, arrow)
+
+    return vector
+
+
+def _timestamp2_vector(fsp: int, arrow: Any) -> VectorConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    size = 4 + nbytes
+
+    def vector(values: Sequence[Any]) -> Any:
+        np = _np()
+        matrix, nulls = _byte_matrix(values, size)
+        t = _big_endian(matrix)
+        frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
+        seconds = (t >> np.uint64(shift)).astype(np.int64)
+        if (seconds > _MAX_SECONDS).any() or (frac >= MICROSECONDS).any():
+            return None
+        return _masked(seconds * MICROSECONDS + frac, seconds != 0, nulls, arrow)
+
+    return vector
+
+
+def _date_vector(arrow: Any) -> VectorConverter:
+    def vector(values: Sequence[Any]) -> Any:
+        np = _np()
+        matrix, nulls = _byte_matrix(values, 3)
+        m = matrix.astype(np.int64)
+        t = m[:, 0] | m[:, 1] << 8 | m[:, 2] << 16
+        days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
+        return _masked(np.where(valid, days, 0).astype(np.int32), valid, nulls, arrow)
+
+    return vector
+
+
+def _decimal_vector(precision: int, scale: int, arrow: Any) -> VectorConverter | None:
+    """DECIMALs of up to 18 digits in up to 8 bytes: their unscaled values fit an int64."""
+    groups = decimal_groups(precision, scale)
+    size = sum(nbytes for nbytes, _ in groups)
+    if precision > 18 or size > 8:
+        return None
+    sign_bit = 1 << (8 * size - 1)
+    negative_mask = ((1 << (8 * size)) - 1) ^ sign_bit
+    parts = []
+    shift = 8 * size
+    digits_after = precision
+    for nbytes, digits in groups:
+        shift -= 8 * nbytes
+        digits_after -= digits
+        parts.append((shift, (1 << (8 * nbytes)) - 1, 10**digits, 10**digits_after))
+
+    def vector(values: Sequence[Any]) -> Any:
+        np = _np()
+        matrix, nulls = _byte_matrix(values, size)
+        t = _big_endian(matrix)
+        positive = (t & np.uint64(sign_bit)) != 0
+        t = np.where(positive, t ^ np.uint64(sign_bit), t ^ np.uint64(negative_mask))
+        unscaled = np.zeros(len(values), np.int64)
+        for group_shift, group_mask, limit, weight in parts:
+            group = ((t >> np.uint64(group_shift)) & np.uint64(group_mask)).astype(np.int64)
+            if (group >= limit).any():
+                return None
+            unscaled += group * weight
+        unscaled = np.where(positive, unscaled, -unscaled)
+        if nulls is not None:
+            unscaled[nulls] = 0
+        words = np.empty((len(values), 2), np.int64)
+        words[:, 0] = unscaled
+        words[:, 1] = unscaled >> 63
+        pa = _pa()
+        validity = None
+        if nulls is not None:
+            validity = pa.array(~nulls).buffers()[1]
+        return pa.Array.from_buffers(arrow, len(values), [validity, pa.py_buffer(words.tobytes())])
+
+    return vector
 
 
 def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
@@ -432,19 +617,24 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
     arrow = arrow_type(column_type, meta, unsigned)
     if column_type == ColumnType.NEWDECIMAL:
         raw = ColumnReader(base.fmt, base.size)
-        return raw, _Column(arrow, _decimal_converter(meta & 0xFF, meta >> 8), True)
+        precision, scale = meta & 0xFF, meta >> 8
+        vector = _decimal_vector(precision, scale, arrow) if precision <= 38 else None
+        return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector)
     if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
         return ColumnReader(base.fmt, base.size), _Column(
             arrow, _objects_converter(base.code), False
         )
     if column_type == ColumnType.DATETIME2:
         converter = _datetime2_converter(meta, base.code)
-        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False)
+        vector = _datetime2_vector(meta, arrow)
+        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False, vector)
     if column_type == ColumnType.TIMESTAMP2:
         converter = _timestamp2_converter(meta, base.code)
-        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False)
+        vector = _timestamp2_vector(meta, arrow)
+        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False, vector)
     if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
-        return ColumnReader(base.fmt, base.size), _Column(arrow, _date_converter, False)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, _date_converter, False, _date_vector(arrow))
     if column_type in _TEMPORAL_KIND:  # TIME2, old TIME/DATETIME/TIMESTAMP
         return ColumnReader(base.fmt, base.size), _Column(
             arrow, _objects_converter(base.code), False
@@ -560,6 +750,9 @@ def _struct(
 ) -> Any:
     pa = _pa()
     count = len(rows)
+    if columns and not any(valid):  # e.g. the before image of a batch of inserts
+        fields = [pa.field(name, c.arrow) for name, c in zip(names, columns, strict=True)]
+        return pa.nulls(count, pa.struct(fields))
     if columns:
         transposed = list(zip(*rows, strict=True)) if count else [() for _ in columns]
         arrays = []

@@ -20,6 +20,7 @@ require_module("pyarrow", "pip install 'fakemaster[spark]' (or pip install pyarr
 
 import pyarrow as pa  # noqa: E402
 
+from decoder import columnar  # noqa: E402
 from decoder.binlog_file import read_binlog  # noqa: E402
 from decoder.columnar import ChangeBatch, ColumnarDecoder, arrow_type, read_changes  # noqa: E402
 from decoder.core import decode_event  # noqa: E402
@@ -167,11 +168,22 @@ def encoded(table_map: TableMapEvent, events: list[RowsEvent]) -> list[tuple[int
     max_examples=examples(2),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(table_and_events(), st.sampled_from([1, 3, 65536]))
+@given(table_and_events(), st.sampled_from([1, 3, 65536]), st.sampled_from([1, 10**9]))
 def test_generated_rows_events_equal_the_row_decoder_values_in_arrow(
-    case: tuple[TableMapEvent, list[RowsEvent]], batch_rows: int
+    case: tuple[TableMapEvent, list[RowsEvent]], batch_rows: int, vector_min: int
 ) -> None:
+    """``vector_min``: from how many values a column is converted by numpy (1: always), or
+    never (the per-value Python conversions)."""
     table_map, events = case
+    saved = columnar._VECTOR_MIN
+    columnar._VECTOR_MIN = vector_min
+    try:
+        check_generated(table_map, events, batch_rows)
+    finally:
+        columnar._VECTOR_MIN = saved
+
+
+def check_generated(table_map: TableMapEvent, events: list[RowsEvent], batch_rows: int) -> None:
     raw = encoded(table_map, events)
     decoded_ctx = BinlogContext()
     decoded = [(offset, decode_event(data, decoded_ctx, offset)) for offset, data in raw]
