@@ -165,7 +165,7 @@ def encoded(table_map: TableMapEvent, events: list[RowsEvent]) -> list[tuple[int
 
 
 @settings(
-    max_examples=examples(2),
+    max_examples=examples(4),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(table_and_events(), st.sampled_from([1, 3, 65536]), st.sampled_from([1, 10**9]))
@@ -216,7 +216,11 @@ def precisions(variant: str) -> dict[tuple[str, str], tuple[int, ...]]:
 @pytest.mark.parametrize(
     "variant", ["default", "full_metadata", "minimal", "compressed", "checksum_none"]
 )
-def test_real_binlogs_equal_the_row_decoder_values_in_arrow(variant: str) -> None:
+@pytest.mark.parametrize("vector_min", [1, 10**9])
+def test_real_binlogs_equal_the_row_decoder_values_in_arrow(
+    variant: str, vector_min: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(columnar, "_VECTOR_MIN", vector_min)
     files = golden_files(variant)
     assert files
     known = precisions(variant)
