@@ -81,6 +81,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from decoder.binlog_file import Source, iter_raw_events
+from decoder.compression import decompress_record
 from decoder.core import decode_event
 from decoder.row_images import TableDecoder
 from decoder.rows import RowsHeader, read_row_images, read_rows_header
@@ -408,13 +409,15 @@ def _decimal_array(arrow: Any, unscaled: list[Any]) -> Any:
 
 
 VectorConverter = Callable[[Sequence[Any]], Any]
+# (an (n, size) uint8 matrix of the raw values, the NULL mask or None) -> Arrow array or None
+MatrixConverter = Callable[[Any, Any], Any]
 
 
 class _Column:
     """How one column's raw values (struct items, bytes, None) become an Arrow array:
     ``vector`` (numpy, when installed) gives the array or None to leave it to ``convert``."""
 
-    __slots__ = ("arrow", "convert", "decimal", "vector")
+    __slots__ = ("arrow", "convert", "decimal", "matrix", "vector")
 
     def __init__(
         self,
@@ -422,11 +425,13 @@ class _Column:
         convert: ListConverter | None,
         decimal: bool,
         vector: VectorConverter | None = None,
+        matrix: MatrixConverter | None = None,
     ) -> None:
         self.arrow = arrow
         self.convert = convert
         self.decimal = decimal
         self.vector = vector
+        self.matrix = matrix
 
     def array(self, values: Sequence[Any]) -> Any:
         pa = _pa()
@@ -509,16 +514,25 @@ def _masked(values: Any, valid: Any, nulls: Any, arrow: Any) -> Any:
     return _pa().array(values, type=arrow, mask=mask if mask is None else np.asarray(mask))
 
 
-def _datetime2_vector(fsp: int, arrow: Any) -> VectorConverter:
+def _values_vector(matrix: MatrixConverter, size: int) -> VectorConverter:
+    """A MatrixConverter applied to a sequence of raw values (bytes or None)."""
+
+    def vector(values: Sequence[Any]) -> Any:
+        return matrix(*_byte_matrix(values, size))
+
+    return vector
+
+
+def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     nbytes = FRAC_BYTES[fsp]
     shift = 8 * nbytes
     mask = (1 << shift) - 1
     unit = FRAC_UNIT[nbytes] if nbytes else 0
-    size = 5 + nbytes
+    5 + nbytes
 
-    def vector(values: Sequence[Any]) -> Any:
+    def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        matrix, nulls = _byte_matrix(values, size)
+        len(matrix)
         t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         packed = (t >> np.uint64(shift)).astype(np.int64) - 0x8000000000
@@ -536,16 +550,16 @@ def _datetime2_vector(fsp: int, arrow: Any) -> VectorConverter:
     return vector
 
 
-def _timestamp2_vector(fsp: int, arrow: Any) -> VectorConverter:
+def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     nbytes = FRAC_BYTES[fsp]
     shift = 8 * nbytes
     mask = (1 << shift) - 1
     unit = FRAC_UNIT[nbytes] if nbytes else 0
-    size = 4 + nbytes
+    4 + nbytes
 
-    def vector(values: Sequence[Any]) -> Any:
+    def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        matrix, nulls = _byte_matrix(values, size)
+        len(matrix)
         t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         seconds = (t >> np.uint64(shift)).astype(np.int64)
@@ -556,10 +570,10 @@ def _timestamp2_vector(fsp: int, arrow: Any) -> VectorConverter:
     return vector
 
 
-def _date_vector(arrow: Any) -> VectorConverter:
-    def vector(values: Sequence[Any]) -> Any:
+def _date_vector(arrow: Any) -> MatrixConverter:
+    def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        matrix, nulls = _byte_matrix(values, 3)
+        len(matrix)
         m = matrix.astype(np.int64)
         t = m[:, 0] | m[:, 1] << 8 | m[:, 2] << 16
         days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
@@ -568,7 +582,7 @@ def _date_vector(arrow: Any) -> VectorConverter:
     return vector
 
 
-def _decimal_vector(precision: int, scale: int, arrow: Any) -> VectorConverter | None:
+def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter | None:
     """DECIMALs of up to 18 digits in up to 8 bytes: their unscaled values fit an int64."""
     groups = decimal_groups(precision, scale)
     size = sum(nbytes for nbytes, _ in groups)
@@ -584,13 +598,13 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> VectorConverter |
         digits_after -= digits
         parts.append((shift, (1 << (8 * nbytes)) - 1, 10**digits, 10**digits_after))
 
-    def vector(values: Sequence[Any]) -> Any:
+    def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        matrix, nulls = _byte_matrix(values, size)
+        count = len(matrix)
         t = _big_endian(matrix)
         positive = (t & np.uint64(sign_bit)) != 0
         t = np.where(positive, t ^ np.uint64(sign_bit), t ^ np.uint64(negative_mask))
-        unscaled = np.zeros(len(values), np.int64)
+        unscaled = np.zeros(count, np.int64)
         for group_shift, group_mask, limit, weight in parts:
             group = ((t >> np.uint64(group_shift)) & np.uint64(group_mask)).astype(np.int64)
             if (group >= limit).any():
@@ -599,14 +613,14 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> VectorConverter |
         unscaled = np.where(positive, unscaled, -unscaled)
         if nulls is not None:
             unscaled[nulls] = 0
-        words = np.empty((len(values), 2), np.int64)
+        words = np.empty((count, 2), np.int64)
         words[:, 0] = unscaled
         words[:, 1] = unscaled >> 63
         pa = _pa()
         validity = None
         if nulls is not None:
             validity = pa.array(~nulls).buffers()[1]
-        return pa.Array.from_buffers(arrow, len(values), [validity, pa.py_buffer(words.tobytes())])
+        return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
 
     return vector
 
@@ -618,23 +632,29 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
     if column_type == ColumnType.NEWDECIMAL:
         raw = ColumnReader(base.fmt, base.size)
         precision, scale = meta & 0xFF, meta >> 8
-        vector = _decimal_vector(precision, scale, arrow) if precision <= 38 else None
-        return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector)
+        matrix = _decimal_vector(precision, scale, arrow) if precision <= 38 else None
+        vector = None if matrix is None else _values_vector(matrix, base.size)
+        return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector, matrix)
     if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
         return ColumnReader(base.fmt, base.size), _Column(
             arrow, _objects_converter(base.code), False
         )
     if column_type == ColumnType.DATETIME2:
         converter = _datetime2_converter(meta, base.code)
-        vector = _datetime2_vector(meta, arrow)
-        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False, vector)
+        matrix = _datetime2_vector(meta, arrow)
+        vector = _values_vector(matrix, base.size)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, converter, False, vector, matrix)
     if column_type == ColumnType.TIMESTAMP2:
         converter = _timestamp2_converter(meta, base.code)
-        vector = _timestamp2_vector(meta, arrow)
-        return ColumnReader(base.fmt, base.size), _Column(arrow, converter, False, vector)
+        matrix = _timestamp2_vector(meta, arrow)
+        vector = _values_vector(matrix, base.size)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, converter, False, vector, matrix)
     if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
         raw = ColumnReader(base.fmt, base.size)
-        return raw, _Column(arrow, _date_converter, False, _date_vector(arrow))
+        matrix = _date_vector(arrow)
+        return raw, _Column(arrow, _date_converter, False, _values_vector(matrix, 3), matrix)
     if column_type in _TEMPORAL_KIND:  # TIME2, old TIME/DATETIME/TIMESTAMP
         return ColumnReader(base.fmt, base.size), _Column(
             arrow, _objects_converter(base.code), False
@@ -658,6 +678,7 @@ class ColumnarShape(TableDecoder):
     ) -> None:
         super().__init__(column_types, column_meta, unsigned)
         self._arrow: list[_Column] | None = None
+        self._scanners: dict[tuple[int, int, int | None], Scanner] = {}
 
     def _build(self) -> None:
         readers, columns = [], []
@@ -678,6 +699,16 @@ class ColumnarShape(TableDecoder):
         assert self._columns is not None
         return self._columns
 
+    def scanner(self, width: int, present: int, present_after: int | None) -> Scanner:
+        key = (width, present, present_after)
+        scanner = self._scanners.get(key)
+        if scanner is None:
+            if len(self._scanners) >= self.MAX_READERS:
+                self._scanners.clear()
+            scanner = compile_scanner(self.columns()[:width], width, present, present_after)
+            self._scanners[key] = scanner
+        return scanner
+
     def arrow_columns(self) -> list[_Column]:
         if self._arrow is None:
             self._build()
@@ -686,6 +717,209 @@ class ColumnarShape(TableDecoder):
 
 
 columnar_shape = TableShapeCache(ColumnarShape).get
+
+
+# --- row images read a column at a time (numpy) -----------------------------------------------
+
+_NUMERIC_DTYPES = {
+    "b": "<i1", "B": "<u1", "h": "<i2", "H": "<u2", "i": "<i4", "I": "<u4", "q": "<i8",
+    "Q": "<u8", "f": "<f4", "d": "<f8",
+}  # fmt: skip
+Scanner = Callable[[bytes, int, int], list[int] | None]
+
+
+def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequence[int]) -> None:
+    """Statements moving ``pos`` over one row image (its values are not read)."""
+    null_bytes = (len(present) + 7) >> 3
+    if not present:
+        return
+    if null_bytes == 1:
+        lines.append("        nulls = data[pos]")
+    else:
+        lines.append(f"        nulls = _fb(data[pos:pos + {null_bytes}], 'little')")
+    lines.append(f"        pos += {null_bytes}")
+
+    def skip(indent: str, reader: ColumnReader) -> list[str]:
+        if reader.fmt:
+            return [f"{indent}pos += {reader.size}"] if reader.size else []
+        prefix = reader.size
+        length = {
+            1: "data[pos]",
+            2: "(data[pos] | data[pos + 1] << 8)",
+            3: "(data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)",
+        }.get(prefix, "_u32(data, pos)[0]")
+        return [f"{indent}pos += {prefix} + {length}"]
+
+    lines.append(f"        if not nulls & {(1 << len(present)) - 1}:")
+    fixed = 0
+    body: list[str] = []
+    for column in present:
+        reader = readers[column]
+        if reader.fmt:
+            fixed += reader.size
+            continue
+        if fixed:
+            body.append(f"            pos += {fixed}")
+            fixed = 0
+        body += skip("            ", reader)
+    if fixed:
+        body.append(f"            pos += {fixed}")
+    lines += body or ["            pass"]
+    lines.append("        else:")
+    for bit, column in enumerate(present):
+        step = skip("                ", readers[column])
+        if step:
+            lines.append(f"            if not nulls & {1 << bit}:")
+            lines += step
+    lines.append("            pass")
+
+
+def compile_scanner(
+    readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
+) -> Scanner:
+    """A function ``(data, pos, end) -> row start positions`` (None if the rows do not end at
+    ``end``): the row decoder's walk over the images without reading the values."""
+    images = [present] if present_after is None else [present, present_after]
+    lines = [
+        "def scan(data, pos, end):",
+        "    starts = []",
+        "    append = starts.append",
+        "    while pos < end:",
+        "        append(pos)",
+    ]
+    any_column = False
+    for mask in images:
+        columns = [c for c in range(width) if mask >> c & 1]
+        any_column = any_column or bool(columns)
+        _scan_image(lines, readers, columns)
+    if not any_column:
+        lines.append("        return None")
+    lines += ["    return starts if pos == end else None"]
+    namespace: dict[str, Any] = {"_fb": _from_bytes, "_u32": struct.Struct("<I").unpack_from}
+    exec(compile("\n".join(lines) + "\n", f"<rows scanner {width} columns>", "exec"), namespace)
+    scanner: Scanner = namespace["scan"]
+    return scanner
+
+
+def _little_endian(matrix: Any) -> Any:
+    np = _np()
+    acc = matrix[:, -1].astype(np.uint64)
+    for index in range(matrix.shape[1] - 2, -1, -1):
+        acc = (acc << np.uint64(8)) | matrix[:, index]
+    return acc
+
+
+def _vector_fixed(
+    buf: Any, raw: bytes, positions: Any, nulls: Any, reader: ColumnReader, column: _Column
+) -> Any:
+    """One fixed-size column's values at ``positions`` (rows where ``nulls`` are NULL)."""
+    np = _np()
+    pa = _pa()
+    size = reader.size
+    count = len(positions)
+    if size == 0:
+        return pa.nulls(count, column.arrow) if column.arrow == pa.null() else None
+    index = np.minimum(positions[:, None] + np.arange(size), len(buf) - 1)
+    matrix = buf[index]
+    has_nulls = nulls is not None and bool(nulls.any())
+    mask = nulls if has_nulls else None
+    dtype = _NUMERIC_DTYPES.get(reader.fmt)
+    if dtype is not None and not reader.code and column.convert is None:
+        values = np.ascontiguousarray(matrix).view(dtype).ravel()
+        if column.decimal:  # BIGINT UNSIGNED, 8-byte SET: decimal(20, 0)
+            words = np.zeros((count, 2), np.uint64)
+            words[:, 0] = values
+            if has_nulls:
+                words[nulls] = 0
+            validity = pa.array(~nulls).buffers()[1] if has_nulls else None
+            return pa.Array.from_buffers(
+                column.arrow, count, [validity, pa.py_buffer(words.tobytes())]
+            )
+        return pa.array(values, type=column.arrow, mask=mask)
+    if column.matrix is not None:
+        return column.matrix(matrix, mask)
+    # Any other column: its struct items and the row decoder's statements, value by value.
+    convert = value_converter(reader.code) if reader.code else None
+    items = [item for (item,) in struct.iter_unpack("<" + reader.fmt, matrix.tobytes())]
+    if convert is not None:
+        null_list = nulls.tolist() if has_nulls else None
+        items = [
+            None if null_list is not None and null_list[k] else convert(v)
+            for k, v in enumerate(items)
+        ]
+    elif has_nulls:
+        items = [None if n else v for v, n in zip(items, nulls.tolist(), strict=True)]
+    saved = column.vector
+    column.vector = None  # the items are converted already where a vector would
+    try:
+        return column.array(items)
+    finally:
+        column.vector = saved
+
+
+def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
+    np = _np()
+    pa = _pa()
+    count = len(starts)
+    offsets = np.zeros(count + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] >= 1 << 31:
+        return None
+    data = b"".join(
+        [raw[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
+    )
+    validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
+    return pa.Array.from_buffers(
+        pa.binary(),
+        count,
+        [validity, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(data)],
+    )
+
+
+def _vector_image(
+    buf: Any,
+    raw: bytes,
+    starts: Any,
+    readers: Sequence[ColumnReader],
+    columns: Sequence[_Column],
+    mask: int,
+    width: int,
+) -> tuple[list[Any], Any] | None:
+    """The arrays of one image of every row (rows starting at ``starts``) and where each
+    image ends; None when the bytes do not hold what the scanner said."""
+    np = _np()
+    pa = _pa()
+    count = len(starts)
+    present = [c for c in range(width) if mask >> c & 1]
+    arrays: list[Any] = [None] * width
+    pos = starts
+    if present:
+        null_bytes = (len(present) + 7) >> 3
+        bits = np.zeros(count, np.int64)
+        for k in range(null_bytes):
+            bits |= buf[np.minimum(starts + k, len(buf) - 1)].astype(np.int64) << (8 * k)
+        pos = starts + null_bytes
+        limit = len(buf)
+        for bit, column in enumerate(present):
+            reader = readers[column]
+            nulls = ((bits >> bit) & 1).astype(bool)
+            if reader.fmt:
+                array = _vector_fixed(buf, raw, pos, nulls, reader, columns[column])
+                pos = pos + np.where(nulls, 0, reader.size)
+            else:
+                prefix = reader.size
+                index = np.minimum(pos[:, None] + np.arange(prefix), limit - 1)
+                lengths = _little_endian(buf[index]).astype(np.int64)
+                lengths = np.where(nulls, 0, lengths)
+                array = _vector_binary(raw, pos + prefix, lengths, nulls)
+                pos = pos + np.where(nulls, 0, prefix + lengths)
+            if array is None or (pos > limit).any():
+                return None
+            arrays[column] = array
+    for column in range(width):
+        if arrays[column] is None:
+            arrays[column] = pa.nulls(count, columns[column].arrow)
+    return arrays, pos
 
 
 # --- batches ----------------------------------------------------------------------------------
@@ -719,8 +953,11 @@ class _Run:
     gtid: tuple[int | None, int | None, int | None]
     present: bytes
     present_after: bytes | None
-    rows: list[Any]
+    rows: list[Any] | None  # None: not read yet (``area`` is, see _vector_batch)
     partial: bool
+    header: RowsHeader | None = None
+    starts: list[int] | None = None  # where each row starts in ``area`` (rows not read yet)
+    area: bytes = b""  # the row images (uncompressed)
 
 
 @dataclass(slots=True)
@@ -769,7 +1006,196 @@ def _struct(
     return pa.StructArray.from_arrays(arrays, fields=fields, mask=mask)
 
 
+_BATCH_NAMES = [
+    "op", "event_offset", "row", "log_pos", "timestamp", "server_id", "gtid_domain",
+    "gtid_server", "gtid_seq", "before", "after", "before_present", "after_present",
+]  # fmt: skip
+
+
+def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
+    """The batch of runs whose row starts are known, each column read at once over all rows
+    with the same column-present bitmaps; None when the bytes do not agree with the walk."""
+    np = _np()
+    pa = _pa()
+    width = buffer.width
+    readers = buffer.shape.columns()[:width]
+    columns = buffer.shape.arrow_columns()[:width]
+    fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
+    struct_type = pa.struct(fields)
+    groups: dict[tuple[int, int | None], list[int]] = {}
+    for index, run in enumerate(buffer.runs):
+        header = run.header
+        assert header is not None
+        groups.setdefault((header.present, header.present_after), []).append(index)
+    counts = [len(run.starts or ()) for run in buffer.runs]
+    batches = []
+    for (present, present_after), members in groups.items():
+        runs = [buffer.runs[index] for index in members]
+        raw = b"".join([run.area for run in runs])
+        flat: list[int] = []
+        base = 0
+        for run in runs:
+            assert run.starts is not None
+            flat += run.starts if not base else [start + base for start in run.starts]
+            base += len(run.area)
+        total = len(flat)
+        if not total:
+            continue
+        buf = np.frombuffer(raw, np.uint8)
+        starts = np.array(flat, np.int64)
+        first = _vector_image(buf, raw, starts, readers, columns, present, width)
+        if first is None:
+            return None
+        first_arrays, ends = first
+        second_arrays = None
+        if present_after is not None:
+            second = _vector_image(buf, raw, ends, readers, columns, present_after, width)
+            if second is None:
+                return None
+            second_arrays, ends = second
+        if not (np.array_equal(ends[:-1], starts[1:]) and int(ends[-1]) == len(raw)):
+            return None
+        ops: list[str] = []
+        run_rows: list[int] = []
+        for run, index in zip(runs, members, strict=True):
+            ops += [run.op] * counts[index]
+            run_rows += range(counts[index])
+        first_struct = pa.StructArray.from_arrays(first_arrays, fields=fields)
+        if second_arrays is not None:
+            before = first_struct
+            after = pa.StructArray.from_arrays(second_arrays, fields=fields)
+        else:
+            op_array = np.array(ops)
+            is_delete = op_array == "d"
+            before = (
+                pa.StructArray.from_arrays(first_arrays, fields=fields, mask=pa.array(~is_delete))
+                if is_delete.any()
+                else pa.nulls(total, struct_type)
+            )
+            after = (
+                pa.StructArray.from_arrays(first_arrays, fields=fields, mask=pa.array(is_delete))
+                if not is_delete.all()
+                else pa.nulls(total, struct_type)
+            )
+        before_present_list: list[bytes | None] = []
+        after_present_list: list[bytes | None] = []
+        for run, index in zip(runs, members, strict=True):
+            n = counts[index]
+            if run.op == "u":
+                before_present_list += [run.present] * n
+                after_present_list += [run.present_after] * n
+            elif run.op == "d":
+                before_present_list += [run.present] * n
+                after_present_list += [None] * n
+            else:
+                before_present_list += [None] * n
+                after_present_list += [run.present] * n
+        meta = _meta_arrays([buffer.runs[index] for index in members], [counts[i] for i in members])
+        batches.append(
+            (
+                members,
+                pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(ops, pa.string()),
+                        meta[0],
+                        pa.array(run_rows, pa.int32()),
+                        *meta[1:],
+                        before,
+                        after,
+                        pa.array(before_present_list, pa.binary()),
+                        pa.array(after_present_list, pa.binary()),
+                    ],
+                    names=_BATCH_NAMES,
+                ),
+            )
+        )
+    if not batches:
+        return None
+    if len(batches) == 1:
+        record_batch = batches[0][1]
+    else:
+        # Rows in run order: where each group's rows go.
+        run_start = np.zeros(len(counts) + 1, np.int64)
+        np.cumsum(counts, out=run_start[1:])
+        targets = []
+        for members, group_batch in batches:
+            member_counts = [counts[i] for i in members]
+            targets.append(
+                np.repeat(run_start[members], member_counts)
+                + group_batch.column("row").to_numpy(zero_copy_only=False)
+            )
+        target = np.concatenate(targets)
+        order = np.empty(len(target), np.int64)
+        order[target] = np.arange(len(target))
+        table = pa.Table.from_batches([group_batch for _, group_batch in batches])
+        record_batch = table.take(order).combine_chunks().to_batches()[0]
+    table_map = buffer.table_map
+    return ChangeBatch(
+        table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
+        record_batch,
+    )  # fmt: skip
+
+
+def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
+    """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
+    value per run, repeated for its rows)."""
+    pa = _pa()
+    np = _np()
+    repeats = np.asarray(counts, np.int64)
+    per_run = np.array(
+        [(run.offset, run.log_pos, run.timestamp, run.server_id) for run in runs], np.int64
+    ).reshape(len(runs), 4)
+    arrays = [pa.array(np.repeat(per_run[:, k], repeats), pa.int64()) for k in range(4)]
+    gtids = [run.gtid for run in runs]
+    if all(gtid[0] is not None for gtid in gtids):
+        numbers = np.array(gtids, np.uint64).reshape(len(runs), 3)
+        arrays += [
+            pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
+            pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
+            pa.array(np.repeat(numbers[:, 2], repeats), pa.uint64()).cast(pa.decimal128(20, 0)),
+        ]
+    else:
+        domains: list[int | None] = []
+        servers: list[int | None] = []
+        seqs: list[int | None] = []
+        for (domain, server, seq), n in zip(gtids, counts, strict=True):
+            domains += [domain] * n
+            servers += [server] * n
+            seqs += [seq] * n
+        arrays += [
+            pa.array(domains, pa.int64()),
+            pa.array(servers, pa.int64()),
+            pa.array(seqs, pa.uint64()).cast(pa.decimal128(20, 0)),
+        ]
+    return arrays
+
+
+def _read_deferred(buffer: _TableBuffer) -> None:
+    """Read the rows of the runs whose rows were not read, the row decoder's way."""
+    for run in buffer.runs:
+        if run.rows is None:
+            header = run.header
+            assert header is not None
+            reader = buffer.shape.rows_reader(header.width, header.present, header.present_after)
+            try:
+                run.rows = reader(run.area, 0, len(run.area))
+            except DecodeError as exc:
+                raise DecodeError(
+                    f"{exc.reason} (at {exc.offset} in the row images)",
+                    offset=run.offset,
+                    event_type=_name(header.cls._CODES[(header.version, header.compressed)]),
+                ) from None
+
+
 def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
+    if buffer.rows >= _VECTOR_MIN and all(run.starts is not None for run in buffer.runs):
+        try:
+            batch = _vector_batch(buffer)
+        except DecodeError:
+            batch = None  # read again the row decoder's way, which says where
+        if batch is not None:
+            return batch
+    _read_deferred(buffer)
     pa = _pa()
     columns = buffer.shape.arrow_columns()[: buffer.width]
     filler = (None,) * buffer.width
@@ -790,6 +1216,7 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
     after_present: list[bytes | None] = []
     partial = False
     for run in buffer.runs:
+        assert run.rows is not None
         n = len(run.rows)
         ops += [run.op] * n
         offsets += [run.offset] * n
@@ -843,7 +1270,7 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
             pa.array(server_ids, pa.int64()),
             pa.array(domains, pa.int64()),
             pa.array(gtid_servers, pa.int64()),
-            _decimal_array(pa.decimal128(20, 0), seqs),
+            pa.array(seqs, pa.uint64()).cast(pa.decimal128(20, 0)),
             before,
             after,
             pa.array(before_present, pa.binary()),
@@ -998,7 +1425,23 @@ class ColumnarDecoder:
                 raise DecodeError(
                     f"table id {header.table_id}: {exc.reason}", offset=header.images_start
                 ) from None
-            rows = read_row_images(body, header, ctx, shape)
+            rows: list[Any] | None = None
+            starts: list[int] | None = None
+            area = b""
+            if _np() is not None:
+                # Where each row starts, now (the values are read a column at a time when the
+                # batch is built); anything the walk does not take is read the row decoder's way.
+                if header.compressed:
+                    area = decompress_record(body, header.images_start, ctx.max_uncompressed_length)
+                else:
+                    area = bytes(body[header.images_start :])
+                scanner = shape.scanner(header.width, header.present, header.present_after)
+                try:
+                    starts = scanner(area, 0, len(area))
+                except (IndexError, struct.error):
+                    starts = None
+            if starts is None:
+                rows = read_row_images(body, header, ctx, shape)
         except DecodeError as exc:
             raise exc.relocated(body_start, _name(fields[1])) from None
         except _MALFORMED as exc:
@@ -1039,9 +1482,12 @@ class ColumnarDecoder:
                 rows,
                 header.present != all_columns
                 or (header.present_after is not None and header.present_after != all_columns),
+                header,
+                starts,
+                area,
             )
         )
-        buffer.rows += len(rows)
+        buffer.rows += len(rows) if rows is not None else len(starts or ())
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
             out.append(_build_batch(buffer))

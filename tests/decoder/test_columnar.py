@@ -32,6 +32,7 @@ from fakemaster.errors import ChecksumError  # noqa: E402
 from fakemaster.events import (  # noqa: E402
     DeleteRowsEvent,
     Event,
+    GtidEvent,
     RowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
@@ -359,3 +360,32 @@ def test_a_corrupted_rows_event_is_a_checksum_error() -> None:
         decoder.feed(offset, damaged)
     assert error.value.event_type == "WRITE_ROWS_V1"
     assert error.value.offset == offset + len(data) - 4
+
+
+@pytest.mark.parametrize("vector_min", [1, 10**9])
+def test_rows_carry_the_gtid_and_header_of_their_transaction(
+    vector_min: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(columnar, "_VECTOR_MIN", vector_min)
+    known = precisions("default")
+    for path in golden_files("default"):
+        expected: dict[int, tuple[Any, ...]] = {}
+        gtid: tuple[Any, ...] = (None, None, None)
+        for offset, event in read_binlog(path, ctx=BinlogContext(temporal_precisions=dict(known))):
+            if isinstance(event, GtidEvent):
+                gtid = (event.domain_id, event.server_id, event.seq_no)
+            elif isinstance(event, RowsEvent):
+                expected[offset] = (*gtid, event.timestamp, event.server_id)
+        ctx = BinlogContext(temporal_precisions=dict(known))
+        seen = set()
+        for batch in read_changes(path, ctx=ctx):
+            assert isinstance(batch, ChangeBatch)
+            columns = batch.record_batch.to_pydict()
+            for index, offset in enumerate(columns["event_offset"]):
+                got = tuple(
+                    columns[name][index]
+                    for name in ("gtid_domain", "gtid_server", "gtid_seq", "timestamp", "server_id")
+                )
+                assert got == expected[offset], offset
+                seen.add(offset)
+        assert seen and seen <= set(expected)
