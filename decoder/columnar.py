@@ -107,7 +107,7 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import ChecksumError, DecodeError
 from fakemaster.events import ROWS_EVENT_CLASSES, Event, TableMapEvent
 from fakemaster.header import CRC, HEADER
-from fakemaster.layouts import GTID_FIXED
+from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED
 from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
@@ -941,23 +941,54 @@ class ChangeBatch:
         return int(self.record_batch.num_rows)
 
 
-@dataclass(slots=True)
 class _Run:
-    """The rows of one rows event."""
+    """The rows of one rows event: read (``rows``), or where each starts in ``area``."""
 
-    op: str
-    offset: int
-    log_pos: int
-    timestamp: int
-    server_id: int
-    gtid: tuple[int | None, int | None, int | None]
-    present: bytes
-    present_after: bytes | None
-    rows: list[Any] | None  # None: not read yet (``area`` is, see _vector_batch)
-    partial: bool
-    header: RowsHeader | None = None
-    starts: list[int] | None = None  # where each row starts in ``area`` (rows not read yet)
-    area: bytes = b""  # the row images (uncompressed)
+    __slots__ = ("offset", "log_pos", "timestamp", "server_id", "gtid", "rows", "header",
+                 "starts", "area")  # fmt: skip
+
+    def __init__(
+        self,
+        offset: int,
+        log_pos: int,
+        timestamp: int,
+        server_id: int,
+        gtid: tuple[int | None, int | None, int | None],
+        rows: list[Any] | None,
+        header: RowsHeader,
+        starts: list[int] | None,
+        area: bytes,
+    ) -> None:
+        self.offset = offset
+        self.log_pos = log_pos
+        self.timestamp = timestamp
+        self.server_id = server_id
+        self.gtid = gtid
+        self.rows = rows
+        self.header = header
+        self.starts = starts
+        self.area = area
+
+    @property
+    def op(self) -> str:
+        return _OPS[self.header.cls.KIND]
+
+    @property
+    def present(self) -> bytes:
+        return self.header.columns_present
+
+    @property
+    def present_after(self) -> bytes | None:
+        header = self.header
+        return header.columns_present_after if header.present_after is not None else None
+
+    @property
+    def partial(self) -> bool:
+        header = self.header
+        every = (1 << header.width) - 1
+        return header.present != every or (
+            header.present_after is not None and header.present_after != every
+        )
 
 
 @dataclass(slots=True)
@@ -1326,6 +1357,9 @@ class ColumnarDecoder:
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
         self._maps: dict[bytes, TableMapEvent] = {}
+        # Per (type code, table id bytes): the post-header and bitmaps last seen, for events
+        # that repeat them (see _known_rows).
+        self._templates: dict[tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]] = {}
 
     def flush(self) -> list[ChangeBatch]:
         """Every table's held rows, as batches (tables in the order their rows began)."""
@@ -1333,62 +1367,103 @@ class ColumnarDecoder:
         self._buffers.clear()
         return [_build_batch(buffer) for buffer in buffers if buffer.rows]
 
-    def _body(self, view: memoryview, fields: tuple[int, ...], offset: int) -> memoryview:
-        """The body of a non-FDE event, its CRC checked (decoder.core.decode_event's rules)."""
-        end = len(view)
+    def feed(self, offset: int, data: bytes) -> list[Output]:
+        size = len(data)
+        if size < HEADER_LEN:
+            return self._decoded(offset, data)
+        fields = _unpack_header(data, 0)
+        type_code = fields[1]
+        if fields[3] != size or type_code in self.events or type_code == _FDE:
+            return self._decoded(offset, data)
+        out: list[Output] = self.flush() if type_code in self.flush_on else []  # type: ignore[assignment]
         ctx = self.ctx
+        end = size
         if ctx.checksum:
-            if end < HEADER_LEN + CHECKSUM_LEN:
-                raise DecodeError("truncated: no room for the CRC", offset=offset + end)
             end -= CHECKSUM_LEN
+            if end < HEADER_LEN:
+                raise DecodeError(
+                    "truncated: no room for the CRC",
+                    offset=offset + size,
+                    event_type=_name(type_code),
+                )
             if self.verify_checksum:
-                stored = _unpack_crc(view, end)[0]
-                computed = zlib.crc32(view[:end])
+                computed = _crc32(memoryview(data)[:end])
+                stored = _unpack_crc(data, end)[0]
                 if stored != computed:
                     raise ChecksumError(
                         f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}",
                         offset=offset + end,
+                        event_type=_name(type_code),
                     )
-        start = max(ctx.fde.header_length, HEADER_LEN)
+        start = ctx.fde.header_length
+        if start < HEADER_LEN:
+            start = HEADER_LEN
         if start > end:
-            raise DecodeError("truncated: shorter than the header", offset=offset + end)
-        return view[start:end]
-
-    def feed(self, offset: int, data: bytes) -> list[Output]:
-        view = memoryview(data)
-        if len(view) < HEADER_LEN:
-            return self._decoded(offset, data)
-        fields = _unpack_header(view, 0)
-        type_code = fields[1]
-        if fields[3] != len(view) or type_code in self.events or type_code == _FDE:
-            return self._decoded(offset, data)
-        out: list[Output] = []
-        if type_code in self.flush_on:
-            out += self.flush()
+            raise DecodeError(
+                "truncated: shorter than the header",
+                offset=offset + end,
+                event_type=_name(type_code),
+            )
         if type_code in _ROWS_CODES:
-            self._rows(offset, view, fields, out)
+            if not self._known_rows(offset, data, fields, start, end, out):
+                self._rows(offset, data, fields, start, end, out)
         elif type_code == _TABLE_MAP:
-            body = self._checked(offset, view, fields)
-            table_map = self._maps.get(bytes(body))
+            body = data[start:end]
+            table_map = self._maps.get(body)
             if table_map is None:
-                event = decode_event(
-                    data, self.ctx, offset, self.verify_checksum, self.allow_unknown
-                )
+                event = decode_event(data, ctx, offset, self.verify_checksum, self.allow_unknown)
                 assert isinstance(event, TableMapEvent)
                 if len(self._maps) >= 1024:
                     self._maps.clear()
-                self._maps[bytes(body)] = event
+                self._maps[body] = event
             else:
-                self.ctx.table_maps[table_map.table_id] = table_map
+                ctx.table_maps[table_map.table_id] = table_map
         elif type_code == _GTID:
-            body = self._checked(offset, view, fields)
-            if len(body) < GTID_FIXED.size:
-                decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
-            seq_no, domain_id, _ = GTID_FIXED.unpack_from(body, 0)
+            if end - start < GTID_BODY_MIN:
+                decode_event(data, ctx, offset, self.verify_checksum, self.allow_unknown)
+            seq_no, domain_id, _ = _unpack_gtid(data, start)
             self.gtid = (domain_id, fields[2], seq_no)
-        else:
-            self._checked(offset, view, fields)
         return out
+
+    def _known_rows(
+        self,
+        offset: int,
+        data: bytes,
+        fields: tuple[int, ...],
+        start: int,
+        end: int,
+        out: list[Output],
+    ) -> bool:
+        """A rows event whose post-header and bitmaps are those of an earlier event of the
+        same table map (a server's single-row statements): its rows added without reading
+        them again; False when it is not one."""
+        id_end = start + self.ctx.table_id_size
+        template = self._templates.get((fields[1], data[start:id_end]))
+        if template is None:
+            return False
+        header, prefix, scanner, buffer = template
+        images = start + header.images_start
+        if (
+            self._buffers.get(header.table_id) is not buffer  # flushed since, or replaced
+            or self.ctx.table_maps.get(header.table_id) is not header.table_map
+            or data[start:images] != prefix
+        ):
+            return False
+        area = data[images:end]
+        try:
+            starts = scanner(area, 0, len(area))
+        except (IndexError, struct.error):
+            return False
+        if starts is None:
+            return False
+        buffer.runs.append(
+            _Run(offset, fields[4], fields[0], fields[2], self.gtid, None, header, starts, area)
+        )
+        buffer.rows += len(starts)
+        if buffer.rows >= self.batch_rows:
+            del self._buffers[header.table_id]
+            out.append(_build_batch(buffer))
+        return True
 
     def _decoded(self, offset: int, data: bytes) -> list[Output]:
         event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
@@ -1401,20 +1476,19 @@ class ColumnarDecoder:
             out.append((offset, event))
         return out
 
-    def _checked(self, offset: int, view: memoryview, fields: tuple[int, ...]) -> memoryview:
-        try:
-            return self._body(view, fields, offset)
-        except DecodeError as exc:
-            exc.event_type = _name(fields[1])
-            exc.args = (f"{exc.reason} in {exc.event_type} at offset {exc.offset}",)
-            raise
-
     def _rows(
-        self, offset: int, view: memoryview, fields: tuple[int, ...], out: list[Output]
+        self,
+        offset: int,
+        data: bytes,
+        fields: tuple[int, ...],
+        start: int,
+        end: int,
+        out: list[Output],
     ) -> None:
-        body = self._checked(offset, view, fields)
+        body = memoryview(data)[start:end]
         ctx = self.ctx
-        body_start = offset + max(ctx.fde.header_length, HEADER_LEN)
+        body_start = offset + start
+        scanner = None
         try:
             header: RowsHeader = read_rows_header(body, fields[1], ctx)
             table_map = header.table_map
@@ -1434,7 +1508,7 @@ class ColumnarDecoder:
                 if header.compressed:
                     area = decompress_record(body, header.images_start, ctx.max_uncompressed_length)
                 else:
-                    area = bytes(body[header.images_start :])
+                    area = data[start + header.images_start : end]
                 scanner = shape.scanner(header.width, header.present, header.present_after)
                 try:
                     starts = scanner(area, 0, len(area))
@@ -1468,26 +1542,16 @@ class ColumnarDecoder:
         if buffer is None:
             buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
             self._buffers[header.table_id] = buffer
-        all_columns = (1 << width) - 1
         buffer.runs.append(
-            _Run(
-                _OPS[header.cls.KIND],
-                offset,
-                fields[4],
-                fields[0],
-                fields[2],
-                self.gtid,
-                header.columns_present,
-                header.columns_present_after if header.present_after is not None else None,
-                rows,
-                header.present != all_columns
-                or (header.present_after is not None and header.present_after != all_columns),
-                header,
-                starts,
-                area,
-            )
+            _Run(offset, fields[4], fields[0], fields[2], self.gtid, rows, header, starts, area)
         )
         buffer.rows += len(rows) if rows is not None else len(starts or ())
+        if starts is not None and scanner is not None and not header.compressed:
+            if len(self._templates) >= 1024:
+                self._templates.clear()
+            id_end = start + ctx.table_id_size
+            prefix = data[start : start + header.images_start]
+            self._templates[(fields[1], data[start:id_end])] = (header, prefix, scanner, buffer)
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
             out.append(_build_batch(buffer))
@@ -1495,6 +1559,8 @@ class ColumnarDecoder:
 
 _unpack_header = HEADER.unpack_from
 _unpack_crc = CRC.unpack_from
+_unpack_gtid = GTID_FIXED.unpack_from
+_crc32 = zlib.crc32
 
 
 def _name(type_code: int) -> str:
