@@ -23,7 +23,7 @@ type codes in ``events``, ``(offset, event)`` pairs decoded as ``decoder.read_bi
 them. Everything is in binlog order except that a table's rows are held until its batch is
 full: they come out when ``batch_rows`` is reached, when a TABLE_MAP gives the table id another
 shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED by default:
-DDL), and at the end of the input. The order of the rows themselves is always given by
+DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows themselves is always given by
 ``(event_offset, row)``. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
 event_bytes)`` per event, ``flush()``), for a replication stream.
 
@@ -105,7 +105,7 @@ from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, ColumnType, EventType
 from fakemaster.context import BinlogContext
 from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import ChecksumError, DecodeError
-from fakemaster.events import ROWS_EVENT_CLASSES, Event, TableMapEvent
+from fakemaster.events import ROWS_EVENT_CLASSES, Event, QueryEvent, TableMapEvent
 from fakemaster.header import CRC, HEADER
 from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED
 from fakemaster.table_shapes import TableShapeCache
@@ -120,6 +120,8 @@ __all__ = [
 ]
 
 DDL_EVENT_TYPES = frozenset({int(EventType.QUERY), int(EventType.QUERY_COMPRESSED)})
+# Statements of these QUERY events change no table: no flush before them.
+_NOT_DDL = frozenset({b"BEGIN", b"COMMIT", b"ROLLBACK", b"XA END", b"XA COMMIT"})
 
 _ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
 _FDE = int(EventType.FORMAT_DESCRIPTION)
@@ -132,10 +134,16 @@ _MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
 _from_bytes = int.from_bytes
 
 
-def _pa() -> Any:
-    import pyarrow  # type: ignore[import-untyped]
+_PYARROW: list[Any] = []
 
-    return pyarrow
+
+def _pa() -> Any:
+    """pyarrow, imported on first use."""
+    if not _PYARROW:
+        import pyarrow  # type: ignore[import-untyped]
+
+        _PYARROW.append(pyarrow)
+    return _PYARROW[0]
 
 
 # --- per column: Arrow type and conversion ----------------------------------------------------
@@ -1359,7 +1367,9 @@ class ColumnarDecoder:
         self._maps: dict[bytes, TableMapEvent] = {}
         # Per (type code, table id bytes): the post-header and bitmaps last seen, for events
         # that repeat them (see _known_rows).
-        self._templates: dict[tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]] = {}
+        self._templates: dict[
+            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]
+        ] = {}
 
     def flush(self) -> list[ChangeBatch]:
         """Every table's held rows, as batches (tables in the order their rows began)."""
@@ -1375,7 +1385,11 @@ class ColumnarDecoder:
         type_code = fields[1]
         if fields[3] != size or type_code in self.events or type_code == _FDE:
             return self._decoded(offset, data)
-        out: list[Output] = self.flush() if type_code in self.flush_on else []  # type: ignore[assignment]
+        out: list[Output] = []
+        if type_code in self.flush_on:
+            if type_code in DDL_EVENT_TYPES:
+                return self._decoded(offset, data)
+            out += self.flush()
         ctx = self.ctx
         end = size
         if ctx.checksum:
@@ -1468,7 +1482,9 @@ class ColumnarDecoder:
     def _decoded(self, offset: int, data: bytes) -> list[Output]:
         event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
         out: list[Output] = []
-        if event.type_code in self.flush_on:
+        if event.type_code in self.flush_on and not (
+            isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL
+        ):
             out += self.flush()
         if event.type_code == _GTID:
             self.gtid = (event.domain_id, event.server_id, event.seq_no)  # type: ignore[attr-defined]
