@@ -74,6 +74,7 @@ framing and CRC32 only, not decoded; a GTID is read for its numbers only.
 from __future__ import annotations
 
 import datetime
+import itertools
 import struct
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -1061,27 +1062,38 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     columns = buffer.shape.arrow_columns()[:width]
     fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
     struct_type = pa.struct(fields)
-    groups: dict[tuple[int, int | None], list[int]] = {}
+    # Runs of the same kind and bitmaps are read together (one group per statement shape).
+    # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
+    groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
     for index, run in enumerate(buffer.runs):
         header = run.header
-        assert header is not None
-        groups.setdefault((header.present, header.present_after), []).append(index)
+        key = (header.cls, header.columns_present, header.columns_present_after)
+        groups.setdefault(key, []).append(index)
     counts = [len(run.starts or ()) for run in buffer.runs]
     batches = []
-    for (present, present_after), members in groups.items():
+    for (cls, _, _), members in groups.items():
         runs = [buffer.runs[index] for index in members]
-        raw = b"".join([run.area for run in runs])
-        flat: list[int] = []
-        base = 0
-        for run in runs:
-            assert run.starts is not None
-            flat += run.starts if not base else [start + base for start in run.starts]
-            base += len(run.area)
-        total = len(flat)
+        present, present_after = runs[0].header.present, runs[0].header.present_after
+        member_counts = np.array([counts[index] for index in members], np.int64)
+        total = int(member_counts.sum())
         if not total:
             continue
+        raw = b"".join([run.area for run in runs])
+        bases = np.zeros(len(runs), np.int64)
+        np.cumsum([len(run.area) for run in runs[:-1]], out=bases[1:])
+        first_row = np.zeros(len(runs), np.int64)
+        np.cumsum(member_counts[:-1], out=first_row[1:])
+        if total == len(runs):  # one row per event: each starts its area
+            starts = bases + np.fromiter((run.starts[0] for run in runs), np.int64, len(runs))  # type: ignore[index]
+            run_rows = np.zeros(total, np.int64)
+        else:
+            starts = np.fromiter(
+                itertools.chain.from_iterable(run.starts for run in runs),  # type: ignore[misc]
+                np.int64,
+                total,
+            ) + np.repeat(bases, member_counts)
+            run_rows = np.arange(total) - np.repeat(first_row, member_counts)
         buf = np.frombuffer(raw, np.uint8)
-        starts = np.array(flat, np.int64)
         first = _vector_image(buf, raw, starts, readers, columns, present, width)
         if first is None:
             return None
@@ -1094,55 +1106,37 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             second_arrays, ends = second
         if not (np.array_equal(ends[:-1], starts[1:]) and int(ends[-1]) == len(raw)):
             return None
-        ops: list[str] = []
-        run_rows: list[int] = []
-        for run, index in zip(runs, members, strict=True):
-            ops += [run.op] * counts[index]
-            run_rows += range(counts[index])
-        first_struct = pa.StructArray.from_arrays(first_arrays, fields=fields)
+        op = _OPS[cls.KIND]
+        image = pa.StructArray.from_arrays(first_arrays, fields=fields)
+        columns_present = runs[0].present
         if second_arrays is not None:
-            before = first_struct
+            before = image
             after = pa.StructArray.from_arrays(second_arrays, fields=fields)
+            before_present = pa.array([columns_present] * total, pa.binary())
+            after_present = pa.array([runs[0].present_after] * total, pa.binary())
+        elif op == "d":
+            before, after = image, pa.nulls(total, struct_type)
+            before_present = pa.array([columns_present] * total, pa.binary())
+            after_present = pa.nulls(total, pa.binary())
         else:
-            op_array = np.array(ops)
-            is_delete = op_array == "d"
-            before = (
-                pa.StructArray.from_arrays(first_arrays, fields=fields, mask=pa.array(~is_delete))
-                if is_delete.any()
-                else pa.nulls(total, struct_type)
-            )
-            after = (
-                pa.StructArray.from_arrays(first_arrays, fields=fields, mask=pa.array(is_delete))
-                if not is_delete.all()
-                else pa.nulls(total, struct_type)
-            )
-        before_present_list: list[bytes | None] = []
-        after_present_list: list[bytes | None] = []
-        for run, index in zip(runs, members, strict=True):
-            n = counts[index]
-            if run.op == "u":
-                before_present_list += [run.present] * n
-                after_present_list += [run.present_after] * n
-            elif run.op == "d":
-                before_present_list += [run.present] * n
-                after_present_list += [None] * n
-            else:
-                before_present_list += [None] * n
-                after_present_list += [run.present] * n
-        meta = _meta_arrays([buffer.runs[index] for index in members], [counts[i] for i in members])
+            before, after = pa.nulls(total, struct_type), image
+            before_present = pa.nulls(total, pa.binary())
+            after_present = pa.array([columns_present] * total, pa.binary())
+        meta = _meta_arrays(runs, member_counts)
         batches.append(
             (
                 members,
+                run_rows,
                 pa.RecordBatch.from_arrays(
                     [
-                        pa.array(ops, pa.string()),
+                        pa.array([op] * total, pa.string()),
                         meta[0],
                         pa.array(run_rows, pa.int32()),
                         *meta[1:],
                         before,
                         after,
-                        pa.array(before_present_list, pa.binary()),
-                        pa.array(after_present_list, pa.binary()),
+                        before_present,
+                        after_present,
                     ],
                     names=_BATCH_NAMES,
                 ),
@@ -1151,22 +1145,19 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     if not batches:
         return None
     if len(batches) == 1:
-        record_batch = batches[0][1]
+        record_batch = batches[0][2]
     else:
         # Rows in run order: where each group's rows go.
         run_start = np.zeros(len(counts) + 1, np.int64)
         np.cumsum(counts, out=run_start[1:])
         targets = []
-        for members, group_batch in batches:
-            member_counts = [counts[i] for i in members]
-            targets.append(
-                np.repeat(run_start[members], member_counts)
-                + group_batch.column("row").to_numpy(zero_copy_only=False)
-            )
+        for members, rows_in_run, _ in batches:
+            repeats = [counts[i] for i in members]
+            targets.append(np.repeat(run_start[members], repeats) + rows_in_run)
         target = np.concatenate(targets)
         order = np.empty(len(target), np.int64)
         order[target] = np.arange(len(target))
-        table = pa.Table.from_batches([group_batch for _, group_batch in batches])
+        table = pa.Table.from_batches([group_batch for _, _, group_batch in batches])
         record_batch = table.take(order).combine_chunks().to_batches()[0]
     table_map = buffer.table_map
     return ChangeBatch(
