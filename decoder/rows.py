@@ -369,8 +369,26 @@ def read_row_images(
         ) from None
 
 
-def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEvent:
-    rows_header = read_rows_header(body, header[1], ctx)
+# A server writes the same post-header and bitmaps before the rows of every statement on a
+# table: the last ones parsed per (type code, table id), with the table's row decoder.
+_TEMPLATES: dict[tuple[int, bytes], tuple[bytes, RowsHeader, TableDecoder]] = {}
+
+
+def _rows_header(
+    body: Buffer, type_code: int, ctx: BinlogContext
+) -> tuple[RowsHeader, TableDecoder]:
+    """read_rows_header and the table's decoder, found again without parsing for a post-header
+    seen before with the same TABLE_MAP (the same object in ``ctx``)."""
+    key = (type_code, bytes(body[: ctx.table_id_size]))
+    template = _TEMPLATES.get(key)
+    if template is not None and not ctx.temporal_precisions:
+        prefix, rows_header, decoder = template
+        if (
+            ctx.table_maps.get(rows_header.table_id) is rows_header.table_map
+            and body[: len(prefix)] == prefix
+        ):
+            return rows_header, decoder
+    rows_header = read_rows_header(body, type_code, ctx)
     table_map = rows_header.table_map
     try:
         decoder = table_decoder(table_map, schema_precisions(ctx, table_map))
@@ -378,6 +396,15 @@ def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEv
         raise DecodeError(
             f"table id {rows_header.table_id}: {exc.reason}", offset=rows_header.images_start
         ) from None
+    if not ctx.temporal_precisions:
+        if len(_TEMPLATES) >= 1024:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = (bytes(body[: rows_header.images_start]), rows_header, decoder)
+    return rows_header, decoder
+
+
+def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEvent:
+    rows_header, decoder = _rows_header(body, header[1], ctx)
     rows = read_row_images(body, rows_header, ctx, decoder)
     if rows_header.present_after is not None:
         return UpdateRowsEvent(
