@@ -829,7 +829,14 @@ def _vector_fixed(
     if size == 0:
         return pa.nulls(count, column.arrow) if column.arrow == pa.null() else None
     index = np.minimum(positions[:, None] + np.arange(size), len(buf) - 1)
-    matrix = buf[index]
+    return _matrix_array(buf[index], nulls, reader, column)
+
+
+def _matrix_array(matrix: Any, nulls: Any, reader: ColumnReader, column: _Column) -> Any:
+    """A fixed-size column's Arrow array from its raw values, an (n, size) uint8 matrix."""
+    np = _np()
+    pa = _pa()
+    count = len(matrix)
     has_nulls = nulls is not None and bool(nulls.any())
     mask = nulls if has_nulls else None
     dtype = _NUMERIC_DTYPES.get(reader.fmt)
@@ -909,6 +916,8 @@ def _vector_image(
             bits |= buf[np.minimum(starts + k, len(buf) - 1)].astype(np.int64) << (8 * k)
         pos = starts + null_bytes
         limit = len(buf)
+        if not bits.any():
+            return _vector_image_without_nulls(buf, raw, pos, readers, columns, present, width)
         for bit, column in enumerate(present):
             reader = readers[column]
             nulls = ((bits >> bit) & 1).astype(bool)
@@ -925,6 +934,68 @@ def _vector_image(
             if array is None or (pos > limit).any():
                 return None
             arrays[column] = array
+    for column in range(width):
+        if arrays[column] is None:
+            arrays[column] = pa.nulls(count, columns[column].arrow)
+    return arrays, pos
+
+
+def _vector_image_without_nulls(
+    buf: Any,
+    raw: bytes,
+    pos: Any,
+    readers: Sequence[ColumnReader],
+    columns: Sequence[_Column],
+    present: Sequence[int],
+    width: int,
+) -> tuple[list[Any], Any] | None:
+    """_vector_image when no row has a NULL: consecutive fixed-size columns are one block."""
+    np = _np()
+    pa = _pa()
+    count = len(pos)
+    limit = len(buf)
+    arrays: list[Any] = [None] * width
+    index = 0
+    while index < len(present):
+        reader = readers[present[index]]
+        if reader.fmt:
+            block_columns = []
+            while index < len(present) and readers[present[index]].fmt:
+                block_columns.append(present[index])
+                index += 1
+            total = sum(readers[column].size for column in block_columns)
+            if total and int(pos.max()) + total > limit:
+                return None
+            block: Any = buf[pos[:, None] + np.arange(total)] if total else None
+            offset = 0
+            for column in block_columns:
+                size = readers[column].size
+                if size:
+                    array = _matrix_array(
+                        block[:, offset : offset + size], None, readers[column], columns[column]
+                    )
+                else:
+                    array = _vector_fixed(buf, raw, pos, None, readers[column], columns[column])
+                if array is None:
+                    return None
+                arrays[column] = array
+                offset += size
+            pos = pos + total
+        else:
+            column = present[index]
+            index += 1
+            prefix = reader.size
+            if int(pos.max()) + prefix > limit:
+                return None
+            lengths = _little_endian(buf[pos[:, None] + np.arange(prefix)]).astype(np.int64)
+            pos = pos + prefix
+            if int((pos + lengths).max()) > limit:
+                return None
+            array = _vector_binary(raw, pos, lengths, None)
+            if array is None:
+                return None
+            arrays[column] = array
+            pos = pos + lengths
     for column in range(width):
         if arrays[column] is None:
             arrays[column] = pa.nulls(count, columns[column].arrow)
