@@ -96,6 +96,7 @@ from fakemaster.columns import (
     MICROSECONDS,
     STRING_REAL_ENUM,
     STRING_REAL_SET,
+    TIME2_HOURS,
     VARCHAR_TYPES,
     column_names,
     decimal_groups,
@@ -130,6 +131,8 @@ _TABLE_MAP = int(EventType.TABLE_MAP)
 _GTID = int(EventType.GTID)
 _OPS = {"write": "c", "update": "u", "delete": "d"}
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+# A TIME2 hour/minute/second field from this on has hour bits MariaDB ignores (values.py).
+_TIME2_HMS_LIMIT = TIME2_HOURS << 12
 _DAY_US = 86_400 * MICROSECONDS
 _MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
 _from_bytes = int.from_bytes
@@ -579,6 +582,44 @@ def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     return vector
 
 
+def _time2_vector(fsp: int, arrow: Any) -> MatrixConverter:
+    """TIME2 (decoder/values.py _time2_reader, a column at a time): signed microseconds."""
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        t = _big_endian(matrix).astype(np.int64)
+        if nbytes == 0:
+            value = t - 0x800000
+            negative = value < 0
+            hms, micro = np.abs(value), np.zeros_like(value)
+        elif nbytes == 3:
+            packed = t - 0x800000000000
+            negative = packed < 0
+            packed = np.abs(packed)
+            hms, micro = packed >> 24, packed & 0xFFFFFF
+        else:
+            intpart = (t >> shift) - 0x800000
+            frac = t & ((1 << shift) - 1)
+            negative = intpart < 0
+            with_frac = negative & (frac != 0)
+            hms = np.where(negative, np.where(with_frac, -intpart - 1, -intpart), intpart)
+            micro = np.where(with_frac, ((1 << shift) - frac) * unit, frac * unit)
+        if nulls is not None:
+            hms = np.where(nulls, 0, hms)
+            micro = np.where(nulls, 0, micro)
+        if (hms >= _TIME2_HMS_LIMIT).any() or (micro >= MICROSECONDS).any():
+            return None  # the per-value path raises the row decoder's error
+        seconds = (hms >> 12) * 3600 + ((hms >> 6) & 63) * 60 + (hms & 63)
+        micros = seconds * MICROSECONDS + micro
+        micros = np.where(negative, -micros, micros)
+        return _masked(micros, np.ones(len(micros), bool), nulls, arrow)
+
+    return vector
+
+
 def _date_vector(arrow: Any) -> MatrixConverter:
     def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
@@ -664,7 +705,12 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
         raw = ColumnReader(base.fmt, base.size)
         matrix = _date_vector(arrow)
         return raw, _Column(arrow, _date_converter, False, _values_vector(matrix, 3), matrix)
-    if column_type in _TEMPORAL_KIND:  # TIME2, old TIME/DATETIME/TIMESTAMP
+    if column_type == ColumnType.TIME2:
+        matrix = _time2_vector(meta, arrow)
+        vector = _values_vector(matrix, base.size)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, _objects_converter(base.code), False, vector, matrix)
+    if column_type in _TEMPORAL_KIND:  # old TIME/DATETIME/TIMESTAMP
         return ColumnReader(base.fmt, base.size), _Column(
             arrow, _objects_converter(base.code), False
         )
