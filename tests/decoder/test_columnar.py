@@ -389,3 +389,41 @@ def test_rows_carry_the_gtid_and_header_of_their_transaction(
                 assert got == expected[offset], offset
                 seen.add(offset)
         assert seen and seen <= set(expected)
+
+
+@pytest.mark.parametrize("vector_min", [1, 10**9])
+def test_temporal_columns_of_every_precision(
+    vector_min: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TIME2/DATETIME2/TIMESTAMP2 of fsp 0..6: negative times with and without a fraction,
+    zero and invalid dates, the zero timestamp, NULLs."""
+    monkeypatch.setattr(columnar, "_VECTOR_MIN", vector_min)
+    fsps = range(7)
+    types = (T.TIME2,) * 7 + (T.DATETIME2,) * 7 + (T.TIMESTAMP2,) * 7 + (T.DATE,)
+    table_map = TableMapEvent(
+        table_id=9, database="d", table="temporal", column_types=types,
+        column_meta=(*fsps, *fsps, *fsps, 0), nullable=(True,) * len(types),
+    )  # fmt: skip
+
+    def micro(fsp: int, value: int) -> int:
+        return value - value % 10 ** (6 - fsp)
+
+    rows = []
+    for k, (negative, hour, micros) in enumerate(
+        [(True, 0, 500_000), (True, 838, 999_999), (False, 12, 1), (True, 1, 0), (False, 0, 0)]
+    ):
+        times = tuple(Time(negative, hour, 59 - k, 30, micro(f, micros)) for f in fsps)
+        dates = tuple(
+            DateTime(*((2024, 2, 29) if k % 2 else (0, 0, 0) if k == 4 else (2023, 2, 29)),
+                     23, 59, 59, micro(f, micros))
+            for f in fsps
+        )  # fmt: skip
+        stamps = tuple(
+            Timestamp(0 if k == 4 else 1_700_000_000 + k, micro(f, micros)) for f in fsps
+        )
+        rows.append((*times, *dates, *stamps, Date(2024, 1 + k, 31 if k != 1 else 29)))
+    rows.append((None,) * len(types))
+    event = WriteRowsEvent(
+        table_id=9, width=len(types), columns_present=b"\xff\xff\x3f", rows=tuple(rows)
+    )
+    check_generated(table_map, [event, event], 65536)
