@@ -927,8 +927,9 @@ def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 1 << 31:
         return None
+    view = memoryview(raw)  # slices of it are not copies: the join copies each value once
     data = b"".join(
-        [raw[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
+        [view[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
     )
     validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
     return pa.Array.from_buffers(
@@ -1195,12 +1196,12 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         total = int(member_counts.sum())
         if not total:
             continue
-        raw = b"".join([run.area for run in runs])
+        raw = runs[0].area if len(runs) == 1 else b"".join([run.area for run in runs])
         bases = np.zeros(len(runs), np.int64)
         np.cumsum([len(run.area) for run in runs[:-1]], out=bases[1:])
         first_row = np.zeros(len(runs), np.int64)
         np.cumsum(member_counts[:-1], out=first_row[1:])
-        if total == len(runs):  # one row per event: each starts its area
+        if (member_counts == 1).all():  # one row per event: each starts its area
             starts = bases + np.fromiter((run.starts[0] for run in runs), np.int64, len(runs))  # type: ignore[index]
             run_rows = np.zeros(total, np.int64)
         else:
