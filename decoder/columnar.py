@@ -927,7 +927,9 @@ def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 1 << 31:
         return None
-    view = memoryview(raw)  # slices of it are not copies: the join copies each value once
+    # Long values are joined from memoryview slices (not copies); short ones from bytes slices
+    # (memoryviews are objects the garbage collector tracks: many of them cost more than copies).
+    view = memoryview(raw) if offsets[-1] > 4096 * count else raw
     data = b"".join(
         [view[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
     )
