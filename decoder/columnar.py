@@ -23,8 +23,8 @@ type codes in ``events``, ``(offset, event)`` pairs decoded as ``decoder.read_bi
 them. Everything is in binlog order except that a table's rows are held until its batch is
 full: they come out when ``batch_rows`` is reached, when a TABLE_MAP gives the table id another
 shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED by default:
-DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows themselves is always given by
-``(event_offset, row)``. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
+DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows
+themselves is always given by ``(event_offset, row)``; within a batch they are in that order. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
 event_bytes)`` per event, ``flush()``), for a replication stream.
 
 Each batch's record batch has one row per changed row:
@@ -63,12 +63,25 @@ The struct fields are the table's columns, named as the TABLE_MAP's COLUMN_NAME 
   stored (the column's charset, if any, is the TABLE_MAP's);
 * columns of type NULL: null.
 
-The values are those the row decoder (``decoder.read_binlog``) gives, converted: the column
-bytes are read by the same generated code (decoder/row_images.py) without building Decimal or
-date objects, and converted a column at a time; the row decoder's refusals (digit groups out of
-range, fractions of a second or more...) are raised here too. Events of types not in
-``events`` other than FORMAT_DESCRIPTION, TABLE_MAP, GTID and the rows events are checked for
-framing and CRC32 only, not decoded; a GTID is read for its numbers only.
+The values are those the row decoder (``decoder.read_binlog``) gives, converted
+(tests/decoder/test_columnar.py checks that against the row decoder's values handed to
+``pyarrow.array`` as Python objects). How they are read: when a rows event is fed, a walk
+compiled per table shape and column-present bitmaps (the row decoder's, without reading the
+values) finds where each row starts; when the batch is built, every column is read at once over
+all the rows of the same kind and bitmaps with numpy (the row images of all those events side by
+side): fixed-size columns as a byte matrix converted by array arithmetic (integers, floats,
+DECIMALs of up to 18 digits, DATE, DATETIME2, TIMESTAMP2, TIME2), strings as offsets and one
+join. The rarer columns (longer DECIMALs, MariaDB 5.3 and old temporal formats, INT24, YEAR...)
+go through the row decoder's own value statements one value at a time. Without numpy, or for a
+batch of fewer than ``_VECTOR_MIN`` rows, the rows are read by the row decoder's generated code
+(decoder/row_images.py) into tuples of raw values and converted a column at a time. The row
+decoder's refusals (digit groups out of range, fractions of a second or more...) are raised
+here too. Events of types not in ``events`` other than FORMAT_DESCRIPTION, TABLE_MAP, GTID, the
+rows events and (for ``flush_on``) QUERY are checked for framing and CRC32 only, not decoded; a
+GTID is read for its numbers only.
+
+numpy: it comes with PySpark's Arrow support (``pyspark[sql]``) and with most pyarrow installs;
+this module imports it lazily and works without it (slower).
 """
 
 from __future__ import annotations
