@@ -1280,18 +1280,34 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     if len(batches) == 1:
         record_batch = batches[0][2]
     else:
-        # Rows in run order: where each group's rows go.
-        run_start = np.zeros(len(counts) + 1, np.int64)
-        np.cumsum(counts, out=run_start[1:])
-        targets = []
-        for members, rows_in_run, _ in batches:
-            repeats = [counts[i] for i in members]
-            targets.append(np.repeat(run_start[members], repeats) + rows_in_run)
-        target = np.concatenate(targets)
-        order = np.empty(len(target), np.int64)
-        order[target] = np.arange(len(target))
-        table = pa.Table.from_batches([group_batch for _, _, group_batch in batches])
-        record_batch = table.take(order).combine_chunks().to_batches()[0]
+        # Rows in run order: each run's rows are consecutive in its group's batch, so the
+        # batch is the groups' slices in run order (runs of one group in a row: one slice).
+        where: dict[int, tuple[int, int]] = {}  # run -> (group, its first row in the group)
+        for group, (members, _, _) in enumerate(batches):
+            row_in_group = 0
+            for index in members:
+                where[index] = (group, row_in_group)
+                row_in_group += counts[index]
+        slices = []
+        current: list[int] | None = None  # [group, start, count]
+        for index, count in enumerate(counts):
+            if not count:
+                continue
+            group, row_in_group = where[index]
+            if (
+                current is not None
+                and current[0] == group
+                and current[1] + current[2] == row_in_group
+            ):
+                current[2] += count
+            else:
+                if current is not None:
+                    slices.append(batches[current[0]][2].slice(current[1], current[2]))
+                current = [group, row_in_group, count]
+        assert current is not None
+        slices.append(batches[current[0]][2].slice(current[1], current[2]))
+        table = pa.Table.from_batches(slices).combine_chunks()
+        record_batch = table.to_batches()[0]
     table_map = buffer.table_map
     return ChangeBatch(
         table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,

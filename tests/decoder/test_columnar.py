@@ -123,6 +123,10 @@ def check_batches(batches: list[ChangeBatch], events: list[tuple[int, Event]], w
     if not batches:
         assert not expected["op"], where
         return
+    for batch in batches:  # each batch in binlog order
+        keys = list(zip(batch.record_batch.column("event_offset").to_pylist(),
+                        batch.record_batch.column("row").to_pylist(), strict=True))  # fmt: skip
+        assert keys == sorted(set(keys)), f"{where}: batch rows out of order"
     table = pa.Table.from_batches([b.record_batch for b in batches])
     table = table.sort_by([("event_offset", "ascending"), ("row", "ascending")])
     for name in ("op", "event_offset", "row", "log_pos", "before_present", "after_present"):
