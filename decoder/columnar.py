@@ -548,6 +548,13 @@ def _values_vector(matrix: MatrixConverter, size: int) -> VectorConverter:
     return vector
 
 
+def _any_valid(flags: Any, nulls: Any) -> bool:
+    """Whether a flag is set on a row that is not NULL (a NULL row's bytes are not its own)."""
+    if nulls is not None:
+        flags = flags & ~nulls
+    return bool(flags.any())
+
+
 def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     nbytes = FRAC_BYTES[fsp]
     shift = 8 * nbytes
@@ -561,7 +568,7 @@ def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
         t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         packed = (t >> np.uint64(shift)).astype(np.int64) - 0x8000000000
-        if (packed < 0).any() or (frac >= MICROSECONDS).any():
+        if _any_valid((packed < 0) | (frac >= MICROSECONDS), nulls):
             return None  # the per-value path raises the row decoder's error
         ymd = packed >> 17
         ym = ymd >> 5
@@ -588,7 +595,7 @@ def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
         t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         seconds = (t >> np.uint64(shift)).astype(np.int64)
-        if (seconds > _MAX_SECONDS).any() or (frac >= MICROSECONDS).any():
+        if _any_valid((seconds > _MAX_SECONDS) | (frac >= MICROSECONDS), nulls):
             return None
         return _masked(seconds * MICROSECONDS + frac, seconds != 0, nulls, arrow)
 
@@ -670,7 +677,7 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter |
         unscaled = np.zeros(count, np.int64)
         for group_shift, group_mask, limit, weight in parts:
             group = ((t >> np.uint64(group_shift)) & np.uint64(group_mask)).astype(np.int64)
-            if (group >= limit).any():
+            if _any_valid(group >= limit, nulls):
                 return None
             unscaled += group * weight
         unscaled = np.where(positive, unscaled, -unscaled)
