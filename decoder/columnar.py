@@ -1106,7 +1106,7 @@ class _Run:
         rows: list[Any] | None,
         header: RowsHeader,
         starts: list[int] | None,
-        area: bytes,
+        area: Any,
     ) -> None:
         self.offset = offset
         self.log_pos = log_pos
@@ -1363,8 +1363,9 @@ def _read_deferred(buffer: _TableBuffer) -> None:
             header = run.header
             assert header is not None
             reader = buffer.shape.rows_reader(header.width, header.present, header.present_after)
+            area = run.area if isinstance(run.area, bytes) else bytes(run.area)
             try:
-                run.rows = reader(run.area, 0, len(run.area))
+                run.rows = reader(area, 0, len(area))
             except DecodeError as exc:
                 raise DecodeError(
                     f"{exc.reason} (at {exc.offset} in the row images)",
@@ -1610,7 +1611,7 @@ class ColumnarDecoder:
             or data[start:images] != prefix
         ):
             return False
-        area = data[images:end]
+        area = _area(data, images, end)
         try:
             starts = scanner(area, 0, len(area))
         except (IndexError, struct.error):
@@ -1671,7 +1672,7 @@ class ColumnarDecoder:
                 if header.compressed:
                     area = decompress_record(body, header.images_start, ctx.max_uncompressed_length)
                 else:
-                    area = data[start + header.images_start : end]
+                    area = _area(data, start + header.images_start, end)
                 scanner = shape.scanner(header.width, header.present, header.present_after)
                 try:
                     starts = scanner(area, 0, len(area))
@@ -1720,6 +1721,14 @@ class ColumnarDecoder:
             out.append(_build_batch(buffer))
 
 
+def _area(data: bytes, start: int, end: int) -> Any:
+    """The row images of an event: a copy when small, a view of the event when large (the
+    batch copies it once more; small copies are cheaper than views, which the garbage
+    collector tracks)."""
+    return memoryview(data)[start:end] if end - start > _VIEW_MIN else data[start:end]
+
+
+_VIEW_MIN = 1 << 16
 _unpack_header = HEADER.unpack_from
 _unpack_crc = CRC.unpack_from
 _unpack_gtid = GTID_FIXED.unpack_from
