@@ -13,34 +13,27 @@ from fakemaster import _lazy_attributes
 
 if TYPE_CHECKING:
     from decoder.binlog_file import iter_raw_events, read_binlog
-    from decoder.columnar import ChangeBatch, ColumnarDecoder, read_changes
     from decoder.core import decode_event
     from decoder.packets import CompressedPacketReader, PacketReader
     from decoder.stream import StreamDecoder
 
 # Each lazily exposed name and the module that defines it.
 _LAZY = {
-    "ChangeBatch": "decoder.columnar",
-    "ColumnarDecoder": "decoder.columnar",
     "CompressedPacketReader": "decoder.packets",
     "PacketReader": "decoder.packets",
     "StreamDecoder": "decoder.stream",
     "decode_event": "decoder.core",
     "iter_raw_events": "decoder.binlog_file",
     "read_binlog": "decoder.binlog_file",
-    "read_changes": "decoder.columnar",
 }
 
 __all__ = [
-    "ChangeBatch",
-    "ColumnarDecoder",
     "CompressedPacketReader",
     "PacketReader",
     "StreamDecoder",
     "decode_event",
     "iter_raw_events",
     "read_binlog",
-    "read_changes",
 ]
 
 __getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)
