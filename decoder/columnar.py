@@ -1205,10 +1205,15 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     # Runs of the same kind and bitmaps are read together (one group per statement shape).
     # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
     groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
-    for index, run in enumerate(buffer.runs):
-        header = run.header
-        key = (header.cls, header.columns_present, header.columns_present_after)
-        groups.setdefault(key, []).append(index)
+    runs_header = buffer.runs[0].header
+    if all(run.header is runs_header for run in buffer.runs):  # one statement shape (common)
+        key = (runs_header.cls, runs_header.columns_present, runs_header.columns_present_after)
+        groups[key] = list(range(len(buffer.runs)))
+    else:
+        for index, run in enumerate(buffer.runs):
+            header = run.header
+            key = (header.cls, header.columns_present, header.columns_present_after)
+            groups.setdefault(key, []).append(index)
     counts = [len(run.starts or ()) for run in buffer.runs]
     batches = []
     for (cls, _, _), members in groups.items():
