@@ -1554,7 +1554,8 @@ class ColumnarDecoder:
                     event_type=_name(type_code),
                 )
             if self.verify_checksum:
-                computed = _crc32(memoryview(data)[:end])
+                # (a copy of a small event costs less than a view of it)
+                computed = _crc32(data[:end] if end < 4096 else memoryview(data)[:end])
                 stored = _unpack_crc(data, end)[0]
                 if stored != computed:
                     raise ChecksumError(

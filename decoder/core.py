@@ -106,6 +106,8 @@ def decode_event(
             stored = _unpack_crc(view, end)[0]
             if is_fde and view[FLAGS_OFFSET] & _IN_USE:
                 computed = event_crc(view[:end], type_code)
+            elif end < 4096 and type(data) is bytes:  # a small copy costs less than a view
+                computed = _crc32(data[:end])
             else:
                 computed = _crc32(view[:end])
             if stored != computed:
