@@ -25,7 +25,7 @@ from fakemaster.header import (
 
 __all__ = ["DECODERS", "BodyDecoder", "decode_event", "read_header", "register"]
 
-BodyDecoder = Callable[[memoryview, EventHeader, BinlogContext], Event]
+BodyDecoder = Callable[[Buffer, EventHeader, BinlogContext], Event]
 DECODERS: dict[int, BodyDecoder] = {}
 _KNOWN_CODES = frozenset(int(code) for code in EventType)
 
@@ -60,6 +60,7 @@ _IN_USE = int(EventFlag.BINLOG_IN_USE)
 # The events that change what later events mean (BinlogContext.observe).
 _OBSERVED = frozenset({_FDE, int(EventType.TABLE_MAP)})
 _MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
+_VIEW_MIN = 4096
 
 
 def decode_event(
@@ -77,7 +78,9 @@ def decode_event(
     """
     if ctx is None:
         ctx = BinlogContext()
-    view = memoryview(data)
+    # A small event's bytes are sliced (copies cost less than a memoryview and its slices);
+    # a large one's through a memoryview.
+    view: Buffer = data if type(data) is bytes and len(data) < _VIEW_MIN else memoryview(data)
     end = len(view)
     if end < HEADER_LEN:
         raise DecodeError(
@@ -106,8 +109,6 @@ def decode_event(
             stored = _unpack_crc(view, end)[0]
             if is_fde and view[FLAGS_OFFSET] & _IN_USE:
                 computed = event_crc(view[:end], type_code)
-            elif end < 4096 and type(data) is bytes:  # a small copy costs less than a view
-                computed = _crc32(data[:end])
             else:
                 computed = _crc32(view[:end])
             if stored != computed:
