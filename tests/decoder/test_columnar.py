@@ -432,3 +432,22 @@ def test_temporal_columns_of_every_precision(
         table_id=9, width=len(types), columns_present=b"\xff\xff\x3f", rows=tuple(rows)
     )
     check_generated(table_map, [event, event], 65536)
+
+
+@pytest.mark.parametrize("variant", ["aes_cbc", "aes_ctr"])
+def test_encrypted_golden_binlogs(variant: str) -> None:
+    """An encrypted file read with its keys gives the rows of the row decoder."""
+    from fakemaster.encryption import BinlogKeys
+
+    directory = GOLDEN / "encrypted"
+    keys = BinlogKeys.from_key_file(directory / f"{variant}.keys")
+    for path in sorted(directory.glob(f"{variant}-bin.*.encrypted")):
+        events = list(read_binlog(path, keys=keys))
+        expected = sum(len(e.rows) for _, e in events if isinstance(e, RowsEvent))
+        assert expected
+        batches = list(read_changes(path, keys=keys))
+        assert sum(b.num_rows for b in batches if isinstance(b, ChangeBatch)) == expected
+        offsets = {offset for offset, e in events if isinstance(e, RowsEvent)}
+        for batch in batches:
+            assert isinstance(batch, ChangeBatch)
+            assert set(batch.record_batch.column("event_offset").to_pylist()) <= offsets
