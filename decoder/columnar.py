@@ -1496,6 +1496,13 @@ class ColumnarDecoder:
     is ready, in order: ChangeBatch objects and ``(offset, event)`` for the type codes in
     ``events``; ``flush()`` gives out every table's held rows. ``ctx`` is updated as by
     ``decoder.decode_event`` (FDE, TABLE_MAPs).
+
+    For a replication connection, feed the event bytes of each binlog packet
+    (``decoder.packets.parse_binlog_packet``) with a context made for the checksum setting
+    the replica asked for (``BinlogContext.for_checksum``), as ``decoder.StreamDecoder`` does:
+    the stream's first events (artificial ROTATE, FDE) come before the rows. ``offset`` is
+    whatever position the caller keeps for the event (its ``log_pos`` minus its length in a
+    dump of one file); it is what the batches' ``event_offset`` column holds.
     """
 
     def __init__(
