@@ -1,7 +1,8 @@
 """Reading binlog files event by event (mirror of encoder/binlog_file.py).
 
-A file is read through a buffered reader, one event at a time by its header's length field, so
-memory holds one event, never the file.
+A file is read in blocks of 256 KiB and cut into events by their headers' length fields, so
+memory holds a block and one event, never the file; a pipe or socket file is read one event at
+a time (an event is given out as soon as it is complete).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from typing import Protocol
 from decoder.core import decode_event
 from decoder.encryption import FileDecryption
 from decoder.stream import check_magic, event_length
-from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN
+from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN, EventFlag, EventType
 from fakemaster.context import BinlogContext
 from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event
+from fakemaster.header import EVENT_LENGTH_OFFSET, FLAGS_OFFSET, TYPE_CODE_OFFSET
+from fakemaster.layouts import U32 as _LENGTH
 
 __all__ = ["Readable", "Source", "iter_raw_events", "read_binlog"]
 
@@ -29,7 +32,7 @@ class Readable(Protocol):
 
 
 Source = str | os.PathLike[str] | Readable
-# Small events are served from this buffer; an event larger than it is read directly.
+# A file is read in blocks of this size; an event larger than a block is read directly.
 _READ_BUFFER = 1 << 18
 # The first read of an event's body asks for at most this much; later reads double.
 _FIRST_CHUNK = 1 << 20
@@ -56,6 +59,15 @@ def _read_exact(fileobj: Readable, size: int) -> bytes:
     return b"".join(parts)
 
 
+def _starts_encryption(data: bytes) -> bool:
+    """FileDecryption.starts on plain ints (it runs once per event until a START_ENCRYPTION)."""
+    return data[TYPE_CODE_OFFSET] == _START_ENCRYPTION and not data[FLAGS_OFFSET] & _IGNORABLE
+
+
+_START_ENCRYPTION = int(EventType.START_ENCRYPTION)
+_IGNORABLE = int(EventFlag.IGNORABLE)
+
+
 def _raw_events(
     fileobj: Readable,
     allow_truncated_tail: bool,
@@ -63,6 +75,8 @@ def _raw_events(
     offset: int,
     keys: BinlogKeys | None = None,
 ) -> Iterator[tuple[int, bytes]]:
+    """Events read one by one (header, then the rest): for pipes and sockets, whose events are
+    given out as soon as they are complete."""
     decryption: FileDecryption | None = None
     if expect_magic:
         magic = _read_exact(fileobj, len(BINLOG_MAGIC))
@@ -95,7 +109,67 @@ def _raw_events(
         data = header + rest
         if decryption is not None:
             data = decryption.decrypt(offset, data)
-        elif FileDecryption.starts(header):
+        elif _starts_encryption(header):
+            decryption = FileDecryption(keys, data, offset)
+        yield offset, data
+        offset += length
+
+
+def _file_events(
+    fileobj: Readable,
+    allow_truncated_tail: bool,
+    expect_magic: bool,
+    offset: int,
+    keys: BinlogKeys | None = None,
+) -> Iterator[tuple[int, bytes]]:
+    """The same events as :func:`_raw_events`, read from a regular file in blocks of
+    ``_READ_BUFFER`` bytes (one read per block, not two per event); an event larger than
+    what is left of the block is completed by :func:`_read_exact`."""
+    decryption: FileDecryption | None = None
+    buf = _read_exact(fileobj, _READ_BUFFER)
+    pos = 0
+    if expect_magic:
+        magic = buf[: len(BINLOG_MAGIC)]
+        check_magic(magic, offset)
+        if len(magic) < len(BINLOG_MAGIC):
+            if allow_truncated_tail:
+                return
+            raise DecodeError(
+                f"not a binlog file: {len(magic)} bytes, no complete magic", offset=offset
+            )
+        pos = len(BINLOG_MAGIC)
+        offset += len(BINLOG_MAGIC)
+    unpack_length = _LENGTH.unpack_from
+    while True:
+        if len(buf) - pos < HEADER_LEN:
+            buf = buf[pos:] + _read_exact(fileobj, _READ_BUFFER)
+            pos = 0
+            if len(buf) < HEADER_LEN:
+                if not buf or allow_truncated_tail:
+                    return
+                raise DecodeError(
+                    f"truncated event: {len(buf)} of the {HEADER_LEN} header bytes",
+                    offset=offset,
+                )
+        length = unpack_length(buf, pos + EVENT_LENGTH_OFFSET)[0]
+        if length < HEADER_LEN:
+            length = event_length(buf, pos, offset)  # raises
+        end = pos + length
+        if end <= len(buf):
+            data = buf[pos:end]
+            pos = end
+        else:
+            data = buf[pos:]
+            data += _read_exact(fileobj, length - len(data))
+            buf = b""
+            pos = 0
+            if len(data) < length:
+                if allow_truncated_tail:
+                    return
+                raise DecodeError(f"truncated event: {len(data)} of {length} bytes", offset=offset)
+        if decryption is not None:
+            data = decryption.decrypt(offset, data)
+        elif data[TYPE_CODE_OFFSET] == _START_ENCRYPTION and _starts_encryption(data):
             decryption = FileDecryption(keys, data, offset)
         yield offset, data
         offset += length
@@ -119,8 +193,8 @@ def iter_raw_events(
     the nonce is at the file's start, so an encrypted file is read from its beginning).
     """
     if isinstance(source, str | os.PathLike):
-        with open(source, "rb", buffering=_READ_BUFFER) as fileobj:
-            yield from _raw_events(fileobj, allow_truncated_tail, expect_magic, offset, keys)
+        with open(source, "rb", buffering=0) as fileobj:
+            yield from _file_events(fileobj, allow_truncated_tail, expect_magic, offset, keys)
     else:
         yield from _raw_events(source, allow_truncated_tail, expect_magic, offset, keys)
 
@@ -141,7 +215,4 @@ def read_binlog(
     for offset, data in iter_raw_events(
         source, allow_truncated_tail=allow_truncated_tail, keys=keys
     ):
-        event = decode_event(
-            data, ctx, offset=offset, verify_checksum=verify_checksum, allow_unknown=allow_unknown
-        )
-        yield offset, event
+        yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)

@@ -16,6 +16,7 @@ from fakemaster.events import Event
 from fakemaster.header import (
     CRC,
     EVENT_LENGTH_OFFSET,
+    FLAGS_OFFSET,
     HEADER,
     TYPE_CODE_OFFSET,
     EventHeader,
@@ -24,7 +25,7 @@ from fakemaster.header import (
 
 __all__ = ["DECODERS", "BodyDecoder", "decode_event", "read_header", "register"]
 
-BodyDecoder = Callable[[memoryview, EventHeader, BinlogContext], Event]
+BodyDecoder = Callable[[Buffer, EventHeader, BinlogContext], Event]
 DECODERS: dict[int, BodyDecoder] = {}
 _KNOWN_CODES = frozenset(int(code) for code in EventType)
 
@@ -45,13 +46,26 @@ def read_header(data: Buffer, offset: int = 0) -> EventHeader:
         raise DecodeError(
             f"truncated: event header needs {HEADER_LEN} bytes, {len(data)} left", offset=offset
         )
-    return EventHeader._make(HEADER.unpack_from(data, 0))
+    return _new_header(EventHeader, _unpack_header(data, 0))
+
+
+# The hot path runs once per event: plain ints and bound methods, no enum on the way.
+_unpack_header = HEADER.unpack_from
+_unpack_crc = CRC.unpack_from
+_new_header = tuple.__new__
+_crc32 = zlib.crc32
+_FDE = int(EventType.FORMAT_DESCRIPTION)
+_IGNORABLE = int(EventFlag.IGNORABLE)
+_IN_USE = int(EventFlag.BINLOG_IN_USE)
+# The events that change what later events mean (BinlogContext.observe).
+_OBSERVED = frozenset({_FDE, int(EventType.TABLE_MAP)})
+_MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
+_VIEW_MIN = 4096
 
 
 def decode_event(
     data: Buffer,
     ctx: BinlogContext | None = None,
-    *,
     offset: int = 0,
     verify_checksum: bool = True,
     allow_unknown: bool = False,
@@ -64,56 +78,71 @@ def decode_event(
     """
     if ctx is None:
         ctx = BinlogContext()
-    view = memoryview(data)
-    header = read_header(view, offset)
-    name = event_type_name(header.type_code)
-    if header.event_length != len(view):
-        raise DecodeError(
-            f"event length field says {header.event_length}, event has {len(view)} bytes",
-            offset=offset + EVENT_LENGTH_OFFSET,
-            event_type=name,
-        )
-    is_fde = header.type_code == EventType.FORMAT_DESCRIPTION
-    if is_fde:
-        has_crc = control.fde_has_checksum(control.fde_server_version(view))
-    else:
-        has_crc = ctx.checksum
+    # A small event's bytes are sliced (copies cost less than a memoryview and its slices);
+    # a large one's through a memoryview.
+    view: Buffer = data if type(data) is bytes and len(data) < _VIEW_MIN else memoryview(data)
     end = len(view)
+    if end < HEADER_LEN:
+        raise DecodeError(
+            f"truncated: event header needs {HEADER_LEN} bytes, {end} left", offset=offset
+        )
+    fields = _unpack_header(view, 0)
+    type_code = fields[1]
+    if fields[3] != end:
+        raise DecodeError(
+            f"event length field says {fields[3]}, event has {end} bytes",
+            offset=offset + EVENT_LENGTH_OFFSET,
+            event_type=event_type_name(type_code),
+        )
+    header: EventHeader = _new_header(EventHeader, fields)
+    is_fde = type_code == _FDE
+    has_crc = control.fde_has_checksum(control.fde_server_version(view)) if is_fde else ctx.checksum
     if has_crc:
         if end < HEADER_LEN + CHECKSUM_LEN:
-            raise DecodeError("truncated: no room for the CRC", offset=offset + end, event_type=name)
+            raise DecodeError(
+                "truncated: no room for the CRC",
+                offset=offset + end,
+                event_type=event_type_name(type_code),
+            )
         end -= CHECKSUM_LEN
         if verify_checksum:
-            stored = CRC.unpack_from(view, end)[0]
-            computed = event_crc(view[:end], header.type_code)
+            stored = _unpack_crc(view, end)[0]
+            if is_fde and view[FLAGS_OFFSET] & _IN_USE:
+                computed = event_crc(view[:end], type_code)
+            else:
+                computed = _crc32(view[:end])
             if stored != computed:
                 raise ChecksumError(
                     f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}",
                     offset=offset + end,
-                    event_type=name,
+                    event_type=event_type_name(type_code),
                 )
     body_start = HEADER_LEN if is_fde else max(ctx.fde.header_length, HEADER_LEN)
     if body_start > end:
-        raise DecodeError("truncated: shorter than the header", offset=offset + end, event_type=name)
-    body = view[body_start:end]
-    body_decoder = DECODERS.get(header.type_code)
+        raise DecodeError(
+            "truncated: shorter than the header",
+            offset=offset + end,
+            event_type=event_type_name(type_code),
+        )
+    body_decoder = DECODERS.get(type_code)
     if body_decoder is None:
-        if (
-            header.type_code not in _KNOWN_CODES
-            and not header.flags & EventFlag.IGNORABLE
-            and not allow_unknown
-        ):
+        if type_code not in _KNOWN_CODES and not fields[5] & _IGNORABLE and not allow_unknown:
             raise DecodeError(
-                f"unknown event type {header.type_code} without LOG_EVENT_IGNORABLE_F",
+                f"unknown event type {type_code} without LOG_EVENT_IGNORABLE_F",
                 offset=offset + TYPE_CODE_OFFSET,
-                event_type=name,
+                event_type=event_type_name(type_code),
             )
         body_decoder = control.decode_unknown
     try:
-        event = body_decoder(body, header, ctx)
+        event = body_decoder(view[body_start:end], header, ctx)
     except DecodeError as exc:
-        raise exc.relocated(offset + body_start, name) from None
-    except (struct.error, IndexError, ValueError, OverflowError, zlib.error) as exc:
-        raise DecodeError(f"malformed body: {exc}", offset=offset + body_start, event_type=name) from exc
-    ctx.observe(event)
+        raise exc.relocated(offset + body_start, event_type_name(type_code)) from None
+    except _MALFORMED as exc:
+        raise DecodeError(
+            f"malformed body: {exc}",
+            offset=offset + body_start,
+            event_type=event_type_name(type_code),
+        ) from exc
+    if type_code in _OBSERVED:
+        ctx.observe(event)
     return event

@@ -24,7 +24,6 @@ __all__ = [
 ]
 
 
-
 def need(buf: Buffer, pos: int, size: int, what: str) -> None:
     if pos + size > len(buf) or size < 0:
         raise DecodeError(

@@ -82,7 +82,7 @@ __all__ = [
     "read_status_vars",
 ]
 
-_ALTER_FLAGS = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
+_ALTER_FLAGS = int(GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER)
 
 StatusReader = Callable[[Buffer, int, int], tuple[Any, int]]
 

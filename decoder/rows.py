@@ -17,12 +17,12 @@ Any other kind, and any value whose bytes are not what encoding its typed form w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from decoder.compression import decompress_record
 from decoder.control import header_fields
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
-from decoder.row_images import table_decoder
+from decoder.row_images import TableDecoder, table_decoder
 from fakemaster.columns import (
     METADATA_FORMS,
     METADATA_SIZE,
@@ -43,7 +43,14 @@ from fakemaster.events import (
 )
 from fakemaster.header import EventHeader
 
-__all__ = ["DECODERS", "decode_rows", "decode_table_map"]
+__all__ = [
+    "DECODERS",
+    "RowsHeader",
+    "decode_rows",
+    "decode_table_map",
+    "read_row_images",
+    "read_rows_header",
+]
 
 # --- TABLE_MAP ----------------------------------------------------------------------------
 
@@ -254,8 +261,27 @@ def _typed_metadata(kind: int, raw: bytes, numeric_count: int) -> Any:
 # --- ROWS ---------------------------------------------------------------------------------
 
 
-def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEvent:
-    cls, version, compressed = ROWS_EVENT_CLASSES[header.type_code]
+class RowsHeader(NamedTuple):
+    """What a ROWS event says before its row images (the post-header and the bitmaps)."""
+
+    cls: type[RowsEvent]
+    version: int
+    compressed: bool
+    table_map: TableMapEvent
+    table_id: int
+    rows_flags: int
+    extra_data: bytes
+    width: int
+    columns_present: bytes
+    columns_present_after: bytes  # b"" unless UPDATE
+    present: int  # the bitmap as an integer, cut to ``width`` bits
+    present_after: int | None  # None unless UPDATE
+    images_start: int  # where the row images start in the body
+
+
+def read_rows_header(body: Buffer, type_code: int, ctx: BinlogContext) -> RowsHeader:
+    """The post-header and bitmaps of a ROWS event body (of type ``type_code``)."""
+    cls, version, compressed = ROWS_EVENT_CLASSES[type_code]
     id_size = ctx.table_id_size
     need(body, 0, id_size + 2, "ROWS post-header")
     table_id = int.from_bytes(body[:id_size], "little")
@@ -297,43 +323,119 @@ def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEv
     present_after = (
         int.from_bytes(columns_present_after, "little") & all_columns if is_update else None
     )
+    return RowsHeader(
+        cls,
+        version,
+        compressed,
+        table_map,
+        table_id,
+        rows_flags,
+        extra_data,
+        width,
+        columns_present,
+        columns_present_after,
+        present,
+        present_after,
+        pos,
+    )
+
+
+def read_row_images(
+    body: Buffer, rows_header: RowsHeader, ctx: BinlogContext, decoder: TableDecoder
+) -> list[Any]:
+    """The row images of a ROWS event body read by ``decoder``'s reader for its bitmaps (a
+    TableDecoder of the event's table, or one giving other column readers)."""
+    table_map, width, pos = rows_header.table_map, rows_header.width, rows_header.images_start
     try:
-        decoder = table_decoder(table_map, schema_precisions(ctx, table_map))
-        reader = decoder.rows_reader(width, present, present_after)
+        reader = decoder.rows_reader(width, rows_header.present, rows_header.present_after)
     except DecodeError as exc:
-        raise DecodeError(f"table id {table_id}: {exc.reason}", offset=pos) from None
-    if compressed:
+        raise DecodeError(f"table id {rows_header.table_id}: {exc.reason}", offset=pos) from None
+    if rows_header.compressed:
         data = decompress_record(body, pos, ctx.max_uncompressed_length)
         try:
-            rows = reader(data, 0, len(data))
+            return reader(data, 0, len(data))
         except DecodeError as exc:
             raise DecodeError(
                 f"{exc.reason} (at {exc.offset} in the uncompressed rows)"
                 + _hires_hint(table_map, width),
                 offset=pos,
             ) from None
-    else:
-        data = bytes(body[pos:])
-        try:
-            rows = reader(data, 0, len(data))
-        except DecodeError as exc:
-            raise DecodeError(
-                exc.reason + _hires_hint(table_map, width), offset=exc.offset + pos
-            ) from None
-    fields: dict[str, Any] = dict(
-        header_fields(header),
-        table_id=table_id,
-        rows_flags=rows_flags,
-        version=version,
-        extra_data=extra_data,
-        compressed=compressed,
-        width=width,
-        columns_present=columns_present,
+    data = bytes(body[pos:])
+    try:
+        return reader(data, 0, len(data))
+    except DecodeError as exc:
+        raise DecodeError(
+            exc.reason + _hires_hint(table_map, width), offset=exc.offset + pos
+        ) from None
+
+
+# A server writes the same post-header and bitmaps before the rows of every statement on a
+# table: the last ones parsed per (type code, table id), with the table's row decoder.
+_TEMPLATES: dict[tuple[int, bytes], tuple[bytes, RowsHeader, TableDecoder]] = {}
+
+
+def _rows_header(
+    body: Buffer, type_code: int, ctx: BinlogContext
+) -> tuple[RowsHeader, TableDecoder]:
+    """read_rows_header and the table's decoder, found again without parsing for a post-header
+    seen before with the same TABLE_MAP (the same object in ``ctx``)."""
+    key = (type_code, bytes(body[: ctx.table_id_size]))
+    template = _TEMPLATES.get(key)
+    if template is not None and not ctx.temporal_precisions:
+        prefix, rows_header, decoder = template
+        if (
+            ctx.table_maps.get(rows_header.table_id) is rows_header.table_map
+            and body[: len(prefix)] == prefix
+        ):
+            return rows_header, decoder
+    rows_header = read_rows_header(body, type_code, ctx)
+    table_map = rows_header.table_map
+    try:
+        decoder = table_decoder(table_map, schema_precisions(ctx, table_map))
+    except DecodeError as exc:
+        raise DecodeError(
+            f"table id {rows_header.table_id}: {exc.reason}", offset=rows_header.images_start
+        ) from None
+    if not ctx.temporal_precisions:
+        if len(_TEMPLATES) >= 1024:
+            _TEMPLATES.clear()
+        _TEMPLATES[key] = (bytes(body[: rows_header.images_start]), rows_header, decoder)
+    return rows_header, decoder
+
+
+def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEvent:
+    rows_header, decoder = _rows_header(body, header[1], ctx)
+    rows = read_row_images(body, rows_header, ctx, decoder)
+    if rows_header.present_after is not None:
+        return UpdateRowsEvent(
+            timestamp=header[0],
+            server_id=header[2],
+            log_pos=header[4],
+            flags=header[5],
+            table_id=rows_header.table_id,
+            rows_flags=rows_header.rows_flags,
+            version=rows_header.version,
+            extra_data=rows_header.extra_data,
+            compressed=rows_header.compressed,
+            width=rows_header.width,
+            columns_present=rows_header.columns_present,
+            columns_present_after=rows_header.columns_present_after,
+            rows=tuple(rows),
+        )
+    return rows_header.cls(
+        timestamp=header[0],
+        server_id=header[2],
+        log_pos=header[4],
+        flags=header[5],
+        table_id=rows_header.table_id,
+        rows_flags=rows_header.rows_flags,
+        version=rows_header.version,
+        extra_data=rows_header.extra_data,
+        compressed=rows_header.compressed,
+        width=rows_header.width,
+        columns_present=rows_header.columns_present,
         rows=tuple(rows),
     )
-    if is_update:
-        fields["columns_present_after"] = columns_present_after
-    return cls(**fields)
 
 
 _OLD_TEMPORAL = frozenset({ColumnType.TIME, ColumnType.DATETIME, ColumnType.TIMESTAMP})

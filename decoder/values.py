@@ -497,12 +497,15 @@ def fill_template(template: str, var: str) -> str:
 @lru_cache(maxsize=4096)
 def value_converter(code: tuple[str, ...]) -> Callable[[Any], Any]:
     """The ``code`` statements of a reader as a function of the struct item."""
-    lines = ["def convert(v):", *("    " + fill_template(line, "v") for line in code), "    return v"]
+    lines = [
+        "def convert(v):",
+        *("    " + fill_template(line, "v") for line in code),
+        "    return v",
+    ]
     namespace = dict(CODE_GLOBALS)
     exec(compile("\n".join(lines) + "\n", "<column value>", "exec"), namespace)
     converter: Callable[[Any], Any] = namespace["convert"]
     return converter
-
 
 
 def decode_value(

@@ -1,0 +1,1792 @@
+"""Rows events decoded straight into Arrow columns, per table (the Spark pipeline's hot path).
+
+pyarrow is imported when the first batch is built (``pip install 'fakemaster[spark]'``), not
+when this module is.
+
+The function the pipeline calls::
+
+    read_changes(
+        source,                      # a binlog file path, or a binary file object
+        *,
+        ctx=None,                    # BinlogContext: temporal_precisions, checksum, table maps
+        keys=None,                   # BinlogKeys of an encrypted file
+        batch_rows=65536,            # a table's rows are given out in batches of about this many
+        verify_checksum=True,
+        allow_truncated_tail=False,  # a file still being written: stop before a partial event
+        events=frozenset(),          # type codes of the other events to give out, decoded
+        flush_on=DDL_EVENT_TYPES,    # type codes before which every table's rows are given out
+        offset=0, expect_magic=True, # where ``source`` starts (a file object read mid-file)
+    ) -> Iterator[ChangeBatch | tuple[int, Event]]
+
+It yields :class:`ChangeBatch` objects (one table's rows, an Arrow record batch) and, for the
+type codes in ``events``, ``(offset, event)`` pairs decoded as ``decoder.read_binlog`` decodes
+them. Everything is in binlog order except that a table's rows are held until its batch is
+full: they come out when ``batch_rows`` is reached, when a TABLE_MAP gives the table id another
+shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED by default:
+DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows
+themselves is always given by ``(event_offset, row)``; within a batch they are in that order. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
+event_bytes)`` per event, ``flush()``), for a replication stream.
+
+Each batch's record batch has one row per changed row:
+
+============== ====================== ====================================================
+column         Arrow type             value
+============== ====================== ====================================================
+op             string                 ``c`` WRITE (insert), ``u`` UPDATE, ``d`` DELETE
+event_offset   int64                  the rows event's offset in its file (or stream)
+row            int32                  the row's index in its event
+log_pos        int64                  the event header's end position
+timestamp      int64                  the event header's timestamp (seconds)
+server_id      int64                  the event header's server id
+gtid_domain    int64 (nullable)       the last GTID event before the rows event: domain,
+gtid_server    int64 (nullable)       server id and sequence number (null when the input
+gtid_seq       decimal(20,0) (null.)  had none before it)
+before         struct (nullable)      the before image (UPDATE, DELETE), null for ``c``
+after          struct (nullable)      the after image (WRITE, UPDATE), null for ``d``
+before_present binary (nullable)      the image's columns-present bitmap as in the event
+after_present  binary (nullable)      (a column it leaves out is null in the struct)
+============== ====================== ====================================================
+
+The struct fields are the table's columns, named as the TABLE_MAP's COLUMN_NAME metadata says
+(``binlog_row_metadata=FULL``), otherwise ``c0``, ``c1``...; typed per column type:
+
+* integers: the smallest signed type that holds every value (TINYINT int8, TINYINT UNSIGNED
+  int16, ..., INT UNSIGNED int64, BIGINT UNSIGNED decimal(20,0)); YEAR int16; BIT(M), ENUM
+  (index) and SET (bitmask) the same, from their bit count (Spark has no unsigned types);
+* FLOAT float32, DOUBLE float64; DECIMAL(p,s) decimal128(p,s), or decimal256(p,s) above 38
+  digits (Spark reads up to 38);
+* DATE date32; DATETIME timestamp[us] (no time zone); TIMESTAMP timestamp[us, tz=UTC]; TIME
+  duration[us] (negative and over 24 hours as MariaDB keeps them); every fsp and the MariaDB
+  5.3 formats (with ``ctx.temporal_precisions``). A DATE or DATETIME that is not a calendar
+  date (zero dates, month or day 0, year 0) and the zero TIMESTAMP (0 seconds) are null;
+* CHAR/BINARY, VARCHAR, TEXT/BLOB, JSON, GEOMETRY, compressed columns: binary, the bytes as
+  stored (the column's charset, if any, is the TABLE_MAP's);
+* columns of type NULL: null.
+
+The values are those the row decoder (``decoder.read_binlog``) gives, converted
+(tests/decoder/test_columnar.py checks that against the row decoder's values handed to
+``pyarrow.array`` as Python objects). How they are read: when a rows event is fed, a walk
+compiled per table shape and column-present bitmaps (the row decoder's, without reading the
+values) finds where each row starts; when the batch is built, every column is read at once over
+all the rows of the same kind and bitmaps with numpy (the row images of all those events side by
+side): fixed-size columns as a byte matrix converted by array arithmetic (integers, floats,
+DECIMALs of up to 18 digits, DATE, DATETIME2, TIMESTAMP2, TIME2), strings as offsets and one
+join. The rarer columns (longer DECIMALs, MariaDB 5.3 and old temporal formats, INT24, YEAR...)
+go through the row decoder's own value statements one value at a time. Without numpy, or for a
+batch of fewer than ``_VECTOR_MIN`` rows, the rows are read by the row decoder's generated code
+(decoder/row_images.py) into tuples of raw values and converted a column at a time. The row
+decoder's refusals (digit groups out of range, fractions of a second or more...) are raised
+here too. Events of types not in ``events`` other than FORMAT_DESCRIPTION, TABLE_MAP, GTID, the
+rows events and (for ``flush_on``) QUERY are checked for framing and CRC32 only, not decoded; a
+GTID is read for its numbers only.
+
+numpy: it comes with PySpark's Arrow support (``pyspark[sql]``) and with most pyarrow installs;
+this module imports it lazily and works without it (slower).
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import struct
+import zlib
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from decoder.binlog_file import Source, iter_raw_events
+from decoder.compression import decompress_record
+from decoder.core import decode_event
+from decoder.row_images import TableDecoder
+from decoder.rows import RowsHeader, read_row_images, read_rows_header
+from decoder.values import ColumnReader, column_reader, value_converter
+from fakemaster.columns import (
+    BLOB_TYPES,
+    FRAC_BYTES,
+    FRAC_UNIT,
+    HIRES_TYPES,
+    INTEGER_SIZES,
+    MICROSECONDS,
+    STRING_REAL_ENUM,
+    STRING_REAL_SET,
+    TIME2_HOURS,
+    VARCHAR_TYPES,
+    column_names,
+    decimal_groups,
+    schema_precisions,
+)
+from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
+from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, ColumnType, EventType
+from fakemaster.context import BinlogContext
+from fakemaster.encryption import BinlogKeys
+from fakemaster.errors import ChecksumError, DecodeError
+from fakemaster.events import ROWS_EVENT_CLASSES, Event, QueryEvent, TableMapEvent
+from fakemaster.header import CRC, HEADER
+from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED
+from fakemaster.table_shapes import TableShapeCache
+from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+
+__all__ = [
+    "DDL_EVENT_TYPES",
+    "ChangeBatch",
+    "ColumnarDecoder",
+    "arrow_type",
+    "read_changes",
+]
+
+DDL_EVENT_TYPES = frozenset({int(EventType.QUERY), int(EventType.QUERY_COMPRESSED)})
+# Statements of these QUERY events change no table: no flush before them.
+_NOT_DDL = frozenset({b"BEGIN", b"COMMIT", b"ROLLBACK", b"XA END", b"XA COMMIT"})
+
+_ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
+_FDE = int(EventType.FORMAT_DESCRIPTION)
+_TABLE_MAP = int(EventType.TABLE_MAP)
+_GTID = int(EventType.GTID)
+_OPS = {"write": "c", "update": "u", "delete": "d"}
+_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+# A TIME2 hour/minute/second field from this on has hour bits MariaDB ignores (values.py).
+_TIME2_HMS_LIMIT = TIME2_HOURS << 12
+_DAY_US = 86_400 * MICROSECONDS
+_MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
+_from_bytes = int.from_bytes
+
+
+_PYARROW: list[Any] = []
+
+
+def _pa() -> Any:
+    """pyarrow, imported on first use."""
+    if not _PYARROW:
+        import pyarrow  # type: ignore[import-untyped]
+
+        _PYARROW.append(pyarrow)
+    return _PYARROW[0]
+
+
+# --- per column: Arrow type and conversion ----------------------------------------------------
+
+
+def _bits_type(bits: int) -> Any:
+    """The smallest signed Arrow type holding every unsigned value of ``bits`` bits."""
+    pa = _pa()
+    if bits <= 7:
+        return pa.int8()
+    if bits <= 15:
+        return pa.int16()
+    if bits <= 31:
+        return pa.int32()
+    if bits <= 63:
+        return pa.int64()
+    return pa.decimal128(20, 0)
+
+
+_TEMPORAL_KIND: dict[int, str] = {
+    ColumnType.DATE: "date",
+    ColumnType.NEWDATE: "date",
+    ColumnType.DATETIME: "datetime",
+    ColumnType.DATETIME2: "datetime",
+    ColumnType.TIMESTAMP: "timestamp",
+    ColumnType.TIMESTAMP2: "timestamp",
+    ColumnType.TIME: "time",
+    ColumnType.TIME2: "time",
+}
+
+
+def arrow_type(column_type: int, meta: int, unsigned: bool = False) -> Any:
+    """The Arrow type of a column's values (see the module docstring)."""
+    pa = _pa()
+    size = INTEGER_SIZES.get(column_type)
+    if size is not None:
+        return _bits_type(8 * size) if unsigned else _bits_type(8 * size - 1)
+    if column_type == ColumnType.FLOAT:
+        return pa.float32()
+    if column_type == ColumnType.DOUBLE:
+        return pa.float64()
+    if column_type == ColumnType.NEWDECIMAL:
+        precision, scale = meta & 0xFF, meta >> 8
+        return (pa.decimal128 if precision <= 38 else pa.decimal256)(precision, scale)
+    if column_type == ColumnType.YEAR:
+        return pa.int16()
+    kind = _TEMPORAL_KIND.get(column_type)
+    if kind == "date":
+        return pa.date32()
+    if kind == "datetime":
+        return pa.timestamp("us")
+    if kind == "timestamp":
+        return pa.timestamp("us", tz="UTC")
+    if kind == "time":
+        return pa.duration("us")
+    if column_type == ColumnType.BIT:
+        return _bits_type((meta >> 8) * 8 + (meta & 0xFF))
+    if column_type in (ColumnType.STRING, ColumnType.ENUM, ColumnType.SET):
+        byte0 = meta & 0xFF
+        if byte0 in (STRING_REAL_ENUM, STRING_REAL_SET) or column_type != ColumnType.STRING:
+            return _bits_type(8 * (meta >> 8))
+        return pa.binary()
+    if column_type in VARCHAR_TYPES or column_type in BLOB_TYPES:
+        return pa.binary()
+    if column_type in (ColumnType.JSON, ColumnType.GEOMETRY):
+        return pa.binary()
+    if column_type == ColumnType.NULL:
+        return pa.null()
+    raise DecodeError(f"no Arrow type for column type {column_type}")
+
+
+# Date ordinals (days since 1970-01-01) per packed date, None for what is not a calendar date.
+_DAYS: dict[tuple[int, int, int], int | None] = {}
+
+
+def _days(year: int, month: int, day: int) -> int | None:
+    key = (year, month, day)
+    found = _DAYS.get(key, -1)
+    if found != -1:
+        return found
+    try:
+        days: int | None = datetime.date(year, month, day).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        days = None
+    if len(_DAYS) > 100_000:
+        _DAYS.clear()
+    _DAYS[key] = days
+    return days
+
+
+def _object_value(value: Any) -> int | None:
+    """A row decoder temporal value as the Arrow column's integer (days for a Date)."""
+    if isinstance(value, DateTime):
+        days = _days(value.year, value.month, value.day)
+        if days is None or value.hour > 23 or value.minute > 59 or value.second > 59:
+            return None
+        return (
+            days * _DAY_US
+            + (value.hour * 3600 + value.minute * 60 + value.second) * MICROSECONDS
+            + value.microsecond
+        )
+    if isinstance(value, Timestamp):
+        if value.seconds == 0:
+            return None
+        return value.seconds * MICROSECONDS + value.microsecond
+    if isinstance(value, Time):
+        micros = (value.hour * 3600 + value.minute * 60 + value.second) * MICROSECONDS
+        micros += value.microsecond
+        return -micros if value.negative else micros
+    if isinstance(value, Date):
+        return _days(value.year, value.month, value.day)
+    raise TypeError(f"not a temporal value: {value!r}")
+
+
+ListConverter = Callable[[Sequence[Any]], list[Any]]
+
+
+def _objects_converter(code: tuple[str, ...]) -> ListConverter:
+    """Raw struct items -> row decoder objects (value_converter) -> Arrow integers."""
+    convert = value_converter(code) if code else None
+
+    def convert_list(values: Sequence[Any]) -> list[Any]:
+        if convert is None:
+            return [None if v is None else _object_value(v) for v in values]
+        return [None if v is None else _object_value(convert(v)) for v in values]
+
+    return convert_list
+
+
+def _datetime2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    checked = value_converter(code)  # raises what the row decoder raises
+
+    def convert_list(values: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        append = out.append
+        days_of = _DAYS.get
+        for v in values:
+            if v is None:
+                append(None)
+                continue
+            t = _from_bytes(v, "big")
+            frac = (t & mask) * unit
+            packed = (t >> shift) - 0x8000000000
+            if packed < 0 or frac >= MICROSECONDS:
+                checked(v)
+            ymd = packed >> 17
+            ym = ymd >> 5
+            key = (ym // 13, ym % 13, ymd & 31)
+            days = days_of(key, -1)
+            if days == -1:
+                days = _days(*key)
+            hms = packed & 0x1FFFF
+            hour, minute, second = hms >> 12, hms >> 6 & 63, hms & 63
+            if days is None or hour > 23 or minute > 59 or second > 59:
+                append(None)
+            else:
+                append(days * _DAY_US + (hour * 3600 + minute * 60 + second) * MICROSECONDS + frac)
+        return out
+
+    return convert_list
+
+
+def _timestamp2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    checked = value_converter(code)
+
+    def convert_list(values: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        append = out.append
+        for v in values:
+            if v is None:
+                append(None)
+                continue
+            t = _from_bytes(v, "big")
+            seconds = t >> shift
+            frac = (t & mask) * unit
+            if seconds > _MAX_SECONDS or frac >= MICROSECONDS:
+                checked(v)
+            append(seconds * MICROSECONDS + frac if seconds else None)
+        return out
+
+    return convert_list
+
+
+def _date_converter(values: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    append = out.append
+    days_of = _DAYS.get
+    for v in values:
+        if v is None:
+            append(None)
+            continue
+        t = _from_bytes(v, "little")
+        key = (t >> 9, t >> 5 & 15, t & 31)
+        days = days_of(key, -1)
+        append(_days(*key) if days == -1 else days)
+    return out
+
+
+def _decimal_converter(precision: int, scale: int) -> ListConverter:
+    """NEWDECIMAL bytes -> the unscaled integer (value * 10**scale), generated per (p, s)."""
+    groups = decimal_groups(precision, scale)
+    size = sum(nbytes for nbytes, _ in groups)
+    sign_bit = 1 << (8 * size - 1)
+    negative_mask = ((1 << (8 * size)) - 1) ^ sign_bit
+    lines = [
+        "def convert_list(values):",
+        "    out = []",
+        "    append = out.append",
+        "    for v in values:",
+        "        if v is None:",
+        "            append(None)",
+        "            continue",
+        "        t = _fb(v, 'big')",
+        f"        if t & {sign_bit}:",
+        f"            t ^= {sign_bit}",
+        "            negative = False",
+        "        else:",
+        f"            t ^= {negative_mask}",
+        "            negative = True",
+    ]
+    shift = 8 * size
+    digits_after = precision
+    terms, checks = [], []
+    for index, (nbytes, digits) in enumerate(groups):
+        shift -= 8 * nbytes
+        digits_after -= digits
+        lines.append(f"        g{index} = t >> {shift} & {(1 << (8 * nbytes)) - 1}")
+        checks.append(f"g{index} >= {10**digits}")
+        terms.append(f"g{index} * {10**digits_after}" if digits_after else f"g{index}")
+    lines += [
+        f"        if {' or '.join(checks)}:",
+        f"            raise _DecodeError('DECIMAL({precision},{scale}) has a digit group out of "
+        "range')",
+        f"        n = {' + '.join(terms)}",
+        "        append(-n if negative else n)",
+        "    return out",
+    ]
+    namespace: dict[str, Any] = {"_fb": _from_bytes, "_DecodeError": DecodeError}
+    exec(
+        compile("\n".join(lines) + "\n", f"<decimal({precision},{scale}) column>", "exec"),
+        namespace,
+    )
+    converter: ListConverter = namespace["convert_list"]
+    return converter
+
+
+def _nulls(values: Sequence[Any]) -> list[Any]:
+    return [None] * len(values)
+
+
+def _decimal_array(arrow: Any, unscaled: list[Any]) -> Any:
+    """A decimal128/256 array of unscaled integers (None: null), from its buffers."""
+    pa = _pa()
+    width = 16 if pa.types.is_decimal128(arrow) else 32
+    zero = bytes(width)
+    data = b"".join(
+        [zero if v is None else v.to_bytes(width, "little", signed=True) for v in unscaled]
+    )
+    validity = None
+    if None in unscaled:
+        validity = pa.array([v is not None for v in unscaled], pa.bool_()).buffers()[1]
+    return pa.Array.from_buffers(arrow, len(unscaled), [validity, pa.py_buffer(data)])
+
+
+VectorConverter = Callable[[Sequence[Any]], Any]
+# (an (n, size) uint8 matrix of the raw values, the NULL mask or None) -> Arrow array or None
+MatrixConverter = Callable[[Any, Any], Any]
+
+
+class _Column:
+    """How one column's raw values (struct items, bytes, None) become an Arrow array:
+    ``vector`` (numpy, when installed) gives the array or None to leave it to ``convert``."""
+
+    __slots__ = ("arrow", "convert", "decimal", "matrix", "vector")
+
+    def __init__(
+        self,
+        arrow: Any,
+        convert: ListConverter | None,
+        decimal: bool,
+        vector: VectorConverter | None = None,
+        matrix: MatrixConverter | None = None,
+    ) -> None:
+        self.arrow = arrow
+        self.convert = convert
+        self.decimal = decimal
+        self.vector = vector
+        self.matrix = matrix
+
+    def array(self, values: Sequence[Any]) -> Any:
+        pa = _pa()
+        if self.vector is not None and len(values) >= _VECTOR_MIN and _np() is not None:
+            array = self.vector(values)
+            if array is not None:
+                return array
+        if self.convert is not None:
+            values = self.convert(values)
+        if self.decimal:
+            return _decimal_array(self.arrow, list(values))
+        return pa.array(values, self.arrow)
+
+
+# --- numpy: fixed-size raw columns converted a column at a time ---------------------------------
+
+# Below this many values the per-value Python loops are as fast as setting numpy up.
+_VECTOR_MIN = 32
+_NUMPY: list[Any] = []
+
+
+def _np() -> Any:
+    """numpy, or None when it is not installed (the per-value Python conversions then)."""
+    if not _NUMPY:
+        try:
+            import numpy
+
+            _NUMPY.append(numpy)
+        except ImportError:  # pragma: no cover - numpy comes with pyarrow's usual installs
+            _NUMPY.append(None)
+    return _NUMPY[0]
+
+
+def _byte_matrix(values: Sequence[Any], size: int) -> tuple[Any, Any]:
+    """The values (bytes of ``size``, or None) as an (n, size) uint8 matrix, and the NULL
+    mask (None when there is no NULL)."""
+    np = _np()
+    nulls = None
+    if None in values:
+        zero = bytes(size)
+        nulls = np.fromiter((v is None for v in values), bool, len(values))
+        values = [zero if v is None else v for v in values]
+    matrix = np.frombuffer(b"".join(values), np.uint8).reshape(len(values), size)
+    return matrix, nulls
+
+
+def _big_endian(matrix: Any) -> Any:
+    np = _np()
+    acc = matrix[:, 0].astype(np.uint64)
+    for index in range(1, matrix.shape[1]):
+        acc = (acc << np.uint64(8)) | matrix[:, index]
+    return acc
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _civil_days(year: Any, month: Any, day: Any) -> tuple[Any, Any]:
+    """Days since 1970-01-01 of int64 arrays (Howard Hinnant's days_from_civil) and whether
+    each is a calendar date Python's datetime.date accepts (year 1..9999)."""
+    np = _np()
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    month_days = np.take(np.array(_MONTH_DAYS, np.int64), np.clip(month, 1, 12) - 1)
+    month_days = month_days + ((month == 2) & leap)
+    valid = (year >= 1) & (year <= 9999) & (month >= 1) & (month <= 12) & (day >= 1)
+    valid &= day <= month_days
+    y = year - (month <= 2)
+    era = np.floor_divide(y, 400)
+    yoe = y - era * 400
+    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468, valid
+
+
+def _masked(values: Any, valid: Any, nulls: Any, arrow: Any) -> Any:
+    np = _np()
+    if nulls is not None:
+        valid = valid & ~nulls
+    mask = None if valid.all() else ~valid
+    return _pa().array(values, type=arrow, mask=mask if mask is None else np.asarray(mask))
+
+
+def _values_vector(matrix: MatrixConverter, size: int) -> VectorConverter:
+    """A MatrixConverter applied to a sequence of raw values (bytes or None)."""
+
+    def vector(values: Sequence[Any]) -> Any:
+        return matrix(*_byte_matrix(values, size))
+
+    return vector
+
+
+def _any_valid(flags: Any, nulls: Any) -> bool:
+    """Whether a flag is set on a row that is not NULL (a NULL row's bytes are not its own)."""
+    if nulls is not None:
+        flags = flags & ~nulls
+    return bool(flags.any())
+
+
+def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    5 + nbytes
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        len(matrix)
+        t = _big_endian(matrix)
+        frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
+        packed = (t >> np.uint64(shift)).astype(np.int64) - 0x8000000000
+        if _any_valid((packed < 0) | (frac >= MICROSECONDS), nulls):
+            return None  # the per-value path raises the row decoder's error
+        ymd = packed >> 17
+        ym = ymd >> 5
+        days, valid = _civil_days(ym // 13, ym % 13, ymd & 31)
+        hms = packed & 0x1FFFF
+        hour, minute, second = hms >> 12, (hms >> 6) & 63, hms & 63
+        valid &= (hour <= 23) & (minute <= 59) & (second <= 59)
+        micros = days * _DAY_US + (hour * 3600 + minute * 60 + second) * MICROSECONDS + frac
+        return _masked(np.where(valid, micros, 0), valid, nulls, arrow)
+
+    return vector
+
+
+def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    mask = (1 << shift) - 1
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    4 + nbytes
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        len(matrix)
+        t = _big_endian(matrix)
+        frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
+        seconds = (t >> np.uint64(shift)).astype(np.int64)
+        if _any_valid((seconds > _MAX_SECONDS) | (frac >= MICROSECONDS), nulls):
+            return None
+        return _masked(seconds * MICROSECONDS + frac, seconds != 0, nulls, arrow)
+
+    return vector
+
+
+def _time2_vector(fsp: int, arrow: Any) -> MatrixConverter:
+    """TIME2 (decoder/values.py _time2_reader, a column at a time): signed microseconds."""
+    nbytes = FRAC_BYTES[fsp]
+    shift = 8 * nbytes
+    unit = FRAC_UNIT[nbytes] if nbytes else 0
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        t = _big_endian(matrix).astype(np.int64)
+        if nbytes == 0:
+            value = t - 0x800000
+            negative = value < 0
+            hms, micro = np.abs(value), np.zeros_like(value)
+        elif nbytes == 3:
+            packed = t - 0x800000000000
+            negative = packed < 0
+            packed = np.abs(packed)
+            hms, micro = packed >> 24, packed & 0xFFFFFF
+        else:
+            intpart = (t >> shift) - 0x800000
+            frac = t & ((1 << shift) - 1)
+            negative = intpart < 0
+            with_frac = negative & (frac != 0)
+            hms = np.where(negative, np.where(with_frac, -intpart - 1, -intpart), intpart)
+            micro = np.where(with_frac, ((1 << shift) - frac) * unit, frac * unit)
+        if nulls is not None:
+            hms = np.where(nulls, 0, hms)
+            micro = np.where(nulls, 0, micro)
+        if (hms >= _TIME2_HMS_LIMIT).any() or (micro >= MICROSECONDS).any():
+            return None  # the per-value path raises the row decoder's error
+        seconds = (hms >> 12) * 3600 + ((hms >> 6) & 63) * 60 + (hms & 63)
+        micros = seconds * MICROSECONDS + micro
+        micros = np.where(negative, -micros, micros)
+        return _masked(micros, np.ones(len(micros), bool), nulls, arrow)
+
+    return vector
+
+
+def _date_vector(arrow: Any) -> MatrixConverter:
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        len(matrix)
+        m = matrix.astype(np.int64)
+        t = m[:, 0] | m[:, 1] << 8 | m[:, 2] << 16
+        days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
+        return _masked(np.where(valid, days, 0).astype(np.int32), valid, nulls, arrow)
+
+    return vector
+
+
+def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter | None:
+    """DECIMALs of up to 18 digits in up to 8 bytes: their unscaled values fit an int64."""
+    groups = decimal_groups(precision, scale)
+    size = sum(nbytes for nbytes, _ in groups)
+    if precision > 18 or size > 8:
+        return None
+    sign_bit = 1 << (8 * size - 1)
+    negative_mask = ((1 << (8 * size)) - 1) ^ sign_bit
+    parts = []
+    shift = 8 * size
+    digits_after = precision
+    for nbytes, digits in groups:
+        shift -= 8 * nbytes
+        digits_after -= digits
+        parts.append((shift, (1 << (8 * nbytes)) - 1, 10**digits, 10**digits_after))
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        count = len(matrix)
+        t = _big_endian(matrix)
+        positive = (t & np.uint64(sign_bit)) != 0
+        t = np.where(positive, t ^ np.uint64(sign_bit), t ^ np.uint64(negative_mask))
+        unscaled = np.zeros(count, np.int64)
+        for group_shift, group_mask, limit, weight in parts:
+            group = ((t >> np.uint64(group_shift)) & np.uint64(group_mask)).astype(np.int64)
+            if _any_valid(group >= limit, nulls):
+                return None
+            unscaled += group * weight
+        unscaled = np.where(positive, unscaled, -unscaled)
+        if nulls is not None:
+            unscaled[nulls] = 0
+        words = np.empty((count, 2), np.int64)
+        words[:, 0] = unscaled
+        words[:, 1] = unscaled >> 63
+        pa = _pa()
+        validity = None
+        if nulls is not None:
+            validity = pa.array(~nulls).buffers()[1]
+        return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
+
+    return vector
+
+
+def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
+    """The reader of a column's raw value in a row image and its Arrow conversion."""
+    base = column_reader(column_type, meta, unsigned)
+    arrow = arrow_type(column_type, meta, unsigned)
+    if column_type == ColumnType.NEWDECIMAL:
+        raw = ColumnReader(base.fmt, base.size)
+        precision, scale = meta & 0xFF, meta >> 8
+        matrix = _decimal_vector(precision, scale, arrow) if precision <= 38 else None
+        vector = None if matrix is None else _values_vector(matrix, base.size)
+        return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector, matrix)
+    if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
+        return ColumnReader(base.fmt, base.size), _Column(
+            arrow, _objects_converter(base.code), False
+        )
+    if column_type == ColumnType.DATETIME2:
+        converter = _datetime2_converter(meta, base.code)
+        matrix = _datetime2_vector(meta, arrow)
+        vector = _values_vector(matrix, base.size)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, converter, False, vector, matrix)
+    if column_type == ColumnType.TIMESTAMP2:
+        converter = _timestamp2_converter(meta, base.code)
+        matrix = _timestamp2_vector(meta, arrow)
+        vector = _values_vector(matrix, base.size)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, converter, False, vector, matrix)
+    if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
+        raw = ColumnReader(base.fmt, base.size)
+        matrix = _date_vector(arrow)
+        return raw, _Column(arrow, _date_converter, False, _values_vector(matrix, 3), matrix)
+    if column_type == ColumnType.TIME2:
+        matrix = _time2_vector(meta, arrow)
+        vector = _values_vector(matrix, base.size)
+        raw = ColumnReader(base.fmt, base.size)
+        return raw, _Column(arrow, _objects_converter(base.code), False, vector, matrix)
+    if column_type in _TEMPORAL_KIND:  # old TIME/DATETIME/TIMESTAMP
+        return ColumnReader(base.fmt, base.size), _Column(
+            arrow, _objects_converter(base.code), False
+        )
+    if column_type == ColumnType.NULL:
+        return base, _Column(arrow, _nulls, False)
+    if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
+        return base, _Column(arrow, None, True)
+    return base, _Column(arrow, None, False)
+
+
+class ColumnarShape(TableDecoder):
+    """A table shape's row-image readers giving raw column values (decimals and temporal
+    values as their bytes), and its columns' Arrow conversions."""
+
+    def __init__(
+        self,
+        column_types: tuple[int, ...],
+        column_meta: tuple[int, ...],
+        unsigned: tuple[bool, ...],
+    ) -> None:
+        super().__init__(column_types, column_meta, unsigned)
+        self._arrow: list[_Column] | None = None
+        self._scanners: dict[tuple[int, int, int | None], Scanner] = {}
+
+    def _build(self) -> None:
+        readers, columns = [], []
+        for index, spec in enumerate(
+            zip(self.column_types, self.column_meta, self.unsigned, strict=True)
+        ):
+            try:
+                reader, column = _column(*spec)
+            except DecodeError as exc:
+                raise DecodeError(f"column {index}: {exc.reason}") from None
+            readers.append(reader)
+            columns.append(column)
+        self._columns, self._arrow = readers, columns
+
+    def columns(self) -> list[ColumnReader]:
+        if self._columns is None:
+            self._build()
+        assert self._columns is not None
+        return self._columns
+
+    def scanner(self, width: int, present: int, present_after: int | None) -> Scanner:
+        key = (width, present, present_after)
+        scanner = self._scanners.get(key)
+        if scanner is None:
+            if len(self._scanners) >= self.MAX_READERS:
+                self._scanners.clear()
+            scanner = compile_scanner(self.columns()[:width], width, present, present_after)
+            self._scanners[key] = scanner
+        return scanner
+
+    def arrow_columns(self) -> list[_Column]:
+        if self._arrow is None:
+            self._build()
+        assert self._arrow is not None
+        return self._arrow
+
+
+columnar_shape = TableShapeCache(ColumnarShape).get
+
+
+# --- row images read a column at a time (numpy) -----------------------------------------------
+
+_NUMERIC_DTYPES = {
+    "b": "<i1", "B": "<u1", "h": "<i2", "H": "<u2", "i": "<i4", "I": "<u4", "q": "<i8",
+    "Q": "<u8", "f": "<f4", "d": "<f8",
+}  # fmt: skip
+Scanner = Callable[[bytes, int, int], list[int] | None]
+
+
+def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequence[int]) -> None:
+    """Statements moving ``pos`` over one row image (its values are not read)."""
+    null_bytes = (len(present) + 7) >> 3
+    if not present:
+        return
+    if null_bytes == 1:
+        lines.append("        nulls = data[pos]")
+    else:
+        lines.append(f"        nulls = _fb(data[pos:pos + {null_bytes}], 'little')")
+    lines.append(f"        pos += {null_bytes}")
+
+    def skip(indent: str, reader: ColumnReader) -> list[str]:
+        if reader.fmt:
+            return [f"{indent}pos += {reader.size}"] if reader.size else []
+        prefix = reader.size
+        length = {
+            1: "data[pos]",
+            2: "(data[pos] | data[pos + 1] << 8)",
+            3: "(data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)",
+        }.get(prefix, "_u32(data, pos)[0]")
+        return [f"{indent}pos += {prefix} + {length}"]
+
+    lines.append(f"        if not nulls & {(1 << len(present)) - 1}:")
+    fixed = 0
+    body: list[str] = []
+    for column in present:
+        reader = readers[column]
+        if reader.fmt:
+            fixed += reader.size
+            continue
+        if fixed:
+            body.append(f"            pos += {fixed}")
+            fixed = 0
+        body += skip("            ", reader)
+    if fixed:
+        body.append(f"            pos += {fixed}")
+    lines += body or ["            pass"]
+    lines.append("        else:")
+    for bit, column in enumerate(present):
+        step = skip("                ", readers[column])
+        if step:
+            lines.append(f"            if not nulls & {1 << bit}:")
+            lines += step
+    lines.append("            pass")
+
+
+def compile_scanner(
+    readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
+) -> Scanner:
+    """A function ``(data, pos, end) -> row start positions`` (None if the rows do not end at
+    ``end``): the row decoder's walk over the images without reading the values."""
+    images = [present] if present_after is None else [present, present_after]
+    lines = [
+        "def scan(data, pos, end):",
+        "    starts = []",
+        "    append = starts.append",
+        "    while pos < end:",
+        "        append(pos)",
+    ]
+    any_column = False
+    for mask in images:
+        columns = [c for c in range(width) if mask >> c & 1]
+        any_column = any_column or bool(columns)
+        _scan_image(lines, readers, columns)
+    if not any_column:
+        lines.append("        return None")
+    lines += ["    return starts if pos == end else None"]
+    namespace: dict[str, Any] = {"_fb": _from_bytes, "_u32": struct.Struct("<I").unpack_from}
+    exec(compile("\n".join(lines) + "\n", f"<rows scanner {width} columns>", "exec"), namespace)
+    scanner: Scanner = namespace["scan"]
+    return scanner
+
+
+def _little_endian(matrix: Any) -> Any:
+    np = _np()
+    acc = matrix[:, -1].astype(np.uint64)
+    for index in range(matrix.shape[1] - 2, -1, -1):
+        acc = (acc << np.uint64(8)) | matrix[:, index]
+    return acc
+
+
+def _vector_fixed(
+    buf: Any, raw: bytes, positions: Any, nulls: Any, reader: ColumnReader, column: _Column
+) -> Any:
+    """One fixed-size column's values at ``positions`` (rows where ``nulls`` are NULL)."""
+    np = _np()
+    pa = _pa()
+    size = reader.size
+    count = len(positions)
+    if size == 0:
+        return pa.nulls(count, column.arrow) if column.arrow == pa.null() else None
+    index = np.minimum(positions[:, None] + np.arange(size), len(buf) - 1)
+    return _matrix_array(buf[index], nulls, reader, column)
+
+
+def _matrix_array(matrix: Any, nulls: Any, reader: ColumnReader, column: _Column) -> Any:
+    """A fixed-size column's Arrow array from its raw values, an (n, size) uint8 matrix."""
+    np = _np()
+    pa = _pa()
+    count = len(matrix)
+    has_nulls = nulls is not None and bool(nulls.any())
+    mask = nulls if has_nulls else None
+    dtype = _NUMERIC_DTYPES.get(reader.fmt)
+    if dtype is not None and not reader.code and column.convert is None:
+        values = np.ascontiguousarray(matrix).view(dtype).ravel()
+        if column.decimal:  # BIGINT UNSIGNED, 8-byte SET: decimal(20, 0)
+            words = np.zeros((count, 2), np.uint64)
+            words[:, 0] = values
+            if has_nulls:
+                words[nulls] = 0
+            validity = pa.array(~nulls).buffers()[1] if has_nulls else None
+            return pa.Array.from_buffers(
+                column.arrow, count, [validity, pa.py_buffer(words.tobytes())]
+            )
+        return pa.array(values, type=column.arrow, mask=mask)
+    if column.matrix is not None:
+        return column.matrix(matrix, mask)
+    # Any other column: its struct items and the row decoder's statements, value by value.
+    convert = value_converter(reader.code) if reader.code else None
+    items = [item for (item,) in struct.iter_unpack("<" + reader.fmt, matrix.tobytes())]
+    if convert is not None:
+        null_list = nulls.tolist() if has_nulls else None
+        items = [
+            None if null_list is not None and null_list[k] else convert(v)
+            for k, v in enumerate(items)
+        ]
+    elif has_nulls:
+        items = [None if n else v for v, n in zip(items, nulls.tolist(), strict=True)]
+    saved = column.vector
+    column.vector = None  # the items are converted already where a vector would
+    try:
+        return column.array(items)
+    finally:
+        column.vector = saved
+
+
+def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
+    np = _np()
+    pa = _pa()
+    count = len(starts)
+    offsets = np.zeros(count + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] >= 1 << 31:
+        return None
+    # Long values are joined from memoryview slices (not copies); short ones from bytes slices
+    # (memoryviews are objects the garbage collector tracks: many of them cost more than copies).
+    view = memoryview(raw) if offsets[-1] > 4096 * count else raw
+    data = b"".join(
+        [view[a : a + n] for a, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
+    )
+    validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
+    return pa.Array.from_buffers(
+        pa.binary(),
+        count,
+        [validity, pa.py_buffer(offsets.astype(np.int32).tobytes()), pa.py_buffer(data)],
+    )
+
+
+def _vector_image(
+    buf: Any,
+    raw: bytes,
+    starts: Any,
+    readers: Sequence[ColumnReader],
+    columns: Sequence[_Column],
+    mask: int,
+    width: int,
+) -> tuple[list[Any], Any] | None:
+    """The arrays of one image of every row (rows starting at ``starts``) and where each
+    image ends; None when the bytes do not hold what the scanner said."""
+    np = _np()
+    pa = _pa()
+    count = len(starts)
+    present = [c for c in range(width) if mask >> c & 1]
+    arrays: list[Any] = [None] * width
+    pos = starts
+    if present:
+        null_bytes = (len(present) + 7) >> 3
+        bits = np.zeros(count, np.int64)
+        for k in range(null_bytes):
+            bits |= buf[np.minimum(starts + k, len(buf) - 1)].astype(np.int64) << (8 * k)
+        pos = starts + null_bytes
+        limit = len(buf)
+        if not bits.any():
+            return _vector_image_without_nulls(buf, raw, pos, readers, columns, present, width)
+        for bit, column in enumerate(present):
+            reader = readers[column]
+            nulls = ((bits >> bit) & 1).astype(bool)
+            if reader.fmt:
+                array = _vector_fixed(buf, raw, pos, nulls, reader, columns[column])
+                pos = pos + np.where(nulls, 0, reader.size)
+            else:
+                prefix = reader.size
+                index = np.minimum(pos[:, None] + np.arange(prefix), limit - 1)
+                lengths = _little_endian(buf[index]).astype(np.int64)
+                lengths = np.where(nulls, 0, lengths)
+                array = _vector_binary(raw, pos + prefix, lengths, nulls)
+                pos = pos + np.where(nulls, 0, prefix + lengths)
+            if array is None or (pos > limit).any():
+                return None
+            arrays[column] = array
+    for column in range(width):
+        if arrays[column] is None:
+            arrays[column] = pa.nulls(count, columns[column].arrow)
+    return arrays, pos
+
+
+def _vector_image_without_nulls(
+    buf: Any,
+    raw: bytes,
+    pos: Any,
+    readers: Sequence[ColumnReader],
+    columns: Sequence[_Column],
+    present: Sequence[int],
+    width: int,
+) -> tuple[list[Any], Any] | None:
+    """_vector_image when no row has a NULL: consecutive fixed-size columns are one block."""
+    np = _np()
+    pa = _pa()
+    count = len(pos)
+    limit = len(buf)
+    arrays: list[Any] = [None] * width
+    index = 0
+    while index < len(present):
+        reader = readers[present[index]]
+        if reader.fmt:
+            block_columns = []
+            while index < len(present) and readers[present[index]].fmt:
+                block_columns.append(present[index])
+                index += 1
+            total = sum(readers[column].size for column in block_columns)
+            if total and int(pos.max()) + total > limit:
+                return None
+            block: Any = buf[pos[:, None] + np.arange(total)] if total else None
+            offset = 0
+            for column in block_columns:
+                size = readers[column].size
+                if size:
+                    array = _matrix_array(
+                        block[:, offset : offset + size], None, readers[column], columns[column]
+                    )
+                else:
+                    array = _vector_fixed(buf, raw, pos, None, readers[column], columns[column])
+                if array is None:
+                    return None
+                arrays[column] = array
+                offset += size
+            pos = pos + total
+        else:
+            column = present[index]
+            index += 1
+            prefix = reader.size
+            if int(pos.max()) + prefix > limit:
+                return None
+            lengths = _little_endian(buf[pos[:, None] + np.arange(prefix)]).astype(np.int64)
+            pos = pos + prefix
+            if int((pos + lengths).max()) > limit:
+                return None
+            array = _vector_binary(raw, pos, lengths, None)
+            if array is None:
+                return None
+            arrays[column] = array
+            pos = pos + lengths
+    for column in range(width):
+        if arrays[column] is None:
+            arrays[column] = pa.nulls(count, columns[column].arrow)
+    return arrays, pos
+
+
+# --- batches ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ChangeBatch:
+    """One table's changed rows as an Arrow record batch (columns: the module docstring)."""
+
+    database: str
+    table: str
+    table_id: int
+    column_names: tuple[str, ...]
+    table_map: TableMapEvent
+    record_batch: Any  # pyarrow.RecordBatch
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.record_batch.num_rows)
+
+
+class _Run:
+    """The rows of one rows event: read (``rows``), or where each starts in ``area``."""
+
+    __slots__ = ("offset", "log_pos", "timestamp", "server_id", "gtid", "rows", "header",
+                 "starts", "area")  # fmt: skip
+
+    def __init__(
+        self,
+        offset: int,
+        log_pos: int,
+        timestamp: int,
+        server_id: int,
+        gtid: tuple[int | None, int | None, int | None],
+        rows: list[Any] | None,
+        header: RowsHeader,
+        starts: list[int] | None,
+        area: Any,
+    ) -> None:
+        self.offset = offset
+        self.log_pos = log_pos
+        self.timestamp = timestamp
+        self.server_id = server_id
+        self.gtid = gtid
+        self.rows = rows
+        self.header = header
+        self.starts = starts
+        self.area = area
+
+    @property
+    def op(self) -> str:
+        return _OPS[self.header.cls.KIND]
+
+    @property
+    def present(self) -> bytes:
+        return self.header.columns_present
+
+    @property
+    def present_after(self) -> bytes | None:
+        header = self.header
+        return header.columns_present_after if header.present_after is not None else None
+
+    @property
+    def partial(self) -> bool:
+        header = self.header
+        every = (1 << header.width) - 1
+        return header.present != every or (
+            header.present_after is not None and header.present_after != every
+        )
+
+
+@dataclass(slots=True)
+class _TableBuffer:
+    key: tuple[Any, ...]
+    table_map: TableMapEvent
+    shape: ColumnarShape
+    width: int
+    names: tuple[str, ...]
+    runs: list[_Run] = field(default_factory=list)
+    rows: int = 0
+
+
+def _column_names(table_map: TableMapEvent, width: int) -> tuple[str, ...]:
+    names = column_names(table_map)
+    if len(names) < width or len(set(names[:width])) != width:
+        return tuple(f"c{index}" for index in range(width))
+    return names[:width]
+
+
+def _struct(
+    columns: list[_Column],
+    names: tuple[str, ...],
+    rows: list[Any],
+    valid: list[bool],
+    partial: bool,
+) -> Any:
+    pa = _pa()
+    count = len(rows)
+    if columns and not any(valid):  # e.g. the before image of a batch of inserts
+        fields = [pa.field(name, c.arrow) for name, c in zip(names, columns, strict=True)]
+        return pa.nulls(count, pa.struct(fields))
+    if columns:
+        transposed = list(zip(*rows, strict=True)) if count else [() for _ in columns]
+        arrays = []
+        for column, values in zip(columns, transposed, strict=True):
+            if partial and ABSENT in values:
+                values = tuple(None if v is ABSENT else v for v in values)
+            arrays.append(column.array(values))
+    else:
+        arrays = []
+    fields = [pa.field(name, column.arrow) for name, column in zip(names, columns, strict=True)]
+    mask = None if all(valid) else pa.array([not v for v in valid], pa.bool_())
+    if not fields:
+        return pa.array([{} if v else None for v in valid], pa.struct([]))
+    return pa.StructArray.from_arrays(arrays, fields=fields, mask=mask)
+
+
+_BATCH_NAMES = [
+    "op", "event_offset", "row", "log_pos", "timestamp", "server_id", "gtid_domain",
+    "gtid_server", "gtid_seq", "before", "after", "before_present", "after_present",
+]  # fmt: skip
+
+
+def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
+    """The batch of runs whose row starts are known, each column read at once over all rows
+    with the same column-present bitmaps; None when the bytes do not agree with the walk."""
+    np = _np()
+    pa = _pa()
+    width = buffer.width
+    readers = buffer.shape.columns()[:width]
+    columns = buffer.shape.arrow_columns()[:width]
+    fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
+    struct_type = pa.struct(fields)
+    # Runs of the same kind and bitmaps are read together (one group per statement shape).
+    # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
+    groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
+    runs_header = buffer.runs[0].header
+    if all(run.header is runs_header for run in buffer.runs):  # one statement shape (common)
+        key = (runs_header.cls, runs_header.columns_present, runs_header.columns_present_after)
+        groups[key] = list(range(len(buffer.runs)))
+    else:
+        for index, run in enumerate(buffer.runs):
+            header = run.header
+            key = (header.cls, header.columns_present, header.columns_present_after)
+            groups.setdefault(key, []).append(index)
+    counts = [len(run.starts or ()) for run in buffer.runs]
+    batches = []
+    for (cls, _, _), members in groups.items():
+        runs = [buffer.runs[index] for index in members]
+        present, present_after = runs[0].header.present, runs[0].header.present_after
+        member_counts = np.array([counts[index] for index in members], np.int64)
+        total = int(member_counts.sum())
+        if not total:
+            continue
+        raw = runs[0].area if len(runs) == 1 else b"".join([run.area for run in runs])
+        bases = np.zeros(len(runs), np.int64)
+        np.cumsum([len(run.area) for run in runs[:-1]], out=bases[1:])
+        first_row = np.zeros(len(runs), np.int64)
+        np.cumsum(member_counts[:-1], out=first_row[1:])
+        if (member_counts == 1).all():  # one row per event: each starts its area
+            starts = bases + np.fromiter((run.starts[0] for run in runs), np.int64, len(runs))  # type: ignore[index]
+            run_rows = np.zeros(total, np.int64)
+        else:
+            starts = np.fromiter(
+                itertools.chain.from_iterable(run.starts for run in runs),  # type: ignore[misc]
+                np.int64,
+                total,
+            ) + np.repeat(bases, member_counts)
+            run_rows = np.arange(total) - np.repeat(first_row, member_counts)
+        buf = np.frombuffer(raw, np.uint8)
+        first = _vector_image(buf, raw, starts, readers, columns, present, width)
+        if first is None:
+            return None
+        first_arrays, ends = first
+        second_arrays = None
+        if present_after is not None:
+            second = _vector_image(buf, raw, ends, readers, columns, present_after, width)
+            if second is None:
+                return None
+            second_arrays, ends = second
+        if not (np.array_equal(ends[:-1], starts[1:]) and int(ends[-1]) == len(raw)):
+            return None
+        op = _OPS[cls.KIND]
+        image = pa.StructArray.from_arrays(first_arrays, fields=fields)
+        columns_present = runs[0].present
+        if second_arrays is not None:
+            before = image
+            after = pa.StructArray.from_arrays(second_arrays, fields=fields)
+            before_present = pa.array([columns_present] * total, pa.binary())
+            after_present = pa.array([runs[0].present_after] * total, pa.binary())
+        elif op == "d":
+            before, after = image, pa.nulls(total, struct_type)
+            before_present = pa.array([columns_present] * total, pa.binary())
+            after_present = pa.nulls(total, pa.binary())
+        else:
+            before, after = pa.nulls(total, struct_type), image
+            before_present = pa.nulls(total, pa.binary())
+            after_present = pa.array([columns_present] * total, pa.binary())
+        meta = _meta_arrays(runs, member_counts)
+        batches.append(
+            (
+                members,
+                run_rows,
+                pa.RecordBatch.from_arrays(
+                    [
+                        pa.array([op] * total, pa.string()),
+                        meta[0],
+                        pa.array(run_rows, pa.int32()),
+                        *meta[1:],
+                        before,
+                        after,
+                        before_present,
+                        after_present,
+                    ],
+                    names=_BATCH_NAMES,
+                ),
+            )
+        )
+    if not batches:
+        return None
+    if len(batches) == 1:
+        record_batch = batches[0][2]
+    else:
+        # Rows in run order: each run's rows are consecutive in its group's batch, so the
+        # batch is the groups' slices in run order (runs of one group in a row: one slice).
+        where: dict[int, tuple[int, int]] = {}  # run -> (group, its first row in the group)
+        for group, (members, _, _) in enumerate(batches):
+            row_in_group = 0
+            for index in members:
+                where[index] = (group, row_in_group)
+                row_in_group += counts[index]
+        slices = []
+        current: list[int] | None = None  # [group, start, count]
+        for index, count in enumerate(counts):
+            if not count:
+                continue
+            group, row_in_group = where[index]
+            if (
+                current is not None
+                and current[0] == group
+                and current[1] + current[2] == row_in_group
+            ):
+                current[2] += count
+            else:
+                if current is not None:
+                    slices.append(batches[current[0]][2].slice(current[1], current[2]))
+                current = [group, row_in_group, count]
+        assert current is not None
+        slices.append(batches[current[0]][2].slice(current[1], current[2]))
+        table = pa.Table.from_batches(slices).combine_chunks()
+        record_batch = table.to_batches()[0]
+    table_map = buffer.table_map
+    return ChangeBatch(
+        table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
+        record_batch,
+    )  # fmt: skip
+
+
+def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
+    """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
+    value per run, repeated for its rows)."""
+    pa = _pa()
+    np = _np()
+    repeats = np.asarray(counts, np.int64)
+    per_run = np.array(
+        [(run.offset, run.log_pos, run.timestamp, run.server_id) for run in runs], np.int64
+    ).reshape(len(runs), 4)
+    arrays = [pa.array(np.repeat(per_run[:, k], repeats), pa.int64()) for k in range(4)]
+    gtids = [run.gtid for run in runs]
+    if all(gtid[0] is not None for gtid in gtids):
+        numbers = np.array(gtids, np.uint64).reshape(len(runs), 3)
+        arrays += [
+            pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
+            pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
+            pa.array(np.repeat(numbers[:, 2], repeats), pa.uint64()).cast(pa.decimal128(20, 0)),
+        ]
+    else:
+        domains: list[int | None] = []
+        servers: list[int | None] = []
+        seqs: list[int | None] = []
+        for (domain, server, seq), n in zip(gtids, counts, strict=True):
+            domains += [domain] * n
+            servers += [server] * n
+            seqs += [seq] * n
+        arrays += [
+            pa.array(domains, pa.int64()),
+            pa.array(servers, pa.int64()),
+            pa.array(seqs, pa.uint64()).cast(pa.decimal128(20, 0)),
+        ]
+    return arrays
+
+
+def _read_deferred(buffer: _TableBuffer) -> None:
+    """Read the rows of the runs whose rows were not read, the row decoder's way."""
+    for run in buffer.runs:
+        if run.rows is None:
+            header = run.header
+            assert header is not None
+            reader = buffer.shape.rows_reader(header.width, header.present, header.present_after)
+            area = run.area if isinstance(run.area, bytes) else bytes(run.area)
+            try:
+                run.rows = reader(area, 0, len(area))
+            except DecodeError as exc:
+                raise DecodeError(
+                    f"{exc.reason} (at {exc.offset} in the row images)",
+                    offset=run.offset,
+                    event_type=_name(header.cls._CODES[(header.version, header.compressed)]),
+                ) from None
+
+
+def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
+    if buffer.rows >= _VECTOR_MIN and all(run.starts is not None for run in buffer.runs):
+        try:
+            batch = _vector_batch(buffer)
+        except DecodeError:
+            batch = None  # read again the row decoder's way, which says where
+        if batch is not None:
+            return batch
+    _read_deferred(buffer)
+    pa = _pa()
+    columns = buffer.shape.arrow_columns()[: buffer.width]
+    filler = (None,) * buffer.width
+    ops: list[str] = []
+    offsets: list[int] = []
+    row_numbers: list[int] = []
+    log_pos: list[int] = []
+    timestamps: list[int] = []
+    server_ids: list[int] = []
+    domains: list[int | None] = []
+    gtid_servers: list[int | None] = []
+    seqs: list[int | None] = []
+    before_rows: list[Any] = []
+    after_rows: list[Any] = []
+    before_valid: list[bool] = []
+    after_valid: list[bool] = []
+    before_present: list[bytes | None] = []
+    after_present: list[bytes | None] = []
+    partial = False
+    for run in buffer.runs:
+        assert run.rows is not None
+        n = len(run.rows)
+        ops += [run.op] * n
+        offsets += [run.offset] * n
+        row_numbers += range(n)
+        log_pos += [run.log_pos] * n
+        timestamps += [run.timestamp] * n
+        server_ids += [run.server_id] * n
+        domains += [run.gtid[0]] * n
+        gtid_servers += [run.gtid[1]] * n
+        seqs += [run.gtid[2]] * n
+        partial = partial or run.partial
+        if run.op == "c":
+            after_rows += run.rows
+            before_rows += [filler] * n
+            after_valid += [True] * n
+            before_valid += [False] * n
+            after_present += [run.present] * n
+            before_present += [None] * n
+        elif run.op == "d":
+            before_rows += run.rows
+            after_rows += [filler] * n
+            before_valid += [True] * n
+            after_valid += [False] * n
+            before_present += [run.present] * n
+            after_present += [None] * n
+        else:
+            if n:
+                before, after = zip(*run.rows, strict=True)
+                before_rows += before
+                after_rows += after
+            before_valid += [True] * n
+            after_valid += [True] * n
+            before_present += [run.present] * n
+            after_present += [run.present_after] * n
+    try:
+        before = _struct(columns, buffer.names, before_rows, before_valid, partial)
+        after = _struct(columns, buffer.names, after_rows, after_valid, partial)
+    except (OverflowError, pa.ArrowInvalid) as exc:
+        raise DecodeError(
+            f"`{buffer.table_map.database}`.`{buffer.table_map.table}`: a value does not fit "
+            f"its Arrow column: {exc}",
+            offset=buffer.runs[0].offset,
+        ) from None
+    record_batch = pa.RecordBatch.from_arrays(
+        [
+            pa.array(ops, pa.string()),
+            pa.array(offsets, pa.int64()),
+            pa.array(row_numbers, pa.int32()),
+            pa.array(log_pos, pa.int64()),
+            pa.array(timestamps, pa.int64()),
+            pa.array(server_ids, pa.int64()),
+            pa.array(domains, pa.int64()),
+            pa.array(gtid_servers, pa.int64()),
+            pa.array(seqs, pa.uint64()).cast(pa.decimal128(20, 0)),
+            before,
+            after,
+            pa.array(before_present, pa.binary()),
+            pa.array(after_present, pa.binary()),
+        ],
+        names=[
+            "op", "event_offset", "row", "log_pos", "timestamp", "server_id", "gtid_domain",
+            "gtid_server", "gtid_seq", "before", "after", "before_present", "after_present",
+        ],
+    )  # fmt: skip
+    table_map = buffer.table_map
+    return ChangeBatch(
+        table_map.database,
+        table_map.table,
+        table_map.table_id,
+        buffer.names,
+        table_map,
+        record_batch,
+    )
+
+
+# --- the decoder ------------------------------------------------------------------------------
+
+Output = ChangeBatch | tuple[int, Event]
+
+
+class ColumnarDecoder:
+    """Rows events into per-table Arrow batches, fed one whole event at a time (sans-IO).
+
+    ``feed(offset, data)`` takes one event's bytes (header to CRC, decrypted) and returns what
+    is ready, in order: ChangeBatch objects and ``(offset, event)`` for the type codes in
+    ``events``; ``flush()`` gives out every table's held rows. ``ctx`` is updated as by
+    ``decoder.decode_event`` (FDE, TABLE_MAPs).
+
+    For a replication connection, feed the event bytes of each binlog packet
+    (``decoder.packets.parse_binlog_packet``) with a context made for the checksum setting
+    the replica asked for (``BinlogContext.for_checksum``), as ``decoder.StreamDecoder`` does:
+    the stream's first events (artificial ROTATE, FDE) come before the rows. ``offset`` is
+    whatever position the caller keeps for the event (its ``log_pos`` minus its length in a
+    dump of one file); it is what the batches' ``event_offset`` column holds.
+    """
+
+    def __init__(
+        self,
+        ctx: BinlogContext | None = None,
+        *,
+        batch_rows: int = 65536,
+        verify_checksum: bool = True,
+        allow_unknown: bool = False,
+        events: Collection[int] = frozenset(),
+        flush_on: Collection[int] = DDL_EVENT_TYPES,
+    ) -> None:
+        self.ctx = ctx if ctx is not None else BinlogContext()
+        self.batch_rows = batch_rows
+        self.verify_checksum = verify_checksum
+        self.allow_unknown = allow_unknown
+        self.events = frozenset(int(code) for code in events)
+        self.flush_on = frozenset(int(code) for code in flush_on)
+        self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
+        self._buffers: dict[int, _TableBuffer] = {}
+        # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
+        self._maps: dict[bytes, TableMapEvent] = {}
+        # Per (type code, table id bytes): the post-header and bitmaps last seen, for events
+        # that repeat them (see _known_rows).
+        self._templates: dict[
+            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]
+        ] = {}
+
+    def flush(self) -> list[ChangeBatch]:
+        """Every table's held rows, as batches (tables in the order their rows began)."""
+        buffers = sorted(self._buffers.values(), key=lambda b: b.runs[0].offset if b.runs else 0)
+        self._buffers.clear()
+        return [_build_batch(buffer) for buffer in buffers if buffer.rows]
+
+    def feed(self, offset: int, data: bytes) -> list[Output]:
+        size = len(data)
+        if size < HEADER_LEN:
+            return self._decoded(offset, data)
+        fields = _unpack_header(data, 0)
+        type_code = fields[1]
+        if fields[3] != size or type_code in self.events or type_code == _FDE:
+            return self._decoded(offset, data)
+        out: list[Output] = []
+        if type_code in self.flush_on:
+            if type_code in DDL_EVENT_TYPES:
+                return self._decoded(offset, data)
+            out += self.flush()
+        ctx = self.ctx
+        end = size
+        if ctx.checksum:
+            end -= CHECKSUM_LEN
+            if end < HEADER_LEN:
+                raise DecodeError(
+                    "truncated: no room for the CRC",
+                    offset=offset + size,
+                    event_type=_name(type_code),
+                )
+            if self.verify_checksum:
+                # (a copy of a small event costs less than a view of it)
+                computed = _crc32(data[:end] if end < 4096 else memoryview(data)[:end])
+                stored = _unpack_crc(data, end)[0]
+                if stored != computed:
+                    raise ChecksumError(
+                        f"CRC32 mismatch: stored 0x{stored:08x}, computed 0x{computed:08x}",
+                        offset=offset + end,
+                        event_type=_name(type_code),
+                    )
+        start = ctx.fde.header_length
+        if start < HEADER_LEN:
+            start = HEADER_LEN
+        if start > end:
+            raise DecodeError(
+                "truncated: shorter than the header",
+                offset=offset + end,
+                event_type=_name(type_code),
+            )
+        if type_code in _ROWS_CODES:
+            if not self._known_rows(offset, data, fields, start, end, out):
+                self._rows(offset, data, fields, start, end, out)
+        elif type_code == _TABLE_MAP:
+            body = data[start:end]
+            table_map = self._maps.get(body)
+            if table_map is None:
+                event = decode_event(data, ctx, offset, self.verify_checksum, self.allow_unknown)
+                assert isinstance(event, TableMapEvent)
+                if len(self._maps) >= 1024:
+                    self._maps.clear()
+                self._maps[body] = event
+            else:
+                ctx.table_maps[table_map.table_id] = table_map
+        elif type_code == _GTID:
+            if end - start < GTID_BODY_MIN:
+                decode_event(data, ctx, offset, self.verify_checksum, self.allow_unknown)
+            seq_no, domain_id, _ = _unpack_gtid(data, start)
+            self.gtid = (domain_id, fields[2], seq_no)
+        return out
+
+    def _known_rows(
+        self,
+        offset: int,
+        data: bytes,
+        fields: tuple[int, ...],
+        start: int,
+        end: int,
+        out: list[Output],
+    ) -> bool:
+        """A rows event whose post-header and bitmaps are those of an earlier event of the
+        same table map (a server's single-row statements): its rows added without reading
+        them again; False when it is not one."""
+        id_end = start + self.ctx.table_id_size
+        template = self._templates.get((fields[1], data[start:id_end]))
+        if template is None:
+            return False
+        header, prefix, scanner, buffer = template
+        images = start + header.images_start
+        if (
+            self._buffers.get(header.table_id) is not buffer  # flushed since, or replaced
+            or self.ctx.table_maps.get(header.table_id) is not header.table_map
+            or data[start:images] != prefix
+        ):
+            return False
+        area = _area(data, images, end)
+        try:
+            starts = scanner(area, 0, len(area))
+        except (IndexError, struct.error):
+            return False
+        if starts is None:
+            return False
+        buffer.runs.append(
+            _Run(offset, fields[4], fields[0], fields[2], self.gtid, None, header, starts, area)
+        )
+        buffer.rows += len(starts)
+        if buffer.rows >= self.batch_rows:
+            del self._buffers[header.table_id]
+            out.append(_build_batch(buffer))
+        return True
+
+    def _decoded(self, offset: int, data: bytes) -> list[Output]:
+        event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+        out: list[Output] = []
+        if event.type_code in self.flush_on and not (
+            isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL
+        ):
+            out += self.flush()
+        if event.type_code == _GTID:
+            self.gtid = (event.domain_id, event.server_id, event.seq_no)  # type: ignore[attr-defined]
+        if event.type_code in self.events:
+            out.append((offset, event))
+        return out
+
+    def _rows(
+        self,
+        offset: int,
+        data: bytes,
+        fields: tuple[int, ...],
+        start: int,
+        end: int,
+        out: list[Output],
+    ) -> None:
+        body = memoryview(data)[start:end]
+        ctx = self.ctx
+        body_start = offset + start
+        scanner = None
+        try:
+            header: RowsHeader = read_rows_header(body, fields[1], ctx)
+            table_map = header.table_map
+            try:
+                shape = columnar_shape(table_map, schema_precisions(ctx, table_map))
+                shape.arrow_columns()
+            except DecodeError as exc:
+                raise DecodeError(
+                    f"table id {header.table_id}: {exc.reason}", offset=header.images_start
+                ) from None
+            rows: list[Any] | None = None
+            starts: list[int] | None = None
+            area = b""
+            if _np() is not None:
+                # Where each row starts, now (the values are read a column at a time when the
+                # batch is built); anything the walk does not take is read the row decoder's way.
+                if header.compressed:
+                    area = decompress_record(body, header.images_start, ctx.max_uncompressed_length)
+                else:
+                    area = _area(data, start + header.images_start, end)
+                scanner = shape.scanner(header.width, header.present, header.present_after)
+                try:
+                    starts = scanner(area, 0, len(area))
+                except (IndexError, struct.error):
+                    starts = None
+            if starts is None:
+                rows = read_row_images(body, header, ctx, shape)
+        except DecodeError as exc:
+            raise exc.relocated(body_start, _name(fields[1])) from None
+        except _MALFORMED as exc:
+            raise DecodeError(
+                f"malformed body: {exc}", offset=body_start, event_type=_name(fields[1])
+            ) from exc
+        width = header.width
+        key = (id(shape), width, table_map.database, table_map.table, id(table_map))
+        buffer = self._buffers.get(header.table_id)
+        if buffer is not None and buffer.key != key:
+            if (
+                buffer.shape is not shape
+                or buffer.width != width
+                or buffer.table_map.database != table_map.database
+                or buffer.table_map.table != table_map.table
+                or buffer.names != _column_names(table_map, width)
+            ):
+                del self._buffers[header.table_id]
+                if buffer.rows:
+                    out.append(_build_batch(buffer))
+                buffer = None
+            else:
+                buffer.key = key
+        if buffer is None:
+            buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
+            self._buffers[header.table_id] = buffer
+        buffer.runs.append(
+            _Run(offset, fields[4], fields[0], fields[2], self.gtid, rows, header, starts, area)
+        )
+        buffer.rows += len(rows) if rows is not None else len(starts or ())
+        if starts is not None and scanner is not None and not header.compressed:
+            if len(self._templates) >= 1024:
+                self._templates.clear()
+            id_end = start + ctx.table_id_size
+            prefix = data[start : start + header.images_start]
+            self._templates[(fields[1], data[start:id_end])] = (header, prefix, scanner, buffer)
+        if buffer.rows >= self.batch_rows:
+            del self._buffers[header.table_id]
+            out.append(_build_batch(buffer))
+
+
+def _area(data: bytes, start: int, end: int) -> Any:
+    """The row images of an event: a copy when small, a view of the event when large (the
+    batch copies it once more; small copies are cheaper than views, which the garbage
+    collector tracks)."""
+    return memoryview(data)[start:end] if end - start > _VIEW_MIN else data[start:end]
+
+
+_VIEW_MIN = 1 << 16
+_unpack_header = HEADER.unpack_from
+_unpack_crc = CRC.unpack_from
+_unpack_gtid = GTID_FIXED.unpack_from
+_crc32 = zlib.crc32
+
+
+def _name(type_code: int) -> str:
+    try:
+        return EventType(type_code).name
+    except ValueError:
+        return f"UNKNOWN_{type_code}"
+
+
+def read_changes(
+    source: Source,
+    *,
+    ctx: BinlogContext | None = None,
+    keys: BinlogKeys | None = None,
+    batch_rows: int = 65536,
+    verify_checksum: bool = True,
+    allow_truncated_tail: bool = False,
+    allow_unknown: bool = False,
+    events: Collection[int] = frozenset(),
+    flush_on: Collection[int] = DDL_EVENT_TYPES,
+    offset: int = 0,
+    expect_magic: bool = True,
+) -> Iterator[Output]:
+    """The changed rows of a binlog file as per-table Arrow batches (the module docstring)."""
+    decoder = ColumnarDecoder(
+        ctx,
+        batch_rows=batch_rows,
+        verify_checksum=verify_checksum,
+        allow_unknown=allow_unknown,
+        events=events,
+        flush_on=flush_on,
+    )
+    feed = decoder.feed
+    for event_offset, data in iter_raw_events(
+        source,
+        allow_truncated_tail=allow_truncated_tail,
+        expect_magic=expect_magic,
+        offset=offset,
+        keys=keys,
+    ):
+        ready = feed(event_offset, data)
+        if ready:
+            yield from ready
+    yield from decoder.flush()
