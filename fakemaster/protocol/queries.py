@@ -45,6 +45,7 @@ from fakemaster.protocol.show import (
 )
 from fakemaster.protocol.snapshot import (
     flush_tables,
+    lock_tables,
     savepoint,
     start_consistent_snapshot,
     unlock_tables,
@@ -167,6 +168,8 @@ STATEMENTS: tuple[Statement, ...] = (
                r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
                flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
     _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
+    _statement(r"LOCK\s+TABLES?\b", lock_tables,
+               "LOCK TABLES `mysql`.`general_log` READ /*!32311 LOCAL */,`mysql`.`slow_log` READ"),
     _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
                "SAVEPOINT sp"),
     _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,

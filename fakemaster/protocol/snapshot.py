@@ -18,13 +18,15 @@ snapshot, the current ones outside one (what ``mariadb-dump --single-transaction
 from __future__ import annotations
 
 from fakemaster.accounts import Privilege
+from fakemaster.protocol.catalogue import find_table
 from fakemaster.protocol.outcome import Context, OkResult, Response
-from fakemaster.protocol.resultset import SqlError
+from fakemaster.protocol.resultset import SqlError, sql_error
 from fakemaster.protocol.state import SessionSnapshot, SessionState
 
 __all__ = [
     "binlog_snapshot_status",
     "flush_tables",
+    "lock_tables",
     "read_snapshot",
     "savepoint",
     "start_consistent_snapshot",
@@ -82,6 +84,51 @@ def flush_tables(ctx: Context) -> Response:
     ctx.session.require(Privilege.RELOAD)
     if lock:
         ctx.server.lock_tables(ctx.session.thread_id)
+    return OkResult()
+
+
+def lock_tables(ctx: Context) -> Response:
+    """LOCK TABLE[S] t [[AS] alias] READ [LOCAL] | [LOW_PRIORITY] WRITE [, ...]: what a dump
+    without ``--single-transaction`` or ``--master-data`` takes for each database. As on
+    MariaDB it ends the session's transaction and its earlier table locks; every table must
+    exist (1146). While held, releases wait as under FLUSH TABLES WITH READ LOCK, until UNLOCK
+    TABLES or the connection's end (stricter than MariaDB, which holds back only the
+    transactions writing a locked table: a fake master's transactions are released whole)."""
+    session = ctx.session
+    parser = ctx.parser(1)
+    parser.expect_word("TABLES", "TABLE")
+    named: list[tuple[str, str]] = []
+    while True:
+        first = parser.name()
+        database, name = session.database, first
+        if parser.accept_op("."):
+            database, name = first, parser.name()
+        if parser.accept_word("AS"):
+            parser.name()
+        elif not parser.peek.is_word("READ", "WRITE", "LOW_PRIORITY"):
+            parser.name()
+        if parser.accept_word("READ"):
+            parser.accept_word("LOCAL")
+        else:
+            parser.accept_word("LOW_PRIORITY")
+            parser.expect_word("WRITE")
+        if database is None:
+            raise sql_error(1046)
+        named.append((database, name))
+        if not parser.accept_op(","):
+            break
+    parser.expect_end()
+    session.require(Privilege.LOCK_TABLES)
+    catalogue = ctx.server.tables
+    for database, name in named:
+        if not session.account.may_use(database):
+            raise sql_error(1142, "SELECT", session.account.user, session.host, database, name)
+        if catalogue is None or find_table(catalogue, database, name) is None:
+            raise sql_error(1146, database, name)
+    session.in_transaction = False  # an implicit COMMIT
+    session.snapshot = None
+    session.savepoints.clear()
+    ctx.server.lock_tables(session.thread_id)
     return OkResult()
 
 
