@@ -395,8 +395,8 @@ def column_definition(
             flags |= ColumnFlag.NO_DEFAULT_VALUE
     if column.unsigned:
         flags |= ColumnFlag.UNSIGNED
-    if column.on_update is not None:
-        flags |= ColumnFlag.ON_UPDATE_NOW
+    if column.on_update is not None:  # MariaDB's Field_timestamp: an auto-set timestamp
+        flags |= ColumnFlag.ON_UPDATE_NOW | ColumnFlag.TIMESTAMP
     common: dict[str, Any] = {
         "schema": table.database,
         "table": alias or table.name,

@@ -169,7 +169,7 @@ STATEMENTS: tuple[Statement, ...] = (
                flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
     _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
     _statement(r"LOCK\s+TABLES?\b", lock_tables,
-               "LOCK TABLES `mysql`.`general_log` READ /*!32311 LOCAL */,`mysql`.`slow_log` READ"),
+               "LOCK TABLES `shop`.`t` READ /*!32311 LOCAL */", "LOCK TABLE `shop`.`t` AS a WRITE"),
     _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
                "SAVEPOINT sp"),
     _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,
