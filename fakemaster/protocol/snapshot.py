@@ -28,6 +28,7 @@ __all__ = [
     "binlog_snapshot_status",
     "flush_tables",
     "lock_tables",
+    "release_table_locks",
     "read_snapshot",
     "savepoint",
     "start_consistent_snapshot",
@@ -64,6 +65,7 @@ def start_consistent_snapshot(ctx: Context) -> Response:
         if not parser.accept_op(","):
             break
     parser.expect_end()
+    release_table_locks(session)
     session.in_transaction = True
     session.savepoints.clear()
     session.snapshot = session.server.snapshot_point() if consistent else None
@@ -140,11 +142,21 @@ def lock_tables(ctx: Context) -> Response:
         if is_system_table(table):
             raise SqlError(1556, "HY000", "You can't use locks with log tables")
     ctx.server.lock_tables(session.thread_id)
+    session.locked_tables = frozenset((db, name) for db, name in named if db is not None)
     return OkResult()
+
+
+def release_table_locks(session: SessionState) -> None:
+    """What BEGIN / START TRANSACTION do to LOCK TABLES (not to FLUSH TABLES WITH READ LOCK):
+    release them."""
+    if session.locked_tables is not None:
+        session.locked_tables = None
+        session.server.unlock_tables(session.thread_id)
 
 
 def unlock_tables(ctx: Context) -> Response:
     ctx.parser(2).expect_end()
+    ctx.session.locked_tables = None
     ctx.server.unlock_tables(ctx.session.thread_id)
     return OkResult()
 

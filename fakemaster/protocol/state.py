@@ -259,6 +259,9 @@ class SessionState:
     snapshot: SessionSnapshot | None = None
     # SAVEPOINTs of the transaction, oldest first.
     savepoints: list[str] = field(default_factory=list)
+    # LOCK TABLES: the (database, table) it holds, the only tables it may read until UNLOCK
+    # TABLES or a new transaction; None: no LOCK TABLES.
+    locked_tables: frozenset[tuple[str, str]] | None = None
 
     @classmethod
     def create(

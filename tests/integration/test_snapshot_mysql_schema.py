@@ -85,6 +85,23 @@ LOCK_SEQUENCE = [
     "SELECT @@in_transaction",
     "LOCK TABLES mysql.nosuch READ",
     "UNLOCK TABLES",
+    # Held, LOCK TABLES restricts reads to its tables; BEGIN releases it, UNLOCK TABLES too.
+    "LOCK TABLES people READ",
+    "SELECT COUNT(*) FROM pairs",
+    "SELECT COUNT(*) FROM keys.pairs",
+    "SELECT COUNT(*) FROM people",
+    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'keys'",
+    "BEGIN",
+    "SELECT COUNT(*) FROM pairs",
+    "COMMIT",
+    "LOCK TABLES pairs READ",
+    "SELECT COUNT(*) FROM people",
+    "START TRANSACTION WITH CONSISTENT SNAPSHOT",
+    "SELECT COUNT(*) FROM people",
+    "COMMIT",
+    "LOCK TABLES pairs READ",
+    "UNLOCK TABLES",
+    "SELECT COUNT(*) FROM people",
 ]
 
 
