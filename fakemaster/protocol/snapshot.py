@@ -103,6 +103,7 @@ def lock_tables(ctx: Context) -> Response:
     session.in_transaction = False
     session.snapshot = None
     session.savepoints.clear()
+    release_table_locks(session)  # the earlier ones go first, even when this one fails
     parser = ctx.parser(1)
     parser.expect_word("TABLES", "TABLE")
     named: list[tuple[str | None, str]] = []

@@ -102,6 +102,22 @@ LOCK_SEQUENCE = [
     "LOCK TABLES pairs READ",
     "UNLOCK TABLES",
     "SELECT COUNT(*) FROM people",
+    # A new LOCK TABLES lets the earlier locks go first, even when it fails.
+    "LOCK TABLES pairs READ",
+    "LOCK TABLES nosuch READ",
+    "SELECT COUNT(*) FROM people",
+    # mariadb-dump --events --routines: the fake master has neither (and neither has the real
+    # server's keys database).
+    "show events",
+    "SHOW EVENTS FROM `keys` LIKE 'x%'",
+    "SHOW EVENTS WHERE Name = 'x'",
+    "SHOW FUNCTION STATUS WHERE Db = 'keys'",
+    "SHOW PROCEDURE STATUS WHERE Db = 'keys'",
+    "SHOW PACKAGE STATUS WHERE Db = 'keys'",
+    "SHOW PACKAGE BODY STATUS WHERE Db = 'keys'",
+    "SHOW PROCEDURE STATUS LIKE 'x%'",
+    "SELECT * FROM information_schema.EVENTS",
+    "SELECT * FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'keys'",
 ]
 
 
