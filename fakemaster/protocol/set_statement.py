@@ -28,7 +28,8 @@ from fakemaster.protocol.variables import (
     show_text,
 )
 
-__all__ = ["set_type_value", "set_statement"]
+__all__ = [
+    "set_type_value","set_statement"]
 
 
 @dataclass(slots=True)
