@@ -127,6 +127,13 @@ class CatalogueColumn:
     collation: str | None = None
     members: tuple[str, ...] = ()
     default: str | None = None
+    on_update: str | None = None
+    width: int | None = None
+
+    @property
+    def display_width(self) -> int:
+        """The display width of an integer column (SHOW CREATE TABLE, result-set length)."""
+        return self.width or DISPLAY_WIDTHS[self.data_type][self.unsigned]
 
     @property
     def charset(self) -> str | None:
@@ -152,7 +159,7 @@ class CatalogueColumn:
         """The type as SHOW CREATE TABLE and information_schema.COLUMNS.COLUMN_TYPE spell it."""
         kind = self.data_type
         if kind in DISPLAY_WIDTHS:
-            text = f"{kind}({DISPLAY_WIDTHS[kind][self.unsigned]})"
+            text = f"{kind}({self.display_width})"
         elif kind == "decimal":
             text = f"decimal({self.precision},{self.scale})"
         elif kind in ("char", "varchar", "binary", "varbinary", "bit"):
@@ -203,6 +210,7 @@ class CatalogueTable:
     keys: tuple[CatalogueKey, ...] = ()
     engine: str = "InnoDB"
     collation: str = "utf8mb4_general_ci"
+    comment: str = ""
     # What SHOW CREATE TABLE says about the table when its text is known otherwise (None: made
     # from the columns and keys).
     create_text: str | None = None
@@ -345,6 +353,8 @@ def column_text(table: CatalogueTable, column: CatalogueColumn) -> str:
         text += " NULL"
     if column.default is not None:
         text += f" DEFAULT {column.default}"
+    if column.on_update is not None:
+        text += f" ON UPDATE {column.on_update}"
     if column.data_type == "json":
         text += f" CHECK (json_valid({quote_identifier(column.name)}))"
     return text
@@ -366,9 +376,10 @@ def create_table_text(table: CatalogueTable) -> str:
     body = ",\n".join("  " + line for line in lines)
     found = collation_by_name(table.collation)
     collate = "" if found is None else f" COLLATE={found.name}"
+    comment = f" COMMENT={_sql_string(table.comment)}" if table.comment else ""
     return (
         f"CREATE TABLE {quote_identifier(table.name)} (\n{body}\n)"
-        f" ENGINE={table.engine} DEFAULT CHARSET={table.charset}{collate}"
+        f" ENGINE={table.engine} DEFAULT CHARSET={table.charset}{collate}{comment}"
     )
 
 
@@ -384,6 +395,8 @@ def column_definition(
             flags |= ColumnFlag.NO_DEFAULT_VALUE
     if column.unsigned:
         flags |= ColumnFlag.UNSIGNED
+    if column.on_update is not None:  # MariaDB's Field_timestamp: an auto-set timestamp
+        flags |= ColumnFlag.ON_UPDATE_NOW | ColumnFlag.TIMESTAMP
     common: dict[str, Any] = {
         "schema": table.database,
         "table": alias or table.name,
@@ -392,8 +405,9 @@ def column_definition(
     }
     shown = name if name is not None else column.name
     if kind in _INTEGER_TYPES:
-        width = DISPLAY_WIDTHS[kind][column.unsigned]
-        return Column(shown, _INTEGER_TYPES[kind], length=width, flags=flags, **common)
+        return Column(
+            shown, _INTEGER_TYPES[kind], length=column.display_width, flags=flags, **common
+        )
     if kind == "decimal":
         precision, scale = column.precision or 10, column.scale or 0
         length = precision + (1 if scale else 0) + (0 if column.unsigned else 1)

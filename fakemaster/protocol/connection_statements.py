@@ -11,6 +11,7 @@ from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.outcome import Context, KillRequest, OkResult, Response
 from fakemaster.protocol.resultset import SessionTrack, session_state_entry, sql_error
 from fakemaster.protocol.set_statement import set_type_value
+from fakemaster.protocol.snapshot import release_table_locks
 from fakemaster.protocol.sqltext import Tok, unknown_column
 from fakemaster.protocol.state import SessionState
 from fakemaster.protocol.variables import SYSTEM_VARIABLES
@@ -104,6 +105,7 @@ def change_database(session: SessionState, name: str) -> OkResult:
 
 def begin(ctx: Context) -> Response:
     session = ctx.session
+    release_table_locks(session)
     session.in_transaction = True
     session.snapshot = None  # taken at the first read (REPEATABLE READ)
     session.savepoints.clear()

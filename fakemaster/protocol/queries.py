@@ -29,7 +29,9 @@ from fakemaster.protocol.schema_show import (
     show_create_database,
     show_create_table,
     show_databases,
+    show_events,
     show_index,
+    show_routine_status,
     show_table_status,
     show_tables,
 )
@@ -45,6 +47,7 @@ from fakemaster.protocol.show import (
 )
 from fakemaster.protocol.snapshot import (
     flush_tables,
+    lock_tables,
     savepoint,
     start_consistent_snapshot,
     unlock_tables,
@@ -163,10 +166,16 @@ STATEMENTS: tuple[Statement, ...] = (
                "SHOW FULL COLUMNS FROM `t` FROM `shop`", "show fields from `shop`.`t`"),
     _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b", show_index,
                "SHOW INDEX FROM `shop`.`t`"),
+    _statement(r"SHOW\s+EVENTS\b", show_events, "SHOW EVENTS FROM `shop`"),
+    _statement(r"SHOW\s+(?:FUNCTION|PROCEDURE|PACKAGE(?:\s+BODY)?)\s+STATUS\b",
+               show_routine_status, "SHOW FUNCTION STATUS WHERE Db = 'shop'",
+               "SHOW PACKAGE BODY STATUS LIKE 'p%'"),
     _statement(r"FLUSH\b(?:\s|/\*!\d*|\*/|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
                r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
                flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
     _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
+    _statement(r"LOCK\s+TABLES?\b", lock_tables,
+               "LOCK TABLES `shop`.`t` READ /*!32311 LOCAL */", "LOCK TABLE `shop`.`t` AS a WRITE"),
     _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
                "SAVEPOINT sp"),
     _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,

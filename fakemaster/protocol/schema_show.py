@@ -8,7 +8,7 @@ SHOW CREATE answers with its own two text columns. The text of SHOW CREATE TABLE
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from fakemaster.protocol.catalogue import CatalogueTable, CellValue, create_table_text, find_table
@@ -27,6 +27,8 @@ __all__ = [
     "show_create_database",
     "show_create_table",
     "show_databases",
+    "show_events",
+    "show_routine_status",
     "show_index",
     "show_tables",
 ]
@@ -322,3 +324,88 @@ def show_table_status(ctx: Context) -> Response:
         cells = [row for row in cells if condition(row)]
     parser.expect_end()
     return _result(ctx.session, columns, cells)
+
+
+_EVENTS = [
+    ("EVENT_SCHEMA", "Db"),
+    ("EVENT_NAME", "Name"),
+    ("DEFINER", "Definer"),
+    ("TIME_ZONE", "Time zone"),
+    ("EVENT_TYPE", "Type"),
+    ("EXECUTE_AT", "Execute at"),
+    ("INTERVAL_VALUE", "Interval value"),
+    ("INTERVAL_FIELD", "Interval field"),
+    ("STARTS", "Starts"),
+    ("ENDS", "Ends"),
+    ("STATUS", "Status"),
+    ("ORIGINATOR", "Originator"),
+    ("CHARACTER_SET_CLIENT", "character_set_client"),
+    ("COLLATION_CONNECTION", "collation_connection"),
+    ("DATABASE_COLLATION", "Database Collation"),
+]
+_ROUTINE_STATUS = [
+    ("ROUTINE_SCHEMA", "Db"),
+    ("ROUTINE_NAME", "Name"),
+    ("ROUTINE_TYPE", "Type"),
+    ("DEFINER", "Definer"),
+    ("LAST_ALTERED", "Modified"),
+    ("CREATED", "Created"),
+    ("SECURITY_TYPE", "Security_type"),
+    ("ROUTINE_COMMENT", "Comment"),
+    ("CHARACTER_SET_CLIENT", "character_set_client"),
+    ("COLLATION_CONNECTION", "collation_connection"),
+    ("DATABASE_COLLATION", "Database Collation"),
+]
+
+
+def _filtered_view(
+    ctx: Context,
+    parser: Parser,
+    table: str,
+    picks: list[tuple[str, str]],
+    name_at: int,
+    keep: Callable[[Sequence[CellValue]], bool],
+) -> Response:
+    """An information_schema view renamed (``picks``) of the rows ``keep`` keeps, filtered by
+    ``[LIKE 'p' | WHERE condition]`` (LIKE on the ``name_at`` column)."""
+    like = _like(parser)
+    rows = [
+        r
+        for r in is_rows(table, ctx.session)
+        if keep(r) and (like is None or like.matches(str(r[name_at])))
+    ]
+    columns, cells = _view(table, picks, rows)
+    if like is None and parser.accept_word("WHERE"):
+        view = Source(
+            "information_schema",
+            table,
+            [shown for _, shown in picks],
+            columns,
+            [c.text_chars is None for c in columns],
+            [True] * len(columns),
+            cells,
+            ["utf8mb3" if c.text_chars is not None else None for c in columns],
+        )
+        condition = where_condition(parser, view, ctx.session)
+        cells = [row for row in cells if condition(row)]
+    parser.expect_end()
+    return _result(ctx.session, columns, cells)
+
+
+def show_events(ctx: Context) -> Response:
+    """SHOW EVENTS [FROM db] [LIKE 'p' | WHERE ...]: information_schema.EVENTS of a database
+    (a fake master schedules none: no rows)."""
+    parser = ctx.parser_after(ctx.match.end())
+    database = _database(ctx, parser)
+    response = _filtered_view(ctx, parser, "EVENTS", _EVENTS, 2, lambda row: row[1] == database)
+    if isinstance(response, ResultSet):  # MariaDB 10.11: QUERY_NO_INDEX_USED after the columns only
+        response.extra_status = (ServerStatus.QUERY_NO_INDEX_USED, 0)
+    return response
+
+
+def show_routine_status(ctx: Context) -> Response:
+    """SHOW {FUNCTION|PROCEDURE|PACKAGE [BODY]} STATUS [LIKE 'p' | WHERE ...]:
+    information_schema.ROUTINES of that kind (a fake master stores none: no rows)."""
+    kind = " ".join(ctx.match.group(0).upper().split()[1:-1])
+    parser = ctx.parser_after(ctx.match.end())
+    return _filtered_view(ctx, parser, "ROUTINES", _ROUTINE_STATUS, 3, lambda row: row[4] == kind)

@@ -18,13 +18,17 @@ snapshot, the current ones outside one (what ``mariadb-dump --single-transaction
 from __future__ import annotations
 
 from fakemaster.accounts import Privilege
+from fakemaster.protocol.catalogue import find_table
 from fakemaster.protocol.outcome import Context, OkResult, Response
-from fakemaster.protocol.resultset import SqlError
+from fakemaster.protocol.resultset import SqlError, sql_error
 from fakemaster.protocol.state import SessionSnapshot, SessionState
+from fakemaster.protocol.system_tables import is_system_table
 
 __all__ = [
     "binlog_snapshot_status",
     "flush_tables",
+    "lock_tables",
+    "release_table_locks",
     "read_snapshot",
     "savepoint",
     "start_consistent_snapshot",
@@ -61,6 +65,7 @@ def start_consistent_snapshot(ctx: Context) -> Response:
         if not parser.accept_op(","):
             break
     parser.expect_end()
+    release_table_locks(session)
     session.in_transaction = True
     session.savepoints.clear()
     session.snapshot = session.server.snapshot_point() if consistent else None
@@ -85,8 +90,74 @@ def flush_tables(ctx: Context) -> Response:
     return OkResult()
 
 
+def lock_tables(ctx: Context) -> Response:
+    """LOCK TABLE[S] t [[AS] alias] READ [LOCAL] | [LOW_PRIORITY] WRITE [, ...]: what a dump
+    without ``--single-transaction`` or ``--master-data`` takes for each database. As on
+    MariaDB 10.11: the session's transaction ends first (an implicit COMMIT, even when the
+    statement then fails), a name or alias twice is 1066, an account without LOCK TABLES gets
+    1044 for the database, a missing table 1146, a log table (``mysql.general_log``) 1556. While
+    held, releases wait as under FLUSH TABLES WITH READ LOCK, until UNLOCK TABLES or the
+    connection's end (stricter than MariaDB, which holds back only the transactions writing a
+    locked table: a fake master's transactions are released whole)."""
+    session = ctx.session
+    session.in_transaction = False
+    session.snapshot = None
+    session.savepoints.clear()
+    release_table_locks(session)  # the earlier ones go first, even when this one fails
+    parser = ctx.parser(1)
+    parser.expect_word("TABLES", "TABLE")
+    named: list[tuple[str | None, str]] = []
+    aliases: set[str] = set()
+    while True:
+        first = parser.name()
+        database, name = session.database, first
+        if parser.accept_op("."):
+            database, name = first, parser.name()
+        alias = name
+        if parser.accept_word("AS"):
+            alias = parser.name()
+        elif not parser.peek.is_word("READ", "WRITE", "LOW_PRIORITY"):
+            alias = parser.name()
+        if parser.accept_word("READ"):
+            parser.accept_word("LOCAL")
+        else:
+            parser.accept_word("LOW_PRIORITY")
+            parser.expect_word("WRITE")
+        if alias.lower() in aliases:
+            raise SqlError(1066, "42000", f"Not unique table/alias: '{alias}'")
+        aliases.add(alias.lower())
+        named.append((database, name))
+        if not parser.accept_op(","):
+            break
+    parser.expect_end()
+    account = session.account
+    catalogue = ctx.server.tables
+    for database, name in named:
+        if database is None:
+            raise sql_error(1046)
+        if not (account.has_any(Privilege.LOCK_TABLES) and account.may_use(database)):
+            raise sql_error(1044, account.user, account.host, database)
+        table = find_table(catalogue, database, name) if catalogue is not None else None
+        if table is None:
+            raise sql_error(1146, database, name)
+        if is_system_table(table):
+            raise SqlError(1556, "HY000", "You can't use locks with log tables")
+    ctx.server.lock_tables(session.thread_id)
+    session.locked_tables = frozenset((db, name) for db, name in named if db is not None)
+    return OkResult()
+
+
+def release_table_locks(session: SessionState) -> None:
+    """What BEGIN / START TRANSACTION do to LOCK TABLES (not to FLUSH TABLES WITH READ LOCK):
+    release them."""
+    if session.locked_tables is not None:
+        session.locked_tables = None
+        session.server.unlock_tables(session.thread_id)
+
+
 def unlock_tables(ctx: Context) -> Response:
     ctx.parser(2).expect_end()
+    ctx.session.locked_tables = None
     ctx.server.unlock_tables(ctx.session.thread_id)
     return OkResult()
 

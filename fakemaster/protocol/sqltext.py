@@ -238,7 +238,18 @@ def _quoted(text: str, start: int) -> tuple[str, int]:
     raise syntax_error(text[start:], line_of(text, start))
 
 
-_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"}
+# As MariaDB reads a string literal: ``\%`` and ``\_`` keep their backslash (so that LIKE
+# patterns can escape their wildcards: ``SHOW TABLES LIKE '%\_log'`` is headed by that text).
+_ESCAPES = {
+    "0": "\0",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "%": "\\%",
+    "_": "\\_",
+}
 
 
 def _variable(text: str, start: int) -> Token:

@@ -26,6 +26,7 @@ from fakemaster.protocol.charsets import (
 from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.resultset import sql_error
 from fakemaster.protocol.sqlvalue import SqlValue
+from fakemaster.protocol.system_tables import SYSTEM_DATABASE, SystemSnapshot, WithSystemTables
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, SystemVariable, Value
 from fakemaster.served_variables import SERVED_VARIABLES, ServedVariables
 
@@ -108,8 +109,11 @@ class ServerState:
     ) -> None:
         self.config = config
         self.catalog = catalog
-        # The served tables (SHOW, SELECT, information_schema): see protocol.catalogue.
-        self.tables = tables
+        # The served tables (SHOW, SELECT, information_schema): see protocol.catalogue; with
+        # the mysql database's own (protocol.system_tables) when the server lists mysql.
+        self.tables: TableCatalogue | None = WithSystemTables(
+            tables, system=SYSTEM_DATABASE in config.databases
+        )
         self.clock = clock
         self.started_at = clock()
         self.globals: dict[str, Value] = config.global_variables(port)
@@ -204,7 +208,7 @@ class ServerState:
         point = getattr(catalog, "snapshot_point", None)
         if point is not None:
             tables, (file_name, position), gtid_pos = point()
-            return SessionSnapshot(tables, file_name, position, gtid_pos)
+            return SessionSnapshot(SystemSnapshot(tables), file_name, position, gtid_pos)
         logs = list(catalog.binary_logs()) if catalog is not None else []
         file_name, position = logs[-1] if logs else ("", 0)
         gtid_pos = catalog.gtid_binlog_pos() if catalog is not None else ""
@@ -255,6 +259,9 @@ class SessionState:
     snapshot: SessionSnapshot | None = None
     # SAVEPOINTs of the transaction, oldest first.
     savepoints: list[str] = field(default_factory=list)
+    # LOCK TABLES: the (database, table) it holds, the only tables it may read until UNLOCK
+    # TABLES or a new transaction; None: no LOCK TABLES.
+    locked_tables: frozenset[tuple[str, str]] | None = None
 
     @classmethod
     def create(

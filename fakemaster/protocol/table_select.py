@@ -42,6 +42,7 @@ from fakemaster.protocol.resultset import (
     Column,
     ColumnFlag,
     ResultSet,
+    SqlError,
     sql_error,
     with_name,
 )
@@ -139,6 +140,8 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             is_rows(name, session),
             ["utf8mb3" if c.text_chars is not None else None for c in columns],
         )
+    if session.locked_tables is not None and (database, name) not in session.locked_tables:
+        raise SqlError(1100, "HY000", f"Table '{name}' was not locked with LOCK TABLES")
     catalogue = session.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     account = session.account

@@ -226,6 +226,7 @@ _CATALOGUE = (
     _v("hostname", STRING, G, "localhost", ro=True),
     _v("identity", UINT, S, 0),
     _v("init_connect", STRING, G, "", gpriv=CA),
+    _v("innodb_lock_wait_timeout", UINT, B, 50),
     _v("insert_id", UINT, S, 0),
     _v("interactive_timeout", UINT, B, 28800),
     _v("in_transaction", UINT, S, 0, ro=True),
