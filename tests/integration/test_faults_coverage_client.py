@@ -12,6 +12,8 @@ does not reach (docs/faults.md, "Where each kind is shown"):
   :class:`BinlogUnavailable` after a prefix of the served groups, whole and in order.
 * **purge while the client is away, in GTID mode**: ERR 1236 with the GTID text a real
   primary sends; the client stops typed, with the groups it had.
+* **failover to new file names and positions** (a promoted replica's binlog): in GTID mode the
+  client goes on; in file/pos mode it stops with ERR 1236, as a real replica does.
 
 The big first file (small standalone groups, far more than socket and proxy buffers hold)
 keeps the dump in that file while the consumer does not read.
@@ -224,3 +226,63 @@ def test_purge_while_the_client_is_away_in_gtid_mode(fake_master_factory: Any) -
     assert GTID_PURGED in str(raised.value)
     assert again.connections == 1
     Oracle(scenario).assert_matches(tables.rows, after=5)
+
+
+NEW_PRIMARY_ID = 3
+NO_LOG_FILE = "Could not find first log file name in binary log index file"
+
+
+def statement(number: int) -> list[QueryEvent]:
+    return [QueryEvent(query=b"SELECT %d" % number, database="")]
+
+
+@pytest.mark.parametrize("mode", ["gtid", "file_pos"])
+def test_failover_to_new_file_names_and_positions(fake_master_factory: Any, mode: str) -> None:
+    """A failover on the same port to a promoted replica's binlog: same domain and history,
+    its own server id and file names (so other positions). In GTID mode the client goes on
+    from its GTID position and gets the new primary's groups, each once; in file/pos mode it
+    asks for a file the new primary does not have and stops with ERR 1236 and the text a real
+    primary sends for an unknown file (what a real 10.11 replica does,
+    tests/integration/test_faults_server_restart.py)."""
+    old = MemoryBinlogStore(server_id=1)
+    served = [str(old.append_transaction(statement(n)).gtid) for n in range(10)]
+    master = fake_master_factory(store=old)
+    client = BlockingReplica(
+        master.host,
+        master.port,
+        config_for(master, gtid_mode=mode == "gtid"),
+        reconnect=ReconnectPolicy(max_retries=3, delay=0.01),
+    )
+    seen: list[str] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with client:
+                for group in client.groups():
+                    seen.append(str(group.gtid_text))
+        except BaseException as raised:  # noqa: BLE001 - the test reads it
+            error.append(raised)
+
+    new = MemoryBinlogStore(
+        server_id=NEW_PRIMARY_ID,
+        basename="failover-bin",
+        initial_state=old.end_state().gtid_list(),
+    )
+    promoted = [str(new.append_transaction(statement(n)).gtid) for n in range(10, 13)]
+    client.until = lambda p: p.covers(Position.from_gtids(promoted[-1]))
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    wait_until(lambda: len(seen) == len(served), "the client caught up with the old primary")
+    master.restart(server_id=NEW_PRIMARY_ID, store=new)
+    thread.join(PATIENCE)
+    assert not thread.is_alive(), "the client did not stop"
+    assert promoted[0].startswith(f"0-{NEW_PRIMARY_ID}-")
+    assert client.connections >= 2
+    if mode == "gtid":
+        assert error == []
+        assert seen == served + promoted
+    else:
+        assert len(error) == 1 and isinstance(error[0], BinlogUnavailable), error
+        assert error[0].errno == 1236 and NO_LOG_FILE in str(error[0])
+        assert seen == served
