@@ -12,6 +12,8 @@ does not reach (docs/faults.md, "Where each kind is shown"):
   :class:`BinlogUnavailable` after a prefix of the served groups, whole and in order.
 * **purge while the client is away, in GTID mode**: ERR 1236 with the GTID text a real
   primary sends; the client stops typed, with the groups it had.
+* **cuts** FIN/RST before, inside and after an event or a transaction that
+  test_client_faults.py does not have: the client reconnects and ends equal to the oracle.
 * **failover to new file names and positions** (a promoted replica's binlog): in GTID mode the
   client goes on; in file/pos mode it stops with ERR 1236, as a real replica does.
 
@@ -30,12 +32,20 @@ import pytest
 
 from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
 from fakemaster.client.position import Position
-from fakemaster.client.protocol import BinlogUnavailable, ClientConfig, ServerRefused
+from fakemaster.client.protocol import (
+    BinlogUnavailable,
+    ClientConfig,
+    ConnectionLost,
+    ServerRefused,
+)
 from fakemaster.events import QueryEvent
+from fakemaster.faults import Fault, FaultPlan, Point, PointKind, Where
 from fakemaster.store import MemoryBinlogStore
 from scenarios.library import build
 from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.integration.test_client_faults import config_for as wire_config
+from tests.integration.test_client_faults import cut, replicate
 
 __all__: list[str] = []
 
@@ -286,3 +296,27 @@ def test_failover_to_new_file_names_and_positions(fake_master_factory: Any, mode
         assert len(error) == 1 and isinstance(error[0], BinlogUnavailable), error
         assert error[0].errno == 1236 and NO_LOG_FILE in str(error[0])
         assert seen == served
+
+
+TX = PointKind.TRANSACTION
+# The FIN/RST combinations tests/integration/test_client_faults.py does not have.
+MORE_CUTS: dict[str, Fault] = {
+    "cut_rst_before_event": cut(Point(PointKind.EVENT, 9), "rst"),
+    "cut_fin_inside_event": cut(Point(PointKind.EVENT, 14, Where.INSIDE, 30)),
+    "cut_fin_before_transaction": cut(Point(TX, 5)),
+    "cut_rst_after_transaction": cut(Point(TX, 7, Where.AFTER), "rst"),
+    "cut_rst_after_event": cut(Point(PointKind.EVENT, 20, Where.AFTER), "rst"),
+}
+
+
+@pytest.mark.parametrize("mode", ["gtid", "file_pos"])
+@pytest.mark.parametrize("case", sorted(MORE_CUTS))
+def test_client_resumes_after_more_cuts(fake_master_factory: Any, case: str, mode: str) -> None:
+    fault = MORE_CUTS[case]
+    master = fake_master_factory(scenario=SCENARIO, faults=FaultPlan((fault,)))
+    tables, client = replicate(master, wire_config(master, gtid_mode=mode == "gtid"))
+    Oracle(build(SCENARIO)).assert_matches(tables.rows)
+    applied = [a.fault for engine in master.fault_proxy.engines for a in engine.applied]
+    assert applied == [fault], "the fault did not happen"
+    assert client.connections >= 2 and client.errors, client.errors
+    assert all(isinstance(error, ConnectionLost) for error in client.errors), client.errors

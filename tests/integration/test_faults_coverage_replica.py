@@ -137,6 +137,7 @@ CASES: dict[str, tuple[Fault, object]] = {
     ),
     "cut_fin_after_event": (cut(Point(PointKind.EVENT, 20, Where.AFTER)), "reconnects"),
     "cut_rst_after_transaction": (cut(Point(TX, FIRST_BATCH, Where.AFTER), "rst"), "reconnects"),
+    "cut_rst_before_transaction": (cut(Point(TX, FIRST_BATCH + 1), "rst"), "reconnects"),
     "cut_after_exact_bytes": (cut(Point(PointKind.BYTE, 1234)), "reconnects"),
     "trickle_every_offset": (
         Fault(FaultKind.TRICKLE, Point(PointKind.BYTE, 0), session=0, params={"size": 1}),
