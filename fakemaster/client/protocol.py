@@ -543,7 +543,11 @@ class ReplicaConnection:
         self._decoder = StreamDecoder(
             network=True,
             semi_sync=self.semi_sync,
-            verify_checksum=config.verify_checksum,
+            # Without checksums nothing is verified, the FORMAT_DESCRIPTION's CRC included: a
+            # primary that sets its log_pos to 0 at the start of a dump leaves that CRC stale
+            # when binlog_checksum is NONE (sql_repl.cc fixes it only when checksums are on),
+            # and a replica does not check it (event_checksum_test with the OFF algorithm).
+            verify_checksum=config.verify_checksum and self.checksum,
             ctx=BinlogContext(checksum=self.checksum),
             first_sequence=1,
         )
