@@ -14,6 +14,8 @@ from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.changes import DELETE, INSERT, ChangeEvent
 from fakemaster.client.position import Position
 from fakemaster.client.protocol import ClientConfig
+from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
+from fakemaster.faults.proxy import BackgroundFaultProxy
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
 
@@ -140,3 +142,50 @@ def test_client_ends_with_a_real_primarys_tables_and_resumes_from_its_position(
     for name in TABLES:
         assert tables.table(name) == primary_table(primary, name), name
     assert second.position.gtid_text == primary.query_one("SELECT @@gtid_binlog_pos")
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("mode", ["gtid", "file_pos"])
+def test_client_resumes_through_faults_in_front_of_a_real_primary(
+    mariadb_factory: MariaDBFactory, mode: str
+) -> None:
+    """The fault proxy in front of the real primary: an RST 20 bytes into an event in the
+    middle of a transaction, a corrupted CRC on the reconnect, a blackhole on the one after;
+    the client ends with the primary's tables, each change applied once."""
+    primary = started_primary(mariadb_factory, "FULL")
+    workload(primary, 1, 20)
+    tx = PointKind.TRANSACTION
+    plan = FaultPlan(
+        (
+            Fault(FaultKind.CUT, Point(tx, 6, Where.INSIDE, 2, into=20), 0, {"close": "rst"}),
+            Fault(FaultKind.CORRUPT_CRC, Point(tx, 3, Where.INSIDE, 1), 1),
+            Fault(FaultKind.BLACKHOLE, Point(tx, 2, Where.INSIDE, 2), 2),
+        )
+    )
+    config = ClientConfig(
+        user=USER,
+        password=PASSWORD,
+        server_id=42,
+        gtid_mode=mode == "gtid",
+        net_timeout=1.0,
+        heartbeat_period=0.25,
+    )
+    tables = KeyedTables()
+    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    with BackgroundFaultProxy((primary.host, primary.port), plan) as proxy:
+        client = BlockingReplica(
+            proxy.host, proxy.port, config, until=lambda p: p.covers(goal), catalogue=TABLES
+        )
+        with client:
+            for change in client.changes():
+                tables.apply(change)
+        applied = [a.fault for engine in proxy.engines for a in engine.applied]
+    assert applied == list(plan.faults)
+    for name in TABLES:
+        assert tables.table(name) == primary_table(primary, name), name
+    assert client.connections == 4
+    assert [type(error).__name__ for error in client.errors] == [
+        "ConnectionLost",
+        "ProtocolError",
+        "ConnectionLost",
+    ]
