@@ -121,21 +121,34 @@ def run_client(
 
 
 @pytest.mark.mariadb
-@pytest.mark.parametrize(("mode", "metadata"), [("gtid", "FULL"), ("file_pos", "MINIMAL")])
+@pytest.mark.parametrize(
+    ("mode", "metadata", "checksum"),
+    [("gtid", "FULL", True), ("file_pos", "MINIMAL", True), ("gtid", "MINIMAL", False)],
+)
 def test_client_ends_with_a_real_primarys_tables_and_resumes_from_its_position(
-    mariadb_factory: MariaDBFactory, mode: str, metadata: str
+    mariadb_factory: MariaDBFactory, mode: str, metadata: str, checksum: bool
 ) -> None:
+    """(checksum False: the client asks the primary, whose binlog has CRC32, for none.)"""
     primary = started_primary(mariadb_factory, metadata)
     workload(primary, 1, 20)
-    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=mode == "gtid")
+    config = ClientConfig(
+        user=USER, password=PASSWORD, server_id=42, gtid_mode=mode == "gtid", checksum=checksum
+    )
     tables = KeyedTables()
     first = run_client(primary, config, None, tables)
     for name in TABLES:
         assert tables.table(name) == primary_table(primary, name), name
-    assert first.errors == [] and first.ready is not None and first.ready.checksum
+    assert first.errors == [] and first.ready is not None
+    assert first.ready.checksum is checksum
     assert first.ready.master_server_id == 1
+    # The primary agrees: the GTID position at the client's file/position is its GTIDs (the
+    # end of the binlog may have a BINLOG_CHECKPOINT after them, written when InnoDB is done).
+    where = primary.query_one(
+        f"SELECT binlog_gtid_pos('{first.position.file}', {first.position.position})"
+    )
+    assert where == first.position.gtid_text == primary.query_one("SELECT @@gtid_binlog_pos")
     assert first.position.file == primary.master_status()[0]
-    assert first.position.position == primary.master_status()[1]
+    assert first.position.position <= primary.master_status()[1]
     # More work on the primary; a new client from the first one's position gets just that.
     workload(primary, 21, 10)
     second = run_client(primary, config, first.position, tables)
