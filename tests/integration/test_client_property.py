@@ -82,6 +82,9 @@ def transactions_in(scenario: Scenario, groups: int) -> int:
 def test_client_ends_with_the_oracles_tables_under_generated_faults(
     mode: str, scenario: Scenario, plan: FaultPlan
 ) -> None:
+    if not scenario.settings.binlog_checksum:
+        # Without checksums a changed byte cannot be told from data (a replica applies it).
+        plan = FaultPlan(tuple(f for f in plan.faults if f.kind is not FaultKind.CORRUPT_CRC))
     note(f"fault plan: {plan.to_json()}")
     factory = FakeMasterFactory({})
     master = factory(scenario=scenario, faults=plan)
