@@ -13,8 +13,11 @@ group (ROTATE, FORMAT_DESCRIPTION, GTID_LIST, BINLOG_CHECKPOINT) are handed over
 
 Two guards against events received twice: an event whose end position (header ``log_pos``)
 does not move past the previous event's in the same file is a copy and is dropped (a resend by
-a relay or a retrying proxy), and a group whose GTID is not after the position's GTID of its
-domain (in GTID mode) was committed already and is dropped as a whole.
+a relay or a retrying proxy), and in GTID mode a group whose GTID is not after the GTID of its
+domain in the position the connection started from was committed already (a primary never
+sends one: the guard is against relays) and is dropped as a whole. Within a connection GTIDs
+are not compared (with ``@slave_gtid_strict_mode=0`` a primary may send a lower sequence
+number after a higher one, and the group is new).
 
 Group boundaries follow the server's rule (``fakemaster.store.groups``,
 ``Log_event::is_part_of_group``): a standalone GTID group ends with its first event that is not
@@ -174,9 +177,14 @@ class GroupAssembler:
     _gtid: tuple[int, int, int] | None = None
     _standalone: bool = False
     _skip: bool = False
+    _floor: Position | None = None
+
+    def __post_init__(self) -> None:
+        self._floor = self.position
 
     def reset(self) -> None:
         """A new connection: forget the unfinished group and the current file."""
+        self._floor = self.position
         self._pending = None
         self._gtid = None
         self._standalone = False
@@ -246,7 +254,10 @@ class GroupAssembler:
             self.copies_dropped += 1
         self._gtid = (event.domain_id, event.server_id, event.seq_no)
         self._standalone = bool(event.flags2 & GtidFlag.STANDALONE)
-        self._skip = self.gtid_mode and self.position.has(event.domain_id, event.seq_no)
+        floor = self._floor
+        self._skip = (
+            self.gtid_mode and floor is not None and floor.has(event.domain_id, event.seq_no)
+        )
         self._pending = [ReceivedEvent(event, self._file, end, self._gtid)]
         return []
 

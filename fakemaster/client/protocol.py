@@ -1,22 +1,25 @@
 """The replica side of one replication connection, sans-IO: bytes in, bytes and happenings out.
 
 :class:`ReplicaConnection` speaks to any MariaDB 10.x primary as a MariaDB replica does (the
-statements a 10.11 replica sends, in its order: ``../docs`` and the general query log of a real
-primary): the handshake and mysql_native_password (with the auth switch), then
+statements a 10.11 replica sends, in its order, as a real primary's general query log shows
+them; tests/fakemaster/client/test_recorded.py): the handshake and mysql_native_password (with
+the auth switch), then
 
 1. ``SELECT UNIX_TIMESTAMP()``, ``SHOW VARIABLES LIKE 'SERVER_ID'`` (a primary with the
    replica's own server id is refused, as a real replica refuses it),
 2. ``SET @master_heartbeat_period=`` (ns), ``SET @master_binlog_checksum=
    @@global.binlog_checksum`` and ``SELECT @master_binlog_checksum`` (CRC32 or NONE: the
    checksum of the events to come, before their FORMAT_DESCRIPTION tells it),
-3. ``SET @mariadb_slave_capability=4`` (GTID-aware), ``SELECT @@GLOBAL.gtid_domain_id``,
+3. ``SET @mariadb_slave_capability=4`` (GTID-aware), ``SELECT @@GLOBAL.gtid_domain_id``
+   (in file/pos mode from a known file: ``SELECT binlog_gtid_pos('file',pos)``),
 4. COM_REGISTER_SLAVE,
 5. in GTID mode ``SET @slave_connect_state=``, ``@slave_gtid_strict_mode=0``,
    ``@slave_gtid_ignore_duplicates=0``; with semi-sync ``SHOW VARIABLES LIKE
    'rpl_semi_sync_master_enabled'`` and, when ON, ``SET @rpl_semi_sync_slave=1``,
 6. COM_BINLOG_DUMP (GTID mode: file "" position 4; file/pos mode: the position's file and
    offset), then the events, decoded (:class:`decoder.stream.StreamDecoder`: split packets of
-   16 MiB and more joined, sequence numbers checked, CRC32 verified), with a semi-sync ACK
+   16 MiB and more joined, sequence numbers checked, CRC32 verified when the primary has
+   checksums), with a semi-sync ACK
    (``0xEF`` position file, sequence 0) queued after each event the primary asks one for.
 
 Use: :meth:`ReplicaConnection.feed` the bytes read from the socket; it returns what happened
@@ -543,7 +546,11 @@ class ReplicaConnection:
         self._decoder = StreamDecoder(
             network=True,
             semi_sync=self.semi_sync,
-            verify_checksum=config.verify_checksum,
+            # Without checksums nothing is verified, the FORMAT_DESCRIPTION's CRC included: a
+            # primary that sets its log_pos to 0 at the start of a dump leaves that CRC stale
+            # when binlog_checksum is NONE (sql_repl.cc fixes it only when checksums are on),
+            # and a replica does not check it (event_checksum_test with the OFF algorithm).
+            verify_checksum=config.verify_checksum and self.checksum,
             ctx=BinlogContext(checksum=self.checksum),
             first_sequence=1,
         )

@@ -14,6 +14,8 @@ from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.changes import DELETE, INSERT, ChangeEvent
 from fakemaster.client.position import Position
 from fakemaster.client.protocol import ClientConfig
+from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
+from fakemaster.faults.proxy import BackgroundFaultProxy
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
 
@@ -119,24 +121,84 @@ def run_client(
 
 
 @pytest.mark.mariadb
-@pytest.mark.parametrize(("mode", "metadata"), [("gtid", "FULL"), ("file_pos", "MINIMAL")])
+@pytest.mark.parametrize(
+    ("mode", "metadata", "checksum"),
+    [("gtid", "FULL", True), ("file_pos", "MINIMAL", True), ("gtid", "MINIMAL", False)],
+)
 def test_client_ends_with_a_real_primarys_tables_and_resumes_from_its_position(
-    mariadb_factory: MariaDBFactory, mode: str, metadata: str
+    mariadb_factory: MariaDBFactory, mode: str, metadata: str, checksum: bool
 ) -> None:
+    """(checksum False: the client asks the primary, whose binlog has CRC32, for none.)"""
     primary = started_primary(mariadb_factory, metadata)
     workload(primary, 1, 20)
-    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=mode == "gtid")
+    config = ClientConfig(
+        user=USER, password=PASSWORD, server_id=42, gtid_mode=mode == "gtid", checksum=checksum
+    )
     tables = KeyedTables()
     first = run_client(primary, config, None, tables)
     for name in TABLES:
         assert tables.table(name) == primary_table(primary, name), name
-    assert first.errors == [] and first.ready is not None and first.ready.checksum
+    assert first.errors == [] and first.ready is not None
+    assert first.ready.checksum is checksum
     assert first.ready.master_server_id == 1
+    # The primary agrees: the GTID position at the client's file/position is its GTIDs (the
+    # end of the binlog may have a BINLOG_CHECKPOINT after them, written when InnoDB is done).
+    where = primary.query_one(
+        f"SELECT binlog_gtid_pos('{first.position.file}', {first.position.position})"
+    )
+    assert where == first.position.gtid_text == primary.query_one("SELECT @@gtid_binlog_pos")
     assert first.position.file == primary.master_status()[0]
-    assert first.position.position == primary.master_status()[1]
+    assert first.position.position <= primary.master_status()[1]
     # More work on the primary; a new client from the first one's position gets just that.
     workload(primary, 21, 10)
     second = run_client(primary, config, first.position, tables)
     for name in TABLES:
         assert tables.table(name) == primary_table(primary, name), name
     assert second.position.gtid_text == primary.query_one("SELECT @@gtid_binlog_pos")
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("mode", ["gtid", "file_pos"])
+def test_client_resumes_through_faults_in_front_of_a_real_primary(
+    mariadb_factory: MariaDBFactory, mode: str
+) -> None:
+    """The fault proxy in front of the real primary: an RST 20 bytes into an event in the
+    middle of a transaction, a corrupted CRC on the reconnect, a blackhole on the one after;
+    the client ends with the primary's tables, each change applied once."""
+    primary = started_primary(mariadb_factory, "FULL")
+    workload(primary, 1, 20)
+    tx = PointKind.TRANSACTION
+    plan = FaultPlan(
+        (
+            Fault(FaultKind.CUT, Point(tx, 6, Where.INSIDE, 2, into=20), 0, {"close": "rst"}),
+            Fault(FaultKind.CORRUPT_CRC, Point(tx, 3, Where.INSIDE, 1), 1),
+            Fault(FaultKind.BLACKHOLE, Point(tx, 2, Where.INSIDE, 2), 2),
+        )
+    )
+    config = ClientConfig(
+        user=USER,
+        password=PASSWORD,
+        server_id=42,
+        gtid_mode=mode == "gtid",
+        net_timeout=1.0,
+        heartbeat_period=0.25,
+    )
+    tables = KeyedTables()
+    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    with BackgroundFaultProxy((primary.host, primary.port), plan) as proxy:
+        client = BlockingReplica(
+            proxy.host, proxy.port, config, until=lambda p: p.covers(goal), catalogue=TABLES
+        )
+        with client:
+            for change in client.changes():
+                tables.apply(change)
+        applied = [a.fault for engine in proxy.engines for a in engine.applied]
+    assert applied == list(plan.faults)
+    for name in TABLES:
+        assert tables.table(name) == primary_table(primary, name), name
+    assert client.connections == 4
+    assert [type(error).__name__ for error in client.errors] == [
+        "ConnectionLost",
+        "ProtocolError",
+        "ConnectionLost",
+    ]

@@ -67,3 +67,16 @@ def test_client_groups_are_the_served_transactions_in_order(fake_master_factory:
     for group in groups:
         assert group.gtid is not None and group.position.has(group.gtid[0], group.gtid[2])
     assert isinstance(groups[-1].position, Position)
+
+
+@pytest.mark.parametrize("name", ["every_type", "rotation_storm"])
+def test_client_that_asks_for_no_checksums_gets_events_without_them(
+    fake_master_factory: Any, name: str
+) -> None:
+    scenario = build(name)
+    assert scenario.settings.binlog_checksum  # the binlog has them; the client asks for NONE
+    master = fake_master_factory(scenario=name)
+    tables, client = replicate(master, scenario, checksum=False)
+    Oracle(scenario).assert_matches(tables.rows)
+    assert client.ready is not None and client.ready.checksum is False
+    assert client.errors == []

@@ -94,6 +94,17 @@ def test_a_group_the_position_has_already_is_skipped_in_gtid_mode() -> None:
     assert len(groups(file_mode.feed_all(start_of_file() + transaction(1, 256)))) == 1
 
 
+def test_within_a_connection_a_lower_sequence_number_is_a_new_group() -> None:
+    assembler = GroupAssembler()
+    events = start_of_file() + transaction(254, 256) + transaction(2, 656)
+    assert [g.gtid for g in groups(assembler.feed_all(events))] == [(0, 1, 254), (0, 1, 2)]
+    assert assembler.position.gtids == ((0, 1, 2),)
+    # The next connection starts from there: what it has is skipped.
+    assembler.reset()
+    again = start_of_file() + transaction(1, 256) + transaction(3, 656)
+    assert [g.gtid for g in groups(assembler.feed_all(again))] == [(0, 1, 3)]
+
+
 def test_a_standalone_group_ends_with_its_statement() -> None:
     assembler = GroupAssembler()
     ddl = [
