@@ -1,0 +1,469 @@
+"""Binlog files to change events as Arrow record batches (pyarrow only: no Spark here).
+
+One file decodes alone: its FORMAT_DESCRIPTION sets the checksum, each event group's
+TABLE_MAPs precede its rows. Every row of a WRITE/UPDATE/DELETE_ROWS event is one change event
+(``c``/``u``/``d``); a QUERY event other than BEGIN/COMMIT/ROLLBACK/XA is one ``ddl`` event
+(``t`` for TRUNCATE), its kind in ``ddl_kind``; snapshot rows (:func:`snapshot_batches`) are
+``r``. The schema (:data:`CHANGE_EVENT_DDL`) is in docs/spark.md.
+
+The decoded rows become Arrow columns in one place, :func:`rows_to_arrow` (a columnar decoder can
+replace the decoding and that step together).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from fakemaster.events import (
+    AnnotateRowsEvent,
+    DeleteRowsEvent,
+    GtidEvent,
+    QueryEvent,
+    RotateEvent,
+    RowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+    XidEvent,
+)
+from fakemaster.spark.columns import Catalogue, TableInfo, table_info
+from fakemaster.values import ABSENT
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from decoder.binlog_file import Source
+
+__all__ = [
+    "CHANGE_EVENT_DDL",
+    "DDL_KINDS",
+    "EventColumns",
+    "arrow_schema",
+    "classify_statement",
+    "file_index",
+    "read_changes",
+    "read_snapshot_file",
+    "rows_to_arrow",
+    "snapshot_batches",
+]
+
+SOURCE_DDL = (
+    "server_id BIGINT, gtid STRING, file STRING, pos BIGINT, row INT, thread BIGINT,"
+    " db STRING, `table` STRING, ts_ms BIGINT, query STRING"
+)
+SEQ_DDL = "file_index BIGINT, pos BIGINT, event INT, row INT"
+CHANGE_EVENT_DDL = (
+    "op STRING, database STRING, `table` STRING,"
+    " before MAP<STRING, STRING>, after MAP<STRING, STRING>,"
+    f" source STRUCT<{SOURCE_DDL}>, seq STRUCT<{SEQ_DDL}>,"
+    " ddl STRING, ddl_kind STRING,"
+    " columns ARRAY<STRING>, column_types ARRAY<STRING>, primary_key ARRAY<STRING>"
+)
+"""The change-event table, a Spark SQL DDL schema (docs/spark.md says each field)."""
+
+DDL_KINDS = (
+    "CREATE_TABLE",
+    "ALTER_TABLE",
+    "DROP_TABLE",
+    "RENAME_TABLE",
+    "TRUNCATE",
+    "CREATE_DATABASE",
+    "DROP_DATABASE",
+    "STATEMENT",
+    "OTHER",
+)
+
+
+def arrow_schema() -> pa.Schema:
+    """:data:`CHANGE_EVENT_DDL` as Arrow (what ``pyspark.sql.pandas.types.to_arrow_schema``
+    gives for it: a test checks they are equal)."""
+    import pyarrow as pa
+
+    text = pa.string()
+    strings = pa.list_(pa.field("element", text))
+    images = pa.map_(pa.field("key", text, nullable=False), pa.field("value", text))
+    source = pa.struct(
+        [
+            ("server_id", pa.int64()),
+            ("gtid", text),
+            ("file", text),
+            ("pos", pa.int64()),
+            ("row", pa.int32()),
+            ("thread", pa.int64()),
+            ("db", text),
+            ("table", text),
+            ("ts_ms", pa.int64()),
+            ("query", text),
+        ]
+    )
+    seq = pa.struct(
+        [("file_index", pa.int64()), ("pos", pa.int64()), ("event", pa.int32()), ("row", pa.int32())]
+    )
+    return pa.schema(
+        [
+            ("op", text),
+            ("database", text),
+            ("table", text),
+            ("before", images),
+            ("after", images),
+            ("source", source),
+            ("seq", seq),
+            ("ddl", text),
+            ("ddl_kind", text),
+            ("columns", strings),
+            ("column_types", strings),
+            ("primary_key", strings),
+        ]
+    )
+
+
+_FILE_NUMBER = re.compile(r"\.(\d+)$")
+
+
+def file_index(name: str, fallback: int) -> int:
+    """The number of a binlog file (``mysql-bin.000042`` -> 42), else ``fallback``."""
+    found = _FILE_NUMBER.search(PurePosixPath(name).name)
+    return int(found.group(1)) if found else fallback
+
+
+# --- statements ---------------------------------------------------------------------------
+
+_NAME = r"(?:`(?:[^`]|``)+`|[\w$]+)"
+_QUALIFIED = rf"({_NAME}(?:\s*\.\s*{_NAME})?)"
+_COMMENTS = re.compile(r"/\*.*?\*/|--[^\n]*|#[^\n]*", re.S)
+_TABLE_DDL = re.compile(
+    r"^(CREATE|ALTER|DROP|TRUNCATE|RENAME)\s+(?:OR\s+REPLACE\s+)?(?:TEMPORARY\s+)?"
+    r"(?:ONLINE\s+|IGNORE\s+)?(TABLE\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?" + _QUALIFIED,
+    re.I,
+)
+_DATABASE_DDL = re.compile(
+    rf"^(CREATE|DROP)\s+(?:OR\s+REPLACE\s+)?(?:DATABASE|SCHEMA)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?({_NAME})",
+    re.I,
+)
+_DML = re.compile(r"^(INSERT|UPDATE|DELETE|REPLACE|LOAD)\b", re.I)
+_TRANSACTION_CONTROL = re.compile(r"^(BEGIN|COMMIT|ROLLBACK|XA\s|SAVEPOINT|RELEASE)\b", re.I)
+
+
+def _unquote(name: str) -> str:
+    name = name.strip()
+    if name.startswith("`"):
+        return name[1:-1].replace("``", "`")
+    return name
+
+
+def _split(qualified: str, database: str) -> tuple[str, str]:
+    parts = re.findall(_NAME, qualified)
+    if len(parts) == 2:
+        return _unquote(parts[0]), _unquote(parts[1])
+    return database, _unquote(parts[0])
+
+
+def classify_statement(text: str, database: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """``(ddl_kind, [(database, table), ...])`` of a QUERY event's statement; None for
+    transaction control (BEGIN, COMMIT, XA ...)."""
+    statement = _COMMENTS.sub(" ", text).strip()
+    if not statement or _TRANSACTION_CONTROL.match(statement):
+        return None
+    found = _DATABASE_DDL.match(statement)
+    if found:
+        return f"{found.group(1).upper()}_DATABASE", [(_unquote(found.group(2)), "")]
+    found = _TABLE_DDL.match(statement)
+    if found:
+        verb = found.group(1).upper()
+        if verb == "TRUNCATE":
+            return "TRUNCATE", [_split(found.group(3), database)]
+        if found.group(2):  # ... TABLE name
+            targets = [_split(found.group(3), database)]
+            if verb == "DROP":
+                rest = statement[found.end(3) :]
+                for extra in re.findall(rf"\s*,\s*{_QUALIFIED}", rest.split("/*")[0]):
+                    targets.append(_split(extra, database))
+            return f"{verb}_TABLE", targets
+        return "OTHER", []
+    if _DML.match(statement):
+        return "STATEMENT", []
+    return "OTHER", []
+
+
+# --- the column accumulator ----------------------------------------------------------------
+
+
+@dataclass
+class EventColumns:
+    """Change events gathered column by column, until :func:`rows_to_arrow` makes a batch."""
+
+    op: list[str] = field(default_factory=list)
+    database: list[str | None] = field(default_factory=list)
+    table: list[str | None] = field(default_factory=list)
+    before: list[list[tuple[str, str | None]] | None] = field(default_factory=list)
+    after: list[list[tuple[str, str | None]] | None] = field(default_factory=list)
+    source: list[dict[str, Any]] = field(default_factory=list)
+    seq: list[dict[str, int]] = field(default_factory=list)
+    ddl: list[str | None] = field(default_factory=list)
+    ddl_kind: list[str | None] = field(default_factory=list)
+    columns: list[tuple[str, ...] | None] = field(default_factory=list)
+    column_types: list[tuple[str, ...] | None] = field(default_factory=list)
+    primary_key: list[tuple[str, ...] | None] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.op)
+
+
+def rows_to_arrow(columns: EventColumns) -> pa.RecordBatch:
+    """The gathered events as one record batch of :func:`arrow_schema`."""
+    import pyarrow as pa
+
+    schema = arrow_schema()
+    arrays = [
+        pa.array(getattr(columns, name), type=schema.field(name).type) for name in schema.names
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# --- one binlog file -----------------------------------------------------------------------
+
+
+def _image(
+    info: TableInfo, values: Sequence[Any]
+) -> list[tuple[str, str | None]]:
+    if len(values) != len(info.columns):
+        raise ValueError(
+            f"{info.database}.{info.table}: a row image of {len(values)} values,"
+            f" the table has {len(info.columns)} columns"
+        )
+    return [
+        (column.name, None if value is None else column.to_text(value))
+        for column, value in zip(info.columns, values, strict=True)
+        if value is not ABSENT
+    ]
+
+
+@dataclass
+class _FileState:
+    name: str
+    index: int
+    catalogue: Catalogue | None
+    gtid: str | None = None
+    server_id: int | None = None
+    ts_ms: int | None = None
+    query: str | None = None
+    event: int = 0
+    maps: dict[int, TableInfo] = field(default_factory=dict)
+    shapes: dict[tuple[Any, ...], TableInfo] = field(default_factory=dict)
+
+
+def _table_map(state: _FileState, event: TableMapEvent) -> None:
+    shape = (
+        event.database,
+        event.table,
+        event.column_types,
+        event.column_meta,
+        event.optional_metadata,
+    )
+    info = state.shapes.get(shape)
+    if info is None:
+        info = table_info(event, state.catalogue)
+        state.shapes[shape] = info
+    state.maps[event.table_id] = info
+
+
+def _source(
+    state: _FileState, pos: int, row: int, db: str | None, table: str | None, thread: int | None
+) -> dict[str, Any]:
+    return {
+        "server_id": state.server_id,
+        "gtid": state.gtid,
+        "file": state.name,
+        "pos": pos,
+        "row": row,
+        "thread": thread,
+        "db": db,
+        "table": table,
+        "ts_ms": state.ts_ms,
+        "query": state.query,
+    }
+
+
+def _rows(state: _FileState, out: EventColumns, pos: int, event: RowsEvent) -> None:
+    info = state.maps.get(event.table_id)
+    if info is None:
+        raise ValueError(
+            f"{state.name} at {pos}: rows of table id {event.table_id} without its TABLE_MAP"
+        )
+    names, types, key = info.names, info.spark_types, info.primary_key
+    if isinstance(event, WriteRowsEvent):
+        op = "c"
+    elif isinstance(event, UpdateRowsEvent):
+        op = "u"
+    elif isinstance(event, DeleteRowsEvent):
+        op = "d"
+    else:
+        return
+    for row_index, raw in enumerate(event.rows):
+        before: list[tuple[str, str | None]] | None = None
+        after: list[tuple[str, str | None]] | None = None
+        if op == "c":
+            after = _image(info, raw)
+        elif op == "d":
+            before = _image(info, raw)
+        else:
+            before, after = _image(info, raw[0]), _image(info, raw[1])
+        out.op.append(op)
+        out.database.append(info.database)
+        out.table.append(info.table)
+        out.before.append(before)
+        out.after.append(after)
+        out.source.append(_source(state, pos, row_index, info.database, info.table, None))
+        out.seq.append({"file_index": state.index, "pos": pos, "event": state.event, "row": row_index})
+        out.ddl.append(None)
+        out.ddl_kind.append(None)
+        out.columns.append(names)
+        out.column_types.append(types)
+        out.primary_key.append(key)
+
+
+def _statement(state: _FileState, out: EventColumns, pos: int, event: QueryEvent) -> None:
+    text = event.query.decode("utf-8", "replace")
+    found = classify_statement(text, event.database)
+    if found is None:
+        return
+    kind, targets = found
+    for row_index, (database, table) in enumerate(targets or [(event.database or None, None)]):
+        out.op.append("t" if kind == "TRUNCATE" else "ddl")
+        out.database.append(database or None)
+        out.table.append(table or None)
+        out.before.append(None)
+        out.after.append(None)
+        source = _source(state, pos, row_index, database or None, table or None, event.thread_id)
+        source["query"] = text
+        out.source.append(source)
+        out.seq.append({"file_index": state.index, "pos": pos, "event": state.event, "row": row_index})
+        out.ddl.append(text)
+        out.ddl_kind.append(kind)
+        out.columns.append(None)
+        out.column_types.append(None)
+        out.primary_key.append(None)
+
+
+def read_changes(
+    source: Source,
+    name: str,
+    index: int,
+    *,
+    catalogue: Catalogue | None = None,
+    batch_rows: int = 8192,
+    verify_checksum: bool = True,
+) -> Iterator[pa.RecordBatch]:
+    """The change events of one binlog file (``source``: a path or a binary file object) as
+    record batches of about ``batch_rows`` events; ``name`` and ``index`` go into each event's
+    source block and sequence."""
+    from decoder.binlog_file import read_binlog
+
+    state = _FileState(PurePosixPath(name).name, index, catalogue)
+    out = EventColumns()
+    for pos, event in read_binlog(source, verify_checksum=verify_checksum):
+        if isinstance(event, GtidEvent):
+            state.gtid = f"{event.domain_id}-{event.server_id}-{event.seq_no}"
+            state.server_id = event.server_id
+            state.ts_ms = event.timestamp * 1000
+            state.query = None
+            state.event = 0
+            continue
+        state.event += 1
+        if isinstance(event, TableMapEvent):
+            _table_map(state, event)
+        elif isinstance(event, RowsEvent):
+            _rows(state, out, pos, event)
+        elif isinstance(event, AnnotateRowsEvent):
+            state.query = event.query.decode("utf-8", "replace")
+        elif isinstance(event, QueryEvent):
+            if state.gtid is None:
+                state.server_id = event.server_id
+                state.ts_ms = event.timestamp * 1000
+            _statement(state, out, pos, event)
+        elif isinstance(event, XidEvent | RotateEvent):
+            state.query = None
+        if len(out) >= batch_rows:
+            yield rows_to_arrow(out)
+            out = EventColumns()
+    if len(out):
+        yield rows_to_arrow(out)
+
+
+# --- snapshot rows ---------------------------------------------------------------------------
+
+
+def snapshot_batches(
+    rows: Iterable[Mapping[str, Any]],
+    database: str,
+    table: str,
+    *,
+    file_name: str,
+    ordinal: int = 0,
+    batch_rows: int = 8192,
+    catalogue: Catalogue | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Snapshot rows of one table (each a column -> text mapping, NULL as None: the form of
+    ``scenarios.Oracle.export`` JSON lines) as ``r`` events, ordered before every binlog event
+    (sequence: ``file_index`` -1, ``pos`` the snapshot file's ``ordinal``, ``row`` the row's
+    number; source ``pos`` the row's number)."""
+    entry = (catalogue or {}).get(f"{database}.{table}", {})
+    names = tuple(entry.get("columns", ())) or None
+    key = tuple(entry.get("primary_key", ())) or None
+    out = EventColumns()
+    for number, row in enumerate(rows):
+        image = [(str(k), None if v is None else str(v)) for k, v in row.items()]
+        out.op.append("r")
+        out.database.append(database)
+        out.table.append(table)
+        out.before.append(None)
+        out.after.append(image)
+        out.source.append(
+            {
+                "server_id": None,
+                "gtid": None,
+                "file": file_name,
+                "pos": number,
+                "row": 0,
+                "thread": None,
+                "db": database,
+                "table": table,
+                "ts_ms": None,
+                "query": None,
+            }
+        )
+        out.seq.append({"file_index": -1, "pos": ordinal, "event": 0, "row": number})
+        out.ddl.append(None)
+        out.ddl_kind.append(None)
+        out.columns.append(names)
+        out.column_types.append(None)
+        out.primary_key.append(key)
+        if len(out) >= batch_rows:
+            yield rows_to_arrow(out)
+            out = EventColumns()
+    if len(out):
+        yield rows_to_arrow(out)
+
+
+def read_snapshot_file(
+    path: str, ordinal: int, *, batch_rows: int = 8192, catalogue: Catalogue | None = None
+) -> Iterator[pa.RecordBatch]:
+    """A ``<database>.<table>.jsonl`` snapshot file (one JSON object per row) as ``r`` events."""
+    stem = PurePosixPath(path).name.removesuffix(".jsonl")
+    database, _, table = stem.partition(".")
+    with open(path, encoding="utf-8") as handle:
+        rows = (json.loads(line) for line in handle if line.strip())
+        yield from snapshot_batches(
+            rows,
+            database,
+            table,
+            file_name=stem,
+            ordinal=ordinal,
+            batch_rows=batch_rows,
+            catalogue=catalogue,
+        )
