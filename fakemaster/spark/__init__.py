@@ -2,7 +2,7 @@
 
 Binlog files become a change-event table through a PySpark Python data source
 (``spark.read.format("fakemaster_binlog").load(paths)``), and change events become the current
-state of each table as Parquet (:class:`~fakemaster.spark.materialise.Materialiser`). docs/spark.md
+state of each table as Parquet (:class:`~fakemaster.spark.materialiser.Materialiser`). docs/spark.md
 has the schema, the materialisation rules and how to run it on a cluster.
 
 Names are imported on first use: ``import fakemaster`` never imports this package, and
@@ -17,7 +17,7 @@ from fakemaster import _lazy_attributes
 
 if TYPE_CHECKING:
     from fakemaster.spark.changes import CHANGE_EVENT_DDL, arrow_schema, read_changes
-    from fakemaster.spark.materialise import Materialiser, materialise
+    from fakemaster.spark.materialiser import Materialiser, materialise
     from fakemaster.spark.source import BinlogDataSource, register
 
 FORMAT_NAME = "fakemaster_binlog"
@@ -26,9 +26,9 @@ FORMAT_NAME = "fakemaster_binlog"
 _LAZY = {
     "BinlogDataSource": "fakemaster.spark.source",
     "CHANGE_EVENT_DDL": "fakemaster.spark.changes",
-    "Materialiser": "fakemaster.spark.materialise",
+    "Materialiser": "fakemaster.spark.materialiser",
     "arrow_schema": "fakemaster.spark.changes",
-    "materialise": "fakemaster.spark.materialise",
+    "materialise": "fakemaster.spark.materialiser",
     "read_changes": "fakemaster.spark.changes",
     "register": "fakemaster.spark.source",
 }
