@@ -844,12 +844,20 @@ def add_pcap_command(subparsers: Subparsers) -> None:
     add_parser(subparsers)
 
 
+def add_pipeline_command(subparsers: Subparsers) -> None:
+    # The command's module loads PySpark only when the command runs (extra [spark]).
+    from fakemaster.spark.pipeline_command import add_parser
+
+    add_parser(subparsers)
+
+
 COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
     add_dump_command,
     add_build_command,
     add_serve_command,
     add_scenarios_command,
     add_pcap_command,
+    add_pipeline_command,
 ]
 
 
