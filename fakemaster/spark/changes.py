@@ -35,7 +35,7 @@ from fakemaster.spark.columns import Catalogue, TableInfo, table_info
 from fakemaster.values import ABSENT
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     from decoder.binlog_file import Source
 
@@ -102,7 +102,12 @@ def arrow_schema() -> pa.Schema:
         ]
     )
     seq = pa.struct(
-        [("file_index", pa.int64()), ("pos", pa.int64()), ("event", pa.int32()), ("row", pa.int32())]
+        [
+            ("file_index", pa.int64()),
+            ("pos", pa.int64()),
+            ("event", pa.int32()),
+            ("row", pa.int32()),
+        ]
     )
     return pa.schema(
         [
@@ -228,9 +233,7 @@ def rows_to_arrow(columns: EventColumns) -> pa.RecordBatch:
 # --- one binlog file -----------------------------------------------------------------------
 
 
-def _image(
-    info: TableInfo, values: Sequence[Any]
-) -> list[tuple[str, str | None]]:
+def _image(info: TableInfo, values: Sequence[Any]) -> list[tuple[str, str | None]]:
     if len(values) != len(info.columns):
         raise ValueError(
             f"{info.database}.{info.table}: a row image of {len(values)} values,"
@@ -319,7 +322,9 @@ def _rows(state: _FileState, out: EventColumns, pos: int, event: RowsEvent) -> N
         out.before.append(before)
         out.after.append(after)
         out.source.append(_source(state, pos, row_index, info.database, info.table, None))
-        out.seq.append({"file_index": state.index, "pos": pos, "event": state.event, "row": row_index})
+        out.seq.append(
+            {"file_index": state.index, "pos": pos, "event": state.event, "row": row_index}
+        )
         out.ddl.append(None)
         out.ddl_kind.append(None)
         out.columns.append(names)
@@ -342,7 +347,9 @@ def _statement(state: _FileState, out: EventColumns, pos: int, event: QueryEvent
         source = _source(state, pos, row_index, database or None, table or None, event.thread_id)
         source["query"] = text
         out.source.append(source)
-        out.seq.append({"file_index": state.index, "pos": pos, "event": state.event, "row": row_index})
+        out.seq.append(
+            {"file_index": state.index, "pos": pos, "event": state.event, "row": row_index}
+        )
         out.ddl.append(text)
         out.ddl_kind.append(kind)
         out.columns.append(None)

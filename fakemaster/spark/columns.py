@@ -132,7 +132,7 @@ def load_catalogue(text_or_path: str | None) -> dict[str, dict[str, Any]]:
             text = handle.read()
     data = json.loads(text)
     if not isinstance(data, dict):
-        raise ValueError("a schema catalogue is a JSON object: {\"db.table\": {...}}")
+        raise ValueError('a schema catalogue is a JSON object: {"db.table": {...}}')
     return data
 
 
@@ -270,7 +270,9 @@ def _metadata(table_map: TableMapEvent, kind: int) -> Any:
 
 
 def _decode_names(values: Sequence[Any]) -> list[str]:
-    return [v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v) for v in values]
+    return [
+        v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v) for v in values
+    ]
 
 
 def _charsets(table_map: TableMapEvent, real_types: Sequence[int]) -> list[str | None]:
@@ -396,7 +398,9 @@ def table_info(table_map: TableMapEvent, catalogue: Catalogue | None = None) -> 
                 f"{qualified}: the TABLE_MAP has {width} columns, the names list {len(names)}"
             )
         names = [f"@{i + 1}" for i in range(width)]  # as mariadb-binlog -v names them
-    real_types = [_real_type(t, m) for t, m in zip(table_map.column_types, table_map.column_meta, strict=True)]
+    real_types = [
+        _real_type(t, m) for t, m in zip(table_map.column_types, table_map.column_meta, strict=True)
+    ]
     charsets = _charsets(table_map, real_types)
     members = _member_lists(table_map, real_types)
     unsigned = list(unsigned_flags(table_map))

@@ -109,8 +109,13 @@ class Materialiser:
 
     def apply(self, events: Any, batch_id: int) -> list[TableResult]:
         """Write ``events`` (a DataFrame of change events) as batch ``batch_id`` and bring every
-        table up to date; a replayed batch (same id) rewrites the same files."""
+        table up to date; a replayed batch (same id) rewrites the same files, and a batch older
+        than the last one applied is skipped (returns [])."""
         from pyspark.sql import functions as F
+
+        current = self.current_batch()
+        if current is not None and batch_id < current:
+            return []
 
         # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
         # is deprecated and read back by other tools as a naive time).
@@ -254,7 +259,9 @@ class Materialiser:
         changed = F.lit(False)
         for k in key:
             after = F.try_element_at(F.col("after"), F.lit(k))
-            changed = changed | (after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), F.lit(k))))
+            changed = changed | (
+                after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), F.lit(k)))
+            )
         return bool(
             events.where((F.col("op") == "u") & changed & (F.size(F.col("after")) < width))
             .limit(1)
@@ -285,20 +292,38 @@ class Materialiser:
         after_key = key_of(F.col("after"), F.col("before"))
         entry = F.struct  # (key, kind, image): kind 0 delete, 1 insert, 2 update
         empty = F.create_map().cast("map<string,string>")
-        steps = F.when(
-            F.col("op").isin("c", "r"),
-            F.array(entry(after_key.alias("k"), F.lit(1).alias("kind"), F.col("after").alias("image"))),
-        ).when(
-            F.col("op") == "d",
-            F.array(entry(before_key.alias("k"), F.lit(0).alias("kind"), empty.alias("image"))),
-        ).otherwise(
+        steps = (
             F.when(
-                before_key == after_key,
-                F.array(entry(before_key.alias("k"), F.lit(2).alias("kind"), F.col("after").alias("image"))),
-            ).otherwise(
+                F.col("op").isin("c", "r"),
                 F.array(
-                    entry(before_key.alias("k"), F.lit(0).alias("kind"), empty.alias("image")),
-                    entry(after_key.alias("k"), F.lit(1).alias("kind"), F.col("after").alias("image")),
+                    entry(
+                        after_key.alias("k"), F.lit(1).alias("kind"), F.col("after").alias("image")
+                    )
+                ),
+            )
+            .when(
+                F.col("op") == "d",
+                F.array(entry(before_key.alias("k"), F.lit(0).alias("kind"), empty.alias("image"))),
+            )
+            .otherwise(
+                F.when(
+                    before_key == after_key,
+                    F.array(
+                        entry(
+                            before_key.alias("k"),
+                            F.lit(2).alias("kind"),
+                            F.col("after").alias("image"),
+                        )
+                    ),
+                ).otherwise(
+                    F.array(
+                        entry(before_key.alias("k"), F.lit(0).alias("kind"), empty.alias("image")),
+                        entry(
+                            after_key.alias("k"),
+                            F.lit(1).alias("kind"),
+                            F.col("after").alias("image"),
+                        ),
+                    )
                 )
             )
         )
@@ -334,16 +359,20 @@ class Materialiser:
                 F.to_json(image).alias("k"), image.alias("image"), F.lit(weight).alias("w")
             )
 
-        steps = F.when(F.col("op").isin("c", "r"), F.array(counted(F.col("after"), 1))).when(
-            F.col("op") == "d", F.array(counted(F.col("before"), -1))
-        ).otherwise(F.array(counted(F.col("before"), -1), counted(F.col("after"), 1)))
+        steps = (
+            F.when(F.col("op").isin("c", "r"), F.array(counted(F.col("after"), 1)))
+            .when(F.col("op") == "d", F.array(counted(F.col("before"), -1)))
+            .otherwise(F.array(counted(F.col("before"), -1), counted(F.col("after"), 1)))
+        )
         counts = (
             events.select(F.explode(steps).alias("s"))
             .groupBy(F.col("s.k").alias("k"))
             .agg(F.first(F.col("s.image")).alias("image"), F.sum(F.col("s.w")).alias("n"))
             .where(F.col("n") > 0)
         )
-        return counts.select(F.explode(F.array_repeat(F.col("image"), F.col("n").cast("int"))).alias("image"))
+        return counts.select(
+            F.explode(F.array_repeat(F.col("image"), F.col("n").cast("int"))).alias("image")
+        )
 
     # --- position --------------------------------------------------------------------------
 
@@ -351,13 +380,18 @@ class Materialiser:
         from pyspark.sql import functions as F
 
         binlog = log.where(F.col("seq.file_index") >= 0)
-        last = binlog.agg(F.max_by(F.col("source"), F.col("seq")).alias("s"), F.count("*").alias("n")).first()
+        last = binlog.agg(
+            F.max_by(F.col("source"), F.col("seq")).alias("s"), F.count("*").alias("n")
+        ).first()
         gtids = (
             binlog.where(F.col("source.gtid").isNotNull())
             .select(F.split(F.col("source.gtid"), "-").alias("g"))
             .select(
                 F.col("g")[0].cast("bigint").alias("domain"),
-                F.struct(F.col("g")[2].cast("bigint").alias("seq"), F.col("g")[1].cast("bigint").alias("server")).alias("v"),
+                F.struct(
+                    F.col("g")[2].cast("bigint").alias("seq"),
+                    F.col("g")[1].cast("bigint").alias("server"),
+                ).alias("v"),
             )
             .groupBy("domain")
             .agg(F.max("v").alias("v"))
@@ -371,7 +405,9 @@ class Materialiser:
             "file": source["file"] if source else None,
             "pos": source["pos"] if source else None,
             "gtid": source["gtid"] if source else None,
-            "gtid_binlog_pos": ",".join(f"{r['domain']}-{r['v']['server']}-{r['v']['seq']}" for r in gtids),
+            "gtid_binlog_pos": ",".join(
+                f"{r['domain']}-{r['v']['server']}-{r['v']['seq']}" for r in gtids
+            ),
         }
         if _is_local(self.position_path):
             path = _local(self.position_path)
@@ -381,9 +417,9 @@ class Materialiser:
                 json.dump(position, handle, indent=1, sort_keys=True)
             os.replace(tmp, path)
         else:
-            self.spark.createDataFrame([(json.dumps(position, sort_keys=True),)], "value string").coalesce(
-                1
-            ).write.mode("overwrite").text(self.position_path)
+            self.spark.createDataFrame(
+                [(json.dumps(position, sort_keys=True),)], "value string"
+            ).coalesce(1).write.mode("overwrite").text(self.position_path)
 
 
 def _fold(rows: Iterable[Any], key: Sequence[str]) -> list[dict[str, str | None]]:

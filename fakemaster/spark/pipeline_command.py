@@ -41,7 +41,9 @@ def add_parser(subparsers: Any) -> None:
         help="a schema catalogue: column names, keys, charsets, defaults per table",
     )
     batch.add_argument(
-        "--snapshot", metavar="DIR", help="<database>.<table>.jsonl rows that exist before the files"
+        "--snapshot",
+        metavar="DIR",
+        help="<database>.<table>.jsonl rows that exist before the files",
     )
     batch.add_argument(
         "--batch-id",
@@ -116,7 +118,9 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         results = materialiser.apply(reader.load(files), args.batch_id)
     except Exception as exc:  # noqa: BLE001 - one error line, as every command
         done.set()
-        print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=err)
+        print(
+            f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=err
+        )
         return 1
     finally:
         done.set()

@@ -77,7 +77,7 @@ def expand_paths(paths: list[str]) -> list[str]:
 
 
 def _expand_remote(uri: str) -> list[str]:
-    from pyarrow import fs
+    from pyarrow import fs  # type: ignore[import-untyped]
 
     filesystem, path = fs.FileSystem.from_uri(uri)
     info = filesystem.get_file_info(path)
@@ -93,7 +93,7 @@ def _expand_remote(uri: str) -> list[str]:
 
 
 @dataclass
-class BinlogFile(InputPartition):  # type: ignore[misc]
+class BinlogFile(InputPartition):
     """One input partition: one binlog file (or one snapshot file)."""
 
     path: str
@@ -111,7 +111,7 @@ def _paths_option(options: dict[str, str]) -> list[str]:
     return paths
 
 
-class BinlogBatchReader(DataSourceReader):  # type: ignore[misc]
+class BinlogBatchReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.options = options
         self.catalogue = load_catalogue(options.get("catalog"))
@@ -132,7 +132,9 @@ class BinlogBatchReader(DataSourceReader):  # type: ignore[misc]
             raise ValueError(f"{FORMAT_NAME}: no binlog files in {_paths_option(self.options)}")
         return parts
 
-    def read(self, partition: BinlogFile) -> Iterator[Any]:
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        if not isinstance(partition, BinlogFile):
+            raise TypeError(f"not a binlog file partition: {partition!r}")
         if partition.snapshot:
             yield from read_snapshot_file(
                 partition.path,
@@ -163,7 +165,7 @@ class BinlogBatchReader(DataSourceReader):  # type: ignore[misc]
         )
 
 
-class BinlogDataSource(DataSource):  # type: ignore[misc]
+class BinlogDataSource(DataSource):
     """``spark.read.format("fakemaster_binlog")``: see the module docstring."""
 
     @classmethod

@@ -11,7 +11,11 @@ __all__ = ["read_tables"]
 
 def _plain(value: Any) -> Any:
     # BIGINT UNSIGNED and BIT(64) are DECIMAL(20,0) columns: their values are integers.
-    if isinstance(value, Decimal) and value == value.to_integral_value() and value.as_tuple().exponent == 0:
+    if (
+        isinstance(value, Decimal)
+        and value == value.to_integral_value()
+        and value.as_tuple().exponent == 0
+    ):
         return int(value)
     return value
 
@@ -24,5 +28,6 @@ def read_tables(out: Path) -> dict[str, list[dict[str, Any]]]:
     root = out / "tables"
     for directory in sorted(p for p in root.iterdir() if p.is_dir()) if root.exists() else []:
         rows = pq.read_table(directory).to_pylist()
-        tables[directory.name] = [{k: _plain(v) for k, v in row.items()} for row in rows]
+        plain = [{k: _plain(v) for k, v in row.items()} for row in rows]
+        tables[directory.name] = sorted(plain, key=repr)  # files come in any order
     return tables

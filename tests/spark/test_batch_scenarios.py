@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from scenarios import Oracle
-from scenarios.oracle import cell_text
-from scenarios.schema import NO_DEFAULT
 from scenarios.compiler import binlog_files, to_store
 from scenarios.history import Scenario
 from scenarios.library import LIBRARY, build
+from scenarios.oracle import cell_text
+from scenarios.schema import NO_DEFAULT
 from tests.spark.tables import read_tables
 
 
