@@ -46,10 +46,13 @@ __all__ = [
     "arrow_schema",
     "classify_statement",
     "file_index",
+    "find_table",
     "read_changes",
     "read_snapshot_file",
     "rows_to_arrow",
     "snapshot_batches",
+    "typed_batch",
+    "typed_schema_ddl",
 ]
 
 SOURCE_DDL = (
@@ -474,3 +477,121 @@ def read_snapshot_file(
             batch_rows=batch_rows,
             catalogue=catalogue,
         )
+
+
+# --- typed images for one table ---------------------------------------------------------------
+
+
+def _arrow_type(spark_type: str) -> Any:
+    import pyarrow as pa
+
+    simple = {
+        "tinyint": pa.int8(),
+        "smallint": pa.int16(),
+        "int": pa.int32(),
+        "bigint": pa.int64(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "binary": pa.binary(),
+        "date": pa.date32(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "timestamp_ntz": pa.timestamp("us"),
+    }
+    if spark_type in simple:
+        return simple[spark_type]
+    found = re.fullmatch(r"decimal\((\d+),(\d+)\)", spark_type)
+    if found is None:
+        raise ValueError(f"no Arrow type for {spark_type}")
+    return pa.decimal128(int(found.group(1)), int(found.group(2)))
+
+
+def _typed(spark_type: str, text: str | None) -> Any:
+    """A text form (see fakemaster.spark.columns) as the Python value of ``spark_type``;
+    None where Spark's type cannot hold it (MariaDB's zero dates)."""
+    import datetime as dt
+    from decimal import Decimal
+
+    if text is None:
+        return None
+    if spark_type in ("tinyint", "smallint", "int", "bigint"):
+        return int(text)
+    if spark_type.startswith("decimal"):
+        return Decimal(text)
+    if spark_type in ("float", "double"):
+        return float(text)
+    if spark_type == "binary":
+        return bytes.fromhex(text[2:])
+    try:
+        if spark_type == "date":
+            return dt.date.fromisoformat(text)
+        if spark_type == "timestamp_ntz":
+            return dt.datetime.fromisoformat(text)
+        if spark_type == "timestamp":
+            return dt.datetime.fromisoformat(text).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    return text
+
+
+def typed_schema_ddl(info: TableInfo) -> str:
+    """The change-event schema of one table with typed images: ``before``/``after`` are
+    structs of its columns (an absent column of a partial image is NULL there too)."""
+    columns = ", ".join(
+        f"`{c.name.replace('`', '``')}`: {c.spark_type.upper()}" for c in info.columns
+    )
+    return (
+        f"op STRING, database STRING, `table` STRING, before STRUCT<{columns}>,"
+        f" after STRUCT<{columns}>, source STRUCT<{SOURCE_DDL}>, seq STRUCT<{SEQ_DDL}>,"
+        " ddl STRING, ddl_kind STRING"
+    )
+
+
+def typed_batch(batch: pa.RecordBatch, info: TableInfo) -> pa.RecordBatch:
+    """The events of ``info``'s table in ``batch`` (generic images) with typed images."""
+    import pyarrow as pa
+
+    generic = arrow_schema()
+    struct = pa.struct([pa.field(c.name, _arrow_type(c.spark_type)) for c in info.columns])
+    rows = batch.to_pylist()
+    keep = [
+        r
+        for r in rows
+        if r["database"] == info.database and (r["table"] == info.table or r["table"] is None)
+    ]
+
+    def image(entries: list[tuple[str, str | None]] | None) -> dict[str, Any] | None:
+        if entries is None:
+            return None
+        given = dict(entries)
+        return {c.name: _typed(c.spark_type, given.get(c.name)) for c in info.columns}
+
+    arrays = [
+        pa.array([r["op"] for r in keep], pa.string()),
+        pa.array([r["database"] for r in keep], pa.string()),
+        pa.array([r["table"] for r in keep], pa.string()),
+        pa.array([image(r["before"]) for r in keep], struct),
+        pa.array([image(r["after"]) for r in keep], struct),
+        pa.array([r["source"] for r in keep], generic.field("source").type),
+        pa.array([r["seq"] for r in keep], generic.field("seq").type),
+        pa.array([r["ddl"] for r in keep], pa.string()),
+        pa.array([r["ddl_kind"] for r in keep], pa.string()),
+    ]
+    names = ["op", "database", "table", "before", "after", "source", "seq", "ddl", "ddl_kind"]
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def find_table(paths: Iterable[str], qualified: str, catalogue: Catalogue | None) -> TableInfo:
+    """The table ``database.table`` as the first TABLE_MAP of it in ``paths`` describes it."""
+    from decoder.binlog_file import read_binlog
+
+    database, _, table = qualified.partition(".")
+    for path in paths:
+        for _, event in read_binlog(path):
+            if (
+                isinstance(event, TableMapEvent)
+                and event.database == database
+                and event.table == table
+            ):
+                return table_info(event, catalogue)
+    raise ValueError(f"no TABLE_MAP of {qualified} in the files")

@@ -13,6 +13,10 @@ or glob patterns; local, or any URI pyarrow's filesystems open: ``s3://``, ``gs:
     event, emitted as ``r`` events ordered before every binlog event.
 ``batchRows``
     events per Arrow record batch (default 8192).
+``table``
+    ``database.table``: only that table's events, with typed images (``before``/``after`` as
+    structs of its columns, typed as the materialised columns; schema from the first TABLE_MAP
+    of it in the files, see :func:`fakemaster.spark.changes.typed_schema_ddl`).
 
 Reads yield ``pyarrow.RecordBatch`` of exactly the schema :data:`CHANGE_EVENT_DDL` (built by
 :func:`fakemaster.spark.changes.rows_to_arrow`).
@@ -34,10 +38,13 @@ from fakemaster.spark import FORMAT_NAME
 from fakemaster.spark.changes import (
     CHANGE_EVENT_DDL,
     file_index,
+    find_table,
     read_changes,
     read_snapshot_file,
+    typed_batch,
+    typed_schema_ddl,
 )
-from fakemaster.spark.columns import load_catalogue
+from fakemaster.spark.columns import TableInfo, load_catalogue
 
 __all__ = ["BinlogBatchReader", "BinlogDataSource", "BinlogFile", "expand_paths", "register"]
 
@@ -111,11 +118,30 @@ def _paths_option(options: dict[str, str]) -> list[str]:
     return paths
 
 
+def _typed_table(options: dict[str, str]) -> TableInfo | None:
+    qualified = options.get("table")
+    if not qualified:
+        return None
+    files = [p for p in expand_paths(_paths_option(options)) if not _is_uri(p)]
+    return find_table([_local(p) for p in files], qualified, load_catalogue(options.get("catalog")))
+
+
 class BinlogBatchReader(DataSourceReader):
-    def __init__(self, options: dict[str, str]) -> None:
+    def __init__(self, options: dict[str, str], table: TableInfo | None = None) -> None:
         self.options = options
         self.catalogue = load_catalogue(options.get("catalog"))
         self.batch_rows = int(options.get("batchRows", "8192"))
+        self.table = table
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        batches = self._read(partition)
+        if self.table is None:
+            yield from batches
+            return
+        for batch in batches:
+            typed = typed_batch(batch, self.table)
+            if typed.num_rows:
+                yield typed
 
     def partitions(self) -> list[BinlogFile]:
         parts: list[BinlogFile] = []
@@ -132,7 +158,7 @@ class BinlogBatchReader(DataSourceReader):
             raise ValueError(f"{FORMAT_NAME}: no binlog files in {_paths_option(self.options)}")
         return parts
 
-    def read(self, partition: InputPartition) -> Iterator[Any]:
+    def _read(self, partition: InputPartition) -> Iterator[Any]:
         if not isinstance(partition, BinlogFile):
             raise TypeError(f"not a binlog file partition: {partition!r}")
         if partition.snapshot:
@@ -173,10 +199,12 @@ class BinlogDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> str:
-        return CHANGE_EVENT_DDL
+        table = _typed_table(dict(self.options))
+        return CHANGE_EVENT_DDL if table is None else typed_schema_ddl(table)
 
     def reader(self, schema: StructType) -> BinlogBatchReader:
-        return BinlogBatchReader(dict(self.options))
+        options = dict(self.options)
+        return BinlogBatchReader(options, _typed_table(options))
 
 
 def register(spark: Any) -> None:

@@ -6,7 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_tables"]
+__all__ = ["plain_row", "read_tables"]
 
 
 def _plain(value: Any) -> Any:
@@ -18,6 +18,10 @@ def _plain(value: Any) -> Any:
     ):
         return int(value)
     return value
+
+
+def plain_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: _plain(v) for k, v in row.items()}
 
 
 def read_tables(out: Path) -> dict[str, list[dict[str, Any]]]:

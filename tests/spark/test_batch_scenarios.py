@@ -14,10 +14,11 @@ import pytest
 
 from scenarios import Oracle
 from scenarios.compiler import binlog_files, to_store
-from scenarios.history import Scenario
+from scenarios.history import Insert, Scenario
 from scenarios.library import LIBRARY, build
-from scenarios.oracle import cell_text
+from scenarios.oracle import canonical_rows, cell_text, client_row
 from scenarios.schema import NO_DEFAULT
+from tests.spark.tables import plain_row as tables_plain
 from tests.spark.tables import read_tables
 
 
@@ -87,3 +88,28 @@ def test_no_log_metadata_with_a_schema_catalogue(spark: Any, tmp_path: Path) -> 
     catalogue = catalogue_of(scenario)
     tables = run_batch(spark, scenario, tmp_path, {"catalog": json.dumps(catalogue)})
     Oracle(scenario).assert_matches(tables)
+
+
+def test_one_table_with_typed_images(spark: Any, tmp_path: Path) -> None:
+    from fakemaster.spark import FORMAT_NAME
+
+    scenario = build("every_type")
+    files = write_files(scenario, tmp_path / "binlogs")
+    events = spark.read.format(FORMAT_NAME).option("table", "types.every").load(files)
+    fields = {f.name: f.dataType.simpleString() for f in events.schema["after"].dataType.fields}
+    assert fields["biu"] == "decimal(20,0)" and fields["ts6"] == "timestamp"
+    assert fields["dt6"] == "timestamp_ntz" and fields["bl"] == "binary"
+    # Through Arrow: collect() would give TIMESTAMPs as naive local times.
+    ordered = events.where("op = 'c'").orderBy("seq").select("after").toArrow()
+    rows = [r["after"] for r in ordered.to_pylist()]
+    table = scenario.tables["types.every"]
+    inserted = [
+        row
+        for t in scenario.transactions
+        for c in t.changes
+        if isinstance(c, Insert)
+        for row in c.rows
+    ]
+    expected = canonical_rows(table, inserted)
+    got = canonical_rows(table, [client_row(table, tables_plain(r)) for r in rows])
+    assert got == expected
