@@ -118,9 +118,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         results = materialiser.apply(reader.load(files), args.batch_id)
     except Exception as exc:  # noqa: BLE001 - one error line, as every command
         done.set()
-        print(
-            f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=err
-        )
+        print(f"error: {type(exc).__name__}: {exc}", file=err)
         return 1
     finally:
         done.set()
