@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,6 @@ from fakemaster.events import (
     XidEvent,
 )
 from fakemaster.spark.columns import Catalogue, TableInfo, table_info
-from fakemaster.values import ABSENT
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -201,25 +201,144 @@ def classify_statement(text: str, database: str) -> tuple[str, list[tuple[str, s
 # --- the column accumulator ----------------------------------------------------------------
 
 
-@dataclass
-class EventColumns:
-    """Change events gathered column by column, until :func:`rows_to_arrow` makes a batch."""
+class _Images:
+    """One image column (``before`` or ``after``): a map per event, kept as flat lists."""
 
-    op: list[str] = field(default_factory=list)
-    database: list[str | None] = field(default_factory=list)
-    table: list[str | None] = field(default_factory=list)
-    before: list[list[tuple[str, str | None]] | None] = field(default_factory=list)
-    after: list[list[tuple[str, str | None]] | None] = field(default_factory=list)
-    source: list[dict[str, Any]] = field(default_factory=list)
-    seq: list[dict[str, int]] = field(default_factory=list)
-    ddl: list[str | None] = field(default_factory=list)
-    ddl_kind: list[str | None] = field(default_factory=list)
-    columns: list[tuple[str, ...] | None] = field(default_factory=list)
-    column_types: list[tuple[str, ...] | None] = field(default_factory=list)
-    primary_key: list[tuple[str, ...] | None] = field(default_factory=list)
+    __slots__ = ("keys", "offsets", "values")
+
+    def __init__(self) -> None:
+        self.offsets: list[int | None] = []
+        self.keys: list[str] = []
+        self.values: list[str | None] = []
+
+    def null(self, count: int = 1) -> None:
+        self.offsets.extend([None] * count)
+
+    def add(self, entries: Iterable[tuple[str, str | None]]) -> None:
+        self.offsets.append(len(self.keys))
+        for key, value in entries:
+            self.keys.append(key)
+            self.values.append(value)
+
+    def add_columns(
+        self, names: Sequence[str], texts: Sequence[list[str | None]], rows: int
+    ) -> None:
+        """``rows`` images of the same ``names``; ``texts[c][r]`` is column c of row r."""
+        width = len(names)
+        start = len(self.keys)
+        self.offsets.extend(range(start, start + width * rows, width))
+        self.keys.extend(list(names) * rows)
+        if width:
+            self.values.extend(chain.from_iterable(zip(*texts, strict=True)))
+
+    def to_arrow(self, type_: Any) -> Any:
+        import pyarrow as pa
+
+        offsets = list(self.offsets)
+        offsets.append(len(self.keys))
+        return pa.MapArray.from_arrays(
+            pa.array(offsets, pa.int32()),
+            pa.array(self.keys, pa.string()),
+            pa.array(self.values, pa.string()),
+            type=type_,
+        )
+
+
+class _Lists:
+    """One array<string> column, as flat lists."""
+
+    __slots__ = ("offsets", "values")
+
+    def __init__(self) -> None:
+        self.offsets: list[int | None] = []
+        self.values: list[str] = []
+
+    def add(self, items: Sequence[str] | None, count: int = 1) -> None:
+        if items is None:
+            self.offsets.extend([None] * count)
+            return
+        start = len(self.values)
+        width = len(items)
+        self.offsets.extend(
+            range(start, start + width * count, width) if width else [start] * count
+        )
+        self.values.extend(list(items) * count)
+
+    def to_arrow(self, type_: Any) -> Any:
+        import pyarrow as pa
+
+        offsets = list(self.offsets)
+        offsets.append(len(self.values))
+        return pa.ListArray.from_arrays(
+            pa.array(offsets, pa.int32()), pa.array(self.values, pa.string()), type=type_
+        )
+
+
+_SOURCE_FIELDS = (
+    "server_id",
+    "gtid",
+    "file",
+    "pos",
+    "row",
+    "thread",
+    "db",
+    "table",
+    "ts_ms",
+    "query",
+)
+_SEQ_FIELDS = ("file_index", "pos", "event", "row")
+
+
+class EventColumns:
+    """Change events gathered column by column (flat lists), until :func:`rows_to_arrow`
+    makes a batch of them."""
+
+    def __init__(self) -> None:
+        self.op: list[str] = []
+        self.database: list[str | None] = []
+        self.table: list[str | None] = []
+        self.before = _Images()
+        self.after = _Images()
+        self.source: dict[str, list[Any]] = {name: [] for name in _SOURCE_FIELDS}
+        self.seq: dict[str, list[int]] = {name: [] for name in _SEQ_FIELDS}
+        self.ddl: list[str | None] = []
+        self.ddl_kind: list[str | None] = []
+        self.columns = _Lists()
+        self.column_types = _Lists()
+        self.primary_key = _Lists()
 
     def __len__(self) -> int:
         return len(self.op)
+
+    def add_common(
+        self,
+        count: int,
+        op: str,
+        database: str | None,
+        table: str | None,
+        source: Mapping[str, Any],
+        rows: Sequence[int],
+        seq: tuple[int, int, int],
+        ddl: str | None = None,
+        ddl_kind: str | None = None,
+    ) -> None:
+        """Everything but the images and table description of ``count`` events that differ
+        only in their row index (``rows``, also the source block's ``row``)."""
+        self.op.extend([op] * count)
+        self.database.extend([database] * count)
+        self.table.extend([table] * count)
+        for name in _SOURCE_FIELDS:
+            if name == "row":
+                self.source["row"].extend(rows)
+            else:
+                self.source[name].extend([source[name]] * count)
+        file_index_, pos, event = seq
+        self.seq["file_index"].extend([file_index_] * count)
+        self.seq["pos"].extend([pos] * count)
+        self.seq["event"].extend([event] * count)
+        self.seq["row"].extend(rows)
+        self.ddl.extend([ddl] * count)
+        self.ddl_kind.extend([ddl_kind] * count)
 
 
 def rows_to_arrow(columns: EventColumns) -> pa.RecordBatch:
@@ -227,8 +346,26 @@ def rows_to_arrow(columns: EventColumns) -> pa.RecordBatch:
     import pyarrow as pa
 
     schema = arrow_schema()
+
+    def struct(name: str, values: Mapping[str, list[Any]]) -> Any:
+        type_ = schema.field(name).type
+        return pa.StructArray.from_arrays(
+            [pa.array(values[f.name], f.type) for f in type_], fields=list(type_)
+        )
+
     arrays = [
-        pa.array(getattr(columns, name), type=schema.field(name).type) for name in schema.names
+        pa.array(columns.op, pa.string()),
+        pa.array(columns.database, pa.string()),
+        pa.array(columns.table, pa.string()),
+        columns.before.to_arrow(schema.field("before").type),
+        columns.after.to_arrow(schema.field("after").type),
+        struct("source", columns.source),
+        struct("seq", columns.seq),
+        pa.array(columns.ddl, pa.string()),
+        pa.array(columns.ddl_kind, pa.string()),
+        columns.columns.to_arrow(schema.field("columns").type),
+        columns.column_types.to_arrow(schema.field("column_types").type),
+        columns.primary_key.to_arrow(schema.field("primary_key").type),
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -236,17 +373,31 @@ def rows_to_arrow(columns: EventColumns) -> pa.RecordBatch:
 # --- one binlog file -----------------------------------------------------------------------
 
 
-def _image(info: TableInfo, values: Sequence[Any]) -> list[tuple[str, str | None]]:
-    if len(values) != len(info.columns):
-        raise ValueError(
-            f"{info.database}.{info.table}: a row image of {len(values)} values,"
-            f" the table has {len(info.columns)} columns"
-        )
-    return [
-        (column.name, None if value is None else column.to_text(value))
-        for column, value in zip(info.columns, values, strict=True)
-        if value is not ABSENT
-    ]
+def _present(bitmap: bytes, width: int) -> list[int]:
+    return [i for i in range(width) if i >> 3 < len(bitmap) and bitmap[i >> 3] >> (i & 7) & 1]
+
+
+def _add_images(
+    target: _Images, info: TableInfo, present: list[int], images: Sequence[Sequence[Any]]
+) -> None:
+    """Images of the columns at ``present`` (the event's bitmap), converted column by column."""
+    width = len(info.columns)
+    for image in images:
+        if len(image) != width:
+            raise ValueError(
+                f"{info.database}.{info.table}: a row image of {len(image)} values,"
+                f" the table has {width} columns"
+            )
+    by_column = list(zip(*images, strict=True)) if images else []
+    texts = []
+    for position in present:
+        convert = info.columns[position].to_text
+        values = by_column[position]
+        if any(v is None for v in values):
+            texts.append([None if v is None else convert(v) for v in values])
+        else:
+            texts.append(list(map(convert, values)))
+    target.add_columns([info.columns[p].name for p in present], texts, len(images))
 
 
 @dataclass
@@ -279,14 +430,13 @@ def _table_map(state: _FileState, event: TableMapEvent) -> None:
 
 
 def _source(
-    state: _FileState, pos: int, row: int, db: str | None, table: str | None, thread: int | None
+    state: _FileState, pos: int, db: str | None, table: str | None, thread: int | None
 ) -> dict[str, Any]:
     return {
         "server_id": state.server_id,
         "gtid": state.gtid,
         "file": state.name,
         "pos": pos,
-        "row": row,
         "thread": thread,
         "db": db,
         "table": table,
@@ -301,7 +451,6 @@ def _rows(state: _FileState, out: EventColumns, pos: int, event: RowsEvent) -> N
         raise ValueError(
             f"{state.name} at {pos}: rows of table id {event.table_id} without its TABLE_MAP"
         )
-    names, types, key = info.names, info.spark_types, info.primary_key
     if isinstance(event, WriteRowsEvent):
         op = "c"
     elif isinstance(event, UpdateRowsEvent):
@@ -310,29 +459,34 @@ def _rows(state: _FileState, out: EventColumns, pos: int, event: RowsEvent) -> N
         op = "d"
     else:
         return
-    for row_index, raw in enumerate(event.rows):
-        before: list[tuple[str, str | None]] | None = None
-        after: list[tuple[str, str | None]] | None = None
-        if op == "c":
-            after = _image(info, raw)
-        elif op == "d":
-            before = _image(info, raw)
-        else:
-            before, after = _image(info, raw[0]), _image(info, raw[1])
-        out.op.append(op)
-        out.database.append(info.database)
-        out.table.append(info.table)
-        out.before.append(before)
-        out.after.append(after)
-        out.source.append(_source(state, pos, row_index, info.database, info.table, None))
-        out.seq.append(
-            {"file_index": state.index, "pos": pos, "event": state.event, "row": row_index}
-        )
-        out.ddl.append(None)
-        out.ddl_kind.append(None)
-        out.columns.append(names)
-        out.column_types.append(types)
-        out.primary_key.append(key)
+    count = len(event.rows)
+    if not count:
+        return
+    width = len(info.columns)
+    present = _present(event.columns_present, width)
+    if op == "c":
+        out.before.null(count)
+        _add_images(out.after, info, present, event.rows)
+    elif op == "d":
+        _add_images(out.before, info, present, event.rows)
+        out.after.null(count)
+    else:
+        assert isinstance(event, UpdateRowsEvent)
+        _add_images(out.before, info, present, [r[0] for r in event.rows])
+        after_present = _present(event.columns_present_after, width)
+        _add_images(out.after, info, after_present, [r[1] for r in event.rows])
+    out.add_common(
+        count,
+        op,
+        info.database,
+        info.table,
+        _source(state, pos, info.database, info.table, None),
+        range(count),
+        (state.index, pos, state.event),
+    )
+    out.columns.add(info.names, count)
+    out.column_types.add(info.spark_types, count)
+    out.primary_key.add(info.primary_key, count)
 
 
 def _statement(state: _FileState, out: EventColumns, pos: int, event: QueryEvent) -> None:
@@ -342,22 +496,24 @@ def _statement(state: _FileState, out: EventColumns, pos: int, event: QueryEvent
         return
     kind, targets = found
     for row_index, (database, table) in enumerate(targets or [(event.database or None, None)]):
-        out.op.append("t" if kind == "TRUNCATE" else "ddl")
-        out.database.append(database or None)
-        out.table.append(table or None)
-        out.before.append(None)
-        out.after.append(None)
-        source = _source(state, pos, row_index, database or None, table or None, event.thread_id)
+        source = _source(state, pos, database or None, table or None, event.thread_id)
         source["query"] = text
-        out.source.append(source)
-        out.seq.append(
-            {"file_index": state.index, "pos": pos, "event": state.event, "row": row_index}
+        out.add_common(
+            1,
+            "t" if kind == "TRUNCATE" else "ddl",
+            database or None,
+            table or None,
+            source,
+            [row_index],
+            (state.index, pos, state.event),
+            text,
+            kind,
         )
-        out.ddl.append(text)
-        out.ddl_kind.append(kind)
-        out.columns.append(None)
-        out.column_types.append(None)
-        out.primary_key.append(None)
+        out.before.null()
+        out.after.null()
+        out.columns.add(None)
+        out.column_types.add(None)
+        out.primary_key.add(None)
 
 
 def read_changes(
@@ -426,33 +582,26 @@ def snapshot_batches(
     names = tuple(entry.get("columns", ())) or None
     key = tuple(entry.get("primary_key", ())) or None
     out = EventColumns()
+    source = {
+        "server_id": None,
+        "gtid": None,
+        "file": file_name,
+        "pos": 0,
+        "thread": None,
+        "db": database,
+        "table": table,
+        "ts_ms": None,
+        "query": None,
+    }
     for number, row in enumerate(rows):
-        image = [(str(k), None if v is None else str(v)) for k, v in row.items()]
-        out.op.append("r")
-        out.database.append(database)
-        out.table.append(table)
-        out.before.append(None)
-        out.after.append(image)
-        out.source.append(
-            {
-                "server_id": None,
-                "gtid": None,
-                "file": file_name,
-                "pos": number,
-                "row": 0,
-                "thread": None,
-                "db": database,
-                "table": table,
-                "ts_ms": None,
-                "query": None,
-            }
-        )
-        out.seq.append({"file_index": -1, "pos": ordinal, "event": 0, "row": number})
-        out.ddl.append(None)
-        out.ddl_kind.append(None)
-        out.columns.append(names)
-        out.column_types.append(None)
-        out.primary_key.append(key)
+        out.add_common(1, "r", database, table, source, [0], (-1, ordinal, 0))
+        out.seq["row"][-1] = number
+        out.source["pos"][-1] = number
+        out.before.null()
+        out.after.add((str(k), None if v is None else str(v)) for k, v in row.items())
+        out.columns.add(names)
+        out.column_types.add(None)
+        out.primary_key.add(key)
         if len(out) >= batch_rows:
             yield rows_to_arrow(out)
             out = EventColumns()

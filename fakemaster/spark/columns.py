@@ -143,8 +143,7 @@ def _hex(value: Any) -> str:
     return "0x" + bytes(value).hex().upper()
 
 
-def _int_text(value: Any) -> str:
-    return str(value)
+_int_text: Converter = str
 
 
 def _unsigned(bits: int) -> Converter:
