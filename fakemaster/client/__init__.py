@@ -1,0 +1,44 @@
+"""The project's own replica client: connects to any MariaDB 10.x primary, real or fake, as a
+MariaDB replica does, and hands over whole committed event groups, decoded events and change
+events, resuming after faults from the last committed position.
+
+* :mod:`fakemaster.client.protocol`: the sans-IO core of one connection (bytes in, bytes out);
+* :mod:`fakemaster.client.position`: the resume position and the assembly of committed groups;
+* :mod:`fakemaster.client.changes`: change events (operation, table, before/after, GTID...);
+* :mod:`fakemaster.client.blocking`: a socket shell that reconnects and resumes;
+* :mod:`fakemaster.client.aio`: the same over asyncio streams.
+
+"""
+
+from __future__ import annotations
+
+from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
+from fakemaster.client.changes import ChangeEvent
+from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
+from fakemaster.client.protocol import (
+    AuthError,
+    BinlogUnavailable,
+    ClientConfig,
+    ClientError,
+    ConnectionLost,
+    ProtocolError,
+    ReplicaConnection,
+    ServerRefused,
+)
+
+__all__ = [
+    "AuthError",
+    "BinlogUnavailable",
+    "BlockingReplica",
+    "ChangeEvent",
+    "ClientConfig",
+    "ClientError",
+    "CommittedGroup",
+    "ConnectionLost",
+    "Position",
+    "ProtocolError",
+    "ReceivedEvent",
+    "ReconnectPolicy",
+    "ReplicaConnection",
+    "ServerRefused",
+]

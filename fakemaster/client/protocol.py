@@ -1,0 +1,622 @@
+"""The replica side of one replication connection, sans-IO: bytes in, bytes and happenings out.
+
+:class:`ReplicaConnection` speaks to any MariaDB 10.x primary as a MariaDB replica does (the
+statements a 10.11 replica sends, in its order: ``../docs`` and the general query log of a real
+primary): the handshake and mysql_native_password (with the auth switch), then
+
+1. ``SELECT UNIX_TIMESTAMP()``, ``SHOW VARIABLES LIKE 'SERVER_ID'`` (a primary with the
+   replica's own server id is refused, as a real replica refuses it),
+2. ``SET @master_heartbeat_period=`` (ns), ``SET @master_binlog_checksum=
+   @@global.binlog_checksum`` and ``SELECT @master_binlog_checksum`` (CRC32 or NONE: the
+   checksum of the events to come, before their FORMAT_DESCRIPTION tells it),
+3. ``SET @mariadb_slave_capability=4`` (GTID-aware), ``SELECT @@GLOBAL.gtid_domain_id``,
+4. COM_REGISTER_SLAVE,
+5. in GTID mode ``SET @slave_connect_state=``, ``@slave_gtid_strict_mode=0``,
+   ``@slave_gtid_ignore_duplicates=0``; with semi-sync ``SHOW VARIABLES LIKE
+   'rpl_semi_sync_master_enabled'`` and, when ON, ``SET @rpl_semi_sync_slave=1``,
+6. COM_BINLOG_DUMP (GTID mode: file "" position 4; file/pos mode: the position's file and
+   offset), then the events, decoded (:class:`decoder.stream.StreamDecoder`: split packets of
+   16 MiB and more joined, sequence numbers checked, CRC32 verified), with a semi-sync ACK
+   (``0xEF`` position file, sequence 0) queued after each event the primary asks one for.
+
+Use: :meth:`ReplicaConnection.feed` the bytes read from the socket; it returns what happened
+(:class:`Ready`, :class:`EventReceived`, :class:`StreamEnded`); send
+:meth:`ReplicaConnection.data_to_send` after every call. Errors are raised, typed
+(:class:`ClientError` and subclasses), and say whether reconnecting can help (``retryable``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from decoder.packets import PacketReader, parse_err
+from decoder.primitives import read_packed_int
+from decoder.stream import DecodedEvent, StreamDecoder
+from encoder.packets import encode_semi_sync_ack, frame
+from fakemaster.client.position import Position
+from fakemaster.constants import Command
+from fakemaster.context import BinlogContext
+from fakemaster.errors import DecodeError, FakemasterError
+from fakemaster.events import HeartbeatEvent, RotateEvent
+from fakemaster.packets import (
+    EOF_HEADER,
+    ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    ERR_HEADER,
+    OK_HEADER,
+    ErrPacket,
+    SemiSyncAck,
+    ServerError,
+)
+from fakemaster.protocol.handshake import (
+    NATIVE_PASSWORD,
+    AuthSwitchRequest,
+    Capability,
+    HandshakeResponse,
+    HandshakeV10,
+    native_password_response,
+)
+
+__all__ = [
+    "BINLOG_DUMP_NON_BLOCK",
+    "CLIENT_CAPABILITIES",
+    "AuthError",
+    "BinlogUnavailable",
+    "ClientConfig",
+    "ClientError",
+    "ConnectionLost",
+    "EventReceived",
+    "Happening",
+    "Phase",
+    "ProtocolError",
+    "Ready",
+    "ReplicaConnection",
+    "ServerRefused",
+    "StreamEnded",
+    "query_error",
+]
+
+BINLOG_DUMP_NON_BLOCK = 0x01
+# What the client asks for: MariaDB's own client library's core set, without a database,
+# TLS, compression or CLIENT_DEPRECATE_EOF (result sets end with EOF packets).
+CLIENT_CAPABILITIES = (
+    Capability.MYSQL
+    | Capability.LONG_FLAG
+    | Capability.PROTOCOL_41
+    | Capability.TRANSACTIONS
+    | Capability.SECURE_CONNECTION
+    | Capability.MULTI_RESULTS
+    | Capability.PLUGIN_AUTH
+    | Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA
+)
+_SLAVE_CAPABILITY_GTID = 4  # MARIA_SLAVE_CAPABILITY_GTID
+_ANY_ERROR = None
+_CONNECTION_ERRORS = frozenset(
+    {
+        1040,  # ER_CON_COUNT_ERROR
+        1053,  # ER_SERVER_SHUTDOWN
+        1152,  # ER_ABORTING_CONNECTION
+        1158,
+        1159,
+        1160,
+        1161,  # ER_NET_* read/write errors and timeouts
+        1203,  # ER_TOO_MANY_USER_CONNECTIONS
+        1927,  # ER_CONNECTION_KILLED
+    }
+)
+
+
+# --- errors -------------------------------------------------------------------------------
+
+
+class ClientError(FakemasterError):
+    """A replica connection failed. ``retryable``: a new connection may get past it."""
+
+    retryable = True
+
+
+class ConnectionLost(ClientError):
+    """The connection closed or timed out (a client's 2013 "Lost connection")."""
+
+
+class ProtocolError(ClientError):
+    """Bytes from the server that are not what the protocol allows here: a malformed packet,
+    an event whose length or CRC32 is wrong. Reconnecting re-reads them."""
+
+    def __init__(self, message: str, cause: DecodeError | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+class ServerRefused(ClientError):
+    """The server answered a command with an ERR packet."""
+
+    def __init__(self, packet: ErrPacket, during: str) -> None:
+        self.packet = packet
+        self.during = during
+        state = f" ({packet.sqlstate})" if packet.sqlstate is not None else ""
+        super().__init__(f"{during}: server error {packet.errno}{state}: {packet.message}")
+        self.retryable = packet.errno in _CONNECTION_ERRORS
+
+    @property
+    def errno(self) -> int:
+        return self.packet.errno
+
+
+class AuthError(ServerRefused):
+    """The server refused the login (1045 access denied, an unsupported auth plugin...)."""
+
+    retryable = False
+
+
+class BinlogUnavailable(ServerRefused):
+    """ERR 1236 during the dump: the position is gone (purged) or the binlog is damaged. A
+    real replica stops with it ("Got fatal error 1236 from master ..."); so does this client."""
+
+    def __init__(self, packet: ErrPacket, during: str) -> None:
+        super().__init__(packet, during)
+        self.retryable = False
+
+
+def query_error(packet: ErrPacket, during: str) -> ServerRefused:
+    if packet.errno == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+        return BinlogUnavailable(packet, during)
+    return ServerRefused(packet, during)
+
+
+# --- settings and happenings ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """How the replica presents itself and what it asks for.
+
+    ``heartbeat_period``: seconds between the primary's heartbeats when idle (0: none);
+    ``net_timeout``: seconds without a byte after which the shells call the connection dead
+    (a replica's ``slave_net_timeout``). ``gtid_mode``: dump by GTID (``@slave_connect_state``)
+    rather than by file/position. ``non_blocking``: BINLOG_DUMP_NON_BLOCK, the primary ends
+    the dump with EOF at the end of its binlog. ``checksum``: take the primary's
+    binlog_checksum (True) or ask for events without checksums (False: ``'NONE'``).
+    """
+
+    user: str = "root"
+    password: str = ""
+    server_id: int = 2
+    report_host: str = ""
+    report_port: int = 0
+    gtid_mode: bool = True
+    semi_sync: bool = False
+    heartbeat_period: float = 1.0
+    net_timeout: float = 10.0
+    checksum: bool = True
+    non_blocking: bool = False
+    verify_checksum: bool = True
+    connect_attributes: tuple[tuple[bytes, bytes], ...] = ()
+
+
+class Phase(Enum):
+    GREETING = "greeting"
+    AUTH = "auth"
+    SETUP = "setup"
+    DUMP = "dump"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """The setup is done and COM_BINLOG_DUMP is sent: what the primary told."""
+
+    server_version: str
+    thread_id: int
+    master_server_id: int | None
+    checksum: bool
+    semi_sync: bool
+    gtid_domain_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventReceived:
+    """An event of the dump; ``file`` is the binlog file it is in (from the ROTATEs)."""
+
+    decoded: DecodedEvent
+    file: str
+    acknowledged: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEnded:
+    """The primary ended the dump with EOF (a non-blocking dump at the end of the binlog)."""
+
+
+Happening = Ready | EventReceived | StreamEnded
+
+
+@dataclass
+class _Query:
+    sql: str
+    on_rows: Callable[[list[tuple[bytes | None, ...]]], None] | None = None
+    # Errors a real replica tolerates for this statement (None: any).
+    tolerate: frozenset[int] | None = frozenset()
+
+
+@dataclass
+class _ResultReader:
+    """One text result set (or OK) in progress."""
+
+    columns: int | None = None
+    columns_left: int = 0
+    eof_seen: bool = False
+    rows: list[tuple[bytes | None, ...]] = field(default_factory=list)
+
+
+class ReplicaConnection:
+    """One replica connection's protocol state (see the module docstring)."""
+
+    def __init__(self, config: ClientConfig, start: Position | None = None) -> None:
+        self.config = config
+        self.start = start if start is not None else Position()
+        self.phase = Phase.GREETING
+        self.handshake: HandshakeV10 | None = None
+        self.master_server_id: int | None = None
+        self.gtid_domain_id: int | None = None
+        # File/pos mode: the primary's binlog_gtid_pos() of the start position.
+        self.binlog_gtid_pos: str | None = None
+        self.checksum = config.checksum
+        self.semi_sync = False
+        self.file = self.start.file
+        self._reader = PacketReader(check_sequence=False)
+        self._out = bytearray()
+        self._seq = 0
+        self._queries: list[_Query | str] = []
+        self._result: _ResultReader | None = None
+        self._current: _Query | str | None = None
+        self._decoder: StreamDecoder | None = None
+        self._ready: Ready | None = None
+        self.error: ClientError | None = None
+
+    # --- the outside ------------------------------------------------------------------------
+
+    def data_to_send(self) -> bytes:
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def feed(self, data: bytes) -> list[Happening]:
+        """Take bytes read from the connection; what happened, in order. When the bytes end
+        the connection with an error after some events, those are returned and the error is
+        raised by :meth:`raise_error` (and by the next call)."""
+        self.raise_error()
+        if self.phase is Phase.ENDED:
+            return []
+        if self.phase is Phase.DUMP:
+            return self._feed_dump(data)
+        self._reader.feed(data)
+        out: list[Happening] = []
+        while self.phase not in (Phase.DUMP, Phase.ENDED):
+            try:
+                payload = self._reader.next_payload()
+            except DecodeError as error:
+                raise ProtocolError(f"malformed packet: {error}", error) from None
+            if payload is None:
+                return out
+            self._seq = (self._seq + 1) & 0xFF
+            try:
+                self._take(payload)
+            except DecodeError as error:
+                raise ProtocolError(
+                    f"malformed {self.phase.value} packet: {error}", error
+                ) from None
+        if self.phase is Phase.DUMP:
+            assert self._ready is not None
+            out.append(self._ready)
+            rest = self._reader.detach()
+            if rest:
+                out += self._feed_dump(rest)
+        return out
+
+    def connection_lost(self) -> ClientError:
+        """The error to raise when the peer closed the connection now (the error that ended
+        it, if bytes before the close did)."""
+        self.phase = Phase.ENDED
+        if self.error is not None:
+            error, self.error = self.error, None
+            return error
+        return ConnectionLost(f"connection closed by the server during {self._doing()}")
+
+    def _doing(self) -> str:
+        if self.phase is Phase.SETUP and self._current is not None:
+            return repr(self._current.sql if isinstance(self._current, _Query) else self._current)
+        return f"the {self.phase.value}"
+
+    # --- packets before the dump --------------------------------------------------------
+
+    def _send(self, payload: bytes, *, new_command: bool = False) -> None:
+        if new_command:
+            self._seq = 0
+        packet, self._seq = frame(payload, self._seq)
+        self._out += packet
+
+    def _take(self, payload: bytes) -> None:
+        if self.phase is Phase.GREETING:
+            self._greeting(payload)
+        elif self.phase is Phase.AUTH:
+            self._auth_reply(payload)
+        else:
+            self._setup_reply(payload)
+
+    def _greeting(self, payload: bytes) -> None:
+        if payload[:1] == bytes((ERR_HEADER,)):
+            raise ServerRefused(parse_err(payload), "the connection")  # e.g. 1040 too many
+        handshake = HandshakeV10.decode(payload)
+        self.handshake = handshake
+        caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
+        if self.config.connect_attributes and handshake.capabilities & Capability.CONNECT_ATTRS:
+            caps |= Capability.CONNECT_ATTRS
+        response = HandshakeResponse(
+            capabilities=int(caps),
+            user=self.config.user.encode(),
+            auth_response=native_password_response(self.config.password, handshake.scramble),
+            auth_plugin=NATIVE_PASSWORD,
+            attributes=self.config.connect_attributes,
+        )
+        self._send(response.encode())
+        self.phase = Phase.AUTH
+
+    def _auth_reply(self, payload: bytes) -> None:
+        head = payload[0]
+        if head == OK_HEADER:
+            self.phase = Phase.SETUP
+            self._plan_setup()
+            self._next_query()
+        elif head == ERR_HEADER:
+            raise AuthError(parse_err(payload), "the login")
+        elif head == EOF_HEADER:
+            switch = AuthSwitchRequest.decode(payload)
+            if switch.plugin != NATIVE_PASSWORD:
+                raise AuthError(
+                    ErrPacket(1251, "08004", f"auth plugin {switch.plugin!r} is not supported"),
+                    "the login",
+                )
+            self._send(native_password_response(self.config.password, switch.data))
+        else:
+            raise AuthError(
+                ErrPacket(1251, "08004", f"unexpected auth packet 0x{head:02x}"), "the login"
+            )
+
+    # --- the setup statements -------------------------------------------------------------
+
+    def _plan_setup(self) -> None:
+        config = self.config
+        heartbeat_ns = round(config.heartbeat_period * 1_000_000_000)
+        checksum = "@@global.binlog_checksum" if config.checksum else "'NONE'"
+        queries: list[_Query | str] = [
+            _Query("SELECT UNIX_TIMESTAMP()"),
+            _Query("SHOW VARIABLES LIKE 'SERVER_ID'", self._server_id),
+            _Query(f"SET @master_heartbeat_period= {heartbeat_ns}"),
+            _Query(f"SET @master_binlog_checksum= {checksum}"),
+            _Query("SELECT @master_binlog_checksum", self._checksum),
+            _Query(f"SET @mariadb_slave_capability={_SLAVE_CAPABILITY_GTID}"),
+        ]
+        if config.gtid_mode or not self.start.file:
+            queries.append(_Query("SELECT @@GLOBAL.gtid_domain_id", self._domain, _ANY_ERROR))
+        else:
+            # What a replica asks in file/pos mode: the GTID position of its start.
+            file_name = self.start.file.replace("\\", "").replace("'", "")
+            queries.append(
+                _Query(
+                    f"SELECT binlog_gtid_pos('{file_name}',{self.start.position})",
+                    self._binlog_gtid_pos,
+                    _ANY_ERROR,
+                )
+            )
+        queries.append("register")
+        if config.gtid_mode:
+            state = self.start.gtid_text.replace("'", "")
+            queries += [
+                _Query(f"SET @slave_connect_state='{state}'"),
+                _Query("SET @slave_gtid_strict_mode=0"),
+                _Query("SET @slave_gtid_ignore_duplicates=0"),
+            ]
+        if config.semi_sync:
+            queries.append(
+                _Query("SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'", self._semi_sync)
+            )
+        queries.append("dump")
+        self._queries = queries
+
+    def _server_id(self, rows: list[tuple[bytes | None, ...]]) -> None:
+        if rows and rows[0][1] is not None:
+            self.master_server_id = int(rows[0][1])
+            if self.master_server_id == self.config.server_id:
+                raise ServerRefused(
+                    ErrPacket(
+                        1593,
+                        "HY000",
+                        "Fatal error: The slave I/O thread stops because master and slave have "
+                        "equal MariaDB server ids",
+                    ),
+                    "the setup",
+                )
+
+    def _checksum(self, rows: list[tuple[bytes | None, ...]]) -> None:
+        value = rows[0][0] if rows else None
+        self.checksum = value is not None and value.upper() == b"CRC32"
+
+    def _domain(self, rows: list[tuple[bytes | None, ...]]) -> None:
+        if rows and rows[0][0] is not None:
+            self.gtid_domain_id = int(rows[0][0])
+
+    def _binlog_gtid_pos(self, rows: list[tuple[bytes | None, ...]]) -> None:
+        if rows and rows[0][0] is not None:
+            self.binlog_gtid_pos = rows[0][0].decode()
+
+    def _semi_sync(self, rows: list[tuple[bytes | None, ...]]) -> None:
+        if rows and rows[0][1] is not None and rows[0][1].upper() in (b"ON", b"1"):
+            self._queries.insert(0, _Query("SET @rpl_semi_sync_slave= 1", self._semi_sync_on))
+
+    def _semi_sync_on(self, _rows: list[tuple[bytes | None, ...]]) -> None:
+        self.semi_sync = True
+
+    def _next_query(self) -> None:
+        step = self._queries.pop(0)
+        self._current = step
+        if step == "register":
+            self._send(self._register_slave(), new_command=True)
+        elif step == "dump":
+            self._start_dump()
+        else:
+            assert isinstance(step, _Query)
+            self._result = _ResultReader()
+            self._send(bytes((Command.QUERY,)) + step.sql.encode(), new_command=True)
+
+    def _register_slave(self) -> bytes:
+        config = self.config
+        host = config.report_host.encode()
+        user = b""
+        password = b""
+        return b"".join(
+            (
+                bytes((Command.REGISTER_SLAVE,)),
+                struct.pack("<I", config.server_id),
+                bytes((len(host),)) + host,
+                bytes((len(user),)) + user,
+                bytes((len(password),)) + password,
+                struct.pack("<HII", config.report_port, 0, 0),
+            )
+        )
+
+    def _setup_reply(self, payload: bytes) -> None:
+        step = self._current
+        if step == "register":
+            if payload[0] == ERR_HEADER:
+                raise ServerRefused(parse_err(payload), "COM_REGISTER_SLAVE")
+            self._next_query()
+            return
+        assert isinstance(step, _Query) and self._result is not None
+        result = self._result
+        head = payload[0]
+        if result.columns is None:
+            if head == ERR_HEADER:
+                packet = parse_err(payload)
+                if step.tolerate is not None and packet.errno not in step.tolerate:
+                    raise query_error(packet, repr(step.sql))
+                return self._query_done(step, [])
+            if head == OK_HEADER:
+                return self._query_done(step, [])
+            count, _ = read_packed_int(payload, 0)
+            result.columns = result.columns_left = count
+            return None
+        if result.columns_left:
+            result.columns_left -= 1
+            return None
+        if not result.eof_seen:
+            if head != EOF_HEADER:
+                raise DecodeError("no EOF after the column definitions")
+            result.eof_seen = True
+            return None
+        if head == EOF_HEADER and len(payload) < 9:
+            return self._query_done(step, result.rows)
+        if head == ERR_HEADER:
+            raise query_error(parse_err(payload), repr(step.sql))
+        result.rows.append(_parse_row(payload, result.columns))
+        return None
+
+    def _query_done(self, step: _Query, rows: list[tuple[bytes | None, ...]]) -> None:
+        self._result = None
+        if step.on_rows is not None:
+            step.on_rows(rows)
+        self._next_query()
+
+    # --- the dump -------------------------------------------------------------------------
+
+    def _start_dump(self) -> None:
+        config = self.config
+        if config.gtid_mode:
+            file_name, position = b"", 4
+        else:
+            file_name, position = self.start.file.encode(), self.start.position
+        flags = BINLOG_DUMP_NON_BLOCK if config.non_blocking else 0
+        body = struct.pack("<IHI", position, flags, config.server_id) + file_name
+        self._send(bytes((Command.BINLOG_DUMP,)) + body, new_command=True)
+        self._decoder = StreamDecoder(
+            network=True,
+            semi_sync=self.semi_sync,
+            verify_checksum=config.verify_checksum,
+            ctx=BinlogContext(checksum=self.checksum),
+            first_sequence=1,
+        )
+        handshake = self.handshake
+        assert handshake is not None
+        self._ready = Ready(
+            server_version=handshake.server_version,
+            thread_id=handshake.thread_id,
+            master_server_id=self.master_server_id,
+            checksum=self.checksum,
+            semi_sync=self.semi_sync,
+            gtid_domain_id=self.gtid_domain_id,
+        )
+        self._current = None
+        self.phase = Phase.DUMP
+
+    def _failed(self, out: list[Happening], error: ClientError) -> list[Happening]:
+        """End the connection with ``error``: raised now if nothing came before it in this
+        chunk, else after the events before it are handed over (the next call raises it)."""
+        self.phase = Phase.ENDED
+        if not out:
+            raise error
+        self.error = error
+        return out
+
+    def raise_error(self) -> None:
+        """Raise the error that ended the connection after the last events :meth:`feed`
+        returned (an ERR or malformed bytes right after them), if there is one."""
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    def _feed_dump(self, data: bytes) -> list[Happening]:
+        decoder = self._decoder
+        assert decoder is not None
+        decoder.feed(data)
+        out: list[Happening] = []
+        while True:
+            try:
+                decoded = decoder.next_decoded()
+            except ServerError as error:
+                return self._failed(out, query_error(error.packet, "the binlog dump"))
+            except DecodeError as error:
+                return self._failed(
+                    out, ProtocolError(f"malformed binlog dump data: {error}", error)
+                )
+            if decoded is None:
+                if decoder.ended:
+                    self.phase = Phase.ENDED
+                    out.append(StreamEnded())
+                return out
+            event = decoded.event
+            if isinstance(event, RotateEvent):
+                self.file = event.next_file
+            acknowledged = False
+            if decoded.ack_requested and not isinstance(event, HeartbeatEvent):
+                ack = SemiSyncAck(position=event.log_pos, file_name=self.file)
+                self._send(encode_semi_sync_ack(ack), new_command=True)
+                acknowledged = True
+            out.append(EventReceived(decoded, self.file, acknowledged))
+
+
+def _parse_row(payload: bytes, count: int) -> tuple[bytes | None, ...]:
+    cells: list[bytes | None] = []
+    pos = 0
+    for _ in range(count):
+        if pos < len(payload) and payload[pos] == 0xFB:
+            cells.append(None)
+            pos += 1
+            continue
+        length, pos = read_packed_int(payload, pos)
+        if pos + length > len(payload):
+            raise DecodeError("a row's cell runs past the packet", offset=pos)
+        cells.append(payload[pos : pos + length])
+        pos += length
+    return tuple(cells)

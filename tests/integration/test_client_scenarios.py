@@ -1,0 +1,69 @@
+"""The project's replica client against the fake master serving every built-in scenario: the
+change events it hands over, applied to the scenario's initial tables, give the oracle's
+tables, by GTID and by file/position, and the decoded events come in the served order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakemaster.client.blocking import BlockingReplica
+from fakemaster.client.position import CommittedGroup, Position
+from fakemaster.client.protocol import ClientConfig
+from scenarios.compiler import compile_scenario
+from scenarios.library import LIBRARY, build
+from scenarios.oracle import Oracle
+from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+
+
+def replicate(master: Any, scenario: Any, **settings: Any) -> tuple[Tables, BlockingReplica]:
+    config = ClientConfig(user=master.user, password=master.password, server_id=77, **settings)
+    goal = target(scenario)
+    client = BlockingReplica(
+        master.host,
+        master.port,
+        config,
+        start=initial(scenario),
+        until=lambda p: p.covers(goal),
+        catalogue=catalogue(scenario),
+    )
+    with client:
+        tables = Tables(scenario).apply_all(client.changes())
+    return tables, client
+
+
+@pytest.mark.parametrize("mode", ["gtid", "file_pos"])
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_client_ends_with_the_oracles_tables(
+    fake_master_factory: Any, name: str, mode: str
+) -> None:
+    scenario = build(name)
+    master = fake_master_factory(scenario=name)
+    tables, client = replicate(master, scenario, gtid_mode=mode == "gtid")
+    Oracle(scenario).assert_matches(tables.rows)
+    assert client.connections == 1 and client.errors == []
+    assert client.position.covers(target(scenario))
+    assert client.ready is not None and client.ready.checksum == scenario.settings.binlog_checksum
+
+
+def test_client_groups_are_the_served_transactions_in_order(fake_master_factory: Any) -> None:
+    scenario = build("multi_domain")
+    master = fake_master_factory(scenario="multi_domain")
+    goal = target(scenario)
+    config = ClientConfig(user=master.user, password=master.password, server_id=77)
+    with BlockingReplica(
+        master.host, master.port, config, start=initial(scenario), until=lambda p: p.covers(goal)
+    ) as client:
+        groups = list(client.groups())
+    served = [
+        (item.gtid.domain_id, item.gtid.server_id, item.gtid.seq_no)
+        for item in compile_scenario(scenario)
+        if item.gtid is not None
+    ]
+    assert [g.gtid for g in groups] == served
+    assert all(isinstance(g, CommittedGroup) for g in groups)
+    # Each group's position is the resume position after it: its GTID is in it.
+    for group in groups:
+        assert group.gtid is not None and group.position.has(group.gtid[0], group.gtid[2])
+    assert isinstance(groups[-1].position, Position)

@@ -1,0 +1,152 @@
+"""The client as a semi-sync replica: it asks for semi-sync when the primary has it on, and
+acknowledges each transaction the primary commits while it is connected (the fake master's
+wait_for_ack, a real MariaDB 10.11 primary's Rpl_semi_sync_master_yes_tx); with its ACKs
+dropped on the way the primary gives up waiting and the client still gets everything."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from fakemaster.client.blocking import BlockingReplica
+from fakemaster.client.position import Position
+from fakemaster.client.protocol import ClientConfig
+from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind
+from scenarios.compiler import compile_scenario
+from scenarios.history import Scenario
+from scenarios.library import build
+from scenarios.oracle import Oracle
+from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.integration.test_client_real_primary import (
+    PASSWORD,
+    TABLES,
+    USER,
+    KeyedTables,
+    primary_table,
+    workload,
+)
+from tests.peers.fixtures import MariaDBFactory
+
+SCENARIO = "rotation_storm"
+EXTRA = 3  # transactions committed while the client is connected
+
+
+def grown() -> Scenario:
+    scenario = build(SCENARIO)
+    for n in range(EXTRA):
+        scenario.insert("storm.t", {"id": 1000 + n, "n": n})
+    return scenario
+
+
+class Background:
+    """The client consuming change events in a thread."""
+
+    def __init__(self, client: BlockingReplica, tables: Tables | KeyedTables) -> None:
+        self.client = client
+        self.tables = tables
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            with self.client:
+                for change in self.client.changes():
+                    self.tables.apply(change)
+        except BaseException as error:  # noqa: BLE001 - reported by join
+            self.error = error
+
+    def wait_for(self, goal: Position) -> None:
+        while not self.client.position.covers(goal) and self.thread.is_alive():
+            time.sleep(0.01)
+        assert self.error is None, self.error
+
+    def join(self) -> None:
+        self.thread.join(60)
+        assert not self.thread.is_alive(), "the client did not finish"
+        assert self.error is None, self.error
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_client_acknowledges_live_transactions_as_a_semi_sync_replica(
+    fake_master_factory: Any, drop: bool
+) -> None:
+    faults = [Fault(FaultKind.DROP_ACKS, Point(PointKind.BYTE, 0), session=0)] if drop else []
+    master = fake_master_factory(
+        scenario=SCENARIO, semi_sync=True, semi_sync_timeout_ms=300, faults=FaultPlan(tuple(faults))
+    )
+    base, full = build(SCENARIO), grown()
+    config = ClientConfig(user=master.user, password=master.password, server_id=77, semi_sync=True)
+    goal = target(full)
+    client = BlockingReplica(
+        master.host,
+        master.port,
+        config,
+        start=initial(full),
+        until=lambda p: p.covers(goal),
+        catalogue=catalogue(full),
+    )
+    consumer = Background(client, Tables(full))
+    consumer.wait_for(target(base))
+    acknowledged = []
+    for item in compile_scenario(full)[-EXTRA:]:
+        assert item.gtid is not None
+        master.append_transaction(item.events[1:], server_id=item.gtid.server_id)
+        acknowledged.append(master.wait_for_ack())
+    consumer.join()
+    Oracle(full).assert_matches(consumer.tables.rows)
+    assert client.ready is not None and client.ready.semi_sync
+    assert client.connections == 1 and client.errors == []
+    if drop:
+        # The first commit waits out the timeout, then the primary is asynchronous.
+        assert acknowledged[0] is False and client.acks_sent >= 1
+    else:
+        assert acknowledged == [True] * EXTRA and client.acks_sent == EXTRA
+
+
+def semi_sync_status(primary: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in primary.execute("SHOW STATUS LIKE 'Rpl_semi_sync_master_%'")}
+
+
+@pytest.mark.mariadb
+def test_client_acknowledges_a_real_primarys_commits(mariadb_factory: MariaDBFactory) -> None:
+    primary = mariadb_factory(
+        {
+            "binlog_format": "ROW",
+            "binlog_row_metadata": "FULL",
+            "rpl_semi_sync_master_enabled": "ON",
+            "rpl_semi_sync_master_timeout": 200,
+        },
+        server_id=1,
+    )
+    primary.create_replication_user(USER, PASSWORD)
+    from tests.integration.test_client_real_primary import SCHEMA
+
+    primary.execute(SCHEMA)
+    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, semi_sync=True)
+    tables = KeyedTables()
+    start = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    client = BlockingReplica(primary.host, primary.port, config, catalogue=TABLES)
+    consumer = Background(client, tables)
+    consumer.wait_for(start)
+    # Wait until the primary counts the client as a semi-sync replica and is semi-sync again
+    # (the commits before the client came timed out and switched it off).
+    while semi_sync_status(primary)["Rpl_semi_sync_master_clients"] != "1":
+        time.sleep(0.01)
+    primary.execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000")
+    before = semi_sync_status(primary)
+    workload(primary, 1, 4)
+    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    client.until = lambda p: p.covers(goal)
+    consumer.join()
+    after = semi_sync_status(primary)
+    # Every commit of the workload (4 transactions, 1 update, 1 delete, the final update)
+    # waited for and got the client's ACK.
+    assert after["Rpl_semi_sync_master_no_tx"] == before["Rpl_semi_sync_master_no_tx"]
+    yes = int(after["Rpl_semi_sync_master_yes_tx"]) - int(before["Rpl_semi_sync_master_yes_tx"])
+    assert yes == 7 and client.acks_sent >= 7
+    for name in TABLES:
+        assert tables.table(name) == primary_table(primary, name), name
