@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from fakemaster.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
+    Event,
     GtidEvent,
     QueryEvent,
     RotateEvent,
@@ -43,6 +44,8 @@ __all__ = [
     "CHANGE_EVENT_DDL",
     "DDL_KINDS",
     "EventColumns",
+    "FileState",
+    "add_event",
     "arrow_schema",
     "classify_statement",
     "file_index",
@@ -401,7 +404,9 @@ def _add_images(
 
 
 @dataclass
-class _FileState:
+class FileState:
+    """What the events of one file (or stream) tell the next."""
+
     name: str
     index: int
     catalogue: Catalogue | None
@@ -414,7 +419,7 @@ class _FileState:
     shapes: dict[tuple[Any, ...], TableInfo] = field(default_factory=dict)
 
 
-def _table_map(state: _FileState, event: TableMapEvent) -> None:
+def _table_map(state: FileState, event: TableMapEvent) -> None:
     shape = (
         event.database,
         event.table,
@@ -430,7 +435,7 @@ def _table_map(state: _FileState, event: TableMapEvent) -> None:
 
 
 def _source(
-    state: _FileState, pos: int, db: str | None, table: str | None, thread: int | None
+    state: FileState, pos: int, db: str | None, table: str | None, thread: int | None
 ) -> dict[str, Any]:
     return {
         "server_id": state.server_id,
@@ -445,7 +450,7 @@ def _source(
     }
 
 
-def _rows(state: _FileState, out: EventColumns, pos: int, event: RowsEvent) -> None:
+def _rows(state: FileState, out: EventColumns, pos: int, event: RowsEvent) -> None:
     info = state.maps.get(event.table_id)
     if info is None:
         raise ValueError(
@@ -489,7 +494,7 @@ def _rows(state: _FileState, out: EventColumns, pos: int, event: RowsEvent) -> N
     out.primary_key.add(info.primary_key, count)
 
 
-def _statement(state: _FileState, out: EventColumns, pos: int, event: QueryEvent) -> None:
+def _statement(state: FileState, out: EventColumns, pos: int, event: QueryEvent) -> None:
     text = event.query.decode("utf-8", "replace")
     found = classify_statement(text, event.database)
     if found is None:
@@ -530,35 +535,40 @@ def read_changes(
     source block and sequence."""
     from decoder.binlog_file import read_binlog
 
-    state = _FileState(PurePosixPath(name).name, index, catalogue)
+    state = FileState(PurePosixPath(name).name, index, catalogue)
     out = EventColumns()
     for pos, event in read_binlog(source, verify_checksum=verify_checksum):
-        if isinstance(event, GtidEvent):
-            state.gtid = f"{event.domain_id}-{event.server_id}-{event.seq_no}"
-            state.server_id = event.server_id
-            state.ts_ms = event.timestamp * 1000
-            state.query = None
-            state.event = 0
-            continue
-        state.event += 1
-        if isinstance(event, TableMapEvent):
-            _table_map(state, event)
-        elif isinstance(event, RowsEvent):
-            _rows(state, out, pos, event)
-        elif isinstance(event, AnnotateRowsEvent):
-            state.query = event.query.decode("utf-8", "replace")
-        elif isinstance(event, QueryEvent):
-            if state.gtid is None:
-                state.server_id = event.server_id
-                state.ts_ms = event.timestamp * 1000
-            _statement(state, out, pos, event)
-        elif isinstance(event, XidEvent | RotateEvent):
-            state.query = None
+        add_event(state, out, pos, event)
         if len(out) >= batch_rows:
             yield rows_to_arrow(out)
             out = EventColumns()
     if len(out):
         yield rows_to_arrow(out)
+
+
+def add_event(state: FileState, out: EventColumns, pos: int, event: Event) -> None:
+    """One decoded event of ``state``'s file at offset ``pos``: its change events into ``out``."""
+    if isinstance(event, GtidEvent):
+        state.gtid = f"{event.domain_id}-{event.server_id}-{event.seq_no}"
+        state.server_id = event.server_id
+        state.ts_ms = event.timestamp * 1000
+        state.query = None
+        state.event = 0
+        return
+    state.event += 1
+    if isinstance(event, TableMapEvent):
+        _table_map(state, event)
+    elif isinstance(event, RowsEvent):
+        _rows(state, out, pos, event)
+    elif isinstance(event, AnnotateRowsEvent):
+        state.query = event.query.decode("utf-8", "replace")
+    elif isinstance(event, QueryEvent):
+        if state.gtid is None:
+            state.server_id = event.server_id
+            state.ts_ms = event.timestamp * 1000
+        _statement(state, out, pos, event)
+    elif isinstance(event, XidEvent | RotateEvent):
+        state.query = None
 
 
 # --- snapshot rows ---------------------------------------------------------------------------

@@ -108,6 +108,12 @@ class BinlogFile(InputPartition):
     snapshot: bool = False
 
 
+def _options(options: Any) -> dict[str, str]:
+    """The data source's options with lower-case names (Spark's option names are
+    case-insensitive: ``maxRowsPerBatch`` arrives as ``maxrowsperbatch``)."""
+    return {str(k).lower(): str(v) for k, v in dict(options).items()}
+
+
 def _paths_option(options: dict[str, str]) -> list[str]:
     paths: list[str] = []
     if options.get("paths"):
@@ -130,7 +136,7 @@ class BinlogBatchReader(DataSourceReader):
     def __init__(self, options: dict[str, str], table: TableInfo | None = None) -> None:
         self.options = options
         self.catalogue = load_catalogue(options.get("catalog"))
-        self.batch_rows = int(options.get("batchRows", "8192"))
+        self.batch_rows = int(options.get("batchrows", "8192"))
         self.table = table
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -199,11 +205,16 @@ class BinlogDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> str:
-        table = _typed_table(dict(self.options))
+        table = _typed_table(_options(self.options))
         return CHANGE_EVENT_DDL if table is None else typed_schema_ddl(table)
 
+    def streamReader(self, schema: StructType) -> Any:
+        from fakemaster.spark.stream import BinlogStreamReader
+
+        return BinlogStreamReader(_options(self.options))
+
     def reader(self, schema: StructType) -> BinlogBatchReader:
-        options = dict(self.options)
+        options = _options(self.options)
         return BinlogBatchReader(options, _typed_table(options))
 
 
