@@ -11,14 +11,20 @@ from typing import Any
 import pytest
 
 from fakemaster.config import ServerConfig
+from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
+from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.server import BackgroundFakeMaster
+from fakemaster.store import MemoryBinlogStore
 from scenarios import Oracle
 from scenarios.compiler import to_store
+from scenarios.history import Rotate, Scenario
 from scenarios.library import build
 from tests.spark.tables import read_tables
 
 
-def _run(spark: Any, master: Any, out: Path, checkpoint: Path, max_rows: int) -> int:
+def _run(
+    spark: Any, master: Any, out: Path, checkpoint: Path, max_rows: int, port: int | None = None
+) -> int:
     from fakemaster.spark import FORMAT_NAME, Materialiser
 
     materialiser = Materialiser(spark, str(out))
@@ -31,7 +37,7 @@ def _run(spark: Any, master: Any, out: Path, checkpoint: Path, max_rows: int) ->
     stream = (
         spark.readStream.format(FORMAT_NAME)
         .option("host", master.host)
-        .option("port", str(master.port))
+        .option("port", str(port or master.port))
         .option("maxRowsPerBatch", str(max_rows))
         .load()
     )
@@ -59,3 +65,44 @@ def test_streamed_scenario_materialises_to_its_oracle(
         # Restarted on its checkpoint with nothing new: no batch, same tables.
         assert _run(spark, master, tmp_path / "out", tmp_path / "checkpoint", max_rows=7) == 0
         Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+
+
+def _store_until(scenario: Scenario, steps: int) -> MemoryBinlogStore:
+    """The scenario's binlog after its first ``steps`` steps (``to_store`` of a prefix)."""
+    prefix = Scenario(scenario.settings)
+    prefix.tables = scenario.tables
+    prefix.initial = scenario.initial
+    prefix.gtid_state = scenario.gtid_state
+    prefix.steps = scenario.steps[:steps]
+    prefix.transactions = [s for s in prefix.steps if not isinstance(s, Rotate)]
+    return to_store(prefix)
+
+
+def test_restart_on_the_checkpoint_with_a_replayed_batch_and_a_cut_connection(
+    spark: Any, tmp_path: Path
+) -> None:
+    """More transactions arrive while the query is down; its last batch is replayed (its
+    commit record deleted, as after a crash between the sink's write and Spark's commit); the
+    connection is cut mid-stream by a fault proxy: the tables still equal the oracle."""
+    scenario = build("rotation_storm")
+    half = len(scenario.steps) // 2
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    store = to_store(scenario)
+    with BackgroundFakeMaster(ServerConfig(), _store_until(scenario, half)) as master:
+        assert _run(spark, master, out, checkpoint, max_rows=5) > 1
+    commits = sorted(
+        (p for p in (checkpoint / "commits").iterdir() if p.name.isdigit()),
+        key=lambda p: int(p.name),
+    )
+    commits[-1].unlink()  # the last batch is replayed on restart
+    crc = commits[-1].with_name(f".{commits[-1].name}.crc")
+    if crc.exists():
+        crc.unlink()
+    plan = [Fault(FaultKind.CUT, Point(PointKind.EVENT, 60, Where.INSIDE, 25))]
+    with (
+        BackgroundFakeMaster(ServerConfig(), store) as master,
+        BackgroundFaultProxy((master.host, master.port), plan) as proxy,
+    ):
+        assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) > 1
+        assert sum(len(engine.applied) for engine in proxy.engines) == 1  # the cut happened
+    Oracle(scenario).assert_matches(read_tables(out))
