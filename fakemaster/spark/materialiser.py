@@ -140,29 +140,50 @@ class Materialiser:
         log = log.drop("batch_id").cache()
         try:
             row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
-            names = {
-                (r["database"], r["table"])
-                for r in log.where(F.col("table").isNotNull())
-                .select("database", "table")
-                .distinct()
-                .collect()
-            }
-            schemas = {
-                (r["database"], r["table"]): r["s"]
-                for r in row_ops.where(F.col("columns").isNotNull())
+
+            def changed(k: Any) -> Any:
+                after = F.try_element_at(F.col("after"), k)
+                return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
+
+            # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
+            # other columns come from the old key's row, which only an in-order fold knows.
+            carries = (
+                (F.col("op") == "u")
+                & (F.size(F.col("after")) < F.size(F.col("columns")))
+                & F.exists(F.col("primary_key"), changed)
+            )
+            summary = (
+                log.where(F.col("table").isNotNull())
                 .groupBy("database", "table")
                 .agg(
                     F.max_by(
-                        F.struct("columns", "column_types", "primary_key"), F.col("seq")
-                    ).alias("s")
+                        F.struct("columns", "column_types", "primary_key"),
+                        F.when(F.col("columns").isNotNull(), F.col("seq")),
+                    ).alias("s"),
+                    F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
                 )
                 .collect()
+            )
+            names = {(r["database"], r["table"]) for r in summary}
+            schemas = {
+                (r["database"], r["table"]): r["s"]
+                if r["s"] is not None and r["s"]["columns"] is not None
+                else None
+                for r in summary
             }
+            folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
             resets = self._resets(log)
             results = []
             for database, table in sorted(names):
                 results.append(
-                    self._table(row_ops, database, table, schemas.get((database, table)), resets)
+                    self._table(
+                        row_ops,
+                        database,
+                        table,
+                        schemas.get((database, table)),
+                        resets,
+                        (database, table) in folded,
+                    )
                 )
             return results
         finally:
@@ -196,6 +217,7 @@ class Materialiser:
         table: str,
         schema: Any,
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
+        fold: bool,
     ) -> TableResult:
         from pyspark.sql import functions as F
 
@@ -227,7 +249,7 @@ class Materialiser:
             columns, types, key = schema["columns"], schema["column_types"], schema["primary_key"]
         if not key:
             images = self._multiset(events)
-        elif self._carries_across_keys(events, key, len(columns)):
+        elif fold:
             images = self.spark.createDataFrame(
                 [(image,) for image in _fold(events.orderBy("seq").toLocalIterator(), key)],
                 "image map<string,string>",
@@ -247,26 +269,19 @@ class Materialiser:
             *[_typed(cell(c), t).alias(c) for c, t in zip(columns, types, strict=True)]
         )
         typed.write.mode("overwrite").parquet(path)
-        rows = self.spark.read.parquet(path).count()
-        return TableResult(name, rows, path)
+        return TableResult(name, self._count(path), path)
 
-    @staticmethod
-    def _carries_across_keys(events: Any, key: Sequence[str], width: int) -> bool:
-        """Whether an update changes the key with a partial after image (MINIMAL, NOBLOB): its
-        other columns then come from the old key's row, which only an in-order fold knows."""
-        from pyspark.sql import functions as F
+    def _count(self, path: str) -> int:
+        """Rows of a written dataset: from the Parquet footers when local, else by Spark."""
+        if _is_local(path):
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-        changed = F.lit(False)
-        for k in key:
-            after = F.try_element_at(F.col("after"), F.lit(k))
-            changed = changed | (
-                after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), F.lit(k)))
+            return sum(
+                pq.ParquetFile(os.path.join(_local(path), name)).metadata.num_rows
+                for name in os.listdir(_local(path))
+                if name.endswith(".parquet")
             )
-        return bool(
-            events.where((F.col("op") == "u") & changed & (F.size(F.col("after")) < width))
-            .limit(1)
-            .count()
-        )
+        return int(self.spark.read.parquet(path).count())
 
     @staticmethod
     def _snapshot_columns(events: Any) -> list[str]:

@@ -38,3 +38,24 @@ def test_pipeline_batch_without_files(tmp_path: Path, capsys: pytest.CaptureFixt
     status = main(["pipeline", "batch", str(tmp_path / "empty"), "--out", str(tmp_path / "out")])
     assert status == 1
     assert "error: no binlog files" in capsys.readouterr().err
+
+
+def test_pipeline_stream_available_now(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fakemaster.config import ServerConfig
+    from fakemaster.server import BackgroundFakeMaster
+    from scenarios.compiler import to_store
+
+    scenario = build("multi_domain")
+    with BackgroundFakeMaster(ServerConfig(), to_store(scenario)) as master:
+        status = main(
+            ["pipeline", "stream", "--host", master.host, "--port", str(master.port)]
+            + ["--out", str(tmp_path / "out"), "--checkpoint", str(tmp_path / "checkpoint")]
+            + ["--available-now", "--max-rows-per-batch", "10"]
+        )
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+    progress = [line for line in captured.err.splitlines() if line.startswith("[pipeline] batch")]
+    assert len(progress) > 1 and all("rows/s" in line and "position" in line for line in progress)
