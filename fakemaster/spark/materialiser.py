@@ -246,7 +246,10 @@ class Materialiser:
             types: Sequence[str] = ["string"] * len(columns)
             key: Sequence[str] = []
         else:
-            columns, types, key = schema["columns"], schema["column_types"], schema["primary_key"]
+            columns = schema["columns"]
+            # Snapshot rows know their columns (from the catalogue), not their types.
+            types = schema["column_types"] or ["string"] * len(columns)
+            key = schema["primary_key"] or []
         if not key:
             images = self._multiset(events)
         elif fold:

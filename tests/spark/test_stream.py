@@ -5,10 +5,13 @@ query restarted on its checkpoint after more transactions picks up exactly the r
 
 from __future__ import annotations
 
+import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from fakemaster.config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
@@ -19,7 +22,11 @@ from scenarios import Oracle
 from scenarios.compiler import to_store
 from scenarios.history import Rotate, Scenario
 from scenarios.library import build
+from scenarios.serving import scenario_variables
+from scenarios.strategies.history import scenarios
+from tests.budget import examples
 from tests.spark.tables import read_tables
+from tests.spark.test_batch_scenarios import catalogue_of
 
 
 def _run(
@@ -106,3 +113,46 @@ def test_restart_on_the_checkpoint_with_a_replayed_batch_and_a_cut_connection(
         assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) > 1
         assert sum(len(engine.applied) for engine in proxy.engines) == 1  # the cut happened
     Oracle(scenario).assert_matches(read_tables(out))
+
+
+@settings(
+    max_examples=examples(0.05),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(scenario=scenarios())
+def test_generated_histories_streamed_from_the_fake_master(spark: Any, scenario: Scenario) -> None:
+    """Must-show 1 (without faults here; see the restart test): a generated history (any
+    settings: metadata NO_LOG..FULL, row images, compression, checksums, rotations, domains),
+    its initial rows as a snapshot batch, streamed in small batches, equals the oracle."""
+    from fakemaster.spark import FORMAT_NAME, Materialiser
+
+    catalogue = catalogue_of(scenario)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        materialiser = Materialiser(spark, str(out), catalogue)
+        if any(scenario.initial.rows.values()):
+            Oracle(scenario).export(Path(tmp) / "snapshot", after=0)
+            snapshot = (
+                spark.read.format(FORMAT_NAME)
+                .option("snapshot", str(Path(tmp) / "snapshot"))
+                .option("catalog", json.dumps(catalogue))
+                .load()
+            )
+            materialiser.apply(snapshot, -1)
+        config = ServerConfig(variables=scenario_variables(scenario.settings))
+        with BackgroundFakeMaster(config, to_store(scenario)) as master:
+            query = (
+                spark.readStream.format(FORMAT_NAME)
+                .option("host", master.host)
+                .option("port", str(master.port))
+                .option("catalog", json.dumps(catalogue))
+                .option("maxRowsPerBatch", "3")
+                .load()
+                .writeStream.foreachBatch(lambda frame, n: materialiser.apply(frame, n))
+                .option("checkpointLocation", str(Path(tmp) / "checkpoint"))
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination(300)
+            assert query.exception() is None
+        Oracle(scenario).assert_matches(read_tables(out))
