@@ -247,8 +247,10 @@ class Materialiser:
             key: Sequence[str] = []
         else:
             columns = schema["columns"]
-            # Snapshot rows know their columns (from the catalogue), not their types.
-            types = schema["column_types"] or ["string"] * len(columns)
+            # Snapshot rows know their columns (from the catalogue), not their types: the
+            # catalogue's "types" (Spark types by column) or strings, until a TABLE_MAP.
+            given = self.catalogue.get(name, {}).get("types", {})
+            types = schema["column_types"] or [given.get(c, "string") for c in columns]
             key = schema["primary_key"] or []
         if not key:
             images = self._multiset(events)
@@ -359,7 +361,11 @@ class Materialiser:
         live = per_key.where(F.col("last_kind") != 0)
         cells = (
             steps_df.join(live, "k")
-            .where((F.col("kind") != 0) & (F.col("order") >= F.col("base")))
+            # No insert or delete of the key (a row from before the binlog, without a snapshot):
+            # every update's after image counts.
+            .where(
+                (F.col("kind") != 0) & (F.col("base").isNull() | (F.col("order") >= F.col("base")))
+            )
             .select("k", "order", F.explode(F.col("image")).alias("column", "value"))
             .groupBy("k", "column")
             .agg(F.max_by(F.col("value"), F.col("order")).alias("value"))

@@ -14,7 +14,7 @@ import pytest
 
 from scenarios import Oracle
 from scenarios.compiler import binlog_files, to_store
-from scenarios.history import Insert, Scenario
+from scenarios.history import Insert, Scenario, Settings
 from scenarios.library import LIBRARY, build
 from scenarios.oracle import canonical_rows, cell_text, client_row
 from scenarios.schema import NO_DEFAULT
@@ -32,6 +32,41 @@ def write_files(scenario: Scenario, directory: Path) -> list[str]:
     return paths
 
 
+_INTEGERS = {  # signed, unsigned
+    "tinyint": ("tinyint", "smallint"),
+    "smallint": ("smallint", "int"),
+    "mediumint": ("int", "int"),
+    "int": ("int", "bigint"),
+    "bigint": ("bigint", "decimal(20,0)"),
+}
+_OTHERS = {
+    "float": "float",
+    "double": "double",
+    "year": "int",
+    "date": "date",
+    "time": "string",
+    "datetime": "timestamp_ntz",
+    "timestamp": "timestamp",
+}
+
+
+def spark_type(column: Any) -> str:
+    """The Spark type docs/spark.md gives a column of this SQL type (for tables a binlog may
+    never describe: those only in a snapshot)."""
+    if column.type in _INTEGERS:
+        return _INTEGERS[column.type][column.unsigned]
+    if column.type == "decimal":
+        precision, scale = column.precision or 10, column.scale or 0
+        return f"decimal({precision},{scale})" if precision <= 38 else "string"
+    if column.type == "bit":
+        return "bigint" if (column.length or 1) < 64 else "decimal(20,0)"
+    if column.type in _OTHERS:
+        return _OTHERS[column.type]
+    if column.is_bytes and column.charset in (None, "binary"):
+        return "binary"
+    return "string"
+
+
 def catalogue_of(scenario: Scenario) -> dict[str, dict[str, Any]]:
     """What a user knows of the scenario's schema, as a schema catalogue."""
     out: dict[str, dict[str, Any]] = {}
@@ -42,6 +77,7 @@ def catalogue_of(scenario: Scenario) -> dict[str, dict[str, Any]]:
             "charsets": {c.name: c.charset for c in table.columns if c.charset},
             "unsigned": [c.name for c in table.columns if c.unsigned],
             "members": {c.name: list(c.members) for c in table.columns if c.members},
+            "types": {c.name: spark_type(c) for c in table.columns},
             "defaults": {
                 c.name: cell_text(c, c.default)
                 for c in table.columns
@@ -113,3 +149,21 @@ def test_one_table_with_typed_images(spark: Any, tmp_path: Path) -> None:
     expected = canonical_rows(table, inserted)
     got = canonical_rows(table, [client_row(table, tables_plain(r)) for r in rows])
     assert got == expected
+
+
+def test_rows_from_before_the_binlog_without_a_snapshot(spark: Any, tmp_path: Path) -> None:
+    """Rows the binlog never inserted (no snapshot given) appear once updated, with their
+    full after image; the others are unknown, and absent."""
+    from fakemaster.spark import FORMAT_NAME, materialise
+
+    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario.create_table(
+        "CREATE TABLE s.t (id INT PRIMARY KEY, v VARCHAR(10))",
+        [{"id": 1, "v": "one"}, {"id": 2, "v": "two"}, {"id": 3, "v": "three"}],
+    )
+    scenario.update("s.t", {"id": 2}, {"v": "TWO"})
+    scenario.update("s.t", {"id": 3}, {"v": "THREE"})
+    scenario.delete("s.t", {"id": 3})
+    files = write_files(scenario, tmp_path / "binlogs")
+    materialise(spark, spark.read.format(FORMAT_NAME).load(files), str(tmp_path / "out"))
+    assert read_tables(tmp_path / "out")["s.t"] == [{"id": 2, "v": "TWO"}]
