@@ -1032,6 +1032,13 @@ def add_check_command(subparsers: Subparsers) -> None:
     add_parser(subparsers)
 
 
+def add_pipeline_command(subparsers: Subparsers) -> None:
+    # The command's module loads PySpark only when the command runs (extra [spark]).
+    from fakemaster.spark.pipeline_command import add_parser
+
+    add_parser(subparsers)
+
+
 COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
     add_dump_command,
     add_build_command,
@@ -1040,6 +1047,7 @@ COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
     add_pcap_command,
     add_check_command,
     add_record_command,
+    add_pipeline_command,
 ]
 
 

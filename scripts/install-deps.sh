@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the test-suite needs on a fresh Debian 12 machine (run as root).
 #
-#   scripts/install-deps.sh               # MariaDB server/client (apt) + pip install -e '.[test]'
+#   scripts/install-deps.sh               # MariaDB server/client, Java 17 (apt) + pip install -e '.[test]'
 #   scripts/install-deps.sh --no-mariadb  # only the Python part
 #
 # Idempotent: re-running it is cheap. The tests never use the system MariaDB
@@ -95,6 +95,18 @@ install_mariadb() {
     log "$("$mariadbd" --no-defaults --version)"
 }
 
+install_java() {
+    # PySpark (the [spark] extra, in '.[test]') runs on a Java 17 runtime.
+    if command -v java >/dev/null && java -version 2>&1 | grep -q 'version "\(1[7-9]\|2[0-9]\)'; then
+        log "$(java -version 2>&1 | head -1)"
+        return
+    fi
+    log "apt-get install openjdk-17-jre-headless"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        openjdk-17-jre-headless
+}
+
 install_python() {
     cd "$REPO_ROOT"
     local extra=()
@@ -119,6 +131,7 @@ EOF
 
 if [ "$WITH_MARIADB" -eq 1 ]; then
     install_mariadb
+    install_java
 else
     log "--no-mariadb: skipping the apt part"
 fi

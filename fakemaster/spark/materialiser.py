@@ -1,0 +1,477 @@
+"""Change events to the current state of each table, as Parquet (PySpark only, no jars).
+
+Layout of the output directory ``OUT``::
+
+    OUT/changes/batch_id=N/      the change events of micro-batch N (Parquet)
+    OUT/tables/<db>.<table>/     the current state of each table (Parquet, typed columns)
+    OUT/position.json            the batch and binlog position the tables reflect
+
+Idempotence (pattern (a) of the notes): batch N's change events are written with dynamic
+partition overwrite into ``batch_id=N``, so a replayed batch rewrites the same partition; the
+tables are then computed from every change event of the batches up to N (merge on read) and
+overwritten. Applying batch N twice, or N again after N, gives the same files.
+
+Rules (docs/spark.md):
+
+* Events are ordered by ``seq`` (binlog file number, position, event and row index), never by
+  time.
+* A table with a primary key (the TABLE_MAP's with FULL metadata, else the catalogue's): the
+  row of a key is its latest insert (``c``/``r``), then every later update's after image sets
+  the columns it carries (partial MINIMAL/NOBLOB images); a delete removes it; an update that
+  changes the key is a delete of the old key and an insert of the new one (the columns its
+  after image does not carry are NULL: MariaDB's FULL image carries them all).
+* A table without a key is a multiset: each image counts +1 when inserted, -1 when deleted (an
+  update deletes its before image and inserts its after image); rows are the images with a
+  positive count, repeated that many times.
+* DDL: ``TRUNCATE``, ``CREATE TABLE`` and ``DROP TABLE`` of a table (and ``DROP DATABASE`` of its
+  database) discard every earlier event of it; a table whose last such event is a drop is not
+  written (its dataset is removed). The columns are those of the table's latest TABLE_MAP
+  (after an ALTER, rows written before it have NULL in added columns); ``RENAME`` is not
+  applied. Statement-based DML (``ddl_kind`` STATEMENT) is not applied: the binlog must be
+  written with ``binlog_format=ROW``.
+* Values: each column is cast from its text form to the column type the TABLE_MAP gives
+  (``column_types``); DATE/DATETIME/TIMESTAMP values Spark cannot hold (MariaDB's zero dates)
+  become NULL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Materialiser", "TableResult", "materialise", "table_dir_name"]
+
+_RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
+_DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
+
+
+@dataclass(frozen=True)
+class TableResult:
+    name: str  # database.table
+    rows: int
+    path: str | None  # None: the table was dropped
+
+
+def table_dir_name(database: str, table: str) -> str:
+    return f"{database}.{table}"
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def _local(path: str) -> str:
+    return path[len("file://") :] if path.startswith("file://") else path
+
+
+def _typed(value: Any, spark_type: str) -> Any:
+    """A Column: the text ``value`` cast to ``spark_type``."""
+    from pyspark.sql import functions as F
+
+    if spark_type == "binary":
+        return F.unhex(F.substring(value, 3, 1 << 30))
+    if spark_type == "timestamp":  # the text is UTC
+        return F.concat(value, F.lit("+00:00")).try_cast("timestamp")
+    if spark_type in ("date", "timestamp_ntz"):
+        return value.try_cast(spark_type)
+    return value.cast(spark_type)
+
+
+class Materialiser:
+    """Applies micro-batches of change events to ``out`` (see the module docstring)."""
+
+    def __init__(self, spark: Any, out: str, catalogue: Mapping[str, Any] | None = None) -> None:
+        self.spark = spark
+        self.out = out.rstrip("/")
+        # Column defaults (text forms) fill the columns a partial insert image lacks.
+        self.catalogue = dict(catalogue or {})
+
+    @property
+    def changes_path(self) -> str:
+        return f"{self.out}/changes"
+
+    @property
+    def position_path(self) -> str:
+        return f"{self.out}/position.json"
+
+    def current_batch(self) -> int | None:
+        """The last batch applied (from ``position.json``), None before the first."""
+        path = _local(self.position_path)
+        if not _is_local(self.position_path) or not os.path.exists(path):
+            return None
+        with open(path, encoding="utf-8") as handle:
+            batch = json.load(handle).get("batch_id")
+        return None if batch is None else int(batch)
+
+    def apply(self, events: Any, batch_id: int) -> list[TableResult]:
+        """Write ``events`` (a DataFrame of change events) as batch ``batch_id`` and bring every
+        table up to date; a replayed batch (same id) rewrites the same files, and a batch older
+        than the last one applied is skipped (returns [])."""
+        from pyspark.sql import functions as F
+
+        current = self.current_batch()
+        if current is not None and batch_id < current:
+            return []
+
+        # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
+        # is deprecated and read back by other tools as a naive time).
+        self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        (
+            events.withColumn("batch_id", F.lit(batch_id))
+            .write.mode("overwrite")
+            .option("partitionOverwriteMode", "dynamic")
+            .partitionBy("batch_id")
+            .parquet(self.changes_path)
+        )
+        log = self.spark.read.parquet(self.changes_path).where(F.col("batch_id") <= batch_id)
+        results = self._tables(log)
+        self._write_position(log, batch_id)
+        return results
+
+    # --- tables ----------------------------------------------------------------------------
+
+    def _tables(self, log: Any) -> list[TableResult]:
+        from pyspark.sql import functions as F
+
+        log = log.drop("batch_id").cache()
+        try:
+            row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
+
+            def changed(k: Any) -> Any:
+                after = F.try_element_at(F.col("after"), k)
+                return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
+
+            # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
+            # other columns come from the old key's row, which only an in-order fold knows.
+            carries = (
+                (F.col("op") == "u")
+                & (F.size(F.col("after")) < F.size(F.col("columns")))
+                & F.exists(F.col("primary_key"), changed)
+            )
+            summary = (
+                log.where(F.col("table").isNotNull())
+                .groupBy("database", "table")
+                .agg(
+                    F.max_by(
+                        F.struct("columns", "column_types", "primary_key"),
+                        F.when(F.col("columns").isNotNull(), F.col("seq")),
+                    ).alias("s"),
+                    F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+                )
+                .collect()
+            )
+            names = {(r["database"], r["table"]) for r in summary}
+            schemas = {
+                (r["database"], r["table"]): r["s"]
+                if r["s"] is not None and r["s"]["columns"] is not None
+                else None
+                for r in summary
+            }
+            folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
+            resets = self._resets(log)
+            results = []
+            for database, table in sorted(names):
+                results.append(
+                    self._table(
+                        row_ops,
+                        database,
+                        table,
+                        schemas.get((database, table)),
+                        resets,
+                        (database, table) in folded,
+                    )
+                )
+            return results
+        finally:
+            log.unpersist()
+
+    @staticmethod
+    def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
+        """Per (database, table) (table None: the whole database), the sequence of the latest
+        event that discards earlier ones, and whether it drops the table."""
+        from pyspark.sql import functions as F
+
+        found = (
+            log.where(
+                (F.col("op") == "t")
+                | F.col("ddl_kind").isin(*_RESET_KINDS)
+                | (F.col("ddl_kind") == "DROP_DATABASE")
+            )
+            .groupBy("database", "table")
+            .agg(F.max_by(F.struct("seq", "ddl_kind"), F.col("seq")).alias("last"))
+            .collect()
+        )
+        return {
+            (r["database"], r["table"]): (r["last"]["seq"], r["last"]["ddl_kind"] in _DROP_KINDS)
+            for r in found
+        }
+
+    def _table(
+        self,
+        row_ops: Any,
+        database: str,
+        table: str,
+        schema: Any,
+        resets: dict[tuple[str, str | None], tuple[Any, bool]],
+        fold: bool,
+    ) -> TableResult:
+        from pyspark.sql import functions as F
+
+        name = table_dir_name(database, table)
+        path = f"{self.out}/tables/{name}"
+        candidates = [r for r in (resets.get((database, table)), resets.get((database, None))) if r]
+        reset = max(candidates, key=lambda r: tuple(r[0])) if candidates else None
+        if reset is not None and reset[1]:
+            if _is_local(path) and os.path.isdir(_local(path)):
+                shutil.rmtree(_local(path))
+            return TableResult(name, 0, None)
+        events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
+        if reset is not None:
+            seq = reset[0]
+            events = events.where(
+                F.col("seq")
+                > F.struct(
+                    F.lit(seq["file_index"]).cast("bigint").alias("file_index"),
+                    F.lit(seq["pos"]).cast("bigint").alias("pos"),
+                    F.lit(seq["event"]).cast("int").alias("event"),
+                    F.lit(seq["row"]).cast("int").alias("row"),
+                )
+            )
+        if schema is None:
+            columns: Sequence[str] = self._snapshot_columns(events)
+            types: Sequence[str] = ["string"] * len(columns)
+            key: Sequence[str] = []
+        else:
+            columns = schema["columns"]
+            # Snapshot rows know their columns (from the catalogue), not their types: the
+            # catalogue's "types" (Spark types by column) or strings, until a TABLE_MAP.
+            given = self.catalogue.get(name, {}).get("types", {})
+            types = schema["column_types"] or [given.get(c, "string") for c in columns]
+            key = schema["primary_key"] or []
+        if not key:
+            images = self._multiset(events)
+        elif fold:
+            images = self.spark.createDataFrame(
+                [(image,) for image in _fold(events.orderBy("seq").toLocalIterator(), key)],
+                "image map<string,string>",
+            )
+        else:
+            images = self._keyed(events, key)
+        defaults: Mapping[str, Any] = self.catalogue.get(name, {}).get("defaults", {})
+
+        def cell(column: str) -> Any:
+            value = F.try_element_at(F.col("image"), F.lit(column))
+            if column in defaults:
+                absent = ~F.map_contains_key(F.col("image"), F.lit(column))
+                value = F.when(absent, F.lit(defaults[column])).otherwise(value)
+            return value
+
+        typed = images.select(
+            *[_typed(cell(c), t).alias(c) for c, t in zip(columns, types, strict=True)]
+        )
+        typed.write.mode("overwrite").parquet(path)
+        return TableResult(name, self._count(path), path)
+
+    def _count(self, path: str) -> int:
+        """Rows of a written dataset: from the Parquet footers when local, else by Spark."""
+        if _is_local(path):
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+            return sum(
+                pq.ParquetFile(os.path.join(_local(path), name)).metadata.num_rows
+                for name in os.listdir(_local(path))
+                if name.endswith(".parquet")
+            )
+        return int(self.spark.read.parquet(path).count())
+
+    @staticmethod
+    def _snapshot_columns(events: Any) -> list[str]:
+        from pyspark.sql import functions as F
+
+        keys = events.select(F.explode(F.map_keys(F.col("after"))).alias("k")).distinct().collect()
+        return sorted(r["k"] for r in keys)
+
+    @staticmethod
+    def _keyed(events: Any, key: Sequence[str]) -> Any:
+        from pyspark.sql import functions as F
+
+        def key_of(image: Any, fallback: Any = None) -> Any:
+            parts = []
+            for k in key:
+                value = F.try_element_at(image, F.lit(k))
+                if fallback is not None:
+                    value = F.coalesce(value, F.try_element_at(fallback, F.lit(k)))
+                parts.append(value)
+            return F.to_json(F.array(*parts))
+
+        before_key = key_of(F.col("before"))
+        after_key = key_of(F.col("after"), F.col("before"))
+        entry = F.struct  # (key, kind, image): kind 0 delete, 1 insert, 2 update
+        empty = F.create_map().cast("map<string,string>")
+        steps = (
+            F.when(
+                F.col("op").isin("c", "r"),
+                F.array(
+                    entry(
+                        after_key.alias("k"), F.lit(1).alias("kind"), F.col("after").alias("image")
+                    )
+                ),
+            )
+            .when(
+                F.col("op") == "d",
+                F.array(entry(before_key.alias("k"), F.lit(0).alias("kind"), empty.alias("image"))),
+            )
+            .otherwise(
+                F.when(
+                    before_key == after_key,
+                    F.array(
+                        entry(
+                            before_key.alias("k"),
+                            F.lit(2).alias("kind"),
+                            F.col("after").alias("image"),
+                        )
+                    ),
+                ).otherwise(
+                    F.array(
+                        entry(before_key.alias("k"), F.lit(0).alias("kind"), empty.alias("image")),
+                        entry(
+                            after_key.alias("k"),
+                            F.lit(1).alias("kind"),
+                            F.col("after").alias("image"),
+                        ),
+                    )
+                )
+            )
+        )
+        # Two entries of one update share its seq: the insert sorts after the delete.
+        steps_df = events.select(F.col("seq"), F.posexplode(steps).alias("n", "s")).select(
+            F.col("s.k").alias("k"),
+            F.struct(F.col("seq"), F.col("n")).alias("order"),
+            F.col("s.kind").alias("kind"),
+            F.col("s.image").alias("image"),
+        )
+        per_key = steps_df.groupBy("k").agg(
+            F.max_by(F.col("kind"), F.col("order")).alias("last_kind"),
+            F.max(F.when(F.col("kind") != 2, F.col("order"))).alias("base"),
+        )
+        live = per_key.where(F.col("last_kind") != 0)
+        cells = (
+            steps_df.join(live, "k")
+            # No insert or delete of the key (a row from before the binlog, without a snapshot):
+            # every update's after image counts.
+            .where(
+                (F.col("kind") != 0) & (F.col("base").isNull() | (F.col("order") >= F.col("base")))
+            )
+            .select("k", "order", F.explode(F.col("image")).alias("column", "value"))
+            .groupBy("k", "column")
+            .agg(F.max_by(F.col("value"), F.col("order")).alias("value"))
+        )
+        return cells.groupBy("k").agg(
+            F.map_from_entries(F.collect_list(F.struct("column", "value"))).alias("image")
+        )
+
+    @staticmethod
+    def _multiset(events: Any) -> Any:
+        from pyspark.sql import functions as F
+
+        def counted(image: Any, weight: int) -> Any:
+            return F.struct(
+                F.to_json(image).alias("k"), image.alias("image"), F.lit(weight).alias("w")
+            )
+
+        steps = (
+            F.when(F.col("op").isin("c", "r"), F.array(counted(F.col("after"), 1)))
+            .when(F.col("op") == "d", F.array(counted(F.col("before"), -1)))
+            .otherwise(F.array(counted(F.col("before"), -1), counted(F.col("after"), 1)))
+        )
+        counts = (
+            events.select(F.explode(steps).alias("s"))
+            .groupBy(F.col("s.k").alias("k"))
+            .agg(F.first(F.col("s.image")).alias("image"), F.sum(F.col("s.w")).alias("n"))
+            .where(F.col("n") > 0)
+        )
+        return counts.select(
+            F.explode(F.array_repeat(F.col("image"), F.col("n").cast("int"))).alias("image")
+        )
+
+    # --- position --------------------------------------------------------------------------
+
+    def _write_position(self, log: Any, batch_id: int) -> None:
+        from pyspark.sql import functions as F
+
+        binlog = log.where(F.col("seq.file_index") >= 0)
+        last = binlog.agg(
+            F.max_by(F.col("source"), F.col("seq")).alias("s"), F.count("*").alias("n")
+        ).first()
+        gtids = (
+            binlog.where(F.col("source.gtid").isNotNull())
+            .select(F.split(F.col("source.gtid"), "-").alias("g"))
+            .select(
+                F.col("g")[0].cast("bigint").alias("domain"),
+                F.struct(
+                    F.col("g")[2].cast("bigint").alias("seq"),
+                    F.col("g")[1].cast("bigint").alias("server"),
+                ).alias("v"),
+            )
+            .groupBy("domain")
+            .agg(F.max("v").alias("v"))
+            .orderBy("domain")
+            .collect()
+        )
+        source = last["s"] if last is not None else None
+        position = {
+            "batch_id": batch_id,
+            "events": int(last["n"]) if last is not None else 0,
+            "file": source["file"] if source else None,
+            "pos": source["pos"] if source else None,
+            "gtid": source["gtid"] if source else None,
+            "gtid_binlog_pos": ",".join(
+                f"{r['domain']}-{r['v']['server']}-{r['v']['seq']}" for r in gtids
+            ),
+        }
+        if _is_local(self.position_path):
+            path = _local(self.position_path)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                json.dump(position, handle, indent=1, sort_keys=True)
+            os.replace(tmp, path)
+        else:
+            self.spark.createDataFrame(
+                [(json.dumps(position, sort_keys=True),)], "value string"
+            ).coalesce(1).write.mode("overwrite").text(self.position_path)
+
+
+def _fold(rows: Iterable[Any], key: Sequence[str]) -> list[dict[str, str | None]]:
+    """The keyed rules applied in ``seq`` order on the driver (for tables whose key changes
+    with partial images): key -> the row's columns so far."""
+    state: dict[tuple[Any, ...], dict[str, str | None]] = {}
+    for row in rows:
+        op, before, after = row["op"], dict(row["before"] or {}), dict(row["after"] or {})
+        if op in ("c", "r"):
+            state[tuple(after.get(k) for k in key)] = after
+        elif op == "d":
+            state.pop(tuple(before.get(k) for k in key), None)
+        else:
+            old = tuple(before.get(k) for k in key)
+            new = tuple(after.get(k, before.get(k)) for k in key)
+            current = state.pop(old, {})
+            current.update(before)
+            current.update(after)
+            state[new] = current
+    return list(state.values())
+
+
+def materialise(
+    spark: Any,
+    events: Any,
+    out: str,
+    batch_id: int = 0,
+    catalogue: Mapping[str, Any] | None = None,
+) -> list[TableResult]:
+    """:meth:`Materialiser.apply` of ``events`` as batch ``batch_id`` into ``out``."""
+    return Materialiser(spark, out, catalogue).apply(events, batch_id)

@@ -1,0 +1,233 @@
+"""``python -m fakemaster pipeline batch FILES... --out DIR`` and ``pipeline stream --host H
+--port P --out DIR --checkpoint DIR``: binlog files, or a primary read as a replica, to change
+events and materialised tables on Spark (the extra ``fakemaster[spark]``).
+
+The CLI registers it with ``add_parser(subparsers)``; PySpark is imported only when the command
+runs. Under ``spark-submit`` the session it submits with is used (``--master`` is then
+ignored). Progress goes to stderr: files decoded, then the rows per second and the position
+reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "pipeline",
+        help="binlogs to change events and Parquet tables on Spark (needs fakemaster[spark])",
+        description=(
+            "Read binlog files on Spark as change events and materialise the current state of "
+            "every table as Parquet: OUT/changes (the events), OUT/tables/<database>.<table>/ "
+            "and OUT/position.json (docs/spark.md)."
+        ),
+    )
+    modes = parser.add_subparsers(dest="pipeline_mode", metavar="batch|stream", required=True)
+    batch = modes.add_parser("batch", help="read binlog files once")
+    batch.add_argument(
+        "files", nargs="+", metavar="FILE", help="binlog files, directories or glob patterns"
+    )
+    batch.add_argument("--out", required=True, metavar="DIR", help="the output directory")
+    batch.add_argument(
+        "--catalog",
+        metavar="JSON|FILE",
+        help="a schema catalogue: column names, keys, charsets, defaults per table",
+    )
+    batch.add_argument(
+        "--snapshot",
+        metavar="DIR",
+        help="<database>.<table>.jsonl rows that exist before the files",
+    )
+    batch.add_argument(
+        "--batch-id",
+        type=int,
+        default=0,
+        help="the batch these files are (default 0; the same id again rewrites that batch)",
+    )
+    batch.add_argument(
+        "--master", default="local[*]", help="Spark master when not under spark-submit"
+    )
+    batch.add_argument(
+        "--shuffle-partitions", type=int, default=None, help="spark.sql.shuffle.partitions"
+    )
+    stream = modes.add_parser(
+        "stream", help="read a primary as a replica, micro-batch by micro-batch"
+    )
+    stream.add_argument("--host", required=True)
+    stream.add_argument("--port", type=int, required=True)
+    stream.add_argument("--user", default="root")
+    stream.add_argument("--password", default="")
+    stream.add_argument("--out", required=True, metavar="DIR", help="the output directory")
+    stream.add_argument(
+        "--checkpoint", required=True, metavar="DIR", help="the streaming query's checkpoint"
+    )
+    stream.add_argument("--catalog", metavar="JSON|FILE", help="a schema catalogue")
+    stream.add_argument(
+        "--max-rows-per-batch", type=int, default=None, help="admission control (Spark 4.2+)"
+    )
+    stream.add_argument("--start-gtid", default=None, help="resume by GTID from this GTID list")
+    stream.add_argument(
+        "--available-now",
+        action="store_true",
+        help="process what the primary has now, then stop (default: run until interrupted)",
+    )
+    stream.add_argument("--master", default="local[*]")
+    stream.add_argument("--shuffle-partitions", type=int, default=None)
+    parser.set_defaults(handler=run)
+
+
+def _progress(spark: Any, total: int, err: TextIO, done: threading.Event, started: float) -> None:
+    tracker = spark.sparkContext.statusTracker()
+    last = ""
+    finished = 0
+    while not done.wait(2.0):
+        decoding = False
+        for stage_id in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(stage_id)
+            if info is not None and info.numTasks == total:
+                decoding = True
+                finished = max(finished, info.numCompletedTasks)
+        phase = "decoding" if decoding or not finished else "materialising tables after"
+        line = f"[pipeline] {phase}: {finished}/{total} files, {time.monotonic() - started:.0f} s"
+        if line != last:
+            print(line, file=err, flush=True)
+            last = line
+
+
+def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
+    err = err if err is not None else sys.stderr
+    if args.pipeline_mode == "stream":
+        return run_stream(args, err)
+    try:
+        from fakemaster.spark import FORMAT_NAME
+        from fakemaster.spark.columns import load_catalogue
+        from fakemaster.spark.materialiser import Materialiser
+        from fakemaster.spark.source import expand_paths, register
+    except ImportError as exc:
+        print(f"error: the pipeline command needs fakemaster[spark] ({exc})", file=err)
+        return 1
+    files = expand_paths(list(args.files))
+    if not files:
+        print("error: no binlog files", file=err)
+        return 1
+    spark = _session(args)
+    register(spark)
+    reader = spark.read.format(FORMAT_NAME)
+    if args.catalog:
+        reader = reader.option("catalog", args.catalog)
+    if args.snapshot:
+        reader = reader.option("snapshot", args.snapshot)
+    started = time.monotonic()
+    done = threading.Event()
+    watcher = threading.Thread(
+        target=_progress, args=(spark, len(files), err, done, started), daemon=True
+    )
+    watcher.start()
+    try:
+        catalogue = load_catalogue(args.catalog)
+        materialiser = Materialiser(spark, args.out, catalogue)
+        results = materialiser.apply(reader.load(files), args.batch_id)
+    except Exception as exc:  # noqa: BLE001 - one error line, as every command
+        done.set()
+        print(f"error: {type(exc).__name__}: {exc}", file=err)
+        return 1
+    finally:
+        done.set()
+    elapsed = time.monotonic() - started
+    events = spark.read.parquet(f"{materialiser.changes_path}/batch_id={args.batch_id}").count()
+    with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
+        position = json.load(handle)
+    print(
+        f"[pipeline] {events} change events from {len(files)} files in {elapsed:.1f} s"
+        f" ({events / elapsed if elapsed else 0:,.0f} rows/s); position {position['file']}:"
+        f"{position['pos']} gtid {position['gtid_binlog_pos'] or '-'}",
+        file=err,
+    )
+    for result in results:
+        state = "dropped" if result.path is None else f"{result.rows} rows"
+        print(f"{result.name}\t{state}")
+    return 0
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("fakemaster pipeline")
+    if not _under_submit():
+        builder = builder.master(args.master).config("spark.ui.showConsoleProgress", "false")
+    spark = builder.getOrCreate()
+    if args.shuffle_partitions:
+        spark.conf.set("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
+    return spark
+
+
+def run_stream(args: argparse.Namespace, err: TextIO) -> int:
+    try:
+        from fakemaster.spark import FORMAT_NAME
+        from fakemaster.spark.columns import load_catalogue
+        from fakemaster.spark.materialiser import Materialiser
+        from fakemaster.spark.source import register
+    except ImportError as exc:
+        print(f"error: the pipeline command needs fakemaster[spark] ({exc})", file=err)
+        return 1
+    spark = _session(args)
+    register(spark)
+    reader = (
+        spark.readStream.format(FORMAT_NAME)
+        .option("host", args.host)
+        .option("port", str(args.port))
+        .option("user", args.user)
+        .option("password", args.password)
+    )
+    if args.catalog:
+        reader = reader.option("catalog", args.catalog)
+    if args.max_rows_per_batch:
+        reader = reader.option("maxRowsPerBatch", str(args.max_rows_per_batch))
+    if args.start_gtid:
+        reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)
+    materialiser = Materialiser(spark, args.out, load_catalogue(args.catalog))
+
+    def apply(frame: Any, batch_id: int) -> None:
+        started = time.monotonic()
+        rows = frame.count()
+        materialiser.apply(frame, batch_id)
+        with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
+            position = json.load(handle)
+        elapsed = time.monotonic() - started
+        print(
+            f"[pipeline] batch {batch_id}: {rows} change events in {elapsed:.1f} s"
+            f" ({rows / elapsed if elapsed else 0:,.0f} rows/s); position {position['file']}:"
+            f"{position['pos']} gtid {position['gtid_binlog_pos'] or '-'}",
+            file=err,
+            flush=True,
+        )
+
+    writer = (
+        reader.load().writeStream.foreachBatch(apply).option("checkpointLocation", args.checkpoint)
+    )
+    if args.available_now:
+        writer = writer.trigger(availableNow=True)
+    query = writer.start()
+    try:
+        query.awaitTermination()
+    except KeyboardInterrupt:
+        query.stop()
+    failure = query.exception()
+    if failure is not None:
+        print(f"error: {failure}", file=err)
+        return 1
+    return 0
+
+
+def _under_submit() -> bool:
+    import os
+
+    return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("PYSPARK_GATEWAY_PORT") is not None

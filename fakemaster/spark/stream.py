@@ -1,0 +1,214 @@
+"""The streaming side of ``fakemaster_binlog``: a primary's binlog, read as a replica with the
+project's client (:mod:`fakemaster.client`), as micro-batches of change events.
+
+``spark.readStream.format("fakemaster_binlog").option("host", H).option("port", P)``; options
+``user``, ``password``, ``serverId`` (the replica's server id, default 4242; the planner's
+scans use ``serverId + 1``), ``gtidMode`` (``true``: connect and resume by GTID, from ``startGtid``; default false: by
+file and position, from ``startFile``/``startPos``, default the first file), ``maxRowsPerBatch``
+(admission control on Spark 4.2+: a batch ends at the first group boundary at or past that many
+change rows, at least one group), ``catalog``.
+
+Offsets are JSON dicts with primitive leaves in one key order::
+
+    {"gtid": "0-1-100,1-1-7", "file": "mysql-bin.000003", "pos": 1234, "event": 0, "row": 0}
+
+the resume position after the last whole event group of the batch (``gtid``: the last
+committed GTID per domain; ``file``/``pos``: just after the group's commit event; ``event``,
+``row``: events and rows of the next group already delivered, always 0 since batches end at
+group boundaries). A batch ``[start, end)`` is read again, on a new connection, from ``start``
+until ``end`` is reached: a query restarted from its checkpoint re-reads exactly the batch it
+had not committed. Binlog positions in the stream's change events (``source.pos``,
+``seq.pos``) are the events' *end* positions (the header's ``log_pos``), which a stream gives,
+not their start offsets as the batch path does; the order is the same.
+
+``latestOffset`` finds the end of a batch by reading the primary from ``start`` with a
+non-blocking dump (the rows are read twice: once to plan, once in ``read``);
+``prepareForTriggerAvailableNow`` pins the end of the binlog from the initial offset (a full
+scan): an ``availableNow`` query stops there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+
+from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
+from fakemaster.client.position import CommittedGroup, Position
+from fakemaster.client.protocol import ClientConfig
+from fakemaster.events import RowsEvent
+from fakemaster.spark.changes import EventColumns, FileState, add_event, file_index, rows_to_arrow
+from fakemaster.spark.columns import load_catalogue
+
+try:  # Spark 4.2+: admission control and availableNow
+    from pyspark.sql.streaming.datasource import (
+        ReadAllAvailable,
+        ReadMaxRows,
+        SupportsTriggerAvailableNow,
+    )
+
+    _AVAILABLE_NOW: tuple[type, ...] = (SupportsTriggerAvailableNow,)
+except ImportError:  # 4.0/4.1: latestOffset() without arguments, no availableNow pinning
+    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
+    _AVAILABLE_NOW = ()
+
+__all__ = ["BinlogStreamReader", "StreamRange", "offset_of", "position_of"]
+
+
+def offset_of(position: Position) -> dict[str, Any]:
+    """A resume position as an offset (fixed key order, primitive leaves)."""
+    return {
+        "gtid": position.gtid_text,
+        "file": position.file,
+        "pos": position.position,
+        "event": 0,
+        "row": 0,
+    }
+
+
+def position_of(offset: dict[str, Any]) -> Position:
+    position = Position.from_gtids(str(offset.get("gtid", "")))
+    if offset.get("file"):
+        position = position.at(str(offset["file"]), int(offset["pos"]))
+    return position
+
+
+def _reached(position: Position, end: Position, gtid_mode: bool) -> bool:
+    if gtid_mode:
+        return position.covers(end)
+    return (file_index(position.file, 0), position.position) >= (
+        file_index(end.file, 0),
+        end.position,
+    )
+
+
+@dataclass
+class StreamRange(InputPartition):
+    start: dict[str, Any]
+    end: dict[str, Any]
+
+
+class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ignore[misc]
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = options
+        self.host = options["host"]
+        self.port = int(options["port"])
+        # By file/position unless asked: an empty GTID state is refused by a primary whose
+        # oldest binlog lists GTIDs (ERR 1236), and file/pos works on any primary.
+        self.gtid_mode = options.get("gtidmode", "false").lower() == "true"
+        self.server_id = int(options.get("serverid", "4242"))
+        self.max_rows = int(options["maxrowsperbatch"]) if options.get("maxrowsperbatch") else None
+        self.catalogue = load_catalogue(options.get("catalog"))
+        self._pinned: dict[str, Any] | None = None
+        self._last: dict[str, Any] | None = None
+
+    # --- the client ---------------------------------------------------------------------------
+
+    def _replica(self, start: Position, server_id: int, until: Any = None) -> BlockingReplica:
+        config = ClientConfig(
+            user=self.options.get("user", "root"),
+            password=self.options.get("password", ""),
+            server_id=server_id,
+            gtid_mode=self.gtid_mode,
+            non_blocking=True,
+            heartbeat_period=0,
+        )
+        return BlockingReplica(
+            self.host,
+            self.port,
+            config,
+            start=start,
+            until=until,
+            reconnect=ReconnectPolicy(max_retries=3),
+        )
+
+    def _scan(self, start: dict[str, Any], max_rows: int | None) -> dict[str, Any]:
+        """The offset after the groups from ``start``: up to the end of the binlog, the pinned
+        end, or the first group boundary at or past ``max_rows`` change rows."""
+        pinned = position_of(self._pinned) if self._pinned is not None else None
+        last = position_of(start)
+        if pinned is not None and _reached(last, pinned, self.gtid_mode):
+            return start
+        rows = 0
+        with self._replica(last, self.server_id + 1) as replica:
+            for group in replica.groups():
+                last = group.position
+                rows += _rows_in(group)
+                if pinned is not None and _reached(last, pinned, self.gtid_mode):
+                    break
+                if max_rows is not None and rows >= max_rows:
+                    break
+        return offset_of(last)
+
+    # --- the engine's calls ------------------------------------------------------------------
+
+    def initialOffset(self) -> dict[str, Any]:
+        start = Position.from_gtids(self.options.get("startgtid", ""))
+        if self.options.get("startfile"):
+            start = start.at(self.options["startfile"], int(self.options.get("startpos", "4")))
+        return offset_of(start)
+
+    def getDefaultReadLimit(self) -> Any:
+        if self.max_rows is not None and ReadMaxRows is not None:
+            return ReadMaxRows(self.max_rows)
+        return ReadAllAvailable() if ReadAllAvailable is not None else None
+
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, Any]:
+        if start is None:  # Spark 4.0/4.1: no arguments
+            start = self._last if self._last is not None else self.initialOffset()
+            max_rows = self.max_rows
+        else:
+            max_rows = getattr(limit, "max_rows", None)
+        end = self._scan(start, max_rows)
+        self._last = end
+        return end
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._pinned = None
+        self._pinned = self._scan(self.initialOffset(), None)
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[StreamRange]:
+        if start == end:
+            return []
+        return [StreamRange(start, end)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        assert isinstance(partition, StreamRange)
+        end = position_of(partition.end)
+        batch_rows = int(self.options.get("batchrows", "8192"))
+        out = EventColumns()
+        state: FileState | None = None
+        with self._replica(
+            position_of(partition.start),
+            self.server_id,
+            until=lambda p: _reached(p, end, self.gtid_mode),
+        ) as replica:
+            for group in replica.groups():
+                for received in group.events:
+                    if state is None or state.name != received.file:
+                        state = FileState(
+                            received.file, file_index(received.file, 0), self.catalogue
+                        )
+                    add_event(state, out, received.end_position, received.event)
+                if len(out) >= batch_rows:
+                    yield rows_to_arrow(out)
+                    out = EventColumns()
+                if _reached(group.position, end, self.gtid_mode):
+                    break
+        if len(out):
+            yield rows_to_arrow(out)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        """Advisory only (late, may repeat): the materialiser's batch ids make the sink
+        idempotent."""
+
+    def stop(self) -> None:
+        """Nothing held between calls: every scan and read opens its own connection."""
+
+
+def _rows_in(group: CommittedGroup) -> int:
+    return sum(len(r.event.rows) for r in group.events if isinstance(r.event, RowsEvent))

@@ -1,0 +1,167 @@
+"""The streaming source against the fake master (must-show 1 and 4, streaming half, first
+steps): a scenario served by fakemaster, consumed by a Spark streaming query (availableNow,
+small batches through admission control) into the materialiser, ends equal to the oracle; the
+query restarted on its checkpoint after more transactions picks up exactly the rest."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from fakemaster.config import ServerConfig
+from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
+from fakemaster.faults.proxy import BackgroundFaultProxy
+from fakemaster.server import BackgroundFakeMaster
+from fakemaster.store import MemoryBinlogStore
+from scenarios import Oracle
+from scenarios.compiler import to_store
+from scenarios.history import Rotate, Scenario
+from scenarios.library import build
+from scenarios.serving import scenario_variables
+from scenarios.strategies.history import scenarios
+from scenarios.strategies.history import settings as settings_strategy
+from tests.budget import examples
+from tests.spark.tables import read_tables
+from tests.spark.test_batch_scenarios import catalogue_of
+
+
+def _run(
+    spark: Any, master: Any, out: Path, checkpoint: Path, max_rows: int, port: int | None = None
+) -> int:
+    from fakemaster.spark import FORMAT_NAME, Materialiser
+
+    materialiser = Materialiser(spark, str(out))
+    batches: list[int] = []
+
+    def sink(frame: Any, batch_id: int) -> None:
+        batches.append(batch_id)
+        materialiser.apply(frame, batch_id)
+
+    stream = (
+        spark.readStream.format(FORMAT_NAME)
+        .option("host", master.host)
+        .option("port", str(port or master.port))
+        .option("maxRowsPerBatch", str(max_rows))
+        .load()
+    )
+    query = (
+        stream.writeStream.foreachBatch(sink)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(300)
+    assert query.exception() is None
+    return len(batches)
+
+
+@pytest.mark.parametrize("name", ["multi_domain", "rotation_storm"])
+def test_streamed_scenario_materialises_to_its_oracle(
+    spark: Any, tmp_path: Path, name: str
+) -> None:
+    scenario = build(name)
+    assert not any(scenario.initial.rows.values())
+    with BackgroundFakeMaster(ServerConfig(), to_store(scenario)) as master:
+        batches = _run(spark, master, tmp_path / "out", tmp_path / "checkpoint", max_rows=7)
+        Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+        assert batches > 1, batches  # admission control cut the stream into several batches
+        # Restarted on its checkpoint with nothing new: no batch, same tables.
+        assert _run(spark, master, tmp_path / "out", tmp_path / "checkpoint", max_rows=7) == 0
+        Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+
+
+def _store_until(scenario: Scenario, steps: int) -> MemoryBinlogStore:
+    """The scenario's binlog after its first ``steps`` steps (``to_store`` of a prefix)."""
+    prefix = Scenario(scenario.settings)
+    prefix.tables = scenario.tables
+    prefix.initial = scenario.initial
+    prefix.gtid_state = scenario.gtid_state
+    prefix.steps = scenario.steps[:steps]
+    prefix.transactions = [s for s in prefix.steps if not isinstance(s, Rotate)]
+    return to_store(prefix)
+
+
+def test_restart_on_the_checkpoint_with_a_replayed_batch_and_a_cut_connection(
+    spark: Any, tmp_path: Path
+) -> None:
+    """More transactions arrive while the query is down; its last batch is replayed (its
+    commit record deleted, as after a crash between the sink's write and Spark's commit); the
+    connection is cut mid-stream by a fault proxy: the tables still equal the oracle."""
+    scenario = build("rotation_storm")
+    half = len(scenario.steps) // 2
+    out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    store = to_store(scenario)
+    with BackgroundFakeMaster(ServerConfig(), _store_until(scenario, half)) as master:
+        assert _run(spark, master, out, checkpoint, max_rows=5) > 1
+    commits = sorted(
+        (p for p in (checkpoint / "commits").iterdir() if p.name.isdigit()),
+        key=lambda p: int(p.name),
+    )
+    commits[-1].unlink()  # the last batch is replayed on restart
+    crc = commits[-1].with_name(f".{commits[-1].name}.crc")
+    if crc.exists():
+        crc.unlink()
+    plan = [Fault(FaultKind.CUT, Point(PointKind.EVENT, 60, Where.INSIDE, 25))]
+    with (
+        BackgroundFakeMaster(ServerConfig(), store) as master,
+        BackgroundFaultProxy((master.host, master.port), plan) as proxy,
+    ):
+        assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) > 1
+        assert sum(len(engine.applied) for engine in proxy.engines) == 1  # the cut happened
+    Oracle(scenario).assert_matches(read_tables(out))
+
+
+# binlog_checksum NONE is left out: a dump resumed by file/position inside a later file of a
+# checksum-less binlog fails in the client with "CRC32 mismatch ... in FORMAT_DESCRIPTION"
+# (found by this test; reported to the client's owner, see the report of h-spark).
+_CHECKSUMMED = settings_strategy().map(lambda s: dataclasses.replace(s, binlog_checksum=True))
+
+
+@settings(
+    max_examples=examples(0.05),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(scenario=scenarios(settings_strategy=_CHECKSUMMED))
+def test_generated_histories_streamed_from_the_fake_master(spark: Any, scenario: Scenario) -> None:
+    """Must-show 1 (without faults here; see the restart test): a generated history (any
+    settings but checksum NONE: metadata NO_LOG..FULL, row images, compression, rotations,
+    domains), its initial rows as a snapshot batch, streamed in small batches, equals the
+    oracle."""
+    from fakemaster.spark import FORMAT_NAME, Materialiser
+
+    catalogue = catalogue_of(scenario)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        materialiser = Materialiser(spark, str(out), catalogue)
+        if any(scenario.initial.rows.values()):
+            Oracle(scenario).export(Path(tmp) / "snapshot", after=0)
+            snapshot = (
+                spark.read.format(FORMAT_NAME)
+                .option("snapshot", str(Path(tmp) / "snapshot"))
+                .option("catalog", json.dumps(catalogue))
+                .load()
+            )
+            materialiser.apply(snapshot, -1)
+        config = ServerConfig(variables=scenario_variables(scenario.settings))
+        with BackgroundFakeMaster(config, to_store(scenario)) as master:
+            query = (
+                spark.readStream.format(FORMAT_NAME)
+                .option("host", master.host)
+                .option("port", str(master.port))
+                .option("catalog", json.dumps(catalogue))
+                .option("maxRowsPerBatch", "3")
+                .load()
+                .writeStream.foreachBatch(lambda frame, n: materialiser.apply(frame, n))
+                .option("checkpointLocation", str(Path(tmp) / "checkpoint"))
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination(300)
+            assert query.exception() is None
+        Oracle(scenario).assert_matches(read_tables(out))
