@@ -28,8 +28,10 @@ takes no GTID, as on a real server.
 
 :meth:`Scenario.rotate` puts a rotation (``FLUSH BINARY LOGS``) between transactions:
 ``scenario.steps`` holds both kinds of steps in order. :class:`Settings` mirror the server
-variables of the binlog; more (DDL, XA, restarts, non-transactional tables) will be further
-kinds of steps.
+variables of the binlog. DDL statements (:meth:`Scenario.ddl`, :meth:`Scenario.alter_table`,
+``create_table`` after the first step, ``drop_table``, ``truncate_table``, ``rename_table``) are
+steps too (:class:`Ddl`): the rows of a change always have the schema of their table at that
+point.
 """
 
 from __future__ import annotations
@@ -41,8 +43,19 @@ from typing import Any
 
 from fakemaster.events import Gtid
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
-from scenarios.create_table import parse_create_table
-from scenarios.errors import HistoryError, ScenarioError
+from scenarios.create_table import parse_create_table, parse_ddl
+from scenarios.ddl import (
+    Alteration,
+    AlterTable,
+    CreateTable,
+    DdlStatement,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+    altered,
+    renamed,
+)
+from scenarios.errors import HistoryError, ScenarioError, SchemaError
 from scenarios.schema import NO_DEFAULT, Table
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
@@ -53,6 +66,7 @@ __all__ = [
     "DEFAULT_SERVER_VERSION",
     "Change",
     "Contents",
+    "Ddl",
     "Delete",
     "Insert",
     "Rotate",
@@ -63,6 +77,7 @@ __all__ = [
     "Transaction",
     "TransactionBuilder",
     "Update",
+    "apply_ddl",
 ]
 
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
@@ -162,7 +177,69 @@ class Rotate:
     """``FLUSH BINARY LOGS`` between transactions: the binlog goes on in a new file."""
 
 
-Step = Transaction | Rotate
+@dataclass(frozen=True, slots=True)
+class Ddl:
+    """One DDL statement: its own event group (a standalone GTID and the statement's QUERY
+    event). ``before`` is the table it acts on as it was (None for CREATE TABLE), ``after`` the
+    table it leaves (None for DROP TABLE); for an ALTER, ``sources`` gives for each column of
+    ``after`` its position in ``before`` (None: added, the rows take its default)."""
+
+    statement: DdlStatement
+    before: Table | None
+    after: Table | None
+    sources: tuple[int | None, ...] = ()
+    domain_id: int = 0
+    server_id: int = 1
+
+    @property
+    def sql(self) -> str:
+        """The statement as it is run (and logged: DROP TABLE is logged as the server rewrites
+        it, see :mod:`scenarios.compiler`)."""
+        from scenarios.sql import ddl_sql
+
+        return ddl_sql(self.statement)
+
+
+Step = Transaction | Rotate | Ddl
+
+
+def apply_ddl(live: LiveTables, step: Ddl) -> None:
+    """Apply ``step`` to the tables (their rows carried over as the server does)."""
+    statement = step.statement
+    if isinstance(statement, CreateTable | TruncateTable):
+        assert step.after is not None
+        live.add_table(step.after)
+        return
+    assert step.before is not None
+    old = live.tables[step.before.qualified]
+    if isinstance(statement, DropTable):
+        del live.tables[step.before.qualified]
+        return
+    assert step.after is not None
+    new = TableState(step.after)
+    if isinstance(statement, RenameTable):
+        for row in old.rows.values():
+            new.insert(row)
+    else:
+        fills = [
+            None if column.default is NO_DEFAULT else column.default
+            for column in step.after.columns
+        ]
+        for row in old.rows.values():
+            moved = tuple(
+                fills[at] if source is None else row[source]
+                for at, source in enumerate(step.sources)
+            )
+            for column, value in zip(step.after.columns, moved, strict=True):
+                if value is None and not column.nullable:
+                    raise HistoryError(
+                        f"{step.after.qualified}: MODIFY {column.name} NOT NULL: a row holds"
+                        f" NULL there ({row!r})"
+                    )
+            new.insert(moved)
+    # Only now (nothing raised): the old table goes, the new one takes its place.
+    del live.tables[step.before.qualified]
+    live.tables[step.after.qualified] = new
 
 
 # --- the scenario --------------------------------------------------------------------------
@@ -178,6 +255,8 @@ class Scenario:
     ) -> None:
         self.settings = settings or Settings()
         self.tables: dict[str, Table] = {}
+        # The tables declared before the first step (with ``initial`` rows).
+        self.initial_tables: dict[str, Table] = {}
         self.initial = Contents()
         self.transactions: list[Transaction] = []
         # The transactions and rotations in order.
@@ -191,8 +270,11 @@ class Scenario:
         """Declare a table (a :class:`Table` or CREATE TABLE text) with its initial rows."""
         if isinstance(table, str):
             table = parse_create_table(table)
-        if self.transactions:
-            raise ScenarioError("tables are declared before the first transaction (DDL: later)")
+        if self.steps:
+            step = self.ddl(CreateTable(table))
+            if rows:
+                self.insert(table.qualified, *rows)
+            return step.after  # type: ignore[return-value]
         name = table.qualified
         if name in self.tables:
             raise ScenarioError(f"table {name} is declared twice")
@@ -205,8 +287,111 @@ class Scenario:
             del self._live.tables[name]
             raise
         self.tables[name] = table
+        self.initial_tables[name] = table
         self.initial.rows[name] = list(self._live[name].rows.values())
         return table
+
+    @property
+    def databases(self) -> list[str]:
+        """Every database a table of the scenario is in, at any point."""
+        found = {table.database for table in self.initial_tables.values()}
+        for step in self.steps:
+            if isinstance(step, Ddl):
+                found |= {t.database for t in (step.before, step.after) if t is not None}
+        return sorted(found)
+
+    # --- DDL -----------------------------------------------------------------------------
+
+    def ddl(
+        self,
+        statement: str | DdlStatement,
+        *,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Ddl:
+        """A DDL statement (text, or a :mod:`scenarios.ddl` statement) as a step: CREATE TABLE,
+        ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
+        RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
+        if isinstance(statement, str):
+            statement = parse_ddl(statement)
+        sources: tuple[int | None, ...] = ()
+        before: Table | None
+        after: Table | None
+        if isinstance(statement, CreateTable):
+            before, after = None, statement.table
+            if after.qualified in self.tables:
+                raise HistoryError(f"CREATE TABLE {after.qualified}: the table exists")
+        else:
+            before = self.table(f"{statement.database}.{statement.name}")
+            if isinstance(statement, DropTable):
+                after = None
+            elif isinstance(statement, TruncateTable):
+                after = before
+            elif isinstance(statement, RenameTable):
+                after = renamed(before, statement.new_database, statement.new_name)
+                if after.qualified in self.tables:
+                    raise HistoryError(f"RENAME TABLE to {after.qualified}: the table exists")
+            else:
+                try:
+                    after, sources = altered(before, statement.alterations)
+                except SchemaError as exc:
+                    raise HistoryError(str(exc)) from None
+        step = Ddl(
+            statement,
+            before,
+            after,
+            sources,
+            self.settings.gtid_domain_id if domain_id is None else domain_id,
+            self.settings.server_id if server_id is None else server_id,
+        )
+        apply_ddl(self._live, step)
+        if before is not None:
+            del self.tables[before.qualified]
+        if after is not None:
+            self.tables[after.qualified] = after
+        self.steps.append(step)
+        return step
+
+    def alter_table(
+        self,
+        table: str,
+        *alterations: str | Alteration,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Ddl:
+        """``ALTER TABLE table`` with ``alterations`` (each ``"ADD COLUMN c INT NULL AFTER id"``,
+        ``"DROP COLUMN c"``, ``"MODIFY COLUMN c BIGINT FIRST"`` or a :mod:`scenarios.ddl`
+        alteration)."""
+        found = self.table(table)
+        parsed: list[Alteration] = []
+        for item in alterations:
+            if isinstance(item, str):
+                statement = parse_ddl(f"ALTER TABLE `{found.database}`.`{found.name}` {item}")
+                assert isinstance(statement, AlterTable)
+                parsed += statement.alterations
+            else:
+                parsed.append(item)
+        return self.ddl(
+            AlterTable(found.database, found.name, tuple(parsed)),
+            domain_id=domain_id,
+            server_id=server_id,
+        )
+
+    def drop_table(self, table: str, **ids: int) -> Ddl:
+        found = self.table(table)
+        return self.ddl(DropTable(found.database, found.name), **ids)
+
+    def truncate_table(self, table: str, **ids: int) -> Ddl:
+        found = self.table(table)
+        return self.ddl(TruncateTable(found.database, found.name), **ids)
+
+    def rename_table(self, table: str, new_name: str, **ids: int) -> Ddl:
+        """RENAME TABLE ``table`` TO ``new_name`` (both ``database.table``)."""
+        found = self.table(table)
+        database, dot, bare = new_name.partition(".")
+        if not dot:
+            raise HistoryError(f"a table is named database.table, not {new_name!r}")
+        return self.ddl(RenameTable(found.database, found.name, database, bare), **ids)
 
     def table(self, name: str) -> Table:
         try:
@@ -242,8 +427,11 @@ class Scenario:
         undo: list[Undo] = []
         try:
             for change in changes:
-                if change.table.qualified not in self.tables:
-                    raise HistoryError(f"no table {change.table.qualified!r}")
+                current = self.tables.get(change.table.qualified)
+                if current is not change.table and current != change.table:
+                    raise HistoryError(
+                        f"no table {change.table.qualified!r} with that schema at this point"
+                    )
                 self._apply(change, undo)
         except BaseException:
             for step in reversed(undo):
@@ -309,13 +497,18 @@ class Scenario:
         from scenarios.sql import create_table_sql, insert_rows_sql, statement_sql
 
         lines = [f"Scenario({self.settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"]
-        for name, table in self.tables.items():
+        for name, table in self.initial_tables.items():
             lines.append(f"  {create_table_sql(table)}")
             lines += [f"    {sql}" for sql in insert_rows_sql(table, self.initial.rows[name])]
         number = 0
         for step in self.steps:
             if isinstance(step, Rotate):
                 lines.append("  FLUSH BINARY LOGS")
+                continue
+            if isinstance(step, Ddl):
+                lines.append(
+                    f"  DDL (domain {step.domain_id}, server {step.server_id}): {step.sql}"
+                )
                 continue
             number += 1
             lines.append(

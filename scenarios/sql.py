@@ -13,8 +13,20 @@ from decimal import Decimal
 from typing import Any
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
+from scenarios.ddl import (
+    AddColumn,
+    Alteration,
+    AlterTable,
+    CreateTable,
+    DdlStatement,
+    DropColumn,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+)
 from scenarios.history import (
     Change,
+    Ddl,
     Delete,
     Insert,
     Rotate,
@@ -29,7 +41,9 @@ from scenarios.values import python_codec
 
 __all__ = [
     "SESSION_SETUP",
+    "alteration_sql",
     "create_table_sql",
+    "ddl_sql",
     "insert_rows_sql",
     "literal",
     "qualified",
@@ -142,10 +156,52 @@ def transaction_sql(transaction: Transaction) -> list[str]:
 
 
 def step_sql(step: Step) -> list[str]:
-    """The statements of a step: a transaction's, or ``FLUSH BINARY LOGS``."""
+    """The statements of a step: a transaction's, a DDL statement (with its GTID domain and
+    server id), or ``FLUSH BINARY LOGS``."""
     if isinstance(step, Rotate):
         return ["FLUSH BINARY LOGS"]
+    if isinstance(step, Ddl):
+        return [
+            f"SET SESSION gtid_domain_id = {step.domain_id}",
+            f"SET SESSION server_id = {step.server_id}",
+            step.sql,
+        ]
     return transaction_sql(step)
+
+
+def _place(first: bool, after: str | None) -> str:
+    if first:
+        return " FIRST"
+    return "" if after is None else f" AFTER {quote_name(after)}"
+
+
+def alteration_sql(alteration: Alteration) -> str:
+    """One clause of an ALTER TABLE."""
+    if isinstance(alteration, DropColumn):
+        return f"DROP COLUMN {quote_name(alteration.name)}"
+    verb = "ADD" if isinstance(alteration, AddColumn) else "MODIFY"
+    return f"{verb} COLUMN {_column_sql(alteration.column)}" + _place(
+        alteration.first, alteration.after
+    )
+
+
+def _named(database: str, name: str) -> str:
+    return f"{quote_name(database)}.{quote_name(name)}"
+
+
+def ddl_sql(statement: DdlStatement) -> str:
+    """A DDL statement as SQL (every column spelled out as :func:`create_table_sql` does)."""
+    if isinstance(statement, CreateTable):
+        return create_table_sql(statement.table)
+    where = _named(statement.database, statement.name)
+    if isinstance(statement, AlterTable):
+        return f"ALTER TABLE {where} " + ", ".join(map(alteration_sql, statement.alterations))
+    if isinstance(statement, DropTable):
+        return f"DROP TABLE {where}"
+    if isinstance(statement, TruncateTable):
+        return f"TRUNCATE TABLE {where}"
+    assert isinstance(statement, RenameTable)
+    return f"RENAME TABLE {where} TO {_named(statement.new_database, statement.new_name)}"
 
 
 def _column_sql(column: Column) -> str:
@@ -181,12 +237,12 @@ def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:
 
 
 def setup_sql(scenario: Scenario) -> list[str]:
-    """What makes a server hold the scenario's tables with their initial rows: CREATE DATABASE,
-    CREATE TABLE and INSERTs."""
+    """What makes a server hold the scenario's tables with their initial rows: CREATE DATABASE
+    (of every database the history uses), CREATE TABLE and INSERTs."""
     statements = []
-    for database in sorted({table.database for table in scenario.tables.values()}):
+    for database in scenario.databases:
         statements.append(f"CREATE DATABASE IF NOT EXISTS {quote_name(database)}")
-    for name, table in scenario.tables.items():
+    for name, table in scenario.initial_tables.items():
         statements.append(create_table_sql(table))
         statements += insert_rows_sql(table, scenario.initial.rows[name])
     return statements

@@ -25,6 +25,9 @@ Python API::
     [[steps]]
     rotate = true                        # FLUSH BINARY LOGS
 
+    [[steps]]                            # a DDL statement (domain_id, server_id optional)
+    ddl = "ALTER TABLE shop.orders ADD COLUMN paid BOOL NOT NULL DEFAULT 0 AFTER id"
+
 Values are the plain values the Python API accepts (TOML integers, strings, floats, booleans,
 dates, times and date-times); TOML has no NULL and no bytes, so ``{ null = true }`` is NULL and
 ``{ hex = "00ff" }`` is bytes. Errors are :class:`TomlScenarioError`, naming the file, the line
@@ -111,18 +114,38 @@ def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Sc
                 raise TomlScenarioError(f"{where}: rotate = true is the only form")
             scenario.rotate()
             continue
+        if "ddl" in step:
+            _ddl(scenario, step, where)
+            continue
         _transaction(scenario, step, where)
     return scenario
 
 
-def _transaction(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
-    _only(step, {"domain_id", "server_id", "changes"}, where)
+def _ids(step: Mapping[str, Any], where: str) -> dict[str, int | None]:
     ids = {}
     for name in ("domain_id", "server_id"):
         value = step.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise TomlScenarioError(f"{where}: {name} is an integer, not {value!r}")
         ids[name] = value
+    return ids
+
+
+def _ddl(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"domain_id", "server_id", "ddl"}, where)
+    ids = _ids(step, where)
+    text = step["ddl"]
+    if not isinstance(text, str):
+        raise TomlScenarioError(f"{where}: ddl is the statement's text")
+    try:
+        scenario.ddl(text, domain_id=ids["domain_id"], server_id=ids["server_id"])
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _transaction(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"domain_id", "server_id", "changes"}, where)
+    ids = _ids(step, where)
     changes = step.get("changes")
     if not isinstance(changes, list) or not changes:
         raise TomlScenarioError(f"{where}: a transaction has a non-empty list 'changes'")

@@ -8,7 +8,8 @@ fresh binlog file (FLUSH BINARY LOGS) after the setup, runs the transactions' SQ
 and flushes again: the files in between hold exactly the scenario's transactions.
 
 The minimal normalisation (documented in :func:`normalised_differences`): event timestamps,
-header ``log_pos``, XID numbers, and table ids compared up to a consistent renaming (the
+header ``log_pos``, XID numbers (of XID events and of DDL's Q_XID), QUERY events' thread id and
+exec_time, and table ids compared up to a consistent renaming (the
 server numbers table shares as it opens them).
 """
 
@@ -22,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from decoder.binlog_file import read_binlog
+from fakemaster.constants import QueryStatus
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
     Gtid,
     GtidListEvent,
+    QueryEvent,
     RotateEvent,
+    StatusVar,
     StopEvent,
     TableMapEvent,
     XidEvent,
@@ -121,7 +125,7 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
             cursor.execute(f"SET SESSION binlog_row_image = {settings.binlog_row_image}")
             annotate = "ON" if settings.binlog_annotate_row_events else "OFF"
             cursor.execute(f"SET SESSION binlog_annotate_row_events = {annotate}")
-            for database in sorted({t.database for t in scenario.tables.values()}):
+            for database in scenario.databases:
                 cursor.execute(f"DROP DATABASE IF EXISTS {quote_name(database)}")
             for statement in setup_sql(scenario):
                 cursor.execute(statement)
@@ -166,7 +170,8 @@ def normalised_differences(
 ) -> list[str]:
     """Field-by-field differences between the server's events and the compiled ones, after
     the minimal normalisation: ``timestamp`` and ``log_pos`` of every event are not compared,
-    nor XID numbers; a table id is compared up to a consistent renaming (each real id stands
+    nor XID numbers; a QUERY event's thread id and exec_time are not compared, nor the value of
+    its Q_XID status variable (an XID number; its presence is); a table id is compared up to a consistent renaming (each real id stands
     for one compiled id throughout); a GTID_LIST's GTIDs as a set (and each domain's last)."""
     problems: list[str] = []
     ids: dict[int, int] = {}
@@ -183,6 +188,14 @@ def normalised_differences(
         if isinstance(mine, XidEvent):
             want.pop("xid")
             got.pop("xid")
+        if isinstance(mine, QueryEvent):
+            for fields in (want, got):
+                fields.pop("thread_id")
+                fields.pop("exec_time")
+                fields["status_vars"] = tuple(
+                    StatusVar(v.code, None) if v.code == QueryStatus.XID else v
+                    for v in fields["status_vars"]
+                )
         if isinstance(mine, GtidListEvent):
             # The server lists its state in its hash tables' order, a function of its whole
             # history (before the scenario too): compared as a set, and each domain's most

@@ -161,8 +161,8 @@ def test_the_documented_example_builds_what_it_says() -> None:
     text = "\n".join(line[4:] for line in example.splitlines())
     scenario = load_scenario(text)
     assert scenario.settings.binlog_row_image == "MINIMAL"
-    assert [type(step).__name__ for step in scenario.steps] == ["Transaction", "Rotate"]
+    assert [type(step).__name__ for step in scenario.steps] == ["Transaction", "Rotate", "Ddl"]
     assert scenario.gtid_state == (Gtid(0, 1, 10),)
     transaction = scenario.transactions[0]
     assert (transaction.domain_id, transaction.server_id, len(transaction.changes)) == (1, 7, 3)
-    assert [list(row) for row in scenario.contents.rows["shop.orders"]] == [[1, b"changed"]]
+    assert [list(row) for row in scenario.contents.rows["shop.orders"]] == [[1, 0, b"changed"]]
