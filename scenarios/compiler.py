@@ -83,6 +83,7 @@ from scenarios.history import (
     Rotate,
     Row,
     Scenario,
+    SetSettings,
     Settings,
     Transaction,
     Update,
@@ -393,7 +394,7 @@ class _TableIds:
         self.taken = set(self.fixed.values())
         self.next_id = options.first_table_id
         self.ids: dict[str, int] = {}
-        self.maps: dict[int, TableMapEvent] = {}
+        self.maps: dict[tuple[int, str], TableMapEvent] = {}
         for name in scenario.initial_tables:
             self.new(name)
 
@@ -409,9 +410,10 @@ class _TableIds:
 
     def table_map(self, table: Table, settings: Settings) -> TableMapEvent:
         number = self.ids[table.qualified]
-        found = self.maps.get(number)
+        key = (number, settings.binlog_row_metadata)
+        found = self.maps.get(key)
         if found is None:
-            found = self.maps[number] = table_map_event(table, number, settings)
+            found = self.maps[key] = table_map_event(table, number, settings)
         return found
 
 
@@ -421,7 +423,7 @@ def compile_scenario(
     """Every transaction and DDL statement of ``scenario`` (in order) as the events a MariaDB
     10.11 primary writes for it (headers' log_pos left 0: a file or a store places them)."""
     options = options or CompileOptions()
-    settings = scenario.settings
+    settings = scenario.initial_settings
     ids = _TableIds(scenario, options)
     last_seq: dict[int, int] = {}
     for gtid in scenario.gtid_state:
@@ -430,6 +432,9 @@ def compile_scenario(
     stamp = options.timestamp
     compiled: list[CompiledTransaction] = []
     for step in scenario.steps:
+        if isinstance(step, SetSettings):
+            settings = step.settings
+            continue
         if isinstance(step, Rotate):
             continue
         body: list[Event] = []
@@ -483,7 +488,7 @@ def to_store(
     settings, or ``store``), one event group per transaction that changes rows, a new file at
     each rotation; what fakemaster serves."""
     options = options or CompileOptions()
-    settings = scenario.settings
+    settings = scenario.initial_settings
     if store is None:
         store = MemoryBinlogStore(
             server_id=settings.server_id,
@@ -497,6 +502,11 @@ def to_store(
     for step in scenario.steps:
         if isinstance(step, Rotate):
             store.rotate()
+            continue
+        if isinstance(step, SetSettings):
+            if step.rotates:
+                store.checksum = step.settings.binlog_checksum
+                store.rotate()
             continue
         item = next(compiled)
         assert item.transaction is step

@@ -72,6 +72,8 @@ __all__ = [
     "Rotate",
     "Row",
     "Scenario",
+    "SETTABLE",
+    "SetSettings",
     "Settings",
     "Step",
     "Transaction",
@@ -200,7 +202,30 @@ class Ddl:
         return ddl_sql(self.statement)
 
 
-Step = Transaction | Rotate | Ddl
+# The settings a history may change between steps, and the scope of the variable that does.
+SETTABLE = {
+    "binlog_row_image": "SESSION",
+    "binlog_annotate_row_events": "SESSION",
+    "binlog_row_metadata": "GLOBAL",
+    "log_bin_compress": "GLOBAL",
+    "log_bin_compress_min_len": "GLOBAL",
+    "binlog_checksum": "GLOBAL",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SetSettings:
+    """Settings changed between steps, as ``SET SESSION``/``SET GLOBAL`` of the variables
+    they mirror would (:data:`SETTABLE`): later steps are written under ``settings``. Setting
+    ``binlog_checksum`` rotates the binlog, even to the value it has (MariaDB 10.11 starts a new
+    file whose FORMAT_DESCRIPTION announces the checksum); ``rotates`` says so."""
+
+    changes: tuple[tuple[str, Any], ...]
+    settings: Settings
+    rotates: bool = False
+
+
+Step = Transaction | Rotate | Ddl | SetSettings
 
 
 def apply_ddl(live: LiveTables, step: Ddl) -> None:
@@ -253,7 +278,10 @@ class Scenario:
     def __init__(
         self, settings: Settings | None = None, *, gtid_state: Sequence[Gtid] = ()
     ) -> None:
+        # The settings in effect now (after the last step); ``initial_settings`` before the
+        # first step.
         self.settings = settings or Settings()
+        self.initial_settings = self.settings
         self.tables: dict[str, Table] = {}
         # The tables declared before the first step (with ``initial`` rows).
         self.initial_tables: dict[str, Table] = {}
@@ -451,6 +479,31 @@ class Scenario:
         self.steps.append(transaction)
         return transaction
 
+    def set(self, **changes: Any) -> SetSettings:
+        """Change settings from here on (``binlog_row_image``, ``binlog_annotate_row_events``,
+        ``binlog_row_metadata``, ``log_bin_compress``, ``log_bin_compress_min_len``,
+        ``binlog_checksum``: see :class:`SetSettings`)."""
+        if not changes:
+            raise ScenarioError("set() of no setting")
+        for name in changes:
+            if name not in SETTABLE:
+                if name == "binlog_row_event_max_size":
+                    raise ScenarioError(
+                        "binlog_row_event_max_size is a command-line option of the server: it"
+                        " changes only at a restart"
+                    )
+                raise ScenarioError(
+                    f"{name!r} is not a setting a history changes (one of {sorted(SETTABLE)})"
+                )
+        from dataclasses import replace
+
+        new = replace(self.settings, **changes)
+        rotates = "binlog_checksum" in changes  # even to the value it has (10.11 does)
+        step = SetSettings(tuple(changes.items()), new, rotates)
+        self.settings = new
+        self.steps.append(step)
+        return step
+
     def rotate(self) -> Rotate:
         """Rotate the binlog here (``FLUSH BINARY LOGS``)."""
         step = Rotate()
@@ -496,7 +549,9 @@ class Scenario:
         and each transaction's statements (the SQL that makes it)."""
         from scenarios.sql import create_table_sql, insert_rows_sql, statement_sql
 
-        lines = [f"Scenario({self.settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"]
+        lines = [
+            f"Scenario({self.initial_settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"
+        ]
         for name, table in self.initial_tables.items():
             lines.append(f"  {create_table_sql(table)}")
             lines += [f"    {sql}" for sql in insert_rows_sql(table, self.initial.rows[name])]
@@ -509,6 +564,9 @@ class Scenario:
                 lines.append(
                     f"  DDL (domain {step.domain_id}, server {step.server_id}): {step.sql}"
                 )
+                continue
+            if isinstance(step, SetSettings):
+                lines.append(f"  SET {', '.join(f'{n}={v!r}' for n, v in step.changes)}")
                 continue
             number += 1
             lines.append(

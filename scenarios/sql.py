@@ -25,6 +25,7 @@ from scenarios.ddl import (
     TruncateTable,
 )
 from scenarios.history import (
+    SETTABLE,
     Change,
     Ddl,
     Delete,
@@ -32,6 +33,7 @@ from scenarios.history import (
     Rotate,
     Row,
     Scenario,
+    SetSettings,
     Step,
     Transaction,
     Update,
@@ -51,6 +53,7 @@ __all__ = [
     "statement_sql",
     "step_sql",
     "transaction_sql",
+    "set_sql",
     "setup_sql",
 ]
 
@@ -160,6 +163,8 @@ def step_sql(step: Step) -> list[str]:
     server id), or ``FLUSH BINARY LOGS``."""
     if isinstance(step, Rotate):
         return ["FLUSH BINARY LOGS"]
+    if isinstance(step, SetSettings):
+        return [set_sql(name, value) for name, value in step.changes]
     if isinstance(step, Ddl):
         return [
             f"SET SESSION gtid_domain_id = {step.domain_id}",
@@ -167,6 +172,17 @@ def step_sql(step: Step) -> list[str]:
             step.sql,
         ]
     return transaction_sql(step)
+
+
+def set_sql(name: str, value: Any) -> str:
+    """The ``SET`` that changes a setting (:data:`~scenarios.history.SETTABLE`)."""
+    if name == "binlog_checksum":
+        text = "CRC32" if value else "NONE"
+    elif isinstance(value, bool):
+        text = "ON" if value else "OFF"
+    else:
+        text = str(value)
+    return f"SET {SETTABLE[name]} {name} = {text}"
 
 
 def _place(first: bool, after: str | None) -> str:

@@ -25,6 +25,9 @@ Python API::
     [[steps]]
     rotate = true                        # FLUSH BINARY LOGS
 
+    [[steps]]                            # settings changed from here on (SET SESSION/GLOBAL)
+    set = { binlog_row_image = "FULL", binlog_checksum = "NONE" }
+
     [[steps]]                            # a DDL statement (domain_id, server_id optional)
     ddl = "ALTER TABLE shop.orders ADD COLUMN paid BOOL NOT NULL DEFAULT 0 AFTER id"
 
@@ -117,6 +120,17 @@ def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Sc
         if "ddl" in step:
             _ddl(scenario, step, where)
             continue
+        if "set" in step:
+            _only(step, {"set"}, where)
+            if not isinstance(step["set"], dict):
+                raise TomlScenarioError(f"{where}: set is an inline table of settings")
+            try:
+                scenario.set(**_setting_values(step["set"], f"{where}: set"))
+            except TomlScenarioError:
+                raise
+            except (ScenarioError, TypeError) as exc:
+                raise TomlScenarioError(f"{where}: {exc}") from None
+            continue
         _transaction(scenario, step, where)
     return scenario
 
@@ -189,19 +203,24 @@ def _settings(data: Any, source: str) -> Settings:
     if not isinstance(data, dict):
         raise TomlScenarioError(f"{source}: [settings] is a table")
     _only(data, _SETTINGS, f"{source}: [settings]")
-    values = dict(data)
-    checksum = values.get("binlog_checksum")
-    if isinstance(checksum, str):
-        if checksum.upper() not in ("CRC32", "NONE"):
-            raise TomlScenarioError(f"{source}: [settings] binlog_checksum is CRC32 or NONE")
-        values["binlog_checksum"] = checksum.upper() == "CRC32"
-    for name in ("binlog_row_image", "binlog_row_metadata"):
-        if isinstance(values.get(name), str):
-            values[name] = values[name].upper()
+    values = _setting_values(data, f"{source}: [settings]")
     try:
         return Settings(**values)
     except ScenarioError as exc:
         raise TomlScenarioError(f"{source}: [settings] {exc}") from None
+
+
+def _setting_values(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    values = dict(data)
+    checksum = values.get("binlog_checksum")
+    if isinstance(checksum, str):
+        if checksum.upper() not in ("CRC32", "NONE"):
+            raise TomlScenarioError(f"{where} binlog_checksum is CRC32 or NONE")
+        values["binlog_checksum"] = checksum.upper() == "CRC32"
+    for name in ("binlog_row_image", "binlog_row_metadata"):
+        if isinstance(values.get(name), str):
+            values[name] = values[name].upper()
+    return values
 
 
 def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:

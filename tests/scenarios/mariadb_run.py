@@ -97,7 +97,7 @@ def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str |
 
 def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
     """Run ``scenario`` on ``server`` (see the module docstring)."""
-    settings = scenario.settings
+    settings = scenario.initial_settings
     import pymysql.converters
 
     # Every value comes back as text, as the server sends it.
@@ -241,7 +241,7 @@ def served_files(run: ServerRun, scenario: Scenario) -> list[list[Event]]:
     """The scenario in a memory store that starts as the server's first file did (a rotation
     from the file before it, the same GTID state), every event of each file decoded."""
     number = int(run.files[0].name.rsplit(".", 1)[1])
-    settings = scenario.settings
+    settings = scenario.initial_settings
     store = MemoryBinlogStore(
         server_id=settings.server_id,
         checksum=settings.binlog_checksum,

@@ -160,8 +160,15 @@ def test_the_documented_example_builds_what_it_says() -> None:
     example = doc.split("::\n\n", 1)[1].split("\n\nValues are", 1)[0]
     text = "\n".join(line[4:] for line in example.splitlines())
     scenario = load_scenario(text)
-    assert scenario.settings.binlog_row_image == "MINIMAL"
-    assert [type(step).__name__ for step in scenario.steps] == ["Transaction", "Rotate", "Ddl"]
+    assert scenario.initial_settings.binlog_row_image == "MINIMAL"
+    assert [type(step).__name__ for step in scenario.steps] == [
+        "Transaction",
+        "Rotate",
+        "SetSettings",
+        "Ddl",
+    ]
+    assert scenario.settings.binlog_row_image == "FULL"
+    assert not scenario.settings.binlog_checksum
     assert scenario.gtid_state == (Gtid(0, 1, 10),)
     transaction = scenario.transactions[0]
     assert (transaction.domain_id, transaction.server_id, len(transaction.changes)) == (1, 7, 3)
