@@ -22,6 +22,13 @@ events, and a ``COMMIT`` QUERY event; so it comes before the group of the transa
 in, and that group (written at COMMIT) loses the TRANSACTIONAL flag (the transaction modified
 a non-transactional table).
 
+An XA transaction prepared (``XA PREPARE``): GTID (flags2 PREPARED_XA|TRANSACTIONAL|
+ALLOW_PARALLEL, the xid, flags_extra MULTI_ENGINE with extra_engines 255), its statements,
+``XA END xid`` (a QUERY) and XA_PREPARE; its ``XA COMMIT``/``XA ROLLBACK`` later: GTID (flags2
+COMPLETED_XA|TRANSACTIONAL|ALLOW_PARALLEL|STANDALONE, the xid) and the statement's QUERY, the
+xid written ``X'gtrid',X'bqual',formatID``. (A prepared XA changes rows: see
+:meth:`~scenarios.history.Scenario.xa_transaction`.) ``XA COMMIT ... ONE PHASE`` is written as any transaction (GTID ... XID).
+
 Row images follow ``binlog_row_image`` (MariaDB's ``TABLE::mark_columns_per_binlog_row_image``
 and ``binlog_prepare_row_images``): FULL every column; MINIMAL the key in before images, the
 columns an INSERT names or an UPDATE sets in after images; NOBLOB every column but TEXT/BLOB in
@@ -55,6 +62,7 @@ from fakemaster.constants import (
     MARIADB_POST_HEADER_LENGTHS,
     EventFlag,
     EventType,
+    GtidExtraFlag,
     GtidFlag,
     OptionalMetadata,
     QueryStatus,
@@ -75,6 +83,8 @@ from fakemaster.events import (
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
+    XaPrepareEvent,
+    XaXid,
     XidEvent,
 )
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
@@ -93,6 +103,8 @@ from scenarios.history import (
     Settings,
     Transaction,
     Update,
+    XaEnd,
+    xa_text,
 )
 from scenarios.schema import INTEGER_RANGES, Table
 from scenarios.sql import statement_sql
@@ -105,7 +117,11 @@ __all__ = [
     "CompiledTransaction",
     "DDL_FLAGS2",
     "NON_TRANSACTIONAL_FLAGS2",
+    "XA_END_FLAGS2",
+    "XA_PREPARE_EXTRA_ENGINES",
+    "XA_PREPARE_FLAGS2",
     "commit_query_event",
+    "session_query_event",
     "binlog_files",
     "codec_row",
     "compile_scenario",
@@ -141,7 +157,7 @@ class CompiledTransaction:
     transaction changes no row (then it has no GTID either). A transaction that changes
     non-transactional tables has several groups (one per such statement, then its own)."""
 
-    transaction: Transaction | Ddl
+    transaction: Transaction | Ddl | XaEnd
     gtid: Gtid | None
     events: tuple[Event, ...]
 
@@ -365,6 +381,12 @@ def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) ->
 
 DDL_FLAGS2 = GtidFlag.STANDALONE | GtidFlag.ALLOW_PARALLEL | GtidFlag.DDL
 NON_TRANSACTIONAL_FLAGS2 = int(GtidFlag.ALLOW_PARALLEL)
+XA_PREPARE_FLAGS2 = GtidFlag.PREPARED_XA | GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
+XA_END_FLAGS2 = (
+    GtidFlag.COMPLETED_XA | GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL | GtidFlag.STANDALONE
+)
+# What 10.11 writes in an XA PREPARE group's GTID: flags_extra MULTI_ENGINE with this count.
+XA_PREPARE_EXTRA_ENGINES = 255
 # The status variables of the session's QUERY events (pymysql's utf8mb4 connection, no default
 # database, the default sql_mode).
 _SESSION_STATUS = (
@@ -445,11 +467,23 @@ def compile_scenario(
     stamp = options.timestamp
     compiled: list[CompiledTransaction] = []
 
-    def group(step: Transaction | Ddl, body: list[Event], flags2: int) -> None:
+    def group(
+        step: Transaction | Ddl | XaEnd,
+        body: list[Event],
+        flags2: int,
+        xa: XaXid | None = None,
+        prepare: bool = False,
+    ) -> None:
         seq = last_seq.get(step.domain_id, 0) + 1
         last_seq[step.domain_id] = seq
         gtid_event = GtidEvent(
-            flags=EventFlag.SUPPRESS_USE, seq_no=seq, domain_id=step.domain_id, flags2=flags2
+            flags=EventFlag.SUPPRESS_USE,
+            seq_no=seq,
+            domain_id=step.domain_id,
+            flags2=flags2,
+            xid=xa,
+            flags_extra=GtidExtraFlag.MULTI_ENGINE if prepare else 0,
+            extra_engines=XA_PREPARE_EXTRA_ENGINES if prepare else None,
         )
         server = step.server_id
         events_out = tuple(_stamped(event, server, stamp) for event in (gtid_event, *body))
@@ -467,6 +501,12 @@ def compile_scenario(
             if step.after is not None and not isinstance(step.statement, DropTable):
                 ids.new(step.after.qualified)
             group(step, body, DDL_FLAGS2)
+            continue
+        if isinstance(step, XaEnd):
+            assert step.transaction.xa is not None
+            verb = "COMMIT" if step.commit else "ROLLBACK"
+            query = f"XA {verb} {xa_text(step.transaction.xa)}"
+            group(step, [session_query_event(query)], XA_END_FLAGS2, step.transaction.xa)
             continue
         body = []
         non_transactional = False
@@ -487,7 +527,12 @@ def compile_scenario(
                 # which is written at COMMIT and is no longer flagged TRANSACTIONAL).
                 non_transactional = True
                 group(step, [*statement, commit_query_event()], NON_TRANSACTIONAL_FLAGS2)
-        if body:
+        if body and step.prepared:
+            assert step.xa is not None
+            body.append(session_query_event(f"XA END {xa_text(step.xa)}"))
+            body.append(XaPrepareEvent(one_phase=False, xid=step.xa))
+            group(step, body, XA_PREPARE_FLAGS2, step.xa, prepare=True)
+        elif body:
             body.append(XidEvent(xid=xid))
             xid += 1
             flags2 = NON_TRANSACTIONAL_FLAGS2 if non_transactional else TRANSACTION_FLAGS2
@@ -497,14 +542,20 @@ def compile_scenario(
     return compiled
 
 
-def commit_query_event() -> QueryEvent:
-    """The ``COMMIT`` QUERY event that ends a group of a non-transactional table's changes."""
+def session_query_event(query: str) -> QueryEvent:
+    """A QUERY event the server writes for the session inside a group (``COMMIT`` of a
+    non-transactional table's changes, ``XA END``, ``XA COMMIT``/``XA ROLLBACK``)."""
     return QueryEvent(
         flags=EventFlag.SUPPRESS_USE,
         thread_id=THREAD_ID,
         status_vars=_SESSION_STATUS,
-        query=b"COMMIT",
+        query=query.encode(),
     )
+
+
+def commit_query_event() -> QueryEvent:
+    """The ``COMMIT`` QUERY event that ends a group of a non-transactional table's changes."""
+    return session_query_event("COMMIT")
 
 
 def _stamped(event: Event, server_id: int, timestamp: int) -> Event:
@@ -551,12 +602,17 @@ def to_store(
                 continue
             gtid_event = item.events[0]
             assert isinstance(gtid_event, GtidEvent)
+            if gtid_event.flags_extra:
+                # append_transaction writes no flags_extra: the group as it is.
+                store.append(item.events, stamp=False)
+                continue
             store.append_transaction(
                 item.events[1:],
                 domain_id=item.gtid.domain_id,
                 server_id=item.gtid.server_id,
                 seq_no=item.gtid.seq_no,
                 flags2=gtid_event.flags2,
+                xid=gtid_event.xid,
                 timestamp=gtid_event.timestamp,
             )
     return store

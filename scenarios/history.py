@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from fakemaster.events import Gtid
+from fakemaster.events import Gtid, XaXid
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from scenarios.create_table import parse_create_table, parse_ddl
 from scenarios.ddl import (
@@ -79,7 +79,10 @@ __all__ = [
     "Transaction",
     "TransactionBuilder",
     "Update",
+    "XaEnd",
     "apply_ddl",
+    "xa_text",
+    "xa_xid",
 ]
 
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
@@ -168,10 +171,31 @@ class Transaction:
     changes: tuple[Change, ...]
     domain_id: int = 0
     server_id: int = 1
+    # An XA transaction (XA START ... XA END): prepared (XA PREPARE; its changes count from
+    # its XaEnd's XA COMMIT on), or committed at once with ``one_phase`` (XA COMMIT ... ONE
+    # PHASE, written as any transaction).
+    xa: XaXid | None = None
+    one_phase: bool = False
+
+    @property
+    def prepared(self) -> bool:
+        """An XA PREPARE: the changes are not the tables' until an :class:`XaEnd` commits."""
+        return self.xa is not None and not self.one_phase
 
     @property
     def writes_rows(self) -> bool:
         return any(not (isinstance(c, Update) and c.changes_nothing) for c in self.changes)
+
+
+@dataclass(frozen=True, slots=True)
+class XaEnd:
+    """``XA COMMIT`` or ``XA ROLLBACK`` of a prepared XA transaction (from any session: the
+    GTID domain and server id are this statement's)."""
+
+    transaction: Transaction
+    commit: bool
+    domain_id: int = 0
+    server_id: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +249,33 @@ class SetSettings:
     rotates: bool = False
 
 
-Step = Transaction | Rotate | Ddl | SetSettings
+Step = Transaction | Rotate | Ddl | SetSettings | XaEnd
+
+
+def xa_xid(xid: XaXid | str | tuple[str | bytes, str | bytes, int]) -> XaXid:
+    """An XA transaction id: an XaXid, a gtrid (bqual empty, formatID 1), or (gtrid, bqual,
+    formatID); gtrid and bqual at most 64 bytes each."""
+    if isinstance(xid, XaXid):
+        found = xid
+    elif isinstance(xid, str):
+        found = XaXid(1, xid.encode(), b"")
+    else:
+        gtrid, bqual, format_id = xid
+        found = XaXid(
+            format_id,
+            gtrid.encode() if isinstance(gtrid, str) else gtrid,
+            bqual.encode() if isinstance(bqual, str) else bqual,
+        )
+    if not 1 <= len(found.gtrid) <= 64 or len(found.bqual) > 64:
+        raise HistoryError(f"an XA gtrid is 1..64 bytes, a bqual at most 64: {found!r}")
+    if not 0 <= found.format_id < 1 << 31:
+        raise HistoryError(f"an XA formatID is 0..2**31-1: {found.format_id}")
+    return found
+
+
+def xa_text(xid: XaXid) -> str:
+    """The xid as MariaDB writes it in XA statements it logs: ``X'gtrid',X'bqual',formatID``."""
+    return f"X'{xid.gtrid.hex()}',X'{xid.bqual.hex()}',{xid.format_id}"
 
 
 def apply_ddl(live: LiveTables, step: Ddl) -> None:
@@ -291,6 +341,8 @@ class Scenario:
         self.steps: list[Step] = []
         self.gtid_state = tuple(gtid_state)
         self._live = LiveTables()
+        # Prepared XA transactions not yet committed or rolled back, by xid.
+        self.prepared: dict[XaXid, Transaction] = {}
 
     # --- declaring tables ----------------------------------------------------------------
 
@@ -351,6 +403,8 @@ class Scenario:
                 raise HistoryError(f"CREATE TABLE {after.qualified}: the table exists")
         else:
             before = self.table(f"{statement.database}.{statement.name}")
+            if self.prepared:
+                self._check_unlocked(before.qualified)
             if isinstance(statement, DropTable):
                 after = None
             elif isinstance(statement, TruncateTable):
@@ -443,6 +497,91 @@ class Scenario:
             raise
         self._record(builder.changes, domain_id, server_id)
 
+    @contextmanager
+    def xa_transaction(
+        self,
+        xid: XaXid | str | tuple[str | bytes, str | bytes, int],
+        *,
+        one_phase: bool = False,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Iterator[TransactionBuilder]:
+        """An XA transaction (``XA START xid`` ... ``XA END xid``), then ``XA PREPARE xid``:
+        its changes are not the tables' until :meth:`xa_commit` (and never after
+        :meth:`xa_rollback`); until then its tables are locked (another step changing them is a
+        HistoryError, as the server would make it wait). With ``one_phase``, ``XA COMMIT xid
+        ONE PHASE`` at once. ``xid``: an :class:`~fakemaster.events.XaXid`, a gtrid text, or
+        (gtrid, bqual, formatID). Only transactional tables."""
+        key = xa_xid(xid)
+        if key in self.prepared:
+            raise HistoryError(f"XA {xa_text(key)} is prepared already")
+        builder = TransactionBuilder(self)
+        try:
+            yield builder
+            for change in builder.changes:
+                if not change.table.transactional:
+                    raise HistoryError(
+                        f"{change.table.qualified}: an XA transaction changes transactional"
+                        " tables only"
+                    )
+            if not one_phase and not Transaction(tuple(builder.changes)).writes_rows:
+                raise HistoryError(
+                    f"XA PREPARE {xa_text(key)} of a transaction that changes no row (the server"
+                    " rolls such a branch back when its session ends: it cannot be committed"
+                    " later)"
+                )
+        except BaseException:
+            builder.undo()
+            raise
+        transaction = self._record(
+            builder.changes, domain_id, server_id, xa=key, one_phase=one_phase
+        )
+        if not one_phase:
+            builder.undo()  # not the tables' until XA COMMIT
+            self.prepared[key] = transaction
+
+    def xa_commit(
+        self, xid: XaXid | str | tuple[str | bytes, str | bytes, int], **ids: int
+    ) -> XaEnd:
+        """``XA COMMIT`` of a prepared XA transaction: its changes are the tables' from here."""
+        return self._xa_end(xid, True, **ids)
+
+    def xa_rollback(
+        self, xid: XaXid | str | tuple[str | bytes, str | bytes, int], **ids: int
+    ) -> XaEnd:
+        """``XA ROLLBACK`` of a prepared XA transaction: its changes are dropped."""
+        return self._xa_end(xid, False, **ids)
+
+    def _xa_end(
+        self,
+        xid: XaXid | str | tuple[str | bytes, str | bytes, int],
+        commit: bool,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> XaEnd:
+        key = xa_xid(xid)
+        transaction = self.prepared.pop(key, None)
+        if transaction is None:
+            raise HistoryError(f"no prepared XA transaction {xa_text(key)}")
+        if commit:
+            undo: list[Undo] = []
+            try:
+                for change in transaction.changes:
+                    self._apply(change, undo)
+            except BaseException:
+                for step in reversed(undo):
+                    step()
+                self.prepared[key] = transaction
+                raise
+        end = XaEnd(
+            transaction,
+            commit,
+            self.settings.gtid_domain_id if domain_id is None else domain_id,
+            self.settings.server_id if server_id is None else server_id,
+        )
+        self.steps.append(end)
+        return end
+
     def add_transaction(
         self,
         changes: Sequence[Change],
@@ -468,12 +607,20 @@ class Scenario:
         return self._record(changes, domain_id, server_id)
 
     def _record(
-        self, changes: Sequence[Change], domain_id: int | None, server_id: int | None
+        self,
+        changes: Sequence[Change],
+        domain_id: int | None,
+        server_id: int | None,
+        *,
+        xa: XaXid | None = None,
+        one_phase: bool = False,
     ) -> Transaction:
         transaction = Transaction(
             tuple(changes),
             self.settings.gtid_domain_id if domain_id is None else domain_id,
             self.settings.server_id if server_id is None else server_id,
+            xa,
+            one_phase,
         )
         self.transactions.append(transaction)
         self.steps.append(transaction)
@@ -512,6 +659,8 @@ class Scenario:
 
     def _apply(self, change: Change, undo: list[Undo]) -> None:
         """Check ``change`` against the current tables and apply it (its undo appended)."""
+        if self.prepared:
+            self._check_unlocked(change.table.qualified)
         state = self._live[change.table.qualified]
         if isinstance(change, Insert):
             for row in change.rows:
@@ -520,6 +669,14 @@ class Scenario:
             undo.append(state.update(change.before, change.after))
         else:
             undo.append(state.delete(change.before))
+
+    def _check_unlocked(self, name: str) -> None:
+        for xid, transaction in self.prepared.items():
+            if any(change.table.qualified == name for change in transaction.changes):
+                raise HistoryError(
+                    f"{name} is locked by the prepared XA transaction {xa_text(xid)}"
+                    " (XA COMMIT or XA ROLLBACK it first)"
+                )
 
     def insert(self, table: str, *rows: Mapping[str, Any]) -> Transaction:
         """One transaction inserting ``rows`` (one statement)."""
@@ -568,9 +725,20 @@ class Scenario:
             if isinstance(step, SetSettings):
                 lines.append(f"  SET {', '.join(f'{n}={v!r}' for n, v in step.changes)}")
                 continue
+            if isinstance(step, XaEnd):
+                assert step.transaction.xa is not None
+                verb = "COMMIT" if step.commit else "ROLLBACK"
+                lines.append(
+                    f"  XA {verb} {xa_text(step.transaction.xa)} (domain {step.domain_id},"
+                    f" server {step.server_id})"
+                )
+                continue
             number += 1
+            xa = ""
+            if step.xa is not None:
+                xa = f" XA {xa_text(step.xa)}" + (" ONE PHASE" if step.one_phase else " PREPARE")
             lines.append(
-                f"  transaction {number} (domain {step.domain_id}, server {step.server_id}):"
+                f"  transaction {number} (domain {step.domain_id}, server {step.server_id}){xa}:"
             )
             lines += [f"    {statement_sql(change)}" for change in step.changes]
         return "\n".join(lines)

@@ -21,7 +21,7 @@ from typing import Any
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ScenarioError
-from scenarios.history import Ddl, Insert, Scenario, Transaction, Update, apply_ddl
+from scenarios.history import Ddl, Insert, Scenario, Transaction, Update, XaEnd, apply_ddl
 from scenarios.schema import Column, Table
 from scenarios.state import Contents, LiveTables, Row
 from scenarios.text import format_double, format_float
@@ -203,8 +203,9 @@ def diff_tables(
 
 class Oracle:
     """The content of every table of ``scenario`` before the first step (``after=0``) and
-    after each transaction or DDL statement (``after=n``: after the n-th of them; rotations and
-    settings do not count); the default is after the last."""
+    after each transaction, DDL statement or XA COMMIT/ROLLBACK (``after=n``: after the n-th of
+    them; rotations and settings do not count; a prepared XA transaction's changes count from
+    its XA COMMIT); the default is after the last."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -216,7 +217,7 @@ class Oracle:
     @property
     def points(self) -> int:
         """How many transactions and DDL statements the scenario has."""
-        return sum(1 for step in self.scenario.steps if isinstance(step, Transaction | Ddl))
+        return sum(1 for step in self.scenario.steps if isinstance(step, Transaction | Ddl | XaEnd))
 
     def _live(self, after: int | None) -> LiveTables | None:
         """The tables after ``after`` steps, None for the end (replayed through the model's own
@@ -234,13 +235,21 @@ class Oracle:
         for step in self.scenario.steps:
             if done == after:
                 break
-            if not isinstance(step, Transaction | Ddl):
+            if not isinstance(step, Transaction | Ddl | XaEnd):
                 continue
             done += 1
             if isinstance(step, Ddl):
                 apply_ddl(live, step)
                 continue
-            for change in step.changes:
+            if isinstance(step, XaEnd):
+                if not step.commit:
+                    continue
+                changes = step.transaction.changes
+            elif step.prepared:
+                continue  # its changes count from its XA COMMIT
+            else:
+                changes = step.changes
+            for change in changes:
                 state = live[change.table.qualified]
                 if isinstance(change, Insert):
                     for row in change.rows:

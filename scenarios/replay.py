@@ -3,7 +3,8 @@ applies it, independent of the model's own bookkeeping (:mod:`scenarios.history`
 
 A replica knows its tables (the scenario's schema and initial rows) and reads only events:
 TABLE_MAPs name the table of a table id; WRITE/UPDATE/DELETE rows are kept per event group and
-applied at its XID (or COMMIT); a QUERY event of DDL (CREATE/ALTER/DROP/TRUNCATE/RENAME
+applied at its XID (or COMMIT); an XA_PREPARE keeps its group's changes until the QUERY ``XA COMMIT`` of its xid applies them
+(``XA ROLLBACK`` drops them); a QUERY event of DDL (CREATE/ALTER/DROP/TRUNCATE/RENAME
 TABLE) is parsed and changes the replica's own tables, their rows carried over by column name; a row is found by its before image (every column the image
 carries equals the stored value: the key under MINIMAL, the whole row under FULL); an after
 image sets the columns it carries; a write image fills the columns it lacks with their
@@ -26,6 +27,8 @@ from fakemaster.events import (
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
+    XaPrepareEvent,
+    XaXid,
     XidEvent,
 )
 from fakemaster.values import ABSENT
@@ -48,6 +51,12 @@ __all__ = ["ReplayError", "Replica", "replay"]
 _GROUP_QUERIES = (b"BEGIN", b"COMMIT", b"ROLLBACK")
 
 
+def _xid_text(xid: XaXid) -> str:
+    # As XA statements are logged (X'gtrid',X'bqual',formatID): written here from the event's
+    # fields, not taken from the model.
+    return f"X'{xid.gtrid.hex()}',X'{xid.bqual.hex()}',{xid.format_id}"
+
+
 class ReplayError(ScenarioError):
     """The events cannot be applied to the tables (an unknown table, no row matches a before
     image, a row image of another width...)."""
@@ -67,6 +76,8 @@ class Replica:
         self._maps: dict[int, Table] = {}
         self._group: _Pending | None = None
         self.committed = 0
+        # Prepared XA transactions' changes, by their xid as XA statements write it.
+        self.prepared: dict[str, list[tuple[Table, RowsEvent]]] = {}
 
     def feed(self, event: Event) -> None:
         if isinstance(event, GtidEvent):
@@ -89,6 +100,11 @@ class Replica:
                 self._apply(table, event)
             else:
                 self._group.changes.append((table, event))
+        elif isinstance(event, XaPrepareEvent):
+            group, self._group = self._group, None
+            self.prepared[_xid_text(event.xid)] = group.changes if group else []
+        elif isinstance(event, QueryEvent) and event.query.startswith(b"XA "):
+            self._xa(event.query.decode("ascii", "replace"))
         elif isinstance(event, QueryEvent) and event.query not in _GROUP_QUERIES:
             self._ddl(event)
         elif isinstance(event, XidEvent) or (
@@ -105,6 +121,25 @@ class Replica:
         if self._group is not None and self._group.changes:
             raise ReplayError("the stream ended inside an event group")
         return self.contents
+
+    # --- XA --------------------------------------------------------------------------------
+
+    def _xa(self, query: str) -> None:
+        """``XA END`` (inside a prepared group: nothing to do), ``XA COMMIT xid`` (the prepared
+        changes are applied) or ``XA ROLLBACK xid`` (dropped)."""
+        verb, _, xid = query[3:].partition(" ")
+        if verb == "END":
+            return
+        if verb not in ("COMMIT", "ROLLBACK"):
+            raise ReplayError(f"an XA statement that is not modelled: {query!r}")
+        changes = self.prepared.pop(xid, None)
+        if changes is None:
+            raise ReplayError(f"{query!r}: no prepared XA transaction {xid}")
+        if verb == "COMMIT":
+            for table, rows_event in changes:
+                self._apply(table, rows_event)
+        self._group = None
+        self.committed += 1
 
     # --- DDL -------------------------------------------------------------------------------
 

@@ -37,6 +37,8 @@ from scenarios.history import (
     Step,
     Transaction,
     Update,
+    XaEnd,
+    xa_text,
 )
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
 from scenarios.values import python_codec
@@ -148,23 +150,36 @@ def statement_sql(change: Change) -> str:
 
 def transaction_sql(transaction: Transaction) -> list[str]:
     """The statements of ``transaction``, from choosing its GTID domain and server id to its
-    COMMIT."""
-    return [
+    COMMIT (an XA transaction: XA START to XA PREPARE, or XA COMMIT ... ONE PHASE)."""
+    ids = [
         f"SET SESSION gtid_domain_id = {transaction.domain_id}",
         f"SET SESSION server_id = {transaction.server_id}",
-        "BEGIN",
-        *(statement_sql(change) for change in transaction.changes),
-        "COMMIT",
     ]
+    statements = [statement_sql(change) for change in transaction.changes]
+    if transaction.xa is None:
+        return [*ids, "BEGIN", *statements, "COMMIT"]
+    xid = xa_text(transaction.xa)
+    end = f"XA COMMIT {xid} ONE PHASE" if transaction.one_phase else f"XA PREPARE {xid}"
+    return [*ids, f"XA START {xid}", *statements, f"XA END {xid}", end]
 
 
 def step_sql(step: Step) -> list[str]:
-    """The statements of a step: a transaction's, a DDL statement (with its GTID domain and
-    server id), or ``FLUSH BINARY LOGS``."""
+    """The statements of a step: a transaction's, a DDL statement or an XA COMMIT/ROLLBACK
+    (with its GTID domain and server id), the SETs of settings, or ``FLUSH BINARY LOGS``. After
+    an ``XA PREPARE`` the session is left (a new one goes on), as a prepared XA transaction
+    survives its session."""
     if isinstance(step, Rotate):
         return ["FLUSH BINARY LOGS"]
     if isinstance(step, SetSettings):
         return [set_sql(name, value) for name, value in step.changes]
+    if isinstance(step, XaEnd):
+        assert step.transaction.xa is not None
+        verb = "COMMIT" if step.commit else "ROLLBACK"
+        return [
+            f"SET SESSION gtid_domain_id = {step.domain_id}",
+            f"SET SESSION server_id = {step.server_id}",
+            f"XA {verb} {xa_text(step.transaction.xa)}",
+        ]
     if isinstance(step, Ddl):
         return [
             f"SET SESSION gtid_domain_id = {step.domain_id}",

@@ -45,7 +45,13 @@ from scenarios.compiler import (
     flatten,
     to_store,
 )
-from scenarios.history import DEFAULT_ROW_EVENT_MAX_SIZE, Scenario
+from scenarios.history import (
+    DEFAULT_ROW_EVENT_MAX_SIZE,
+    Scenario,
+    SetSettings,
+    Settings,
+    Transaction,
+)
 from scenarios.oracle import Oracle, canonical_rows
 from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
 from tests.peers.mariadb import MariaDBServer
@@ -95,8 +101,18 @@ def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str |
     return rows
 
 
+def _session(cursor: Any, settings: Settings) -> None:
+    for statement in SESSION_SETUP:
+        cursor.execute(statement)
+    cursor.execute(f"SET SESSION binlog_row_image = {settings.binlog_row_image}")
+    annotate = "ON" if settings.binlog_annotate_row_events else "OFF"
+    cursor.execute(f"SET SESSION binlog_annotate_row_events = {annotate}")
+
+
 def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
-    """Run ``scenario`` on ``server`` (see the module docstring)."""
+    """Run ``scenario`` on ``server`` (see the module docstring). After an XA PREPARE the
+    session is left and a new one goes on (with the session settings in effect); prepared XA
+    transactions still pending at the end are rolled back after the run's last file."""
     settings = scenario.initial_settings
     import pymysql.converters
 
@@ -104,42 +120,47 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
     conv = {k: v for k, v in pymysql.converters.conversions.items() if not isinstance(k, int)}
     connection = server.connect(conv=conv)
     try:
-        with connection.cursor() as cursor:
-            # A command-line option only (MariaDB 10.11 shows no such variable).
-            size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
-            if size != settings.binlog_row_event_max_size:
-                raise AssertionError(
-                    f"the server runs with binlog_row_event_max_size {size},"
-                    f" the scenario has {settings.binlog_row_event_max_size}"
-                )
-            checksum = "CRC32" if settings.binlog_checksum else "NONE"
-            cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
-            cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")
-            compress = "ON" if settings.log_bin_compress else "OFF"
-            cursor.execute(f"SET GLOBAL log_bin_compress = {compress}")
-            cursor.execute(
-                f"SET GLOBAL log_bin_compress_min_len = {settings.log_bin_compress_min_len}"
+        cursor = connection.cursor()
+        # A command-line option only (MariaDB 10.11 shows no such variable).
+        size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
+        if size != settings.binlog_row_event_max_size:
+            raise AssertionError(
+                f"the server runs with binlog_row_event_max_size {size},"
+                f" the scenario has {settings.binlog_row_event_max_size}"
             )
-            for statement in SESSION_SETUP:
+        checksum = "CRC32" if settings.binlog_checksum else "NONE"
+        cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
+        cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")
+        compress = "ON" if settings.log_bin_compress else "OFF"
+        cursor.execute(f"SET GLOBAL log_bin_compress = {compress}")
+        cursor.execute(f"SET GLOBAL log_bin_compress_min_len = {settings.log_bin_compress_min_len}")
+        _session(cursor, settings)
+        for database in scenario.databases:
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote_name(database)}")
+        for statement in setup_sql(scenario):
+            cursor.execute(statement)
+        cursor.execute("FLUSH BINARY LOGS")
+        cursor.execute("SELECT @@GLOBAL.gtid_binlog_state")
+        state = _gtid_state(str(cursor.fetchone()[0]))
+        first = server.binlog_files()[-1]
+        current = settings
+        for step in scenario.steps:
+            for statement in step_sql(step):
                 cursor.execute(statement)
-            cursor.execute(f"SET SESSION binlog_row_image = {settings.binlog_row_image}")
-            annotate = "ON" if settings.binlog_annotate_row_events else "OFF"
-            cursor.execute(f"SET SESSION binlog_annotate_row_events = {annotate}")
-            for database in scenario.databases:
-                cursor.execute(f"DROP DATABASE IF EXISTS {quote_name(database)}")
-            for statement in setup_sql(scenario):
-                cursor.execute(statement)
-            cursor.execute("FLUSH BINARY LOGS")
-            cursor.execute("SELECT @@GLOBAL.gtid_binlog_state")
-            state = _gtid_state(str(cursor.fetchone()[0]))
-            first = server.binlog_files()[-1]
-            for step in scenario.steps:
-                for statement in step_sql(step):
-                    cursor.execute(statement)
-            cursor.execute("SET SESSION gtid_domain_id = DEFAULT")
-            cursor.execute("SET SESSION server_id = DEFAULT")
-            cursor.execute("FLUSH BINARY LOGS")
-            tables = {name: select_cells(cursor, scenario, name) for name in scenario.tables}
+            if isinstance(step, SetSettings):
+                current = step.settings
+            if isinstance(step, Transaction) and step.prepared:
+                connection.close()
+                connection = server.connect(conv=conv)
+                cursor = connection.cursor()
+                _session(cursor, current)
+        cursor.execute("SET SESSION gtid_domain_id = DEFAULT")
+        cursor.execute("SET SESSION server_id = DEFAULT")
+        cursor.execute("FLUSH BINARY LOGS")
+        tables = {name: select_cells(cursor, scenario, name) for name in scenario.tables}
+        cursor.execute("XA RECOVER FORMAT='SQL'")
+        for row in cursor.fetchall():
+            cursor.execute(f"XA ROLLBACK {row[3]}")
     finally:
         connection.close()
     files = server.binlog_files()
