@@ -29,6 +29,15 @@ COMPLETED_XA|TRANSACTIONAL|ALLOW_PARALLEL|STANDALONE, the xid) and the statement
 xid written ``X'gtrid',X'bqual',formatID``. (A prepared XA changes rows: see
 :meth:`~scenarios.history.Scenario.xa_transaction`.) ``XA COMMIT ... ONE PHASE`` is written as any transaction (GTID ... XID).
 
+A restart (:class:`~scenarios.history.Restart`) ends the file with STOP (the old server id)
+and starts the next with the server id and settings it comes back with; table ids are handed
+out again from the first as tables are opened. An idle period moves the timestamps of what
+follows.
+
+With ``rows_event_version=2`` the rows events are MySQL's v2 ones (types 30-32, an empty
+extra-data block), split the same way counting their longer header; compiled only (no MariaDB
+writes them; a MariaDB replica and python-mysql-replication read them).
+
 Row images follow ``binlog_row_image`` (MariaDB's ``TABLE::mark_columns_per_binlog_row_image``
 and ``binlog_prepare_row_images``): FULL every column; MINIMAL the key in before images, the
 columns an INSERT names or an UPDATE sets in after images; NOBLOB every column but TEXT/BLOB in
@@ -95,7 +104,9 @@ from scenarios.history import (
     Change,
     Ddl,
     Delete,
+    Idle,
     Insert,
+    Restart,
     Rotate,
     Row,
     Scenario,
@@ -136,6 +147,7 @@ __all__ = [
 
 # Rows_log_event::get_data_size counts the v1 post-header (table id 6, flags 2).
 ROWS_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V1 - 1]
+ROWS_V2_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V2 - 1]
 TRANSACTION_FLAGS2 = GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
 
 
@@ -345,7 +357,10 @@ def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) ->
         else:
             assert before is not None
             images.append(codec_row(table, before, before_cols, signed))
-    overhead = ROWS_POST_HEADER + len(packed_int(width)) + bitmaps * ((width + 7) // 8)
+    version = settings.rows_event_version
+    # v2: a longer post-header and the 2 bytes of the (empty) extra data's length.
+    post_header = ROWS_POST_HEADER if version == 1 else ROWS_V2_POST_HEADER + 2
+    overhead = post_header + len(packed_int(width)) + bitmaps * ((width + 7) // 8)
     limit = settings.binlog_row_event_max_size
     groups: list[tuple[bool, list[Any]]] = []
     size = 0
@@ -370,6 +385,7 @@ def rows_events(change: Change, table_map: TableMapEvent, settings: Settings) ->
             ),
             "rows": tuple(group),
             "compressed": compressed,
+            "version": version,
         }
         if kind is UpdateRowsEvent:
             fields["columns_present_after"] = _bitmap(after_cols, width)
@@ -427,11 +443,19 @@ class _TableIds:
     def __init__(self, scenario: Scenario, options: CompileOptions) -> None:
         self.fixed = dict(options.table_ids)
         self.taken = set(self.fixed.values())
-        self.next_id = options.first_table_id
+        self.first_id = self.next_id = options.first_table_id
         self.ids: dict[str, int] = {}
         self.maps: dict[tuple[int, str], TableMapEvent] = {}
         for name in scenario.initial_tables:
             self.new(name)
+
+    def restart(self) -> None:
+        """After a restart no table is open: ids are handed out again from the first, as
+        tables are opened (their next TABLE_MAP, or a DDL statement)."""
+        self.ids.clear()
+        self.maps.clear()
+        self.taken = set()
+        self.next_id = self.first_id
 
     def new(self, name: str) -> None:
         if name in self.fixed:
@@ -444,6 +468,8 @@ class _TableIds:
         self.ids[name] = number
 
     def table_map(self, table: Table, settings: Settings) -> TableMapEvent:
+        if table.qualified not in self.ids:
+            self.new(table.qualified)
         number = self.ids[table.qualified]
         key = (number, settings.binlog_row_metadata)
         found = self.maps.get(key)
@@ -492,6 +518,13 @@ def compile_scenario(
     for step in scenario.steps:
         if isinstance(step, SetSettings):
             settings = step.settings
+            continue
+        if isinstance(step, Restart):
+            settings = step.settings
+            ids.restart()
+            continue
+        if isinstance(step, Idle):
+            stamp += step.seconds
             continue
         if isinstance(step, Rotate):
             continue
@@ -576,13 +609,14 @@ def to_store(
     each rotation; what fakemaster serves."""
     options = options or CompileOptions()
     settings = scenario.initial_settings
+    now = [options.timestamp]  # the clock of a new store: idle periods move it on
     if store is None:
         store = MemoryBinlogStore(
             server_id=settings.server_id,
             server_version=settings.server_version,
             checksum=settings.binlog_checksum,
             domain_id=settings.gtid_domain_id,
-            clock=clock or (lambda: float(options.timestamp)),
+            clock=clock or (lambda: float(now[0])),
             initial_state=scenario.gtid_state,
         )
     by_step: dict[int, list[CompiledTransaction]] = {}
@@ -596,6 +630,13 @@ def to_store(
             if step.rotates:
                 store.checksum = step.settings.binlog_checksum
                 store.rotate()
+            continue
+        if isinstance(step, Restart):
+            store.checksum = step.settings.binlog_checksum
+            store.restart(server_id=step.settings.server_id)
+            continue
+        if isinstance(step, Idle):
+            now[0] += step.seconds
             continue
         for item in by_step.get(id(step), ()):
             if item.gtid is None:

@@ -62,6 +62,8 @@ from scenarios.values import convert
 
 __all__ = [
     "ROW_IMAGES",
+    "Idle",
+    "Restart",
     "ROW_METADATA",
     "DEFAULT_SERVER_VERSION",
     "Change",
@@ -106,8 +108,15 @@ class Settings:
     server_id: int = 1
     gtid_domain_id: int = 0
     server_version: str = DEFAULT_SERVER_VERSION
+    # 1: MariaDB's rows events (v1); 2: MySQL-flavoured v2 rows events (WRITE/UPDATE/
+    # DELETE_ROWS 30-32; compiled only: no MariaDB writes them).
+    rows_event_version: int = 1
 
     def __post_init__(self) -> None:
+        if self.rows_event_version not in (1, 2):
+            raise ScenarioError("rows_event_version is 1 (MariaDB) or 2 (MySQL v2 rows events)")
+        if self.rows_event_version == 2 and self.log_bin_compress:
+            raise ScenarioError("MySQL v2 rows events are not compressed (log_bin_compress)")
         if self.binlog_row_image not in ROW_IMAGES:
             raise ScenarioError(f"binlog_row_image is one of {ROW_IMAGES}")
         if self.binlog_row_metadata not in ROW_METADATA:
@@ -249,7 +258,25 @@ class SetSettings:
     rotates: bool = False
 
 
-Step = Transaction | Rotate | Ddl | SetSettings | XaEnd
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """A clean restart of the server: STOP ends the binlog file, a new one starts (its
+    FORMAT_DESCRIPTION with a creation time) with the server id and settings the server comes
+    back with (``settings``: the configured ones; what SET changed is gone, as after a real
+    restart). GTIDs go on in every domain; table ids are handed out anew."""
+
+    settings: Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """Nothing happens for ``seconds``: the events after it are that much later (served live,
+    a replica sees only heartbeats meanwhile)."""
+
+    seconds: int
+
+
+Step = Transaction | Rotate | Ddl | SetSettings | XaEnd | Restart | Idle
 
 
 def xa_xid(xid: XaXid | str | tuple[str | bytes, str | bytes, int]) -> XaXid:
@@ -332,6 +359,8 @@ class Scenario:
         # first step.
         self.settings = settings or Settings()
         self.initial_settings = self.settings
+        # The settings the server is configured with (what a restart comes back to).
+        self.configured_settings = self.settings
         self.tables: dict[str, Table] = {}
         # The tables declared before the first step (with ``initial`` rows).
         self.initial_tables: dict[str, Table] = {}
@@ -651,6 +680,34 @@ class Scenario:
         self.steps.append(step)
         return step
 
+    def restart(self, server_id: int | None = None, **settings: Any) -> Restart:
+        """A clean server restart, with ``server_id`` (default: the same) and the configured
+        ``settings`` changed (any :class:`Settings` field, ``binlog_row_event_max_size``
+        too); what ``set()`` changed since the last restart is gone."""
+        from dataclasses import replace
+
+        changes = dict(settings)
+        if server_id is not None:
+            changes["server_id"] = server_id
+        if "server_version" in changes:
+            raise ScenarioError("a restart keeps the server version")
+        configured = replace(self.configured_settings, **changes)
+        step = Restart(configured)
+        self.configured_settings = configured
+        self.settings = configured
+        self.steps.append(step)
+        return step
+
+    def idle(self, seconds: int) -> Idle:
+        """An idle period of ``seconds`` (at least 1) between steps."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+            raise ScenarioError(
+                f"an idle period is a whole number of seconds >= 1, not {seconds!r}"
+            )
+        step = Idle(seconds)
+        self.steps.append(step)
+        return step
+
     def rotate(self) -> Rotate:
         """Rotate the binlog here (``FLUSH BINARY LOGS``)."""
         step = Rotate()
@@ -724,6 +781,12 @@ class Scenario:
                 continue
             if isinstance(step, SetSettings):
                 lines.append(f"  SET {', '.join(f'{n}={v!r}' for n, v in step.changes)}")
+                continue
+            if isinstance(step, Restart):
+                lines.append(f"  RESTART ({step.settings!r})")
+                continue
+            if isinstance(step, Idle):
+                lines.append(f"  IDLE {step.seconds} s")
                 continue
             if isinstance(step, XaEnd):
                 assert step.transaction.xa is not None

@@ -29,7 +29,9 @@ from scenarios.history import (
     Change,
     Ddl,
     Delete,
+    Idle,
     Insert,
+    Restart,
     Rotate,
     Row,
     Scenario,
@@ -170,6 +172,8 @@ def step_sql(step: Step) -> list[str]:
     survives its session."""
     if isinstance(step, Rotate):
         return ["FLUSH BINARY LOGS"]
+    if isinstance(step, Restart | Idle):
+        return []  # no statement: the server is restarted, or time passes
     if isinstance(step, SetSettings):
         return [set_sql(name, value) for name, value in step.changes]
     if isinstance(step, XaEnd):

@@ -47,6 +47,7 @@ from scenarios.compiler import (
 )
 from scenarios.history import (
     DEFAULT_ROW_EVENT_MAX_SIZE,
+    Restart,
     Scenario,
     SetSettings,
     Settings,
@@ -101,6 +102,24 @@ def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str |
     return rows
 
 
+# The client's max_allowed_packet: statements of rows over 16 MiB (the server's is 64M).
+MAX_PACKET = 60 << 20
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """The server options a restart gives, for ``settings`` (as a configured server has them)."""
+    return {
+        "server_id": settings.server_id,
+        "binlog_row_event_max_size": settings.binlog_row_event_max_size,
+        "binlog_checksum": "CRC32" if settings.binlog_checksum else "NONE",
+        "binlog_row_metadata": settings.binlog_row_metadata,
+        "binlog_row_image": settings.binlog_row_image,
+        "binlog_annotate_row_events": settings.binlog_annotate_row_events,
+        "log_bin_compress": settings.log_bin_compress,
+        "log_bin_compress_min_len": settings.log_bin_compress_min_len,
+    }
+
+
 def _session(cursor: Any, settings: Settings) -> None:
     for statement in SESSION_SETUP:
         cursor.execute(statement)
@@ -118,16 +137,15 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
 
     # Every value comes back as text, as the server sends it.
     conv = {k: v for k, v in pymysql.converters.conversions.items() if not isinstance(k, int)}
-    connection = server.connect(conv=conv)
+    # binlog_row_event_max_size is a command-line option only (10.11 shows no such variable),
+    # the server id a restart gives: restarted if they are not the scenario's.
+    size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
+    if size != settings.binlog_row_event_max_size or server.server_id != settings.server_id:
+        server.options.update(server_options(settings))
+        server.restart()
+    connection = server.connect(conv=conv, max_allowed_packet=MAX_PACKET)
     try:
         cursor = connection.cursor()
-        # A command-line option only (MariaDB 10.11 shows no such variable).
-        size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
-        if size != settings.binlog_row_event_max_size:
-            raise AssertionError(
-                f"the server runs with binlog_row_event_max_size {size},"
-                f" the scenario has {settings.binlog_row_event_max_size}"
-            )
         checksum = "CRC32" if settings.binlog_checksum else "NONE"
         cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
         cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")
@@ -149,9 +167,15 @@ def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
                 cursor.execute(statement)
             if isinstance(step, SetSettings):
                 current = step.settings
+            if isinstance(step, Restart):
+                connection.close()
+                server.options.update(server_options(step.settings))
+                server.restart()
+                current = step.settings
             if isinstance(step, Transaction) and step.prepared:
                 connection.close()
-                connection = server.connect(conv=conv)
+            if isinstance(step, Restart) or isinstance(step, Transaction) and step.prepared:
+                connection = server.connect(conv=conv, max_allowed_packet=MAX_PACKET)
                 cursor = connection.cursor()
                 _session(cursor, current)
         cursor.execute("SET SESSION gtid_domain_id = DEFAULT")
