@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,18 +211,25 @@ def _fields(event: Event) -> dict[str, Any]:
 
 
 def normalised_differences(
-    real: Sequence[Event], compiled: Sequence[Event], limit: int = 10
+    real: Sequence[Event],
+    compiled: Sequence[Event],
+    limit: int = 10,
+    restarts: Collection[int] = (),
 ) -> list[str]:
     """Field-by-field differences between the server's events and the compiled ones, after
     the minimal normalisation: ``timestamp`` and ``log_pos`` of every event are not compared,
     nor XID numbers; a QUERY event's thread id and exec_time are not compared, nor the value of
-    its Q_XID status variable (an XID number; its presence is); a table id is compared up to a consistent renaming (each real id stands
-    for one compiled id throughout); a GTID_LIST's GTIDs as a set (and each domain's last)."""
+    its Q_XID status variable (an XID number; its presence is); a table id is compared up to a
+    consistent renaming (each real id stands for one compiled id throughout a server's run: the
+    renaming starts anew at the ``restarts``, the indexes of the first events after a restart);
+    a GTID_LIST's GTIDs as a set (and each domain's last)."""
     problems: list[str] = []
     ids: dict[int, int] = {}
     if len(real) != len(compiled):
         problems.append(f"{len(real)} events on the server, {len(compiled)} compiled")
     for index, (mine, theirs) in enumerate(zip(compiled, real, strict=False)):
+        if index in restarts:
+            ids = {}
         if type(mine) is not type(theirs):
             problems.append(
                 f"event {index}: {type(theirs).__name__} on the server, compiled {type(mine).__name__}"
@@ -342,13 +349,29 @@ def file_differences(run: ServerRun, scenario: Scenario) -> list[str]:
     return problems
 
 
+def restart_indexes(scenario: Scenario, compiled: Sequence[CompiledTransaction]) -> set[int]:
+    """The indexes, in the flattened compiled events, of the first event after each restart."""
+    counts: dict[int, int] = {}
+    for item in compiled:
+        counts[id(item.transaction)] = counts.get(id(item.transaction), 0) + len(item.events)
+    found = set()
+    position = 0
+    for step in scenario.steps:
+        if isinstance(step, Restart):
+            found.add(position)
+        position += counts.get(id(step), 0)
+    return found
+
+
 def compare_with_server(server: MariaDBServer, scenario: Scenario) -> list[str]:
     """Everything that differs between the server and the scenario's compilation and oracle
     ([] when nothing does)."""
     run = run_on_server(server, scenario)
     scenario.gtid_state = run.gtid_state
     compiled: list[CompiledTransaction] = compile_scenario(scenario)
-    problems = normalised_differences(run.events, flatten(compiled))
+    problems = normalised_differences(
+        run.events, flatten(compiled), restarts=restart_indexes(scenario, compiled)
+    )
     problems += file_differences(run, scenario)
     oracle = Oracle(scenario)
     for name, table in scenario.tables.items():
