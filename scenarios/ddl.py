@@ -11,7 +11,8 @@ replay (:mod:`scenarios.replay`).
 What an ALTER may do is what keeps every existing value as it is, so that the server's
 conversion rules never come in: ``MODIFY`` keeps a column's type family (the same type with a
 length or a display that does not shrink, or a wider integer of the same signedness), its
-character set and collation; it may change NULL-ability, the default and the place. A column of
+character set and collation (a BINARY keeps its length: its NUL padding is its value); it may
+change NULL-ability, the default and the place. A column of
 a key is not dropped. An added NOT NULL column needs a DEFAULT (the existing rows take it).
 """
 
@@ -123,7 +124,8 @@ def _check_modify(table: Table, old: Column, new: Column) -> None:
         and old.fsp == new.fsp
         and old.members == new.members
     )
-    if not same or (old.length or 0) > (new.length or 0):
+    fixed = old.type == "binary" and old.length != new.length  # NUL padding: values change
+    if not same or fixed or (old.length or 0) > (new.length or 0):
         raise SchemaError(
             f"{where}: from {old.sql_type()} to {new.sql_type()}: only a longer length (or a"
             " wider integer), NULL-ability, the default and the place change"
