@@ -1,0 +1,56 @@
+"""The history strategy draws DDL and settings changed mid-history, and shrinks them to small
+readable cases: the simplest history with a DDL statement is one table, one transaction and
+the statement (a column added at the end, or dropped)."""
+
+from __future__ import annotations
+
+from hypothesis import find, settings
+
+from scenarios.ddl import AddColumn, AlterTable, DropColumn
+from scenarios.history import Ddl, Scenario, SetSettings, Transaction
+from scenarios.strategies.history import scenarios
+
+
+def _kinds(scenario: Scenario) -> list[str]:
+    return [type(step).__name__ for step in scenario.steps]
+
+
+# Deterministic: the same search and shrink on every run.
+FIXED = settings(settings.default, derandomize=True, database=None)
+
+
+def test_the_simplest_history_with_ddl_is_small() -> None:
+    found = find(
+        scenarios(), lambda s: any(isinstance(step, Ddl) for step in s.steps), settings=FIXED
+    )
+    assert _kinds(found) == ["Transaction", "Ddl"]
+    assert len(found.initial_tables) == 1
+    (ddl,) = [step for step in found.steps if isinstance(step, Ddl)]
+    assert isinstance(ddl.statement, AlterTable)
+    (alteration,) = ddl.statement.alterations
+    # One column added at the end or dropped: no FIRST/AFTER, no re-typing.
+    assert isinstance(alteration, DropColumn) or (
+        isinstance(alteration, AddColumn) and not alteration.first and alteration.after is None
+    )
+    transaction = found.steps[0]
+    assert isinstance(transaction, Transaction) and len(transaction.changes) == 1
+
+
+def test_the_simplest_history_with_a_setting_changed_is_small() -> None:
+    found = find(
+        scenarios(),
+        lambda s: any(isinstance(step, SetSettings) for step in s.steps),
+        settings=FIXED,
+    )
+    assert _kinds(found) == ["Transaction", "SetSettings"]
+    (change,) = [step for step in found.steps if isinstance(step, SetSettings)]
+    assert [name for name, _ in change.changes] == ["binlog_row_image"]
+
+
+def test_histories_without_ddl_or_setting_changes_can_be_asked_for() -> None:
+    found = find(
+        scenarios(ddl=False, setting_changes_too=False, rotations=False),
+        lambda s: len(s.transactions) >= 3,
+        settings=FIXED,
+    )
+    assert _kinds(found) == ["Transaction"] * 3
