@@ -266,6 +266,7 @@ class Restart:
     restart). GTIDs go on in every domain; table ids are handed out anew."""
 
     settings: Settings
+    changes: tuple[tuple[str, Any], ...] = ()  # what differs from the configuration before
 
 
 @dataclass(frozen=True, slots=True)
@@ -692,7 +693,7 @@ class Scenario:
         if "server_version" in changes:
             raise ScenarioError("a restart keeps the server version")
         configured = replace(self.configured_settings, **changes)
-        step = Restart(configured)
+        step = Restart(configured, tuple(changes.items()))
         self.configured_settings = configured
         self.settings = configured
         self.steps.append(step)
@@ -783,7 +784,8 @@ class Scenario:
                 lines.append(f"  SET {', '.join(f'{n}={v!r}' for n, v in step.changes)}")
                 continue
             if isinstance(step, Restart):
-                lines.append(f"  RESTART ({step.settings!r})")
+                changed = ", ".join(f"{n}={v!r}" for n, v in step.changes)
+                lines.append(f"  RESTART{f' ({changed})' if changed else ''}")
                 continue
             if isinstance(step, Idle):
                 lines.append(f"  IDLE {step.seconds} s")

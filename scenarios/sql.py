@@ -47,6 +47,7 @@ from scenarios.values import python_codec
 
 __all__ = [
     "SESSION_SETUP",
+    "SESSION_TIME_ZONE",
     "alteration_sql",
     "create_table_sql",
     "ddl_sql",
@@ -61,7 +62,9 @@ __all__ = [
     "setup_sql",
 ]
 
-SESSION_SETUP = ("SET SESSION time_zone = '+00:00'",)
+# The session's time zone: TIMESTAMP literals are UTC.
+SESSION_TIME_ZONE = "+00:00"
+SESSION_SETUP = (f"SET SESSION time_zone = '{SESSION_TIME_ZONE}'",)
 
 
 def quote_name(name: str) -> str:

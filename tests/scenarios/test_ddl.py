@@ -245,3 +245,41 @@ def test_ddl_is_compressed_from_log_bin_compress_min_len_on() -> None:
 def test_compressed_ddl_on_a_real_server(server: MariaDBServer, min_len: int) -> None:
     scenario = reshaped(Settings(log_bin_compress=True, log_bin_compress_min_len=min_len))
     assert compare_with_server(server, scenario) == []
+
+
+def time_zoned(settings: Settings | None = None) -> Scenario:
+    """DDL of tables with a TIMESTAMP column that has a literal DEFAULT (the server logs the
+    session's time zone with it) and without."""
+    scenario = Scenario(settings)
+    scenario.create_table("CREATE TABLE tz.a (k INT PRIMARY KEY, c INT)")
+    scenario.insert("tz.a", {"k": 1})
+    scenario.ddl(
+        "CREATE TABLE tz.z (k INT PRIMARY KEY, t TIMESTAMP(6) NOT NULL"
+        " DEFAULT '1970-01-01 00:00:01.000000', c INT)"
+    )
+    scenario.alter_table("tz.z", "DROP COLUMN c")  # the TIMESTAMP stays: the zone is logged
+    scenario.alter_table("tz.z", "DROP COLUMN t")  # gone: not logged
+    scenario.alter_table("tz.a", "ADD COLUMN t TIMESTAMP NULL DEFAULT '2000-01-01 00:00:00'")
+    scenario.alter_table("tz.a", "ADD COLUMN u TIMESTAMP NULL DEFAULT NULL")
+    scenario.ddl("CREATE TABLE tz.n (k INT, t TIMESTAMP NOT NULL)")
+    scenario.truncate_table("tz.a")
+    scenario.insert("tz.a", {"k": 2})
+    return scenario
+
+
+def test_the_time_zone_is_logged_with_ddl_of_timestamp_defaults() -> None:
+    queries = [
+        item.events[1]
+        for item in compile_scenario(time_zoned())
+        if isinstance(item.transaction, Ddl)
+    ]
+    zoned = [
+        any(v.code == QueryStatus.TIME_ZONE for v in q.status_vars)  # type: ignore[attr-defined]
+        for q in queries
+    ]
+    assert zoned == [True, True, False, True, True, False, False]
+
+
+@pytest.mark.mariadb
+def test_the_time_zone_on_a_real_server(server: MariaDBServer) -> None:
+    assert compare_with_server(server, time_zoned()) == []
