@@ -60,7 +60,7 @@ numbers and event timestamps.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from encoder.primitives import packed_int
@@ -133,6 +133,7 @@ __all__ = [
     "XA_PREPARE_FLAGS2",
     "commit_query_event",
     "session_query_event",
+    "statement_uses_time_zone",
     "binlog_files",
     "codec_row",
     "compile_scenario",
@@ -583,7 +584,8 @@ def compile_scenario(
                 # Written at once, in a group of its own (before the transaction's own group,
                 # which is written at COMMIT and is no longer flagged TRANSACTIONAL).
                 non_transactional = True
-                group(step, [*statement, commit_query_event()], NON_TRANSACTIONAL_FLAGS2)
+                commit = commit_query_event(statement_uses_time_zone(change))
+                group(step, [*statement, commit], NON_TRANSACTIONAL_FLAGS2)
         if body and step.prepared:
             assert step.xa is not None
             body.append(session_query_event(f"XA END {xa_text(step.xa)}"))
@@ -610,9 +612,30 @@ def session_query_event(query: str) -> QueryEvent:
     )
 
 
-def commit_query_event() -> QueryEvent:
-    """The ``COMMIT`` QUERY event that ends a group of a non-transactional table's changes."""
-    return session_query_event("COMMIT")
+def commit_query_event(time_zone: bool = False) -> QueryEvent:
+    """The ``COMMIT`` QUERY event that ends a group of a non-transactional table's changes;
+    with ``time_zone`` when the statement used the session's time zone (Q_TIME_ZONE, see
+    :func:`statement_uses_time_zone`)."""
+    event = session_query_event("COMMIT")
+    if time_zone:
+        zone = StatusVar(QueryStatus.TIME_ZONE, SESSION_TIME_ZONE.encode())
+        event = replace(event, status_vars=(*event.status_vars, zone))
+    return event
+
+
+def statement_uses_time_zone(change: Change) -> bool:
+    """Whether the statement of ``change`` converts a TIMESTAMP literal in the session's time
+    zone: a non-NULL TIMESTAMP value it inserts or sets, or that its WHERE names (the key, or
+    every column of a table without one). A default taken is no literal."""
+    table = change.table
+    if isinstance(change, Insert):
+        named = [(p, row[p]) for row in change.rows for p in change.given]
+    else:
+        where = table.key or range(table.width)
+        named = [(p, change.before[p]) for p in where]
+        if isinstance(change, Update):
+            named += [(p, change.after[p]) for p in change.assigned]
+    return any(table.columns[p].type == "timestamp" and v is not None for p, v in named)
 
 
 def _stamped(event: Event, server_id: int, timestamp: int) -> Event:

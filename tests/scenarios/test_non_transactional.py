@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakemaster.constants import EventFlag, GtidFlag
+from fakemaster.constants import EventFlag, GtidFlag, QueryStatus
 from fakemaster.events import GtidEvent, QueryEvent, XidEvent
 from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
@@ -100,3 +100,39 @@ def server() -> Iterator[MariaDBServer]:
 @pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
 def test_non_transactional_tables_on_a_real_server(server: MariaDBServer, image: str) -> None:
     assert compare_with_server(server, mixed(Settings(binlog_row_image=image))) == []
+
+
+def timestamps() -> Scenario:
+    """Statements of a MyISAM table with TIMESTAMP literals (their COMMIT logs the session's
+    time zone) and without (NULL, a default taken, a key-only WHERE)."""
+    scenario = Scenario()
+    scenario.create_table(
+        "CREATE TABLE n.m (k INT PRIMARY KEY, t TIMESTAMP NULL, u INT) ENGINE=MyISAM"
+    )
+    scenario.create_table(
+        "CREATE TABLE n.nk (k INT, t TIMESTAMP NULL DEFAULT '2000-01-01 00:00:00') ENGINE=MyISAM"
+    )
+    scenario.insert("n.m", {"k": 1, "t": "2000-01-01 00:00:00"})  # zone
+    scenario.insert("n.m", {"k": 2, "t": None})
+    scenario.insert("n.m", {"k": 3})
+    scenario.update("n.m", {"k": 1}, {"u": 1})
+    scenario.update("n.m", {"k": 2}, {"t": "2001-01-01 00:00:00"})  # zone
+    scenario.delete("n.m", {"k": 3})
+    scenario.insert("n.nk", {"k": 1})  # the default: no literal
+    scenario.delete("n.nk", {"k": 1, "t": "2000-01-01 00:00:00"})  # zone (the whole row)
+    scenario.insert("n.nk", {"k": 2, "t": None})
+    scenario.delete("n.nk", {"k": 2, "t": None})
+    return scenario
+
+
+def test_a_commit_logs_the_time_zone_a_statement_used() -> None:
+    commits = [item.events[-1] for item in compile_scenario(timestamps())]
+    zoned = [any(v.code == QueryStatus.TIME_ZONE for v in c.status_vars) for c in commits]  # type: ignore[attr-defined]
+    assert zoned == [True, False, False, False, True, False, False, True, False, False]
+
+
+@pytest.mark.mariadb
+def test_time_zones_of_non_transactional_statements_on_a_real_server(
+    server: MariaDBServer,
+) -> None:
+    assert compare_with_server(server, timestamps()) == []
