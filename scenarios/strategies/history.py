@@ -57,6 +57,7 @@ from scenarios.values import float32
 
 __all__ = [
     "DDL_KINDS",
+    "ENGINES",
     "KEY_VALUES",
     "columns",
     "ddl_statements",
@@ -67,6 +68,9 @@ __all__ = [
     "tables",
     "values_for",
 ]
+
+# Table engines, the transactional one first.
+ENGINES = ("InnoDB", "MyISAM")
 
 # Key values come from this small range, so that inserts, updates and deletes meet.
 KEY_VALUES = 5
@@ -283,8 +287,8 @@ def _key_column(name: str, kind: str, fields: dict[str, Any]) -> Column:
 @st.composite
 def tables(draw: st.DrawFn, database: str = "db", name: str = "t", max_columns: int = 5) -> Table:
     """A table ``database.name``: a key (PRIMARY KEY of one or two integer columns, or a UNIQUE
-    NOT NULL integer column MariaDB promotes) or none, and up to ``max_columns`` other
-    columns."""
+    NOT NULL integer column MariaDB promotes) or none, up to ``max_columns`` other columns,
+    and an engine (InnoDB, or MyISAM: non-transactional)."""
     key_kind = draw(st.sampled_from(("primary", "none", "unique", "composite")))
     key_columns: list[Column] = []
     if key_kind != "none":
@@ -304,6 +308,7 @@ def tables(draw: st.DrawFn, database: str = "db", name: str = "t", max_columns: 
         tuple(every),
         primary_key=names if key_kind in ("primary", "composite") else (),
         unique_keys=(names,) if key_kind == "unique" else (),
+        engine=draw(st.sampled_from(ENGINES)),
     )
 
 
