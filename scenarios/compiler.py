@@ -269,6 +269,8 @@ class _TableFacts:
     """What the row images of a table need, worked out once per table (not per row)."""
 
     table: Table
+    qualified: str
+    transactional: bool
     width: int
     key: tuple[int, ...]
     every: tuple[int, ...]
@@ -302,6 +304,8 @@ def _facts(table: Table) -> _TableFacts:
     columns = table.columns
     found = _TableFacts(
         table=table,
+        qualified=table.qualified,
+        transactional=table.transactional,
         width=table.width,
         key=key,
         every=every,
@@ -706,10 +710,15 @@ class _TableIds:
         self.taken.add(number)
         self.ids[name] = number
 
-    def table_map(self, table: Table, settings: Settings) -> TableMapEvent:
-        if table.qualified not in self.ids:
-            self.new(table.qualified)
-        number = self.ids[table.qualified]
+    def table_map(
+        self, table: Table, settings: Settings, qualified: str | None = None
+    ) -> TableMapEvent:
+        """The TABLE_MAP of ``table`` (named ``qualified``, its qualified name) as it is open."""
+        name = table.qualified if qualified is None else qualified
+        number = self.ids.get(name)
+        if number is None:
+            self.new(name)
+            number = self.ids[name]
         key = (number, settings.binlog_row_metadata)
         found = self.maps.get(key)
         if found is None:
@@ -803,8 +812,13 @@ def _compile(
         body = []
         non_transactional = False
         for change in step.changes:
+            facts = _facts(change.table)
             table_map = _stamped_map(
-                stamped_maps, ids.table_map(change.table, settings), server, stamp, bodies
+                stamped_maps,
+                ids.table_map(change.table, settings, facts.qualified),
+                server,
+                stamp,
+                bodies,
             )
             events = rows_events(
                 change, table_map, settings, server_id=server, timestamp=stamp, bodies=bodies
@@ -822,7 +836,7 @@ def _compile(
                 )
             statement.append(table_map)
             statement += events
-            if change.table.transactional:
+            if facts.transactional:
                 body += statement
             else:
                 # Written at once, in a group of its own (before the transaction's own group,
