@@ -365,10 +365,10 @@ class FakeMaster:
         the new identity is served: ``server_id`` (default: the same) and ``store`` (default:
         the same binlog; for a failover, a store with the same domain and new file names and
         positions). Kept, a store that can (``restart()`` of a memory store) ends its file with
-        STOP and starts the next one, as a restarted MariaDB does, written with the new server
-        id. A store that cannot (a directory) must already say the new server id in its last
-        file: ConfigError otherwise (after the connections were closed). Global variables set by
-        clients are reset, as by a restart."""
+        STOP (with the old server id) and starts the next one with the new server id, as a
+        restarted MariaDB does. A store that cannot (a directory) must already say the new
+        server id in its last file: ConfigError otherwise (after the connections were closed).
+        Global variables set by clients are reset, as by a restart."""
         if self._server is None:
             raise RuntimeError("the fake master is not running")
         for connection in list(self._connections.values()):
@@ -379,10 +379,12 @@ class FakeMaster:
             restart_binlog = getattr(self.store, "restart", None)
             if callable(restart_binlog):
                 if server_id is not None and hasattr(self.store, "server_id"):
-                    # The new file (its FORMAT_DESCRIPTION) and the next transactions carry
-                    # the new server id, as a primary restarted with another one writes.
-                    self.store.server_id = server_id
-                restart_binlog()
+                    # The STOP that ends the file carries the old server id (the server that
+                    # stopped wrote it); the new file (its FORMAT_DESCRIPTION) and the next
+                    # transactions the new one, as a primary restarted with another id writes.
+                    restart_binlog(server_id=server_id)
+                else:
+                    restart_binlog()
         else:
             if self._unsubscribe is not None:
                 self._unsubscribe()

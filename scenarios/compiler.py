@@ -12,6 +12,32 @@ Per transaction that changes rows (InnoDB: :func:`scenarios.sql.transaction_sql`
         with STMT_END
     XID
 
+Per DDL statement (:class:`~scenarios.history.Ddl`): GTID (flags2 STANDALONE|ALLOW_PARALLEL|DDL)
+and the statement's QUERY event (:func:`ddl_query_event`); the table it creates, alters,
+truncates or renames gets a new table id (the server opens a new table share).
+
+A change of a non-transactional table (``ENGINE=MyISAM``) is written when its statement ends,
+in a group of its own: GTID (flags2 ALLOW_PARALLEL only), its ANNOTATE_ROWS, TABLE_MAP and rows
+events, and a ``COMMIT`` QUERY event; so it comes before the group of the transaction it is
+in, and that group (written at COMMIT) loses the TRANSACTIONAL flag (the transaction modified
+a non-transactional table).
+
+An XA transaction prepared (``XA PREPARE``): GTID (flags2 PREPARED_XA|TRANSACTIONAL|
+ALLOW_PARALLEL, the xid, flags_extra MULTI_ENGINE with extra_engines 255), its statements,
+``XA END xid`` (a QUERY) and XA_PREPARE; its ``XA COMMIT``/``XA ROLLBACK`` later: GTID (flags2
+COMPLETED_XA|TRANSACTIONAL|ALLOW_PARALLEL|STANDALONE, the xid) and the statement's QUERY, the
+xid written ``X'gtrid',X'bqual',formatID``. (A prepared XA changes rows: see
+:meth:`~scenarios.history.Scenario.xa_transaction`.) ``XA COMMIT ... ONE PHASE`` is written as any transaction (GTID ... XID).
+
+A restart (:class:`~scenarios.history.Restart`) ends the file with STOP (the old server id)
+and starts the next with the server id and settings it comes back with; table ids are handed
+out again from the first as tables are opened. An idle period moves the timestamps of what
+follows.
+
+With ``rows_event_version=2`` the rows events are MySQL's v2 ones (types 30-32, an empty
+extra-data block), split the same way counting their longer header; compiled only (no MariaDB
+writes them; a MariaDB replica and python-mysql-replication read them).
+
 Row images follow ``binlog_row_image`` (MariaDB's ``TABLE::mark_columns_per_binlog_row_image``
 and ``binlog_prepare_row_images``): FULL every column; MINIMAL the key in before images, the
 columns an INSERT names or an UPDATE sets in after images; NOBLOB every column but TEXT/BLOB in
@@ -50,12 +76,15 @@ from fakemaster.constants import (
     MARIADB_POST_HEADER_LENGTHS,
     EventFlag,
     EventType,
+    GtidExtraFlag,
     GtidFlag,
     OptionalMetadata,
+    QueryStatus,
     RowsFlag,
     TableMapFlag,
 )
 from fakemaster.context import BinlogContext
+from fakemaster.demo import DEFAULT_SQL_MODE_BITS, QUERY_FLAGS2, THREAD_ID
 from fakemaster.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
@@ -63,27 +92,40 @@ from fakemaster.events import (
     Gtid,
     GtidEvent,
     MetadataField,
+    QueryEvent,
     RowsEvent,
+    StatusVar,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
+    XaPrepareEvent,
+    XaXid,
     XidEvent,
 )
+from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.values import ABSENT
+from scenarios.ddl import AlterTable, CreateTable, DropTable, TruncateTable
 from scenarios.history import (
     Change,
+    Ddl,
     Delete,
+    Idle,
     Insert,
+    Restart,
     Rotate,
     Row,
     Scenario,
+    SetSettings,
     Settings,
+    Step,
     Transaction,
     Update,
+    XaEnd,
+    xa_text,
 )
-from scenarios.schema import INTEGER_RANGES, Table
-from scenarios.sql import statement_sql
+from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
+from scenarios.sql import SESSION_TIME_ZONE, statement_sql
 from scenarios.values import python_codec
 
 __all__ = [
@@ -91,19 +133,31 @@ __all__ = [
     "TRANSACTION_FLAGS2",
     "CompileOptions",
     "CompiledTransaction",
+    "DDL_FLAGS2",
+    "NON_TRANSACTIONAL_FLAGS2",
+    "XA_END_FLAGS2",
+    "XA_PREPARE_EXTRA_ENGINES",
+    "XA_PREPARE_FLAGS2",
+    "commit_query_event",
+    "session_query_event",
+    "statement_uses_time_zone",
     "binlog_files",
     "codec_row",
+    "compile_groups",
     "compile_scenario",
+    "ddl_query_event",
     "flatten",
     "rows_events",
     "image_columns",
     "optional_metadata",
     "table_map_event",
     "to_store",
+    "write_step",
 ]
 
 # Rows_log_event::get_data_size counts the v1 post-header (table id 6, flags 2).
 ROWS_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V1 - 1]
+ROWS_V2_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V2 - 1]
 TRANSACTION_FLAGS2 = GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
 
 EventT = TypeVar("EventT", bound=Event)
@@ -123,10 +177,11 @@ class CompileOptions:
 
 @dataclass(frozen=True)
 class CompiledTransaction:
-    """A transaction's events (GTID first); empty when it changes no row (then it has no
-    GTID either)."""
+    """An event group of a transaction (or a DDL statement), GTID first; empty when the
+    transaction changes no row (then it has no GTID either). A transaction that changes
+    non-transactional tables has several groups (one per such statement, then its own)."""
 
-    transaction: Transaction
+    transaction: Transaction | Ddl | XaEnd
     gtid: Gtid | None
     events: tuple[Event, ...]
 
@@ -214,6 +269,8 @@ class _TableFacts:
     """What the row images of a table need, worked out once per table (not per row)."""
 
     table: Table
+    qualified: str
+    transactional: bool
     width: int
     key: tuple[int, ...]
     every: tuple[int, ...]
@@ -247,6 +304,8 @@ def _facts(table: Table) -> _TableFacts:
     columns = table.columns
     found = _TableFacts(
         table=table,
+        qualified=table.qualified,
+        transactional=table.transactional,
         width=table.width,
         key=key,
         every=every,
@@ -431,7 +490,10 @@ def rows_events(
         for before, _ in logged:
             assert before is not None
             images.append(_codec_row(facts, before, keep_before, signed))
-    overhead = ROWS_POST_HEADER + facts.width_size + bitmaps * facts.bitmap_size
+    version = settings.rows_event_version
+    # v2: a longer post-header and the 2 bytes of the (empty) extra data's length.
+    post_header = ROWS_POST_HEADER if version == 1 else ROWS_V2_POST_HEADER + 2
+    overhead = post_header + facts.width_size + bitmaps * facts.bitmap_size
     limit = settings.binlog_row_event_max_size
     compressing = settings.log_bin_compress
     min_len = settings.log_bin_compress_min_len
@@ -478,6 +540,7 @@ def rows_events(
                 columns_present_after=after_bitmap,
                 rows=tuple(group),
                 compressed=compressed,
+                version=version,
             )
         else:
             event = kind(
@@ -489,12 +552,85 @@ def rows_events(
                 columns_present=columns_present,
                 rows=tuple(group),
                 compressed=compressed,
+                version=version,
             )
         if id_bytes is not None:
             assert bodies is not None
             bodies[id(event)] = rows_body(event, b"".join(encoded_rows), id_bytes)
         events.append(event)
     return events
+
+
+# --- DDL ---------------------------------------------------------------------------------------
+
+DDL_FLAGS2 = GtidFlag.STANDALONE | GtidFlag.ALLOW_PARALLEL | GtidFlag.DDL
+NON_TRANSACTIONAL_FLAGS2 = int(GtidFlag.ALLOW_PARALLEL)
+XA_PREPARE_FLAGS2 = GtidFlag.PREPARED_XA | GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
+XA_END_FLAGS2 = (
+    GtidFlag.COMPLETED_XA | GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL | GtidFlag.STANDALONE
+)
+# What 10.11 writes in an XA PREPARE group's GTID: flags_extra MULTI_ENGINE with this count.
+XA_PREPARE_EXTRA_ENGINES = 255
+# The status variables of the session's QUERY events (pymysql's utf8mb4 connection, no default
+# database, the default sql_mode).
+_SESSION_STATUS = (
+    StatusVar(QueryStatus.FLAGS2, QUERY_FLAGS2),
+    StatusVar(QueryStatus.SQL_MODE, DEFAULT_SQL_MODE_BITS),
+    StatusVar(QueryStatus.CATALOG_NZ, b"std"),
+    StatusVar(QueryStatus.CHARSET, (UTF8MB4_GENERAL_CI,) * 3),
+)
+
+
+def _uses_time_zone(step: Ddl) -> bool:
+    """A CREATE or ALTER TABLE whose table has a TIMESTAMP column with a literal DEFAULT: the
+    server converts the default in the session's time zone, and logs that zone (Q_TIME_ZONE)."""
+    if not isinstance(step.statement, CreateTable | AlterTable) or step.after is None:
+        return False
+    return any(
+        column.type == "timestamp" and column.default not in (NO_DEFAULT, None)
+        for column in step.after.columns
+    )
+
+
+def ddl_query_event(
+    step: Ddl,
+    xid: int,
+    settings: Settings | None = None,
+    *,
+    server_id: int = 1,
+    timestamp: int = 0,
+) -> QueryEvent:
+    """The QUERY event of a DDL statement as MariaDB 10.11 logs it from a session with no
+    default database: the session's FLAGS2, SQL_MODE, catalog and utf8mb4 charsets, then
+    ``Q_XID`` (``xid``) for the statements logged with an XID (all but TRUNCATE). DROP TABLE is
+    logged as the server rewrites it (names quoted, ``/* generated by server */``), with the
+    THREAD_SPECIFIC flag. A CREATE or ALTER TABLE of a table with a TIMESTAMP column that has a
+    literal DEFAULT also carries the session's time zone (``Q_TIME_ZONE``, before ``Q_XID``). With ``log_bin_compress`` (``settings``) a statement at least
+    ``log_bin_compress_min_len`` long is a QUERY_COMPRESSED event (the session's COMMIT and XA
+    statements never are)."""
+    status = list(_SESSION_STATUS)
+    if _uses_time_zone(step):
+        status.append(StatusVar(QueryStatus.TIME_ZONE, SESSION_TIME_ZONE.encode()))
+    if not isinstance(step.statement, TruncateTable):
+        status.append(StatusVar(QueryStatus.XID, xid))
+    query = step.sql
+    flags = 0
+    if isinstance(step.statement, DropTable):
+        query += " /* generated by server */"
+        flags = EventFlag.THREAD_SPECIFIC
+    text = query.encode()
+    compressed = bool(
+        settings and settings.log_bin_compress and len(text) >= settings.log_bin_compress_min_len
+    )
+    return QueryEvent(
+        timestamp=timestamp,
+        server_id=server_id,
+        flags=flags,
+        thread_id=THREAD_ID,
+        status_vars=tuple(status),
+        query=text,
+        compressed=compressed,
+    )
 
 
 # --- whole scenarios --------------------------------------------------------------------------
@@ -542,26 +678,60 @@ def _gc_paused(function: Callable[_Params, _Result]) -> Callable[_Params, _Resul
     return paused
 
 
-def _table_ids(scenario: Scenario, options: CompileOptions) -> dict[str, int]:
-    ids: dict[str, int] = {}
-    next_id = options.first_table_id
-    for name in scenario.tables:
-        if name in options.table_ids:
-            ids[name] = options.table_ids[name]
+class _TableIds:
+    """Table ids as the server hands them out: one per table share, a new one when a DDL
+    statement makes a new share (CREATE, ALTER, TRUNCATE, RENAME); ``options.table_ids`` fixes
+    the first id of a table by name."""
+
+    def __init__(self, scenario: Scenario, options: CompileOptions) -> None:
+        self.fixed = dict(options.table_ids)
+        self.taken = set(self.fixed.values())
+        self.first_id = self.next_id = options.first_table_id
+        self.ids: dict[str, int] = {}
+        self.maps: dict[tuple[int, str], TableMapEvent] = {}
+        for name in scenario.initial_tables:
+            self.new(name)
+
+    def restart(self) -> None:
+        """After a restart no table is open: ids are handed out again from the first, as
+        tables are opened (their next TABLE_MAP, or a DDL statement)."""
+        self.ids.clear()
+        self.maps.clear()
+        self.taken = set()
+        self.next_id = self.first_id
+
+    def new(self, name: str) -> None:
+        if name in self.fixed:
+            number = self.fixed.pop(name)
         else:
-            while next_id in options.table_ids.values() or next_id in ids.values():
-                next_id += 1
-            ids[name] = next_id
-            next_id += 1
-    return ids
+            while self.next_id in self.taken:
+                self.next_id += 1
+            number = self.next_id
+        self.taken.add(number)
+        self.ids[name] = number
+
+    def table_map(
+        self, table: Table, settings: Settings, qualified: str | None = None
+    ) -> TableMapEvent:
+        """The TABLE_MAP of ``table`` (named ``qualified``, its qualified name) as it is open."""
+        name = table.qualified if qualified is None else qualified
+        number = self.ids.get(name)
+        if number is None:
+            self.new(name)
+            number = self.ids[name]
+        key = (number, settings.binlog_row_metadata)
+        found = self.maps.get(key)
+        if found is None:
+            found = self.maps[key] = table_map_event(table, number, settings)
+        return found
 
 
 @_gc_paused
 def compile_scenario(
     scenario: Scenario, options: CompileOptions | None = None
 ) -> list[CompiledTransaction]:
-    """Every transaction of ``scenario`` as the events a MariaDB 10.11 primary writes for it
-    (headers' log_pos left 0: a file or a store places them)."""
+    """Every transaction and DDL statement of ``scenario`` (in order) as the events a MariaDB
+    10.11 primary writes for it (headers' log_pos left 0: a file or a store places them)."""
     return _compile(scenario, options, None)
 
 
@@ -569,62 +739,179 @@ def _compile(
     scenario: Scenario, options: CompileOptions | None, bodies: dict[int, bytes] | None
 ) -> list[CompiledTransaction]:
     """:func:`compile_scenario`; with ``bodies``, also the encoded bodies of the TABLE_MAP
-    and rows events, by ``id(event)`` (see :func:`rows_events`)."""
+    and rows events, by ``id(event)`` (see :func:`rows_events`). Every event is built with
+    its group's server id and timestamp (no pass stamping them afterwards)."""
     options = options or CompileOptions()
-    settings = scenario.settings
-    ids = _table_ids(scenario, options)
-    maps = {
-        name: table_map_event(table, ids[name], settings) for name, table in scenario.tables.items()
-    }
+    settings = scenario.initial_settings
+    ids = _TableIds(scenario, options)
     last_seq: dict[int, int] = {}
     for gtid in scenario.gtid_state:
         last_seq[gtid.domain_id] = max(last_seq.get(gtid.domain_id, 0), gtid.seq_no)
     xid = options.first_xid
     stamp = options.timestamp
     compiled: list[CompiledTransaction] = []
-    stamped_maps: dict[tuple[int, int], tuple[TableMapEvent, TableMapEvent]] = {}
-    for transaction in scenario.transactions:
-        body: list[Event] = []
-        server = transaction.server_id
-        for change in transaction.changes:
+    # TABLE_MAP events with a group's server id and timestamp, by (TABLE_MAP, server, stamp)
+    stamped_maps: dict[tuple[int, int, int], tuple[TableMapEvent, TableMapEvent]] = {}
+
+    def group(
+        step: Transaction | Ddl | XaEnd,
+        body: list[Event],
+        flags2: int,
+        xa: XaXid | None = None,
+        prepare: bool = False,
+    ) -> None:
+        """The group of ``body`` (its events built stamped) after its GTID event."""
+        seq = last_seq.get(step.domain_id, 0) + 1
+        last_seq[step.domain_id] = seq
+        server = step.server_id
+        gtid_event = GtidEvent(
+            timestamp=stamp,
+            server_id=server,
+            flags=EventFlag.SUPPRESS_USE,
+            seq_no=seq,
+            domain_id=step.domain_id,
+            flags2=flags2,
+            xid=xa,
+            flags_extra=GtidExtraFlag.MULTI_ENGINE if prepare else 0,
+            extra_engines=XA_PREPARE_EXTRA_ENGINES if prepare else None,
+        )
+        compiled.append(
+            CompiledTransaction(step, Gtid(step.domain_id, server, seq), (gtid_event, *body))
+        )
+
+    for step in scenario.steps:
+        if isinstance(step, SetSettings):
+            settings = step.settings
+            continue
+        if isinstance(step, Restart):
+            settings = step.settings
+            ids.restart()
+            continue
+        if isinstance(step, Idle):
+            stamp += step.seconds
+            continue
+        if isinstance(step, Rotate):
+            continue
+        server = step.server_id
+        if isinstance(step, Ddl):
+            body: list[Event] = [
+                ddl_query_event(step, xid, settings, server_id=server, timestamp=stamp)
+            ]
+            xid += 1
+            if step.after is not None and not isinstance(step.statement, DropTable):
+                ids.new(step.after.qualified)
+            group(step, body, DDL_FLAGS2)
+            continue
+        if isinstance(step, XaEnd):
+            assert step.transaction.xa is not None
+            verb = "COMMIT" if step.commit else "ROLLBACK"
+            query = f"XA {verb} {xa_text(step.transaction.xa)}"
+            end = session_query_event(query, server_id=server, timestamp=stamp)
+            group(step, [end], XA_END_FLAGS2, step.transaction.xa)
+            continue
+        body = []
+        non_transactional = False
+        for change in step.changes:
+            facts = _facts(change.table)
             table_map = _stamped_map(
-                stamped_maps, maps[change.table.qualified], server, stamp, bodies
+                stamped_maps,
+                ids.table_map(change.table, settings, facts.qualified),
+                server,
+                stamp,
+                bodies,
             )
             events = rows_events(
                 change, table_map, settings, server_id=server, timestamp=stamp, bodies=bodies
             )
             if not events:
                 continue
+            statement: list[Event] = []
             if settings.binlog_annotate_row_events:
-                body.append(
+                statement.append(
                     AnnotateRowsEvent(
                         timestamp=stamp,
                         server_id=server,
                         query=statement_sql(change).encode(),
                     )
                 )
-            body.append(table_map)
-            body += events
-        if not body:
-            compiled.append(CompiledTransaction(transaction, None, ()))
-            continue
-        seq = last_seq.get(transaction.domain_id, 0) + 1
-        last_seq[transaction.domain_id] = seq
-        gtid_event = GtidEvent(
-            timestamp=stamp,
-            server_id=server,
-            flags=EventFlag.SUPPRESS_USE,
-            seq_no=seq,
-            domain_id=transaction.domain_id,
-            flags2=TRANSACTION_FLAGS2,
-        )
-        body.append(XidEvent(timestamp=stamp, server_id=server, xid=xid))
-        xid += 1
-        events_out = (gtid_event, *body)
-        compiled.append(
-            CompiledTransaction(transaction, Gtid(transaction.domain_id, server, seq), events_out)
-        )
+            statement.append(table_map)
+            statement += events
+            if facts.transactional:
+                body += statement
+            else:
+                # Written at once, in a group of its own (before the transaction's own group,
+                # which is written at COMMIT and is no longer flagged TRANSACTIONAL).
+                non_transactional = True
+                commit = commit_query_event(
+                    statement_uses_time_zone(change), server_id=server, timestamp=stamp
+                )
+                group(step, [*statement, commit], NON_TRANSACTIONAL_FLAGS2)
+        if body and step.prepared:
+            assert step.xa is not None
+            body.append(
+                session_query_event(f"XA END {xa_text(step.xa)}", server_id=server, timestamp=stamp)
+            )
+            body.append(
+                XaPrepareEvent(timestamp=stamp, server_id=server, one_phase=False, xid=step.xa)
+            )
+            group(step, body, XA_PREPARE_FLAGS2, step.xa, prepare=True)
+        elif body:
+            body.append(XidEvent(timestamp=stamp, server_id=server, xid=xid))
+            xid += 1
+            flags2 = NON_TRANSACTIONAL_FLAGS2 if non_transactional else TRANSACTION_FLAGS2
+            group(step, body, flags2)
+        elif not non_transactional:
+            compiled.append(CompiledTransaction(step, None, ()))
     return compiled
+
+
+def session_query_event(query: str, *, server_id: int = 1, timestamp: int = 0) -> QueryEvent:
+    """A QUERY event the server writes for the session inside a group (``COMMIT`` of a
+    non-transactional table's changes, ``XA END``, ``XA COMMIT``/``XA ROLLBACK``), its header
+    with ``server_id`` and ``timestamp``."""
+    return QueryEvent(
+        timestamp=timestamp,
+        server_id=server_id,
+        flags=EventFlag.SUPPRESS_USE,
+        thread_id=THREAD_ID,
+        status_vars=_SESSION_STATUS,
+        query=query.encode(),
+    )
+
+
+_TIME_ZONE_STATUS = StatusVar(QueryStatus.TIME_ZONE, SESSION_TIME_ZONE.encode())
+_COMMIT_STATUS = {False: _SESSION_STATUS, True: (*_SESSION_STATUS, _TIME_ZONE_STATUS)}
+
+
+def commit_query_event(
+    time_zone: bool = False, *, server_id: int = 1, timestamp: int = 0
+) -> QueryEvent:
+    """The ``COMMIT`` QUERY event that ends a group of a non-transactional table's changes;
+    with ``time_zone`` when the statement used the session's time zone (Q_TIME_ZONE, see
+    :func:`statement_uses_time_zone`); its header with ``server_id`` and ``timestamp``."""
+    return QueryEvent(
+        timestamp=timestamp,
+        server_id=server_id,
+        flags=EventFlag.SUPPRESS_USE,
+        thread_id=THREAD_ID,
+        status_vars=_COMMIT_STATUS[time_zone],
+        query=b"COMMIT",
+    )
+
+
+def statement_uses_time_zone(change: Change) -> bool:
+    """Whether the statement of ``change`` converts a TIMESTAMP literal in the session's time
+    zone: a non-NULL TIMESTAMP value it inserts or sets, or that its WHERE names (the key, or
+    every column of a table without one). A default taken is no literal."""
+    table = change.table
+    if isinstance(change, Insert):
+        named = [(p, row[p]) for row in change.rows for p in change.given]
+    else:
+        where = table.key or range(table.width)
+        named = [(p, change.before[p]) for p in where]
+        if isinstance(change, Update):
+            named += [(p, change.after[p]) for p in change.assigned]
+    return any(table.columns[p].type == "timestamp" and v is not None for p, v in named)
 
 
 def _stamped(event: EventT, server_id: int, timestamp: int) -> EventT:
@@ -632,23 +919,87 @@ def _stamped(event: EventT, server_id: int, timestamp: int) -> EventT:
 
 
 def _stamped_map(
-    stamped: dict[tuple[int, int], tuple[TableMapEvent, TableMapEvent]],
+    stamped: dict[tuple[int, int, int], tuple[TableMapEvent, TableMapEvent]],
     table_map: TableMapEvent,
     server_id: int,
     timestamp: int,
     bodies: dict[int, bytes] | None,
 ) -> TableMapEvent:
-    """``table_map`` with the transaction's server id and the timestamp, made once per
-    TABLE_MAP and server id (the transactions of a server share it); its encoded body goes
-    into ``bodies``."""
-    entry = stamped.get((id(table_map), server_id))
+    """``table_map`` with the group's server id and timestamp, made once per TABLE_MAP, server
+    id and timestamp (the groups of a server between two idle periods share it); its encoded
+    body goes into ``bodies``."""
+    key = (id(table_map), server_id, timestamp)
+    entry = stamped.get(key)
     if entry is not None and entry[0] is table_map:
         return entry[1]
     copy = _stamped(table_map, server_id, timestamp)
-    stamped[(id(table_map), server_id)] = (table_map, copy)
+    stamped[key] = (table_map, copy)
     if bodies is not None:
         bodies[id(copy)] = encode_body(copy, BinlogContext())
     return copy
+
+
+@_gc_paused
+def compile_groups(
+    scenario: Scenario, options: CompileOptions | None = None
+) -> tuple[dict[int, list[CompiledTransaction]], dict[int, bytes]]:
+    """The compiled scenario as :func:`write_step` takes it: the event groups of each
+    transaction, DDL statement and XA COMMIT/ROLLBACK by ``id(step)`` (in order), and the
+    encoded bodies of their TABLE_MAP and rows events by ``id(event)``."""
+    bodies: dict[int, bytes] = {}
+    by_step: dict[int, list[CompiledTransaction]] = {}
+    for item in _compile(scenario, options, bodies):
+        by_step.setdefault(id(item.transaction), []).append(item)
+    return by_step, bodies
+
+
+def write_step(
+    store: MemoryBinlogStore,
+    step: Step,
+    groups: Sequence[CompiledTransaction] = (),
+    *,
+    bodies: Mapping[int, bytes] | None = None,
+    idle: Callable[[int], None] | None = None,
+) -> None:
+    """Write one step of a scenario into ``store``: a rotation; settings changed (a new file
+    when ``binlog_checksum`` is set, with that checksum); a restart (STOP with the old server
+    id, a new file with the settings and server id it comes back with); an idle period
+    (``idle(seconds)``, which moves the clock of the store on, if given); or the event groups
+    ``groups`` compiled for a transaction, DDL statement or XA COMMIT/ROLLBACK, with the
+    ``bodies`` :func:`compile_groups` encoded (an XA PREPARE group, whose GTID has flags_extra
+    that :meth:`~fakemaster.store.MemoryBinlogStore.append_transaction` does not write, is
+    appended as it is, every event encoded by the store)."""
+    if isinstance(step, Rotate):
+        store.rotate()
+    elif isinstance(step, SetSettings):
+        if step.rotates:
+            store.checksum = step.settings.binlog_checksum
+            store.rotate()
+    elif isinstance(step, Restart):
+        store.checksum = step.settings.binlog_checksum
+        store.restart(server_id=step.settings.server_id)
+    elif isinstance(step, Idle):
+        if idle is not None:
+            idle(step.seconds)
+    for item in groups:
+        if item.gtid is None:
+            continue
+        gtid_event = item.events[0]
+        assert isinstance(gtid_event, GtidEvent)
+        if gtid_event.flags_extra:
+            store.append(item.events, stamp=False)
+            continue
+        body = item.events[1:]
+        store.append_transaction(
+            body,
+            domain_id=item.gtid.domain_id,
+            server_id=item.gtid.server_id,
+            seq_no=item.gtid.seq_no,
+            flags2=gtid_event.flags2,
+            xid=gtid_event.xid,
+            timestamp=gtid_event.timestamp,
+            bodies=None if bodies is None else [bodies.get(id(event)) for event in body],
+        )
 
 
 @_gc_paused
@@ -660,40 +1011,28 @@ def to_store(
     clock: Callable[[], float] | None = None,
 ) -> MemoryBinlogStore:
     """The compiled scenario written into a memory store (a new one with the scenario's
-    settings, or ``store``), one event group per transaction that changes rows, a new file at
-    each rotation; what fakemaster serves."""
+    settings, or ``store``), step by step (:func:`write_step`); what fakemaster serves. The
+    clock of a new store without ``clock`` is ``options.timestamp``, moved on by idle
+    periods."""
     options = options or CompileOptions()
-    settings = scenario.settings
+    settings = scenario.initial_settings
+    now = [options.timestamp]
+
+    def idle(seconds: int) -> None:
+        now[0] += seconds
+
     if store is None:
         store = MemoryBinlogStore(
             server_id=settings.server_id,
             server_version=settings.server_version,
             checksum=settings.binlog_checksum,
             domain_id=settings.gtid_domain_id,
-            clock=clock or (lambda: float(options.timestamp)),
+            clock=clock or (lambda: float(now[0])),
             initial_state=scenario.gtid_state,
         )
-    bodies: dict[int, bytes] = {}
-    compiled = iter(_compile(scenario, options, bodies))
+    by_step, bodies = compile_groups(scenario, options)
     for step in scenario.steps:
-        if isinstance(step, Rotate):
-            store.rotate()
-            continue
-        item = next(compiled)
-        if item.gtid is None:
-            continue
-        gtid_event = item.events[0]
-        assert isinstance(gtid_event, GtidEvent)
-        body = item.events[1:]
-        store.append_transaction(
-            body,
-            domain_id=item.gtid.domain_id,
-            server_id=item.gtid.server_id,
-            seq_no=item.gtid.seq_no,
-            flags2=gtid_event.flags2,
-            timestamp=gtid_event.timestamp,
-            bodies=[bodies.get(id(event)) for event in body],
-        )
+        write_step(store, step, by_step.get(id(step), ()), bodies=bodies, idle=idle)
     return store
 
 

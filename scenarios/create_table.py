@@ -16,6 +16,18 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from scenarios.ddl import (
+    AddColumn,
+    Alteration,
+    AlterTable,
+    CreateTable,
+    DdlStatement,
+    DropColumn,
+    DropTable,
+    ModifyColumn,
+    RenameTable,
+    TruncateTable,
+)
 from scenarios.errors import SchemaError
 from scenarios.schema import (
     _ALIASES,
@@ -29,7 +41,7 @@ from scenarios.schema import (
     make_column,
 )
 
-__all__ = ["Token", "parse_column_type", "parse_create_table", "tokenize"]
+__all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _PUNCT = frozenset("(),.=;")
@@ -233,6 +245,82 @@ class _Parser:
             raise self.fail("a whole column (key prefixes are not modelled)")
         self.accept("ASC", "DESC")
         return name
+
+    # --- DDL statements ------------------------------------------------------------------
+
+    def table_name(self, database: str | None) -> tuple[str, str]:
+        first = self.name()
+        if self.accept_punct("."):
+            return first, self.name()
+        if database is None:
+            raise SchemaError(f"table {first}: no database (qualify the name or give one)")
+        return database, first
+
+    def _end(self) -> None:
+        self.accept_punct(";")
+        if self.peek() is not None:
+            raise self.fail("the end of the statement")
+
+    def ddl(self, database: str | None) -> DdlStatement:
+        if self.is_word("CREATE"):
+            return CreateTable(self.create_table(database))
+        if self.accept("ALTER"):
+            self.expect("TABLE")
+            db, name = self.table_name(database)
+            alterations = [self.alteration(f"{db}.{name}")]
+            while self.accept_punct(","):
+                alterations.append(self.alteration(f"{db}.{name}"))
+            self._end()
+            return AlterTable(db, name, tuple(alterations))
+        if self.accept("DROP"):
+            self.expect("TABLE")
+            db, name = self.table_name(database)
+            self._end()
+            return DropTable(db, name)
+        if self.accept("TRUNCATE"):
+            self.accept("TABLE")
+            db, name = self.table_name(database)
+            self._end()
+            return TruncateTable(db, name)
+        if self.accept("RENAME"):
+            self.expect("TABLE")
+            db, name = self.table_name(database)
+            self.expect("TO")
+            new_db, new_name = self.table_name(database)
+            self._end()
+            return RenameTable(db, name, new_db, new_name)
+        raise self.fail("CREATE TABLE, ALTER TABLE, DROP TABLE, TRUNCATE or RENAME TABLE")
+
+    def _place(self) -> tuple[bool, str | None]:
+        if self.accept("FIRST"):
+            return True, None
+        if self.accept("AFTER"):
+            return False, self.name()
+        return False, None
+
+    def _column_definition(self, table: str) -> Column:
+        name = self.name()
+        fields = self.column_type()
+        options = self.column_options()
+        if options.get("primary") or options.get("unique"):
+            raise SchemaError(f"ALTER TABLE {table}: {name}: keys are not altered")
+        return _column(name, fields, options, DEFAULT_COLLATION, table)
+
+    def alteration(self, table: str) -> Alteration:
+        if self.accept("ADD"):
+            self.accept("COLUMN")
+            column = self._column_definition(table)
+            first, after = self._place()
+            return AddColumn(column, first, after)
+        if self.accept("DROP"):
+            self.accept("COLUMN")
+            return DropColumn(self.name())
+        if self.accept("MODIFY"):
+            self.accept("COLUMN")
+            column = self._column_definition(table)
+            first, after = self._place()
+            return ModifyColumn(column, first, after)
+        raise self.fail("ADD, DROP or MODIFY [COLUMN]")
 
     # --- CREATE TABLE --------------------------------------------------------------------
 
@@ -568,3 +656,11 @@ def parse_column_type(text: str) -> dict[str, Any]:
         raise SchemaError(f"type {text!r}: give {sorted(extra)} as keyword arguments")
     fields.pop("length_hint", None)
     return {**fields, **options}
+
+
+def parse_ddl(text: str, database: str | None = None) -> DdlStatement:
+    """The statement ``text`` is (CREATE TABLE, ALTER TABLE with ADD/DROP/MODIFY [COLUMN] and
+    FIRST/AFTER, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
+    unqualified names. A column an ALTER adds or modifies without a character set takes
+    utf8mb4_general_ci (the table's own default is not known from the table)."""
+    return _Parser(text).ddl(database)

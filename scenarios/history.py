@@ -28,8 +28,10 @@ takes no GTID, as on a real server.
 
 :meth:`Scenario.rotate` puts a rotation (``FLUSH BINARY LOGS``) between transactions:
 ``scenario.steps`` holds both kinds of steps in order. :class:`Settings` mirror the server
-variables of the binlog; more (DDL, XA, restarts, non-transactional tables) will be further
-kinds of steps.
+variables of the binlog. DDL statements (:meth:`Scenario.ddl`, :meth:`Scenario.alter_table`,
+``create_table`` after the first step, ``drop_table``, ``truncate_table``, ``rename_table``) are
+steps too (:class:`Ddl`): the rows of a change always have the schema of their table at that
+point.
 """
 
 from __future__ import annotations
@@ -39,30 +41,50 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from fakemaster.events import Gtid
+from fakemaster.events import Gtid, XaXid
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
-from scenarios.create_table import parse_create_table
-from scenarios.errors import HistoryError, ScenarioError
+from scenarios.create_table import parse_create_table, parse_ddl
+from scenarios.ddl import (
+    Alteration,
+    AlterTable,
+    CreateTable,
+    DdlStatement,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+    altered,
+    renamed,
+)
+from scenarios.errors import HistoryError, ScenarioError, SchemaError
 from scenarios.schema import NO_DEFAULT, Table
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
 
 __all__ = [
     "ROW_IMAGES",
+    "Idle",
+    "Restart",
     "ROW_METADATA",
     "DEFAULT_SERVER_VERSION",
     "Change",
     "Contents",
+    "Ddl",
     "Delete",
     "Insert",
     "Rotate",
     "Row",
     "Scenario",
+    "SETTABLE",
+    "SetSettings",
     "Settings",
     "Step",
     "Transaction",
     "TransactionBuilder",
     "Update",
+    "XaEnd",
+    "apply_ddl",
+    "xa_text",
+    "xa_xid",
 ]
 
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
@@ -86,8 +108,15 @@ class Settings:
     server_id: int = 1
     gtid_domain_id: int = 0
     server_version: str = DEFAULT_SERVER_VERSION
+    # 1: MariaDB's rows events (v1); 2: MySQL-flavoured v2 rows events (WRITE/UPDATE/
+    # DELETE_ROWS 30-32; compiled only: no MariaDB writes them).
+    rows_event_version: int = 1
 
     def __post_init__(self) -> None:
+        if self.rows_event_version not in (1, 2):
+            raise ScenarioError("rows_event_version is 1 (MariaDB) or 2 (MySQL v2 rows events)")
+        if self.rows_event_version == 2 and self.log_bin_compress:
+            raise ScenarioError("MySQL v2 rows events are not compressed (log_bin_compress)")
         if self.binlog_row_image not in ROW_IMAGES:
             raise ScenarioError(f"binlog_row_image is one of {ROW_IMAGES}")
         if self.binlog_row_metadata not in ROW_METADATA:
@@ -151,6 +180,16 @@ class Transaction:
     changes: tuple[Change, ...]
     domain_id: int = 0
     server_id: int = 1
+    # An XA transaction (XA START ... XA END): prepared (XA PREPARE; its changes count from
+    # its XaEnd's XA COMMIT on), or committed at once with ``one_phase`` (XA COMMIT ... ONE
+    # PHASE, written as any transaction).
+    xa: XaXid | None = None
+    one_phase: bool = False
+
+    @property
+    def prepared(self) -> bool:
+        """An XA PREPARE: the changes are not the tables' until an :class:`XaEnd` commits."""
+        return self.xa is not None and not self.one_phase
 
     @property
     def writes_rows(self) -> bool:
@@ -158,11 +197,152 @@ class Transaction:
 
 
 @dataclass(frozen=True, slots=True)
+class XaEnd:
+    """``XA COMMIT`` or ``XA ROLLBACK`` of a prepared XA transaction (from any session: the
+    GTID domain and server id are this statement's)."""
+
+    transaction: Transaction
+    commit: bool
+    domain_id: int = 0
+    server_id: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class Rotate:
     """``FLUSH BINARY LOGS`` between transactions: the binlog goes on in a new file."""
 
 
-Step = Transaction | Rotate
+@dataclass(frozen=True, slots=True)
+class Ddl:
+    """One DDL statement: its own event group (a standalone GTID and the statement's QUERY
+    event). ``before`` is the table it acts on as it was (None for CREATE TABLE), ``after`` the
+    table it leaves (None for DROP TABLE); for an ALTER, ``sources`` gives for each column of
+    ``after`` its position in ``before`` (None: added, the rows take its default)."""
+
+    statement: DdlStatement
+    before: Table | None
+    after: Table | None
+    sources: tuple[int | None, ...] = ()
+    domain_id: int = 0
+    server_id: int = 1
+
+    @property
+    def sql(self) -> str:
+        """The statement as it is run (and logged: DROP TABLE is logged as the server rewrites
+        it, see :mod:`scenarios.compiler`)."""
+        from scenarios.sql import ddl_sql
+
+        return ddl_sql(self.statement)
+
+
+# The settings a history may change between steps, and the scope of the variable that does.
+SETTABLE = {
+    "binlog_row_image": "SESSION",
+    "binlog_annotate_row_events": "SESSION",
+    "binlog_row_metadata": "GLOBAL",
+    "log_bin_compress": "GLOBAL",
+    "log_bin_compress_min_len": "GLOBAL",
+    "binlog_checksum": "GLOBAL",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SetSettings:
+    """Settings changed between steps, as ``SET SESSION``/``SET GLOBAL`` of the variables
+    they mirror would (:data:`SETTABLE`): later steps are written under ``settings``. Setting
+    ``binlog_checksum`` rotates the binlog, even to the value it has (MariaDB 10.11 starts a new
+    file whose FORMAT_DESCRIPTION announces the checksum); ``rotates`` says so."""
+
+    changes: tuple[tuple[str, Any], ...]
+    settings: Settings
+    rotates: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """A clean restart of the server: STOP ends the binlog file, a new one starts (its
+    FORMAT_DESCRIPTION with a creation time) with the server id and settings the server comes
+    back with (``settings``: the configured ones; what SET changed is gone, as after a real
+    restart). GTIDs go on in every domain; table ids are handed out anew."""
+
+    settings: Settings
+    changes: tuple[tuple[str, Any], ...] = ()  # what differs from the configuration before
+
+
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """Nothing happens for ``seconds``: the events after it are that much later (served live,
+    a replica sees only heartbeats meanwhile)."""
+
+    seconds: int
+
+
+Step = Transaction | Rotate | Ddl | SetSettings | XaEnd | Restart | Idle
+
+
+def xa_xid(xid: XaXid | str | tuple[str | bytes, str | bytes, int]) -> XaXid:
+    """An XA transaction id: an XaXid, a gtrid (bqual empty, formatID 1), or (gtrid, bqual,
+    formatID); gtrid and bqual at most 64 bytes each."""
+    if isinstance(xid, XaXid):
+        found = xid
+    elif isinstance(xid, str):
+        found = XaXid(1, xid.encode(), b"")
+    else:
+        gtrid, bqual, format_id = xid
+        found = XaXid(
+            format_id,
+            gtrid.encode() if isinstance(gtrid, str) else gtrid,
+            bqual.encode() if isinstance(bqual, str) else bqual,
+        )
+    if not 1 <= len(found.gtrid) <= 64 or len(found.bqual) > 64:
+        raise HistoryError(f"an XA gtrid is 1..64 bytes, a bqual at most 64: {found!r}")
+    if not 0 <= found.format_id < 1 << 31:
+        raise HistoryError(f"an XA formatID is 0..2**31-1: {found.format_id}")
+    return found
+
+
+def xa_text(xid: XaXid) -> str:
+    """The xid as MariaDB writes it in XA statements it logs: ``X'gtrid',X'bqual',formatID``."""
+    return f"X'{xid.gtrid.hex()}',X'{xid.bqual.hex()}',{xid.format_id}"
+
+
+def apply_ddl(live: LiveTables, step: Ddl) -> None:
+    """Apply ``step`` to the tables (their rows carried over as the server does)."""
+    statement = step.statement
+    if isinstance(statement, CreateTable | TruncateTable):
+        assert step.after is not None
+        live.add_table(step.after)
+        return
+    assert step.before is not None
+    old = live.tables[step.before.qualified]
+    if isinstance(statement, DropTable):
+        del live.tables[step.before.qualified]
+        return
+    assert step.after is not None
+    new = TableState(step.after)
+    if isinstance(statement, RenameTable):
+        for row in old.rows.values():
+            new.insert(row)
+    else:
+        fills = [
+            None if column.default is NO_DEFAULT else column.default
+            for column in step.after.columns
+        ]
+        for row in old.rows.values():
+            moved = tuple(
+                fills[at] if source is None else row[source]
+                for at, source in enumerate(step.sources)
+            )
+            for column, value in zip(step.after.columns, moved, strict=True):
+                if value is None and not column.nullable:
+                    raise HistoryError(
+                        f"{step.after.qualified}: MODIFY {column.name} NOT NULL: a row holds"
+                        f" NULL there ({row!r})"
+                    )
+            new.insert(moved)
+    # Only now (nothing raised): the old table goes, the new one takes its place.
+    del live.tables[step.before.qualified]
+    live.tables[step.after.qualified] = new
 
 
 # --- the scenario --------------------------------------------------------------------------
@@ -176,14 +356,23 @@ class Scenario:
     def __init__(
         self, settings: Settings | None = None, *, gtid_state: Sequence[Gtid] = ()
     ) -> None:
+        # The settings in effect now (after the last step); ``initial_settings`` before the
+        # first step.
         self.settings = settings or Settings()
+        self.initial_settings = self.settings
+        # The settings the server is configured with (what a restart comes back to).
+        self.configured_settings = self.settings
         self.tables: dict[str, Table] = {}
+        # The tables declared before the first step (with ``initial`` rows).
+        self.initial_tables: dict[str, Table] = {}
         self.initial = Contents()
         self.transactions: list[Transaction] = []
         # The transactions and rotations in order.
         self.steps: list[Step] = []
         self.gtid_state = tuple(gtid_state)
         self._live = LiveTables()
+        # Prepared XA transactions not yet committed or rolled back, by xid.
+        self.prepared: dict[XaXid, Transaction] = {}
 
     # --- declaring tables ----------------------------------------------------------------
 
@@ -191,8 +380,11 @@ class Scenario:
         """Declare a table (a :class:`Table` or CREATE TABLE text) with its initial rows."""
         if isinstance(table, str):
             table = parse_create_table(table)
-        if self.transactions:
-            raise ScenarioError("tables are declared before the first transaction (DDL: later)")
+        if self.steps:
+            step = self.ddl(CreateTable(table))
+            if rows:
+                self.insert(table.qualified, *rows)
+            return step.after  # type: ignore[return-value]
         name = table.qualified
         if name in self.tables:
             raise ScenarioError(f"table {name} is declared twice")
@@ -205,8 +397,113 @@ class Scenario:
             del self._live.tables[name]
             raise
         self.tables[name] = table
+        self.initial_tables[name] = table
         self.initial.rows[name] = list(self._live[name].rows.values())
         return table
+
+    @property
+    def databases(self) -> list[str]:
+        """Every database a table of the scenario is in, at any point."""
+        found = {table.database for table in self.initial_tables.values()}
+        for step in self.steps:
+            if isinstance(step, Ddl):
+                found |= {t.database for t in (step.before, step.after) if t is not None}
+        return sorted(found)
+
+    # --- DDL -----------------------------------------------------------------------------
+
+    def ddl(
+        self,
+        statement: str | DdlStatement,
+        *,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Ddl:
+        """A DDL statement (text, or a :mod:`scenarios.ddl` statement) as a step: CREATE TABLE,
+        ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
+        RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
+        if isinstance(statement, str):
+            statement = parse_ddl(statement)
+        sources: tuple[int | None, ...] = ()
+        before: Table | None
+        after: Table | None
+        if isinstance(statement, CreateTable):
+            before, after = None, statement.table
+            if after.qualified in self.tables:
+                raise HistoryError(f"CREATE TABLE {after.qualified}: the table exists")
+        else:
+            before = self.table(f"{statement.database}.{statement.name}")
+            if self.prepared:
+                self._check_unlocked(before.qualified)
+            if isinstance(statement, DropTable):
+                after = None
+            elif isinstance(statement, TruncateTable):
+                after = before
+            elif isinstance(statement, RenameTable):
+                after = renamed(before, statement.new_database, statement.new_name)
+                if after.qualified in self.tables:
+                    raise HistoryError(f"RENAME TABLE to {after.qualified}: the table exists")
+            else:
+                try:
+                    after, sources = altered(before, statement.alterations)
+                except SchemaError as exc:
+                    raise HistoryError(str(exc)) from None
+        step = Ddl(
+            statement,
+            before,
+            after,
+            sources,
+            self.settings.gtid_domain_id if domain_id is None else domain_id,
+            self.settings.server_id if server_id is None else server_id,
+        )
+        apply_ddl(self._live, step)
+        if before is not None:
+            del self.tables[before.qualified]
+        if after is not None:
+            self.tables[after.qualified] = after
+        self.steps.append(step)
+        return step
+
+    def alter_table(
+        self,
+        table: str,
+        *alterations: str | Alteration,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Ddl:
+        """``ALTER TABLE table`` with ``alterations`` (each ``"ADD COLUMN c INT NULL AFTER id"``,
+        ``"DROP COLUMN c"``, ``"MODIFY COLUMN c BIGINT FIRST"`` or a :mod:`scenarios.ddl`
+        alteration)."""
+        found = self.table(table)
+        parsed: list[Alteration] = []
+        for item in alterations:
+            if isinstance(item, str):
+                statement = parse_ddl(f"ALTER TABLE `{found.database}`.`{found.name}` {item}")
+                assert isinstance(statement, AlterTable)
+                parsed += statement.alterations
+            else:
+                parsed.append(item)
+        return self.ddl(
+            AlterTable(found.database, found.name, tuple(parsed)),
+            domain_id=domain_id,
+            server_id=server_id,
+        )
+
+    def drop_table(self, table: str, **ids: int) -> Ddl:
+        found = self.table(table)
+        return self.ddl(DropTable(found.database, found.name), **ids)
+
+    def truncate_table(self, table: str, **ids: int) -> Ddl:
+        found = self.table(table)
+        return self.ddl(TruncateTable(found.database, found.name), **ids)
+
+    def rename_table(self, table: str, new_name: str, **ids: int) -> Ddl:
+        """RENAME TABLE ``table`` TO ``new_name`` (both ``database.table``)."""
+        found = self.table(table)
+        database, dot, bare = new_name.partition(".")
+        if not dot:
+            raise HistoryError(f"a table is named database.table, not {new_name!r}")
+        return self.ddl(RenameTable(found.database, found.name, database, bare), **ids)
 
     def table(self, name: str) -> Table:
         try:
@@ -230,6 +527,91 @@ class Scenario:
             raise
         self._record(builder.changes, domain_id, server_id)
 
+    @contextmanager
+    def xa_transaction(
+        self,
+        xid: XaXid | str | tuple[str | bytes, str | bytes, int],
+        *,
+        one_phase: bool = False,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> Iterator[TransactionBuilder]:
+        """An XA transaction (``XA START xid`` ... ``XA END xid``), then ``XA PREPARE xid``:
+        its changes are not the tables' until :meth:`xa_commit` (and never after
+        :meth:`xa_rollback`); until then its tables are locked (another step changing them is a
+        HistoryError, as the server would make it wait). With ``one_phase``, ``XA COMMIT xid
+        ONE PHASE`` at once. ``xid``: an :class:`~fakemaster.events.XaXid`, a gtrid text, or
+        (gtrid, bqual, formatID). Only transactional tables."""
+        key = xa_xid(xid)
+        if key in self.prepared:
+            raise HistoryError(f"XA {xa_text(key)} is prepared already")
+        builder = TransactionBuilder(self)
+        try:
+            yield builder
+            for change in builder.changes:
+                if not change.table.transactional:
+                    raise HistoryError(
+                        f"{change.table.qualified}: an XA transaction changes transactional"
+                        " tables only"
+                    )
+            if not one_phase and not Transaction(tuple(builder.changes)).writes_rows:
+                raise HistoryError(
+                    f"XA PREPARE {xa_text(key)} of a transaction that changes no row (the server"
+                    " rolls such a branch back when its session ends: it cannot be committed"
+                    " later)"
+                )
+        except BaseException:
+            builder.undo()
+            raise
+        transaction = self._record(
+            builder.changes, domain_id, server_id, xa=key, one_phase=one_phase
+        )
+        if not one_phase:
+            builder.undo()  # not the tables' until XA COMMIT
+            self.prepared[key] = transaction
+
+    def xa_commit(
+        self, xid: XaXid | str | tuple[str | bytes, str | bytes, int], **ids: int
+    ) -> XaEnd:
+        """``XA COMMIT`` of a prepared XA transaction: its changes are the tables' from here."""
+        return self._xa_end(xid, True, **ids)
+
+    def xa_rollback(
+        self, xid: XaXid | str | tuple[str | bytes, str | bytes, int], **ids: int
+    ) -> XaEnd:
+        """``XA ROLLBACK`` of a prepared XA transaction: its changes are dropped."""
+        return self._xa_end(xid, False, **ids)
+
+    def _xa_end(
+        self,
+        xid: XaXid | str | tuple[str | bytes, str | bytes, int],
+        commit: bool,
+        domain_id: int | None = None,
+        server_id: int | None = None,
+    ) -> XaEnd:
+        key = xa_xid(xid)
+        transaction = self.prepared.pop(key, None)
+        if transaction is None:
+            raise HistoryError(f"no prepared XA transaction {xa_text(key)}")
+        if commit:
+            undo: list[Undo] = []
+            try:
+                for change in transaction.changes:
+                    self._apply(change, undo)
+            except BaseException:
+                for step in reversed(undo):
+                    step()
+                self.prepared[key] = transaction
+                raise
+        end = XaEnd(
+            transaction,
+            commit,
+            self.settings.gtid_domain_id if domain_id is None else domain_id,
+            self.settings.server_id if server_id is None else server_id,
+        )
+        self.steps.append(end)
+        return end
+
     def add_transaction(
         self,
         changes: Sequence[Change],
@@ -242,8 +624,11 @@ class Scenario:
         undo: list[Undo] = []
         try:
             for change in changes:
-                if change.table.qualified not in self.tables:
-                    raise HistoryError(f"no table {change.table.qualified!r}")
+                current = self.tables.get(change.table.qualified)
+                if current is not change.table and current != change.table:
+                    raise HistoryError(
+                        f"no table {change.table.qualified!r} with that schema at this point"
+                    )
                 self._apply(change, undo)
         except BaseException:
             for step in reversed(undo):
@@ -252,16 +637,77 @@ class Scenario:
         return self._record(changes, domain_id, server_id)
 
     def _record(
-        self, changes: Sequence[Change], domain_id: int | None, server_id: int | None
+        self,
+        changes: Sequence[Change],
+        domain_id: int | None,
+        server_id: int | None,
+        *,
+        xa: XaXid | None = None,
+        one_phase: bool = False,
     ) -> Transaction:
         transaction = Transaction(
             tuple(changes),
             self.settings.gtid_domain_id if domain_id is None else domain_id,
             self.settings.server_id if server_id is None else server_id,
+            xa,
+            one_phase,
         )
         self.transactions.append(transaction)
         self.steps.append(transaction)
         return transaction
+
+    def set(self, **changes: Any) -> SetSettings:
+        """Change settings from here on (``binlog_row_image``, ``binlog_annotate_row_events``,
+        ``binlog_row_metadata``, ``log_bin_compress``, ``log_bin_compress_min_len``,
+        ``binlog_checksum``: see :class:`SetSettings`)."""
+        if not changes:
+            raise ScenarioError("set() of no setting")
+        for name in changes:
+            if name not in SETTABLE:
+                if name == "binlog_row_event_max_size":
+                    raise ScenarioError(
+                        "binlog_row_event_max_size is a command-line option of the server: it"
+                        " changes only at a restart"
+                    )
+                raise ScenarioError(
+                    f"{name!r} is not a setting a history changes (one of {sorted(SETTABLE)})"
+                )
+        from dataclasses import replace
+
+        new = replace(self.settings, **changes)
+        rotates = "binlog_checksum" in changes  # even to the value it has (10.11 does)
+        step = SetSettings(tuple(changes.items()), new, rotates)
+        self.settings = new
+        self.steps.append(step)
+        return step
+
+    def restart(self, server_id: int | None = None, **settings: Any) -> Restart:
+        """A clean server restart, with ``server_id`` (default: the same) and the configured
+        ``settings`` changed (any :class:`Settings` field, ``binlog_row_event_max_size``
+        too); what ``set()`` changed since the last restart is gone."""
+        from dataclasses import replace
+
+        changes = dict(settings)
+        if server_id is not None:
+            changes["server_id"] = server_id
+        if "server_version" in changes:
+            raise ScenarioError("a restart keeps the server version")
+        configured = replace(self.configured_settings, **changes)
+        step = Restart(configured, tuple(changes.items()))
+        self.configured_settings = configured
+        self.settings = configured
+        self.steps.append(step)
+        return step
+
+    def idle(self, seconds: int) -> Idle:
+        """An idle period of ``seconds`` (at least 1) between steps."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int) or seconds < 1:
+            raise ScenarioError(
+                f"an idle period is a whole number of seconds >= 1, not {seconds!r}"
+            )
+        step = Idle(seconds)
+        self.steps.append(step)
+        return step
 
     def rotate(self) -> Rotate:
         """Rotate the binlog here (``FLUSH BINARY LOGS``)."""
@@ -271,6 +717,8 @@ class Scenario:
 
     def _apply(self, change: Change, undo: list[Undo]) -> None:
         """Check ``change`` against the current tables and apply it (its undo appended)."""
+        if self.prepared:
+            self._check_unlocked(change.table.qualified)
         state = self._live[change.table.qualified]
         if isinstance(change, Insert):
             for row in change.rows:
@@ -279,6 +727,14 @@ class Scenario:
             undo.append(state.update(change.before, change.after))
         else:
             undo.append(state.delete(change.before))
+
+    def _check_unlocked(self, name: str) -> None:
+        for xid, transaction in self.prepared.items():
+            if any(change.table.qualified == name for change in transaction.changes):
+                raise HistoryError(
+                    f"{name} is locked by the prepared XA transaction {xa_text(xid)}"
+                    " (XA COMMIT or XA ROLLBACK it first)"
+                )
 
     def insert(self, table: str, *rows: Mapping[str, Any]) -> Transaction:
         """One transaction inserting ``rows`` (one statement)."""
@@ -308,8 +764,10 @@ class Scenario:
         and each transaction's statements (the SQL that makes it)."""
         from scenarios.sql import create_table_sql, insert_rows_sql, statement_sql
 
-        lines = [f"Scenario({self.settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"]
-        for name, table in self.tables.items():
+        lines = [
+            f"Scenario({self.initial_settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"
+        ]
+        for name, table in self.initial_tables.items():
             lines.append(f"  {create_table_sql(table)}")
             lines += [f"    {sql}" for sql in insert_rows_sql(table, self.initial.rows[name])]
         number = 0
@@ -317,9 +775,35 @@ class Scenario:
             if isinstance(step, Rotate):
                 lines.append("  FLUSH BINARY LOGS")
                 continue
+            if isinstance(step, Ddl):
+                lines.append(
+                    f"  DDL (domain {step.domain_id}, server {step.server_id}): {step.sql}"
+                )
+                continue
+            if isinstance(step, SetSettings):
+                lines.append(f"  SET {', '.join(f'{n}={v!r}' for n, v in step.changes)}")
+                continue
+            if isinstance(step, Restart):
+                changed = ", ".join(f"{n}={v!r}" for n, v in step.changes)
+                lines.append(f"  RESTART{f' ({changed})' if changed else ''}")
+                continue
+            if isinstance(step, Idle):
+                lines.append(f"  IDLE {step.seconds} s")
+                continue
+            if isinstance(step, XaEnd):
+                assert step.transaction.xa is not None
+                verb = "COMMIT" if step.commit else "ROLLBACK"
+                lines.append(
+                    f"  XA {verb} {xa_text(step.transaction.xa)} (domain {step.domain_id},"
+                    f" server {step.server_id})"
+                )
+                continue
             number += 1
+            xa = ""
+            if step.xa is not None:
+                xa = f" XA {xa_text(step.xa)}" + (" ONE PHASE" if step.one_phase else " PREPARE")
             lines.append(
-                f"  transaction {number} (domain {step.domain_id}, server {step.server_id}):"
+                f"  transaction {number} (domain {step.domain_id}, server {step.server_id}){xa}:"
             )
             lines += [f"    {statement_sql(change)}" for change in step.changes]
         return "\n".join(lines)

@@ -285,6 +285,144 @@ def many_tables() -> Scenario:
     return scenario
 
 
+def large_rows() -> Scenario:
+    """A row over 16 MiB (a 17 MiB LONGBLOB): rows events and ANNOTATE_ROWS over 16 MiB."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE large.t (id INT PRIMARY KEY, b LONGBLOB, n INT)")
+    scenario.insert("large.t", {"id": 1, "b": b"small", "n": 0})
+    scenario.insert("large.t", {"id": 2, "b": bytes(range(256)) * (17 * 4096 + 1), "n": 1})
+    scenario.update("large.t", {"id": 2}, {"n": 2})  # FULL images: both 17 MiB
+    scenario.update("large.t", {"id": 1}, {"b": b"still small"})
+    return scenario
+
+
+def restart_new_server_id() -> Scenario:
+    """Server restarts: one with the same server id, one with a new server id (and MINIMAL
+    row images); GTIDs go on in every domain, files end with STOP."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE rs.t (id INT PRIMARY KEY, v VARCHAR(20))")
+    scenario.insert("rs.t", {"id": 1, "v": "before"})
+    with scenario.transaction(domain_id=3, server_id=1) as tx:
+        tx.insert("rs.t", {"id": 2, "v": "domain 3"})
+    scenario.restart()
+    scenario.insert("rs.t", {"id": 3, "v": "after a restart"})
+    scenario.restart(server_id=2, binlog_row_image="MINIMAL")
+    scenario.insert("rs.t", {"id": 4, "v": "new server id"})
+    with scenario.transaction(domain_id=3, server_id=2) as tx:
+        tx.update("rs.t", {"id": 2}, {"v": "domain 3 again"})
+    scenario.update("rs.t", {"id": 1}, {"v": "after"})
+    return scenario
+
+
+def no_log_metadata() -> Scenario:
+    """binlog_row_metadata=NO_LOG: TABLE_MAPs without names, signedness or charsets (a large
+    unsigned value reads as negative without the schema)."""
+    scenario = Scenario(Settings(binlog_row_metadata="NO_LOG"))
+    scenario.create_table(
+        "CREATE TABLE nolog.t (id INT UNSIGNED PRIMARY KEY, big BIGINT UNSIGNED,"
+        " name VARCHAR(20) CHARACTER SET latin1, e ENUM('one','two'))"
+    )
+    scenario.insert(
+        "nolog.t",
+        {"id": 4294967295, "big": 18446744073709551615, "name": "caf\u00e9", "e": "two"},
+        {"id": 1, "big": 1, "name": "plain", "e": "one"},
+    )
+    scenario.update("nolog.t", {"id": 4294967295}, {"big": 9223372036854775808})
+    scenario.delete("nolog.t", {"id": 1})
+    return scenario
+
+
+def xa() -> Scenario:
+    """XA transactions: prepared and committed later with others in between, one rolled back,
+    one committed in one phase, one still prepared at the end."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE xa.acct (id INT PRIMARY KEY, balance INT NOT NULL)")
+    scenario.create_table("CREATE TABLE xa.log (id INT PRIMARY KEY, note VARCHAR(30))")
+    scenario.insert("xa.acct", {"id": 1, "balance": 100}, {"id": 2, "balance": 0})
+    with scenario.xa_transaction(("transfer", "branch1", 1)) as tx:
+        tx.update("xa.acct", {"id": 1}, {"balance": 60})
+        tx.update("xa.acct", {"id": 2}, {"balance": 40})
+    scenario.insert("xa.log", {"id": 1, "note": "while prepared"})
+    scenario.xa_commit(("transfer", "branch1", 1))
+    with scenario.xa_transaction("undone") as tx:
+        tx.insert("xa.log", {"id": 2, "note": "rolled back"})
+    scenario.xa_rollback("undone")
+    with scenario.xa_transaction("at once", one_phase=True) as tx:
+        tx.insert("xa.log", {"id": 3, "note": "one phase"})
+    with scenario.xa_transaction("pending") as tx:
+        tx.update("xa.acct", {"id": 2}, {"balance": 0})
+    scenario.insert("xa.log", {"id": 4, "note": "after"})
+    return scenario
+
+
+def ddl_mid_stream() -> Scenario:
+    """DDL between row events: columns added, dropped, re-typed and reordered; a table created,
+    truncated, renamed and dropped."""
+    scenario = Scenario(FULL)
+    scenario.create_table(
+        "CREATE TABLE ddl.t (id INT PRIMARY KEY, a VARCHAR(10), n INT)",
+        rows=[{"id": 1, "a": "x", "n": 1}],
+    )
+    scenario.insert("ddl.t", {"id": 2, "a": "y", "n": 2})
+    scenario.alter_table("ddl.t", "ADD COLUMN b INT NULL DEFAULT 7 AFTER id", "DROP COLUMN n")
+    scenario.insert("ddl.t", {"id": 3, "a": "z", "b": 3})
+    scenario.alter_table("ddl.t", "MODIFY COLUMN a VARCHAR(20) NULL FIRST")
+    scenario.update("ddl.t", {"id": 1}, {"a": "moved"})
+    scenario.alter_table("ddl.t", "MODIFY COLUMN id BIGINT NOT NULL AFTER b")
+    scenario.insert("ddl.t", {"id": 9_000_000_000, "a": "wide"})
+    scenario.create_table("CREATE TABLE ddl.tmp (k INT PRIMARY KEY, v TEXT)", rows=[{"k": 1}])
+    scenario.truncate_table("ddl.tmp")
+    scenario.insert("ddl.tmp", {"k": 2, "v": "after truncate"})
+    scenario.rename_table("ddl.tmp", "ddl.kept")
+    scenario.insert("ddl.kept", {"k": 3, "v": "renamed"})
+    scenario.create_table("CREATE TABLE ddl.gone (k INT PRIMARY KEY)", rows=[{"k": 1}])
+    scenario.drop_table("ddl.gone")
+    scenario.delete("ddl.t", {"id": 2})
+    return scenario
+
+
+def non_transactional() -> Scenario:
+    """A MyISAM table: each statement is its own group (ending with COMMIT), written before the
+    InnoDB transaction it was in."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE nt.m (id INT PRIMARY KEY, v INT) ENGINE=MyISAM")
+    scenario.create_table("CREATE TABLE nt.t (id INT PRIMARY KEY, v INT)")
+    scenario.insert("nt.m", {"id": 1, "v": 1})
+    with scenario.transaction() as tx:
+        tx.insert("nt.t", {"id": 1, "v": 1})
+        tx.insert("nt.m", {"id": 2, "v": 2})
+        tx.update("nt.m", {"id": 1}, {"v": 10})
+    scenario.delete("nt.m", {"id": 2})
+    return scenario
+
+
+def settings_changes() -> Scenario:
+    """Settings changed mid-history as SET GLOBAL/SESSION would: row image, metadata,
+    annotations, compression, and checksum (which rotates)."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE st.t (id INT PRIMARY KEY, v VARCHAR(300), b BLOB)")
+    scenario.insert("st.t", {"id": 1, "v": "full", "b": b"\x00"})
+    scenario.set(binlog_row_image="MINIMAL")
+    scenario.update("st.t", {"id": 1}, {"v": "minimal"})
+    scenario.set(binlog_row_image="NOBLOB", binlog_annotate_row_events=False)
+    scenario.update("st.t", {"id": 1}, {"v": "noblob"})
+    scenario.set(log_bin_compress=True, log_bin_compress_min_len=10, binlog_checksum=False)
+    scenario.insert("st.t", {"id": 2, "v": "compressed" * 20})
+    scenario.set(binlog_row_metadata="MINIMAL", binlog_checksum=True, log_bin_compress=False)
+    scenario.delete("st.t", {"id": 1})
+    return scenario
+
+
+def long_idle() -> Scenario:
+    """A long idle period (an hour) between transactions: served live, heartbeats only."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE idle.t (id INT PRIMARY KEY, at VARCHAR(10))")
+    scenario.insert("idle.t", {"id": 1, "at": "start"})
+    scenario.idle(3600)
+    scenario.insert("idle.t", {"id": 2, "at": "an hour"})
+    return scenario
+
+
 LIBRARY: dict[str, tuple[str, Builder]] = {
     builder.__name__: (str(builder.__doc__).split("\n\n")[0].replace("\n   ", ""), builder)
     for builder in (
@@ -297,6 +435,14 @@ LIBRARY: dict[str, tuple[str, Builder]] = {
         primary_key_updates,
         no_key_duplicates,
         many_tables,
+        large_rows,
+        restart_new_server_id,
+        no_log_metadata,
+        xa,
+        ddl_mid_stream,
+        non_transactional,
+        settings_changes,
+        long_idle,
     )
 }
 

@@ -3,9 +3,11 @@
 following what the binlog holds.
 
 :class:`ScenarioStore` is the memory store fakemaster serves for a scenario. It holds the
-released prefix of the compiled scenario; ``released`` counts the scenario's transactions in
-it (one that changes no row writes nothing but counts), updated under the store's lock in the
-same step as the events are appended, so that a snapshot (rows) taken with ``SHOW MASTER
+released prefix of the compiled scenario; ``released`` counts the scenario's transactions, DDL
+statements and XA COMMIT/ROLLBACK in it (the points of :class:`~scenarios.oracle.Oracle`; a
+transaction that changes no row writes nothing but counts; rotations, settings, restarts and
+idle periods are written before the next point, or after the last), updated under the store's
+lock in the same step as the events are appended, so that a snapshot (rows) taken with ``SHOW MASTER
 STATUS`` describes the same point (:meth:`ScenarioStore.snapshot_point`). Its
 ``table_catalogue`` is the :class:`~scenarios.catalogue.ScenarioCatalogue` the server answers
 ``SHOW``/``SELECT``/``information_schema`` from.
@@ -20,18 +22,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from fakemaster.events import GtidEvent
 from fakemaster.store.memory import MemoryBinlogStore
 from scenarios.catalogue import ScenarioCatalogue, ScenarioSnapshot
-from scenarios.compiler import CompiledTransaction, CompileOptions, compile_scenario
-from scenarios.history import Rotate, Scenario
+from scenarios.compiler import CompileOptions, compile_groups, write_step
+from scenarios.history import Ddl, Scenario, Step, Transaction, XaEnd
 
 __all__ = ["ScenarioStore", "release_at_rate"]
 
 
 class ScenarioStore(MemoryBinlogStore):
-    """The binlog of ``scenario`` with its first ``released`` transactions written (all of
-    them when ``released`` is None); :meth:`release` writes more."""
+    """The binlog of ``scenario`` with its first ``released`` points (transactions, DDL
+    statements, XA COMMIT/ROLLBACK) written (all of them when ``released`` is None);
+    :meth:`release` writes more."""
 
     def __init__(
         self,
@@ -42,17 +44,22 @@ class ScenarioStore(MemoryBinlogStore):
         clock: Callable[[], float] | None = None,
     ) -> None:
         options = options or CompileOptions()
-        settings = scenario.settings
+        settings = scenario.initial_settings
+        # The clock without ``clock``: idle periods move it on.
+        self._idle_clock = float(options.timestamp)
         super().__init__(
             server_id=settings.server_id,
             server_version=settings.server_version,
             checksum=settings.binlog_checksum,
             domain_id=settings.gtid_domain_id,
-            clock=clock or (lambda: float(options.timestamp)),
+            clock=clock or (lambda: self._idle_clock),
             initial_state=scenario.gtid_state,
         )
         self.scenario = scenario
-        self._compiled: list[CompiledTransaction] = compile_scenario(scenario, options)
+        self._compiled_groups, self._compiled_bodies = compile_groups(scenario, options)
+        self._total = sum(
+            1 for step in scenario.steps if isinstance(step, Transaction | Ddl | XaEnd)
+        )
         self._step = 0  # the next step of scenario.steps to write
         self.released = 0
         # While hold() is true (a client holds FLUSH TABLES WITH READ LOCK on the server that
@@ -60,21 +67,21 @@ class ScenarioStore(MemoryBinlogStore):
         self.hold: Callable[[], bool] = lambda: False
         self.deferred = 0
         self.table_catalogue = ScenarioCatalogue(scenario, lambda: self.released)
-        self.release(len(self._compiled) if released is None else released)
+        self.release(self._total if released is None else released)
 
     @property
     def total(self) -> int:
-        return len(self._compiled)
+        return self._total
 
     @property
     def pending(self) -> int:
-        return len(self._compiled) - self.released
+        return self._total - self.released
 
     def release(self, count: int = 1) -> int:
-        """Write the next ``count`` transactions (fewer when fewer are left) and the rotations
-        before each; the number written. Rotations after the last one are written with it.
-        While ``hold()`` (a read lock on the server), nothing is written: they wait for
-        :meth:`resume` (0 is returned)."""
+        """Write the next ``count`` points (fewer when fewer are left) and the steps before
+        each (rotations, settings, restarts, idle periods); the number written. The steps after
+        the last one are written with it. While ``hold()`` (a read lock on the server),
+        nothing is written: they wait for :meth:`resume` (0 is returned)."""
         if count < 0:
             raise ValueError("release a number of transactions >= 0")
         if self.hold():
@@ -82,18 +89,20 @@ class ScenarioStore(MemoryBinlogStore):
             return 0
         steps = self.scenario.steps
         written = 0
-        while written < count and self.released < len(self._compiled):
+        while written < count and self.released < self._total:
             step = steps[self._step]
             self._step += 1
-            if isinstance(step, Rotate):
-                self.rotate()
+            if not isinstance(step, Transaction | Ddl | XaEnd):
+                self._write_step(step)
                 continue
-            self._write_transaction(self._compiled[self.released])
+            with self._lock:
+                self._write_step(step)
+                self.released += 1
             written += 1
-        if self.released == len(self._compiled):
-            while self._step < len(steps):  # trailing rotations
+        if self.released == self._total:
+            while self._step < len(steps):  # trailing rotations, settings, restarts, idle
                 self._step += 1
-                self.rotate()
+                self._write_step(steps[self._step - 1])
         return written
 
     def release_all(self) -> int:
@@ -104,20 +113,17 @@ class ScenarioStore(MemoryBinlogStore):
         count, self.deferred = self.deferred, 0
         return self.release(count)
 
-    def _write_transaction(self, item: CompiledTransaction) -> None:
-        with self._lock:
-            if item.gtid is not None:
-                gtid_event = item.events[0]
-                assert isinstance(gtid_event, GtidEvent)
-                self.append_transaction(
-                    item.events[1:],
-                    domain_id=item.gtid.domain_id,
-                    server_id=item.gtid.server_id,
-                    seq_no=item.gtid.seq_no,
-                    flags2=gtid_event.flags2,
-                    timestamp=gtid_event.timestamp,
-                )
-            self.released += 1
+    def _idled(self, seconds: int) -> None:
+        self._idle_clock += seconds
+
+    def _write_step(self, step: Step) -> None:
+        write_step(
+            self,
+            step,
+            self._compiled_groups.get(id(step), ()),
+            bodies=self._compiled_bodies,
+            idle=self._idled,
+        )
 
     def snapshot_point(self) -> tuple[ScenarioSnapshot, tuple[str, int], str]:
         """(the tables, SHOW MASTER STATUS, @@gtid_binlog_pos) at one instant."""
@@ -130,7 +136,7 @@ class ScenarioStore(MemoryBinlogStore):
 
 
 async def release_at_rate(store: ScenarioStore, rate: float) -> None:
-    """Release one transaction every ``1 / rate`` seconds until none is left (run it on the
+    """Release one point (transaction, DDL statement, XA COMMIT/ROLLBACK) every ``1 / rate`` seconds until none is left (run it on the
     server's event loop)."""
     if rate <= 0:
         raise ValueError("the rate is transactions per second, > 0")

@@ -21,7 +21,7 @@ from typing import Any
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ScenarioError
-from scenarios.history import Insert, Scenario, Update
+from scenarios.history import Ddl, Insert, Scenario, Transaction, Update, XaEnd, apply_ddl
 from scenarios.schema import Column, Table
 from scenarios.state import Contents, LiveTables, Row
 from scenarios.text import format_double, format_float
@@ -202,8 +202,10 @@ def diff_tables(
 
 
 class Oracle:
-    """The content of every table of ``scenario`` before the first transaction (``after=0``)
-    and after each (``after=n``: after transaction n); the default is after the last."""
+    """The content of every table of ``scenario`` before the first step (``after=0``) and
+    after each transaction, DDL statement or XA COMMIT/ROLLBACK (``after=n``: after the n-th of
+    them; rotations and settings do not count; a prepared XA transaction's changes count from
+    its XA COMMIT); the default is after the last."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -212,20 +214,42 @@ class Oracle:
     def final(self) -> Contents:
         return self.scenario.contents
 
-    def state(self, after: int | None = None) -> Contents:
-        """The tables after ``after`` transactions (replayed through the model's own
+    @property
+    def points(self) -> int:
+        """How many transactions and DDL statements the scenario has."""
+        return sum(1 for step in self.scenario.steps if isinstance(step, Transaction | Ddl | XaEnd))
+
+    def _live(self, after: int | None) -> LiveTables | None:
+        """The tables after ``after`` steps, None for the end (replayed through the model's own
         bookkeeping from the initial rows)."""
-        if after is None or after == len(self.scenario.transactions):
-            return self.final
-        if not 0 <= after <= len(self.scenario.transactions):
-            raise ScenarioError(f"the scenario has {len(self.scenario.transactions)} transactions")
+        if after is None or after == self.points:
+            return None
+        if not 0 <= after <= self.points:
+            raise ScenarioError(f"the scenario has {self.points} transactions and DDL statements")
         live = LiveTables()
-        for name, table in self.scenario.tables.items():
+        for name, table in self.scenario.initial_tables.items():
             live.add_table(table)
             for row in self.scenario.initial.rows[name]:
                 live[name].insert(row)
-        for transaction in self.scenario.transactions[:after]:
-            for change in transaction.changes:
+        done = 0
+        for step in self.scenario.steps:
+            if done == after:
+                break
+            if not isinstance(step, Transaction | Ddl | XaEnd):
+                continue
+            done += 1
+            if isinstance(step, Ddl):
+                apply_ddl(live, step)
+                continue
+            if isinstance(step, XaEnd):
+                if not step.commit:
+                    continue
+                changes = step.transaction.changes
+            elif step.prepared:
+                continue  # its changes count from its XA COMMIT
+            else:
+                changes = step.changes
+            for change in changes:
                 state = live[change.table.qualified]
                 if isinstance(change, Insert):
                     for row in change.rows:
@@ -234,10 +258,22 @@ class Oracle:
                     state.update(change.before, change.after)
                 else:
                     state.delete(change.before)
-        return live.snapshot()
+        return live
+
+    def state(self, after: int | None = None) -> Contents:
+        """The tables' rows after ``after`` steps (see the class docstring)."""
+        live = self._live(after)
+        return self.final if live is None else live.snapshot()
+
+    def tables(self, after: int | None = None) -> dict[str, Table]:
+        """The tables (their schemas) after ``after`` steps."""
+        live = self._live(after)
+        if live is None:
+            return dict(self.scenario.tables)
+        return {name: state.table for name, state in live.tables.items()}
 
     def rows(self, table: str, after: int | None = None) -> list[Row]:
-        """The rows of ``table`` after ``after`` transactions (default: all)."""
+        """The rows of ``table`` after ``after`` steps (default: all)."""
         return list(self.state(after).rows[table])
 
     def export(self, directory: str | Path, after: int | None = None) -> list[Path]:
@@ -246,7 +282,7 @@ class Oracle:
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
         written = []
-        for name, table in self.scenario.tables.items():
+        for name, table in self.tables(after).items():
             rows = state.rows[name]
             for suffix, text in (
                 ("jsonl", export_jsonl(table, rows)),
@@ -263,7 +299,7 @@ class Oracle:
         after: int | None = None,
     ) -> list[TableDiff]:
         state = self.state(after)
-        return diff_tables(self.scenario.tables, state, actual)
+        return diff_tables(self.tables(after), state, actual)
 
     def assert_matches(
         self,

@@ -3,7 +3,9 @@ applies it, independent of the model's own bookkeeping (:mod:`scenarios.history`
 
 A replica knows its tables (the scenario's schema and initial rows) and reads only events:
 TABLE_MAPs name the table of a table id; WRITE/UPDATE/DELETE rows are kept per event group and
-applied at its XID (or COMMIT); a row is found by its before image (every column the image
+applied at its XID (or COMMIT); an XA_PREPARE keeps its group's changes until the QUERY ``XA COMMIT`` of its xid applies them
+(``XA ROLLBACK`` drops them); a QUERY event of DDL (CREATE/ALTER/DROP/TRUNCATE/RENAME
+TABLE) is parsed and changes the replica's own tables, their rows carried over by column name; a row is found by its before image (every column the image
 carries equals the stored value: the key under MINIMAL, the whole row under FULL); an after
 image sets the columns it carries; a write image fills the columns it lacks with their
 defaults, as the server that wrote it did. Decoded values are brought to the column's type as
@@ -25,14 +27,34 @@ from fakemaster.events import (
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
+    XaPrepareEvent,
+    XaXid,
     XidEvent,
 )
 from fakemaster.values import ABSENT
-from scenarios.errors import ScenarioError
+from scenarios.create_table import parse_ddl
+from scenarios.ddl import (
+    AlterTable,
+    CreateTable,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+    altered,
+    renamed,
+)
+from scenarios.errors import ScenarioError, SchemaError
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
 from scenarios.state import Contents, Row
 
 __all__ = ["ReplayError", "Replica", "replay"]
+
+_GROUP_QUERIES = (b"BEGIN", b"COMMIT", b"ROLLBACK")
+
+
+def _xid_text(xid: XaXid) -> str:
+    # As XA statements are logged (X'gtrid',X'bqual',formatID): written here from the event's
+    # fields, not taken from the model.
+    return f"X'{xid.gtrid.hex()}',X'{xid.bqual.hex()}',{xid.format_id}"
 
 
 class ReplayError(ScenarioError):
@@ -54,6 +76,8 @@ class Replica:
         self._maps: dict[int, Table] = {}
         self._group: _Pending | None = None
         self.committed = 0
+        # Prepared XA transactions' changes, by their xid as XA statements write it.
+        self.prepared: dict[str, list[tuple[Table, RowsEvent]]] = {}
 
     def feed(self, event: Event) -> None:
         if isinstance(event, GtidEvent):
@@ -76,6 +100,13 @@ class Replica:
                 self._apply(table, event)
             else:
                 self._group.changes.append((table, event))
+        elif isinstance(event, XaPrepareEvent):
+            group, self._group = self._group, None
+            self.prepared[_xid_text(event.xid)] = group.changes if group else []
+        elif isinstance(event, QueryEvent) and event.query.startswith(b"XA "):
+            self._xa(event.query.decode("ascii", "replace"))
+        elif isinstance(event, QueryEvent) and event.query not in _GROUP_QUERIES:
+            self._ddl(event)
         elif isinstance(event, XidEvent) or (
             isinstance(event, QueryEvent) and event.query == b"COMMIT"
         ):
@@ -90,6 +121,74 @@ class Replica:
         if self._group is not None and self._group.changes:
             raise ReplayError("the stream ended inside an event group")
         return self.contents
+
+    # --- XA --------------------------------------------------------------------------------
+
+    def _xa(self, query: str) -> None:
+        """``XA END`` (inside a prepared group: nothing to do), ``XA COMMIT xid`` (the prepared
+        changes are applied) or ``XA ROLLBACK xid`` (dropped)."""
+        verb, _, xid = query[3:].partition(" ")
+        if verb == "END":
+            return
+        if verb not in ("COMMIT", "ROLLBACK"):
+            raise ReplayError(f"an XA statement that is not modelled: {query!r}")
+        changes = self.prepared.pop(xid, None)
+        if changes is None:
+            raise ReplayError(f"{query!r}: no prepared XA transaction {xid}")
+        if verb == "COMMIT":
+            for table, rows_event in changes:
+                self._apply(table, rows_event)
+        self._group = None
+        self.committed += 1
+
+    # --- DDL -------------------------------------------------------------------------------
+
+    def _ddl(self, event: QueryEvent) -> None:
+        """A DDL statement: the tables' schemas change, their rows are carried over by column
+        name (an added column takes its default)."""
+        try:
+            statement = parse_ddl(event.query.decode(), event.database or None)
+        except (SchemaError, UnicodeDecodeError) as exc:
+            raise ReplayError(
+                f"a QUERY event that is no modelled DDL: {event.query!r}: {exc}"
+            ) from None
+        if isinstance(statement, CreateTable):
+            name = statement.table.qualified
+            if name in self.tables:
+                raise ReplayError(f"CREATE TABLE {name}: the table exists")
+            self.tables[name] = statement.table
+            self.contents.rows[name] = []
+            return
+        name = f"{statement.database}.{statement.name}"
+        table = self.tables.pop(name, None)
+        if table is None:
+            raise ReplayError(f"DDL on unknown table {name}: {event.query!r}")
+        rows = self.contents.rows.pop(name)
+        if isinstance(statement, DropTable):
+            return
+        if isinstance(statement, TruncateTable):
+            new, rows = table, []
+        elif isinstance(statement, RenameTable):
+            new = renamed(table, statement.new_database, statement.new_name)
+        else:
+            assert isinstance(statement, AlterTable)
+            new, _ = altered(table, statement.alterations)
+            old_positions = {c.name.lower(): p for p, c in enumerate(table.columns)}
+            moved = []
+            for row in rows:
+                values = []
+                for column in new.columns:
+                    at = old_positions.get(column.name.lower())
+                    if at is not None:
+                        values.append(row[at])
+                    elif column.default is NO_DEFAULT:
+                        values.append(None)
+                    else:
+                        values.append(column.default)
+                moved.append(tuple(values))
+            rows = moved
+        self.tables[new.qualified] = new
+        self.contents.rows[new.qualified] = rows
 
     # --- applying --------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ __all__ = [
     "CHARACTER_TYPES",
     "DEFAULT_COLLATION",
     "INTEGER_RANGES",
+    "NON_TRANSACTIONAL_ENGINES",
     "NO_DEFAULT",
     "TEMPORAL_TYPES",
     "TYPE_NAMES",
@@ -55,6 +56,8 @@ __all__ = [
 ]
 
 DEFAULT_COLLATION = "utf8mb4_general_ci"
+# The engines whose tables are written to the binlog statement by statement (lowercase).
+NON_TRANSACTIONAL_ENGINES = frozenset({"myisam"})
 
 
 class _NoDefault:
@@ -325,6 +328,12 @@ class Table:
                 raise SchemaError(f"{self.qualified}: primary key column {name!r} must be NOT NULL")
             if self.column(name).is_blob:
                 raise SchemaError(f"{self.qualified}: a TEXT/BLOB column cannot be a key")
+
+    @property
+    def transactional(self) -> bool:
+        """Whether the engine is transactional (InnoDB), or not (MyISAM: each statement is
+        committed on its own, see :mod:`scenarios.compiler`)."""
+        return self.engine.lower() not in NON_TRANSACTIONAL_ENGINES
 
     @property
     def qualified(self) -> str:

@@ -13,23 +13,44 @@ from decimal import Decimal
 from typing import Any
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
+from scenarios.ddl import (
+    AddColumn,
+    Alteration,
+    AlterTable,
+    CreateTable,
+    DdlStatement,
+    DropColumn,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+)
 from scenarios.history import (
+    SETTABLE,
     Change,
+    Ddl,
     Delete,
+    Idle,
     Insert,
+    Restart,
     Rotate,
     Row,
     Scenario,
+    SetSettings,
     Step,
     Transaction,
     Update,
+    XaEnd,
+    xa_text,
 )
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
 from scenarios.values import python_codec
 
 __all__ = [
     "SESSION_SETUP",
+    "SESSION_TIME_ZONE",
+    "alteration_sql",
     "create_table_sql",
+    "ddl_sql",
     "insert_rows_sql",
     "literal",
     "qualified",
@@ -37,10 +58,13 @@ __all__ = [
     "statement_sql",
     "step_sql",
     "transaction_sql",
+    "set_sql",
     "setup_sql",
 ]
 
-SESSION_SETUP = ("SET SESSION time_zone = '+00:00'",)
+# The session's time zone: TIMESTAMP literals are UTC.
+SESSION_TIME_ZONE = "+00:00"
+SESSION_SETUP = (f"SET SESSION time_zone = '{SESSION_TIME_ZONE}'",)
 
 
 def quote_name(name: str) -> str:
@@ -131,21 +155,91 @@ def statement_sql(change: Change) -> str:
 
 def transaction_sql(transaction: Transaction) -> list[str]:
     """The statements of ``transaction``, from choosing its GTID domain and server id to its
-    COMMIT."""
-    return [
+    COMMIT (an XA transaction: XA START to XA PREPARE, or XA COMMIT ... ONE PHASE)."""
+    ids = [
         f"SET SESSION gtid_domain_id = {transaction.domain_id}",
         f"SET SESSION server_id = {transaction.server_id}",
-        "BEGIN",
-        *(statement_sql(change) for change in transaction.changes),
-        "COMMIT",
     ]
+    statements = [statement_sql(change) for change in transaction.changes]
+    if transaction.xa is None:
+        return [*ids, "BEGIN", *statements, "COMMIT"]
+    xid = xa_text(transaction.xa)
+    end = f"XA COMMIT {xid} ONE PHASE" if transaction.one_phase else f"XA PREPARE {xid}"
+    return [*ids, f"XA START {xid}", *statements, f"XA END {xid}", end]
 
 
 def step_sql(step: Step) -> list[str]:
-    """The statements of a step: a transaction's, or ``FLUSH BINARY LOGS``."""
+    """The statements of a step: a transaction's, a DDL statement or an XA COMMIT/ROLLBACK
+    (with its GTID domain and server id), the SETs of settings, or ``FLUSH BINARY LOGS``. After
+    an ``XA PREPARE`` the session is left (a new one goes on), as a prepared XA transaction
+    survives its session."""
     if isinstance(step, Rotate):
         return ["FLUSH BINARY LOGS"]
+    if isinstance(step, Restart | Idle):
+        return []  # no statement: the server is restarted, or time passes
+    if isinstance(step, SetSettings):
+        return [set_sql(name, value) for name, value in step.changes]
+    if isinstance(step, XaEnd):
+        assert step.transaction.xa is not None
+        verb = "COMMIT" if step.commit else "ROLLBACK"
+        return [
+            f"SET SESSION gtid_domain_id = {step.domain_id}",
+            f"SET SESSION server_id = {step.server_id}",
+            f"XA {verb} {xa_text(step.transaction.xa)}",
+        ]
+    if isinstance(step, Ddl):
+        return [
+            f"SET SESSION gtid_domain_id = {step.domain_id}",
+            f"SET SESSION server_id = {step.server_id}",
+            step.sql,
+        ]
     return transaction_sql(step)
+
+
+def set_sql(name: str, value: Any) -> str:
+    """The ``SET`` that changes a setting (:data:`~scenarios.history.SETTABLE`)."""
+    if name == "binlog_checksum":
+        text = "CRC32" if value else "NONE"
+    elif isinstance(value, bool):
+        text = "ON" if value else "OFF"
+    else:
+        text = str(value)
+    return f"SET {SETTABLE[name]} {name} = {text}"
+
+
+def _place(first: bool, after: str | None) -> str:
+    if first:
+        return " FIRST"
+    return "" if after is None else f" AFTER {quote_name(after)}"
+
+
+def alteration_sql(alteration: Alteration) -> str:
+    """One clause of an ALTER TABLE."""
+    if isinstance(alteration, DropColumn):
+        return f"DROP COLUMN {quote_name(alteration.name)}"
+    verb = "ADD" if isinstance(alteration, AddColumn) else "MODIFY"
+    return f"{verb} COLUMN {_column_sql(alteration.column)}" + _place(
+        alteration.first, alteration.after
+    )
+
+
+def _named(database: str, name: str) -> str:
+    return f"{quote_name(database)}.{quote_name(name)}"
+
+
+def ddl_sql(statement: DdlStatement) -> str:
+    """A DDL statement as SQL (every column spelled out as :func:`create_table_sql` does)."""
+    if isinstance(statement, CreateTable):
+        return create_table_sql(statement.table)
+    where = _named(statement.database, statement.name)
+    if isinstance(statement, AlterTable):
+        return f"ALTER TABLE {where} " + ", ".join(map(alteration_sql, statement.alterations))
+    if isinstance(statement, DropTable):
+        return f"DROP TABLE {where}"
+    if isinstance(statement, TruncateTable):
+        return f"TRUNCATE TABLE {where}"
+    assert isinstance(statement, RenameTable)
+    return f"RENAME TABLE {where} TO {_named(statement.new_database, statement.new_name)}"
 
 
 def _column_sql(column: Column) -> str:
@@ -181,12 +275,12 @@ def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:
 
 
 def setup_sql(scenario: Scenario) -> list[str]:
-    """What makes a server hold the scenario's tables with their initial rows: CREATE DATABASE,
-    CREATE TABLE and INSERTs."""
+    """What makes a server hold the scenario's tables with their initial rows: CREATE DATABASE
+    (of every database the history uses), CREATE TABLE and INSERTs."""
     statements = []
-    for database in sorted({table.database for table in scenario.tables.values()}):
+    for database in scenario.databases:
         statements.append(f"CREATE DATABASE IF NOT EXISTS {quote_name(database)}")
-    for name, table in scenario.tables.items():
+    for name, table in scenario.initial_tables.items():
         statements.append(create_table_sql(table))
         statements += insert_rows_sql(table, scenario.initial.rows[name])
     return statements

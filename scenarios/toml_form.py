@@ -25,6 +25,25 @@ Python API::
     [[steps]]
     rotate = true                        # FLUSH BINARY LOGS
 
+    [[steps]]                            # settings changed from here on (SET SESSION/GLOBAL)
+    set = { binlog_row_image = "FULL", binlog_checksum = "NONE" }
+
+    [[steps]]                            # a DDL statement (domain_id, server_id optional)
+    ddl = "ALTER TABLE shop.orders ADD COLUMN paid BOOL NOT NULL DEFAULT 0 AFTER id"
+
+    [[steps]]                            # an XA transaction, prepared (or one_phase = true)
+    xa = ["gtrid", "bqual", 1]           # or a gtrid text
+    changes = [{ insert = "shop.orders", rows = [{ id = 3 }] }]
+
+    [[steps]]
+    idle = 60                            # seconds of nothing
+
+    [[steps]]                            # a restart; or restart = true
+    restart = { server_id = 2, binlog_checksum = "NONE" }
+
+    [[steps]]
+    xa_commit = ["gtrid", "bqual", 1]    # or xa_rollback
+
 Values are the plain values the Python API accepts (TOML integers, strings, floats, booleans,
 dates, times and date-times); TOML has no NULL and no bytes, so ``{ null = true }`` is NULL and
 ``{ hex = "00ff" }`` is bytes. Errors are :class:`TomlScenarioError`, naming the file, the line
@@ -111,22 +130,138 @@ def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Sc
                 raise TomlScenarioError(f"{where}: rotate = true is the only form")
             scenario.rotate()
             continue
+        if "ddl" in step:
+            _ddl(scenario, step, where)
+            continue
+        if "set" in step:
+            _only(step, {"set"}, where)
+            if not isinstance(step["set"], dict):
+                raise TomlScenarioError(f"{where}: set is an inline table of settings")
+            try:
+                scenario.set(**_setting_values(step["set"], f"{where}: set"))
+            except TomlScenarioError:
+                raise
+            except (ScenarioError, TypeError) as exc:
+                raise TomlScenarioError(f"{where}: {exc}") from None
+            continue
+        if "restart" in step:
+            _restart(scenario, step, where)
+            continue
+        if "idle" in step:
+            _only(step, {"idle"}, where)
+            try:
+                scenario.idle(step["idle"])
+            except ScenarioError as exc:
+                raise TomlScenarioError(f"{where}: {exc}") from None
+            continue
+        if "xa_commit" in step or "xa_rollback" in step:
+            _xa_end(scenario, step, where)
+            continue
         _transaction(scenario, step, where)
     return scenario
 
 
-def _transaction(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
-    _only(step, {"domain_id", "server_id", "changes"}, where)
+def _ids(step: Mapping[str, Any], where: str) -> dict[str, int | None]:
     ids = {}
     for name in ("domain_id", "server_id"):
         value = step.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise TomlScenarioError(f"{where}: {name} is an integer, not {value!r}")
         ids[name] = value
+    return ids
+
+
+def _ddl(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"domain_id", "server_id", "ddl"}, where)
+    ids = _ids(step, where)
+    text = step["ddl"]
+    if not isinstance(text, str):
+        raise TomlScenarioError(f"{where}: ddl is the statement's text")
+    try:
+        scenario.ddl(text, domain_id=ids["domain_id"], server_id=ids["server_id"])
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _restart(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"restart"}, where)
+    value = step["restart"]
+    if value is True:
+        value = {}
+    if not isinstance(value, dict):
+        raise TomlScenarioError(
+            f"{where}: restart = true, or an inline table of the settings it comes back with"
+        )
+    try:
+        scenario.restart(**_setting_values(value, f"{where}: restart"))
+    except TomlScenarioError:
+        raise
+    except (ScenarioError, TypeError) as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _xid(value: Any, where: str) -> Any:
+    if isinstance(value, str):
+        return value
+    if (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[0], str)
+        and isinstance(value[1], str)
+        and isinstance(value[2], int)
+    ):
+        return tuple(value)
+    raise TomlScenarioError(f"{where}: an xid is a gtrid text or [gtrid, bqual, formatID]")
+
+
+def _xa_end(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    kind = "xa_commit" if "xa_commit" in step else "xa_rollback"
+    _only(step, {kind, "domain_id", "server_id"}, where)
+    ids = _ids(step, where)
+    end = scenario.xa_commit if kind == "xa_commit" else scenario.xa_rollback
+    try:
+        end(
+            _xid(step[kind], where),
+            **{name: value for name, value in ids.items() if value is not None},
+        )
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _transaction(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"domain_id", "server_id", "changes", "xa", "one_phase"}, where)
+    ids = _ids(step, where)
     changes = step.get("changes")
     if not isinstance(changes, list) or not changes:
         raise TomlScenarioError(f"{where}: a transaction has a non-empty list 'changes'")
-    with scenario.transaction(domain_id=ids["domain_id"], server_id=ids["server_id"]) as tx:
+    try:
+        _changes(scenario, step, changes, ids, where)
+    except TomlScenarioError:
+        raise
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _changes(
+    scenario: Scenario,
+    step: Mapping[str, Any],
+    changes: list[Any],
+    ids: dict[str, int | None],
+    where: str,
+) -> None:
+    one_phase = step.get("one_phase", False)
+    if not isinstance(one_phase, bool) or one_phase and "xa" not in step:
+        raise TomlScenarioError(f"{where}: one_phase = true goes with xa = ...")
+    if "xa" in step:
+        block = scenario.xa_transaction(
+            _xid(step["xa"], where),
+            one_phase=one_phase,
+            domain_id=ids["domain_id"],
+            server_id=ids["server_id"],
+        )
+    else:
+        block = scenario.transaction(domain_id=ids["domain_id"], server_id=ids["server_id"])
+    with block as tx:
         for number, change in enumerate(changes, 1):
             here = f"{where}.changes[{number}]"
             if not isinstance(change, dict):
@@ -166,19 +301,24 @@ def _settings(data: Any, source: str) -> Settings:
     if not isinstance(data, dict):
         raise TomlScenarioError(f"{source}: [settings] is a table")
     _only(data, _SETTINGS, f"{source}: [settings]")
-    values = dict(data)
-    checksum = values.get("binlog_checksum")
-    if isinstance(checksum, str):
-        if checksum.upper() not in ("CRC32", "NONE"):
-            raise TomlScenarioError(f"{source}: [settings] binlog_checksum is CRC32 or NONE")
-        values["binlog_checksum"] = checksum.upper() == "CRC32"
-    for name in ("binlog_row_image", "binlog_row_metadata"):
-        if isinstance(values.get(name), str):
-            values[name] = values[name].upper()
+    values = _setting_values(data, f"{source}: [settings]")
     try:
         return Settings(**values)
     except ScenarioError as exc:
         raise TomlScenarioError(f"{source}: [settings] {exc}") from None
+
+
+def _setting_values(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    values = dict(data)
+    checksum = values.get("binlog_checksum")
+    if isinstance(checksum, str):
+        if checksum.upper() not in ("CRC32", "NONE"):
+            raise TomlScenarioError(f"{where} binlog_checksum is CRC32 or NONE")
+        values["binlog_checksum"] = checksum.upper() == "CRC32"
+    for name in ("binlog_row_image", "binlog_row_metadata"):
+        if isinstance(values.get(name), str):
+            values[name] = values[name].upper()
+    return values
 
 
 def _list(data: Mapping[str, Any], name: str, source: str) -> list[Any]:

@@ -29,12 +29,13 @@ lines), or not applicable (the client does not report that part).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fakemaster.contract.adapter import AT_LEAST_ONCE, AdapterRun, ClientChange, ClientOutput
+from fakemaster.events import QueryEvent
 from scenarios.compiler import CompiledTransaction, compile_scenario
-from scenarios.history import Insert, Scenario, Update
+from scenarios.history import Change, Insert, Scenario, Transaction, Update
 from scenarios.oracle import Cell, canonical_rows, cell_text
 from scenarios.schema import Table
 from scenarios.state import Row
@@ -118,14 +119,36 @@ def _key(table: Table, row: Row) -> tuple[Cell, ...]:
 def expected_changes(
     scenario: Scenario, compiled: Sequence[CompiledTransaction] | None = None
 ) -> list[ExpectedChange]:
-    """Every row change the compiled ``scenario`` serves, in commit order."""
+    """Every row change the compiled ``scenario`` serves, in the order of its groups (the
+    rows of an XA transaction in its XA PREPARE group, where the binlog has them).
+
+    A transaction's groups: one per statement that changes a non-transactional table (ending
+    with a COMMIT query), then its own (ending with XID or XA_PREPARE) with the changes of its
+    transactional tables; DDL statements and XA COMMIT/ROLLBACK change no row."""
     out: list[ExpectedChange] = []
+    statements: dict[int, Iterator[Change]] = {}  # a transaction's non-transactional changes
     for item in compiled if compiled is not None else compile_scenario(scenario):
-        if item.gtid is None:
+        transaction = item.transaction
+        if item.gtid is None or not isinstance(transaction, Transaction):
             continue
+        if isinstance(item.events[-1], QueryEvent):
+            later = statements.setdefault(
+                id(transaction),
+                iter(
+                    [
+                        change
+                        for change in transaction.changes
+                        if not change.table.transactional
+                        and not (isinstance(change, Insert) and not change.rows)
+                    ]
+                ),
+            )
+            changes: Sequence[Change] = [next(later)]
+        else:
+            changes = [change for change in transaction.changes if change.table.transactional]
         gtid = str(item.gtid)
         row = 0
-        for change in item.transaction.changes:
+        for change in changes:
             table = change.table
             name = table.qualified
             if isinstance(change, Insert):

@@ -93,7 +93,7 @@ def write_snapshot(scenario: Scenario, path: Path) -> Path:
     from scenarios.sql import SESSION_SETUP, create_table_sql, setup_sql
 
     lines: list[dict[str, object]] = []
-    for name, table in scenario.tables.items():
+    for name, table in scenario.initial_tables.items():  # the tables before the first step
         lines.append({"kind": "table", "table": name, "create": create_table_sql(table)})
         for cells in canonical_rows(table, scenario.initial.rows[name]):
             lines.append(

@@ -281,12 +281,16 @@ class MemoryBinlogStore(BinlogStore):
         self._changed()
         return new
 
-    def restart(self) -> str:
+    def restart(self, server_id: int | None = None) -> str:
         """A clean server restart: STOP ends the current file; the next one's FDE has a creation
-        time (replicas drop their temporary tables). Returns the new file's name."""
+        time (replicas drop their temporary tables). With ``server_id``, the server comes back
+        with that id: the STOP has the old one, the new file's header events the new one (as
+        MariaDB 10.11 writes them). Returns the new file's name."""
         with self._lock:
             old = self.current_file
             self._write(StopEvent(server_id=self.server_id))
+            if server_id is not None:
+                self.server_id = server_id
             self._close_file(old)
             self._start_file(created=self._now(), checkpoint=old)
             self._pending_checkpoint = True

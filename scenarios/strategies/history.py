@@ -11,7 +11,11 @@ same rows), simpler types first.
                            compression)
     scenarios()            a Scenario: tables, initial rows, transactions of inserts, updates
                            (key changes included) and deletes over several GTID domains and
-                           server ids, and rotations
+                           server ids, rotations, DDL and settings changed mid-history
+    ddl_statements(s)      a DDL statement scenario s can take (columns added, dropped,
+                           moved, widened; tables created, truncated, renamed, dropped)
+    setting_changes()      settings changed mid-history (row image, metadata, annotations,
+                           compression, checksum)
 
 Importing this module has no side effects (no profile, no settings registered).
 """
@@ -21,25 +25,52 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 from hypothesis import strategies as st
 
 from fakemaster.values import Date, DateTime, Time, Timestamp
-from scenarios.history import ROW_IMAGES, ROW_METADATA, Row, Scenario, Settings, TransactionBuilder
+from scenarios.ddl import (
+    AddColumn,
+    AlterTable,
+    CreateTable,
+    DdlStatement,
+    DropColumn,
+    DropTable,
+    ModifyColumn,
+    RenameTable,
+    TruncateTable,
+)
+from scenarios.history import (
+    ROW_IMAGES,
+    ROW_METADATA,
+    Ddl,
+    Row,
+    Scenario,
+    Settings,
+    TransactionBuilder,
+)
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table, make_column
 from scenarios.values import float32
 
 __all__ = [
+    "DDL_KINDS",
+    "ENGINES",
     "KEY_VALUES",
     "columns",
+    "ddl_statements",
     "nullable_values_for",
     "scenarios",
+    "setting_changes",
     "settings",
     "tables",
     "values_for",
 ]
+
+# Table engines, the transactional one first.
+ENGINES = ("InnoDB", "MyISAM")
 
 # Key values come from this small range, so that inserts, updates and deletes meet.
 KEY_VALUES = 5
@@ -256,8 +287,8 @@ def _key_column(name: str, kind: str, fields: dict[str, Any]) -> Column:
 @st.composite
 def tables(draw: st.DrawFn, database: str = "db", name: str = "t", max_columns: int = 5) -> Table:
     """A table ``database.name``: a key (PRIMARY KEY of one or two integer columns, or a UNIQUE
-    NOT NULL integer column MariaDB promotes) or none, and up to ``max_columns`` other
-    columns."""
+    NOT NULL integer column MariaDB promotes) or none, up to ``max_columns`` other columns,
+    and an engine (InnoDB, or MyISAM: non-transactional)."""
     key_kind = draw(st.sampled_from(("primary", "none", "unique", "composite")))
     key_columns: list[Column] = []
     if key_kind != "none":
@@ -277,6 +308,7 @@ def tables(draw: st.DrawFn, database: str = "db", name: str = "t", max_columns: 
         tuple(every),
         primary_key=names if key_kind in ("primary", "composite") else (),
         unique_keys=(names,) if key_kind == "unique" else (),
+        engine=draw(st.sampled_from(ENGINES)),
     )
 
 
@@ -379,6 +411,102 @@ def _change(
         tx.update(name, where, changes)
 
 
+# DDL a history draws, simpler first (hypothesis shrinks towards the start).
+DDL_KINDS = ("add", "reorder", "drop_column", "widen", "truncate", "rename", "create", "drop")
+_WIDER = {"tinyint": "smallint", "smallint": "mediumint", "mediumint": "int", "int": "bigint"}
+
+
+def _place(draw: st.DrawFn, table: Table, name: str) -> dict[str, Any]:
+    """FIRST, AFTER another column, or (first choice) nowhere in particular."""
+    others = [c.name for c in table.columns if c.name != name]
+    where = draw(st.sampled_from(("end", "first", "after") if others else ("end", "first")))
+    if where == "first":
+        return {"first": True}
+    if where == "after":
+        return {"after": draw(st.sampled_from(others))}
+    return {}
+
+
+@st.composite
+def ddl_statements(draw: st.DrawFn, scenario: Scenario) -> DdlStatement | None:
+    """A DDL statement the scenario can take now: a column added (NULL-able or with a
+    DEFAULT; at the end, FIRST or AFTER another), a column moved (MODIFY to the same
+    definition, FIRST or AFTER), a column dropped (not of a key), an integer widened or a
+    VARCHAR/VARBINARY lengthened, TRUNCATE, RENAME, CREATE TABLE or DROP TABLE (one table is
+    always left). None when the drawn kind does not apply."""
+    names = sorted(scenario.tables)
+    table = scenario.tables[draw(st.sampled_from(names))]
+    kind = draw(st.sampled_from(DDL_KINDS))
+    keys = {name.lower() for key in (table.primary_key, *table.unique_keys) for name in key}
+    count = len(scenario.initial_tables) + sum(isinstance(s, Ddl) for s in scenario.steps)
+    if kind == "add":
+        taken = {c.name.lower() for c in table.columns}
+        name = next(f"a{n}" for n in range(100) if f"a{n}" not in taken)
+        column = draw(columns(name))
+        if not column.nullable and column.default is NO_DEFAULT:
+            column = replace(column, nullable=True)
+        alteration: AddColumn | DropColumn | ModifyColumn = AddColumn(
+            column, **_place(draw, table, name)
+        )
+    elif kind == "reorder":
+        column = draw(st.sampled_from(table.columns))
+        place = _place(draw, table, column.name)
+        if not place:
+            return None
+        alteration = ModifyColumn(column, **place)
+    elif kind == "drop_column":
+        droppable = [c.name for c in table.columns if c.name.lower() not in keys]
+        if len(table.columns) < 2 or not droppable:
+            return None
+        alteration = DropColumn(draw(st.sampled_from(droppable)))
+    elif kind == "widen":
+        wider = [
+            c
+            for c in table.columns
+            if c.type in _WIDER or c.type in ("varchar", "varbinary") and (c.length or 0) < 300
+        ]
+        if not wider:
+            return None
+        column = draw(st.sampled_from(wider))
+        if column.type in _WIDER:
+            column = replace(column, type=_WIDER[column.type])
+        else:
+            column = replace(column, length=(column.length or 0) + draw(st.integers(1, 100)))
+        alteration = ModifyColumn(column)
+    elif kind == "truncate":
+        return TruncateTable(table.database, table.name)
+    elif kind == "rename":
+        return RenameTable(table.database, table.name, table.database, f"t{count}")
+    elif kind == "create":
+        return CreateTable(draw(tables(database=table.database, name=f"t{count}")))
+    else:
+        if len(names) < 2:
+            return None
+        return DropTable(table.database, table.name)
+    return AlterTable(table.database, table.name, (alteration,))
+
+
+# Settings a history changes mid-way (simpler first), with the values it draws.
+_SETTING_CHANGES: tuple[tuple[str, st.SearchStrategy[Any]], ...] = (
+    ("binlog_row_image", st.sampled_from(ROW_IMAGES)),
+    ("binlog_annotate_row_events", st.booleans()),
+    ("binlog_row_metadata", st.sampled_from(ROW_METADATA)),
+    ("log_bin_compress", st.booleans()),
+    ("binlog_checksum", st.booleans()),
+)
+
+
+@st.composite
+def setting_changes(draw: st.DrawFn) -> dict[str, Any]:
+    """One or two settings a history changes mid-way (as SET SESSION/GLOBAL would)."""
+    chosen = draw(
+        st.lists(
+            st.sampled_from(_SETTING_CHANGES), min_size=1, max_size=2, unique_by=lambda c: c[0]
+        )
+    )
+    return {name: draw(values) for name, values in chosen}
+
+
 @st.composite
 def scenarios(
     draw: st.DrawFn,
@@ -388,12 +516,17 @@ def scenarios(
     max_changes: int = 4,
     max_insert_rows: int = 3,
     rotations: bool = True,
+    ddl: bool = True,
+    setting_changes_too: bool = True,
     settings_strategy: st.SearchStrategy[Settings] | None = None,
 ) -> Scenario:
     """A scenario: 1..``max_tables`` tables (in one or two databases) with a few initial rows,
     then transactions of 1..``max_changes`` changes each (an insert of up to
     ``max_insert_rows`` rows in one statement), in GTID domains 0..2 and server ids 1..3,
-    with a rotation (FLUSH BINARY LOGS) after some of them unless ``rotations`` is False."""
+    with a rotation (FLUSH BINARY LOGS) after some of them unless ``rotations`` is False, a
+    DDL statement (:func:`ddl_statements`) after some unless ``ddl`` is False, and settings
+    changed (:func:`setting_changes`) after some unless ``setting_changes_too`` is False. Each
+    of these shrinks away first: the simplest history has none."""
     scenario = Scenario(draw(settings_strategy if settings_strategy is not None else settings()))
     count = draw(st.integers(1, max_tables))
     for index in range(count):
@@ -409,12 +542,21 @@ def scenarios(
                 taken.add(tuple(values[table.columns[p].name] for p in table.key))
             rows.append(values)
         scenario.create_table(table, rows=rows)
-    for _ in range(draw(st.integers(1, max_transactions))):
+    for number in range(1, max_transactions + 1):
         domain = draw(st.sampled_from((0, 0, 1, 2)))
         server = draw(st.sampled_from((1, 1, 2, 3)))
         with scenario.transaction(domain_id=domain, server_id=server) as tx:
             for _ in range(draw(st.integers(1, max_changes))):
                 draw(_change(tx, scenario, max_insert_rows))
-        if rotations and draw(st.integers(0, 4)) == 0:
+        if rotations and draw(st.integers(0, 4)) == 4:
             scenario.rotate()
+        if ddl and draw(st.integers(0, 3)) == 3:
+            statement = draw(ddl_statements(scenario))
+            if statement is not None:
+                scenario.ddl(statement, domain_id=domain, server_id=server)
+        if setting_changes_too and draw(st.integers(0, 4)) == 4:
+            scenario.set(**draw(setting_changes()))
+        # Another transaction? (drawn as a list's "more" flag is: shrinks to fewer, cleanly)
+        if number < max_transactions and not draw(st.booleans()):
+            break
     return scenario

@@ -8,7 +8,8 @@ fresh binlog file (FLUSH BINARY LOGS) after the setup, runs the transactions' SQ
 and flushes again: the files in between hold exactly the scenario's transactions.
 
 The minimal normalisation (documented in :func:`normalised_differences`): event timestamps,
-header ``log_pos``, XID numbers, and table ids compared up to a consistent renaming (the
+header ``log_pos``, XID numbers (of XID events and of DDL's Q_XID), QUERY events' thread id and
+exec_time, and table ids compared up to a consistent renaming (the
 server numbers table shares as it opens them).
 """
 
@@ -16,19 +17,22 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from decoder.binlog_file import read_binlog
+from fakemaster.constants import QueryStatus
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
     Gtid,
     GtidListEvent,
+    QueryEvent,
     RotateEvent,
+    StatusVar,
     StopEvent,
     TableMapEvent,
     XidEvent,
@@ -41,7 +45,14 @@ from scenarios.compiler import (
     flatten,
     to_store,
 )
-from scenarios.history import DEFAULT_ROW_EVENT_MAX_SIZE, Scenario
+from scenarios.history import (
+    DEFAULT_ROW_EVENT_MAX_SIZE,
+    Restart,
+    Scenario,
+    SetSettings,
+    Settings,
+    Transaction,
+)
 from scenarios.oracle import Oracle, canonical_rows
 from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
 from tests.peers.mariadb import MariaDBServer
@@ -91,51 +102,89 @@ def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str |
     return rows
 
 
+# The client's max_allowed_packet: statements of rows over 16 MiB (the server's is 64M).
+MAX_PACKET = 60 << 20
+
+
+def server_options(settings: Settings) -> dict[str, Any]:
+    """The server options a restart gives, for ``settings`` (as a configured server has them)."""
+    return {
+        "server_id": settings.server_id,
+        "binlog_row_event_max_size": settings.binlog_row_event_max_size,
+        "binlog_checksum": "CRC32" if settings.binlog_checksum else "NONE",
+        "binlog_row_metadata": settings.binlog_row_metadata,
+        "binlog_row_image": settings.binlog_row_image,
+        "binlog_annotate_row_events": settings.binlog_annotate_row_events,
+        "log_bin_compress": settings.log_bin_compress,
+        "log_bin_compress_min_len": settings.log_bin_compress_min_len,
+    }
+
+
+def _session(cursor: Any, settings: Settings) -> None:
+    for statement in SESSION_SETUP:
+        cursor.execute(statement)
+    cursor.execute(f"SET SESSION binlog_row_image = {settings.binlog_row_image}")
+    annotate = "ON" if settings.binlog_annotate_row_events else "OFF"
+    cursor.execute(f"SET SESSION binlog_annotate_row_events = {annotate}")
+
+
 def run_on_server(server: MariaDBServer, scenario: Scenario) -> ServerRun:
-    """Run ``scenario`` on ``server`` (see the module docstring)."""
-    settings = scenario.settings
+    """Run ``scenario`` on ``server`` (see the module docstring). After an XA PREPARE the
+    session is left and a new one goes on (with the session settings in effect); prepared XA
+    transactions still pending at the end are rolled back after the run's last file."""
+    settings = scenario.initial_settings
     import pymysql.converters
 
     # Every value comes back as text, as the server sends it.
     conv = {k: v for k, v in pymysql.converters.conversions.items() if not isinstance(k, int)}
-    connection = server.connect(conv=conv)
+    # binlog_row_event_max_size is a command-line option only (10.11 shows no such variable),
+    # the server id a restart gives: restarted if they are not the scenario's.
+    size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
+    if size != settings.binlog_row_event_max_size or server.server_id != settings.server_id:
+        server.options.update(server_options(settings))
+        server.restart()
+    connection = server.connect(conv=conv, max_allowed_packet=MAX_PACKET)
     try:
-        with connection.cursor() as cursor:
-            # A command-line option only (MariaDB 10.11 shows no such variable).
-            size = int(server.options.get("binlog_row_event_max_size", DEFAULT_ROW_EVENT_MAX_SIZE))
-            if size != settings.binlog_row_event_max_size:
-                raise AssertionError(
-                    f"the server runs with binlog_row_event_max_size {size},"
-                    f" the scenario has {settings.binlog_row_event_max_size}"
-                )
-            checksum = "CRC32" if settings.binlog_checksum else "NONE"
-            cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
-            cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")
-            compress = "ON" if settings.log_bin_compress else "OFF"
-            cursor.execute(f"SET GLOBAL log_bin_compress = {compress}")
-            cursor.execute(
-                f"SET GLOBAL log_bin_compress_min_len = {settings.log_bin_compress_min_len}"
-            )
-            for statement in SESSION_SETUP:
+        cursor = connection.cursor()
+        checksum = "CRC32" if settings.binlog_checksum else "NONE"
+        cursor.execute(f"SET GLOBAL binlog_checksum = {checksum}")
+        cursor.execute(f"SET GLOBAL binlog_row_metadata = {settings.binlog_row_metadata}")
+        compress = "ON" if settings.log_bin_compress else "OFF"
+        cursor.execute(f"SET GLOBAL log_bin_compress = {compress}")
+        cursor.execute(f"SET GLOBAL log_bin_compress_min_len = {settings.log_bin_compress_min_len}")
+        _session(cursor, settings)
+        for database in scenario.databases:
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote_name(database)}")
+        for statement in setup_sql(scenario):
+            cursor.execute(statement)
+        cursor.execute("FLUSH BINARY LOGS")
+        cursor.execute("SELECT @@GLOBAL.gtid_binlog_state")
+        state = _gtid_state(str(cursor.fetchone()[0]))
+        first = server.binlog_files()[-1]
+        current = settings
+        for step in scenario.steps:
+            for statement in step_sql(step):
                 cursor.execute(statement)
-            cursor.execute(f"SET SESSION binlog_row_image = {settings.binlog_row_image}")
-            annotate = "ON" if settings.binlog_annotate_row_events else "OFF"
-            cursor.execute(f"SET SESSION binlog_annotate_row_events = {annotate}")
-            for database in sorted({t.database for t in scenario.tables.values()}):
-                cursor.execute(f"DROP DATABASE IF EXISTS {quote_name(database)}")
-            for statement in setup_sql(scenario):
-                cursor.execute(statement)
-            cursor.execute("FLUSH BINARY LOGS")
-            cursor.execute("SELECT @@GLOBAL.gtid_binlog_state")
-            state = _gtid_state(str(cursor.fetchone()[0]))
-            first = server.binlog_files()[-1]
-            for step in scenario.steps:
-                for statement in step_sql(step):
-                    cursor.execute(statement)
-            cursor.execute("SET SESSION gtid_domain_id = DEFAULT")
-            cursor.execute("SET SESSION server_id = DEFAULT")
-            cursor.execute("FLUSH BINARY LOGS")
-            tables = {name: select_cells(cursor, scenario, name) for name in scenario.tables}
+            if isinstance(step, SetSettings):
+                current = step.settings
+            if isinstance(step, Restart):
+                connection.close()
+                server.options.update(server_options(step.settings))
+                server.restart()
+                current = step.settings
+            if isinstance(step, Transaction) and step.prepared:
+                connection.close()
+            if isinstance(step, Restart) or isinstance(step, Transaction) and step.prepared:
+                connection = server.connect(conv=conv, max_allowed_packet=MAX_PACKET)
+                cursor = connection.cursor()
+                _session(cursor, current)
+        cursor.execute("SET SESSION gtid_domain_id = DEFAULT")
+        cursor.execute("SET SESSION server_id = DEFAULT")
+        cursor.execute("FLUSH BINARY LOGS")
+        tables = {name: select_cells(cursor, scenario, name) for name in scenario.tables}
+        cursor.execute("XA RECOVER FORMAT='SQL'")
+        for row in cursor.fetchall():
+            cursor.execute(f"XA ROLLBACK {row[3]}")
     finally:
         connection.close()
     files = server.binlog_files()
@@ -162,17 +211,25 @@ def _fields(event: Event) -> dict[str, Any]:
 
 
 def normalised_differences(
-    real: Sequence[Event], compiled: Sequence[Event], limit: int = 10
+    real: Sequence[Event],
+    compiled: Sequence[Event],
+    limit: int = 10,
+    restarts: Collection[int] = (),
 ) -> list[str]:
     """Field-by-field differences between the server's events and the compiled ones, after
     the minimal normalisation: ``timestamp`` and ``log_pos`` of every event are not compared,
-    nor XID numbers; a table id is compared up to a consistent renaming (each real id stands
-    for one compiled id throughout); a GTID_LIST's GTIDs as a set (and each domain's last)."""
+    nor XID numbers; a QUERY event's thread id and exec_time are not compared, nor the value of
+    its Q_XID status variable (an XID number; its presence is); a table id is compared up to a
+    consistent renaming (each real id stands for one compiled id throughout a server's run: the
+    renaming starts anew at the ``restarts``, the indexes of the first events after a restart);
+    a GTID_LIST's GTIDs as a set (and each domain's last)."""
     problems: list[str] = []
     ids: dict[int, int] = {}
     if len(real) != len(compiled):
         problems.append(f"{len(real)} events on the server, {len(compiled)} compiled")
     for index, (mine, theirs) in enumerate(zip(compiled, real, strict=False)):
+        if index in restarts:
+            ids = {}
         if type(mine) is not type(theirs):
             problems.append(
                 f"event {index}: {type(theirs).__name__} on the server, compiled {type(mine).__name__}"
@@ -183,6 +240,14 @@ def normalised_differences(
         if isinstance(mine, XidEvent):
             want.pop("xid")
             got.pop("xid")
+        if isinstance(mine, QueryEvent):
+            for fields in (want, got):
+                fields.pop("thread_id")
+                fields.pop("exec_time")
+                fields["status_vars"] = tuple(
+                    StatusVar(v.code, None) if v.code == QueryStatus.XID else v
+                    for v in fields["status_vars"]
+                )
         if isinstance(mine, GtidListEvent):
             # The server lists its state in its hash tables' order, a function of its whole
             # history (before the scenario too): compared as a set, and each domain's most
@@ -228,7 +293,7 @@ def served_files(run: ServerRun, scenario: Scenario) -> list[list[Event]]:
     """The scenario in a memory store that starts as the server's first file did (a rotation
     from the file before it, the same GTID state), every event of each file decoded."""
     number = int(run.files[0].name.rsplit(".", 1)[1])
-    settings = scenario.settings
+    settings = scenario.initial_settings
     store = MemoryBinlogStore(
         server_id=settings.server_id,
         checksum=settings.binlog_checksum,
@@ -284,13 +349,29 @@ def file_differences(run: ServerRun, scenario: Scenario) -> list[str]:
     return problems
 
 
+def restart_indexes(scenario: Scenario, compiled: Sequence[CompiledTransaction]) -> set[int]:
+    """The indexes, in the flattened compiled events, of the first event after each restart."""
+    counts: dict[int, int] = {}
+    for item in compiled:
+        counts[id(item.transaction)] = counts.get(id(item.transaction), 0) + len(item.events)
+    found = set()
+    position = 0
+    for step in scenario.steps:
+        if isinstance(step, Restart):
+            found.add(position)
+        position += counts.get(id(step), 0)
+    return found
+
+
 def compare_with_server(server: MariaDBServer, scenario: Scenario) -> list[str]:
     """Everything that differs between the server and the scenario's compilation and oracle
     ([] when nothing does)."""
     run = run_on_server(server, scenario)
     scenario.gtid_state = run.gtid_state
     compiled: list[CompiledTransaction] = compile_scenario(scenario)
-    problems = normalised_differences(run.events, flatten(compiled))
+    problems = normalised_differences(
+        run.events, flatten(compiled), restarts=restart_indexes(scenario, compiled)
+    )
     problems += file_differences(run, scenario)
     oracle = Oracle(scenario)
     for name, table in scenario.tables.items():

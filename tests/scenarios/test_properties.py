@@ -27,7 +27,7 @@ def decoded_events(scenario: Scenario) -> list[object]:
 @settings(max_examples=examples(1))
 @given(scenarios())
 def test_the_oracle_and_the_replayed_stream_agree(scenario: Scenario) -> None:
-    replayed = replay(scenario.tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
+    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
     oracle = Oracle(scenario)
     for name, table in scenario.tables.items():
         assert canonical_rows(table, replayed.rows[name]) == canonical_rows(

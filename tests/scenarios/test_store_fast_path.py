@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import io
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,18 +20,27 @@ from decoder.binlog_file import read_binlog
 from encoder import encode_event
 from fakemaster.context import BinlogContext
 from fakemaster.errors import EncodeError
-from fakemaster.events import GtidEvent, TableMapEvent
+from fakemaster.events import GtidEvent, RowsEvent, TableMapEvent
 from fakemaster.store import MemoryBinlogStore
-from scenarios.compiler import binlog_files, compile_scenario, to_store
+from scenarios.compiler import (
+    CompiledTransaction,
+    CompileOptions,
+    binlog_files,
+    compile_scenario,
+    to_store,
+)
 from scenarios.history import (
     ROW_EVENT_MAX_SIZE_BLOCK,
     ROW_IMAGES,
     ROW_METADATA,
+    Idle,
+    Restart,
     Rotate,
     Scenario,
+    SetSettings,
     Settings,
 )
-from scenarios.strategies.history import scenarios
+from scenarios.strategies.history import _change, _new_row, scenarios
 from tests.budget import examples
 
 __all__: list[str] = []
@@ -50,36 +60,90 @@ def split_settings(draw: st.DrawFn) -> Settings:
     )
 
 
+@st.composite
+def model_scenarios(draw: st.DrawFn, **options: Any) -> Scenario:
+    """A drawn history (DDL, settings changed, MyISAM tables among its steps), then perhaps a
+    restart (same or another server id, MySQL v2 rows events after it) or an idle period and a
+    transaction after it, then perhaps an XA transaction prepared (then committed, rolled back
+    or left prepared) or committed in one phase."""
+    scenario = draw(scenarios(**options))
+    pause = draw(st.sampled_from((None, "idle", "restart")))
+    if pause == "idle":
+        scenario.idle(draw(st.integers(1, 3600)))
+    elif pause == "restart":
+        changes: dict[str, Any] = {}
+        if draw(st.booleans()):
+            changes.update(rows_event_version=2, log_bin_compress=False)
+        scenario.restart(server_id=draw(st.sampled_from((None, 1, 7))), **changes)
+    if pause is not None and scenario.tables:
+        with scenario.transaction() as tx:
+            draw(_change(tx, scenario))
+    transactional = sorted(name for name, t in scenario.tables.items() if t.transactional)
+    if transactional and draw(st.booleans()):
+        name = draw(st.sampled_from(transactional))
+        table = scenario.tables[name]
+        one_phase = draw(st.booleans())
+        with scenario.xa_transaction(("gtrid", b"bq", 7), one_phase=one_phase) as tx:
+            taken = {tuple(row[p] for p in table.key) for row in tx.rows(name)}
+            values = draw(_new_row(table, taken))
+            rows = tx.rows(name)
+            if values is not None:
+                tx.insert(name, values)
+            elif rows:
+                row = rows[0]
+                tx.delete(name, {table.columns[p].name: row[p] for p in table.key})
+        end = draw(st.sampled_from(("commit", "rollback", "prepared")))
+        if not one_phase and scenario.prepared and end != "prepared":
+            (scenario.xa_commit if end == "commit" else scenario.xa_rollback)(("gtrid", b"bq", 7))
+    return scenario
+
+
 def straightforward_store(scenario: Scenario) -> MemoryBinlogStore:
-    """What ``to_store`` writes, without its shortcuts: the compiled events appended one
-    transaction at a time, the store encoding every event's body itself."""
-    settings_ = scenario.settings
+    """What ``to_store`` writes, without its shortcuts: the compiled events appended one group
+    at a time, the store encoding every event's body itself (rotations, settings that rotate,
+    restarts and idle periods as ``to_store`` writes them)."""
+    settings_ = scenario.initial_settings
+    now = [1_700_000_000]
     store = MemoryBinlogStore(
         server_id=settings_.server_id,
         server_version=settings_.server_version,
         checksum=settings_.binlog_checksum,
         domain_id=settings_.gtid_domain_id,
-        clock=lambda: 1_700_000_000.0,
+        clock=lambda: float(now[0]),
         initial_state=scenario.gtid_state,
     )
-    compiled = iter(compile_scenario(scenario))
+    groups: dict[int, list[CompiledTransaction]] = {}
+    for item in compile_scenario(scenario):
+        groups.setdefault(id(item.transaction), []).append(item)
     for step in scenario.steps:
         if isinstance(step, Rotate):
             store.rotate()
-            continue
-        item = next(compiled)
-        if item.gtid is None:
-            continue
-        gtid_event, *body = item.events
-        assert isinstance(gtid_event, GtidEvent)
-        store.append_transaction(
-            body,
-            domain_id=item.gtid.domain_id,
-            server_id=item.gtid.server_id,
-            seq_no=item.gtid.seq_no,
-            flags2=gtid_event.flags2,
-            timestamp=gtid_event.timestamp,
-        )
+        elif isinstance(step, SetSettings):
+            if step.rotates:
+                store.checksum = step.settings.binlog_checksum
+                store.rotate()
+        elif isinstance(step, Restart):
+            store.checksum = step.settings.binlog_checksum
+            store.restart(server_id=step.settings.server_id)
+        elif isinstance(step, Idle):
+            now[0] += step.seconds
+        for item in groups.get(id(step), ()):
+            if item.gtid is None:
+                continue
+            gtid_event, *body = item.events
+            assert isinstance(gtid_event, GtidEvent)
+            if gtid_event.flags_extra:
+                store.append(item.events, stamp=False)
+                continue
+            store.append_transaction(
+                body,
+                domain_id=item.gtid.domain_id,
+                server_id=item.gtid.server_id,
+                seq_no=item.gtid.seq_no,
+                flags2=gtid_event.flags2,
+                xid=gtid_event.xid,
+                timestamp=gtid_event.timestamp,
+            )
     return store
 
 
@@ -96,14 +160,55 @@ def reencoded(data: bytes) -> bytes:
 
 @settings(max_examples=examples(1))
 @given(
-    scenarios(max_insert_rows=12, settings_strategy=split_settings())
-    | scenarios(max_tables=1, max_transactions=3)
+    model_scenarios(max_insert_rows=12, settings_strategy=split_settings())
+    | model_scenarios(max_tables=1, max_transactions=3)
 )
 def test_to_store_writes_the_straightforward_bytes(scenario: Scenario) -> None:
+    """Histories with DDL, settings changed, MyISAM tables, restarts, idle periods, XA and
+    MySQL v2 rows events: the fast path's files are the straightforward path's, and each event
+    in them is what the encoder writes for it."""
     fast = binlog_files(to_store(scenario))
     assert fast == binlog_files(straightforward_store(scenario))
     for name, data in fast.items():
         assert reencoded(data) == data, name
+
+
+def test_every_event_is_built_stamped() -> None:
+    """Each event of a compiled group (DDL, COMMIT and XA queries, XA_PREPARE, v2 rows among
+    them) is built with its group's server id and timestamp: the store has nothing to stamp."""
+    scenario = Scenario(Settings(server_id=3))
+    scenario.create_table("CREATE TABLE db.m (id INT PRIMARY KEY) ENGINE=MyISAM")
+    scenario.create_table("CREATE TABLE db.t (id INT PRIMARY KEY)")
+    with scenario.transaction(server_id=5) as tx:
+        tx.insert("db.m", {"id": 1})
+        tx.insert("db.t", {"id": 1})
+    scenario.idle(60)
+    scenario.alter_table("db.t", "ADD COLUMN v INT", server_id=6)
+    scenario.restart(server_id=9, rows_event_version=2)
+    with scenario.xa_transaction("x") as tx:
+        tx.insert("db.t", {"id": 2, "v": 3})
+    scenario.xa_commit("x", server_id=4)
+    compiled = compile_scenario(scenario, CompileOptions(timestamp=1000))
+    seen = []
+    for item in compiled:
+        assert item.gtid is not None
+        seen.append(
+            (type(item.transaction).__name__, item.gtid.server_id, item.events[0].timestamp)
+        )
+        for event in item.events:
+            assert (event.server_id, event.timestamp) == (
+                item.gtid.server_id,
+                item.events[0].timestamp,
+            )
+    assert seen == [
+        ("Transaction", 5, 1000),  # the MyISAM statement's group
+        ("Transaction", 5, 1000),
+        ("Ddl", 6, 1060),
+        ("Transaction", 9, 1060),  # XA PREPARE
+        ("XaEnd", 4, 1060),
+    ]
+    rows = [e for e in compiled[3].events if isinstance(e, RowsEvent)]
+    assert [e.version for e in rows] == [2]
 
 
 def test_a_table_map_reused_with_other_columns_is_encoded_again() -> None:

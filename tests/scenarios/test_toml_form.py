@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from fakemaster.events import Gtid
+from fakemaster.events import Gtid, XaXid
 from scenarios import Scenario, Settings, compile_scenario
 from scenarios.compiler import binlog_files, to_store
 from scenarios.errors import ScenarioError
@@ -160,9 +160,49 @@ def test_the_documented_example_builds_what_it_says() -> None:
     example = doc.split("::\n\n", 1)[1].split("\n\nValues are", 1)[0]
     text = "\n".join(line[4:] for line in example.splitlines())
     scenario = load_scenario(text)
-    assert scenario.settings.binlog_row_image == "MINIMAL"
-    assert [type(step).__name__ for step in scenario.steps] == ["Transaction", "Rotate"]
+    assert scenario.initial_settings.binlog_row_image == "MINIMAL"
+    assert [type(step).__name__ for step in scenario.steps] == [
+        "Transaction",
+        "Rotate",
+        "SetSettings",
+        "Ddl",
+        "Transaction",
+        "Idle",
+        "Restart",
+        "XaEnd",
+    ]
+    assert scenario.settings.server_id == 2
+    assert scenario.transactions[1].xa == XaXid(1, b"gtrid", b"bqual")
+    assert scenario.settings.binlog_row_image == "MINIMAL"  # the restart: as configured
+    assert not scenario.settings.binlog_checksum
     assert scenario.gtid_state == (Gtid(0, 1, 10),)
     transaction = scenario.transactions[0]
     assert (transaction.domain_id, transaction.server_id, len(transaction.changes)) == (1, 7, 3)
-    assert [list(row) for row in scenario.contents.rows["shop.orders"]] == [[1, b"changed"]]
+    assert [list(row) for row in scenario.contents.rows["shop.orders"]] == [
+        [1, 0, b"changed"],
+        [3, 0, None],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        ('xa_commit = "nope"', "no prepared XA transaction"),
+        ("restart = 5", "restart = true, or an inline table"),
+        ("restart = { server_version = 'x' }", "keeps the server version"),
+        ("idle = 0", "whole number of seconds"),
+        ("one_phase = true\nchanges = [{ insert = 'a.t', rows = [{ id = 1 }] }]", "goes with xa"),
+        ("xa = 5\nchanges = [{ insert = 'a.t', rows = [{ id = 1 }] }]", "an xid is"),
+        (
+            'xa = "g"\nchanges = [{ update = "a.t", where = { id = 0 }, set = { id = 0 } }]',
+            "no row",
+        ),
+    ],
+)
+def test_the_new_step_kinds_say_what_is_wrong(step: str, message: str) -> None:
+    text = (
+        '[[tables]]\ncreate = "CREATE TABLE a.t (id INT PRIMARY KEY)"\nrows = [{ id = 0 }]\n\n'
+        f"[[steps]]\n{step}\n"
+    )
+    with pytest.raises(TomlScenarioError, match=rf"steps\[1\].*{message}"):
+        load_scenario(text)

@@ -6,6 +6,7 @@ KILL) or the server restarts (:meth:`FakeMaster.restart`, like a real primary's 
 from __future__ import annotations
 
 import contextlib
+import io
 import struct
 import threading
 import time
@@ -14,8 +15,18 @@ from collections.abc import Callable
 import pymysql
 import pytest
 
+from decoder.binlog_file import read_binlog
 from fakemaster.config import ServerConfig
-from fakemaster.events import QueryEvent
+from fakemaster.constants import BINLOG_MAGIC
+from fakemaster.events import (
+    BinlogCheckpointEvent,
+    Event,
+    FormatDescriptionEvent,
+    GtidEvent,
+    GtidListEvent,
+    QueryEvent,
+    StopEvent,
+)
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
@@ -127,6 +138,37 @@ def test_restart_closes_with_fin_and_serves_the_new_identity() -> None:
         assert how == "fin"
         assert b"Could not find first log file name in binary log index file" in data
         assert master.errors == []
+
+
+def test_a_restart_with_another_server_id_writes_the_stop_with_the_old_one() -> None:
+    """Restarted with another server id, the binlog kept: the STOP that ends the file is the
+    stopped server's (the old id), the next file's header events and the groups written after
+    it have the new id, as MariaDB 10.11 writes them (tests/scenarios/test_restart.py compares
+    a restart with a new server_id against a real server)."""
+    store, background = served()
+    with background as master:
+        master.restart(server_id=9)
+        master.call(lambda: store.append_transaction([QueryEvent(query=b"DO 1", database="")]))
+        assert master.errors == []
+    first, second = store.file_names()
+    files = {name: decoded(store, name) for name in (first, second)}
+    assert isinstance(files[first][-1], StopEvent)
+    assert files[first][-1].server_id == 1
+    assert {event.server_id for event in files[first]} == {1}
+    assert [type(event) for event in files[second]] == [
+        FormatDescriptionEvent,
+        GtidListEvent,
+        BinlogCheckpointEvent,
+        GtidEvent,
+        QueryEvent,
+        BinlogCheckpointEvent,
+    ]
+    assert {event.server_id for event in files[second]} == {9}
+
+
+def decoded(store: MemoryBinlogStore, name: str) -> list[Event]:
+    data = BINLOG_MAGIC + b"".join(raw for _, raw in store.iter_events(name))
+    return [event for _, event in read_binlog(io.BytesIO(data))]
 
 
 def test_purge_keeps_the_file_a_dump_reads_unless_forced() -> None:

@@ -1,0 +1,223 @@
+"""DDL statements of a history at SQL level, and what they do to a table's schema.
+
+The statements modelled are those a CDC client must follow between row events: ``CREATE
+TABLE``, ``ALTER TABLE`` with ``ADD [COLUMN]``, ``DROP [COLUMN]`` and ``MODIFY [COLUMN]`` (each
+optionally ``FIRST`` or ``AFTER col``: columns added, dropped, re-typed and reordered),
+``DROP TABLE``, ``TRUNCATE [TABLE]`` and ``RENAME TABLE a TO b``. :func:`altered` gives the
+table an ALTER makes and, for each of its columns, where its values come from; the rows
+themselves are carried over by the model (:mod:`scenarios.history`) and, independently, by the
+replay (:mod:`scenarios.replay`).
+
+What an ALTER may do is what keeps every existing value as it is, so that the server's
+conversion rules never come in: ``MODIFY`` keeps a column's type family (the same type with a
+length or a display that does not shrink, or a wider integer of the same signedness), its
+character set and collation (a BINARY keeps its length: its NUL padding is its value); it may
+change NULL-ability, the default and the place. A column of
+a key is not dropped. An added NOT NULL column needs a DEFAULT (the existing rows take it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scenarios.errors import SchemaError
+from scenarios.schema import INTEGER_RANGES, Column, Table
+
+__all__ = [
+    "AddColumn",
+    "AlterTable",
+    "Alteration",
+    "CreateTable",
+    "DdlStatement",
+    "DropColumn",
+    "DropTable",
+    "ModifyColumn",
+    "RenameTable",
+    "TruncateTable",
+    "altered",
+    "renamed",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AddColumn:
+    """``ADD COLUMN column [FIRST | AFTER after]`` (at the end without either)."""
+
+    column: Column
+    first: bool = False
+    after: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DropColumn:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModifyColumn:
+    """``MODIFY COLUMN column [FIRST | AFTER after]`` (in its place without either)."""
+
+    column: Column
+    first: bool = False
+    after: str | None = None
+
+
+Alteration = AddColumn | DropColumn | ModifyColumn
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable:
+    table: Table
+
+
+@dataclass(frozen=True, slots=True)
+class AlterTable:
+    database: str
+    name: str
+    alterations: tuple[Alteration, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DropTable:
+    database: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class TruncateTable:
+    database: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RenameTable:
+    database: str
+    name: str
+    new_database: str
+    new_name: str
+
+
+DdlStatement = CreateTable | AlterTable | DropTable | TruncateTable | RenameTable
+
+
+def _family(column: Column) -> str:
+    return "integer" if column.type in INTEGER_RANGES else column.type
+
+
+def _check_modify(table: Table, old: Column, new: Column) -> None:
+    where = f"{table.qualified}: MODIFY {old.name}"
+    if _family(old) != _family(new) or old.collation != new.collation:
+        raise SchemaError(
+            f"{where}: from {old.sql_type()} to {new.sql_type()}: MODIFY keeps the type family"
+            " and character set (values are carried over unchanged)"
+        )
+    if old.type in INTEGER_RANGES:
+        if (
+            old.unsigned != new.unsigned
+            or INTEGER_RANGES[new.type][0] < INTEGER_RANGES[old.type][0]
+        ):
+            raise SchemaError(f"{where}: an integer only widens, keeping its signedness")
+    same = (
+        old.unsigned == new.unsigned
+        and old.precision == new.precision
+        and old.scale == new.scale
+        and old.fsp == new.fsp
+        and old.members == new.members
+    )
+    fixed = old.type == "binary" and old.length != new.length  # NUL padding: values change
+    if not same or fixed or (old.length or 0) > (new.length or 0):
+        raise SchemaError(
+            f"{where}: from {old.sql_type()} to {new.sql_type()}: only a longer length (or a"
+            " wider integer), NULL-ability, the default and the place change"
+        )
+
+
+def altered(
+    table: Table, alterations: tuple[Alteration, ...]
+) -> tuple[Table, tuple[int | None, ...]]:
+    """The table ``alterations`` make of ``table``, and for each of its columns the position
+    in ``table`` its values come from (None: an added column, filled with its default)."""
+    if not alterations:
+        raise SchemaError(f"{table.qualified}: an ALTER TABLE that alters nothing")
+    # (column, source position) in order
+    columns: list[tuple[Column, int | None]] = [(c, p) for p, c in enumerate(table.columns)]
+    keys = {name.lower() for key in (table.primary_key, *table.unique_keys) for name in key}
+
+    def index(name: str) -> int:
+        for at, (item, _) in enumerate(columns):
+            if item.name.lower() == name.lower():
+                return at
+        raise SchemaError(f"{table.qualified}: no column {name!r}")
+
+    def place(entry: tuple[Column, int | None], first: bool, after: str | None) -> None:
+        if first:
+            columns.insert(0, entry)
+        elif after is not None:
+            columns.insert(index(after) + 1, entry)
+        else:
+            columns.append(entry)
+
+    for alteration in alterations:
+        if isinstance(alteration, AddColumn):
+            new = alteration.column
+            if any(item.name.lower() == new.name.lower() for item, _ in columns):
+                raise SchemaError(f"{table.qualified}: ADD {new.name}: the column exists")
+            if not new.nullable and new.default is None:
+                raise SchemaError(f"{table.qualified}: ADD {new.name}: NOT NULL with DEFAULT NULL")
+            from scenarios.schema import NO_DEFAULT
+
+            if not new.nullable and new.default is NO_DEFAULT:
+                raise SchemaError(
+                    f"{table.qualified}: ADD {new.name}: a NOT NULL column needs a DEFAULT"
+                    " (the existing rows take it)"
+                )
+            place((new, None), alteration.first, alteration.after)
+        elif isinstance(alteration, DropColumn):
+            at = index(alteration.name)
+            if alteration.name.lower() in keys:
+                raise SchemaError(
+                    f"{table.qualified}: DROP {alteration.name}: a column of a key is not dropped"
+                )
+            del columns[at]
+        else:
+            new = alteration.column
+            at = index(new.name)
+            old, source = columns.pop(at)
+            _check_modify(table, old, new)
+            if new.nullable and new.name.lower() in {n.lower() for n in table.primary_key}:
+                raise SchemaError(
+                    f"{table.qualified}: MODIFY {new.name}: a primary key is NOT NULL"
+                )
+            if alteration.first or alteration.after is not None:
+                place((new, source), alteration.first, alteration.after)
+            else:
+                columns.insert(at, (new, source))
+    result = Table(
+        table.database,
+        table.name,
+        tuple(item for item, _ in columns),
+        primary_key=_renamed_keys(table.primary_key, columns),
+        unique_keys=tuple(_renamed_keys(key, columns) for key in table.unique_keys),
+        engine=table.engine,
+    )
+    return result, tuple(source for _, source in columns)
+
+
+def _renamed_keys(
+    key: tuple[str, ...], columns: list[tuple[Column, int | None]]
+) -> tuple[str, ...]:
+    # A MODIFY may change a name's case; keys follow the column's spelling.
+    spelled = {item.name.lower(): item.name for item, _ in columns}
+    return tuple(spelled.get(name.lower(), name) for name in key)
+
+
+def renamed(table: Table, database: str, name: str) -> Table:
+    """``table`` under another name (RENAME TABLE)."""
+    return Table(
+        database,
+        name,
+        table.columns,
+        primary_key=table.primary_key,
+        unique_keys=table.unique_keys,
+        engine=table.engine,
+    )

@@ -1,0 +1,285 @@
+"""DDL mid-history: the model gives rows the schema of their table at their point, the oracle
+knows every table's schema and rows at every point, the decoded stream replayed (DDL parsed
+from its QUERY events) agrees, the TOML form builds the same, and a real MariaDB 10.11 writes
+the compiled events and ends with the oracle's tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from fakemaster.constants import EventFlag, GtidFlag, QueryStatus
+from fakemaster.events import GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent
+from scenarios.compiler import compile_scenario
+from scenarios.create_table import parse_ddl
+from scenarios.errors import HistoryError, ScenarioError
+from scenarios.history import Ddl, Scenario, Settings
+from scenarios.oracle import Oracle, canonical_rows
+from scenarios.replay import replay
+from scenarios.sql import ddl_sql
+from scenarios.toml_form import load_scenario
+from tests.peers.fixtures import require_mariadb
+from tests.peers.mariadb import MariaDBServer
+from tests.scenarios.mariadb_run import compare_with_server
+from tests.scenarios.test_properties import decoded_events
+
+
+def reshaped(settings: Settings | None = None) -> Scenario:
+    """Columns added, dropped, re-typed and reordered between row events; a table created,
+    truncated, renamed and dropped mid-history."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        "CREATE TABLE d.t (id INT PRIMARY KEY, a VARCHAR(10), n INT)",
+        rows=[{"id": 1, "a": "x"}],
+    )
+    scenario.insert("d.t", {"id": 2, "a": "y", "n": 5})
+    scenario.alter_table("d.t", "ADD COLUMN b INT NULL DEFAULT 7 AFTER id", "DROP COLUMN n")
+    scenario.insert("d.t", {"id": 3, "a": "z", "b": 1})
+    scenario.alter_table("d.t", "MODIFY COLUMN a VARCHAR(20) NULL FIRST")
+    scenario.update("d.t", {"id": 1}, {"a": "q"})
+    scenario.create_table(
+        "CREATE TABLE e.u (k BIGINT UNSIGNED PRIMARY KEY, v TEXT, s ENUM('x','y'))",
+        rows=[{"k": 1, "v": "t", "s": "y"}],
+    )
+    with scenario.transaction(domain_id=2, server_id=3) as tx:
+        tx.insert("e.u", {"k": 2})
+        tx.update("d.t", {"id": 3}, {"b": None})
+    scenario.alter_table("e.u", "ADD COLUMN w DATETIME(3) NOT NULL DEFAULT '2024-01-01 00:00:00'")
+    scenario.insert("e.u", {"k": 3, "w": "2025-02-03 04:05:06.789"})
+    scenario.truncate_table("d.t")
+    scenario.insert("d.t", {"id": 9})
+    scenario.rename_table("d.t", "e.t2", domain_id=1)
+    scenario.insert("e.t2", {"id": 10})
+    scenario.drop_table("e.u")
+    scenario.alter_table("e.t2", "MODIFY COLUMN id BIGINT NOT NULL", "ADD COLUMN c CHAR(2) FIRST")
+    scenario.delete("e.t2", {"id": 9})
+    scenario.insert("e.t2", {"id": 11, "c": "cc"})
+    return scenario
+
+
+def test_rows_take_the_schema_of_their_point() -> None:
+    scenario = reshaped()
+    oracle = Oracle(scenario)
+    assert list(scenario.tables) == ["e.t2"]
+    assert scenario.tables["e.t2"].column_names == ("c", "a", "id", "b")
+    assert scenario.databases == ["d", "e"]
+    # Before the first ALTER (after the first transaction): the declared columns.
+    assert oracle.tables(1)["d.t"].column_names == ("id", "a", "n")
+    assert oracle.rows("d.t", 1) == [(1, b"x", None), (2, b"y", 5)]
+    # After it: b added after id (existing rows take its default), n dropped.
+    assert oracle.tables(2)["d.t"].column_names == ("id", "b", "a")
+    assert oracle.rows("d.t", 2) == [(1, 7, b"x"), (2, 7, b"y")]
+    assert oracle.tables(4)["d.t"].column_names == ("a", "id", "b")
+    assert oracle.rows("d.t", 4) == [(b"x", 1, 7), (b"y", 2, 7), (b"z", 3, 1)]
+    assert oracle.state().rows == {"e.t2": [(None, None, 10, 7), (b"cc", None, 11, 7)]}
+    assert oracle.points == len(scenario.transactions) + 8  # and eight DDL statements
+    # The inserts name the columns of their point.
+    inserts = [
+        item.events
+        for item in compile_scenario(scenario)
+        if any(isinstance(e, WriteRowsEvent) for e in item.events)
+    ]
+    maps = [e for events in inserts for e in events if isinstance(e, TableMapEvent)]
+    assert [len(m.column_types) for m in maps[:3]] == [3, 3, 3]
+    assert maps[-1].table == "t2" and len(maps[-1].column_types) == 4
+
+
+def test_ddl_groups_are_what_the_server_writes() -> None:
+    compiled = compile_scenario(reshaped())
+    ddl = [item for item in compiled if isinstance(item.transaction, Ddl)]
+    assert len(ddl) == 8
+    for item in ddl:
+        gtid, query = item.events
+        assert isinstance(gtid, GtidEvent) and isinstance(query, QueryEvent)
+        assert gtid.flags2 == GtidFlag.STANDALONE | GtidFlag.ALLOW_PARALLEL | GtidFlag.DDL
+        codes = [v.code for v in query.status_vars]
+        truncate = query.query.startswith(b"TRUNCATE")
+        assert (QueryStatus.XID in codes) is not truncate
+    drop = next(i.events[1] for i in ddl if i.events[1].query.startswith(b"DROP"))
+    assert drop.query == b"DROP TABLE `e`.`u` /* generated by server */"
+    assert drop.flags == EventFlag.THREAD_SPECIFIC
+    # A new table id after each CREATE, ALTER, TRUNCATE, RENAME of the table.
+    ids = [e.table_id for item in compiled for e in item.events if isinstance(e, TableMapEvent)]
+    assert len(set(ids)) == 8 and ids[0] < ids[1] < ids[2]
+
+
+def test_the_replayed_stream_follows_the_ddl() -> None:
+    scenario = reshaped(Settings(binlog_row_metadata="NO_LOG", binlog_row_image="MINIMAL"))
+    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
+    oracle = Oracle(scenario)
+    assert set(replayed.rows) == set(scenario.tables)
+    for name, table in scenario.tables.items():
+        assert canonical_rows(table, replayed.rows[name]) == canonical_rows(
+            table, oracle.final.rows[name]
+        )
+
+
+def test_the_sql_of_a_statement_parses_back_to_it() -> None:
+    scenario = reshaped()
+    for step in scenario.steps:
+        if isinstance(step, Ddl):
+            assert parse_ddl(step.sql) == step.statement
+            assert ddl_sql(parse_ddl(step.sql)) == step.sql
+
+
+@pytest.mark.parametrize(
+    ("alteration", "message"),
+    [
+        ("DROP COLUMN id", "a column of a key is not dropped"),
+        ("MODIFY COLUMN a VARCHAR(5)", "only a longer length"),
+        ("MODIFY COLUMN n SMALLINT", "an integer only widens"),
+        ("MODIFY COLUMN n INT UNSIGNED", "an integer only widens"),
+        ("MODIFY COLUMN a TEXT", "keeps the type family"),
+        ("MODIFY COLUMN a VARCHAR(10) CHARACTER SET latin1", "keeps the type family"),
+        ("ADD COLUMN z INT NOT NULL", "needs a DEFAULT"),
+        ("ADD COLUMN a INT", "the column exists"),
+        ("ADD COLUMN z INT AFTER nope", "no column 'nope'"),
+        ("MODIFY COLUMN n INT NOT NULL", "a row holds NULL"),
+        ("MODIFY COLUMN id INT NULL", "a primary key is NOT NULL"),
+    ],
+)
+def test_an_alter_that_would_change_values_is_refused(alteration: str, message: str) -> None:
+    scenario = Scenario()
+    scenario.create_table(
+        "CREATE TABLE d.t (id INT PRIMARY KEY, a VARCHAR(10), n INT)", rows=[{"id": 1}]
+    )
+    with pytest.raises(ScenarioError, match=message):
+        scenario.alter_table("d.t", alteration)
+    assert scenario.steps == []
+    assert scenario.tables["d.t"].column_names == ("id", "a", "n")
+    scenario.insert("d.t", {"id": 2})  # the model's tables are as they were
+    assert Oracle(scenario).final.rows == {"d.t": [(1, None, None), (2, None, None)]}
+
+
+def test_changes_name_tables_as_they_are() -> None:
+    scenario = Scenario()
+    old = scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    scenario.create_table("CREATE TABLE d.x (id INT PRIMARY KEY)")
+    scenario.rename_table("d.t", "d.u")
+    with pytest.raises(HistoryError, match="no table 'd.t'"):
+        scenario.insert("d.t", {"id": 1})
+    with pytest.raises(HistoryError, match="the table exists"):
+        scenario.rename_table("d.u", "d.x")
+    with pytest.raises(HistoryError, match="the table exists"):
+        scenario.create_table("CREATE TABLE d.x (id INT PRIMARY KEY)")
+    scenario.alter_table("d.u", "ADD COLUMN v INT")
+    from scenarios.history import Insert
+
+    with pytest.raises(HistoryError, match="with that schema"):
+        scenario.add_transaction([Insert(old, ((1,),), (0,))])
+
+
+def test_the_toml_form_has_ddl_steps() -> None:
+    scenario = load_scenario(
+        """
+[[tables]]
+create = "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))"
+rows = [{ id = 1, note = "first" }]
+
+[[steps]]
+ddl = "ALTER TABLE shop.orders ADD COLUMN paid BOOL NOT NULL DEFAULT 0 AFTER id"
+
+[[steps]]
+changes = [{ insert = "shop.orders", rows = [{ id = 2, paid = 1 }] }]
+
+[[steps]]
+ddl = "RENAME TABLE shop.orders TO shop.old_orders"
+domain_id = 3
+"""
+    )
+    python = Scenario()
+    python.create_table(
+        "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))",
+        rows=[{"id": 1, "note": "first"}],
+    )
+    python.alter_table("shop.orders", "ADD COLUMN paid BOOL NOT NULL DEFAULT 0 AFTER id")
+    python.insert("shop.orders", {"id": 2, "paid": 1})
+    python.rename_table("shop.orders", "shop.old_orders", domain_id=3)
+    assert scenario.steps == python.steps
+    assert Oracle(scenario).final.rows == {"shop.old_orders": [(1, 0, b"first"), (2, 1, None)]}
+    with pytest.raises(ScenarioError, match=r"steps\[1\].*no table 'shop.nope'"):
+        load_scenario('[[steps]]\nddl = "DROP TABLE shop.nope"\n')
+
+
+# --- against a real MariaDB 10.11 -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[MariaDBServer]:
+    require_mariadb()
+    instance = MariaDBServer()
+    try:
+        yield instance.start()
+    finally:
+        instance.close()
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize(
+    ("image", "metadata"), [("FULL", "NO_LOG"), ("MINIMAL", "FULL"), ("NOBLOB", "MINIMAL")]
+)
+def test_ddl_mid_history_on_a_real_server(server: MariaDBServer, image: str, metadata: str) -> None:
+    scenario = reshaped(Settings(binlog_row_image=image, binlog_row_metadata=metadata))
+    scenario.rotate()
+    scenario.create_table("CREATE TABLE d.fresh (v INT) ENGINE=InnoDB", rows=[{"v": 1}])
+    assert compare_with_server(server, scenario) == []
+
+
+def test_ddl_is_compressed_from_log_bin_compress_min_len_on() -> None:
+    scenario = Scenario(Settings(log_bin_compress=True, log_bin_compress_min_len=24))
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    scenario.truncate_table("d.t")  # TRUNCATE TABLE `d`.`t`: 22 bytes
+    scenario.rename_table("d.t", "d.u")  # 31 bytes: the boundary below
+    scenario.drop_table("d.u")
+    queries = [item.events[1] for item in compile_scenario(scenario)]
+    assert [(q.query, q.compressed) for q in queries] == [  # type: ignore[attr-defined]
+        (b"TRUNCATE TABLE `d`.`t`", False),
+        (b"RENAME TABLE `d`.`t` TO `d`.`u`", True),
+        (b"DROP TABLE `d`.`u` /* generated by server */", True),
+    ]
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("min_len", [10, 31, 32])
+def test_compressed_ddl_on_a_real_server(server: MariaDBServer, min_len: int) -> None:
+    scenario = reshaped(Settings(log_bin_compress=True, log_bin_compress_min_len=min_len))
+    assert compare_with_server(server, scenario) == []
+
+
+def time_zoned(settings: Settings | None = None) -> Scenario:
+    """DDL of tables with a TIMESTAMP column that has a literal DEFAULT (the server logs the
+    session's time zone with it) and without."""
+    scenario = Scenario(settings)
+    scenario.create_table("CREATE TABLE tz.a (k INT PRIMARY KEY, c INT)")
+    scenario.insert("tz.a", {"k": 1})
+    scenario.ddl(
+        "CREATE TABLE tz.z (k INT PRIMARY KEY, t TIMESTAMP(6) NOT NULL"
+        " DEFAULT '1970-01-01 00:00:01.000000', c INT)"
+    )
+    scenario.alter_table("tz.z", "DROP COLUMN c")  # the TIMESTAMP stays: the zone is logged
+    scenario.alter_table("tz.z", "DROP COLUMN t")  # gone: not logged
+    scenario.alter_table("tz.a", "ADD COLUMN t TIMESTAMP NULL DEFAULT '2000-01-01 00:00:00'")
+    scenario.alter_table("tz.a", "ADD COLUMN u TIMESTAMP NULL DEFAULT NULL")
+    scenario.ddl("CREATE TABLE tz.n (k INT, t TIMESTAMP NOT NULL)")
+    scenario.truncate_table("tz.a")
+    scenario.insert("tz.a", {"k": 2})
+    return scenario
+
+
+def test_the_time_zone_is_logged_with_ddl_of_timestamp_defaults() -> None:
+    queries = [
+        item.events[1]
+        for item in compile_scenario(time_zoned())
+        if isinstance(item.transaction, Ddl)
+    ]
+    zoned = [
+        any(v.code == QueryStatus.TIME_ZONE for v in q.status_vars)  # type: ignore[attr-defined]
+        for q in queries
+    ]
+    assert zoned == [True, True, False, True, True, False, False]
+
+
+@pytest.mark.mariadb
+def test_the_time_zone_on_a_real_server(server: MariaDBServer) -> None:
+    assert compare_with_server(server, time_zoned()) == []
