@@ -383,8 +383,23 @@ def _rows_header(
     template = _TEMPLATES.get(key)
     if template is not None and not ctx.temporal_precisions:
         prefix, rows_header, decoder = template
+        table_map = ctx.table_maps.get(rows_header.table_id)
+        known = rows_header.table_map
+        # The TABLE_MAP repeated before every statement is a new event each time, but one
+        # decoded from the same body shares its column tuples (decode_table_map): what the
+        # header and the row decoder depend on is the same when those are the same objects.
         if (
-            ctx.table_maps.get(rows_header.table_id) is rows_header.table_map
+            table_map is not None
+            and (
+                table_map is known
+                or (
+                    table_map.column_types is known.column_types
+                    and table_map.column_meta is known.column_meta
+                    and table_map.optional_metadata is known.optional_metadata
+                    and table_map.database == known.database
+                    and table_map.table == known.table
+                )
+            )
             and body[: len(prefix)] == prefix
         ):
             return rows_header, decoder
