@@ -58,6 +58,10 @@ _XA_FLAGS = int(GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA)
 _ALTER_FLAGS = int(GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER)
 _GROUP_COMMIT_ID = int(GtidFlag.GROUP_COMMIT_ID)
 _MULTI_ENGINE = int(GtidExtraFlag.MULTI_ENGINE)
+_OPTIONAL_FLAGS = _GROUP_COMMIT_ID | _XA_FLAGS
+_unpack_fixed = GTID_FIXED.unpack_from
+_FIXED_SIZE = GTID_FIXED.size
+_PADDING = bytes(GTID_BODY_MIN - _FIXED_SIZE)
 
 
 def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEvent:
@@ -66,7 +70,18 @@ def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEv
         raise DecodeError(
             f"truncated: GTID body is {size} bytes, at least {GTID_BODY_MIN} needed", offset=0
         )
-    seq_no, domain_id, flags2 = GTID_FIXED.unpack_from(body, 0)
+    seq_no, domain_id, flags2 = _unpack_fixed(body, 0)
+    if size == GTID_BODY_MIN and not flags2 & _OPTIONAL_FLAGS and body[_FIXED_SIZE:] == _PADDING:
+        # The common GTID: no commit id, no XA, no flags_extra, zero padding.
+        return GtidEvent(
+            timestamp=header[0],
+            server_id=header[2],
+            log_pos=header[4],
+            flags=header[5],
+            seq_no=seq_no,
+            domain_id=domain_id,
+            flags2=flags2,
+        )
     pos = GTID_FIXED.size
     commit_id = None
     if flags2 & _GROUP_COMMIT_ID:

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from decoder.compression import decompress_record
-from decoder.control import header_fields
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
 from decoder.row_images import TableDecoder, table_decoder
 from fakemaster.columns import (
@@ -78,8 +77,9 @@ def decode_table_map(body: Buffer, header: EventHeader, ctx: BinlogContext) -> T
         if len(_PARSED) >= _MAX_PARSED:
             _PARSED.clear()
         _PARSED[key] = fields
-    event_fields: dict[str, Any] = {**header_fields(header), **fields}
-    return TableMapEvent(**event_fields)
+    return TableMapEvent(
+        timestamp=header[0], server_id=header[2], log_pos=header[4], flags=header[5], **fields
+    )
 
 
 def _parse_table_map(body: bytes, id_size: int) -> dict[str, Any]:

@@ -69,6 +69,9 @@ __all__ = [
 ]
 
 
+_unpack_u64 = U64.unpack_from
+
+
 def _exact_size(body: Buffer, size: int, what: str) -> None:
     if len(body) != size:
         if len(body) < size:
@@ -77,8 +80,15 @@ def _exact_size(body: Buffer, size: int, what: str) -> None:
 
 
 def decode_xid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> XidEvent:
-    _exact_size(body, 8, "XID")
-    return XidEvent(**header_fields(header), xid=U64.unpack_from(body, 0)[0])
+    if len(body) != 8:
+        _exact_size(body, 8, "XID")
+    return XidEvent(
+        timestamp=header[0],
+        server_id=header[2],
+        log_pos=header[4],
+        flags=header[5],
+        xid=_unpack_u64(body, 0)[0],
+    )
 
 
 def decode_xa_prepare(body: Buffer, header: EventHeader, ctx: BinlogContext) -> XaPrepareEvent:
@@ -157,7 +167,13 @@ def decode_user_var(body: Buffer, header: EventHeader, ctx: BinlogContext) -> Us
 def decode_annotate_rows(
     body: Buffer, header: EventHeader, ctx: BinlogContext
 ) -> AnnotateRowsEvent:
-    return AnnotateRowsEvent(**header_fields(header), query=bytes(body))
+    return AnnotateRowsEvent(
+        timestamp=header[0],
+        server_id=header[2],
+        log_pos=header[4],
+        flags=header[5],
+        query=body if type(body) is bytes else bytes(body),
+    )
 
 
 def decode_begin_load_query(
