@@ -94,7 +94,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from decoder.binlog_file import Source, iter_raw_events
+from decoder.binlog_file import Source, iter_raw_blocks
 from decoder.compression import decompress_record
 from decoder.core import decode_event
 from decoder.row_images import TableDecoder
@@ -122,7 +122,7 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import ChecksumError, DecodeError
 from fakemaster.events import ROWS_EVENT_CLASSES, Event, QueryEvent, TableMapEvent
 from fakemaster.header import CRC, HEADER
-from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED
+from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED, U32
 from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
@@ -695,6 +695,43 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter |
     return vector
 
 
+def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConverter | None:
+    """Integers of ``size`` bytes (MEDIUMINT, BIT, ENUM, SET: the row decoder's
+    ``int.from_bytes``) as an Arrow integer array; None (the row decoder's way, which says
+    what is wrong) when a value does not fit ``arrow``."""
+    np = _np()
+    pa = _pa()
+    if not pa.types.is_integer(arrow) or size > 7:
+        return None
+    dtype = np.dtype(arrow.to_pandas_dtype())
+    high = np.iinfo(dtype).max
+    half = 1 << (8 * size - 1)
+    whole = 1 << (8 * size)
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        values = (_little_endian(matrix) if little else _big_endian(matrix)).astype(np.int64)
+        if signed:
+            values = np.where(values >= half, values - whole, values)
+        elif nulls is not None:
+            if int(np.where(nulls, 0, values).max(initial=0)) > high:
+                return None
+        elif int(values.max(initial=0)) > high:
+            return None
+        return pa.array(values.astype(dtype), type=arrow, mask=nulls)
+
+    return vector
+
+
+def _year_vector(arrow: Any) -> MatrixConverter:
+    np = _np()
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        years = matrix[:, 0].astype(np.int16)
+        return _pa().array(np.where(years > 0, years + 1900, 0), type=arrow, mask=nulls)
+
+    return vector
+
+
 def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
     """The reader of a column's raw value in a row image and its Arrow conversion."""
     base = column_reader(column_type, meta, unsigned)
@@ -738,7 +775,17 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
         return base, _Column(arrow, _nulls, False)
     if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
         return base, _Column(arrow, None, True)
-    return base, _Column(arrow, None, False)
+    matrix = None
+    if _np() is not None and base.size:
+        if base.code == ("{v} = {v} + 1900 if {v} else 0",):  # YEAR
+            matrix = _year_vector(arrow)
+        elif base.fmt == f"{base.size}s" and len(base.code) == 1:
+            little = base.code[0].startswith("{v} = _fb({v}, 'little'")
+            big = base.code[0] == "{v} = _fb({v}, 'big')"
+            if little or big:  # MEDIUMINT, BIT, ENUM, SET (int.from_bytes)
+                signed = base.code[0].endswith("signed=True)")
+                matrix = _int_vector(base.size, little, signed, arrow)
+    return base, _Column(arrow, None, False, None, matrix)
 
 
 class ColumnarShape(TableDecoder):
@@ -1379,8 +1426,24 @@ def _read_deferred(buffer: _TableBuffer) -> None:
                 ) from None
 
 
+def _vectorise(buffer: _TableBuffer) -> bool:
+    """Whether the batch is read a column at a time (numpy): enough rows, every run walked,
+    and rows of under ``_VECTOR_ROW_BYTES`` on average (rows of large values cost a copy
+    more that way, and little Python per row the row decoder's way)."""
+    runs = buffer.runs
+    if buffer.rows < _VECTOR_MIN or not all(run.starts is not None for run in runs):
+        return False
+    return len(runs) > 1024 or sum(len(run.area) for run in runs) < (
+        _VECTOR_ROW_BYTES * buffer.rows
+    )
+
+
+# Above this many bytes per row on average, a batch is read the row decoder's way.
+_VECTOR_ROW_BYTES = 4096
+
+
 def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
-    if buffer.rows >= _VECTOR_MIN and all(run.starts is not None for run in buffer.runs):
+    if _vectorise(buffer):
         try:
             batch = _vector_batch(buffer)
         except DecodeError:
@@ -1521,6 +1584,10 @@ class ColumnarDecoder:
         self.allow_unknown = allow_unknown
         self.events = frozenset(int(code) for code in events)
         self.flush_on = frozenset(int(code) for code in flush_on)
+        # The type codes feed_block handles itself (the others go through feed).
+        # (feed only checks the framing and CRC of an event outside ``events`` and
+        # ``flush_on`` that is not an FDE, a TABLE_MAP, a GTID or a rows event).
+        self._checked = frozenset(range(256)) - {_FDE} - self.events - self.flush_on
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
@@ -1599,6 +1666,87 @@ class ColumnarDecoder:
             seq_no, domain_id, _ = _unpack_gtid(data, start)
             self.gtid = (domain_id, fields[2], seq_no)
         return out
+
+    def feed_block(self, block: Sequence[tuple[int, bytes]], out: list[Output]) -> None:
+        """``feed`` for each ``(offset, event bytes)`` of ``block`` (what
+        ``decoder.binlog_file.iter_raw_blocks`` gives), the outputs appended to ``out`` in
+        order (those of the events before an error are there when it is raised).
+
+        The events this decoder only checks (types outside ``events`` and ``flush_on`` other
+        than FDE, GTID, TABLE_MAP and the rows events: ANNOTATE_ROWS, XID...), a GTID, a
+        TABLE_MAP seen before and a rows event of a known post-header, all under 64 KiB, are
+        handled in this loop; every other event, and any the short way finds wrong, goes to
+        ``feed``."""
+        ctx = self.ctx
+        checked = self._checked
+        verify = self.verify_checksum
+        templates = self._templates
+        maps = self._maps
+        buffers = self._buffers
+        table_maps = ctx.table_maps
+        unpack_header = _unpack_header
+        unpack_crc = _unpack_crc
+        crc32 = _crc32
+        new_run = _Run
+        batch_rows = self.batch_rows
+        for offset, data in block:
+            size = len(data)
+            if size < HEADER_LEN or size >= _VIEW_MIN or data[4] not in checked:
+                out += self.feed(offset, data)
+                continue
+            type_code = data[4]
+            end = size
+            if ctx.checksum:
+                end -= 4
+                if verify and end >= HEADER_LEN and unpack_crc(data, end)[0] != crc32(data[:end]):
+                    out += self.feed(offset, data)  # raises
+                    continue
+            start = ctx.fde.header_length
+            if start < HEADER_LEN:
+                start = HEADER_LEN
+            if start > end or _unpack_length(data, 9)[0] != size:
+                out += self.feed(offset, data)
+                continue
+            if type_code in _ROWS_CODES:
+                template = templates.get((type_code, data[start : start + ctx.table_id_size]))
+                if template is not None:
+                    header, prefix, scanner, buffer = template
+                    table_id = header.table_id
+                    images = start + header.images_start
+                    if (
+                        buffers.get(table_id) is buffer
+                        and table_maps.get(table_id) is header.table_map
+                        and data[start:images] == prefix
+                    ):
+                        area = data[images:end]
+                        try:
+                            starts = scanner(area, 0, len(area))
+                        except (IndexError, struct.error):
+                            starts = None
+                        if starts is not None:
+                            fields = unpack_header(data, 0)
+                            buffer.runs.append(
+                                new_run(offset, fields[4], fields[0], fields[2], self.gtid,
+                                        None, header, starts, area)
+                            )  # fmt: skip
+                            buffer.rows += len(starts)
+                            if buffer.rows >= batch_rows:
+                                del buffers[table_id]
+                                out.append(_build_batch(buffer))
+                            continue
+                out += self.feed(offset, data)
+            elif type_code == _TABLE_MAP:
+                table_map = maps.get(data[start:end])
+                if table_map is None:
+                    out += self.feed(offset, data)
+                else:
+                    table_maps[table_map.table_id] = table_map
+            elif type_code == _GTID:
+                if end - start < GTID_BODY_MIN:
+                    out += self.feed(offset, data)
+                else:
+                    seq_no, domain_id, _ = _unpack_gtid(data, start)
+                    self.gtid = (domain_id, _unpack_server(data, 5)[0], seq_no)
 
     def _known_rows(
         self,
@@ -1745,6 +1893,8 @@ _VIEW_MIN = 1 << 16
 _unpack_header = HEADER.unpack_from
 _unpack_crc = CRC.unpack_from
 _unpack_gtid = GTID_FIXED.unpack_from
+_unpack_length = U32.unpack_from
+_unpack_server = U32.unpack_from
 _crc32 = zlib.crc32
 
 
@@ -1778,15 +1928,21 @@ def read_changes(
         events=events,
         flush_on=flush_on,
     )
-    feed = decoder.feed
-    for event_offset, data in iter_raw_events(
+    feed_block = decoder.feed_block
+    out: list[Output] = []
+    for block in iter_raw_blocks(
         source,
         allow_truncated_tail=allow_truncated_tail,
         expect_magic=expect_magic,
         offset=offset,
         keys=keys,
     ):
-        ready = feed(event_offset, data)
-        if ready:
-            yield from ready
+        try:
+            feed_block(block, out)
+        except BaseException:
+            yield from out
+            raise
+        if out:
+            yield from out
+            out = []
     yield from decoder.flush()
