@@ -92,6 +92,7 @@ import struct
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from decoder.binlog_file import Source, iter_raw_blocks
@@ -1270,13 +1271,14 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         total = int(member_counts.sum())
         if not total:
             continue
-        raw = runs[0].area if len(runs) == 1 else b"".join([run.area for run in runs])
+        areas = list(map(_get_area, runs))
+        raw = areas[0] if len(runs) == 1 else b"".join(areas)
         bases = np.zeros(len(runs), np.int64)
-        np.cumsum([len(run.area) for run in runs[:-1]], out=bases[1:])
+        np.cumsum(np.fromiter(map(len, areas), np.int64, len(areas))[:-1], out=bases[1:])
         first_row = np.zeros(len(runs), np.int64)
         np.cumsum(member_counts[:-1], out=first_row[1:])
-        if (member_counts == 1).all():  # one row per event: each starts its area
-            starts = bases + np.fromiter((run.starts[0] for run in runs), np.int64, len(runs))  # type: ignore[index]
+        if (member_counts == 1).all():  # one row per event: each starts its area (at 0)
+            starts = bases
             run_rows = np.zeros(total, np.int64)
         else:
             starts = np.fromiter(
@@ -1374,19 +1376,26 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     )  # fmt: skip
 
 
+_get_area = attrgetter("area")
+_RUN_FIELDS = [attrgetter(name) for name in ("offset", "log_pos", "timestamp", "server_id")]
+
+
 def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
     value per run, repeated for its rows)."""
     pa = _pa()
     np = _np()
     repeats = np.asarray(counts, np.int64)
-    per_run = np.array(
-        [(run.offset, run.log_pos, run.timestamp, run.server_id) for run in runs], np.int64
-    ).reshape(len(runs), 4)
-    arrays = [pa.array(np.repeat(per_run[:, k], repeats), pa.int64()) for k in range(4)]
+    count = len(runs)
+    arrays = [
+        pa.array(np.repeat(np.fromiter(map(get, runs), np.int64, count), repeats), pa.int64())
+        for get in _RUN_FIELDS
+    ]
     gtids = [run.gtid for run in runs]
     if all(gtid[0] is not None for gtid in gtids):
-        numbers = np.array(gtids, np.uint64).reshape(len(runs), 3)
+        numbers = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count).reshape(
+            count, 3
+        )
         arrays += [
             pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
             pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
@@ -1689,23 +1698,25 @@ class ColumnarDecoder:
         crc32 = _crc32
         new_run = _Run
         batch_rows = self.batch_rows
+        feed = self.feed
+        # Only an FDE (which goes through feed) changes these: read again after feed.
+        trailer = CHECKSUM_LEN if ctx.checksum else 0
+        start = max(ctx.fde.header_length, HEADER_LEN)
         for offset, data in block:
             size = len(data)
             if size < HEADER_LEN or size >= _VIEW_MIN or data[4] not in checked:
-                out += self.feed(offset, data)
+                out += feed(offset, data)
+                trailer = CHECKSUM_LEN if ctx.checksum else 0
+                start = max(ctx.fde.header_length, HEADER_LEN)
                 continue
             type_code = data[4]
-            end = size
-            if ctx.checksum:
-                end -= 4
-                if verify and end >= HEADER_LEN and unpack_crc(data, end)[0] != crc32(data[:end]):
-                    out += self.feed(offset, data)  # raises
-                    continue
-            start = ctx.fde.header_length
-            if start < HEADER_LEN:
-                start = HEADER_LEN
-            if start > end or _unpack_length(data, 9)[0] != size:
-                out += self.feed(offset, data)
+            end = size - trailer
+            if (
+                start > end
+                or _unpack_length(data, 9)[0] != size
+                or (trailer and verify and unpack_crc(data, end)[0] != crc32(data[:end]))
+            ):
+                out += feed(offset, data)  # the error, or what feed makes of it
                 continue
             if type_code in _ROWS_CODES:
                 template = templates.get((type_code, data[start : start + ctx.table_id_size]))
@@ -1734,16 +1745,16 @@ class ColumnarDecoder:
                                 del buffers[table_id]
                                 out.append(_build_batch(buffer))
                             continue
-                out += self.feed(offset, data)
+                out += feed(offset, data)
             elif type_code == _TABLE_MAP:
                 table_map = maps.get(data[start:end])
                 if table_map is None:
-                    out += self.feed(offset, data)
+                    out += feed(offset, data)
                 else:
                     table_maps[table_map.table_id] = table_map
             elif type_code == _GTID:
                 if end - start < GTID_BODY_MIN:
-                    out += self.feed(offset, data)
+                    out += feed(offset, data)
                 else:
                     seq_no, domain_id, _ = _unpack_gtid(data, start)
                     self.gtid = (domain_id, _unpack_server(data, 5)[0], seq_no)
