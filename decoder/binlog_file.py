@@ -14,7 +14,6 @@ from typing import Protocol
 from decoder.core import (
     _FDE,
     _MALFORMED,
-    _OBSERVED,
     _VIEW_MIN,
     DECODERS,
     _crc32,
@@ -76,6 +75,7 @@ def _starts_encryption(data: bytes) -> bool:
 
 
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION)
+_TABLE_MAP = int(EventType.TABLE_MAP)
 _IGNORABLE = int(EventFlag.IGNORABLE)
 
 
@@ -278,33 +278,40 @@ def read_binlog(
     unpack_crc = _unpack_crc
     crc32 = _crc32
     new_header = _new_header
+    table_maps = ctx.table_maps
+    # Only an FDE (decoded by decode_event) changes these: read again after decode_event.
+    trailer = CHECKSUM_LEN if ctx.checksum else 0
+    start = max(ctx.fde.header_length, HEADER_LEN)
     for block in iter_raw_blocks(source, allow_truncated_tail=allow_truncated_tail, keys=keys):
         for offset, data in block:
             size = len(data)
-            body_decoder = decoders.get(data[TYPE_CODE_OFFSET]) if size < _SHORT_MAX else None
-            if body_decoder is None or data[TYPE_CODE_OFFSET] == _FDE:
-                yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
-                continue
-            fields = unpack_header(data, 0)
-            end = size
-            if ctx.checksum:
-                end -= CHECKSUM_LEN
-                if verify_checksum and unpack_crc(data, end)[0] != crc32(data[:end]):
-                    end = -1  # the error is decode_event's
-            start = ctx.fde.header_length
-            if start < HEADER_LEN:
-                start = HEADER_LEN
-            if fields[3] != size or start > end:
-                yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
-                continue
-            try:
-                event = body_decoder(data[start:end], new_header(EventHeader, fields), ctx)
-            except _FAILURES:
-                yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
-                continue
-            if fields[1] in _OBSERVED:
-                ctx.observe(event)
-            yield offset, event
+            type_code = data[TYPE_CODE_OFFSET]
+            body_decoder = decoders.get(type_code) if size < _SHORT_MAX else None
+            if body_decoder is not None and type_code != _FDE:
+                fields = unpack_header(data, 0)
+                end = size - trailer
+                if (
+                    fields[3] == size
+                    and start <= end
+                    and not (
+                        trailer
+                        and verify_checksum
+                        and unpack_crc(data, end)[0] != crc32(data[:end])
+                    )
+                ):
+                    try:
+                        event = body_decoder(data[start:end], new_header(EventHeader, fields), ctx)
+                    except _FAILURES:
+                        pass  # decode_event says what is wrong
+                    else:
+                        if type_code == _TABLE_MAP:  # (BinlogContext.observe)
+                            table_maps[event.table_id] = event  # type: ignore[attr-defined,assignment]
+                        yield offset, event
+                        continue
+            yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
+            table_maps = ctx.table_maps
+            trailer = CHECKSUM_LEN if ctx.checksum else 0
+            start = max(ctx.fde.header_length, HEADER_LEN)
 
 
 # Events up to this size are decoded by read_binlog's own loop (decode_event's cut-off for

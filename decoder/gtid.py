@@ -31,6 +31,7 @@ BINLOG_CHECKPOINT (161)::
 
 from __future__ import annotations
 
+from decoder.builders import event_builder
 from decoder.control import header_fields
 from decoder.primitives import U32, U64, Buffer, name_text, need
 from fakemaster.constants import GTID_LIST_COUNT_MASK, EventType, GtidExtraFlag, GtidFlag
@@ -62,6 +63,11 @@ _OPTIONAL_FLAGS = _GROUP_COMMIT_ID | _XA_FLAGS
 _unpack_fixed = GTID_FIXED.unpack_from
 _FIXED_SIZE = GTID_FIXED.size
 _PADDING = bytes(GTID_BODY_MIN - _FIXED_SIZE)
+_new_gtid = event_builder(
+    GtidEvent,
+    ("timestamp", "server_id", "log_pos", "flags", "seq_no", "domain_id", "flags2", "commit_id",
+     "xid", "flags_extra", "extra_engines", "sa_seq_no", "trailing"),
+)  # fmt: skip
 
 
 def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEvent:
@@ -73,15 +79,11 @@ def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEv
     seq_no, domain_id, flags2 = _unpack_fixed(body, 0)
     if size == GTID_BODY_MIN and not flags2 & _OPTIONAL_FLAGS and body[_FIXED_SIZE:] == _PADDING:
         # The common GTID: no commit id, no XA, no flags_extra, zero padding.
-        return GtidEvent(
-            timestamp=header[0],
-            server_id=header[2],
-            log_pos=header[4],
-            flags=header[5],
-            seq_no=seq_no,
-            domain_id=domain_id,
-            flags2=flags2,
-        )
+        event: GtidEvent = _new_gtid(
+            header[0], header[2], header[4], header[5], seq_no, domain_id, flags2,
+            None, None, 0, None, None, b"",
+        )  # fmt: skip
+        return event
     pos = GTID_FIXED.size
     commit_id = None
     if flags2 & _GROUP_COMMIT_ID:

@@ -15,17 +15,20 @@ CRCs, lengths, bodies), so that the fast paths' fallbacks and errors are compare
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from decoder import binlog_file
 from decoder.binlog_file import iter_raw_events, read_binlog
+from decoder.builders import event_builder
 from decoder.core import decode_event
 from encoder.binlog_file import BinlogWriter
 from fakemaster.constants import EventType
@@ -35,7 +38,10 @@ from fakemaster.events import (
     AnnotateRowsEvent,
     Event,
     FormatDescriptionEvent,
+    Gtid,
     GtidEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
     XidEvent,
 )
 from scenarios.strategies.rows import rows_events_for, table_maps
@@ -181,3 +187,52 @@ def test_read_changes_equals_feed_per_event(
             assert batch_items(got) == batch_items(expected)
     finally:
         binlog_file._READ_BUFFER = saved
+
+
+# --- event builders (decoder/builders.py) -----------------------------------------------------
+
+
+def builders() -> list[tuple[str, Any, Any]]:
+    from decoder import gtid, rows, statement
+
+    found = [
+        ("xid", statement._new_xid, XidEvent),
+        ("annotate", statement._new_annotate, AnnotateRowsEvent),
+        ("gtid", gtid._new_gtid, GtidEvent),
+        ("table_map", rows._new_table_map, TableMapEvent),
+        ("update", rows._new_update_rows, UpdateRowsEvent),
+        *((cls.__name__, build, cls) for cls, build in rows._ROWS_BUILDERS.items()),
+    ]
+    return [(name, build, cls) for name, build, cls in found]
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in builders()])
+def test_a_builder_gives_what_init_gives(name: str) -> None:
+    [(_, build, cls)] = [b for b in builders() if b[0] == name]
+    names = build.__code__.co_varnames[: build.__code__.co_argcount]
+    assert sorted(names) == sorted(f.name for f in dataclasses.fields(cls))
+    # A distinct value per field: a field set from the wrong argument shows.
+    values = [object() for _ in names]
+    built = build(*values)
+    assert type(built) is cls
+    expected = cls(**dict(zip(names, values, strict=True)))
+    for field in dataclasses.fields(cls):
+        assert getattr(built, field.name) is getattr(expected, field.name), field.name
+
+
+def test_a_builder_must_take_every_field() -> None:
+    with pytest.raises(TypeError, match="fields"):
+        event_builder(XidEvent, ("timestamp", "server_id", "log_pos", "flags"))
+    with pytest.raises(TypeError, match="frozen"):
+        event_builder(Gtid, ("domain_id", "server_id", "seq_no"))
+
+
+@FAST
+@given(st.one_of(event_streams(), transactions()))
+def test_decoded_events_have_every_field_set(events: list[Event]) -> None:
+    """dataclasses.replace reads every field (an unset slot raises) and calls __init__."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bin.000001"
+        path.write_bytes(binlog_bytes(events))
+        decoded = [event for _, event in read_binlog(path)]
+    assert [dataclasses.replace(event) for event in decoded] == decoded
