@@ -1341,34 +1341,22 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     if len(batches) == 1:
         record_batch = batches[0][2]
     else:
-        # Rows in run order: each run's rows are consecutive in its group's batch, so the
-        # batch is the groups' slices in run order (runs of one group in a row: one slice).
-        where: dict[int, tuple[int, int]] = {}  # run -> (group, its first row in the group)
-        for group, (members, _, _) in enumerate(batches):
-            row_in_group = 0
-            for index in members:
-                where[index] = (group, row_in_group)
-                row_in_group += counts[index]
-        slices = []
-        current: list[int] | None = None  # [group, start, count]
-        for index, count in enumerate(counts):
-            if not count:
-                continue
-            group, row_in_group = where[index]
-            if (
-                current is not None
-                and current[0] == group
-                and current[1] + current[2] == row_in_group
-            ):
-                current[2] += count
-            else:
-                if current is not None:
-                    slices.append(batches[current[0]][2].slice(current[1], current[2]))
-                current = [group, row_in_group, count]
-        assert current is not None
-        slices.append(batches[current[0]][2].slice(current[1], current[2]))
-        table = pa.Table.from_batches(slices).combine_chunks()
-        record_batch = table.to_batches()[0]
+        # Rows in run order: the groups' batches one after the other, then taken in run order
+        # (each run's rows are consecutive in its group's batch).
+        run_counts = np.asarray(counts, np.int64)
+        first = np.zeros(len(counts), np.int64)  # each run's first row in the groups' rows
+        base = 0
+        for members, _, group_batch in batches:
+            indices = np.asarray(members, np.int64)
+            in_group = np.zeros(len(indices), np.int64)
+            np.cumsum(run_counts[indices][:-1], out=in_group[1:])
+            first[indices] = base + in_group
+            base += group_batch.num_rows
+        out_first = np.zeros(len(counts), np.int64)
+        np.cumsum(run_counts[:-1], out=out_first[1:])
+        order = np.repeat(first - out_first, run_counts) + np.arange(base, dtype=np.int64)
+        combined = pa.Table.from_batches([b for _, _, b in batches]).combine_chunks()
+        record_batch = combined.to_batches()[0].take(pa.array(order))
     table_map = buffer.table_map
     return ChangeBatch(
         table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
