@@ -1589,7 +1589,8 @@ class ColumnarDecoder:
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
         self._maps: dict[bytes, TableMapEvent] = {}
-        # Per (type code, table id bytes): the post-header and bitmaps last seen, for events
+        # Per (type code, table id and flags bytes): the post-header and bitmaps last seen
+        # (a statement's last event has STMT_END, the others not), for events
         # that repeat them (see _known_rows).
         self._templates: dict[
             tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]
@@ -1707,7 +1708,7 @@ class ColumnarDecoder:
                 out += feed(offset, data)  # the error, or what feed makes of it
                 continue
             if type_code in _ROWS_CODES:
-                template = templates.get((type_code, data[start : start + ctx.table_id_size]))
+                template = templates.get((type_code, data[start : start + ctx.table_id_size + 2]))
                 if template is not None:
                     header, prefix, scanner, buffer = template
                     table_id = header.table_id
@@ -1759,7 +1760,7 @@ class ColumnarDecoder:
         """A rows event whose post-header and bitmaps are those of an earlier event of the
         same table map (a server's single-row statements): its rows added without reading
         them again; False when it is not one."""
-        id_end = start + self.ctx.table_id_size
+        id_end = start + self.ctx.table_id_size + 2  # the table id and the rows flags
         template = self._templates.get((fields[1], data[start:id_end]))
         if template is None:
             return False
@@ -1873,7 +1874,7 @@ class ColumnarDecoder:
         if starts is not None and scanner is not None and not header.compressed:
             if len(self._templates) >= 1024:
                 self._templates.clear()
-            id_end = start + ctx.table_id_size
+            id_end = start + ctx.table_id_size + 2
             prefix = data[start : start + header.images_start]
             self._templates[(fields[1], data[start:id_end])] = (header, prefix, scanner, buffer)
         if buffer.rows >= self.batch_rows:
