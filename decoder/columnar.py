@@ -1365,6 +1365,8 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
 
 
 _get_area = attrgetter("area")
+# The row starts of a one-row event (read only, shared by those events' runs).
+_ONE_ROW = [0]
 _RUN_FIELDS = [attrgetter(name) for name in ("offset", "log_pos", "timestamp", "server_id")]
 
 
@@ -1724,6 +1726,8 @@ class ColumnarDecoder:
                         except (IndexError, struct.error):
                             starts = None
                         if starts is not None:
+                            if starts == _ONE_ROW:  # (shared: one object less for the GC)
+                                starts = _ONE_ROW
                             fields = unpack_header(data, 0)
                             buffer.runs.append(
                                 new_run(offset, fields[4], fields[0], fields[2], self.gtid,
