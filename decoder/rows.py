@@ -16,6 +16,7 @@ Any other kind, and any value whose bytes are not what encoding its typed form w
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -423,6 +424,7 @@ def _rows_header(
     return rows_header, decoder
 
 
+_READ_FAILURES = (DecodeError, struct.error, IndexError, ValueError, OverflowError)
 _ROWS_FIELDS = (*_HEADER_FIELDS, "table_id", "rows_flags", "version", "extra_data",
                 "compressed", "width", "columns_present", "rows")  # fmt: skip
 _ROWS_BUILDERS = {
@@ -435,7 +437,19 @@ _new_update_rows = event_builder(UpdateRowsEvent, (*_ROWS_FIELDS, "columns_prese
 
 def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEvent:
     rows_header, decoder = _rows_header(body, header[1], ctx)
-    rows = tuple(read_row_images(body, rows_header, ctx, decoder))
+    rows: tuple[Any, ...] | None = None
+    if not rows_header.compressed and type(body) is bytes:
+        # Read in place (no copy of the images); anything wrong is read again below, which
+        # says what and where.
+        try:
+            reader = decoder.rows_reader(
+                rows_header.width, rows_header.present, rows_header.present_after
+            )
+            rows = tuple(reader(body, rows_header.images_start, len(body)))
+        except _READ_FAILURES:
+            rows = None
+    if rows is None:
+        rows = tuple(read_row_images(body, rows_header, ctx, decoder))
     event: RowsEvent
     if rows_header.present_after is not None:
         event = _new_update_rows(
