@@ -1306,16 +1306,16 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         if second_arrays is not None:
             before = image
             after = pa.StructArray.from_arrays(second_arrays, fields=fields)
-            before_present = pa.array([columns_present] * total, pa.binary())
-            after_present = pa.array([runs[0].present_after] * total, pa.binary())
+            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
+            after_present = pa.repeat(pa.scalar(runs[0].present_after, pa.binary()), total)
         elif op == "d":
             before, after = image, pa.nulls(total, struct_type)
-            before_present = pa.array([columns_present] * total, pa.binary())
+            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
             after_present = pa.nulls(total, pa.binary())
         else:
             before, after = pa.nulls(total, struct_type), image
             before_present = pa.nulls(total, pa.binary())
-            after_present = pa.array([columns_present] * total, pa.binary())
+            after_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
         meta = _meta_arrays(runs, member_counts)
         batches.append(
             (
@@ -1323,7 +1323,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
                 run_rows,
                 pa.RecordBatch.from_arrays(
                     [
-                        pa.array([op] * total, pa.string()),
+                        pa.repeat(pa.scalar(op, pa.string()), total),
                         meta[0],
                         pa.array(run_rows, pa.int32()),
                         *meta[1:],
