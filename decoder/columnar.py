@@ -1705,7 +1705,12 @@ class ColumnarDecoder:
             if (
                 start > end
                 or _unpack_length(data, 9)[0] != size
-                or (trailer and verify and unpack_crc(data, end)[0] != crc32(data[:end]))
+                or (
+                    trailer
+                    and verify
+                    and unpack_crc(data, end)[0]
+                    != crc32(data[:end] if end < 4096 else memoryview(data)[:end])
+                )
             ):
                 out += feed(offset, data)  # the error, or what feed makes of it
                 continue
