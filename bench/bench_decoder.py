@@ -253,7 +253,8 @@ def measure(
             counts[name] = reader(paths, precisions)
             times[name].append(time.process_time() - start)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    print(f"{shape}: {len(paths)} file(s), {size:,} bytes, {counts['pmr']:,} rows (pmr)")
+    first = "pmr" if "pmr" in counts else next(iter(counts))
+    print(f"{shape}: {len(paths)} file(s), {size:,} bytes, {counts[first]:,} rows ({first})")
     for name in readers:
         rate = counts[name] / medians[name]
         print(

@@ -11,18 +11,28 @@ import os
 from collections.abc import Iterator
 from typing import Protocol
 
-from decoder.core import decode_event
+from decoder.core import (
+    _FDE,
+    _MALFORMED,
+    _VIEW_MIN,
+    DECODERS,
+    _crc32,
+    _new_header,
+    _unpack_crc,
+    _unpack_header,
+    decode_event,
+)
 from decoder.encryption import FileDecryption
 from decoder.stream import check_magic, event_length
-from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN, EventFlag, EventType
+from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
 from fakemaster.context import BinlogContext
 from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import DecodeError
 from fakemaster.events import Event
-from fakemaster.header import EVENT_LENGTH_OFFSET, FLAGS_OFFSET, TYPE_CODE_OFFSET
+from fakemaster.header import EVENT_LENGTH_OFFSET, FLAGS_OFFSET, TYPE_CODE_OFFSET, EventHeader
 from fakemaster.layouts import U32 as _LENGTH
 
-__all__ = ["Readable", "Source", "iter_raw_events", "read_binlog"]
+__all__ = ["Readable", "Source", "iter_raw_blocks", "iter_raw_events", "read_binlog"]
 
 
 class Readable(Protocol):
@@ -65,6 +75,7 @@ def _starts_encryption(data: bytes) -> bool:
 
 
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION)
+_TABLE_MAP = int(EventType.TABLE_MAP)
 _IGNORABLE = int(EventFlag.IGNORABLE)
 
 
@@ -115,16 +126,19 @@ def _raw_events(
         offset += length
 
 
-def _file_events(
+def _file_blocks(
     fileobj: Readable,
     allow_truncated_tail: bool,
     expect_magic: bool,
     offset: int,
     keys: BinlogKeys | None = None,
-) -> Iterator[tuple[int, bytes]]:
+) -> Iterator[list[tuple[int, bytes]]]:
     """The same events as :func:`_raw_events`, read from a regular file in blocks of
-    ``_READ_BUFFER`` bytes (one read per block, not two per event); an event larger than
-    what is left of the block is completed by :func:`_read_exact`."""
+    ``_READ_BUFFER`` bytes (one read per block, not two per event) and given out a block at a
+    time: the ``(offset, event bytes)`` of the events that end in the block, framed in one
+    loop. An event larger than what is left of the block is completed by :func:`_read_exact`
+    (and given out alone). An error (truncation, a bad length) is raised after the events
+    framed before it have been given out."""
     decryption: FileDecryption | None = None
     buf = _read_exact(fileobj, _READ_BUFFER)
     pos = 0
@@ -140,8 +154,29 @@ def _file_events(
         pos = len(BINLOG_MAGIC)
         offset += len(BINLOG_MAGIC)
     unpack_length = _LENGTH.unpack_from
+    block: list[tuple[int, bytes]] = []
+    append = block.append
     while True:
-        if len(buf) - pos < HEADER_LEN:
+        size = len(buf)
+        # The events wholly in the block, in one loop (the common case: no decryption).
+        if decryption is None:
+            while pos + HEADER_LEN <= size:
+                length = unpack_length(buf, pos + EVENT_LENGTH_OFFSET)[0]
+                end = pos + length
+                if (
+                    length < HEADER_LEN
+                    or end > size
+                    or buf[pos + TYPE_CODE_OFFSET] == (_START_ENCRYPTION)
+                ):
+                    break
+                append((offset, buf[pos:end]))
+                pos = end
+                offset += length
+        if block:
+            yield block
+            block = []
+            append = block.append
+        if size - pos < HEADER_LEN:
             buf = buf[pos:] + _read_exact(fileobj, _READ_BUFFER)
             pos = 0
             if len(buf) < HEADER_LEN:
@@ -171,8 +206,26 @@ def _file_events(
             data = decryption.decrypt(offset, data)
         elif data[TYPE_CODE_OFFSET] == _START_ENCRYPTION and _starts_encryption(data):
             decryption = FileDecryption(keys, data, offset)
-        yield offset, data
+        append((offset, data))
         offset += length
+
+
+def iter_raw_blocks(
+    source: Source,
+    *,
+    allow_truncated_tail: bool = False,
+    expect_magic: bool = True,
+    offset: int = 0,
+    keys: BinlogKeys | None = None,
+) -> Iterator[list[tuple[int, bytes]]]:
+    """The events of :func:`iter_raw_events`, given out as lists (a file's events a read block
+    at a time, a pipe's one at a time): one generator step per block, not per event."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb", buffering=0) as fileobj:
+            yield from _file_blocks(fileobj, allow_truncated_tail, expect_magic, offset, keys)
+    else:
+        for event in _raw_events(source, allow_truncated_tail, expect_magic, offset, keys):
+            yield [event]
 
 
 def iter_raw_events(
@@ -194,7 +247,8 @@ def iter_raw_events(
     """
     if isinstance(source, str | os.PathLike):
         with open(source, "rb", buffering=0) as fileobj:
-            yield from _file_events(fileobj, allow_truncated_tail, expect_magic, offset, keys)
+            for block in _file_blocks(fileobj, allow_truncated_tail, expect_magic, offset, keys):
+                yield from block
     else:
         yield from _raw_events(source, allow_truncated_tail, expect_magic, offset, keys)
 
@@ -209,10 +263,58 @@ def read_binlog(
     keys: BinlogKeys | None = None,
 ) -> Iterator[tuple[int, Event]]:
     """``(offset, event)`` for each event of a binlog file, decoded with one context per file
-    (an encrypted file's events decrypted with ``keys``)."""
+    (an encrypted file's events decrypted with ``keys``): what ``decode_event`` gives for each
+    event of :func:`iter_raw_events`.
+
+    The events are framed a block at a time; a small event of a known type is decoded here
+    (header, CRC32, body decoder), everything else (FORMAT_DESCRIPTION, large or unknown
+    events, and any event the short way finds wrong, so that the error is decode_event's) by
+    ``decode_event``.
+    """
     if ctx is None:
         ctx = BinlogContext()
-    for offset, data in iter_raw_events(
-        source, allow_truncated_tail=allow_truncated_tail, keys=keys
-    ):
-        yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
+    decoders = DECODERS
+    unpack_header = _unpack_header
+    unpack_crc = _unpack_crc
+    crc32 = _crc32
+    new_header = _new_header
+    table_maps = ctx.table_maps
+    # Only an FDE (decoded by decode_event) changes these: read again after decode_event.
+    trailer = CHECKSUM_LEN if ctx.checksum else 0
+    start = max(ctx.fde.header_length, HEADER_LEN)
+    for block in iter_raw_blocks(source, allow_truncated_tail=allow_truncated_tail, keys=keys):
+        for offset, data in block:
+            size = len(data)
+            type_code = data[TYPE_CODE_OFFSET]
+            body_decoder = decoders.get(type_code) if size < _SHORT_MAX else None
+            if body_decoder is not None and type_code != _FDE:
+                fields = unpack_header(data, 0)
+                end = size - trailer
+                if (
+                    fields[3] == size
+                    and start <= end
+                    and not (
+                        trailer
+                        and verify_checksum
+                        and unpack_crc(data, end)[0] != crc32(data[:end])
+                    )
+                ):
+                    try:
+                        event = body_decoder(data[start:end], new_header(EventHeader, fields), ctx)
+                    except _FAILURES:
+                        pass  # decode_event says what is wrong
+                    else:
+                        if type_code == _TABLE_MAP:  # (BinlogContext.observe)
+                            table_maps[event.table_id] = event  # type: ignore[attr-defined,assignment]
+                        yield offset, event
+                        continue
+            yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
+            table_maps = ctx.table_maps
+            trailer = CHECKSUM_LEN if ctx.checksum else 0
+            start = max(ctx.fde.header_length, HEADER_LEN)
+
+
+# Events up to this size are decoded by read_binlog's own loop (decode_event's cut-off for
+# slicing an event's bytes rather than viewing them).
+_SHORT_MAX = _VIEW_MIN
+_FAILURES = (DecodeError, *_MALFORMED)

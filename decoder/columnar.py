@@ -92,9 +92,10 @@ import struct
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
-from decoder.binlog_file import Source, iter_raw_events
+from decoder.binlog_file import Source, iter_raw_blocks
 from decoder.compression import decompress_record
 from decoder.core import decode_event
 from decoder.row_images import TableDecoder
@@ -122,7 +123,7 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import ChecksumError, DecodeError
 from fakemaster.events import ROWS_EVENT_CLASSES, Event, QueryEvent, TableMapEvent
 from fakemaster.header import CRC, HEADER
-from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED
+from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED, U32
 from fakemaster.table_shapes import TableShapeCache
 from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
 
@@ -695,6 +696,43 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter |
     return vector
 
 
+def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConverter | None:
+    """Integers of ``size`` bytes (MEDIUMINT, BIT, ENUM, SET: the row decoder's
+    ``int.from_bytes``) as an Arrow integer array; None (the row decoder's way, which says
+    what is wrong) when a value does not fit ``arrow``."""
+    np = _np()
+    pa = _pa()
+    if not pa.types.is_integer(arrow) or size > 7:
+        return None
+    dtype = np.dtype(arrow.to_pandas_dtype())
+    high = np.iinfo(dtype).max
+    half = 1 << (8 * size - 1)
+    whole = 1 << (8 * size)
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        values = (_little_endian(matrix) if little else _big_endian(matrix)).astype(np.int64)
+        if signed:
+            values = np.where(values >= half, values - whole, values)
+        elif nulls is not None:
+            if int(np.where(nulls, 0, values).max(initial=0)) > high:
+                return None
+        elif int(values.max(initial=0)) > high:
+            return None
+        return pa.array(values.astype(dtype), type=arrow, mask=nulls)
+
+    return vector
+
+
+def _year_vector(arrow: Any) -> MatrixConverter:
+    np = _np()
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        years = matrix[:, 0].astype(np.int16)
+        return _pa().array(np.where(years > 0, years + 1900, 0), type=arrow, mask=nulls)
+
+    return vector
+
+
 def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
     """The reader of a column's raw value in a row image and its Arrow conversion."""
     base = column_reader(column_type, meta, unsigned)
@@ -738,7 +776,17 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
         return base, _Column(arrow, _nulls, False)
     if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
         return base, _Column(arrow, None, True)
-    return base, _Column(arrow, None, False)
+    matrix = None
+    if _np() is not None and base.size:
+        if base.code == ("{v} = {v} + 1900 if {v} else 0",):  # YEAR
+            matrix = _year_vector(arrow)
+        elif base.fmt == f"{base.size}s" and len(base.code) == 1:
+            little = base.code[0].startswith("{v} = _fb({v}, 'little'")
+            big = base.code[0] == "{v} = _fb({v}, 'big')"
+            if little or big:  # MEDIUMINT, BIT, ENUM, SET (int.from_bytes)
+                signed = base.code[0].endswith("signed=True)")
+                matrix = _int_vector(base.size, little, signed, arrow)
+    return base, _Column(arrow, None, False, None, matrix)
 
 
 class ColumnarShape(TableDecoder):
@@ -1223,13 +1271,14 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         total = int(member_counts.sum())
         if not total:
             continue
-        raw = runs[0].area if len(runs) == 1 else b"".join([run.area for run in runs])
+        areas = list(map(_get_area, runs))
+        raw = areas[0] if len(runs) == 1 else b"".join(areas)
         bases = np.zeros(len(runs), np.int64)
-        np.cumsum([len(run.area) for run in runs[:-1]], out=bases[1:])
+        np.cumsum(np.fromiter(map(len, areas), np.int64, len(areas))[:-1], out=bases[1:])
         first_row = np.zeros(len(runs), np.int64)
         np.cumsum(member_counts[:-1], out=first_row[1:])
-        if (member_counts == 1).all():  # one row per event: each starts its area
-            starts = bases + np.fromiter((run.starts[0] for run in runs), np.int64, len(runs))  # type: ignore[index]
+        if (member_counts == 1).all():  # one row per event: each starts its area (at 0)
+            starts = bases
             run_rows = np.zeros(total, np.int64)
         else:
             starts = np.fromiter(
@@ -1257,16 +1306,16 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         if second_arrays is not None:
             before = image
             after = pa.StructArray.from_arrays(second_arrays, fields=fields)
-            before_present = pa.array([columns_present] * total, pa.binary())
-            after_present = pa.array([runs[0].present_after] * total, pa.binary())
+            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
+            after_present = pa.repeat(pa.scalar(runs[0].present_after, pa.binary()), total)
         elif op == "d":
             before, after = image, pa.nulls(total, struct_type)
-            before_present = pa.array([columns_present] * total, pa.binary())
+            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
             after_present = pa.nulls(total, pa.binary())
         else:
             before, after = pa.nulls(total, struct_type), image
             before_present = pa.nulls(total, pa.binary())
-            after_present = pa.array([columns_present] * total, pa.binary())
+            after_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
         meta = _meta_arrays(runs, member_counts)
         batches.append(
             (
@@ -1274,7 +1323,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
                 run_rows,
                 pa.RecordBatch.from_arrays(
                     [
-                        pa.array([op] * total, pa.string()),
+                        pa.repeat(pa.scalar(op, pa.string()), total),
                         meta[0],
                         pa.array(run_rows, pa.int32()),
                         *meta[1:],
@@ -1292,39 +1341,33 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     if len(batches) == 1:
         record_batch = batches[0][2]
     else:
-        # Rows in run order: each run's rows are consecutive in its group's batch, so the
-        # batch is the groups' slices in run order (runs of one group in a row: one slice).
-        where: dict[int, tuple[int, int]] = {}  # run -> (group, its first row in the group)
-        for group, (members, _, _) in enumerate(batches):
-            row_in_group = 0
-            for index in members:
-                where[index] = (group, row_in_group)
-                row_in_group += counts[index]
-        slices = []
-        current: list[int] | None = None  # [group, start, count]
-        for index, count in enumerate(counts):
-            if not count:
-                continue
-            group, row_in_group = where[index]
-            if (
-                current is not None
-                and current[0] == group
-                and current[1] + current[2] == row_in_group
-            ):
-                current[2] += count
-            else:
-                if current is not None:
-                    slices.append(batches[current[0]][2].slice(current[1], current[2]))
-                current = [group, row_in_group, count]
-        assert current is not None
-        slices.append(batches[current[0]][2].slice(current[1], current[2]))
-        table = pa.Table.from_batches(slices).combine_chunks()
-        record_batch = table.to_batches()[0]
+        # Rows in run order: the groups' batches one after the other, then taken in run order
+        # (each run's rows are consecutive in its group's batch).
+        run_counts = np.asarray(counts, np.int64)
+        first = np.zeros(len(counts), np.int64)  # each run's first row in the groups' rows
+        base = 0
+        for members, _, group_batch in batches:
+            indices = np.asarray(members, np.int64)
+            in_group = np.zeros(len(indices), np.int64)
+            np.cumsum(run_counts[indices][:-1], out=in_group[1:])
+            first[indices] = base + in_group
+            base += group_batch.num_rows
+        out_first = np.zeros(len(counts), np.int64)
+        np.cumsum(run_counts[:-1], out=out_first[1:])
+        order = np.repeat(first - out_first, run_counts) + np.arange(base, dtype=np.int64)
+        combined = pa.Table.from_batches([b for _, _, b in batches]).combine_chunks()
+        record_batch = combined.to_batches()[0].take(pa.array(order))
     table_map = buffer.table_map
     return ChangeBatch(
         table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
         record_batch,
     )  # fmt: skip
+
+
+_get_area = attrgetter("area")
+# The row starts of a one-row event (read only, shared by those events' runs).
+_ONE_ROW = [0]
+_RUN_FIELDS = [attrgetter(name) for name in ("offset", "log_pos", "timestamp", "server_id")]
 
 
 def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
@@ -1333,13 +1376,16 @@ def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
     pa = _pa()
     np = _np()
     repeats = np.asarray(counts, np.int64)
-    per_run = np.array(
-        [(run.offset, run.log_pos, run.timestamp, run.server_id) for run in runs], np.int64
-    ).reshape(len(runs), 4)
-    arrays = [pa.array(np.repeat(per_run[:, k], repeats), pa.int64()) for k in range(4)]
+    count = len(runs)
+    arrays = [
+        pa.array(np.repeat(np.fromiter(map(get, runs), np.int64, count), repeats), pa.int64())
+        for get in _RUN_FIELDS
+    ]
     gtids = [run.gtid for run in runs]
     if all(gtid[0] is not None for gtid in gtids):
-        numbers = np.array(gtids, np.uint64).reshape(len(runs), 3)
+        numbers = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count).reshape(
+            count, 3
+        )
         arrays += [
             pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
             pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
@@ -1379,8 +1425,24 @@ def _read_deferred(buffer: _TableBuffer) -> None:
                 ) from None
 
 
+def _vectorise(buffer: _TableBuffer) -> bool:
+    """Whether the batch is read a column at a time (numpy): enough rows, every run walked,
+    and rows of under ``_VECTOR_ROW_BYTES`` on average (rows of large values cost a copy
+    more that way, and little Python per row the row decoder's way)."""
+    runs = buffer.runs
+    if buffer.rows < _VECTOR_MIN or not all(run.starts is not None for run in runs):
+        return False
+    return len(runs) > 1024 or sum(len(run.area) for run in runs) < (
+        _VECTOR_ROW_BYTES * buffer.rows
+    )
+
+
+# Above this many bytes per row on average, a batch is read the row decoder's way.
+_VECTOR_ROW_BYTES = 4096
+
+
 def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
-    if buffer.rows >= _VECTOR_MIN and all(run.starts is not None for run in buffer.runs):
+    if _vectorise(buffer):
         try:
             batch = _vector_batch(buffer)
         except DecodeError:
@@ -1521,11 +1583,16 @@ class ColumnarDecoder:
         self.allow_unknown = allow_unknown
         self.events = frozenset(int(code) for code in events)
         self.flush_on = frozenset(int(code) for code in flush_on)
+        # The type codes feed_block handles itself (the others go through feed).
+        # (feed only checks the framing and CRC of an event outside ``events`` and
+        # ``flush_on`` that is not an FDE, a TABLE_MAP, a GTID or a rows event).
+        self._checked = frozenset(range(256)) - {_FDE} - self.events - self.flush_on
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
         self._maps: dict[bytes, TableMapEvent] = {}
-        # Per (type code, table id bytes): the post-header and bitmaps last seen, for events
+        # Per (type code, table id and flags bytes): the post-header and bitmaps last seen
+        # (a statement's last event has STMT_END, the others not), for events
         # that repeat them (see _known_rows).
         self._templates: dict[
             tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]
@@ -1600,6 +1667,96 @@ class ColumnarDecoder:
             self.gtid = (domain_id, fields[2], seq_no)
         return out
 
+    def feed_block(self, block: Sequence[tuple[int, bytes]], out: list[Output]) -> None:
+        """``feed`` for each ``(offset, event bytes)`` of ``block`` (what
+        ``decoder.binlog_file.iter_raw_blocks`` gives), the outputs appended to ``out`` in
+        order (those of the events before an error are there when it is raised).
+
+        The events this decoder only checks (types outside ``events`` and ``flush_on`` other
+        than FDE, GTID, TABLE_MAP and the rows events: ANNOTATE_ROWS, XID...), a GTID, a
+        TABLE_MAP seen before and a rows event of a known post-header, all under 64 KiB, are
+        handled in this loop; every other event, and any the short way finds wrong, goes to
+        ``feed``."""
+        ctx = self.ctx
+        checked = self._checked
+        verify = self.verify_checksum
+        templates = self._templates
+        maps = self._maps
+        buffers = self._buffers
+        table_maps = ctx.table_maps
+        unpack_header = _unpack_header
+        unpack_crc = _unpack_crc
+        crc32 = _crc32
+        new_run = _Run
+        batch_rows = self.batch_rows
+        feed = self.feed
+        # Only an FDE (which goes through feed) changes these: read again after feed.
+        trailer = CHECKSUM_LEN if ctx.checksum else 0
+        start = max(ctx.fde.header_length, HEADER_LEN)
+        for offset, data in block:
+            size = len(data)
+            if size < HEADER_LEN or size >= _VIEW_MIN or data[4] not in checked:
+                out += feed(offset, data)
+                trailer = CHECKSUM_LEN if ctx.checksum else 0
+                start = max(ctx.fde.header_length, HEADER_LEN)
+                continue
+            type_code = data[4]
+            end = size - trailer
+            if (
+                start > end
+                or _unpack_length(data, 9)[0] != size
+                or (
+                    trailer
+                    and verify
+                    and unpack_crc(data, end)[0]
+                    != crc32(data[:end] if end < 4096 else memoryview(data)[:end])
+                )
+            ):
+                out += feed(offset, data)  # the error, or what feed makes of it
+                continue
+            if type_code in _ROWS_CODES:
+                template = templates.get((type_code, data[start : start + ctx.table_id_size + 2]))
+                if template is not None:
+                    header, prefix, scanner, buffer = template
+                    table_id = header.table_id
+                    images = start + header.images_start
+                    if (
+                        buffers.get(table_id) is buffer
+                        and table_maps.get(table_id) is header.table_map
+                        and data[start:images] == prefix
+                    ):
+                        area = data[images:end]
+                        try:
+                            starts = scanner(area, 0, len(area))
+                        except (IndexError, struct.error):
+                            starts = None
+                        if starts is not None:
+                            if starts == _ONE_ROW:  # (shared: one object less for the GC)
+                                starts = _ONE_ROW
+                            fields = unpack_header(data, 0)
+                            buffer.runs.append(
+                                new_run(offset, fields[4], fields[0], fields[2], self.gtid,
+                                        None, header, starts, area)
+                            )  # fmt: skip
+                            buffer.rows += len(starts)
+                            if buffer.rows >= batch_rows:
+                                del buffers[table_id]
+                                out.append(_build_batch(buffer))
+                            continue
+                out += feed(offset, data)
+            elif type_code == _TABLE_MAP:
+                table_map = maps.get(data[start:end])
+                if table_map is None:
+                    out += feed(offset, data)
+                else:
+                    table_maps[table_map.table_id] = table_map
+            elif type_code == _GTID:
+                if end - start < GTID_BODY_MIN:
+                    out += feed(offset, data)
+                else:
+                    seq_no, domain_id, _ = _unpack_gtid(data, start)
+                    self.gtid = (domain_id, _unpack_server(data, 5)[0], seq_no)
+
     def _known_rows(
         self,
         offset: int,
@@ -1612,7 +1769,7 @@ class ColumnarDecoder:
         """A rows event whose post-header and bitmaps are those of an earlier event of the
         same table map (a server's single-row statements): its rows added without reading
         them again; False when it is not one."""
-        id_end = start + self.ctx.table_id_size
+        id_end = start + self.ctx.table_id_size + 2  # the table id and the rows flags
         template = self._templates.get((fields[1], data[start:id_end]))
         if template is None:
             return False
@@ -1726,7 +1883,7 @@ class ColumnarDecoder:
         if starts is not None and scanner is not None and not header.compressed:
             if len(self._templates) >= 1024:
                 self._templates.clear()
-            id_end = start + ctx.table_id_size
+            id_end = start + ctx.table_id_size + 2
             prefix = data[start : start + header.images_start]
             self._templates[(fields[1], data[start:id_end])] = (header, prefix, scanner, buffer)
         if buffer.rows >= self.batch_rows:
@@ -1745,6 +1902,8 @@ _VIEW_MIN = 1 << 16
 _unpack_header = HEADER.unpack_from
 _unpack_crc = CRC.unpack_from
 _unpack_gtid = GTID_FIXED.unpack_from
+_unpack_length = U32.unpack_from
+_unpack_server = U32.unpack_from
 _crc32 = zlib.crc32
 
 
@@ -1778,15 +1937,21 @@ def read_changes(
         events=events,
         flush_on=flush_on,
     )
-    feed = decoder.feed
-    for event_offset, data in iter_raw_events(
+    feed_block = decoder.feed_block
+    out: list[Output] = []
+    for block in iter_raw_blocks(
         source,
         allow_truncated_tail=allow_truncated_tail,
         expect_magic=expect_magic,
         offset=offset,
         keys=keys,
     ):
-        ready = feed(event_offset, data)
-        if ready:
-            yield from ready
+        try:
+            feed_block(block, out)
+        except BaseException:
+            yield from out
+            raise
+        if out:
+            yield from out
+            out = []
     yield from decoder.flush()

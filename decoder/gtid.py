@@ -31,6 +31,7 @@ BINLOG_CHECKPOINT (161)::
 
 from __future__ import annotations
 
+from decoder.builders import event_builder
 from decoder.control import header_fields
 from decoder.primitives import U32, U64, Buffer, name_text, need
 from fakemaster.constants import GTID_LIST_COUNT_MASK, EventType, GtidExtraFlag, GtidFlag
@@ -58,6 +59,15 @@ _XA_FLAGS = int(GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA)
 _ALTER_FLAGS = int(GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER)
 _GROUP_COMMIT_ID = int(GtidFlag.GROUP_COMMIT_ID)
 _MULTI_ENGINE = int(GtidExtraFlag.MULTI_ENGINE)
+_OPTIONAL_FLAGS = _GROUP_COMMIT_ID | _XA_FLAGS
+_unpack_fixed = GTID_FIXED.unpack_from
+_FIXED_SIZE = GTID_FIXED.size
+_PADDING = bytes(GTID_BODY_MIN - _FIXED_SIZE)
+_new_gtid = event_builder(
+    GtidEvent,
+    ("timestamp", "server_id", "log_pos", "flags", "seq_no", "domain_id", "flags2", "commit_id",
+     "xid", "flags_extra", "extra_engines", "sa_seq_no", "trailing"),
+)  # fmt: skip
 
 
 def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEvent:
@@ -66,7 +76,14 @@ def decode_gtid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> GtidEv
         raise DecodeError(
             f"truncated: GTID body is {size} bytes, at least {GTID_BODY_MIN} needed", offset=0
         )
-    seq_no, domain_id, flags2 = GTID_FIXED.unpack_from(body, 0)
+    seq_no, domain_id, flags2 = _unpack_fixed(body, 0)
+    if size == GTID_BODY_MIN and not flags2 & _OPTIONAL_FLAGS and body[_FIXED_SIZE:] == _PADDING:
+        # The common GTID: no commit id, no XA, no flags_extra, zero padding.
+        event: GtidEvent = _new_gtid(
+            header[0], header[2], header[4], header[5], seq_no, domain_id, flags2,
+            None, None, 0, None, None, b"",
+        )  # fmt: skip
+        return event
     pos = GTID_FIXED.size
     commit_id = None
     if flags2 & _GROUP_COMMIT_ID:

@@ -16,11 +16,12 @@ Any other kind, and any value whose bytes are not what encoding its typed form w
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from decoder.builders import event_builder
 from decoder.compression import decompress_record
-from decoder.control import header_fields
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
 from decoder.row_images import TableDecoder, table_decoder
 from fakemaster.columns import (
@@ -66,7 +67,11 @@ def _read_name(body: Buffer, pos: int, what: str) -> tuple[str, int]:
 
 # A server writes the same TABLE_MAP before every statement on a table: decode its body once.
 # Sharing the decoded tuples also lets the row decoder be found by identity.
-_PARSED: dict[tuple[int, bytes], dict[str, Any]] = {}
+_PARSED: dict[tuple[int, bytes], tuple[Any, ...]] = {}
+_TABLE_MAP_FIELDS = ("table_id", "table_flags", "database", "table", "column_types",
+                     "column_meta", "nullable", "optional_metadata")  # fmt: skip
+_HEADER_FIELDS = ("timestamp", "server_id", "log_pos", "flags")
+_new_table_map = event_builder(TableMapEvent, _HEADER_FIELDS + _TABLE_MAP_FIELDS)
 _MAX_PARSED = 1024
 
 
@@ -78,11 +83,12 @@ def decode_table_map(body: Buffer, header: EventHeader, ctx: BinlogContext) -> T
         if len(_PARSED) >= _MAX_PARSED:
             _PARSED.clear()
         _PARSED[key] = fields
-    event_fields: dict[str, Any] = {**header_fields(header), **fields}
-    return TableMapEvent(**event_fields)
+    event: TableMapEvent = _new_table_map(header[0], header[2], header[4], header[5], *fields)
+    return event
 
 
-def _parse_table_map(body: bytes, id_size: int) -> dict[str, Any]:
+def _parse_table_map(body: bytes, id_size: int) -> tuple[Any, ...]:
+    """The TABLE_MAP's fields after the header, in _TABLE_MAP_FIELDS' order."""
     need(body, 0, id_size + 2, "TABLE_MAP post-header")
     table_id = int.from_bytes(body[:id_size], "little")
     table_flags = U16.unpack_from(body, id_size)[0]
@@ -120,15 +126,15 @@ def _parse_table_map(body: bytes, id_size: int) -> dict[str, Any]:
     nullable = tuple(bool(nulls >> column & 1) for column in range(count))
     pos += null_size
     optional = _decode_optional_metadata(body, pos, column_types)
-    return dict(
-        table_id=table_id,
-        table_flags=table_flags,
-        database=database,
-        table=table,
-        column_types=tuple(column_types),
-        column_meta=tuple(column_meta),
-        nullable=nullable,
-        optional_metadata=optional,
+    return (
+        table_id,
+        table_flags,
+        database,
+        table,
+        tuple(column_types),
+        tuple(column_meta),
+        nullable,
+        optional,
     )
 
 
@@ -383,8 +389,23 @@ def _rows_header(
     template = _TEMPLATES.get(key)
     if template is not None and not ctx.temporal_precisions:
         prefix, rows_header, decoder = template
+        table_map = ctx.table_maps.get(rows_header.table_id)
+        known = rows_header.table_map
+        # The TABLE_MAP repeated before every statement is a new event each time, but one
+        # decoded from the same body shares its column tuples (decode_table_map): what the
+        # header and the row decoder depend on is the same when those are the same objects.
         if (
-            ctx.table_maps.get(rows_header.table_id) is rows_header.table_map
+            table_map is not None
+            and (
+                table_map is known
+                or (
+                    table_map.column_types is known.column_types
+                    and table_map.column_meta is known.column_meta
+                    and table_map.optional_metadata is known.optional_metadata
+                    and table_map.database == known.database
+                    and table_map.table == known.table
+                )
+            )
             and body[: len(prefix)] == prefix
         ):
             return rows_header, decoder
@@ -403,39 +424,47 @@ def _rows_header(
     return rows_header, decoder
 
 
+_READ_FAILURES = (DecodeError, struct.error, IndexError, ValueError, OverflowError)
+_ROWS_FIELDS = (*_HEADER_FIELDS, "table_id", "rows_flags", "version", "extra_data",
+                "compressed", "width", "columns_present", "rows")  # fmt: skip
+_ROWS_BUILDERS = {
+    cls: event_builder(cls, _ROWS_FIELDS)
+    for cls in {cls for cls, _, _ in ROWS_EVENT_CLASSES.values()}
+    if cls is not UpdateRowsEvent
+}
+_new_update_rows = event_builder(UpdateRowsEvent, (*_ROWS_FIELDS, "columns_present_after"))
+
+
 def decode_rows(body: Buffer, header: EventHeader, ctx: BinlogContext) -> RowsEvent:
     rows_header, decoder = _rows_header(body, header[1], ctx)
-    rows = read_row_images(body, rows_header, ctx, decoder)
+    rows: tuple[Any, ...] | None = None
+    if not rows_header.compressed and type(body) is bytes:
+        # Read in place (no copy of the images); anything wrong is read again below, which
+        # says what and where.
+        try:
+            reader = decoder.rows_reader(
+                rows_header.width, rows_header.present, rows_header.present_after
+            )
+            rows = tuple(reader(body, rows_header.images_start, len(body)))
+        except _READ_FAILURES:
+            rows = None
+    if rows is None:
+        rows = tuple(read_row_images(body, rows_header, ctx, decoder))
+    event: RowsEvent
     if rows_header.present_after is not None:
-        return UpdateRowsEvent(
-            timestamp=header[0],
-            server_id=header[2],
-            log_pos=header[4],
-            flags=header[5],
-            table_id=rows_header.table_id,
-            rows_flags=rows_header.rows_flags,
-            version=rows_header.version,
-            extra_data=rows_header.extra_data,
-            compressed=rows_header.compressed,
-            width=rows_header.width,
-            columns_present=rows_header.columns_present,
-            columns_present_after=rows_header.columns_present_after,
-            rows=tuple(rows),
-        )
-    return rows_header.cls(
-        timestamp=header[0],
-        server_id=header[2],
-        log_pos=header[4],
-        flags=header[5],
-        table_id=rows_header.table_id,
-        rows_flags=rows_header.rows_flags,
-        version=rows_header.version,
-        extra_data=rows_header.extra_data,
-        compressed=rows_header.compressed,
-        width=rows_header.width,
-        columns_present=rows_header.columns_present,
-        rows=tuple(rows),
-    )
+        event = _new_update_rows(
+            header[0], header[2], header[4], header[5], rows_header.table_id,
+            rows_header.rows_flags, rows_header.version, rows_header.extra_data,
+            rows_header.compressed, rows_header.width, rows_header.columns_present, rows,
+            rows_header.columns_present_after,
+        )  # fmt: skip
+    else:
+        event = _ROWS_BUILDERS[rows_header.cls](
+            header[0], header[2], header[4], header[5], rows_header.table_id,
+            rows_header.rows_flags, rows_header.version, rows_header.extra_data,
+            rows_header.compressed, rows_header.width, rows_header.columns_present, rows,
+        )  # fmt: skip
+    return event
 
 
 _OLD_TEMPORAL = frozenset({ColumnType.TIME, ColumnType.DATETIME, ColumnType.TIMESTAMP})

@@ -28,6 +28,7 @@ lengths outside what the server accepts are rejected.
 
 from __future__ import annotations
 
+from decoder.builders import event_builder
 from decoder.control import header_fields
 from decoder.primitives import U32, U64, Buffer, need
 from fakemaster.constants import EventType
@@ -69,6 +70,12 @@ __all__ = [
 ]
 
 
+_unpack_u64 = U64.unpack_from
+_HEADER_FIELDS = ("timestamp", "server_id", "log_pos", "flags")
+_new_xid = event_builder(XidEvent, (*_HEADER_FIELDS, "xid"))
+_new_annotate = event_builder(AnnotateRowsEvent, (*_HEADER_FIELDS, "query"))
+
+
 def _exact_size(body: Buffer, size: int, what: str) -> None:
     if len(body) != size:
         if len(body) < size:
@@ -77,8 +84,9 @@ def _exact_size(body: Buffer, size: int, what: str) -> None:
 
 
 def decode_xid(body: Buffer, header: EventHeader, ctx: BinlogContext) -> XidEvent:
-    _exact_size(body, 8, "XID")
-    return XidEvent(**header_fields(header), xid=U64.unpack_from(body, 0)[0])
+    if len(body) != 8:
+        _exact_size(body, 8, "XID")
+    return _new_xid(header[0], header[2], header[4], header[5], _unpack_u64(body, 0)[0])
 
 
 def decode_xa_prepare(body: Buffer, header: EventHeader, ctx: BinlogContext) -> XaPrepareEvent:
@@ -157,7 +165,9 @@ def decode_user_var(body: Buffer, header: EventHeader, ctx: BinlogContext) -> Us
 def decode_annotate_rows(
     body: Buffer, header: EventHeader, ctx: BinlogContext
 ) -> AnnotateRowsEvent:
-    return AnnotateRowsEvent(**header_fields(header), query=bytes(body))
+    return _new_annotate(
+        header[0], header[2], header[4], header[5], body if type(body) is bytes else bytes(body)
+    )
 
 
 def decode_begin_load_query(
