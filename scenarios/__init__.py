@@ -10,6 +10,10 @@ content after every transaction.
     store = to_store(scenario)          # a MemoryBinlogStore that fakemaster serves
     Oracle(scenario).final.rows         # what every table holds at the end
 
+A history's steps (``scenario.steps``) are :class:`Transaction` (XA ones too), :class:`Ddl`,
+:class:`SetSettings`, :class:`XaEnd` (XA COMMIT/ROLLBACK), :class:`Restart`, :class:`Idle` and
+:class:`Rotate`; :class:`ScenarioStore` serves a scenario released point by point (live).
+
 Names are imported on first use (``import scenarios`` loads nothing else).
 """
 
@@ -20,17 +24,27 @@ from typing import Any
 
 __all__ = [
     "CompileOptions",
+    "Ddl",
     "HistoryError",
+    "Idle",
     "Oracle",
+    "Restart",
+    "Rotate",
     "Scenario",
     "ScenarioError",
+    "ScenarioStore",
     "SchemaError",
+    "SetSettings",
     "Settings",
     "Table",
+    "Transaction",
     "ValueDoesNotFit",
+    "XaEnd",
+    "binlog_files",
     "column",
     "compile_scenario",
     "parse_create_table",
+    "release_at_rate",
     "replay",
     "table",
     "to_store",
@@ -38,6 +52,7 @@ __all__ = [
 
 _WHERE = {
     "CompileOptions": "scenarios.compiler",
+    "binlog_files": "scenarios.compiler",
     "compile_scenario": "scenarios.compiler",
     "to_store": "scenarios.compiler",
     "HistoryError": "scenarios.errors",
@@ -47,6 +62,16 @@ _WHERE = {
     "Oracle": "scenarios.oracle",
     "Scenario": "scenarios.history",
     "Settings": "scenarios.history",
+    # the steps of a history (Scenario.steps), in the order they are written
+    "Ddl": "scenarios.history",
+    "Idle": "scenarios.history",
+    "Restart": "scenarios.history",
+    "Rotate": "scenarios.history",
+    "SetSettings": "scenarios.history",
+    "Transaction": "scenarios.history",
+    "XaEnd": "scenarios.history",
+    "ScenarioStore": "scenarios.live",
+    "release_at_rate": "scenarios.live",
     "Table": "scenarios.schema",
     "column": "scenarios.schema",
     "table": "scenarios.schema",

@@ -1,5 +1,6 @@
 """A scenario's tables as the SQL layer's catalogue (:mod:`fakemaster.protocol.catalogue`):
-columns, keys and rows from the oracle at the number of transactions released so far.
+tables, columns, keys and rows from the oracle at the number of points (transactions, DDL
+statements, XA COMMIT/ROLLBACK) released so far: a table's schema is the one it has there.
 
 The rows a snapshot shows are the oracle's after the transactions in the binlog at the moment
 the snapshot is taken: :class:`ScenarioCatalogue` asks ``released()`` (the served store's count,
@@ -12,7 +13,7 @@ the key's values, text by :func:`collation_key`), insertion order for a table wi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from fakemaster.protocol.catalogue import (
@@ -134,52 +135,93 @@ def _sort_key(table: Table, row: Row) -> tuple[Any, ...]:
 
 
 class ScenarioSnapshot:
-    """The scenario's tables after ``after`` transactions."""
+    """The scenario's tables after ``after`` points (transactions, DDL statements, XA
+    COMMIT/ROLLBACK: :class:`~scenarios.oracle.Oracle`'s), with their schemas there
+    (``tables``, by qualified name; the final ones when not given)."""
 
-    def __init__(self, scenario: Scenario, contents: Contents, after: int) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        contents: Contents,
+        after: int,
+        tables: Mapping[str, Table] | None = None,
+    ) -> None:
         self.scenario = scenario
         self.contents = contents
         self.after = after
+        self.tables: Mapping[str, Table] = scenario.tables if tables is None else tables
 
     def rows(self, table: CatalogueTable) -> Sequence[Sequence[CellValue]]:
-        model = self.scenario.tables[f"{table.database}.{table.name}"]
+        """The rows of ``table`` at this point, in its key order: none when it does not exist
+        here; by column name when the table was described at another point with other columns
+        (a snapshot kept across DDL: MariaDB answers 1412 "Table definition has changed"
+        there, which is not modelled)."""
+        model = self.tables.get(f"{table.database}.{table.name}")
+        if model is None:
+            return []
         rows = list(self.contents.rows.get(model.qualified, []))
         if model.key:
             rows.sort(key=lambda row: _sort_key(model, row))
-        return [
+        cells = [
             tuple(sql_cell(c, v) for c, v in zip(model.columns, row, strict=True)) for row in rows
+        ]
+        names = tuple(column.name for column in table.columns)
+        if names == model.column_names:
+            return cells
+        where = {name: position for position, name in enumerate(model.column_names)}
+        return [
+            tuple(row[where[name]] if name in where else None for name in names) for row in cells
         ]
 
 
 class ScenarioCatalogue:
-    """The catalogue of ``scenario`` served with ``released()`` transactions in its binlog."""
+    """The catalogue of ``scenario`` served with ``released()`` points (transactions, DDL
+    statements, XA COMMIT/ROLLBACK) in its binlog: the tables as they are there (created,
+    altered, renamed, dropped by the DDL released so far), in every database the history uses
+    (the databases exist from the start, as the scenario's setup SQL creates them)."""
 
     def __init__(self, scenario: Scenario, released: Callable[[], int]) -> None:
         self.scenario = scenario
         self.oracle = Oracle(scenario)
         self._released = released
-        self._tables: dict[str, list[CatalogueTable]] = {}
-        for table in scenario.tables.values():
-            self._tables.setdefault(table.database, []).append(catalogue_table(table))
-        for tables in self._tables.values():
-            tables.sort(key=lambda t: t.name)
-        self._states: dict[int, Contents] = {}
+        self._databases = scenario.databases
+        # per point: its rows, its tables' schemas, the catalogue tables by database
+        self._points: dict[
+            int, tuple[Contents, dict[str, Table], dict[str, list[CatalogueTable]]]
+        ] = {}
+        self._described: dict[int, tuple[Table, CatalogueTable]] = {}
 
     def databases(self) -> Sequence[str]:
-        return sorted(self._tables)
+        return self._databases
 
     def tables(self, database: str) -> Sequence[CatalogueTable]:
-        return self._tables.get(database, [])
+        return self._at(self._released())[2].get(database, [])
 
     def snapshot(self) -> ScenarioSnapshot:
         return self.snapshot_after(self._released())
 
     def snapshot_after(self, after: int) -> ScenarioSnapshot:
-        contents = self._states.get(after)
-        if contents is None:
-            contents = self.oracle.state(after)
-            self._states[after] = contents
-        return ScenarioSnapshot(self.scenario, contents, after)
+        contents, tables, _ = self._at(after)
+        return ScenarioSnapshot(self.scenario, contents, after, tables)
+
+    def _at(self, after: int) -> tuple[Contents, dict[str, Table], dict[str, list[CatalogueTable]]]:
+        found = self._points.get(after)
+        if found is None:
+            tables = self.oracle.tables(after)
+            by_database: dict[str, list[CatalogueTable]] = {}
+            for table in tables.values():
+                by_database.setdefault(table.database, []).append(self._describe(table))
+            for described in by_database.values():
+                described.sort(key=lambda t: t.name)
+            found = self._points[after] = (self.oracle.state(after), tables, by_database)
+        return found
+
+    def _describe(self, table: Table) -> CatalogueTable:
+        """``table`` as the SQL layer describes it, once per schema (tables are frozen)."""
+        entry = self._described.get(id(table))
+        if entry is None or entry[0] is not table:
+            entry = self._described[id(table)] = (table, catalogue_table(table))
+        return entry[1]
 
     def text_codec(self, charset: str) -> str | None:
         return python_codec(charset)

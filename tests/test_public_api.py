@@ -145,3 +145,34 @@ def test_the_store_package_exposes_what_users_import() -> None:
         "UnknownBinlogFile": UnknownBinlogFile,
     }
     assert {name: getattr(store, name) for name in store.__all__} == expected
+
+
+def test_scenarios_exposes_its_names_lazily() -> None:
+    """Every name of ``scenarios.__all__`` is its module's object, the steps of a history and
+    the live store among them; ``import scenarios`` loads nothing else of the project."""
+    import scenarios
+    from scenarios.compiler import binlog_files, to_store
+    from scenarios.history import Ddl, Idle, Restart, Rotate, SetSettings, Transaction, XaEnd
+    from scenarios.live import ScenarioStore, release_at_rate
+
+    new = {
+        "Ddl": Ddl,
+        "Idle": Idle,
+        "Restart": Restart,
+        "Rotate": Rotate,
+        "SetSettings": SetSettings,
+        "Transaction": Transaction,
+        "XaEnd": XaEnd,
+        "ScenarioStore": ScenarioStore,
+        "release_at_rate": release_at_rate,
+        "binlog_files": binlog_files,
+        "to_store": to_store,
+    }
+    assert {name: getattr(scenarios, name) for name in new} == new
+    assert len(set(scenarios.__all__)) == len(scenarios.__all__)
+    assert all(hasattr(scenarios, name) for name in scenarios.__all__)
+    assert set(scenarios.__all__) <= set(dir(scenarios))
+    loaded = loaded_after_importing(["scenarios"])
+    assert [name for name in loaded if name.split(".")[0] in ("scenarios", "fakemaster")] == [
+        "scenarios"
+    ]

@@ -161,6 +161,39 @@ _FAULTS: dict[str, list[tuple[str, FaultPlan, str]]] = {
             "ERR 1053 'Server shutdown in progress' mid-stream: reconnect",
         ),
     ],
+    # The model's scenarios (DDL, settings, MyISAM, XA, restarts, idle, large rows).
+    "large_rows": [
+        (
+            "rst-in-17mib-rows",
+            _cut(_tx(1, Where.INSIDE, 3, into=1 << 20), "rst"),
+            "RST 1 MiB into the 17 MiB rows event",
+        ),
+    ],
+    "restart_new_server_id": [
+        ("cut-after-restart", _cut(_tx(2)), "FIN before the first transaction after a restart"),
+    ],
+    "no_log_metadata": [
+        ("cut-before-tx", _cut(_tx(1)), "FIN before the second transaction"),
+    ],
+    "xa": [
+        ("cut-before-xa-commit", _cut(_tx(2)), "FIN between an XA PREPARE and what follows"),
+    ],
+    "ddl_mid_stream": [
+        ("cut-after-alter", _cut(_tx(3)), "FIN right after an ALTER TABLE"),
+    ],
+    "non_transactional": [
+        (
+            "cut-between-groups",
+            _cut(_tx(1)),
+            "FIN between a MyISAM statement's group and its transaction's",
+        ),
+    ],
+    "settings_changes": [
+        ("cut-before-tx", _cut(_tx(2)), "FIN before the third group, after settings changed"),
+    ],
+    "long_idle": [
+        ("cut-after-idle", _cut(_tx(1)), "FIN before the group written after the idle period"),
+    ],
 }
 
 

@@ -76,10 +76,14 @@ def roundtrip_settings() -> st.SearchStrategy[Settings]:
 
 def histories(**bounds: Any) -> st.SearchStrategy[Scenario]:
     """Histories of :func:`scenarios.strategies.history.scenarios` under
-    :func:`roundtrip_settings` (``bounds``: its ``max_tables``, ``max_transactions``...)."""
+    :func:`roundtrip_settings` (``bounds``: its ``max_tables``, ``max_transactions``...), of
+    row changes only unless ``bounds`` say otherwise (``ddl=True``,
+    ``setting_changes_too=True``: a client must then follow DDL and settings mid-stream)."""
     from scenarios.strategies.history import scenarios
 
     bounds.setdefault("settings_strategy", roundtrip_settings())
+    bounds.setdefault("ddl", False)
+    bounds.setdefault("setting_changes_too", False)
     return scenarios(**bounds)
 
 

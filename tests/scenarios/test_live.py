@@ -155,3 +155,81 @@ def test_a_read_lock_holds_releases_back_until_unlock(fake_master_factory: Any) 
     while master.store.pending and time.monotonic() < deadline:
         time.sleep(0.01)
     _table(master, scenario, 3)
+
+
+def test_the_catalogue_follows_ddl_as_points_are_released() -> None:
+    """ddl_mid_stream released point by point (DDL statements count): the catalogue's tables
+    are the oracle's at that point (created, altered, truncated, renamed, dropped), their
+    columns in that point's order, as many rows as the oracle's, in that schema."""
+    scenario = build("ddl_mid_stream")
+    oracle = Oracle(scenario)
+    store = ScenarioStore(scenario, released=0)
+    catalogue = store.table_catalogue
+    seen = set()
+    for released in range(oracle.points + 1):
+        assert store.released == released
+        tables = oracle.tables(released)
+        described = {f"{t.database}.{t.name}": t for t in catalogue.tables("ddl")}
+        assert sorted(described) == sorted(tables)
+        snapshot, _, _ = store.snapshot_point()
+        for name, table in tables.items():
+            columns = tuple(column.name for column in described[name].columns)
+            assert columns == table.column_names, (released, name)
+            seen.add((name, columns))
+            # that point's rows, each with that point's columns (their values: over SQL below)
+            rows = snapshot.rows(described[name])
+            assert [len(row) for row in rows] == [table.width] * len(oracle.rows(name, released))
+        store.release(1)
+    assert catalogue.databases() == ["ddl"]
+    # Every schema ddl.t goes through, and the tables created, renamed and dropped.
+    assert {columns for name, columns in seen if name == "ddl.t"} == {
+        ("id", "a", "n"),
+        ("id", "b", "a"),
+        ("a", "id", "b"),
+        ("a", "b", "id"),
+    }
+    assert {name for name, _ in seen} == {"ddl.t", "ddl.tmp", "ddl.kept", "ddl.gone"}
+
+
+def test_show_create_table_and_select_after_partial_releases_of_ddl() -> None:
+    """Over SQL, after each release of ddl_mid_stream: SHOW TABLES, the columns SHOW CREATE
+    TABLE names (in order) and SELECT * (column names and rows) are the oracle's at that point;
+    a table not created yet or dropped is error 1146."""
+    scenario = build("ddl_mid_stream")
+    oracle = Oracle(scenario)
+    store = ScenarioStore(scenario, released=0)
+    with BackgroundFakeMaster(ServerConfig(), store) as master:
+        connection = pymysql.connect(host=master.host, port=master.port, user="root", password="")
+        try:
+            for released in range(oracle.points + 1):
+                tables = oracle.tables(released)
+                with connection.cursor() as cursor:
+                    cursor.execute("SHOW TABLES FROM ddl")
+                    shown = sorted(row[0] for row in cursor.fetchall())
+                    assert shown == sorted(name.split(".")[1] for name in tables), released
+                    for name in ("ddl.t", "ddl.tmp", "ddl.kept", "ddl.gone"):
+                        table = tables.get(name)
+                        if table is None:
+                            with pytest.raises(pymysql.err.ProgrammingError) as error:
+                                cursor.execute(f"SHOW CREATE TABLE {name}")
+                            assert error.value.args[0] == 1146
+                            continue
+                        cursor.execute(f"SHOW CREATE TABLE {name}")
+                        text = cursor.fetchone()[1]
+                        lines = text.splitlines()[1:]
+                        named = [line.split("`")[1] for line in lines if line.startswith("  `")]
+                        assert tuple(named) == table.column_names, (released, name, text)
+                        cursor.execute(f"SELECT * FROM {name}")
+                        assert tuple(d[0] for d in cursor.description) == table.column_names
+                        got = sorted(
+                            tuple(None if cell is None else str(cell) for cell in row)
+                            for row in cursor.fetchall()
+                        )
+                        want = sorted(
+                            canonical_rows(table, oracle.rows(name, released)),
+                            key=lambda row: tuple(str(cell) for cell in row),
+                        )
+                        assert got == sorted(want), (released, name)
+                assert master.release(1) == (1 if released < oracle.points else 0)
+        finally:
+            connection.close()

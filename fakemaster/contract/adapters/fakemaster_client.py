@@ -36,12 +36,19 @@ def _texts(tables: Mapping[str, Any], name: str, image: Mapping[str, Any] | None
     table = tables[name]
     out: Cells = {}
     for column_name, value in image.items():
-        column = table.columns[table.position(column_name)]
+        if column_name.startswith("@") and column_name not in table.column_names:
+            # A TABLE_MAP without names (binlog_row_metadata NO_LOG or MINIMAL) says "@N": the
+            # snapshot's N-th column, its unsigned integers read as their signed bits.
+            column = table.columns[int(column_name[1:]) - 1]
+            if column.unsigned and isinstance(value, int) and value < 0:
+                value += 1 << column.bits_wide()
+        else:
+            column = table.columns[table.position(column_name)]
         try:
             model = convert(column, value, table=name)
         except Exception:  # a value the model would refuse: shown as it came
             model = value
-        out[column_name] = cell_text(column, model)
+        out[column.name] = cell_text(column, model)
     return out
 
 
