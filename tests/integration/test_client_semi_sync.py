@@ -140,7 +140,13 @@ def test_client_acknowledges_a_real_primarys_commits(mariadb_factory: MariaDBFac
     consumer.wait_for(start)
     # Wait until the primary counts the client as a semi-sync replica and is semi-sync again
     # (the commits before the client came timed out and switched it off).
-    while semi_sync_status(primary)["Rpl_semi_sync_master_clients"] != "1":
+    # (Both: the count of clients and the status change separately, the status went back ON
+    # here with no new commit; a commit while it is still OFF is not waited for: no_tx.)
+    deadline = time.monotonic() + 60  # a bound on a hang only
+    while (status := semi_sync_status(primary))["Rpl_semi_sync_master_clients"] != "1" or (
+        status["Rpl_semi_sync_master_status"] != "ON"
+    ):
+        assert time.monotonic() < deadline, status
         time.sleep(0.01)
     primary.execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000")
     before = semi_sync_status(primary)
