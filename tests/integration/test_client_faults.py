@@ -43,7 +43,7 @@ def config_for(master: Any, **settings: Any) -> ClientConfig:
         "user": master.user,
         "password": master.password,
         "server_id": 77,
-        "net_timeout": NET_TIMEOUT,
+        "net_timeout": PATIENT_TIMEOUT,
         "heartbeat_period": 0.25,
         **settings,
     }
@@ -242,7 +242,9 @@ def test_client_withheld_heartbeats_make_it_reconnect_when_idle(fake_master_fact
     master = fake_master_factory(scenario=SCENARIO, faults=FaultPlan((fault,)))
     # Caught up, the client waits for more: without heartbeats its read times out.
     tables, client = replicate(
-        master, config_for(master), also=lambda client: client.connections >= 2
+        master,
+        config_for(master, net_timeout=NET_TIMEOUT),
+        also=lambda client: client.connections >= 2,
     )
     Oracle(build(SCENARIO)).assert_matches(tables.rows)
     assert isinstance(client.errors[0], ConnectionLost)
