@@ -23,7 +23,6 @@ behind a fault proxy.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,6 +37,7 @@ from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.streams import (
     COUNTER,
     DATABASE,
@@ -222,11 +222,7 @@ def written_past_a_hold() -> int:
     send buffer, each at most its autotuning maximum, ``net.ipv4.tcp_rmem``/``tcp_wmem``), the
     bytes of the proxy's last read (64 KiB) and what the dump read before sending it (one
     batch, ``CHUNK_SIZE`` or one larger event, and the transport's copy of it)."""
-    kernel = sum(
-        int(Path("/proc/sys/net/ipv4", name).read_text().split()[2])
-        for name in ("tcp_rmem", "tcp_wmem")
-    )
-    return kernel + (64 << 10) + 2 * (CHUNK_SIZE + STATEMENT_SIZE)
+    return kernel_socket_buffers() + (64 << 10) + 2 * (CHUNK_SIZE + STATEMENT_SIZE)
 
 
 @pytest.mark.parametrize("force", [False, True])
