@@ -670,6 +670,9 @@ class DumpStream:
                 self._last_event = self.position
                 self._last_byte = error.last_byte
                 raise DumpError(error.message, coordinates=True) from None
+            except UnknownBinlogFile:
+                # Purged (forced) since its size was asked for above: as at the next read.
+                raise DumpError(MSG_NO_NEXT_LOG, coordinates=True) from None
             base = self.position
             if self._plain():
                 # Not kept in a local: a paused dump holds its read block, not its packets too.

@@ -9,6 +9,12 @@ before which they must not be written, and whether to close the client's connect
 (FIN or RST). :meth:`FaultEngine.poll` fires faults due at a time (``time`` points) when no
 bytes come; :meth:`FaultEngine.next_deadline` says when to call it.
 
+A ``stall`` without a ``duration`` is a *hold*: from its point on the engine returns nothing
+(it keeps what it would write, closes included) until the shell calls
+:meth:`FaultEngine.release`, which returns what it kept. While :attr:`FaultEngine.holding`,
+the shell reads no more from the server, so the server's writes block once the sockets'
+buffers are full: a hold that cannot end on its own, whatever the scheduling.
+
 Before a dump, and on connections that switch to TLS or the compressed protocol (the engine
 cannot read them), the bytes go through unchanged and at once. So do the bytes of a dump
 session the plan has no fault for: a plan costs nothing where it does not apply.
@@ -213,6 +219,7 @@ class FaultEngine:
         self._in_dump = False
         self._follow = False  # in a dump session that has faults
         self._last_at = -math.inf
+        self._held: list[Output] | None = None  # a hold in force: what it keeps
         self._reset_session(0.0)
 
     # --- the shell's calls --------------------------------------------------------------------
@@ -292,6 +299,22 @@ class FaultEngine:
             if fault.at.kind is PointKind.TIME
         ]
         return min(times, default=None)
+
+    @property
+    def holding(self) -> bool:
+        """Whether a hold (a ``stall`` without a ``duration``) is in force: the shell should
+        read no more from the server until it calls :meth:`release`."""
+        return self._held is not None
+
+    def release(self) -> list[Output]:
+        """End the hold in force (if any): what it kept, to write from now on, in order."""
+        held, self._held = self._held, None
+        if not held:
+            return []
+        now = self._clock()
+        out = [Output(output.data, max(output.at, now), output.close) for output in held]
+        self._last_at = max(self._last_at, out[-1].at)
+        return out
 
     @property
     def in_dump(self) -> bool:
@@ -594,7 +617,12 @@ class FaultEngine:
         if kind is FaultKind.CUT:
             return self._close(CloseMode(fault.params["close"]), now)
         if kind is FaultKind.STALL:
-            self._stall_until = max(self._stall_until, now + float(fault.params["duration"]))
+            duration = fault.params.get("duration")
+            if duration is None:
+                if self._held is None:
+                    self._held = []
+                return []
+            self._stall_until = max(self._stall_until, now + float(duration))
             return []
         if kind in (FaultKind.ERROR, FaultKind.EOF):
             if kind is FaultKind.ERROR:
@@ -619,7 +647,14 @@ class FaultEngine:
     def _close(self, mode: CloseMode, now: float) -> list[Output]:
         self.closed = True
         self._follow = False
-        return [Output(b"", max(now, self._last_at), mode)]
+        return self._kept([Output(b"", max(now, self._last_at), mode)])
+
+    def _kept(self, out: list[Output]) -> list[Output]:
+        """``out``, or nothing while a hold keeps it."""
+        if self._held is None:
+            return out
+        self._held += out
+        return []
 
     def _active(self, kind: FaultKind, now: float) -> Fault | None:
         for regime in self._regimes:
@@ -651,7 +686,7 @@ class FaultEngine:
         if trickle is None and bandwidth is None:
             at = max(base, self._last_at)
             self._last_at = at
-            return [Output(data, at)]
+            return self._kept([Output(data, at)])
         size = len(data)
         interval = 0.0
         rate = 0
@@ -670,11 +705,11 @@ class FaultEngine:
                 self._bandwidth_free = at + len(piece) / rate
             self._last_at = at
             out.append(Output(piece, at))
-        return out
+        return self._kept(out)
 
     def _passthrough(self, data: bytes, now: float) -> list[Output]:
         if not data:
             return []
         at = max(now, self._last_at)
         self._last_at = at
-        return [Output(data, at)]
+        return self._kept([Output(data, at)])

@@ -225,7 +225,8 @@ PARAMETERS: Mapping[FaultKind, Mapping[str, _Param]] = MappingProxyType(
     {
         FaultKind.CUT: {"close": _Param("choice", "fin", choices=("fin", "rst"))},
         FaultKind.BLACKHOLE: {},
-        FaultKind.STALL: {"duration": _Param("float", None, minimum=0.0, required=True)},
+        # No duration: a hold, until the shell releases it (FaultProxy.release).
+        FaultKind.STALL: {"duration": _DURATION},
         FaultKind.TRICKLE: {
             "size": _Param("int", 1, minimum=1),
             "interval": _Param("float", 0.0, minimum=0.0),

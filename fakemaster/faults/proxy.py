@@ -8,6 +8,11 @@ and closes the client's connection with FIN (orderly) or RST (SO_LINGER 0) when 
 it. The upstream connection is closed with it. Dump sessions are counted over all connections
 (a fault's ``session``): a replica that reconnects after a cut starts session 1.
 
+A hold (a ``stall`` fault without a ``duration``) keeps the connection's stream at its point
+until :meth:`FaultProxy.release` (or :meth:`BackgroundFaultProxy.release`): meanwhile the
+proxy reads nothing more from the server, whose writes then block once the sockets' buffers
+(the kernel's, at most ``net.ipv4.tcp_rmem`` and ``tcp_wmem``'s maxima) are full.
+
 Use it as an async context manager::
 
     async with FaultProxy((host, port), plan) as proxy:
@@ -59,6 +64,7 @@ class FaultProxy:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._sessions = 0
         self.engines: list[FaultEngine] = []  # one per connection, in accept order
+        self._released: dict[int, asyncio.Event] = {}  # by id(engine): a hold's release
         self.errors: list[BaseException] = []  # unexpected errors of connection handlers
         self.pieces = 0  # writes to clients so far (a re-sliced stream: one per piece)
 
@@ -84,6 +90,18 @@ class FaultProxy:
     def set_plan(self, plan: FaultPlan | Sequence[Fault]) -> None:
         """The plan for connections accepted from now on (session numbers keep counting)."""
         self.plan = plan if isinstance(plan, FaultPlan) else FaultPlan(tuple(plan))
+
+    def release(self) -> int:
+        """End the holds in force (``stall`` faults without a ``duration``): their
+        connections write what was kept and read the server again. Call it in the proxy's
+        loop (BackgroundFaultProxy.release does). The number of holds ended."""
+        ended = 0
+        for engine in self.engines:
+            event = self._released.get(id(engine))
+            if event is not None and engine.holding and not engine.closed:
+                event.set()
+                ended += 1
+        return ended
 
     def _next_session(self) -> int:
         session = self._sessions
@@ -129,9 +147,10 @@ class FaultProxy:
             return
         _no_delay(up_writer)
         queue: asyncio.Queue[Output | None] = asyncio.Queue(_QUEUE_ITEMS)
+        released = self._released[id(engine)] = asyncio.Event()
         parts = [
             asyncio.create_task(self._client_to_server(engine, reader, up_writer)),
-            asyncio.create_task(self._server_to_engine(engine, up_reader, queue)),
+            asyncio.create_task(self._server_to_engine(engine, up_reader, queue, released)),
         ]
         try:
             await self._engine_to_client(queue, writer)
@@ -148,6 +167,7 @@ class FaultProxy:
             if not writer.transport.is_closing():
                 writer.close()
             _abort(up_writer)
+            self._released.pop(id(engine), None)
             if task is not None:
                 self._tasks.discard(task)
 
@@ -170,9 +190,17 @@ class FaultProxy:
         engine: FaultEngine,
         up_reader: asyncio.StreamReader,
         queue: asyncio.Queue[Output | None],
+        released: asyncio.Event,
     ) -> None:
         try:
             while not engine.closed:
+                if engine.holding:
+                    # Nothing more is read from the server until the hold is released.
+                    await released.wait()
+                    released.clear()
+                    for output in engine.release():
+                        await queue.put(output)
+                    continue
                 deadline = engine.next_deadline()
                 if deadline is None:
                     data = await up_reader.read(_READ_SIZE)
@@ -267,3 +295,7 @@ class BackgroundFaultProxy(LoopThread[FaultProxy]):
 
     def set_plan(self, plan: FaultPlan | Sequence[Fault]) -> None:
         self.call(lambda: self._running.set_plan(plan))
+
+    def release(self) -> int:
+        """See :meth:`FaultProxy.release` (run in the proxy's thread)."""
+        return int(self.call(self._running.release))

@@ -136,7 +136,10 @@ class MemoryBinlogStore(BinlogStore):
 
     def _read_range(self, name: str, offset: int, size: int) -> bytes:
         with self._lock:
-            return bytes(self._files[name][offset : offset + size])
+            try:
+                return bytes(self._files[name][offset : offset + size])
+            except KeyError:  # purged since the reader asked for its size
+                raise UnknownBinlogFile(name) from None
 
     def file_identity(self, name: str) -> Hashable | None:
         # File numbers only grow: a name is never given to a second file.

@@ -9,6 +9,8 @@ Wire faults apply to the first dump session (0) only, so the reconnect gets a cl
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +32,10 @@ from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target
 
 SCENARIO = "rotation_storm"  # 40 transactions over many files
-NET_TIMEOUT = 1.0
+NET_TIMEOUT = 1.0  # where the verdict is that the client's read timeout fires
+# Where no verdict depends on a timeout: a bound on a hang only, so that a loaded machine that
+# delays the proxy or the server for a second does not make the client reconnect.
+PATIENT_TIMEOUT = 60.0
 
 
 def config_for(master: Any, **settings: Any) -> ClientConfig:
@@ -38,7 +43,7 @@ def config_for(master: Any, **settings: Any) -> ClientConfig:
         "user": master.user,
         "password": master.password,
         "server_id": 77,
-        "net_timeout": NET_TIMEOUT,
+        "net_timeout": PATIENT_TIMEOUT,
         "heartbeat_period": 0.25,
         **settings,
     }
@@ -93,10 +98,9 @@ WIRE_CASES: dict[str, tuple[list[Fault], bool]] = {
         [Fault(FaultKind.STALL, Point(TX, 3), session=0, params={"duration": 0.2})],
         False,
     ),
-    "stall_longer_than_the_timeout": (
-        [Fault(FaultKind.STALL, Point(TX, 3), session=0, params={"duration": 3 * NET_TIMEOUT})],
-        True,
-    ),
+    # A hold (a stall without a duration) the test releases once the client has given up on
+    # the connection and reconnected: longer than the timeout by construction.
+    "stall_longer_than_the_timeout": ([Fault(FaultKind.STALL, Point(TX, 3), session=0)], True),
     "trickle_every_offset": (
         [Fault(FaultKind.TRICKLE, Point(PointKind.BYTE, 0), session=0, params={"size": 1})],
         False,
@@ -154,6 +158,27 @@ WIRE_CASES: dict[str, tuple[list[Fault], bool]] = {
 }
 
 
+# The cases whose verdict is that the client's read timeout fires (nothing comes, for ever or
+# until the client has reconnected); the others get a timeout no verdict depends on.
+TIMEOUT_CASES = frozenset({"blackhole", "stall_longer_than_the_timeout"})
+
+
+def release_after_a_reconnect(master: Any) -> threading.Thread:
+    """A thread that ends the proxy's hold once a second dump session started (the client
+    gave up on the held connection after its timeout)."""
+    proxy = master.fault_proxy
+
+    def run() -> None:
+        deadline = time.monotonic() + 60  # a bound on a hang only
+        while proxy.sessions < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        proxy.release()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
 @pytest.mark.parametrize("mode", ["gtid", "file_pos"])
 @pytest.mark.parametrize("case", sorted(WIRE_CASES))
 def test_client_resumes_after_a_wire_fault_and_ends_with_the_oracles_tables(
@@ -161,7 +186,15 @@ def test_client_resumes_after_a_wire_fault_and_ends_with_the_oracles_tables(
 ) -> None:
     faults, reconnects = WIRE_CASES[case]
     master = fake_master_factory(scenario=SCENARIO, faults=FaultPlan(tuple(faults)))
-    tables, client = replicate(master, config_for(master, gtid_mode=mode == "gtid"))
+    timeout = NET_TIMEOUT if case in TIMEOUT_CASES else PATIENT_TIMEOUT
+    config = config_for(master, gtid_mode=mode == "gtid", net_timeout=timeout)
+    releaser = None
+    if case == "stall_longer_than_the_timeout":
+        releaser = release_after_a_reconnect(master)
+    tables, client = replicate(master, config)
+    if releaser is not None:
+        releaser.join(60)
+        assert not releaser.is_alive()
     Oracle(build(SCENARIO)).assert_matches(tables.rows)
     applied = [a.fault for engine in master.fault_proxy.engines for a in engine.applied]
     assert applied == faults, "the fault did not happen"
@@ -209,7 +242,9 @@ def test_client_withheld_heartbeats_make_it_reconnect_when_idle(fake_master_fact
     master = fake_master_factory(scenario=SCENARIO, faults=FaultPlan((fault,)))
     # Caught up, the client waits for more: without heartbeats its read times out.
     tables, client = replicate(
-        master, config_for(master), also=lambda client: client.connections >= 2
+        master,
+        config_for(master, net_timeout=NET_TIMEOUT),
+        also=lambda client: client.connections >= 2,
     )
     Oracle(build(SCENARIO)).assert_matches(tables.rows)
     assert isinstance(client.errors[0], ConnectionLost)
@@ -217,9 +252,15 @@ def test_client_withheld_heartbeats_make_it_reconnect_when_idle(fake_master_fact
 
 
 def test_client_with_heartbeats_stays_connected_when_idle(fake_master_factory: Any) -> None:
+    """Idle for longer than its timeout (more heartbeats than fit in it), the client stays on
+    its connection. A timing property: the margin is wide (a heartbeat every 0.05 s against a
+    2 s timeout: a gap of 40 periods, not 4, would be needed for a false verdict)."""
     master = fake_master_factory(scenario=SCENARIO)
+    timeout, period = 2.0, 0.05
     tables, client = replicate(
-        master, config_for(master), also=lambda client: client.heartbeats >= 8
+        master,
+        config_for(master, net_timeout=timeout, heartbeat_period=period),
+        also=lambda client: client.heartbeats >= 1.5 * timeout / period,
     )
     Oracle(build(SCENARIO)).assert_matches(tables.rows)
     assert client.connections == 1 and client.errors == []

@@ -75,8 +75,14 @@ def test_client_acknowledges_live_transactions_as_a_semi_sync_replica(
     fake_master_factory: Any, drop: bool
 ) -> None:
     faults = [Fault(FaultKind.DROP_ACKS, Point(PointKind.BYTE, 0), session=0)] if drop else []
+    # Dropped ACKs: every wait times out, whatever its length (300 ms keeps the test short).
+    # Delivered ones: each wait must end with the ACK, so the timeout is only a bound on a hang
+    # (300 ms made the verdict depend on the client's thread being scheduled in time).
     master = fake_master_factory(
-        scenario=SCENARIO, semi_sync=True, semi_sync_timeout_ms=300, faults=FaultPlan(tuple(faults))
+        scenario=SCENARIO,
+        semi_sync=True,
+        semi_sync_timeout_ms=300 if drop else 60_000,
+        faults=FaultPlan(tuple(faults)),
     )
     base, full = build(SCENARIO), grown()
     config = ClientConfig(user=master.user, password=master.password, server_id=77, semi_sync=True)
@@ -134,9 +140,13 @@ def test_client_acknowledges_a_real_primarys_commits(mariadb_factory: MariaDBFac
     consumer.wait_for(start)
     # Wait until the primary counts the client as a semi-sync replica and is semi-sync again
     # (the commits before the client came timed out and switched it off).
+    # (Both: the count of clients and the status change separately, the status went back ON
+    # here with no new commit; a commit while it is still OFF is not waited for: no_tx.)
+    deadline = time.monotonic() + 60  # a bound on a hang only
     while (status := semi_sync_status(primary))["Rpl_semi_sync_master_clients"] != "1" or (
         status["Rpl_semi_sync_master_status"] != "ON"
     ):
+        assert time.monotonic() < deadline, status
         time.sleep(0.01)
     primary.execute("SET GLOBAL rpl_semi_sync_master_timeout = 60000")
     before = semi_sync_status(primary)

@@ -38,12 +38,14 @@ from fakemaster.client.protocol import (
     ConnectionLost,
     ServerRefused,
 )
+from fakemaster.dump import CHUNK_SIZE
 from fakemaster.events import QueryEvent
 from fakemaster.faults import Fault, FaultPlan, Point, PointKind, Where
 from fakemaster.store import MemoryBinlogStore
 from scenarios.library import build
 from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.test_client_faults import config_for as wire_config
 from tests.integration.test_client_faults import cut, replicate
 
@@ -53,9 +55,14 @@ SCENARIO = "rotation_storm"
 ER_SLAVE_SAME_ID = 4052
 SAME_ID_TEXT = "A slave with the same server_uuid/server_id is already connected"
 PATIENCE = 60.0
-# The first file: STATEMENTS standalone groups of STATEMENT_SIZE bytes (24 MiB).
-STATEMENTS = 3072
-STATEMENT_SIZE = 8 << 10
+# The first file: STATEMENTS standalone groups of STATEMENT_SIZE bytes, more than a client
+# that stopped reading after its first group can leave unread: the kernel's buffers of the
+# connection, the client's last read (64 KiB) and what the dump read before sending it (one
+# batch, CHUNK_SIZE, and its copy).
+STATEMENT_SIZE = 64 << 10
+STATEMENTS = 2 + (kernel_socket_buffers() + (64 << 10) + 2 * (CHUNK_SIZE + STATEMENT_SIZE)) // (
+    STATEMENT_SIZE
+)
 
 
 def wait_until(condition: Callable[[], bool], what: str) -> None:

@@ -12,9 +12,9 @@ behind a fault proxy.
 * ERR 1236 with each of MariaDB's texts the engine has: the IO thread stops with "Got fatal
   error 1236 from master when reading data from binary log: '<text>'", everything before the
   ERR applied;
-* purge of the file the replica's dump reads (its dump held in the first file by a stall): the
-  purge stops at that file and the replica goes on; forced, the dump ends with ERR 1236 "could
-  not find next log" and the replica stops with it;
+* purge of the file the replica's dump reads (its dump held in the first file by a hold, a
+  stall the test releases): the purge stops at that file and the replica goes on; forced, the
+  dump ends with ERR 1236 "could not find next log" and the replica stops with it;
 * a second replica with the same server id (the project's client): the fake master ends the
   real replica's dump with ERR 4052, the replica reconnects, which ends the client's dump (the
   client stops with its typed error), and it goes on replicating.
@@ -30,12 +30,14 @@ import pytest
 from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.protocol import ClientConfig, ServerRefused
 from fakemaster.config import ServerConfig
+from fakemaster.dump import CHUNK_SIZE
 from fakemaster.events import QueryEvent
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.streams import (
     COUNTER,
     DATABASE,
@@ -208,11 +210,19 @@ def test_what_a_real_replica_does_under_each_wire_fault(
         assert master.errors == []
 
 
-# The first file of the purge test: standalone groups (SELECT statements) far beyond what the
-# proxy's queue (256 packets) and the sockets hold, so a stalled dump stays in it.
-BIG_STATEMENTS = 2048
-STATEMENT_SIZE = 8 << 10
-STALL = 5.0  # seconds the dump is held: the purge happens at its start
+# The first file of the purge test: standalone groups (SELECT statements), more bytes after the
+# hold's point than the fake master can have written past it while the proxy reads nothing.
+STATEMENT_SIZE = 64 << 10
+HOLD_AT = 20  # the transaction the hold starts at
+
+
+def written_past_a_hold() -> int:
+    """The most the fake master can have taken from the first file beyond what the held proxy
+    read: the kernel's buffers of the connection (the proxy's receive buffer and the server's
+    send buffer, each at most its autotuning maximum, ``net.ipv4.tcp_rmem``/``tcp_wmem``), the
+    bytes of the proxy's last read (64 KiB) and what the dump read before sending it (one
+    batch, ``CHUNK_SIZE`` or one larger event, and the transport's copy of it)."""
+    return kernel_socket_buffers() + (64 << 10) + 2 * (CHUNK_SIZE + STATEMENT_SIZE)
 
 
 @pytest.mark.parametrize("force", [False, True])
@@ -221,7 +231,8 @@ def test_purge_of_the_file_a_real_replicas_dump_reads(force: bool, replica: Mari
     stream.create_schema()
     stream.add_batch()
     store = stream.store
-    for number in range(BIG_STATEMENTS):
+    # Every statement after the hold's point counts (the schema and a batch are before it).
+    for number in range(HOLD_AT + written_past_a_hold() // STATEMENT_SIZE + 1):
         statement = b"SELECT '%d " % number + b"x" * STATEMENT_SIZE + b"'"
         store.append_transaction([QueryEvent(query=statement, database="")])
     stream.rotate()
@@ -229,22 +240,23 @@ def test_purge_of_the_file_a_real_replicas_dump_reads(force: bool, replica: Mari
     stream.rotate()
     stream.add_batch()
     files = store.file_names()
-    stall = Fault(FaultKind.STALL, Point(TX, 20), session=0, params={"duration": STALL})
+    # A stall without a duration: held until the test releases it, whatever the scheduling.
+    hold = Fault(FaultKind.STALL, Point(TX, HOLD_AT), session=0)
     with (
         master_for(stream) as master,
-        BackgroundFaultProxy((master.host, master.port), [stall]) as proxy,
+        BackgroundFaultProxy((master.host, master.port), [hold]) as proxy,
     ):
         start(replica, proxy.host, proxy.port, "gtid")
         wait_for_replica(
             replica,
-            lambda: bool(proxy.engines and proxy.engines[0].applied),
-            "the stall",
+            lambda: any(engine.holding for engine in proxy.engines),
+            "the hold",
             master=master,
         )
         assert [file for _, _, file in master.dumps()] == [files[0]]
         purged = master.purge_to(files[-1], force=force)
-        # Still in the first file after the purge (else the stall ended first: raise STALL).
         assert [file for _, _, file in master.dumps()] == [files[0]]
+        assert proxy.release() == 1
         if not force:
             # A real primary's log_in_use: nothing before the file the dump reads to purge.
             assert purged == []

@@ -453,6 +453,68 @@ def test_stall_latency_and_bandwidth_delay_but_never_change_the_bytes(
         sent += len(output.data)
 
 
+@settings(max_examples=examples(1))
+@given(streams(), slicings, st.data())
+def test_a_hold_keeps_everything_from_its_point_until_released_whatever_the_time(
+    stream: Stream, cuts: list[int], data: st.DataObject
+) -> None:
+    """A stall without a duration: nothing from its byte on goes out, however late, and
+    whatever else arrives (a cut planned after it too) until release(); then all of it, in
+    order, not before the release."""
+    wire = stream.wire()
+    n = data.draw(st.integers(0, len(wire) - 1))
+    cut_at = data.draw(st.one_of(st.none(), st.integers(n + 1, len(wire))))
+    plan = [Fault(FaultKind.STALL, Point(PointKind.BYTE, n))]
+    if cut_at is not None and cut_at < len(wire):
+        plan.append(Fault(FaultKind.CUT, Point(PointKind.BYTE, cut_at), params={"close": "rst"}))
+    clock = Clock()
+    engine = FaultEngine(plan, clock=clock)
+    engine.from_client(dump_command())
+    before: list[Output] = []
+    at = 0
+    for piece in sorted(set(cuts)) + [len(wire)]:
+        if piece > at:
+            before += engine.from_server(wire[at:piece])
+            at = piece
+        clock.now += 1000.0  # time does not end a hold
+        before += engine.poll()
+    # Up to the packet that holds byte n (the engine decides on whole packets), then nothing.
+    assert delivered(before) == wire[:n]
+    assert engine.holding and closes(before) == []
+    released_at = clock.now
+    after = engine.release()
+    assert not engine.holding and engine.release() == []
+    check_order(before + after)
+    assert all(output.at >= released_at for output in after)
+    end = len(wire) if cut_at is None or cut_at >= len(wire) else cut_at
+    assert delivered(before + after) == wire[:end]
+    assert closes(after) == ([] if end == len(wire) else [CloseMode.RST])
+
+
+def test_a_hold_ends_only_by_release_and_a_timed_stall_on_its_own() -> None:
+    stream = Stream(tuple(DumpEvent(event_bytes(EventType.XID, bytes([i]) * 8)) for i in range(3)))
+    wire = stream.wire()
+    second = stream.packet_bounds()[1][0]
+    for params, held in (({}, True), ({"duration": 2.0}, False)):
+        clock = Clock()
+        engine = FaultEngine(
+            [Fault(FaultKind.STALL, Point(PointKind.EVENT, 1), params=params)], clock=clock
+        )
+        engine.from_client(dump_command())
+        outputs = engine.from_server(wire)
+        assert engine.holding is held
+        if held:
+            assert delivered(outputs) == wire[:second]
+            clock.now += 3600.0
+            assert engine.poll() == [] and engine.from_server(b"") == []
+            clock.now += 1.0
+            outputs += engine.release()
+            assert [o.at for o in outputs if o.data][-1] == clock.now
+        else:
+            assert sorted({o.at for o in outputs}) == [100.0, 102.0]
+        assert delivered(outputs) == wire
+
+
 def packet_end(wire: bytes, offset: int) -> int:
     """The end of the packet holding byte ``offset`` of ``wire``."""
     at = 0

@@ -116,7 +116,7 @@ BAD: list[tuple[Any, str]] = [
     ({"faults": [{"kind": "cut", "at": {"time": "soon"}}]}, "number of seconds"),
     ({"faults": [{"kind": "cut", "at": {"event": 1}, "close": "slam"}]}, "one of ['fin', 'rst']"),
     ({"faults": [{"kind": "cut", "at": {"event": 1}, "size": 3}]}, "takes no parameters"),
-    ({"faults": [{"kind": "stall", "at": {"event": 1}}]}, "'duration' is required"),
+    ({"faults": [{"kind": "latency", "at": {"event": 1}}]}, "'delay' is required"),
     ({"faults": [{"kind": "bandwidth", "at": {"event": 1}, "rate": 0}]}, "at least 1"),
     ({"faults": [{"kind": "duplicate", "at": {"byte": 10}}]}, "needs an event"),
     ({"faults": [{"kind": "truncate", "at": {"event": 3, "where": "after"}}]}, "whole event"),

@@ -6,6 +6,8 @@ and the asyncio form."""
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import pymysql
@@ -85,6 +87,34 @@ def test_a_time_fault_fires_on_an_idle_blocking_dump(
     assert how == "rst"
     # Everything up to the end of the binlog came first (the blocking dump has no EOF).
     assert data == direct[: packet_starts(direct)[-1]]
+
+
+def test_a_hold_keeps_the_dump_at_its_point_until_released(
+    master: BackgroundFakeMaster, direct: bytes
+) -> None:
+    """A stall without a duration holds the stream at event 9 until release(): the proxy
+    reports the hold (release() before it ends nothing), the dump does not end meanwhile,
+    and after the release the client gets the whole stream, byte for byte."""
+    plan = [Fault(FaultKind.STALL, Point(PointKind.EVENT, 9))]
+    with BackgroundFaultProxy((master.host, master.port), plan) as proxy:
+        assert proxy.release() == 0
+        result: list[tuple[bytes, str]] = []
+        thread = threading.Thread(
+            target=lambda: result.append(raw_dump(proxy.host, proxy.port, USER, PASSWORD)),
+            daemon=True,
+        )
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not any(engine.holding for engine in proxy.engines):
+            assert time.monotonic() < deadline, "the hold never started"
+            time.sleep(0.01)
+        (engine,) = proxy.engines
+        assert [applied.offset for applied in engine.applied] == [packet_starts(direct)[9]]
+        assert thread.is_alive() and result == []
+        assert proxy.release() == 1
+        thread.join(60)
+        assert not engine.holding and proxy.release() == 0
+    assert result == [(direct, "eof")]
 
 
 def test_an_upstream_that_is_down_resets_the_client() -> None:

@@ -18,6 +18,7 @@ import pytest
 from decoder.binlog_file import read_binlog
 from fakemaster.config import ServerConfig
 from fakemaster.constants import BINLOG_MAGIC
+from fakemaster.dump import CHUNK_SIZE
 from fakemaster.events import (
     BinlogCheckpointEvent,
     Event,
@@ -30,6 +31,7 @@ from fakemaster.events import (
 from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
+from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.streams import TypedStream
 
 __all__: list[str] = []
@@ -172,12 +174,13 @@ def decoded(store: MemoryBinlogStore, name: str) -> list[Event]:
 
 
 def test_purge_keeps_the_file_a_dump_reads_unless_forced() -> None:
-    """A dump that does not read stays in its first file (bigger than socket buffers): the
-    purge stops there; forced, the file goes and the dump, at its next read of it, ends with
-    ERR 1236 after whole packets (the text of a file that left the index)."""
+    """A dump that does not read stays in its first file (bigger than the connection's kernel
+    buffers can hold, and one batch of the dump and its copy): the purge stops there; forced,
+    the file goes and the dump, at its next read of it, ends with ERR 1236 after whole packets
+    (the text of a file that left the index)."""
     store = MemoryBinlogStore()
     statement = b"SELECT '" + b"x" * (1 << 20) + b"'"
-    for _ in range(24):
+    for _ in range(2 + ((kernel_socket_buffers() + 2 * (CHUNK_SIZE + len(statement))) >> 20)):
         store.append_transaction([QueryEvent(query=statement, database="")])
     store.rotate()
     store.rotate()
