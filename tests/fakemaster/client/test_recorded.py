@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from decoder.packets import PacketReader
-from fakemaster.client.changes import group_changes
+from fakemaster.client.changes import DDL, group_changes
 from fakemaster.client.position import CommittedGroup, Position
 from fakemaster.client.protocol import EventReceived, Ready, ReplicaConnection
 from fakemaster.constants import Command
@@ -72,8 +72,15 @@ def test_client_core_replays_the_recorded_session(sizes: list[int]) -> None:
     assert replayed.position == expected.at(file_name, offset)
     groups = [item for item in replayed.items if isinstance(item, CommittedGroup)]
     rows: dict[str, dict[int, dict[str, Any]]] = {name: {} for name in DOCUMENT["tables"]}
+    ddl: list[list[str]] = []
     for group in groups:
         for change in group_changes(group):
+            if change.operation == DDL:
+                # The recorded session's setup statements (CREATE DATABASE/TABLE, CREATE USER,
+                # GRANT), each logged as a group of its own.
+                assert change.statement and change.before is None and change.after is None
+                ddl.append(change.statement.split(" ", 2)[:2])
+                continue
             table = rows[change.qualified]
             if change.before is not None:
                 del table[change.before["id"]]
@@ -85,6 +92,7 @@ def test_client_core_replays_the_recorded_session(sizes: list[int]) -> None:
             [_json(row[column]) for column in columns] for _key, row in sorted(rows[name].items())
         ]
         assert got == expected_rows, name
+    assert ["CREATE", "TABLE"] in ddl and ["CREATE", "DATABASE"] in ddl
 
 
 def _json(value: Any) -> Any:
