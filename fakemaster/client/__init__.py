@@ -4,7 +4,8 @@ events, resuming after faults from the last committed position.
 
 * :mod:`fakemaster.client.protocol`: the sans-IO core of one connection (bytes in, bytes out);
 * :mod:`fakemaster.client.position`: the resume position and the assembly of committed groups;
-* :mod:`fakemaster.client.changes`: change events (operation, table, before/after, GTID...);
+* :mod:`fakemaster.client.changes`: change events (operation, table, before/after, GTID...;
+  DDL statements as ``ddl`` changes, XA transactions at their XA COMMIT);
 * :mod:`fakemaster.client.blocking`: a socket shell that reconnects and resumes;
 * :mod:`fakemaster.client.aio`: the same over asyncio streams.
 
@@ -13,7 +14,7 @@ events, resuming after faults from the last committed position.
 from __future__ import annotations
 
 from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
-from fakemaster.client.changes import ChangeEvent
+from fakemaster.client.changes import ChangeEvent, ChangeStream
 from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import (
     AuthError,
@@ -31,6 +32,7 @@ __all__ = [
     "BinlogUnavailable",
     "BlockingReplica",
     "ChangeEvent",
+    "ChangeStream",
     "ClientConfig",
     "ClientError",
     "CommittedGroup",

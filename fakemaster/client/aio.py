@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fakemaster.client.blocking import ReconnectPolicy
-from fakemaster.client.changes import ChangeEvent, group_changes
+from fakemaster.client.changes import ChangeEvent, ChangeStream
 from fakemaster.client.position import CommittedGroup, GroupAssembler, Position, ReceivedEvent
 from fakemaster.client.protocol import (
     ClientConfig,
@@ -49,6 +49,8 @@ class AsyncReplica:
 
     def __post_init__(self) -> None:
         self.assembler = GroupAssembler(self.start or Position(), gtid_mode=self.config.gtid_mode)
+        # Holds prepared XA groups' changes across reconnects (fakemaster.client.changes).
+        self.change_stream = ChangeStream(self.catalogue)
         self._writer: asyncio.StreamWriter | None = None
 
     @property
@@ -117,8 +119,9 @@ class AsyncReplica:
                 yield item
 
     async def changes(self) -> AsyncIterator[ChangeEvent]:
+        stream = self.change_stream
         async for group in self.groups():
-            for change in group_changes(group, self.catalogue):
+            for change in stream.feed(group):
                 yield change
 
     async def _session(self) -> AsyncIterator[CommittedGroup | ReceivedEvent]:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fakemaster.client.changes import ChangeEvent, group_changes
+from fakemaster.client.changes import ChangeEvent, ChangeStream
 from fakemaster.client.position import CommittedGroup, GroupAssembler, Position, ReceivedEvent
 from fakemaster.client.protocol import (
     ClientConfig,
@@ -75,6 +75,8 @@ class BlockingReplica:
 
     def __post_init__(self) -> None:
         self.assembler = GroupAssembler(self.start or Position(), gtid_mode=self.config.gtid_mode)
+        # Holds prepared XA groups' changes across reconnects (fakemaster.client.changes).
+        self.change_stream = ChangeStream(self.catalogue)
         self._socket: socket.socket | None = None
 
     @property
@@ -139,8 +141,9 @@ class BlockingReplica:
                 yield item
 
     def changes(self) -> Iterator[ChangeEvent]:
+        stream = self.change_stream
         for group in self.groups():
-            yield from group_changes(group, self.catalogue)
+            yield from stream.feed(group)
 
     def _done(self) -> bool:
         return self.until is not None and self.until(self.position)

@@ -2,7 +2,8 @@
 
 :class:`Position` is the resume position: the last *committed* event group's GTID per domain
 (what MariaDB's ``@slave_connect_state`` takes) and the file/position just after the event that
-committed it (its XID, COMMIT, or the single event of a standalone group). A replica that
+committed it (its XID, COMMIT, or the single event of a standalone group), or just after the
+last event outside any group (FORMAT_DESCRIPTION, GTID_LIST...) when that came later. A replica that
 reconnects from it gets the first event group it has not finished, and none it finished.
 
 :class:`GroupAssembler` turns the events of a dump, in order, into whole committed groups
@@ -222,6 +223,12 @@ class GroupAssembler:
                 if self._standalone:
                     return self._commit(ReceivedEvent(event, self._file, end))
             else:
+                if end and self._file:
+                    # Outside a group (FORMAT_DESCRIPTION, GTID_LIST, BINLOG_CHECKPOINT...) the
+                    # position moves past the event, as a replica's executed position does: a
+                    # binlog with no group after them (its transactions changed no row) is
+                    # still read to its end.
+                    self.position = self.position.at(self._file, end)
                 return [ReceivedEvent(event, self._file, end)]
         received = ReceivedEvent(event, self._file, end, self._gtid)
         if self._standalone:

@@ -33,9 +33,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fakemaster.contract.adapter import AT_LEAST_ONCE, AdapterRun, ClientChange, ClientOutput
-from fakemaster.events import QueryEvent
+from fakemaster.events import QueryEvent, XaPrepareEvent
 from scenarios.compiler import CompiledTransaction, compile_scenario
-from scenarios.history import Change, Insert, Scenario, Transaction, Update
+from scenarios.history import Change, Insert, Scenario, Transaction, Update, XaEnd
 from scenarios.oracle import Cell, canonical_rows, cell_text
 from scenarios.schema import Table
 from scenarios.state import Row
@@ -119,19 +119,31 @@ def _key(table: Table, row: Row) -> tuple[Cell, ...]:
 def expected_changes(
     scenario: Scenario, compiled: Sequence[CompiledTransaction] | None = None
 ) -> list[ExpectedChange]:
-    """Every row change the compiled ``scenario`` serves, in the order of its groups (the
-    rows of an XA transaction in its XA PREPARE group, where the binlog has them).
+    """Every row change the compiled ``scenario`` serves, in the order in which its groups
+    take effect: an XA transaction's rows at its XA COMMIT group (identified by that group's
+    GTID, ``row`` from 0 in it), as a consumer receives them (:mod:`fakemaster.client.changes`);
+    one rolled back, or still prepared at the end, changes nothing.
 
     A transaction's groups: one per statement that changes a non-transactional table (ending
     with a COMMIT query), then its own (ending with XID or XA_PREPARE) with the changes of its
-    transactional tables; DDL statements and XA COMMIT/ROLLBACK change no row."""
+    transactional tables; DDL statements change no row."""
     out: list[ExpectedChange] = []
     statements: dict[int, Iterator[Change]] = {}  # a transaction's non-transactional changes
     for item in compiled if compiled is not None else compile_scenario(scenario):
         transaction = item.transaction
-        if item.gtid is None or not isinstance(transaction, Transaction):
+        if item.gtid is None:
             continue
-        if isinstance(item.events[-1], QueryEvent):
+        if isinstance(transaction, XaEnd):
+            if not transaction.commit:
+                continue
+            changes: Sequence[Change] = [
+                change for change in transaction.transaction.changes if change.table.transactional
+            ]
+        elif not isinstance(transaction, Transaction) or isinstance(
+            item.events[-1], XaPrepareEvent
+        ):
+            continue
+        elif isinstance(item.events[-1], QueryEvent):
             later = statements.setdefault(
                 id(transaction),
                 iter(
@@ -143,7 +155,7 @@ def expected_changes(
                     ]
                 ),
             )
-            changes: Sequence[Change] = [next(later)]
+            changes = [next(later)]
         else:
             changes = [change for change in transaction.changes if change.table.transactional]
         gtid = str(item.gtid)

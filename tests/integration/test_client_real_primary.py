@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fakemaster.client.blocking import BlockingReplica
-from fakemaster.client.changes import DELETE, INSERT, ChangeEvent
+from fakemaster.client.changes import DDL, DELETE, INSERT, ChangeEvent
 from fakemaster.client.position import Position
 from fakemaster.client.protocol import ClientConfig
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
@@ -68,6 +68,9 @@ class KeyedTables:
         self.rows: dict[str, dict[int, dict[str, Any]]] = {name: {} for name in TABLES}
 
     def apply(self, change: ChangeEvent) -> None:
+        if change.operation == DDL:  # the setup's CREATE USER/DATABASE/TABLE: no rows
+            assert change.statement and change.before is None and change.after is None
+            return
         rows = self.rows[change.qualified]
         if change.operation == INSERT:
             assert change.after is not None

@@ -9,7 +9,11 @@ GTID from the snapshot's GTID position, ``FAKEMASTER_START_GTID``) and runs unti
 ``FAKEMASTER_END_GTID``). It hands over whole committed groups only and resumes after a fault
 from the position after the last one, so it declares exactly-once. Its change events (their
 ``(gtid, row_index)``) are written as the change log; the tables are the snapshot's with every
-change applied. Values become the oracle's canonical text through the snapshot's CREATE TABLEs.
+change applied. Values become the oracle's canonical text through the snapshot's CREATE TABLEs,
+changed by the client's "ddl" change events as they come (CREATE/ALTER/RENAME/TRUNCATE/DROP
+TABLE parsed by :func:`scenarios.create_table.parse_ddl`, rows carried over by column name); a
+"ddl" change is not a row change and is not written to the change log. XA transactions' rows come
+at their XA COMMIT (the client holds an XA PREPARE group's changes until then).
 """
 
 from __future__ import annotations
@@ -58,9 +62,18 @@ def _covers(gtids: Mapping[int, tuple[int, int]], wanted: Mapping[int, int]) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from fakemaster.client import BlockingReplica, ClientConfig, Position
-    from scenarios.create_table import parse_create_table
+    from scenarios.create_table import parse_create_table, parse_ddl
+    from scenarios.ddl import (
+        AlterTable,
+        CreateTable,
+        DropTable,
+        RenameTable,
+        TruncateTable,
+        altered,
+        renamed,
+    )
     from scenarios.oracle import cell_text
-    from scenarios.schema import NO_DEFAULT
+    from scenarios.schema import NO_DEFAULT, Table
 
     env = os.environ.get
     parser = argparse.ArgumentParser(prog="fakemaster_client", description=__doc__.split("\n\n")[0])
@@ -82,13 +95,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--snapshot (or FAKEMASTER_SNAPSHOT) names the initial tables")
     snapshot = read_snapshot(args.snapshot)
     tables = {name: parse_create_table(text) for name, text in snapshot.creates.items()}
-    defaults = {
-        name: {
+
+    def column_defaults(table: Table) -> dict[str, str | None]:
+        return {
             c.name: None if c.default is NO_DEFAULT else cell_text(c, c.default)
             for c in table.columns
         }
-        for name, table in tables.items()
-    }
+
+    defaults = {name: column_defaults(table) for name, table in tables.items()}
     rows = {name: [dict(row) for row in found] for name, found in snapshot.rows.items()}
     wanted: dict[int, int] = {}
     for part in args.end_gtid.split(","):
@@ -113,8 +127,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         start = Position(file=args.first_file, position=4)
     replica = BlockingReplica(args.host, args.port, config, start=start, until=done)
+
+    def follow(statement_text: str, schema: str) -> None:
+        """A DDL statement changes the tables, their defaults and rows (by column name)."""
+        statement = parse_ddl(statement_text, schema or None)
+        if isinstance(statement, CreateTable):
+            new = statement.table
+            found: list[dict[str, str | None]] = []
+        else:
+            name = f"{statement.database}.{statement.name}"
+            old = tables.pop(name)
+            found = rows.pop(name, [])
+            defaults.pop(name, None)
+            if isinstance(statement, DropTable):
+                return
+            if isinstance(statement, TruncateTable):
+                new, found = old, []
+            elif isinstance(statement, RenameTable):
+                new = renamed(old, statement.new_database, statement.new_name)
+            else:
+                assert isinstance(statement, AlterTable)
+                new, _ = altered(old, statement.alterations)
+                fresh = column_defaults(new)
+                found = [
+                    {
+                        c.name: next(
+                            (v for k, v in row.items() if k.lower() == c.name.lower()),
+                            fresh[c.name],
+                        )
+                        for c in new.columns
+                    }
+                    for row in found
+                ]
+        tables[new.qualified] = new
+        defaults[new.qualified] = column_defaults(new)
+        rows[new.qualified] = found
+
     with OutputWriter(args.out, client="fakemaster.client") as out, replica:
         for change in replica.changes():
+            if change.operation == "ddl":
+                follow(change.statement or "", change.schema)
+                continue
             name = change.qualified
             before = _texts(tables, name, change.before)
             after = _texts(tables, name, change.after)

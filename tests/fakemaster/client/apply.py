@@ -1,15 +1,28 @@
 """A consumer of the client's change events for tests: applies them to a scenario's tables,
 independently of the scenario's model (rows found by the columns a before image holds, as a
-replica finds them), so the result can be compared with the oracle."""
+replica finds them), so the result can be compared with the oracle. A "ddl" change is parsed
+(scenarios.create_table.parse_ddl) and changes the consumer's own tables as it comes, their
+rows carried over by column name, so later row images are read with the table they were
+written for."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fakemaster.client.changes import DELETE, INSERT, ChangeEvent
+from fakemaster.client.changes import DDL, DELETE, INSERT, ChangeEvent
 from fakemaster.client.position import Position
 from scenarios.compiler import compile_scenario
+from scenarios.create_table import parse_ddl
+from scenarios.ddl import (
+    AlterTable,
+    CreateTable,
+    DropTable,
+    RenameTable,
+    TruncateTable,
+    altered,
+    renamed,
+)
 from scenarios.history import Scenario
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
 
@@ -17,8 +30,11 @@ __all__ = ["Tables", "catalogue", "initial", "target"]
 
 
 def catalogue(scenario: Scenario) -> dict[str, list[str]]:
-    """Column names by ``database.table`` (for TABLE_MAPs without COLUMN_NAME metadata)."""
-    return {name: [c.name for c in table.columns] for name, table in scenario.tables.items()}
+    """Column names by ``database.table`` (for TABLE_MAPs without COLUMN_NAME metadata): the
+    tables before the first step (a scenario without FULL metadata has no DDL)."""
+    return {
+        name: [c.name for c in table.columns] for name, table in scenario.initial_tables.items()
+    }
 
 
 def initial(scenario: Scenario) -> Position:
@@ -41,9 +57,9 @@ class Tables:
     """The tables of ``scenario`` from its initial rows, changed by applied change events."""
 
     def __init__(self, scenario: Scenario) -> None:
-        self.tables: dict[str, Table] = dict(scenario.tables)
+        self.tables: dict[str, Table] = dict(scenario.initial_tables)
         self.rows: dict[str, list[tuple[Any, ...]]] = {
-            name: list(scenario.initial.rows[name]) for name in scenario.tables
+            name: list(scenario.initial.rows[name]) for name in scenario.initial_tables
         }
         self.applied: list[ChangeEvent] = []
         self.seen: set[tuple[str | None, int]] = set()
@@ -54,6 +70,10 @@ class Tables:
             raise AssertionError(f"change {key} applied twice")
         self.seen.add(key)
         self.applied.append(change)
+        if change.operation == DDL:
+            assert change.statement is not None
+            self._ddl(change.statement, change.schema)
+            return
         table = self.tables[change.qualified]
         rows = self.rows[change.qualified]
         if change.operation == INSERT:
@@ -75,6 +95,41 @@ class Tables:
         for change in changes:
             self.apply(change)
         return self
+
+    def _ddl(self, statement_text: str, schema: str) -> None:
+        statement = parse_ddl(statement_text, schema or None)
+        if isinstance(statement, CreateTable):
+            name = statement.table.qualified
+            assert name not in self.tables, f"CREATE TABLE {name}: the table exists"
+            self.tables[name] = statement.table
+            self.rows[name] = []
+            return
+        name = f"{statement.database}.{statement.name}"
+        table = self.tables.pop(name)
+        rows = self.rows.pop(name)
+        if isinstance(statement, DropTable):
+            return
+        if isinstance(statement, TruncateTable):
+            new, rows = table, []
+        elif isinstance(statement, RenameTable):
+            new = renamed(table, statement.new_database, statement.new_name)
+        else:
+            assert isinstance(statement, AlterTable)
+            new, _ = altered(table, statement.alterations)
+            old = {c.name.lower(): p for p, c in enumerate(table.columns)}
+            moved = []
+            for row in rows:
+                values: list[Any] = []
+                for column in new.columns:
+                    at = old.get(column.name.lower())
+                    if at is not None:
+                        values.append(row[at])
+                    else:
+                        values.append(None if column.default is NO_DEFAULT else column.default)
+                moved.append(tuple(values))
+            rows = moved
+        self.tables[new.qualified] = new
+        self.rows[new.qualified] = rows
 
     @staticmethod
     def _values(table: Table, image: Mapping[str, Any]) -> dict[int, Any]:

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from decoder.packets import PacketReader
-from fakemaster.client.changes import group_changes
-from fakemaster.client.position import CommittedGroup, Position
+from fakemaster.client.changes import DDL, group_changes
+from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import EventReceived, Ready, ReplicaConnection
 from fakemaster.constants import Command
 from tests.fakemaster.client.recording import Recording, rechunked, replay_session
@@ -72,8 +72,15 @@ def test_client_core_replays_the_recorded_session(sizes: list[int]) -> None:
     assert replayed.position == expected.at(file_name, offset)
     groups = [item for item in replayed.items if isinstance(item, CommittedGroup)]
     rows: dict[str, dict[int, dict[str, Any]]] = {name: {} for name in DOCUMENT["tables"]}
+    ddl: list[list[str]] = []
     for group in groups:
         for change in group_changes(group):
+            if change.operation == DDL:
+                # The recorded session's setup statements (CREATE DATABASE/TABLE, CREATE USER,
+                # GRANT), each logged as a group of its own.
+                assert change.statement and change.before is None and change.after is None
+                ddl.append(change.statement.split(" ", 2)[:2])
+                continue
             table = rows[change.qualified]
             if change.before is not None:
                 del table[change.before["id"]]
@@ -85,6 +92,7 @@ def test_client_core_replays_the_recorded_session(sizes: list[int]) -> None:
             [_json(row[column]) for column in columns] for _key, row in sorted(rows[name].items())
         ]
         assert got == expected_rows, name
+    assert ["CREATE", "TABLE"] in ddl and ["CREATE", "DATABASE"] in ddl
 
 
 def _json(value: Any) -> Any:
@@ -110,12 +118,22 @@ def test_client_core_without_the_rest_of_the_stream_has_handed_over_only_whole_g
         replayed = replay_session(RECORDING, [SERVER[:cut_at]])
         groups = [item for item in replayed.items if isinstance(item, CommittedGroup)]
         if groups:
-            # The position is after the last whole group (or a ROTATE after it moved it to
-            # the next file): never inside the group the cut interrupted.
+            # The position is after the last whole group, or after an event outside groups
+            # that came after it (a ROTATE to the next file, its FORMAT_DESCRIPTION...): never
+            # inside the group the cut interrupted.
             assert replayed.position.gtids == groups[-1].position.gtids
+            outside = {
+                (item.file, item.end_position)
+                for item in replayed.items
+                if isinstance(item, ReceivedEvent)
+            }
             assert replayed.position == groups[-1].position or (
-                replayed.position.file > groups[-1].position.file
-                and replayed.position.position == 4
+                (replayed.position.file, replayed.position.position)
+                > (groups[-1].position.file, groups[-1].position.position)
+                and (
+                    replayed.position.position == 4
+                    or (replayed.position.file, replayed.position.position) in outside
+                )
             )
         core = ReplicaConnection(RECORDING.config, RECORDING.start)
         core.feed(SERVER[:cut_at])
