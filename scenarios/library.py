@@ -446,12 +446,12 @@ def snapshot_then_stream() -> Scenario:
 
 
 # live_stream: how many transactions (the history is finite: the store compiles it whole).
-LIVE_STREAM_TRANSACTIONS = 5_000
+LIVE_STREAM_TRANSACTIONS = 2_000
 
 
 def live_stream() -> Scenario:
-    """A stream that keeps producing: 5,000 small transactions (inserts, updates, deletes
-    on a few hot keys) released at 10 per second when served (about 8 minutes)."""
+    """A stream that keeps producing: 2,000 small transactions (inserts, updates, deletes
+    on a few hot keys) released at 10 per second when served (about 3 minutes)."""
     scenario = Scenario(FULL)
     scenario.create_table("CREATE TABLE live.events (id INT PRIMARY KEY, n INT, note VARCHAR(20))")
     scenario.create_table("CREATE TABLE live.counter (k INT PRIMARY KEY, total BIGINT)")
