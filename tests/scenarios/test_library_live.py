@@ -6,6 +6,7 @@ Releases are driven by the test: no timing decides a verdict."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pymysql
@@ -17,6 +18,7 @@ from scenarios.library import SERVING, build, serving
 from scenarios.live import ScenarioStore, release_at_rate
 from scenarios.oracle import Oracle, canonical_rows
 from tests.fakemaster.client.apply import Tables, catalogue, target
+from tests.fakemaster.test_serve_cli import serve
 
 
 def _client(master: Any, scenario: Any, start: Position, until: Any, **settings: Any) -> Any:
@@ -151,3 +153,30 @@ def test_an_idle_period_pauses_releases_at_a_rate_for_its_scaled_duration() -> N
     assert _released_with(1.0) == ([0.25, 0.25, 3600.0], 2)
     assert _released_with(0.001) == ([0.25, 0.25, 3.6], 2)
     assert _released_with(0.0) == ([0.25, 0.25], 2)
+
+
+def _select(host: str, port: int, sql: str) -> list[tuple[Any, ...]]:
+    connection = pymysql.connect(host=host, port=port, user="root", password="")
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            return [tuple(row) for row in cursor.fetchall()]
+    finally:
+        connection.close()
+
+
+def test_serve_starts_snapshot_then_stream_with_nothing_released() -> None:
+    with serve("--scenario", "snapshot_then_stream") as served:
+        assert _select(served.host, served.port, "SELECT @@gtid_binlog_pos") == [("",)]
+        rows = _select(served.host, served.port, "SELECT COUNT(*) FROM snap.log")
+        assert rows == [(len(build("snapshot_then_stream").initial.rows["snap.log"]),)]
+
+
+def test_serve_releases_live_stream_at_its_default_rate() -> None:
+    with serve("--scenario", "live_stream") as served:
+        seen = ""
+        deadline = time.monotonic() + 60  # a bound on a hang only
+        while time.monotonic() < deadline and seen in ("", "0-1-1"):
+            seen = _select(served.host, served.port, "SELECT @@gtid_binlog_pos")[0][0]
+            time.sleep(0.05)
+        assert seen.startswith("0-1-") and int(seen.split("-")[2]) >= 2  # it keeps releasing
