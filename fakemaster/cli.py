@@ -635,13 +635,14 @@ def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
     from scenarios.serving import find_scenario, scenario_variables
 
     # A built-in scenario may be served live by default (live_stream, snapshot_then_stream...).
+    # --live starts from nothing; the library's rate from its own start (long_idle: one).
     default = serving(args.scenario)
+    start = 0 if getattr(args, "live", None) is not None else default.released
     if getattr(args, "live", None) is None and default.rate is not None:
         args.live = default.rate
-    live = getattr(args, "live", None)
     try:
         scenario = find_scenario(args.scenario)
-        store = ScenarioStore(scenario, released=0 if live is not None else default.released)
+        store = ScenarioStore(scenario, released=start)
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     settings = scenario.settings

@@ -507,7 +507,7 @@ class Serving:
 SERVING: dict[str, Serving] = {
     "snapshot_then_stream": Serving(released=0),
     "live_stream": Serving(released=0, rate=10.0),
-    "long_idle": Serving(released=1),
+    "long_idle": Serving(released=1, rate=1.0),
 }
 
 

@@ -14,7 +14,7 @@ import pymysql
 from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.position import CommittedGroup, Position
 from fakemaster.client.protocol import ClientConfig
-from scenarios.library import SERVING, build, serving
+from scenarios.library import SERVING, Serving, build, serving
 from scenarios.live import ScenarioStore, release_at_rate
 from scenarios.oracle import Oracle, canonical_rows
 from tests.fakemaster.client.apply import Tables, catalogue, target
@@ -32,6 +32,7 @@ def test_the_library_says_which_scenarios_start_with_nothing_released() -> None:
     assert serving("snapshot_then_stream").released == 0
     assert serving("live_stream").released == 0 and serving("live_stream").rate
     assert serving("every_type").released is None and serving(build("xa")).released is None
+    assert serving("long_idle") == Serving(released=1, rate=1.0)
     assert set(SERVING) == {"snapshot_then_stream", "live_stream", "long_idle"}
 
 
@@ -180,3 +181,10 @@ def test_serve_releases_live_stream_at_its_default_rate() -> None:
             seen = _select(served.host, served.port, "SELECT @@gtid_binlog_pos")[0][0]
             time.sleep(0.05)
         assert seen.startswith("0-1-") and int(seen.split("-")[2]) >= 2  # it keeps releasing
+
+
+def test_serve_long_idle_holds_the_second_insert_for_the_idle_hour() -> None:
+    with serve("--scenario", "long_idle") as served:
+        # The first insert is there at once; the second waits an hour (--idle-scale 1).
+        assert _select(served.host, served.port, "SELECT @@gtid_binlog_pos") == [("0-1-1",)]
+        assert _select(served.host, served.port, "SELECT id FROM idle.t") == [(1,)]
