@@ -506,6 +506,16 @@ def add_serve_command(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument(
+        "--idle-scale",
+        type=_idle_scale,
+        default=1.0,
+        metavar="FACTOR",
+        help=(
+            "with --live: an idle period of the scenario pauses the releases for its seconds "
+            "times FACTOR (default: 1, as long as the scenario says; 0: no pause)"
+        ),
+    )
+    parser.add_argument(
         "--demo-live",
         type=_seconds,
         metavar="SECONDS",
@@ -521,6 +531,16 @@ def add_serve_command(subparsers: Subparsers) -> None:
         ),
     )
     parser.set_defaults(handler=run_serve)
+
+
+def _idle_scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"a factor >= 0, not {text!r}")
+    return value
 
 
 def _serve_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | None, str]:
@@ -610,13 +630,19 @@ def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
             "--scenario serves the scenario: leave out --binlog-dir, --replay and --demo-live"
         )
     from scenarios.errors import ScenarioError
+    from scenarios.library import serving
     from scenarios.live import ScenarioStore
     from scenarios.serving import find_scenario, scenario_variables
 
-    live = getattr(args, "live", None)
+    # A built-in scenario may be served live by default (live_stream, snapshot_then_stream...).
+    # --live starts from nothing; the library's rate from its own start (long_idle: one).
+    default = serving(args.scenario)
+    start = 0 if getattr(args, "live", None) is not None else default.released
+    if getattr(args, "live", None) is None and default.rate is not None:
+        args.live = default.rate
     try:
         scenario = find_scenario(args.scenario)
-        store = ScenarioStore(scenario, released=0 if live is not None else None)
+        store = ScenarioStore(scenario, released=start)
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     settings = scenario.settings
@@ -731,8 +757,11 @@ def run_serve(args: argparse.Namespace) -> int:
         _check_exposure(config, args.allow_empty_password_remote)
         faults = _fault_plan(args.faults) if args.faults is not None else None
         live = getattr(args, "live", None)
+        idle_scale = getattr(args, "idle_scale", 1.0)
         return asyncio.run(
-            _serve(config, store, writer, source, args.demo_live, faults, args.pcap, live)
+            _serve(
+                config, store, writer, source, args.demo_live, faults, args.pcap, live, idle_scale
+            )
         )
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None
@@ -771,9 +800,11 @@ async def _serve(
     faults: tuple[Any, tuple[Any, ...]] | None = None,
     pcap: Path | None = None,
     live_rate: float | None = None,
+    idle_scale: float = 1.0,
 ) -> int:
     import asyncio
     import contextlib
+    import functools
     import signal
 
     from fakemaster.logs import log_to_stream_in_background
@@ -844,7 +875,8 @@ async def _serve(
     if live_rate is not None:
         from scenarios.live import release_at_rate
 
-        tasks.append(asyncio.create_task(_release_live(master, store, live_rate, release_at_rate)))
+        release = functools.partial(release_at_rate, idle_scale=idle_scale)
+        tasks.append(asyncio.create_task(_release_live(master, store, live_rate, release)))
     if server_faults:
         from fakemaster.faults.server_faults import schedule
 

@@ -276,9 +276,12 @@ def _scenario_server(
     compiled into a memory store, served with the variables its settings describe (a
     contradicting ``variables`` entry is a ValueError); its GTID domain unless one is given."""
     from fakemaster.config import ServerConfig
+    from scenarios.library import serving
     from scenarios.live import ScenarioStore
     from scenarios.serving import find_scenario, scenario_variables
 
+    if released is None:  # a built-in scenario served live by default starts as it says
+        released = serving(spec).released
     scenario = find_scenario(spec)
     told = scenario_variables(scenario.settings)
     base = config or ServerConfig(**{"port": 0, **defaults})

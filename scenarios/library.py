@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
 
 from fakemaster.events import Gtid
@@ -18,7 +19,7 @@ from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 from scenarios.values import float32
 
-__all__ = ["LIBRARY", "build", "describe_library"]
+__all__ = ["LIBRARY", "SERVING", "Serving", "build", "describe_library", "serving"]
 
 Builder = Callable[[], Scenario]
 # Column names in the TABLE_MAPs: what clients such as python-mysql-replication need.
@@ -423,6 +424,48 @@ def long_idle() -> Scenario:
     return scenario
 
 
+def snapshot_then_stream() -> Scenario:
+    """Tables with many initial rows and a history served with none of it released at
+    first: a client snapshots over SQL, then streams from the snapshot's coordinates."""
+    scenario = Scenario(FULL)
+    scenario.create_table(
+        "CREATE TABLE snap.accounts (id INT PRIMARY KEY, owner VARCHAR(40), balance BIGINT)",
+        rows=[{"id": n, "owner": f"owner {n}", "balance": n * 100} for n in range(1, 501)],
+    )
+    scenario.create_table(
+        "CREATE TABLE snap.log (seq INT PRIMARY KEY, note VARCHAR(60))",
+        rows=[{"seq": n, "note": f"initial {n}"} for n in range(1, 201)],
+    )
+    for n in range(1, 61):
+        with scenario.transaction() as tx:
+            tx.update("snap.accounts", {"id": n * 7}, {"balance": n * 1000 + 1})
+            tx.insert("snap.log", {"seq": 200 + n, "note": f"moved {n}"})
+            if n % 3 == 0:
+                tx.delete("snap.log", {"seq": n})
+    return scenario
+
+
+# live_stream: how many transactions (the history is finite: the store compiles it whole).
+LIVE_STREAM_TRANSACTIONS = 2_000
+
+
+def live_stream() -> Scenario:
+    """A stream that keeps producing: 2,000 small transactions (inserts, updates, deletes
+    on a few hot keys) released at 10 per second when served (about 3 minutes)."""
+    scenario = Scenario(FULL)
+    scenario.create_table("CREATE TABLE live.events (id INT PRIMARY KEY, n INT, note VARCHAR(20))")
+    scenario.create_table("CREATE TABLE live.counter (k INT PRIMARY KEY, total BIGINT)")
+    scenario.insert("live.counter", {"k": 1, "total": 0})
+    for n in range(1, LIVE_STREAM_TRANSACTIONS):
+        with scenario.transaction() as tx:
+            tx.update("live.counter", {"k": 1}, {"total": n})
+            if n % 5 == 4:
+                tx.delete("live.events", {"id": n - 2})
+            else:
+                tx.insert("live.events", {"id": n, "n": n, "note": f"event {n}"})
+    return scenario
+
+
 LIBRARY: dict[str, tuple[str, Builder]] = {
     builder.__name__: (str(builder.__doc__).split("\n\n")[0].replace("\n   ", ""), builder)
     for builder in (
@@ -443,8 +486,34 @@ LIBRARY: dict[str, tuple[str, Builder]] = {
         non_transactional,
         settings_changes,
         long_idle,
+        snapshot_then_stream,
+        live_stream,
     )
 }
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How a built-in scenario is served by default (``serve --scenario NAME`` and the pytest
+    plugin's ``scenario=NAME`` without ``released=``): ``released``, the points (transactions,
+    DDL, XA ends) in the binlog at start (None: all); ``rate``, points released per second by
+    ``serve`` without ``--live`` (None: none, the test or ``--live`` releases)."""
+
+    released: int | None = None
+    rate: float | None = None
+
+
+# The built-in scenarios not served whole at start.
+SERVING: dict[str, Serving] = {
+    "snapshot_then_stream": Serving(released=0),
+    "live_stream": Serving(released=0, rate=10.0),
+    "long_idle": Serving(released=1, rate=1.0),
+}
+
+
+def serving(name: object) -> Serving:
+    """The default serving of ``name`` (a built-in scenario's name; anything else: all at once)."""
+    return SERVING.get(name, Serving()) if isinstance(name, str) else Serving()
 
 
 def build(name: str) -> Scenario:

@@ -20,12 +20,12 @@ dumps itself.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from fakemaster.store.memory import MemoryBinlogStore
 from scenarios.catalogue import ScenarioCatalogue, ScenarioSnapshot
 from scenarios.compiler import CompileOptions, compile_groups, write_step
-from scenarios.history import Ddl, Scenario, Step, Transaction, XaEnd
+from scenarios.history import Ddl, Idle, Scenario, Step, Transaction, XaEnd
 
 __all__ = ["ScenarioStore", "release_at_rate"]
 
@@ -105,6 +105,19 @@ class ScenarioStore(MemoryBinlogStore):
                 self._write_step(steps[self._step - 1])
         return written
 
+    def idle_ahead(self) -> int:
+        """The seconds of the idle periods written with the next point (between the last
+        point released and the next one; 0 when none is left)."""
+        if not self.pending:
+            return 0
+        seconds = 0
+        for step in self.scenario.steps[self._step :]:
+            if isinstance(step, Transaction | Ddl | XaEnd):
+                break
+            if isinstance(step, Idle):
+                seconds += step.seconds
+        return seconds
+
     def release_all(self) -> int:
         return self.release(self.pending)
 
@@ -135,11 +148,25 @@ class ScenarioStore(MemoryBinlogStore):
             )
 
 
-async def release_at_rate(store: ScenarioStore, rate: float) -> None:
-    """Release one point (transaction, DDL statement, XA COMMIT/ROLLBACK) every ``1 / rate`` seconds until none is left (run it on the
-    server's event loop)."""
+async def release_at_rate(
+    store: ScenarioStore,
+    rate: float,
+    *,
+    idle_scale: float = 1.0,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> None:
+    """Release one point (transaction, DDL statement, XA COMMIT/ROLLBACK) every ``1 / rate``
+    seconds until none is left (run it on the server's event loop). An idle period before a
+    point pauses the releases for its duration times ``idle_scale`` (0: no pause): meanwhile
+    the binlog does not grow, and a connected replica receives only heartbeats (at the period
+    it asked for). ``sleep`` is how it waits (a test can drive it)."""
     if rate <= 0:
         raise ValueError("the rate is transactions per second, > 0")
+    if idle_scale < 0:
+        raise ValueError("the idle scale is a factor >= 0")
     while store.pending:
-        await asyncio.sleep(1.0 / rate)
+        await sleep(1.0 / rate)
+        idle = store.idle_ahead() * idle_scale
+        if idle > 0:
+            await sleep(idle)
         store.release(1)
