@@ -194,6 +194,21 @@ _FAULTS: dict[str, list[tuple[str, FaultPlan, str]]] = {
     "long_idle": [
         ("cut-after-idle", _cut(_tx(1)), "FIN before the group written after the idle period"),
     ],
+    # Served whole here (a check serves the history, not its live defaults).
+    "snapshot_then_stream": [
+        (
+            "rst-mid-transaction",
+            _cut(_tx(5, Where.INSIDE, 3), "rst"),
+            "RST inside a transaction that changes rows the snapshot holds",
+        ),
+    ],
+    "live_stream": [
+        (
+            "cut-deep-in-stream",
+            _cut(_tx(1500, Where.INSIDE, 2)),
+            "FIN inside a transaction deep in a 2,000-transaction stream",
+        ),
+    ],
 }
 
 
