@@ -22,7 +22,7 @@ from fakemaster.store import MemoryBinlogStore
 from scenarios import Oracle
 from scenarios.compiler import to_store
 from scenarios.history import Rotate, Scenario
-from scenarios.library import build
+from scenarios.library import LIBRARY, build
 from scenarios.serving import scenario_variables
 from scenarios.strategies.history import scenarios
 from scenarios.strategies.history import settings as settings_strategy
@@ -140,7 +140,15 @@ def test_checksumless_rotations_resumed_by_file_and_position(spark: Any) -> None
     _stream_to_oracle(spark, scenario)
 
 
-def _stream_to_oracle(spark: Any, scenario: Scenario) -> None:
+@pytest.mark.parametrize("name", sorted(LIBRARY))
+def test_every_built_in_scenario_streamed_to_its_oracle(spark: Any, name: str) -> None:
+    """Must-show 4, streaming half: each built-in scenario (its settings as the fake master's
+    variables, its initial rows as a snapshot batch) streamed by file/position ends equal to
+    its oracle."""
+    _stream_to_oracle(spark, build(name), max_rows=500)
+
+
+def _stream_to_oracle(spark: Any, scenario: Scenario, max_rows: int = 3) -> None:
     from fakemaster.spark import FORMAT_NAME, Materialiser
 
     catalogue = catalogue_of(scenario)
@@ -163,7 +171,7 @@ def _stream_to_oracle(spark: Any, scenario: Scenario) -> None:
                 .option("host", master.host)
                 .option("port", str(master.port))
                 .option("catalog", json.dumps(catalogue))
-                .option("maxRowsPerBatch", "3")
+                .option("maxRowsPerBatch", str(max_rows))
                 .load()
                 .writeStream.foreachBatch(lambda frame, n: materialiser.apply(frame, n))
                 .option("checkpointLocation", str(Path(tmp) / "checkpoint"))
