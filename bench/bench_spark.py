@@ -8,10 +8,11 @@ must-show 6, first half).
     python3 bench/bench_spark.py FILE [FILE...]       # real binlog files
 
 Spark: one local session per core count (``local[N]``, in its own process), the archive read
-once to warm the JVM and Python workers, then the best of ``--repeat`` runs of
+once to warm the JVM and Python workers, then the median of ``--repeat`` runs of
 ``spark.read.format("fakemaster_binlog").load(files).write.format("noop")`` (every change event
 built as Arrow and handed to Spark). Baseline: python-mysql-replication's packet wrapper on each
-raw event, every row materialised (``bench_codec.pmr_decode``), files split over N processes.
+raw event, every row materialised (``bench_codec.pmr_decode``), files split over N processes (median of ``--repeat`` runs). Also the change-event table
+without Spark on 1 core: the reference path and the columnar one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,13 +53,13 @@ def spark_worker(cores: int, files: list[str], repeat: int) -> dict[str, float]:
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     rows = spark.read.format(FORMAT_NAME).load(files).count()  # warm-up
-    best = float("inf")
+    times = []
     for _ in range(repeat):
         start = time.perf_counter()
         spark.read.format(FORMAT_NAME).load(files).write.format("noop").mode("overwrite").save()
-        best = min(best, time.perf_counter() - start)
+        times.append(time.perf_counter() - start)
     spark.stop()
-    return {"rows": rows, "seconds": best}
+    return {"rows": rows, "seconds": statistics.median(times)}
 
 
 def _pmr_files(paths: list[str]) -> int:
@@ -66,15 +68,37 @@ def _pmr_files(paths: list[str]) -> int:
 
 def baseline(cores: int, files: list[str], repeat: int) -> dict[str, float]:
     shares = [files[i::cores] for i in range(cores)]
-    best = float("inf")
+    times = []
     rows = 0
     with ProcessPoolExecutor(cores) as pool:
         list(pool.map(_pmr_files, [[]] * cores))  # start the processes
         for _ in range(repeat):
             start = time.perf_counter()
             rows = sum(pool.map(_pmr_files, shares))
-            best = min(best, time.perf_counter() - start)
-    return {"rows": rows, "seconds": best}
+            times.append(time.perf_counter() - start)
+    return {"rows": rows, "seconds": statistics.median(times)}
+
+
+def without_spark(files: list[str], repeat: int) -> dict[str, float]:
+    """Change rows/s of the change-event table alone (no Spark), 1 core: the reference path
+    (``fakemaster.spark.changes.read_changes``) and the columnar one (``...fast``)."""
+    from fakemaster.spark.changes import file_index, read_changes
+    from fakemaster.spark.fast import read_changes_fast
+
+    out = {}
+    for label, read in (("reference", read_changes), ("columnar", read_changes_fast)):
+        times = []
+        rows = 0
+        for _ in range(repeat):
+            start = time.perf_counter()
+            rows = sum(
+                b.num_rows
+                for i, p in enumerate(files)
+                for b in read(p, Path(p).name, file_index(p, i))
+            )
+            times.append(time.perf_counter() - start)
+        out[label] = rows / statistics.median(times)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--transactions", type=int, default=500, help="per generated file")
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cores", default="1,2")
     parser.add_argument("--spark-worker", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -126,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                 f" {results[n][1]:12,.0f} rows/s  ratio {results[n][0] / results[n][1]:.2f}x"
                 f"  ({spark['rows']} rows)"
             )
+        alone = without_spark(files, args.repeat)
+        print(
+            f"without Spark, 1 core: reference path {alone['reference']:12,.0f} rows/s,"
+            f" columnar path {alone['columnar']:12,.0f} rows/s"
+        )
     if 1 in results and 2 in results:
         print(
             f"scaling 1 -> 2 cores: spark {results[2][0] / results[1][0]:.2f}x,"

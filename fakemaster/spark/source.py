@@ -39,12 +39,12 @@ from fakemaster.spark.changes import (
     CHANGE_EVENT_DDL,
     file_index,
     find_table,
-    read_changes,
     read_snapshot_file,
     typed_batch,
     typed_schema_ddl,
 )
 from fakemaster.spark.columns import TableInfo, load_catalogue
+from fakemaster.spark.fast import read_changes_fast
 
 __all__ = ["BinlogBatchReader", "BinlogDataSource", "BinlogFile", "expand_paths", "register"]
 
@@ -180,7 +180,7 @@ class BinlogBatchReader(DataSourceReader):
 
             filesystem, path = fs.FileSystem.from_uri(partition.path)
             with filesystem.open_input_stream(path) as stream:
-                yield from read_changes(
+                yield from read_changes_fast(
                     stream,
                     partition.path,
                     partition.index,
@@ -188,7 +188,7 @@ class BinlogBatchReader(DataSourceReader):
                     batch_rows=self.batch_rows,
                 )
             return
-        yield from read_changes(
+        yield from read_changes_fast(
             _local(partition.path),
             partition.path,
             partition.index,
