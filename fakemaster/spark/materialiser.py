@@ -38,13 +38,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+
 __all__ = ["Materialiser", "TableResult", "materialise", "table_dir_name"]
 
+_SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
 _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
 
@@ -137,7 +141,8 @@ class Materialiser:
     def _tables(self, log: Any) -> list[TableResult]:
         from pyspark.sql import functions as F
 
-        log = log.drop("batch_id").cache()
+        log, renamed = _resolve(log.drop("batch_id"))
+        log = log.cache()
         try:
             row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
 
@@ -173,6 +178,10 @@ class Materialiser:
             }
             folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
             resets = self._resets(log)
+            for name, seq in renamed.items():  # a table renamed away: gone from its old name
+                if name not in resets or tuple(resets[name][0]) < tuple(seq):
+                    resets[name] = (seq, True)
+            names |= set(renamed)
             results = []
             for database, table in sorted(names):
                 results.append(
@@ -231,16 +240,7 @@ class Materialiser:
             return TableResult(name, 0, None)
         events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
         if reset is not None:
-            seq = reset[0]
-            events = events.where(
-                F.col("seq")
-                > F.struct(
-                    F.lit(seq["file_index"]).cast("bigint").alias("file_index"),
-                    F.lit(seq["pos"]).cast("bigint").alias("pos"),
-                    F.lit(seq["event"]).cast("int").alias("event"),
-                    F.lit(seq["row"]).cast("int").alias("row"),
-                )
-            )
+            events = events.where(F.col("seq") > _seq_literal(reset[0]))
         if schema is None:
             columns: Sequence[str] = self._snapshot_columns(events)
             types: Sequence[str] = ["string"] * len(columns)
@@ -444,6 +444,142 @@ class Materialiser:
             self.spark.createDataFrame(
                 [(json.dumps(position, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(self.position_path)
+
+
+def _seq_literal(seq: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.struct(
+        F.lit(seq["file_index"]).cast("bigint").alias("file_index"),
+        F.lit(seq["pos"]).cast("bigint").alias("pos"),
+        F.lit(seq["event"]).cast("int").alias("event"),
+        F.lit(seq["row"]).cast("int").alias("row"),
+    )
+
+
+_RENAME = re.compile(r"^\s*RENAME\s+TABLES?\s+(.*)$", re.I | re.S)
+_PAIR = re.compile(rf"\s*{_QUALIFIED}\s+TO\s+{_QUALIFIED}\s*(?:,|$)", re.I)
+
+
+def rename_pairs(text: str, database: str) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The (old, new) names of ``RENAME TABLE a TO b[, c TO d ...]`` (unqualified names in
+    ``database``)."""
+    found = _RENAME.match(_COMMENTS.sub(" ", text))
+    if found is None:
+        return []
+    return [
+        (_split(m.group(1), database), _split(m.group(2), database))
+        for m in _PAIR.finditer(found.group(1).strip())
+    ]
+
+
+def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
+    """The change events as the rules see them: rows of a prepared XA transaction moved to its
+    XA COMMIT (dropped at XA ROLLBACK, absent while still prepared), and events of a renamed
+    table under its new name. Also the tables renamed away, with the rename's sequence."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    marks = (
+        log.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
+        .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
+        .orderBy("seq")
+        .collect()
+    )
+    prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
+    held: set[str] = set()  # gtids of every prepared group
+    committed: dict[str, Any] = {}  # gtid -> the XA COMMIT's seq
+    active: dict[tuple[str, str], list[tuple[tuple[str, str], Any, Any]]] = {}
+    dead: list[tuple[tuple[str, str], Any, Any]] = []
+    renamed: dict[tuple[str, str | None], Any] = {}
+    for mark in marks:
+        if mark["op"] == "xa":
+            xid = mark["ddl"]
+            if mark["ddl_kind"] == "XA_PREPARE":
+                prepared[xid] = mark["gtid"]
+                held.add(mark["gtid"])
+            elif xid in prepared:
+                gtid = prepared.pop(xid)
+                if mark["ddl_kind"] == "XA_COMMIT":
+                    committed[gtid] = mark["seq"]
+            continue
+        for old, new in rename_pairs(mark["ddl"] or "", mark["database"] or ""):
+            seq = mark["seq"]
+            moved = [
+                (orig, lo, seq if hi is None else hi)
+                for orig, lo, hi in active.pop(old, [(old, None, None)])
+            ]
+            dead += [
+                (orig, lo, seq if hi is None else hi)
+                for orig, lo, hi in active.get(new, [(new, None, None)])
+            ]
+            active[new] = moved
+            active[old] = [(old, seq, None)]
+            renamed[old] = seq
+            renamed.pop(new, None)
+    if held:
+        gtid = F.col("source.gtid")
+        waiting = F.coalesce(gtid.isin(*held), F.lit(False)) & F.col("op").isin("c", "u", "d")
+        moved_rows = log.where(waiting & gtid.isin(*committed) if committed else F.lit(False))
+        if committed:
+            at = log.sparkSession.createDataFrame(
+                [(g, s) for g, s in committed.items()],
+                f"g string, at struct<{_SEQ_FIELDS}>",
+            )
+            order = Window.partitionBy(gtid).orderBy("seq")
+            moved_rows = (
+                moved_rows.join(at, gtid == F.col("g"))
+                .withColumn(
+                    "seq",
+                    F.struct(
+                        F.col("at.file_index").alias("file_index"),
+                        F.col("at.pos").alias("pos"),
+                        F.col("at.event").alias("event"),
+                        (F.row_number().over(order) - 1).cast("int").alias("row"),
+                    ),
+                )
+                .select(*log.columns)
+            )
+        log = log.where(~waiting).unionByName(moved_rows)
+    rules = [
+        (orig, lo, hi, name)
+        for name, segments in active.items()
+        for orig, lo, hi in segments
+        if not (orig == name and hi is None)
+    ] + [(orig, lo, hi, None) for orig, lo, hi in dead]
+    if rules:
+
+        def inside(orig: tuple[str, str], lo: Any, hi: Any) -> Any:
+            cond = (F.col("database") == orig[0]) & (F.col("table") == orig[1])
+            if lo is not None:
+                cond &= F.col("seq") > _seq_literal(lo)
+            if hi is not None:
+                cond &= F.col("seq") < _seq_literal(hi)
+            return cond
+
+        target: Any = F
+        for orig, lo, hi, name in rules:
+            value = F.lit(None if name is None else f"{name[0]}\0{name[1]}")
+            target = target.when(inside(orig, lo, hi), value)
+        moved_to = target.otherwise(F.lit("="))
+        log = (
+            log.withColumn("_to", moved_to)
+            .where(F.col("_to").isNotNull())
+            .withColumn(
+                "database",
+                F.when(F.col("_to") == "=", F.col("database")).otherwise(
+                    F.split_part(F.col("_to"), F.lit("\0"), F.lit(1))
+                ),
+            )
+            .withColumn(
+                "table",
+                F.when(F.col("_to") == "=", F.col("table")).otherwise(
+                    F.split_part(F.col("_to"), F.lit("\0"), F.lit(2))
+                ),
+            )
+            .drop("_to")
+        )
+    return log, renamed
 
 
 def _fold(rows: Iterable[Any], key: Sequence[str]) -> list[dict[str, str | None]]:
