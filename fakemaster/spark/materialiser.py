@@ -142,61 +142,60 @@ class Materialiser:
         from pyspark.sql import functions as F
 
         log, renamed = _resolve(log.drop("batch_id"))
-        log = log.cache()
-        try:
-            row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
+        # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
+        # images as hex text, several per batch) on the heap. The small aggregations below read
+        # only the columns they need from the Parquet change log.
+        row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
 
-            def changed(k: Any) -> Any:
-                after = F.try_element_at(F.col("after"), k)
-                return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
+        def changed(k: Any) -> Any:
+            after = F.try_element_at(F.col("after"), k)
+            return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
 
-            # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
-            # other columns come from the old key's row, which only an in-order fold knows.
-            carries = (
-                (F.col("op") == "u")
-                & (F.size(F.col("after")) < F.size(F.col("columns")))
-                & F.exists(F.col("primary_key"), changed)
+        # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
+        # other columns come from the old key's row, which only an in-order fold knows.
+        carries = (
+            (F.col("op") == "u")
+            & (F.size(F.col("after")) < F.size(F.col("columns")))
+            & F.exists(F.col("primary_key"), changed)
+        )
+        summary = (
+            log.where(F.col("table").isNotNull())
+            .groupBy("database", "table")
+            .agg(
+                F.max_by(
+                    F.struct("columns", "column_types", "primary_key"),
+                    F.when(F.col("columns").isNotNull(), F.col("seq")),
+                ).alias("s"),
+                F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
             )
-            summary = (
-                log.where(F.col("table").isNotNull())
-                .groupBy("database", "table")
-                .agg(
-                    F.max_by(
-                        F.struct("columns", "column_types", "primary_key"),
-                        F.when(F.col("columns").isNotNull(), F.col("seq")),
-                    ).alias("s"),
-                    F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+            .collect()
+        )
+        names = {(r["database"], r["table"]) for r in summary}
+        schemas = {
+            (r["database"], r["table"]): r["s"]
+            if r["s"] is not None and r["s"]["columns"] is not None
+            else None
+            for r in summary
+        }
+        folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
+        resets = self._resets(log)
+        for name, seq in renamed.items():  # a table renamed away: gone from its old name
+            if name not in resets or tuple(resets[name][0]) < tuple(seq):
+                resets[name] = (seq, True)
+        names |= set(renamed)
+        results = []
+        for database, table in sorted(names):
+            results.append(
+                self._table(
+                    row_ops,
+                    database,
+                    table,
+                    schemas.get((database, table)),
+                    resets,
+                    (database, table) in folded,
                 )
-                .collect()
             )
-            names = {(r["database"], r["table"]) for r in summary}
-            schemas = {
-                (r["database"], r["table"]): r["s"]
-                if r["s"] is not None and r["s"]["columns"] is not None
-                else None
-                for r in summary
-            }
-            folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
-            resets = self._resets(log)
-            for name, seq in renamed.items():  # a table renamed away: gone from its old name
-                if name not in resets or tuple(resets[name][0]) < tuple(seq):
-                    resets[name] = (seq, True)
-            names |= set(renamed)
-            results = []
-            for database, table in sorted(names):
-                results.append(
-                    self._table(
-                        row_ops,
-                        database,
-                        table,
-                        schemas.get((database, table)),
-                        resets,
-                        (database, table) in folded,
-                    )
-                )
-            return results
-        finally:
-            log.unpersist()
+        return results
 
     @staticmethod
     def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
@@ -579,7 +578,76 @@ def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
             )
             .drop("_to")
         )
-    return log, renamed
+    return _inherit_names(log), renamed
+
+
+def _unnamed(columns: Sequence[str]) -> bool:
+    return all(c == f"@{i + 1}" for i, c in enumerate(columns))
+
+
+def _inherit_names(log: Any) -> Any:
+    """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
+    MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
+    TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
+    or DROP of the table came in between."""
+    from pyspark.sql import functions as F
+
+    shapes = (
+        log.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
+        .where(F.col("table").isNotNull())
+        .groupBy("database", "table", "columns", "primary_key", "ddl_kind")
+        .agg(F.min("seq").alias("first"), F.max("seq").alias("last"))
+        .collect()
+    )
+    steps: list[tuple[Any, int, Any]] = []
+    for shape in shapes:
+        if shape["columns"] is None:  # a DDL statement of the table
+            if shape["ddl_kind"] != "TRUNCATE":
+                steps += [(tuple(shape["first"]), 0, shape), (tuple(shape["last"]), 0, shape)]
+        else:
+            steps.append((tuple(shape["first"]), 1, shape))
+    named: dict[tuple[str, str], Any] = {}
+    renames: list[tuple[Any, Any]] = []
+    for _, _, shape in sorted(steps, key=lambda s: s[:2]):
+        name = (shape["database"], shape["table"])
+        if shape["columns"] is None:
+            named.pop(name, None)
+        elif not _unnamed(shape["columns"]):
+            named[name] = shape
+        elif name in named and len(named[name]["columns"]) == len(shape["columns"]):
+            renames.append((shape, named[name]))
+    if not renames:
+        return log
+    columns, key, before, after = (F.col(c) for c in ("columns", "primary_key", "before", "after"))
+    for shape, source in renames:
+        match = (
+            (F.col("database") == shape["database"])
+            & (F.col("table") == shape["table"])
+            & (F.col("columns") == F.array(*[F.lit(c) for c in shape["columns"]]))
+        )
+        names = F.array(*[F.lit(c) for c in source["columns"]])
+
+        def renamed(image: Any, names: Any = names) -> Any:
+            return F.transform_keys(
+                image, lambda k, _: F.element_at(names, F.substring(k, 2, 9).cast("int"))
+            )
+
+        columns = F.when(match, names).otherwise(columns)
+        given_key = source["primary_key"]
+        key = F.when(
+            match,
+            F.lit(None).cast("array<string>")
+            if given_key is None
+            else F.array(*[F.lit(c) for c in given_key]),
+        ).otherwise(key)
+        before = F.when(match, renamed(F.col("before"))).otherwise(before)
+        after = F.when(match, renamed(F.col("after"))).otherwise(after)
+    return (
+        log.withColumn("before", before)
+        .withColumn("after", after)
+        .withColumn("primary_key", key)
+        .withColumn("columns", columns)
+    )
 
 
 def _fold(rows: Iterable[Any], key: Sequence[str]) -> list[dict[str, str | None]]:
