@@ -517,17 +517,17 @@ def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
             renamed[old] = seq
             renamed.pop(new, None)
     if held:
-        gtid = F.col("source.gtid")
-        waiting = F.coalesce(gtid.isin(*held), F.lit(False)) & F.col("op").isin("c", "u", "d")
-        moved_rows = log.where(waiting & gtid.isin(*committed) if committed else F.lit(False))
+        group = F.col("source.gtid")
+        waiting = F.coalesce(group.isin(*held), F.lit(False)) & F.col("op").isin("c", "u", "d")
+        moved_rows = log.where(waiting & group.isin(*committed) if committed else F.lit(False))
         if committed:
             at = log.sparkSession.createDataFrame(
                 [(g, s) for g, s in committed.items()],
                 f"g string, at struct<{_SEQ_FIELDS}>",
             )
-            order = Window.partitionBy(gtid).orderBy("seq")
+            order = Window.partitionBy(group).orderBy("seq")
             moved_rows = (
-                moved_rows.join(at, gtid == F.col("g"))
+                moved_rows.join(at, group == F.col("g"))
                 .withColumn(
                     "seq",
                     F.struct(
