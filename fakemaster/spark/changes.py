@@ -20,6 +20,7 @@ from itertools import chain
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from fakemaster.constants import GtidFlag
 from fakemaster.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
@@ -415,6 +416,7 @@ class FileState:
     ts_ms: int | None = None
     query: str | None = None
     event: int = 0
+    xid: str | None = None  # the XA xid of the current group (GTID flags PREPARED/COMPLETED_XA)
     maps: dict[int, TableInfo] = field(default_factory=dict)
     shapes: dict[tuple[Any, ...], TableInfo] = field(default_factory=dict)
 
@@ -521,6 +523,35 @@ def _statement(state: FileState, out: EventColumns, pos: int, event: QueryEvent)
         out.primary_key.add(None)
 
 
+_PREPARED_XA = int(GtidFlag.PREPARED_XA)
+
+
+def _xid(event: GtidEvent) -> str | None:
+    xid = event.xid
+    return None if xid is None else f"{xid.format_id}:{xid.gtrid.hex()}:{xid.bqual.hex()}"
+
+
+def _xa(state: FileState, out: EventColumns, pos: int, kind: str) -> None:
+    """An ``xa`` event: ``ddl_kind`` XA_PREPARE (at the prepared group's GTID: the rows with its
+    ``source.gtid`` wait for their xid), XA_COMMIT or XA_ROLLBACK; ``ddl`` is the xid."""
+    out.add_common(
+        1,
+        "xa",
+        None,
+        None,
+        _source(state, pos, None, None, None),
+        [0],
+        (state.index, pos, state.event),
+        state.xid,
+        kind,
+    )
+    out.before.null()
+    out.after.null()
+    out.columns.add(None)
+    out.column_types.add(None)
+    out.primary_key.add(None)
+
+
 def read_changes(
     source: Source,
     name: str,
@@ -554,6 +585,10 @@ def add_event(state: FileState, out: EventColumns, pos: int, event: Event) -> No
         state.ts_ms = event.timestamp * 1000
         state.query = None
         state.event = 0
+        state.xid = _xid(event)
+        if state.xid is not None and event.flags2 & _PREPARED_XA:
+            # The group's rows count at the XA COMMIT of its xid (none at XA ROLLBACK).
+            _xa(state, out, pos, "XA_PREPARE")
         return
     state.event += 1
     if isinstance(event, TableMapEvent):
@@ -566,6 +601,8 @@ def add_event(state: FileState, out: EventColumns, pos: int, event: Event) -> No
         if state.gtid is None:
             state.server_id = event.server_id
             state.ts_ms = event.timestamp * 1000
+        if state.xid is not None and event.query[:10].upper() in (b"XA COMMIT ", b"XA ROLLBAC"):
+            _xa(state, out, pos, "XA_COMMIT" if event.query[3:4] in b"Cc" else "XA_ROLLBACK")
         _statement(state, out, pos, event)
     elif isinstance(event, XidEvent | RotateEvent):
         state.query = None

@@ -38,13 +38,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+
 __all__ = ["Materialiser", "TableResult", "materialise", "table_dir_name"]
 
+_SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
 _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
 
@@ -137,57 +141,61 @@ class Materialiser:
     def _tables(self, log: Any) -> list[TableResult]:
         from pyspark.sql import functions as F
 
-        log = log.drop("batch_id").cache()
-        try:
-            row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
+        log, renamed = _resolve(log.drop("batch_id"))
+        # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
+        # images as hex text, several per batch) on the heap. The small aggregations below read
+        # only the columns they need from the Parquet change log.
+        row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
 
-            def changed(k: Any) -> Any:
-                after = F.try_element_at(F.col("after"), k)
-                return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
+        def changed(k: Any) -> Any:
+            after = F.try_element_at(F.col("after"), k)
+            return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
 
-            # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
-            # other columns come from the old key's row, which only an in-order fold knows.
-            carries = (
-                (F.col("op") == "u")
-                & (F.size(F.col("after")) < F.size(F.col("columns")))
-                & F.exists(F.col("primary_key"), changed)
+        # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
+        # other columns come from the old key's row, which only an in-order fold knows.
+        carries = (
+            (F.col("op") == "u")
+            & (F.size(F.col("after")) < F.size(F.col("columns")))
+            & F.exists(F.col("primary_key"), changed)
+        )
+        summary = (
+            log.where(F.col("table").isNotNull())
+            .groupBy("database", "table")
+            .agg(
+                F.max_by(
+                    F.struct("columns", "column_types", "primary_key"),
+                    F.when(F.col("columns").isNotNull(), F.col("seq")),
+                ).alias("s"),
+                F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
             )
-            summary = (
-                log.where(F.col("table").isNotNull())
-                .groupBy("database", "table")
-                .agg(
-                    F.max_by(
-                        F.struct("columns", "column_types", "primary_key"),
-                        F.when(F.col("columns").isNotNull(), F.col("seq")),
-                    ).alias("s"),
-                    F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+            .collect()
+        )
+        names = {(r["database"], r["table"]) for r in summary}
+        schemas = {
+            (r["database"], r["table"]): r["s"]
+            if r["s"] is not None and r["s"]["columns"] is not None
+            else None
+            for r in summary
+        }
+        folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
+        resets = self._resets(log)
+        for name, seq in renamed.items():  # a table renamed away: gone from its old name
+            if name not in resets or tuple(resets[name][0]) < tuple(seq):
+                resets[name] = (seq, True)
+        names |= set(renamed)
+        results = []
+        for database, table in sorted(names):
+            results.append(
+                self._table(
+                    row_ops,
+                    database,
+                    table,
+                    schemas.get((database, table)),
+                    resets,
+                    (database, table) in folded,
                 )
-                .collect()
             )
-            names = {(r["database"], r["table"]) for r in summary}
-            schemas = {
-                (r["database"], r["table"]): r["s"]
-                if r["s"] is not None and r["s"]["columns"] is not None
-                else None
-                for r in summary
-            }
-            folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
-            resets = self._resets(log)
-            results = []
-            for database, table in sorted(names):
-                results.append(
-                    self._table(
-                        row_ops,
-                        database,
-                        table,
-                        schemas.get((database, table)),
-                        resets,
-                        (database, table) in folded,
-                    )
-                )
-            return results
-        finally:
-            log.unpersist()
+        return results
 
     @staticmethod
     def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
@@ -231,16 +239,7 @@ class Materialiser:
             return TableResult(name, 0, None)
         events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
         if reset is not None:
-            seq = reset[0]
-            events = events.where(
-                F.col("seq")
-                > F.struct(
-                    F.lit(seq["file_index"]).cast("bigint").alias("file_index"),
-                    F.lit(seq["pos"]).cast("bigint").alias("pos"),
-                    F.lit(seq["event"]).cast("int").alias("event"),
-                    F.lit(seq["row"]).cast("int").alias("row"),
-                )
-            )
+            events = events.where(F.col("seq") > _seq_literal(reset[0]))
         if schema is None:
             columns: Sequence[str] = self._snapshot_columns(events)
             types: Sequence[str] = ["string"] * len(columns)
@@ -444,6 +443,211 @@ class Materialiser:
             self.spark.createDataFrame(
                 [(json.dumps(position, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(self.position_path)
+
+
+def _seq_literal(seq: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return F.struct(
+        F.lit(seq["file_index"]).cast("bigint").alias("file_index"),
+        F.lit(seq["pos"]).cast("bigint").alias("pos"),
+        F.lit(seq["event"]).cast("int").alias("event"),
+        F.lit(seq["row"]).cast("int").alias("row"),
+    )
+
+
+_RENAME = re.compile(r"^\s*RENAME\s+TABLES?\s+(.*)$", re.I | re.S)
+_PAIR = re.compile(rf"\s*{_QUALIFIED}\s+TO\s+{_QUALIFIED}\s*(?:,|$)", re.I)
+
+
+def rename_pairs(text: str, database: str) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The (old, new) names of ``RENAME TABLE a TO b[, c TO d ...]`` (unqualified names in
+    ``database``)."""
+    found = _RENAME.match(_COMMENTS.sub(" ", text))
+    if found is None:
+        return []
+    return [
+        (_split(m.group(1), database), _split(m.group(2), database))
+        for m in _PAIR.finditer(found.group(1).strip())
+    ]
+
+
+def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
+    """The change events as the rules see them: rows of a prepared XA transaction moved to its
+    XA COMMIT (dropped at XA ROLLBACK, absent while still prepared), and events of a renamed
+    table under its new name. Also the tables renamed away, with the rename's sequence."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    marks = (
+        log.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
+        .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
+        .orderBy("seq")
+        .collect()
+    )
+    prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
+    held: set[str] = set()  # gtids of every prepared group
+    committed: dict[str, Any] = {}  # gtid -> the XA COMMIT's seq
+    active: dict[tuple[str, str], list[tuple[tuple[str, str], Any, Any]]] = {}
+    dead: list[tuple[tuple[str, str], Any, Any]] = []
+    renamed: dict[tuple[str, str | None], Any] = {}
+    for mark in marks:
+        if mark["op"] == "xa":
+            xid = mark["ddl"]
+            if mark["ddl_kind"] == "XA_PREPARE":
+                prepared[xid] = mark["gtid"]
+                held.add(mark["gtid"])
+            elif xid in prepared:
+                gtid = prepared.pop(xid)
+                if mark["ddl_kind"] == "XA_COMMIT":
+                    committed[gtid] = mark["seq"]
+            continue
+        for old, new in rename_pairs(mark["ddl"] or "", mark["database"] or ""):
+            seq = mark["seq"]
+            moved = [
+                (orig, lo, seq if hi is None else hi)
+                for orig, lo, hi in active.pop(old, [(old, None, None)])
+            ]
+            dead += [
+                (orig, lo, seq if hi is None else hi)
+                for orig, lo, hi in active.get(new, [(new, None, None)])
+            ]
+            active[new] = moved
+            active[old] = [(old, seq, None)]
+            renamed[old] = seq
+            renamed.pop(new, None)
+    if held:
+        group = F.col("source.gtid")
+        waiting = F.coalesce(group.isin(*held), F.lit(False)) & F.col("op").isin("c", "u", "d")
+        moved_rows = log.where(waiting & group.isin(*committed) if committed else F.lit(False))
+        if committed:
+            at = log.sparkSession.createDataFrame(
+                [(g, s) for g, s in committed.items()],
+                f"g string, at struct<{_SEQ_FIELDS}>",
+            )
+            order = Window.partitionBy(group).orderBy("seq")
+            moved_rows = (
+                moved_rows.join(at, group == F.col("g"))
+                .withColumn(
+                    "seq",
+                    F.struct(
+                        F.col("at.file_index").alias("file_index"),
+                        F.col("at.pos").alias("pos"),
+                        F.col("at.event").alias("event"),
+                        (F.row_number().over(order) - 1).cast("int").alias("row"),
+                    ),
+                )
+                .select(*log.columns)
+            )
+        log = log.where(~waiting).unionByName(moved_rows)
+    rules = [
+        (orig, lo, hi, name)
+        for name, segments in active.items()
+        for orig, lo, hi in segments
+        if not (orig == name and hi is None)
+    ] + [(orig, lo, hi, None) for orig, lo, hi in dead]
+    if rules:
+
+        def inside(orig: tuple[str, str], lo: Any, hi: Any) -> Any:
+            cond = (F.col("database") == orig[0]) & (F.col("table") == orig[1])
+            if lo is not None:
+                cond &= F.col("seq") > _seq_literal(lo)
+            if hi is not None:
+                cond &= F.col("seq") < _seq_literal(hi)
+            return cond
+
+        target: Any = F
+        for orig, lo, hi, name in rules:
+            value = F.lit(None if name is None else f"{name[0]}\0{name[1]}")
+            target = target.when(inside(orig, lo, hi), value)
+        moved_to = target.otherwise(F.lit("="))
+        log = (
+            log.withColumn("_to", moved_to)
+            .where(F.col("_to").isNotNull())
+            .withColumn(
+                "database",
+                F.when(F.col("_to") == "=", F.col("database")).otherwise(
+                    F.split_part(F.col("_to"), F.lit("\0"), F.lit(1))
+                ),
+            )
+            .withColumn(
+                "table",
+                F.when(F.col("_to") == "=", F.col("table")).otherwise(
+                    F.split_part(F.col("_to"), F.lit("\0"), F.lit(2))
+                ),
+            )
+            .drop("_to")
+        )
+    return _inherit_names(log), renamed
+
+
+def _unnamed(columns: Sequence[str]) -> bool:
+    return all(c == f"@{i + 1}" for i, c in enumerate(columns))
+
+
+def _inherit_names(log: Any) -> Any:
+    """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
+    MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
+    TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
+    or DROP of the table came in between."""
+    from pyspark.sql import functions as F
+
+    shapes = (
+        log.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
+        .where(F.col("table").isNotNull())
+        .groupBy("database", "table", "columns", "primary_key", "ddl_kind")
+        .agg(F.min("seq").alias("first"), F.max("seq").alias("last"))
+        .collect()
+    )
+    steps: list[tuple[Any, int, Any]] = []
+    for shape in shapes:
+        if shape["columns"] is None:  # a DDL statement of the table
+            if shape["ddl_kind"] != "TRUNCATE":
+                steps += [(tuple(shape["first"]), 0, shape), (tuple(shape["last"]), 0, shape)]
+        else:
+            steps.append((tuple(shape["first"]), 1, shape))
+    named: dict[tuple[str, str], Any] = {}
+    renames: list[tuple[Any, Any]] = []
+    for _, _, shape in sorted(steps, key=lambda s: s[:2]):
+        name = (shape["database"], shape["table"])
+        if shape["columns"] is None:
+            named.pop(name, None)
+        elif not _unnamed(shape["columns"]):
+            named[name] = shape
+        elif name in named and len(named[name]["columns"]) == len(shape["columns"]):
+            renames.append((shape, named[name]))
+    if not renames:
+        return log
+    columns, key, before, after = (F.col(c) for c in ("columns", "primary_key", "before", "after"))
+    for shape, source in renames:
+        match = (
+            (F.col("database") == shape["database"])
+            & (F.col("table") == shape["table"])
+            & (F.col("columns") == F.array(*[F.lit(c) for c in shape["columns"]]))
+        )
+        names = F.array(*[F.lit(c) for c in source["columns"]])
+
+        def renamed(image: Any, names: Any = names) -> Any:
+            return F.transform_keys(
+                image, lambda k, _: F.element_at(names, F.substring(k, 2, 9).cast("int"))
+            )
+
+        columns = F.when(match, names).otherwise(columns)
+        given_key = source["primary_key"]
+        key = F.when(
+            match,
+            F.lit(None).cast("array<string>")
+            if given_key is None
+            else F.array(*[F.lit(c) for c in given_key]),
+        ).otherwise(key)
+        before = F.when(match, renamed(F.col("before"))).otherwise(before)
+        after = F.when(match, renamed(F.col("after"))).otherwise(after)
+    return (
+        log.withColumn("before", before)
+        .withColumn("after", after)
+        .withColumn("primary_key", key)
+        .withColumn("columns", columns)
+    )
 
 
 def _fold(rows: Iterable[Any], key: Sequence[str]) -> list[dict[str, str | None]]:

@@ -30,7 +30,7 @@ def spark() -> Iterator[Any]:
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "1g")
+        .config("spark.driver.memory", os.environ.get("FM_TEST_DRIVER_MEMORY", "6g"))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
