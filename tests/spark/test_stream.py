@@ -121,7 +121,12 @@ def test_restart_on_the_checkpoint_with_a_replayed_batch_and_a_cut_connection(
     max_examples=examples(0.05),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(scenario=scenarios(settings_strategy=settings_strategy()))
+# Row changes only: a drawn ALTER with no later row event, or a switch to NO_LOG, leaves the
+# materialiser without the table's columns (docs/spark.md, limits); the built-in ddl_mid_stream
+# and settings_changes scenarios cover DDL and setting changes in the batch and stream tests.
+@given(
+    scenario=scenarios(settings_strategy=settings_strategy(), ddl=False, setting_changes_too=False)
+)
 def test_generated_histories_streamed_from_the_fake_master(spark: Any, scenario: Scenario) -> None:
     """Must-show 1 (without faults here; see the restart test): a generated history (any
     settings: checksum or NONE, metadata NO_LOG..FULL, row images, compression, rotations,
