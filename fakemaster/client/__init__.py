@@ -13,7 +13,7 @@ events, resuming after faults from the last committed position.
 
 from __future__ import annotations
 
-from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
+from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.changes import ChangeEvent, ChangeStream
 from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import (
@@ -26,6 +26,7 @@ from fakemaster.client.protocol import (
     ReplicaConnection,
     ServerRefused,
 )
+from fakemaster.client.shell import ReconnectPolicy
 
 __all__ = [
     "AuthError",

@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
-from fakemaster.client.blocking import ReconnectPolicy
-from fakemaster.client.changes import ChangeEvent, ChangeStream
-from fakemaster.client.position import CommittedGroup, GroupAssembler, Position, ReceivedEvent
-from fakemaster.client.protocol import (
-    ClientConfig,
-    ClientError,
-    ConnectionLost,
-    EventReceived,
-    Ready,
-    ReplicaConnection,
-    StreamEnded,
-)
-from fakemaster.events import HeartbeatEvent
+from fakemaster.client.changes import ChangeEvent
+from fakemaster.client.position import CommittedGroup, ReceivedEvent
+from fakemaster.client.protocol import ClientError, ConnectionLost, ReplicaConnection
+from fakemaster.client.shell import ReplicaShell
 
 __all__ = ["AsyncReplica"]
 
@@ -29,33 +20,14 @@ _READ_SIZE = 1 << 16
 
 
 @dataclass
-class AsyncReplica:
+class AsyncReplica(ReplicaShell):
     """Replicates from ``host``:``port`` (see :class:`~fakemaster.client.blocking.BlockingReplica`
     for the fields); iterate ``items()``, ``groups()``, ``events()`` or ``changes()`` with
     ``async for``."""
 
-    host: str
-    port: int
-    config: ClientConfig = field(default_factory=ClientConfig)
-    start: Position | None = None
-    until: Callable[[Position], bool] | None = None
-    catalogue: Mapping[str, Sequence[str]] | None = None
-    reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
-    connections: int = 0
-    heartbeats: int = 0
-    acks_sent: int = 0
-    errors: list[ClientError] = field(default_factory=list)
-    ready: Ready | None = None
-
     def __post_init__(self) -> None:
-        self.assembler = GroupAssembler(self.start or Position(), gtid_mode=self.config.gtid_mode)
-        # Holds prepared XA groups' changes across reconnects (fakemaster.client.changes).
-        self.change_stream = ChangeStream(self.catalogue)
+        super().__post_init__()
         self._writer: asyncio.StreamWriter | None = None
-
-    @property
-    def position(self) -> Position:
-        return self.assembler.position
 
     async def close(self) -> None:
         writer, self._writer = self._writer, None
@@ -72,9 +44,6 @@ class AsyncReplica:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def _done(self) -> bool:
-        return self.until is not None and self.until(self.position)
-
     async def items(self) -> AsyncIterator[CommittedGroup | ReceivedEvent]:
         failures = 0
         while not self._done():
@@ -88,22 +57,12 @@ class AsyncReplica:
                 if self.config.non_blocking or self._done():
                     return
                 raise ConnectionLost("the primary ended the dump with EOF")
-            except ClientError as error:
-                self.errors.append(error)
-                failures += 1
-                if not error.retryable or failures > self.reconnect.max_retries:
-                    raise
-            except OSError as error:
-                self.errors.append(ConnectionLost(str(error)))
-                failures += 1
-                if failures > self.reconnect.max_retries:
-                    raise ConnectionLost(f"{failures} connections failed: {error}") from error
+            except (ClientError, OSError) as error:
+                failures = self._failed(error, failures)
             finally:
                 await self.close()
                 self.assembler.reset()
-            await asyncio.sleep(
-                min(self.reconnect.delay * 2 ** (failures - 1), self.reconnect.max_delay)
-            )
+            await asyncio.sleep(self.reconnect.backoff(failures))
 
     async def groups(self) -> AsyncIterator[CommittedGroup]:
         async for item in self.items():
@@ -150,19 +109,10 @@ class AsyncReplica:
             if outgoing:
                 writer.write(outgoing)
                 await writer.drain()
-            for happening in happenings:
-                if isinstance(happening, EventReceived):
-                    self.acks_sent += happening.acknowledged
-                    event = happening.decoded.event
-                    if isinstance(event, HeartbeatEvent):
-                        self.heartbeats += 1
-                        continue
-                    for item in self.assembler.feed(event):
-                        yield item
-                elif isinstance(happening, Ready):
-                    self.ready = happening
-                elif isinstance(happening, StreamEnded):
+            for item in self._hand_over(happenings):
+                if item is None:  # the dump ended
                     return
+                yield item
             connection.raise_error()
             if self._done():
                 return

@@ -20,39 +20,21 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-from fakemaster.client.changes import ChangeEvent, ChangeStream
-from fakemaster.client.position import CommittedGroup, GroupAssembler, Position, ReceivedEvent
-from fakemaster.client.protocol import (
-    ClientConfig,
-    ClientError,
-    ConnectionLost,
-    EventReceived,
-    Ready,
-    ReplicaConnection,
-    StreamEnded,
-)
-from fakemaster.events import HeartbeatEvent
+from fakemaster.client.changes import ChangeEvent
+from fakemaster.client.position import CommittedGroup, ReceivedEvent
+from fakemaster.client.protocol import ClientError, ConnectionLost, ReplicaConnection
+from fakemaster.client.shell import ReconnectPolicy, ReplicaShell
 
 __all__ = ["BlockingReplica", "ReconnectPolicy"]
 
 _READ_SIZE = 1 << 16
 
 
-@dataclass(frozen=True, slots=True)
-class ReconnectPolicy:
-    """``max_retries`` connections in a row that hand over nothing before the last error is
-    raised; ``delay`` seconds before each reconnect (doubling up to ``max_delay``)."""
-
-    max_retries: int = 10
-    delay: float = 0.05
-    max_delay: float = 2.0
-
-
 @dataclass
-class BlockingReplica:
+class BlockingReplica(ReplicaShell):
     """Replicates from ``host``:``port`` starting after ``start`` (see the module docstring).
 
     ``until``: stop (end the iteration) once the position satisfies it, e.g.
@@ -60,29 +42,9 @@ class BlockingReplica:
     the primary's EOF. ``catalogue``: column names of tables whose TABLE_MAPs do not carry them.
     """
 
-    host: str
-    port: int
-    config: ClientConfig = field(default_factory=ClientConfig)
-    start: Position | None = None
-    until: Callable[[Position], bool] | None = None
-    catalogue: Mapping[str, Sequence[str]] | None = None
-    reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
-    connections: int = 0
-    heartbeats: int = 0
-    acks_sent: int = 0
-    errors: list[ClientError] = field(default_factory=list)
-    ready: Ready | None = None
-
     def __post_init__(self) -> None:
-        self.assembler = GroupAssembler(self.start or Position(), gtid_mode=self.config.gtid_mode)
-        # Holds prepared XA groups' changes across reconnects (fakemaster.client.changes).
-        self.change_stream = ChangeStream(self.catalogue)
+        super().__post_init__()
         self._socket: socket.socket | None = None
-
-    @property
-    def position(self) -> Position:
-        """The position after the last group handed over."""
-        return self.assembler.position
 
     def close(self) -> None:
         if self._socket is not None:
@@ -111,21 +73,12 @@ class BlockingReplica:
                 if self.config.non_blocking or self._done():
                     return
                 raise ConnectionLost("the primary ended the dump with EOF")
-            except ClientError as error:
-                self.errors.append(error)
-                failures += 1
-                if not error.retryable or failures > self.reconnect.max_retries:
-                    raise
-            except OSError as error:
-                self.errors.append(ConnectionLost(str(error)))
-                failures += 1
-                if failures > self.reconnect.max_retries:
-                    raise ConnectionLost(f"{failures} connections failed: {error}") from error
+            except (ClientError, OSError) as error:
+                failures = self._failed(error, failures)
             finally:
                 self.close()
                 self.assembler.reset()
-            delay = min(self.reconnect.delay * 2 ** (failures - 1), self.reconnect.max_delay)
-            time.sleep(delay)
+            time.sleep(self.reconnect.backoff(failures))
 
     def groups(self) -> Iterator[CommittedGroup]:
         for item in self.items():
@@ -144,9 +97,6 @@ class BlockingReplica:
         stream = self.change_stream
         for group in self.groups():
             yield from stream.feed(group)
-
-    def _done(self) -> bool:
-        return self.until is not None and self.until(self.position)
 
     # --- one connection -------------------------------------------------------------------
 
@@ -168,18 +118,10 @@ class BlockingReplica:
             outgoing = connection.data_to_send()
             if outgoing:
                 sock.sendall(outgoing)
-            for happening in happenings:
-                if isinstance(happening, EventReceived):
-                    self.acks_sent += happening.acknowledged
-                    event = happening.decoded.event
-                    if isinstance(event, HeartbeatEvent):
-                        self.heartbeats += 1
-                        continue
-                    yield from self.assembler.feed(event)
-                elif isinstance(happening, Ready):
-                    self.ready = happening
-                elif isinstance(happening, StreamEnded):
+            for item in self._hand_over(happenings):
+                if item is None:  # the dump ended
                     return
+                yield item
             connection.raise_error()
             if self._done():  # e.g. a condition on heartbeats, which hand over nothing
                 return

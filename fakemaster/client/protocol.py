@@ -78,6 +78,8 @@ __all__ = [
     "ReplicaConnection",
     "ServerRefused",
     "StreamEnded",
+    "auth_answer",
+    "login_response",
     "query_error",
 ]
 
@@ -254,6 +256,46 @@ class _ResultReader:
     rows: list[tuple[bytes | None, ...]] = field(default_factory=list)
 
 
+def login_response(
+    handshake: HandshakeV10,
+    user: str,
+    password: str,
+    attributes: tuple[tuple[bytes, bytes], ...] = (),
+) -> bytes:
+    """The handshake response a replica sends to ``handshake``: the client capabilities the
+    server shares, mysql_native_password, and connect attributes when given and the server
+    takes them."""
+    caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
+    if attributes and handshake.capabilities & Capability.CONNECT_ATTRS:
+        caps |= Capability.CONNECT_ATTRS
+    response = HandshakeResponse(
+        capabilities=int(caps),
+        user=user.encode(),
+        auth_response=native_password_response(password, handshake.scramble),
+        auth_plugin=NATIVE_PASSWORD,
+        attributes=attributes,
+    )
+    return response.encode()
+
+
+def auth_answer(payload: bytes, password: str) -> bytes | None:
+    """The answer to a login reply that is neither OK nor anything unexpected: the native
+    password response to an auth switch. Raises AuthError for an ERR or another plugin; None
+    for any other packet (the caller says what is unexpected)."""
+    head = payload[0]
+    if head == ERR_HEADER:
+        raise AuthError(parse_err(payload), "the login")
+    if head != EOF_HEADER:
+        return None
+    switch = AuthSwitchRequest.decode(payload)
+    if switch.plugin != NATIVE_PASSWORD:
+        raise AuthError(
+            ErrPacket(1251, "08004", f"auth plugin {switch.plugin!r} is not supported"),
+            "the login",
+        )
+    return native_password_response(password, switch.data)
+
+
 class ReplicaConnection:
     """One replica connection's protocol state (see the module docstring)."""
 
@@ -354,39 +396,28 @@ class ReplicaConnection:
             raise ServerRefused(parse_err(payload), "the connection")  # e.g. 1040 too many
         handshake = HandshakeV10.decode(payload)
         self.handshake = handshake
-        caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
-        if self.config.connect_attributes and handshake.capabilities & Capability.CONNECT_ATTRS:
-            caps |= Capability.CONNECT_ATTRS
-        response = HandshakeResponse(
-            capabilities=int(caps),
-            user=self.config.user.encode(),
-            auth_response=native_password_response(self.config.password, handshake.scramble),
-            auth_plugin=NATIVE_PASSWORD,
-            attributes=self.config.connect_attributes,
+        self._send(
+            login_response(
+                handshake,
+                self.config.user,
+                self.config.password,
+                self.config.connect_attributes,
+            )
         )
-        self._send(response.encode())
         self.phase = Phase.AUTH
 
     def _auth_reply(self, payload: bytes) -> None:
-        head = payload[0]
-        if head == OK_HEADER:
+        if payload[0] == OK_HEADER:
             self.phase = Phase.SETUP
             self._plan_setup()
             self._next_query()
-        elif head == ERR_HEADER:
-            raise AuthError(parse_err(payload), "the login")
-        elif head == EOF_HEADER:
-            switch = AuthSwitchRequest.decode(payload)
-            if switch.plugin != NATIVE_PASSWORD:
-                raise AuthError(
-                    ErrPacket(1251, "08004", f"auth plugin {switch.plugin!r} is not supported"),
-                    "the login",
-                )
-            self._send(native_password_response(self.config.password, switch.data))
-        else:
+            return
+        answer = auth_answer(payload, self.config.password)
+        if answer is None:
             raise AuthError(
-                ErrPacket(1251, "08004", f"unexpected auth packet 0x{head:02x}"), "the login"
+                ErrPacket(1251, "08004", f"unexpected auth packet 0x{payload[0]:02x}"), "the login"
             )
+        self._send(answer)
 
     # --- the setup statements -------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The contract tests from pytest: the cases as parameters, a helper that runs one case and
-fails with the report, and fixtures that start a real MariaDB replica (when ``mariadbd`` is
-installed; they skip otherwise).
+fails with the report, and fixtures that start a real MariaDB replica (``mariadbd`` missing
+fails the test; it skips only with FAKEMASTER_ALLOW_MISSING_PEERS=1).
 
 Load it as a plugin (it is not loaded by the ``fakemaster`` pytest plugin), in a conftest.py::
 
@@ -115,11 +115,14 @@ def check_client(
 
 @pytest.fixture
 def mariadb_replica_server() -> Iterator[MariaDBServer]:
-    """A real MariaDB server to use as a replica (skips when MariaDB is not installed)."""
+    """A real MariaDB server to use as a replica. Missing MariaDB fails the test (skips it only
+    with FAKEMASTER_ALLOW_MISSING_PEERS=1: :mod:`fakemaster.contract.peers`)."""
     from fakemaster.contract.mariadb_server import HOW_TO_INSTALL, MariaDBServer, mariadb_available
+    from fakemaster.contract.peers import require_peer
 
-    if not mariadb_available():
-        pytest.skip(f"MariaDB (mariadbd, mariadb-install-db, pymysql) is missing: {HOW_TO_INSTALL}")
+    require_peer(
+        "MariaDB (mariadbd, mariadb-install-db, pymysql)", mariadb_available(), HOW_TO_INSTALL
+    )
     server = MariaDBServer(dict(REPLICA_OPTIONS), server_id=REPLICA_SERVER_ID)
     try:
         yield server.start()

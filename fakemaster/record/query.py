@@ -16,21 +16,16 @@ from decoder.packets import PacketReader, parse_err
 from decoder.primitives import read_packed_int
 from encoder.packets import frame
 from fakemaster.client.protocol import (
-    CLIENT_CAPABILITIES,
-    AuthError,
     ProtocolError,
+    auth_answer,
+    login_response,
     query_error,
 )
 from fakemaster.constants import Command
 from fakemaster.errors import DecodeError
 from fakemaster.packets import EOF_HEADER, ERR_HEADER, OK_HEADER, ErrPacket
 from fakemaster.protocol.handshake import (
-    NATIVE_PASSWORD,
-    AuthSwitchRequest,
-    Capability,
-    HandshakeResponse,
     HandshakeV10,
-    native_password_response,
 )
 
 __all__ = ["QueryConnection", "QueryResult", "Row"]
@@ -114,30 +109,16 @@ class QueryConnection:
                 raise query_error(parse_err(payload), "the connection")
             handshake = HandshakeV10.decode(payload)
             self.handshake = handshake
-            caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
-            response = HandshakeResponse(
-                capabilities=int(caps),
-                user=self.user.encode(),
-                auth_response=native_password_response(self.password, handshake.scramble),
-                auth_plugin=NATIVE_PASSWORD,
-            )
-            self._send(response.encode())
+            self._send(login_response(handshake, self.user, self.password))
             self._phase = "auth"
         elif self._phase == "auth":
             if head == OK_HEADER:
                 self._next_statement()
-            elif head == ERR_HEADER:
-                raise AuthError(parse_err(payload), "the login")
-            elif head == EOF_HEADER:
-                switch = AuthSwitchRequest.decode(payload)
-                if switch.plugin != NATIVE_PASSWORD:
-                    raise AuthError(
-                        ErrPacket(1251, "08004", f"auth plugin {switch.plugin!r} is not supported"),
-                        "the login",
-                    )
-                self._send(native_password_response(self.password, switch.data))
-            else:
+                return
+            answer = auth_answer(payload, self.password) if payload else None
+            if answer is None:
                 raise ProtocolError(f"unexpected packet 0x{head or 0:02x} during the login")
+            self._send(answer)
         else:
             self._answer(payload)
 

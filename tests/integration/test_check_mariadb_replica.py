@@ -42,7 +42,7 @@ CLIENT = (
 
 @pytest.fixture(autouse=True)
 def _mariadb_required() -> None:
-    """In CI a missing MariaDB fails (the fixtures alone would skip)."""
+    """A missing MariaDB fails before the adapter (a subprocess) would meet it."""
     require_mariadb()
 
 
