@@ -19,9 +19,10 @@ a key is not dropped. An added NOT NULL column needs a DEFAULT (the existing row
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from scenarios.errors import SchemaError
-from scenarios.schema import INTEGER_RANGES, Column, Table
+from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table
 
 __all__ = [
     "AddColumn",
@@ -35,6 +36,7 @@ __all__ = [
     "RenameTable",
     "TruncateTable",
     "altered",
+    "apply_ddl",
     "renamed",
 ]
 
@@ -221,3 +223,42 @@ def renamed(table: Table, database: str, name: str) -> Table:
         unique_keys=table.unique_keys,
         engine=table.engine,
     )
+
+
+def apply_ddl(
+    statement: DdlStatement,
+    tables: dict[str, Table],
+    rows: dict[str, list[tuple[Any, ...]]],
+) -> None:
+    """Apply ``statement`` to ``tables`` (by qualified name) and their positional ``rows`` as a
+    replica does: CREATE adds an empty table, DROP removes it, TRUNCATE empties it, RENAME
+    moves it, ALTER carries each row over by column name (case-insensitive; an added column
+    takes its default, NULL without one). A table the statement names must be there."""
+    if isinstance(statement, CreateTable):
+        tables[statement.table.qualified] = statement.table
+        rows[statement.table.qualified] = []
+        return
+    name = f"{statement.database}.{statement.name}"
+    table = tables.pop(name)
+    kept = rows.pop(name)
+    if isinstance(statement, DropTable):
+        return
+    if isinstance(statement, TruncateTable):
+        new, kept = table, []
+    elif isinstance(statement, RenameTable):
+        new = renamed(table, statement.new_database, statement.new_name)
+    else:
+        new, _ = altered(table, statement.alterations)
+        old_positions = {c.name.lower(): p for p, c in enumerate(table.columns)}
+        sources = [old_positions.get(c.name.lower()) for c in new.columns]
+        fills = [None if c.default is NO_DEFAULT else c.default for c in new.columns]
+        kept = [
+            tuple(
+                row[at] if at is not None else fill
+                for at, fill in zip(sources, fills, strict=True)
+            )
+            for row in kept
+        ]
+    tables[new.qualified] = new
+    rows[new.qualified] = kept
+

@@ -33,15 +33,7 @@ from fakemaster.events import (
 )
 from fakemaster.values import ABSENT
 from scenarios.create_table import parse_ddl
-from scenarios.ddl import (
-    AlterTable,
-    CreateTable,
-    DropTable,
-    RenameTable,
-    TruncateTable,
-    altered,
-    renamed,
-)
+from scenarios.ddl import CreateTable, apply_ddl
 from scenarios.errors import ScenarioError, SchemaError
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
 from scenarios.state import Contents, Row
@@ -153,42 +145,13 @@ class Replica:
                 f"a QUERY event that is no modelled DDL: {event.query!r}: {exc}"
             ) from None
         if isinstance(statement, CreateTable):
-            name = statement.table.qualified
-            if name in self.tables:
-                raise ReplayError(f"CREATE TABLE {name}: the table exists")
-            self.tables[name] = statement.table
-            self.contents.rows[name] = []
-            return
-        name = f"{statement.database}.{statement.name}"
-        table = self.tables.pop(name, None)
-        if table is None:
-            raise ReplayError(f"DDL on unknown table {name}: {event.query!r}")
-        rows = self.contents.rows.pop(name)
-        if isinstance(statement, DropTable):
-            return
-        if isinstance(statement, TruncateTable):
-            new, rows = table, []
-        elif isinstance(statement, RenameTable):
-            new = renamed(table, statement.new_database, statement.new_name)
-        else:
-            assert isinstance(statement, AlterTable)
-            new, _ = altered(table, statement.alterations)
-            old_positions = {c.name.lower(): p for p, c in enumerate(table.columns)}
-            moved = []
-            for row in rows:
-                values = []
-                for column in new.columns:
-                    at = old_positions.get(column.name.lower())
-                    if at is not None:
-                        values.append(row[at])
-                    elif column.default is NO_DEFAULT:
-                        values.append(None)
-                    else:
-                        values.append(column.default)
-                moved.append(tuple(values))
-            rows = moved
-        self.tables[new.qualified] = new
-        self.contents.rows[new.qualified] = rows
+            if statement.table.qualified in self.tables:
+                raise ReplayError(f"CREATE TABLE {statement.table.qualified}: the table exists")
+        elif f"{statement.database}.{statement.name}" not in self.tables:
+            raise ReplayError(
+                f"DDL on unknown table {statement.database}.{statement.name}: {event.query!r}"
+            )
+        apply_ddl(statement, self.tables, self.contents.rows)
 
     # --- applying --------------------------------------------------------------------------
 

@@ -15,15 +15,7 @@ from fakemaster.config import ServerConfig
 from fakemaster.server import BackgroundFakeMaster
 from scenarios import Oracle, Scenario, to_store
 from scenarios.create_table import parse_ddl
-from scenarios.ddl import (
-    AlterTable,
-    CreateTable,
-    DropTable,
-    RenameTable,
-    TruncateTable,
-    altered,
-    renamed,
-)
+from scenarios.ddl import apply_ddl
 from scenarios.history import Row
 from scenarios.library import LIBRARY, build
 from scenarios.schema import NO_DEFAULT, Table
@@ -172,33 +164,7 @@ def stream_scenario(scenario: Scenario, host: str, port: int) -> dict[str, list[
 
 
 def _follow_ddl(schemas: dict[str, Table], tables: dict[str, list[Row]], query: str) -> None:
-    statement = parse_ddl(query)
-    if isinstance(statement, CreateTable):
-        schemas[statement.table.qualified] = statement.table
-        tables[statement.table.qualified] = []
-        return
-    name = f"{statement.database}.{statement.name}"
-    table, rows = schemas.pop(name), tables.pop(name)
-    if isinstance(statement, DropTable):
-        return
-    if isinstance(statement, TruncateTable):
-        new, rows = table, []
-    elif isinstance(statement, RenameTable):
-        new = renamed(table, statement.new_database, statement.new_name)
-    else:
-        assert isinstance(statement, AlterTable)
-        new, _ = altered(table, statement.alterations)
-        rows = [
-            tuple(
-                row[table.position(c.name)]
-                if c.name in table.column_names
-                else (None if c.default is NO_DEFAULT else c.default)
-                for c in new.columns
-            )
-            for row in rows
-        ]
-    schemas[new.qualified] = new
-    tables[new.qualified] = rows
+    apply_ddl(parse_ddl(query), schemas, tables)
 
 
 def _apply_all(tables: dict[str, list[Row]], changes: list[tuple[Table, Any, list[Any]]]) -> None:

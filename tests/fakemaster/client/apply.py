@@ -14,15 +14,7 @@ from fakemaster.client.changes import DDL, DELETE, INSERT, ChangeEvent
 from fakemaster.client.position import Position
 from scenarios.compiler import compile_scenario
 from scenarios.create_table import parse_ddl
-from scenarios.ddl import (
-    AlterTable,
-    CreateTable,
-    DropTable,
-    RenameTable,
-    TruncateTable,
-    altered,
-    renamed,
-)
+from scenarios.ddl import apply_ddl
 from scenarios.history import Scenario
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
 
@@ -97,39 +89,7 @@ class Tables:
         return self
 
     def _ddl(self, statement_text: str, schema: str) -> None:
-        statement = parse_ddl(statement_text, schema or None)
-        if isinstance(statement, CreateTable):
-            name = statement.table.qualified
-            assert name not in self.tables, f"CREATE TABLE {name}: the table exists"
-            self.tables[name] = statement.table
-            self.rows[name] = []
-            return
-        name = f"{statement.database}.{statement.name}"
-        table = self.tables.pop(name)
-        rows = self.rows.pop(name)
-        if isinstance(statement, DropTable):
-            return
-        if isinstance(statement, TruncateTable):
-            new, rows = table, []
-        elif isinstance(statement, RenameTable):
-            new = renamed(table, statement.new_database, statement.new_name)
-        else:
-            assert isinstance(statement, AlterTable)
-            new, _ = altered(table, statement.alterations)
-            old = {c.name.lower(): p for p, c in enumerate(table.columns)}
-            moved = []
-            for row in rows:
-                values: list[Any] = []
-                for column in new.columns:
-                    at = old.get(column.name.lower())
-                    if at is not None:
-                        values.append(row[at])
-                    else:
-                        values.append(None if column.default is NO_DEFAULT else column.default)
-                moved.append(tuple(values))
-            rows = moved
-        self.tables[new.qualified] = new
-        self.rows[new.qualified] = rows
+        apply_ddl(parse_ddl(statement_text, schema or None), self.tables, self.rows)
 
     @staticmethod
     def _values(table: Table, image: Mapping[str, Any]) -> dict[int, Any]:
