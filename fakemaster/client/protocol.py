@@ -80,6 +80,7 @@ __all__ = [
     "StreamEnded",
     "auth_answer",
     "login_response",
+    "parse_text_row",
     "query_error",
 ]
 
@@ -554,7 +555,7 @@ class ReplicaConnection:
             return self._query_done(step, result.rows)
         if head == ERR_HEADER:
             raise query_error(parse_err(payload), repr(step.sql))
-        result.rows.append(_parse_row(payload, result.columns))
+        result.rows.append(parse_text_row(payload, result.columns))
         return None
 
     def _query_done(self, step: _Query, rows: list[tuple[bytes | None, ...]]) -> None:
@@ -644,7 +645,8 @@ class ReplicaConnection:
             out.append(EventReceived(decoded, self.file, acknowledged))
 
 
-def _parse_row(payload: bytes, count: int) -> tuple[bytes | None, ...]:
+def parse_text_row(payload: bytes, count: int) -> tuple[bytes | None, ...]:
+    """The ``count`` cells of a text result-set row (None for NULL)."""
     cells: list[bytes | None] = []
     pos = 0
     for _ in range(count):

@@ -19,6 +19,7 @@ from fakemaster.client.protocol import (
     ProtocolError,
     auth_answer,
     login_response,
+    parse_text_row,
     query_error,
 )
 from fakemaster.constants import Command
@@ -160,7 +161,7 @@ class QueryConnection:
             return None
         if head == EOF_HEADER and len(payload) < 9:
             return self._finished()
-        result.rows.append(_row(payload, len(result.columns)))
+        result.rows.append(parse_text_row(payload, len(result.columns)))
         return None
 
     def _finished(self) -> None:
@@ -184,16 +185,3 @@ def _column_name(payload: bytes) -> str:
         _, pos = _lenenc(payload, pos)
     name, _ = _lenenc(payload, pos)
     return name.decode(errors="replace")
-
-
-def _row(payload: bytes, count: int) -> Row:
-    cells: list[bytes | None] = []
-    pos = 0
-    for _ in range(count):
-        if pos < len(payload) and payload[pos] == 0xFB:
-            cells.append(None)
-            pos += 1
-            continue
-        cell, pos = _lenenc(payload, pos)
-        cells.append(cell)
-    return tuple(cells)
