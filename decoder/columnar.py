@@ -291,11 +291,16 @@ def _objects_converter(code: tuple[str, ...]) -> ListConverter:
     return convert_list
 
 
-def _datetime2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
+def _fraction(fsp: int) -> tuple[int, int, int, int]:
+    """How a temporal column of ``fsp`` stores its fraction: its bytes, the shift and mask
+    that split it off the packed value, and the microseconds of one unit of it."""
     nbytes = FRAC_BYTES[fsp]
     shift = 8 * nbytes
-    mask = (1 << shift) - 1
-    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    return nbytes, shift, (1 << shift) - 1, FRAC_UNIT[nbytes] if nbytes else 0
+
+
+def _datetime2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
+    nbytes, shift, mask, unit = _fraction(fsp)
     checked = value_converter(code)  # raises what the row decoder raises
 
     def convert_list(values: Sequence[Any]) -> list[Any]:
@@ -329,10 +334,7 @@ def _datetime2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
 
 
 def _timestamp2_converter(fsp: int, code: tuple[str, ...]) -> ListConverter:
-    nbytes = FRAC_BYTES[fsp]
-    shift = 8 * nbytes
-    mask = (1 << shift) - 1
-    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    nbytes, shift, mask, unit = _fraction(fsp)
     checked = value_converter(code)
 
     def convert_list(values: Sequence[Any]) -> list[Any]:
@@ -557,15 +559,10 @@ def _any_valid(flags: Any, nulls: Any) -> bool:
 
 
 def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
-    nbytes = FRAC_BYTES[fsp]
-    shift = 8 * nbytes
-    mask = (1 << shift) - 1
-    unit = FRAC_UNIT[nbytes] if nbytes else 0
-    5 + nbytes
+    nbytes, shift, mask, unit = _fraction(fsp)
 
     def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        len(matrix)
         t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         packed = (t >> np.uint64(shift)).astype(np.int64) - 0x8000000000
@@ -584,15 +581,10 @@ def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
 
 
 def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
-    nbytes = FRAC_BYTES[fsp]
-    shift = 8 * nbytes
-    mask = (1 << shift) - 1
-    unit = FRAC_UNIT[nbytes] if nbytes else 0
-    4 + nbytes
+    nbytes, shift, mask, unit = _fraction(fsp)
 
     def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        len(matrix)
         t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         seconds = (t >> np.uint64(shift)).astype(np.int64)
@@ -605,9 +597,7 @@ def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
 
 def _time2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     """TIME2 (decoder/values.py _time2_reader, a column at a time): signed microseconds."""
-    nbytes = FRAC_BYTES[fsp]
-    shift = 8 * nbytes
-    unit = FRAC_UNIT[nbytes] if nbytes else 0
+    nbytes, shift, _, unit = _fraction(fsp)
 
     def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
@@ -644,7 +634,6 @@ def _time2_vector(fsp: int, arrow: Any) -> MatrixConverter:
 def _date_vector(arrow: Any) -> MatrixConverter:
     def vector(matrix: Any, nulls: Any) -> Any:
         np = _np()
-        len(matrix)
         m = matrix.astype(np.int64)
         t = m[:, 0] | m[:, 1] << 8 | m[:, 2] << 16
         days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
