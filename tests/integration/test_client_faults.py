@@ -27,6 +27,7 @@ from fakemaster.client.protocol import (
 )
 from fakemaster.errors import ChecksumError
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
+from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target
@@ -297,6 +298,24 @@ def test_client_resumes_after_the_server_kills_its_dump_or_restarts(
     assert isinstance(client.errors[0], ConnectionLost)
 
 
+def read_to(
+    master: Any, scenario: Scenario, config: ClientConfig, tables: Tables, goal: str
+) -> BlockingReplica:
+    """A client from the scenario's initial position that applies its changes to ``tables``
+    until its position covers ``goal`` (GTIDs), then stops."""
+    client = BlockingReplica(
+        master.host,
+        master.port,
+        config,
+        start=initial(scenario),
+        until=lambda p: p.covers(Position.from_gtids(goal)),
+    )
+    with client:
+        for change in client.changes():
+            tables.apply(change)
+    return client
+
+
 def test_client_stops_with_a_typed_error_when_its_files_were_purged_while_away(
     fake_master_factory: Any,
 ) -> None:
@@ -304,16 +323,7 @@ def test_client_stops_with_a_typed_error_when_its_files_were_purged_while_away(
     scenario = build(SCENARIO)
     tables = Tables(scenario)
     config = config_for(master, gtid_mode=False)
-    first = BlockingReplica(
-        master.host,
-        master.port,
-        config,
-        start=initial(scenario),
-        until=lambda p: p.covers(Position.from_gtids("0-1-5")),
-    )
-    with first:
-        for change in first.changes():
-            tables.apply(change)
+    first = read_to(master, scenario, config, tables, "0-1-5")
     assert first.position.file != master.master_status()[0]
     master.purge_to(master.master_status()[0])
     again = BlockingReplica(master.host, master.port, config, start=first.position)

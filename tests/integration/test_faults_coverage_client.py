@@ -47,7 +47,7 @@ from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target
 from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.test_client_faults import config_for as wire_config
-from tests.integration.test_client_faults import cut, replicate
+from tests.integration.test_client_faults import cut, read_to, replicate
 
 __all__: list[str] = []
 
@@ -222,16 +222,7 @@ def test_purge_while_the_client_is_away_in_gtid_mode(fake_master_factory: Any) -
     scenario = build(SCENARIO)
     tables = Tables(scenario)
     config = config_for(master, gtid_mode=True)
-    first = BlockingReplica(
-        master.host,
-        master.port,
-        config,
-        start=initial(scenario),
-        until=lambda p: p.covers(Position.from_gtids("0-1-5")),
-    )
-    with first:
-        for change in first.changes():
-            tables.apply(change)
+    first = read_to(master, scenario, config, tables, "0-1-5")
     wait_until(lambda: master.dumps() == [], "the first client's dump gone")
     last = master.master_status()[0]
     assert master.purge_to(last)

@@ -152,30 +152,51 @@ def dump_and_replicate(
             # Held back by the dump's read lock (released when its connection ended).
             assert isinstance(store, ArrivingStore) and store.held > 0
         master.release_all()
-        replica.change_master(
-            master.host, master.port, USER, PASSWORD, use_gtid="slave_pos" if gtid else "no"
-        )
-        _run(
-            ["mariadb", f"--host={replica.host}", f"--port={replica.port}", "--user=root"],
-            b"SET SESSION sql_log_bin = 0;\n" + dump,
-        )
-        replica.execute("START SLAVE")
-        end = store.master_status()
-        wait_for_replica(
-            replica,
-            lambda: (
-                ((s := replica.slave_status())["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
-                == end
-            ),
-            f"replica at {end}",
-            master=master,
-        )
-        if gtid:
-            wait_caught_up(replica, store.gtid_binlog_pos(), master=master)
-        replica.execute("STOP SLAVE")
-        assert master.errors == []
+        load_and_replicate(replica, master, store, dump, gtid)
     compare_with_oracle(replica, scenario)
     return dump
+
+
+def load_and_replicate(
+    replica: MariaDBServer,
+    master: BackgroundFakeMaster,
+    store: ScenarioStore,
+    dump: bytes,
+    gtid: bool,
+    log_file: str | None = None,
+    log_pos: int | None = None,
+) -> None:
+    """Point ``replica`` at ``master`` (from the dump's coordinates, or ``log_file``/``log_pos``
+    when given), load ``dump`` into it, replicate until it executed everything ``store`` serves,
+    and stop it."""
+    replica.change_master(
+        master.host,
+        master.port,
+        USER,
+        PASSWORD,
+        use_gtid="slave_pos" if gtid else "no",
+        log_file=log_file,
+        log_pos=log_pos,
+    )
+    _run(
+        ["mariadb", f"--host={replica.host}", f"--port={replica.port}", "--user=root"],
+        b"SET SESSION sql_log_bin = 0;\n" + dump,
+    )
+    replica.execute("START SLAVE")
+    end = store.master_status()
+    wait_for_replica(
+        replica,
+        lambda: (
+            ((s := replica.slave_status())["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
+            == end
+        ),
+        f"replica at {end}",
+        master=master,
+    )
+    if gtid:
+        wait_caught_up(replica, store.gtid_binlog_pos(), master=master)
+    replica.execute("STOP SLAVE")
+    assert master.errors == []
 
 
 def _have_clients() -> bool:
@@ -384,32 +405,5 @@ def test_an_all_databases_dump_seeds_a_replica_that_ends_with_the_oracles_tables
         elif not any(option.startswith("--master-data") for option in options):
             assert b"CHANGE MASTER" not in dump
             log_file, log_pos = before
-        replica.change_master(
-            master.host,
-            master.port,
-            USER,
-            PASSWORD,
-            use_gtid="slave_pos" if gtid else "no",
-            log_file=log_file,
-            log_pos=log_pos,
-        )
-        _run(
-            ["mariadb", f"--host={replica.host}", f"--port={replica.port}", "--user=root"],
-            b"SET SESSION sql_log_bin = 0;\n" + dump,
-        )
-        replica.execute("START SLAVE")
-        end = store.master_status()
-        wait_for_replica(
-            replica,
-            lambda: (
-                ((s := replica.slave_status())["Relay_Master_Log_File"], s["Exec_Master_Log_Pos"])
-                == end
-            ),
-            f"replica at {end}",
-            master=master,
-        )
-        if gtid:
-            wait_caught_up(replica, store.gtid_binlog_pos(), master=master)
-        replica.execute("STOP SLAVE")
-        assert master.errors == []
+        load_and_replicate(replica, master, store, dump, gtid, log_file, log_pos)
     compare_with_oracle(replica, scenario)
