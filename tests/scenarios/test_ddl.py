@@ -5,8 +5,6 @@ the compiled events and ends with the oracle's tables."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.constants import EventFlag, GtidFlag, QueryStatus
@@ -19,7 +17,6 @@ from scenarios.oracle import Oracle, canonical_rows
 from scenarios.replay import replay
 from scenarios.sql import ddl_sql
 from scenarios.toml_form import load_scenario
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import decoded_events
@@ -203,16 +200,6 @@ domain_id = 3
 
 
 # --- against a real MariaDB 10.11 -------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
 
 
 @pytest.mark.mariadb

@@ -5,8 +5,6 @@ says (read back with SELECT)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import given, settings
 
@@ -16,21 +14,10 @@ from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
 
 pytestmark = pytest.mark.mariadb
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
 
 
 def shop(settings: Settings) -> Scenario:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
 import pytest
 
@@ -12,7 +11,6 @@ from decoder.binlog_file import read_binlog
 from fakemaster.events import WriteRowsEvent
 from scenarios.compiler import binlog_files, to_store
 from scenarios.history import Scenario, Settings
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
 
@@ -46,16 +44,6 @@ def _spans(data: bytes) -> list[tuple[int, tuple[int, int]]]:
         out.append((position, (position, position + size)))
         position += size
     return out
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
 
 
 @pytest.mark.mariadb

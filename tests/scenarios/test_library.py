@@ -24,11 +24,10 @@ from scenarios.values import convert
 from tests.fakemaster.test_serve_cli import run_cli
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
-from tests.scenarios.test_differential import server
 from tests.scenarios.test_served_to_replica import replica, replicate_and_compare
 
-# The real server and replica fixtures, shared with test_differential and test_served_to_replica.
-__all__ = ["replica", "server"]
+# The real replica fixture, shared with test_served_to_replica (the server: conftest.py).
+__all__ = ["replica"]
 
 NAMES = sorted(LIBRARY)
 

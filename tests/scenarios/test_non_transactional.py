@@ -4,20 +4,15 @@ transaction it is in, which loses its TRANSACTIONAL flag; as a real MariaDB 10.1
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.constants import EventFlag, GtidFlag, QueryStatus
 from fakemaster.events import GtidEvent, QueryEvent, XidEvent
 from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
-from scenarios.oracle import Oracle, canonical_rows
-from scenarios.replay import replay
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
-from tests.scenarios.test_properties import decoded_events
+from tests.scenarios.test_properties import assert_replay_agrees
 
 
 def mixed(settings: Settings | None = None) -> Scenario:
@@ -79,21 +74,7 @@ def test_each_statement_of_a_non_transactional_table_is_a_group() -> None:
 
 def test_the_replayed_stream_agrees() -> None:
     scenario = mixed(Settings(binlog_row_image="MINIMAL"))
-    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
-    for name, table in scenario.tables.items():
-        assert canonical_rows(table, replayed.rows[name]) == canonical_rows(
-            table, Oracle(scenario).final.rows[name]
-        )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+    assert_replay_agrees(scenario)
 
 
 @pytest.mark.mariadb

@@ -6,7 +6,6 @@ restarted between the same statements writes them."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
 import pytest
 
@@ -23,12 +22,9 @@ from fakemaster.events import (
 from scenarios.compiler import binlog_files, compile_scenario, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
-from scenarios.oracle import Oracle, canonical_rows
-from scenarios.replay import replay
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
-from tests.scenarios.test_properties import decoded_events
+from tests.scenarios.test_properties import assert_replay_agrees
 
 
 def restarted() -> Scenario:
@@ -97,11 +93,7 @@ def test_table_ids_are_handed_out_again_after_a_restart() -> None:
 
 def test_the_replayed_stream_agrees() -> None:
     scenario = restarted()
-    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
-    for name, table in scenario.tables.items():
-        assert canonical_rows(table, replayed.rows[name]) == canonical_rows(
-            table, Oracle(scenario).final.rows[name]
-        )
+    assert_replay_agrees(scenario)
 
 
 def test_a_restart_or_an_idle_period_is_checked() -> None:
@@ -112,16 +104,6 @@ def test_a_restart_or_an_idle_period_is_checked() -> None:
         scenario.restart(server_version="11.0.0-MariaDB")
     with pytest.raises(ScenarioError, match="binlog_row_image is one of"):
         scenario.restart(binlog_row_image="SOME")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
 
 
 @pytest.mark.mariadb

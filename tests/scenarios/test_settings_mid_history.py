@@ -4,8 +4,6 @@ same statements writes the same events and files."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.events import AnnotateRowsEvent, TableMapEvent, UpdateRowsEvent
@@ -15,7 +13,6 @@ from scenarios.history import Scenario, SetSettings, Settings
 from scenarios.oracle import Oracle, canonical_rows
 from scenarios.replay import replay
 from scenarios.sql import step_sql
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import decoded_events
@@ -97,16 +94,6 @@ def test_settings_are_changed_as_the_server_variables() -> None:
     with pytest.raises(ScenarioError, match="binlog_row_image is one of"):
         scenario.set(binlog_row_image="HALF")
     assert scenario.settings.binlog_row_image == "FULL"
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
 
 
 @pytest.mark.mariadb

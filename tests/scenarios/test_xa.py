@@ -5,8 +5,6 @@ applies them at XA COMMIT, and a real MariaDB 10.11 writes the same events."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.constants import GtidExtraFlag, GtidFlag
@@ -14,13 +12,11 @@ from fakemaster.events import GtidEvent, QueryEvent, XaPrepareEvent, XaXid, XidE
 from scenarios.compiler import compile_scenario
 from scenarios.errors import HistoryError
 from scenarios.history import Scenario, Settings
-from scenarios.oracle import Oracle, canonical_rows
-from scenarios.replay import replay
+from scenarios.oracle import Oracle
 from scenarios.sql import step_sql
-from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
-from tests.scenarios.test_properties import decoded_events
+from tests.scenarios.test_properties import assert_replay_agrees
 
 
 def xa(settings: Settings | None = None) -> Scenario:
@@ -105,21 +101,7 @@ def test_xa_groups_are_what_the_server_writes() -> None:
 
 def test_the_replayed_stream_applies_at_xa_commit() -> None:
     scenario = xa(Settings(binlog_row_image="MINIMAL"))
-    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
-    for name, table in scenario.tables.items():
-        assert canonical_rows(table, replayed.rows[name]) == canonical_rows(
-            table, Oracle(scenario).final.rows[name]
-        )
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer()
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+    assert_replay_agrees(scenario)
 
 
 @pytest.mark.mariadb
