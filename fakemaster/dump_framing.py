@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from encoder.packets import frame_parts
 from fakemaster.constants import MAX_PACKET_PAYLOAD, EventType
-from fakemaster.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
+from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER_LEN, TYPE_CODE_OFFSET
 from fakemaster.layouts import U32
 
 __all__ = ["LARGE_EVENT", "FramedBlock", "FramedSpan", "SpanEnd", "frame_block"]
@@ -47,20 +47,29 @@ class FramedBlock(NamedTuple):
     last_event: int
     # Bytes of the parts (what goes on the wire).
     size: int
+    # Bytes of the block walked: the whole events at its start (all of a block of whole events).
+    walked: int = 0
+
+
+_START_ENCRYPTION = EventType.START_ENCRYPTION.value
+_ANNOTATE_ROWS = EventType.ANNOTATE_ROWS.value
 
 
 def frame_block(
     block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
 ) -> FramedBlock:
-    """The dump packets of ``block`` (whole events, as the store reads them), the first one
-    numbered ``seq``."""
+    """The dump packets of the whole events at the start of ``block``, the first one numbered
+    ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
+    cannot be an event header): ``walked`` says where; a block the store read as whole events
+    is walked to its end."""
     view = memoryview(block)
     unpack_length = U32.unpack_from
     pack_head = _EVENT_PACKET_HEAD.pack
-    left_out = {EventType.START_ENCRYPTION.value}
-    if not send_annotate:
-        left_out.add(EventType.ANNOTATE_ROWS.value)
+    # The two event types never sent (the same one twice when ANNOTATE_ROWS are sent).
+    skip = _START_ENCRYPTION
+    skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
     parts: list[bytes | bytearray | memoryview] = []
+    # The packets of the small events since the last large one.
     small = bytearray()
     size = 0
     events = 0
@@ -69,11 +78,14 @@ def frame_block(
     end = len(view)
     length_offset = EVENT_LENGTH_OFFSET
     type_offset = TYPE_CODE_OFFSET
-    while index < end:
+    while index + HEADER_LEN <= end:
         length = unpack_length(view, index + length_offset)[0]
         following = index + length
+        if length < HEADER_LEN or following > end:
+            break
         last_event = index
-        if view[index + type_offset] in left_out:
+        type_code = view[index + type_offset]
+        if type_code == skip_annotate or type_code == skip:
             index = following
             continue
         events += 1
@@ -100,7 +112,7 @@ def frame_block(
     if small:
         parts.append(small)
         size += len(small)
-    return FramedBlock(parts, seq, events, last_event, size)
+    return FramedBlock(parts, seq, events, last_event, size, index)
 
 
 class SpanEnd(NamedTuple):

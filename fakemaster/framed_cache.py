@@ -200,16 +200,27 @@ class FrameCache:
             fd = run.file.fileno()
             try:
                 while offset < end:
-                    block = self.store.read(run.name, offset, min(_READ_BLOCK, end - offset))
-                    if not block:
-                        break
+                    # The bytes as they are: frame_block walks the headers and stops before an
+                    # event that does not end in the block. One that is larger than a block, or
+                    # bytes that are no event, are read with read(): the whole event, or the
+                    # error the dump reports.
+                    block = self.store.read_bytes(run.name, offset, min(_READ_BLOCK, end - offset))
                     result = frame_block(block, seq, send_annotate=run.send_annotate)
+                    if result.walked == 0:
+                        block = self.store.read(run.name, offset, min(_READ_BLOCK, end - offset))
+                        if not block:
+                            break
+                        result = frame_block(block, seq, send_annotate=run.send_annotate)
+                        if result.walked == 0:
+                            raise BinlogReadError(
+                                BinlogReadError.BOGUS, run.name, offset, offset + len(block)
+                            )
                     for part in result.parts:
                         framed += _pwrite_all(fd, part, framed)
                     seq = result.seq
                     events += result.events
                     last_event = offset + result.last_event
-                    offset += len(block)
+                    offset += result.walked
             except (BinlogReadError, UnknownBinlogFile):
                 run.broken = True  # the dump frames from here itself and reports the error
             point = Checkpoint(offset, framed, seq, events, last_event)
