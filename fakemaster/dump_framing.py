@@ -63,14 +63,18 @@ def frame_block(
     cannot be an event header): ``walked`` says where; a block the store read as whole events
     is walked to its end."""
     view = memoryview(block)
+    # Indexing and slicing bytes is cheaper than a memoryview's (small events are copied once
+    # more into the joined part; large ones are views, never copied).
+    data = block if isinstance(block, bytes) else view
     unpack_length = U32.unpack_from
     pack_head = _EVENT_PACKET_HEAD.pack
     # The two event types never sent (the same one twice when ANNOTATE_ROWS are sent).
     skip = _START_ENCRYPTION
     skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
     parts: list[bytes | bytearray | memoryview] = []
-    # The packets of the small events since the last large one.
-    small = bytearray()
+    # The packets of the small events since the last large one, joined into one part.
+    small: list[bytes | memoryview] = []
+    add_small = small.append
     size = 0
     events = 0
     last_event = -1
@@ -78,26 +82,30 @@ def frame_block(
     end = len(view)
     length_offset = EVENT_LENGTH_OFFSET
     type_offset = TYPE_CODE_OFFSET
-    while index + HEADER_LEN <= end:
-        length = unpack_length(view, index + length_offset)[0]
+    large = LARGE_EVENT
+    header_len = HEADER_LEN
+    while index + header_len <= end:
+        length = unpack_length(data, index + length_offset)[0]
         following = index + length
-        if length < HEADER_LEN or following > end:
+        if length < header_len or following > end:
             break
         last_event = index
-        type_code = view[index + type_offset]
+        type_code = data[index + type_offset]
         if type_code == skip_annotate or type_code == skip:
             index = following
             continue
-        events += 1
-        if length < LARGE_EVENT:
-            small += pack_head((length + 1) | seq << 24, 0)
-            small += view[index:following]
+        if length < large:
+            add_small(pack_head((length + 1) | seq << 24, 0))
+            add_small(data[index:following])
             seq = (seq + 1) & 0xFF
         else:
             if small:
-                parts.append(small)
-                size += len(small)
-                small = bytearray()
+                joined = b"".join(small)
+                parts.append(joined)
+                size += len(joined)
+                events += len(small) >> 1  # a header and an event each
+                small.clear()
+            events += 1
             event = view[index:following]
             if length + 1 < MAX_PACKET_PAYLOAD:
                 parts.append(pack_head((length + 1) | seq << 24, 0))
@@ -110,8 +118,10 @@ def frame_block(
                 size += sum(len(packet) for packet in packets)
         index = following
     if small:
-        parts.append(small)
-        size += len(small)
+        joined = b"".join(small)
+        parts.append(joined)
+        size += len(joined)
+        events += len(small) >> 1
     return FramedBlock(parts, seq, events, last_event, size, index)
 
 
