@@ -633,13 +633,14 @@ class FirstDumps:
     ready: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
     seconds: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
     cpu: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
+    start_cpu: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
     same_bytes: bool = True
 
 
-def _first_dump(start: Any, first_file: str) -> tuple[float, float, int, float]:
+def _first_dump(start: Any, first_file: str) -> tuple[float, float, int, float, float]:
     """Start a server with ``start()`` (returning its port, pid and the seconds it took),
     then at once one full dump by one drain client started beforehand: (start seconds, dump
-    seconds, bytes, server CPU during the dump)."""
+    seconds, bytes, server CPU during the dump, server CPU of its start)."""
     (proc,) = _spawn_drains("-", first_file, 1, "dump", None)
     port, pid, started = start()
     cpu = tree_cpu_seconds(pid)
@@ -651,7 +652,7 @@ def _first_dump(start: Any, first_file: str) -> tuple[float, float, int, float]:
     result = json.loads(out.strip().splitlines()[-1])
     if "error" in result:
         raise RuntimeError(f"first dump on port {port} failed: {result['error']}")
-    return started, result["eof"] - go, result["bytes"], tree_cpu_seconds(pid) - cpu
+    return started, result["eof"] - go, result["bytes"], tree_cpu_seconds(pid) - cpu, cpu
 
 
 def run_first_dumps(
@@ -679,19 +680,22 @@ def run_first_dumps(
         sizes = {}
         for server, start in (("MariaDB", start_mariadb), ("fake", start_fake)):
             try:
-                ready, seconds, size, cpu = _first_dump(start, first_file)
+                ready, seconds, size, cpu, start_cpu = _first_dump(start, first_file)
             finally:
                 if fake is not None:
                     fake.stop()
             result.ready[server].append(ready)
             result.seconds[server].append(seconds)
             result.cpu[server].append(cpu)
+            result.start_cpu[server].append(start_cpu)
             sizes[server] = size
         result.same_bytes = result.same_bytes and sizes["MariaDB"] == sizes["fake"]
         log(
             f"  {shape:5s} first dump after start: MariaDB {result.seconds['MariaDB'][-1]:.3f} s"
+            f" (CPU {result.cpu['MariaDB'][-1]:.2f} s)"
             f" (start {result.ready['MariaDB'][-1]:.3f} s)   fake {result.seconds['fake'][-1]:.3f}"
-            f" s (start {result.ready['fake'][-1]:.3f} s)   bytes {sizes}"
+            f" s (CPU {result.cpu['fake'][-1]:.2f} s, start {result.ready['fake'][-1]:.3f} s, CPU"
+            f" {result.start_cpu['fake'][-1]:.2f} s)   bytes {sizes}"
         )
     return result
 
@@ -898,9 +902,10 @@ def report_first_dumps(firsts: list[FirstDumps], stream_sizes: dict[str, int]) -
     log(
         "| shape | starts | MariaDB dump s | fake dump s | fake / MariaDB | MariaDB start s "
         "| fake start s | MariaDB start + dump | fake start + dump | fake / MariaDB "
-        "| server CPU in the dump, MariaDB / fake s | same bytes |"
+        "| server CPU in the dump, MariaDB / fake s | server CPU to start, MariaDB / fake s "
+        "| same bytes |"
     )
-    log("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for first in firsts:
         med = {s: statistics.median(first.seconds[s]) for s in SERVERS}
         ready = {s: statistics.median(first.ready[s]) for s in SERVERS}
@@ -911,12 +916,14 @@ def report_first_dumps(firsts: list[FirstDumps], stream_sizes: dict[str, int]) -
             for s in SERVERS
         }
         cpu = {s: statistics.median(first.cpu[s]) for s in SERVERS}
+        start_cpu = {s: statistics.median(first.start_cpu[s]) for s in SERVERS}
         log(
             f"| {first.shape} | {len(first.seconds['fake'])} | {med['MariaDB']:.3f} "
             f"| {med['fake']:.3f} | **{med['fake'] / med['MariaDB']:.2f}x** "
             f"| {ready['MariaDB']:.3f} | {ready['fake']:.3f} | {both['MariaDB']:.3f} "
             f"| {both['fake']:.3f} | **{both['fake'] / both['MariaDB']:.2f}x** "
             f"| {cpu['MariaDB']:.2f} / {cpu['fake']:.2f} "
+            f"| {start_cpu['MariaDB']:.2f} / {start_cpu['fake']:.2f} "
             f"| {'yes' if first.same_bytes else 'NO'} |"
         )
     log(
