@@ -21,13 +21,17 @@ from typing import NamedTuple
 from encoder.packets import frame_parts
 from fakemaster.constants import MAX_PACKET_PAYLOAD, EventType
 from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER_LEN, TYPE_CODE_OFFSET
-from fakemaster.layouts import U32
 
 __all__ = ["LARGE_EVENT", "FramedBlock", "FramedSpan", "SpanEnd", "frame_block"]
 
 # Events from this size on are not copied into the framed block: their packets are the header
 # bytes plus a memoryview of the event (a large event is never copied per replica).
 LARGE_EVENT = 64 << 10
+
+# The type code and the length of an event, read together from the type code's offset (the
+# server id between them skipped).
+_TYPE_AND_LENGTH = struct.Struct("<B4xI")
+assert TYPE_CODE_OFFSET + _TYPE_AND_LENGTH.size == EVENT_LENGTH_OFFSET + 4
 
 # The packet header (3-byte length, sequence number) and the OK byte of an event packet.
 _EVENT_PACKET_HEAD = struct.Struct("<IB")
@@ -66,7 +70,7 @@ def frame_block(
     # Indexing and slicing bytes is cheaper than a memoryview's (small events are copied once
     # more into the joined part; large ones are views, never copied).
     data = block if isinstance(block, bytes) else view
-    unpack_length = U32.unpack_from
+    unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
     pack_head = _EVENT_PACKET_HEAD.pack
     # The two event types never sent (the same one twice when ANNOTATE_ROWS are sent).
     skip = _START_ENCRYPTION
@@ -80,17 +84,15 @@ def frame_block(
     last_event = -1
     index = 0
     end = len(view)
-    length_offset = EVENT_LENGTH_OFFSET
     type_offset = TYPE_CODE_OFFSET
     large = LARGE_EVENT
     header_len = HEADER_LEN
     while index + header_len <= end:
-        length = unpack_length(data, index + length_offset)[0]
+        type_code, length = unpack_type_and_length(data, index + type_offset)
         following = index + length
         if length < header_len or following > end:
             break
         last_event = index
-        type_code = data[index + type_offset]
         if type_code == skip_annotate or type_code == skip:
             index = following
             continue

@@ -21,6 +21,7 @@ QUERY events, and keeps a bounded state. The source is anything with the
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -42,7 +43,7 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import FakemasterError
 from fakemaster.events import FormatDescriptionEvent, QueryEvent, TableMapEvent
 from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER, SERVER_ID_OFFSET, TYPE_CODE_OFFSET
-from fakemaster.layouts import QUERY_POST_HEADER, U32
+from fakemaster.layouts import QUERY_POST_HEADER
 
 __all__ = [
     "BinlogSource",
@@ -68,6 +69,9 @@ _TELLING_TYPES = frozenset(
     )
 )
 _TABLE_MAP = int(EventType.TABLE_MAP)
+# An event's type code, server id and length, read together (they follow each other).
+_TYPE_SERVER_LENGTH = struct.Struct("<BII")
+assert TYPE_CODE_OFFSET + 1 == SERVER_ID_OFFSET and SERVER_ID_OFFSET + 4 == EVENT_LENGTH_OFFSET
 # Entries of each memo before it starts again (a bound on what a hostile binlog can make it keep).
 _MEMO_SIZE = 4096
 
@@ -242,7 +246,9 @@ class FactsScanner:
         tell something are looked at (every one in an encrypted file, whose types are hidden):
         the rest cost a header read."""
         view = memoryview(block)
-        unpack_u32 = U32.unpack_from
+        unpack_header = _TYPE_SERVER_LENGTH.unpack_from
+        type_offset = TYPE_CODE_OFFSET
+        header_len = HEADER_LEN
         telling = _TELLING_TYPES
         base = cursor.offset
         size = len(block)
@@ -259,20 +265,16 @@ class FactsScanner:
             row_metadata = self._facts.row_metadata
             body_start = HEADER_LEN + cursor.context.table_id_size
             crc_len = _crc_len(cursor)
-            while pos + HEADER_LEN <= size:
-                length = unpack_u32(block, pos + EVENT_LENGTH_OFFSET)[0]
-                if length < HEADER_LEN or pos + length > size:
+            while pos + header_len <= size:
+                type_code, server_id, length = unpack_header(block, pos + type_offset)
+                if length < header_len or pos + length > size:
                     return pos
                 if (
                     every
                     or length > largest
-                    or (
-                        servers
-                        and unpack_u32(block, pos + SERVER_ID_OFFSET)[0] not in (0, fde_server_id)
-                    )
+                    or (servers and server_id != fde_server_id and server_id != 0)
                 ):
                     break
-                type_code = block[pos + TYPE_CODE_OFFSET]
                 if type_code in telling:
                     if type_code != _TABLE_MAP or table_maps is None:
                         break
