@@ -48,6 +48,14 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
    connections one after another (10 ms apart), timing connect to the first handshake byte,
    then logs in and quits; only probes that finished while every dump was still streaming
    count.
+7. ``--first-dumps STARTS`` (after the cases above, per shape): STARTS times, the MariaDB
+   primary is restarted and one drain client (started before the server, the port handed to
+   it with "go") dumps every file at once; then a new ``fakemaster serve`` starts on the
+   primary's binlog directory and is dumped from the same way. Reported: medians of the dump's
+   wall time, of each server's start (MariaDB: the harness's start, which polls its error log
+   and logs in, an upper bound; the fake: spawn to its "listening" line) and of both, the
+   server CPU time of the start and of the dump, and whether both streams had the same length.
+   The first dump is the one that finds nothing prepared: the fake frames every file then.
 
 Needs MariaDB 10.11 (``mariadbd``, ``mariadb-install-db``, ``mariadb-binlog``; see
 scripts/install-deps.sh). It uses only the ``fakemaster serve`` command line and the wire, so
