@@ -1855,6 +1855,8 @@ class ColumnarDecoder:
                 or buffer.table_map.database != table_map.database
                 or buffer.table_map.table != table_map.table
                 or buffer.names != _column_names(table_map, width)
+                # Names, charsets, signedness... a batch carries one TABLE_MAP's metadata.
+                or buffer.table_map.optional_metadata != table_map.optional_metadata
             ):
                 del self._buffers[header.table_id]
                 if buffer.rows:
