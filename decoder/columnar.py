@@ -143,6 +143,7 @@ _ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
 _FDE = int(EventType.FORMAT_DESCRIPTION)
 _TABLE_MAP = int(EventType.TABLE_MAP)
 _GTID = int(EventType.GTID)
+_START_ENCRYPTION = int(EventType.START_ENCRYPTION)
 _OPS = {"write": "c", "update": "u", "delete": "d"}
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 # A TIME2 hour/minute/second field from this on has hour bits MariaDB ignores (values.py).
@@ -1576,6 +1577,9 @@ class ColumnarDecoder:
         # (feed only checks the framing and CRC of an event outside ``events`` and
         # ``flush_on`` that is not an FDE, a TABLE_MAP, a GTID or a rows event).
         self._checked = frozenset(range(256)) - {_FDE} - self.events - self.flush_on
+        # Those feed_buffer takes from a file's read buffer (not a START_ENCRYPTION, which
+        # the file reader acts on).
+        self._inline = self._checked - {_START_ENCRYPTION}
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
@@ -1746,6 +1750,90 @@ class ColumnarDecoder:
                     seq_no, domain_id, _ = _unpack_gtid(data, start)
                     self.gtid = (domain_id, _unpack_server(data, 5)[0], seq_no)
 
+    def feed_buffer(self, buf: bytes, pos: int, offset: int, out: list[Output]) -> tuple[int, int]:
+        """``feed_block`` on the events framed straight from a read buffer (the ``inline`` of
+        ``decoder.binlog_file.iter_raw_blocks``): from ``pos`` (the event there at
+        ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``;
+        returns where it stopped, ``(pos, offset)``: at the end of the buffer's whole events,
+        or at an event to be framed and fed (to feed_block) as usual (one it does not handle,
+        a bad length, a START_ENCRYPTION, one the short way finds wrong), before which nothing
+        of it has been taken."""
+        ctx = self.ctx
+        inline = self._inline
+        verify = self.verify_checksum
+        templates = self._templates
+        maps = self._maps
+        buffers = self._buffers
+        table_maps = ctx.table_maps
+        unpack_header = _unpack_header
+        crc32 = _crc32
+        new_run = _Run
+        batch_rows = self.batch_rows
+        id_size = ctx.table_id_size + 2
+        check = verify and ctx.checksum
+        trailer = CHECKSUM_LEN if ctx.checksum else 0
+        start = max(ctx.fde.header_length, HEADER_LEN)
+        size = len(buf)
+        while pos + HEADER_LEN <= size:
+            fields = unpack_header(buf, pos)
+            type_code = fields[1]
+            length = fields[3]
+            end = pos + length
+            if (
+                length < HEADER_LEN
+                or length >= _VIEW_MIN
+                or end > size
+                or type_code not in inline
+                or start > length - trailer
+            ):
+                break
+            data = buf[pos:end]
+            if check and crc32(data) != _CRC_RESIDUE:
+                break  # feed says what is wrong
+            if type_code in _ROWS_CODES:
+                template = templates.get((type_code, data[start : start + id_size]))
+                if template is None:
+                    break
+                header, prefix, scanner, buffer = template
+                table_id = header.table_id
+                images = start + header.images_start
+                if (
+                    buffers.get(table_id) is not buffer
+                    or table_maps.get(table_id) is not header.table_map
+                    or data[start:images] != prefix
+                ):
+                    break
+                area = data[images : length - trailer]
+                try:
+                    starts = scanner(area, 0, len(area))
+                except (IndexError, struct.error):
+                    break
+                if starts is None:
+                    break
+                if starts == _ONE_ROW:  # (shared: one object less for the GC)
+                    starts = _ONE_ROW
+                buffer.runs.append(
+                    new_run(offset, fields[4], fields[0], fields[2], self.gtid,
+                            None, header, starts, area)
+                )  # fmt: skip
+                buffer.rows += len(starts)
+                if buffer.rows >= batch_rows:
+                    del buffers[table_id]
+                    out.append(_build_batch(buffer))
+            elif type_code == _TABLE_MAP:
+                table_map = maps.get(data[start : length - trailer])
+                if table_map is None:
+                    break
+                table_maps[table_map.table_id] = table_map
+            elif type_code == _GTID:
+                if length - trailer - start < GTID_BODY_MIN:
+                    break
+                seq_no, domain_id, _ = _unpack_gtid(data, start)
+                self.gtid = (domain_id, fields[2], seq_no)
+            pos = end
+            offset += length
+        return pos, offset
+
     def _known_rows(
         self,
         offset: int,
@@ -1894,6 +1982,8 @@ _unpack_gtid = GTID_FIXED.unpack_from
 _unpack_length = U32.unpack_from
 _unpack_server = U32.unpack_from
 _crc32 = zlib.crc32
+# zlib.crc32 of bytes followed by their CRC-32 (little-endian): the CRC's residue.
+_CRC_RESIDUE = 0x2144DF1C
 
 
 def _name(type_code: int) -> str:
@@ -1927,20 +2017,33 @@ def read_changes(
         flush_on=flush_on,
     )
     feed_block = decoder.feed_block
-    out: list[Output] = []
-    for block in iter_raw_blocks(
+    out: list[Output] = []  # (filled by feed_buffer too: emptied in place)
+
+    def inline(buf: bytes, pos: int, at: int) -> tuple[int, int]:
+        return decoder.feed_buffer(buf, pos, at, out)
+
+    blocks = iter_raw_blocks(
         source,
         allow_truncated_tail=allow_truncated_tail,
         expect_magic=expect_magic,
         offset=offset,
         keys=keys,
-    ):
+        inline=inline,
+    )
+    while True:
         try:
-            feed_block(block, out)
+            block = next(blocks, None)
+            if block is not None:
+                feed_block(block, out)
         except BaseException:
-            yield from out
+            ready = out[:]
+            out.clear()
+            yield from ready
             raise
         if out:
-            yield from out
-            out = []
+            ready = out[:]
+            out.clear()
+            yield from ready
+        if block is None:
+            break
     yield from decoder.flush()
