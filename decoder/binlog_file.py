@@ -15,10 +15,10 @@ from decoder.core import (
     _FDE,
     _MALFORMED,
     _VIEW_MIN,
+    CRC_RESIDUE,
     DECODERS,
     _crc32,
     _new_header,
-    _unpack_crc,
     _unpack_header,
     decode_event,
 )
@@ -296,12 +296,12 @@ def read_binlog(
         ctx = BinlogContext()
     decoders = DECODERS
     unpack_header = _unpack_header
-    unpack_crc = _unpack_crc
     crc32 = _crc32
     new_header = _new_header
     table_maps = ctx.table_maps
     # Only an FDE (decoded by decode_event) changes these: read again after decode_event.
     trailer = CHECKSUM_LEN if ctx.checksum else 0
+    check = trailer and verify_checksum
     start = max(ctx.fde.header_length, HEADER_LEN)
     for block in iter_raw_blocks(source, allow_truncated_tail=allow_truncated_tail, keys=keys):
         for offset, data in block:
@@ -314,11 +314,7 @@ def read_binlog(
                 if (
                     fields[3] == size
                     and start <= end
-                    and not (
-                        trailer
-                        and verify_checksum
-                        and unpack_crc(data, end)[0] != crc32(data[:end])
-                    )
+                    and not (check and crc32(data) != CRC_RESIDUE)
                 ):
                     try:
                         event = body_decoder(data[start:end], new_header(EventHeader, fields), ctx)
@@ -332,6 +328,7 @@ def read_binlog(
             yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
             table_maps = ctx.table_maps
             trailer = CHECKSUM_LEN if ctx.checksum else 0
+            check = trailer and verify_checksum
             start = max(ctx.fde.header_length, HEADER_LEN)
 
 

@@ -97,7 +97,7 @@ from typing import Any
 
 from decoder.binlog_file import Source, iter_raw_blocks
 from decoder.compression import decompress_record
-from decoder.core import decode_event
+from decoder.core import CRC_RESIDUE, decode_event
 from decoder.row_images import TableDecoder
 from decoder.rows import RowsHeader, read_row_images, read_rows_header
 from decoder.values import ColumnReader, column_reader, value_converter
@@ -508,11 +508,35 @@ def _byte_matrix(values: Sequence[Any], size: int) -> tuple[Any, Any]:
 
 
 def _big_endian(matrix: Any) -> Any:
+    """The rows of an (n, size) uint8 matrix as big-endian unsigned integers (uint64)."""
+    return _unsigned(matrix, ">")
+
+
+def _little_endian(matrix: Any) -> Any:
+    """The rows of an (n, size) uint8 matrix as little-endian unsigned integers (uint64)."""
+    return _unsigned(matrix, "<")
+
+
+# The numpy unsigned integer width holding a value of 1 to 8 bytes.
+_WIDTHS = (0, 1, 2, 4, 4, 8, 8, 8, 8)
+
+
+def _unsigned(matrix: Any, order: str) -> Any:
     np = _np()
-    acc = matrix[:, 0].astype(np.uint64)
-    for index in range(1, matrix.shape[1]):
-        acc = (acc << np.uint64(8)) | matrix[:, index]
-    return acc
+    count, size = matrix.shape
+    if size > 8:
+        raise ValueError(f"an integer of {size} bytes")
+    width = _WIDTHS[size]
+    if width != size:  # zero bytes on the high side
+        full = np.zeros((count, width), np.uint8)
+        if order == "<":
+            full[:, :size] = matrix
+        else:
+            full[:, width - size :] = matrix
+        matrix = full
+    else:
+        matrix = np.ascontiguousarray(matrix)
+    return matrix.view(f"{order}u{width}").reshape(count).astype(np.uint64)
 
 
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -912,14 +936,6 @@ def compile_scanner(
     exec(compile("\n".join(lines) + "\n", f"<rows scanner {width} columns>", "exec"), namespace)
     scanner: Scanner = namespace["scan"]
     return scanner
-
-
-def _little_endian(matrix: Any) -> Any:
-    np = _np()
-    acc = matrix[:, -1].astype(np.uint64)
-    for index in range(matrix.shape[1] - 2, -1, -1):
-        acc = (acc << np.uint64(8)) | matrix[:, index]
-    return acc
 
 
 def _vector_fixed(
@@ -1760,78 +1776,89 @@ class ColumnarDecoder:
         of it has been taken."""
         ctx = self.ctx
         inline = self._inline
-        verify = self.verify_checksum
         templates = self._templates
         maps = self._maps
         buffers = self._buffers
         table_maps = ctx.table_maps
         unpack_header = _unpack_header
+        unpack_gtid = _unpack_gtid
         crc32 = _crc32
+        residue = CRC_RESIDUE
         new_run = _Run
+        one_row = _ONE_ROW
+        rows_codes = _ROWS_CODES
+        table_map_code = _TABLE_MAP
+        gtid_code = _GTID
+        view_min = _VIEW_MIN
         batch_rows = self.batch_rows
-        id_size = ctx.table_id_size + 2
-        check = verify and ctx.checksum
+        check = self.verify_checksum and ctx.checksum
         trailer = CHECKSUM_LEN if ctx.checksum else 0
         start = max(ctx.fde.header_length, HEADER_LEN)
-        size = len(buf)
-        while pos + HEADER_LEN <= size:
-            fields = unpack_header(buf, pos)
-            type_code = fields[1]
-            length = fields[3]
-            end = pos + length
-            if (
-                length < HEADER_LEN
-                or length >= _VIEW_MIN
-                or end > size
-                or type_code not in inline
-                or start > length - trailer
-            ):
-                break
-            data = buf[pos:end]
-            if check and crc32(data) != _CRC_RESIDUE:
-                break  # feed says what is wrong
-            if type_code in _ROWS_CODES:
-                template = templates.get((type_code, data[start : start + id_size]))
-                if template is None:
-                    break
-                header, prefix, scanner, buffer = template
-                table_id = header.table_id
-                images = start + header.images_start
+        id_end = start + ctx.table_id_size + 2
+        min_length = start + trailer  # (start is at least HEADER_LEN)
+        gtid_min = min_length + GTID_BODY_MIN
+        gtid = self.gtid
+        last = len(buf) - HEADER_LEN
+        try:
+            while pos <= last:
+                fields = unpack_header(buf, pos)
+                type_code = fields[1]
+                length = fields[3]
+                end = pos + length
                 if (
-                    buffers.get(table_id) is not buffer
-                    or table_maps.get(table_id) is not header.table_map
-                    or data[start:images] != prefix
+                    length < min_length
+                    or length >= view_min
+                    or end > last + HEADER_LEN
+                    or type_code not in inline
                 ):
                     break
-                area = data[images : length - trailer]
-                try:
-                    starts = scanner(area, 0, len(area))
-                except (IndexError, struct.error):
-                    break
-                if starts is None:
-                    break
-                if starts == _ONE_ROW:  # (shared: one object less for the GC)
-                    starts = _ONE_ROW
-                buffer.runs.append(
-                    new_run(offset, fields[4], fields[0], fields[2], self.gtid,
-                            None, header, starts, area)
-                )  # fmt: skip
-                buffer.rows += len(starts)
-                if buffer.rows >= batch_rows:
-                    del buffers[table_id]
-                    out.append(_build_batch(buffer))
-            elif type_code == _TABLE_MAP:
-                table_map = maps.get(data[start : length - trailer])
-                if table_map is None:
-                    break
-                table_maps[table_map.table_id] = table_map
-            elif type_code == _GTID:
-                if length - trailer - start < GTID_BODY_MIN:
-                    break
-                seq_no, domain_id, _ = _unpack_gtid(data, start)
-                self.gtid = (domain_id, fields[2], seq_no)
-            pos = end
-            offset += length
+                data = buf[pos:end]
+                if check and crc32(data) != residue:
+                    break  # feed says what is wrong
+                if type_code in rows_codes:
+                    template = templates.get((type_code, data[start:id_end]))
+                    if template is None:
+                        break
+                    header, prefix, scanner, buffer = template
+                    table_id = header.table_id
+                    images = start + header.images_start
+                    if (
+                        buffers.get(table_id) is not buffer
+                        or table_maps.get(table_id) is not header.table_map
+                        or data[start:images] != prefix
+                    ):
+                        break
+                    area = data[images : length - trailer]
+                    try:
+                        starts = scanner(area, 0, len(area))
+                    except (IndexError, struct.error):
+                        break
+                    if starts is None:
+                        break
+                    if starts == one_row:  # (shared: one object less for the GC)
+                        starts = one_row
+                    buffer.runs.append(
+                        new_run(offset, fields[4], fields[0], fields[2], gtid,
+                                None, header, starts, area)
+                    )  # fmt: skip
+                    buffer.rows += len(starts)
+                    if buffer.rows >= batch_rows:
+                        del buffers[table_id]
+                        out.append(_build_batch(buffer))
+                elif type_code == table_map_code:
+                    table_map = maps.get(data[start : length - trailer])
+                    if table_map is None:
+                        break
+                    table_maps[table_map.table_id] = table_map
+                elif type_code == gtid_code:
+                    if length < gtid_min:
+                        break
+                    seq_no, domain_id, _ = unpack_gtid(data, start)
+                    gtid = (domain_id, fields[2], seq_no)
+                pos = end
+                offset += length
+        finally:
+            self.gtid = gtid
         return pos, offset
 
     def _known_rows(
@@ -1982,8 +2009,6 @@ _unpack_gtid = GTID_FIXED.unpack_from
 _unpack_length = U32.unpack_from
 _unpack_server = U32.unpack_from
 _crc32 = zlib.crc32
-# zlib.crc32 of bytes followed by their CRC-32 (little-endian): the CRC's residue.
-_CRC_RESIDUE = 0x2144DF1C
 
 
 def _name(type_code: int) -> str:
