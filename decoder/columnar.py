@@ -915,24 +915,40 @@ def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
     """A function ``(data, pos, end) -> row start positions`` (None if the rows do not end at
-    ``end``): the row decoder's walk over the images without reading the values."""
+    ``end``): the row decoder's walk over the images without reading the values. The first row
+    is walked before the loop: an event of one row (starting at 0) gives the shared
+    ``_ONE_ROW`` list, which is not to be changed."""
     images = [present] if present_after is None else [present, present_after]
-    lines = [
-        "def scan(data, pos, end):",
-        "    starts = []",
-        "    append = starts.append",
-        "    while pos < end:",
-        "        append(pos)",
-    ]
+    walk: list[str] = []
     any_column = False
     for mask in images:
         columns = [c for c in range(width) if mask >> c & 1]
         any_column = any_column or bool(columns)
-        _scan_image(lines, readers, columns)
+        _scan_image(walk, readers, columns)
     if not any_column:
-        lines.append("        return None")
-    lines += ["    return starts if pos == end else None"]
-    namespace: dict[str, Any] = {"_fb": _from_bytes, "_u32": struct.Struct("<I").unpack_from}
+        walk.append("        return None")
+    lines = [
+        "def scan(data, pos, end):",
+        "    if pos >= end:",
+        "        return [] if pos == end else None",
+        "    first = pos",
+        "    while True:  # the first row",
+        *walk,
+        "        break",
+        "    if pos == end:",
+        "        return _one if first == 0 else [first]",
+        "    starts = [first]",
+        "    append = starts.append",
+        "    while pos < end:",
+        "        append(pos)",
+        *walk,
+        "    return starts if pos == end else None",
+    ]
+    namespace: dict[str, Any] = {
+        "_fb": _from_bytes,
+        "_u32": struct.Struct("<I").unpack_from,
+        "_one": _ONE_ROW,
+    }
     exec(compile("\n".join(lines) + "\n", f"<rows scanner {width} columns>", "exec"), namespace)
     scanner: Scanner = namespace["scan"]
     return scanner
@@ -1740,8 +1756,6 @@ class ColumnarDecoder:
                         except (IndexError, struct.error):
                             starts = None
                         if starts is not None:
-                            if starts == _ONE_ROW:  # (shared: one object less for the GC)
-                                starts = _ONE_ROW
                             fields = unpack_header(data, 0)
                             buffer.runs.append(
                                 new_run(offset, fields[4], fields[0], fields[2], self.gtid,
@@ -1785,7 +1799,6 @@ class ColumnarDecoder:
         crc32 = _crc32
         residue = CRC_RESIDUE
         new_run = _Run
-        one_row = _ONE_ROW
         rows_codes = _ROWS_CODES
         table_map_code = _TABLE_MAP
         gtid_code = _GTID
@@ -1835,8 +1848,6 @@ class ColumnarDecoder:
                         break
                     if starts is None:
                         break
-                    if starts == one_row:  # (shared: one object less for the GC)
-                        starts = one_row
                     buffer.runs.append(
                         new_run(offset, fields[4], fields[0], fields[2], gtid,
                                 None, header, starts, area)
