@@ -1276,7 +1276,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
     groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
     runs_header = buffer.runs[0].header
-    if all(run.header is runs_header for run in buffer.runs):  # one statement shape (common)
+    if len(set(map(id, map(_get_header, buffer.runs)))) == 1:  # one statement shape (common)
         key = (runs_header.cls, runs_header.columns_present, runs_header.columns_present_after)
         groups[key] = list(range(len(buffer.runs)))
     else:
@@ -1387,6 +1387,9 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
 
 
 _get_area = attrgetter("area")
+_get_gtid = attrgetter("gtid")
+_get_header = attrgetter("header")
+_get_starts = attrgetter("starts")
 # The row starts of a one-row event (read only, shared by those events' runs).
 _ONE_ROW = [0]
 _RUN_FIELDS = [attrgetter(name) for name in ("offset", "log_pos", "timestamp", "server_id")]
@@ -1403,11 +1406,13 @@ def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
         pa.array(np.repeat(np.fromiter(map(get, runs), np.int64, count), repeats), pa.int64())
         for get in _RUN_FIELDS
     ]
-    gtids = [run.gtid for run in runs]
-    if all(gtid[0] is not None for gtid in gtids):
-        numbers = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count).reshape(
-            count, 3
-        )
+    gtids = list(map(_get_gtid, runs))
+    try:  # (a run before any GTID has None in its GTID: TypeError)
+        numbers: Any = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count)
+    except TypeError:
+        numbers = None
+    if numbers is not None:
+        numbers = numbers.reshape(count, 3)
         arrays += [
             pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
             pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
@@ -1452,7 +1457,7 @@ def _vectorise(buffer: _TableBuffer) -> bool:
     and rows of under ``_VECTOR_ROW_BYTES`` on average (rows of large values cost a copy
     more that way, and little Python per row the row decoder's way)."""
     runs = buffer.runs
-    if buffer.rows < _VECTOR_MIN or not all(run.starts is not None for run in runs):
+    if buffer.rows < _VECTOR_MIN or None in map(_get_starts, runs):
         return False
     return len(runs) > 1024 or sum(len(run.area) for run in runs) < (
         _VECTOR_ROW_BYTES * buffer.rows
