@@ -92,7 +92,7 @@ import struct
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any
 
 from decoder.binlog_file import Source, iter_raw_blocks
@@ -862,7 +862,7 @@ _NUMERIC_DTYPES = {
     "b": "<i1", "B": "<u1", "h": "<i2", "H": "<u2", "i": "<i4", "I": "<u4", "q": "<i8",
     "Q": "<u8", "f": "<f4", "d": "<f8",
 }  # fmt: skip
-Scanner = Callable[[bytes, int, int], list[int] | None]
+Scanner = Callable[[bytes, int, int], Sequence[int] | None]
 
 
 def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequence[int]) -> None:
@@ -1160,8 +1160,20 @@ class ChangeBatch:
         return int(self.record_batch.num_rows)
 
 
+# A rows event held in a table's buffer is a plain tuple of what the batch needs (ints, bytes,
+# tuples of ints: the garbage collector stops tracking such tuples, so that the runs of a large
+# batch cost it nothing), in this order:
+#   (offset, log_pos, timestamp, server_id, gtid, rows, header index, starts, area)
+# ``rows``: the rows read at feed time (None: read when the batch is built); the header index:
+# its RowsHeader in the buffer's ``headers``; ``starts``: where each row starts in ``area``
+# (None: not walked; ``_ONE_ROW`` for one row at 0).
+Record = tuple[Any, ...]
+_R_GTID, _R_ROWS, _R_HEADER, _R_STARTS, _R_AREA = 4, 5, 6, 7, 8
+
+
 class _Run:
-    """The rows of one rows event: read (``rows``), or where each starts in ``area``."""
+    """The rows of one rows event: read (``rows``), or where each starts in ``area`` (a record
+    of a buffer, for the row decoder's way of building a batch)."""
 
     __slots__ = ("offset", "log_pos", "timestamp", "server_id", "gtid", "rows", "header",
                  "starts", "area")  # fmt: skip
@@ -1175,7 +1187,7 @@ class _Run:
         gtid: tuple[int | None, int | None, int | None],
         rows: list[Any] | None,
         header: RowsHeader,
-        starts: list[int] | None,
+        starts: Sequence[int] | None,
         area: Any,
     ) -> None:
         self.offset = offset
@@ -1217,8 +1229,23 @@ class _TableBuffer:
     shape: ColumnarShape
     width: int
     names: tuple[str, ...]
-    runs: list[_Run] = field(default_factory=list)
+    runs: list[Record] = field(default_factory=list)
     rows: int = 0
+    headers: list[RowsHeader] = field(default_factory=list)
+
+    def header_index(self, header: RowsHeader) -> int:
+        """The index of ``header`` in ``headers`` (the last one, or appended)."""
+        headers = self.headers
+        if not headers or headers[-1] is not header:
+            headers.append(header)
+        return len(headers) - 1
+
+    def materialise(self) -> list[_Run]:
+        headers = self.headers
+        return [
+            _Run(o, lp, ts, sid, gtid, rows, headers[h], starts, area)
+            for o, lp, ts, sid, gtid, rows, h, starts, area in self.runs
+        ]
 
 
 def _column_names(table_map: TableMapEvent, width: int) -> tuple[str, ...]:
@@ -1275,20 +1302,27 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     # Runs of the same kind and bitmaps are read together (one group per statement shape).
     # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
     groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
-    runs_header = buffer.runs[0].header
-    if len(set(map(id, map(_get_header, buffer.runs)))) == 1:  # one statement shape (common)
-        key = (runs_header.cls, runs_header.columns_present, runs_header.columns_present_after)
+    headers = buffer.headers
+    group_header: dict[tuple[Any, bytes, bytes], RowsHeader] = {}
+    if len(headers) == 1:  # one statement shape (common)
+        header = headers[0]
+        key = (header.cls, header.columns_present, header.columns_present_after)
         groups[key] = list(range(len(buffer.runs)))
+        group_header[key] = header
     else:
-        for index, run in enumerate(buffer.runs):
-            header = run.header
-            key = (header.cls, header.columns_present, header.columns_present_after)
-            groups.setdefault(key, []).append(index)
-    counts = [len(run.starts or ()) for run in buffer.runs]
+        keys = [(h.cls, h.columns_present, h.columns_present_after) for h in headers]
+        for index, header_index in enumerate(map(_get_header, buffer.runs)):
+            key = keys[header_index]
+            if key not in groups:
+                groups[key] = []
+                group_header[key] = headers[header_index]
+            groups[key].append(index)
+    counts = [len(starts) for starts in map(_get_starts, buffer.runs)]
     batches = []
-    for (cls, _, _), members in groups.items():
+    for (cls, columns_present, columns_present_after), members in groups.items():
         runs = [buffer.runs[index] for index in members]
-        present, present_after = runs[0].header.present, runs[0].header.present_after
+        first_header = group_header[(cls, columns_present, columns_present_after)]
+        present, present_after = first_header.present, first_header.present_after
         member_counts = np.array([counts[index] for index in members], np.int64)
         total = int(member_counts.sum())
         if not total:
@@ -1304,9 +1338,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             run_rows = np.zeros(total, np.int64)
         else:
             starts = np.fromiter(
-                itertools.chain.from_iterable(run.starts for run in runs),  # type: ignore[misc]
-                np.int64,
-                total,
+                itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, total
             ) + np.repeat(bases, member_counts)
             run_rows = np.arange(total) - np.repeat(first_row, member_counts)
         buf = np.frombuffer(raw, np.uint8)
@@ -1324,12 +1356,11 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             return None
         op = _OPS[cls.KIND]
         image = pa.StructArray.from_arrays(first_arrays, fields=fields)
-        columns_present = runs[0].present
         if second_arrays is not None:
             before = image
             after = pa.StructArray.from_arrays(second_arrays, fields=fields)
             before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-            after_present = pa.repeat(pa.scalar(runs[0].present_after, pa.binary()), total)
+            after_present = pa.repeat(pa.scalar(columns_present_after, pa.binary()), total)
         elif op == "d":
             before, after = image, pa.nulls(total, struct_type)
             before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
@@ -1386,16 +1417,16 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     )  # fmt: skip
 
 
-_get_area = attrgetter("area")
-_get_gtid = attrgetter("gtid")
-_get_header = attrgetter("header")
-_get_starts = attrgetter("starts")
+_get_area = itemgetter(_R_AREA)
+_get_gtid = itemgetter(_R_GTID)
+_get_header = itemgetter(_R_HEADER)
+_get_starts = itemgetter(_R_STARTS)
 # The row starts of a one-row event (read only, shared by those events' runs).
-_ONE_ROW = [0]
-_RUN_FIELDS = [attrgetter(name) for name in ("offset", "log_pos", "timestamp", "server_id")]
+_ONE_ROW = (0,)
+_RUN_FIELDS = [itemgetter(index) for index in range(4)]  # offset, log_pos, timestamp, server id
 
 
-def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
+def _meta_arrays(runs: Sequence[Record], counts: Sequence[int]) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
     value per run, repeated for its rows)."""
     pa = _pa()
@@ -1434,9 +1465,9 @@ def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
     return arrays
 
 
-def _read_deferred(buffer: _TableBuffer) -> None:
+def _read_deferred(buffer: _TableBuffer, runs: list[_Run]) -> None:
     """Read the rows of the runs whose rows were not read, the row decoder's way."""
-    for run in buffer.runs:
+    for run in runs:
         if run.rows is None:
             header = run.header
             assert header is not None
@@ -1459,7 +1490,7 @@ def _vectorise(buffer: _TableBuffer) -> bool:
     runs = buffer.runs
     if buffer.rows < _VECTOR_MIN or None in map(_get_starts, runs):
         return False
-    return len(runs) > 1024 or sum(len(run.area) for run in runs) < (
+    return len(runs) > 1024 or sum(map(len, map(_get_area, runs))) < (
         _VECTOR_ROW_BYTES * buffer.rows
     )
 
@@ -1476,7 +1507,8 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
             batch = None  # read again the row decoder's way, which says where
         if batch is not None:
             return batch
-    _read_deferred(buffer)
+    runs = buffer.materialise()
+    _read_deferred(buffer, runs)
     pa = _pa()
     columns = buffer.shape.arrow_columns()[: buffer.width]
     filler = (None,) * buffer.width
@@ -1496,7 +1528,7 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
     before_present: list[bytes | None] = []
     after_present: list[bytes | None] = []
     partial = False
-    for run in buffer.runs:
+    for run in runs:
         assert run.rows is not None
         n = len(run.rows)
         ops += [run.op] * n
@@ -1539,7 +1571,7 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
         raise DecodeError(
             f"`{buffer.table_map.database}`.`{buffer.table_map.table}`: a value does not fit "
             f"its Arrow column: {exc}",
-            offset=buffer.runs[0].offset,
+            offset=buffer.runs[0][0],
         ) from None
     record_batch = pa.RecordBatch.from_arrays(
         [
@@ -1625,12 +1657,12 @@ class ColumnarDecoder:
         # (a statement's last event has STMT_END, the others not), for events
         # that repeat them (see _known_rows).
         self._templates: dict[
-            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]
+            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer, int]
         ] = {}
 
     def flush(self) -> list[ChangeBatch]:
         """Every table's held rows, as batches (tables in the order their rows began)."""
-        buffers = sorted(self._buffers.values(), key=lambda b: b.runs[0].offset if b.runs else 0)
+        buffers = sorted(self._buffers.values(), key=lambda b: b.runs[0][0] if b.runs else 0)
         self._buffers.clear()
         return [_build_batch(buffer) for buffer in buffers if buffer.rows]
 
@@ -1717,7 +1749,6 @@ class ColumnarDecoder:
         unpack_header = _unpack_header
         unpack_crc = _unpack_crc
         crc32 = _crc32
-        new_run = _Run
         batch_rows = self.batch_rows
         feed = self.feed
         # Only an FDE (which goes through feed) changes these: read again after feed.
@@ -1747,7 +1778,7 @@ class ColumnarDecoder:
             if type_code in _ROWS_CODES:
                 template = templates.get((type_code, data[start : start + ctx.table_id_size + 2]))
                 if template is not None:
-                    header, prefix, scanner, buffer = template
+                    header, prefix, scanner, buffer, header_index = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -1763,8 +1794,8 @@ class ColumnarDecoder:
                         if starts is not None:
                             fields = unpack_header(data, 0)
                             buffer.runs.append(
-                                new_run(offset, fields[4], fields[0], fields[2], self.gtid,
-                                        None, header, starts, area)
+                                (offset, fields[4], fields[0], fields[2], self.gtid,
+                                 None, header_index, starts, area)
                             )  # fmt: skip
                             buffer.rows += len(starts)
                             if buffer.rows >= batch_rows:
@@ -1803,7 +1834,6 @@ class ColumnarDecoder:
         unpack_gtid = _unpack_gtid
         crc32 = _crc32
         residue = CRC_RESIDUE
-        new_run = _Run
         rows_codes = _ROWS_CODES
         table_map_code = _TABLE_MAP
         gtid_code = _GTID
@@ -1837,7 +1867,7 @@ class ColumnarDecoder:
                     template = templates.get((type_code, data[start:id_end]))
                     if template is None:
                         break
-                    header, prefix, scanner, buffer = template
+                    header, prefix, scanner, buffer, header_index = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -1854,8 +1884,8 @@ class ColumnarDecoder:
                     if starts is None:
                         break
                     buffer.runs.append(
-                        new_run(offset, fields[4], fields[0], fields[2], gtid,
-                                None, header, starts, area)
+                        (offset, fields[4], fields[0], fields[2], gtid,
+                         None, header_index, starts, area)
                     )  # fmt: skip
                     buffer.rows += len(starts)
                     if buffer.rows >= batch_rows:
@@ -1893,7 +1923,7 @@ class ColumnarDecoder:
         template = self._templates.get((fields[1], data[start:id_end]))
         if template is None:
             return False
-        header, prefix, scanner, buffer = template
+        header, prefix, scanner, buffer, header_index = template
         images = start + header.images_start
         if (
             self._buffers.get(header.table_id) is not buffer  # flushed since, or replaced
@@ -1909,7 +1939,7 @@ class ColumnarDecoder:
         if starts is None:
             return False
         buffer.runs.append(
-            _Run(offset, fields[4], fields[0], fields[2], self.gtid, None, header, starts, area)
+            (offset, fields[4], fields[0], fields[2], self.gtid, None, header_index, starts, area)
         )
         buffer.rows += len(starts)
         if buffer.rows >= self.batch_rows:
@@ -1954,7 +1984,7 @@ class ColumnarDecoder:
                     f"table id {header.table_id}: {exc.reason}", offset=header.images_start
                 ) from None
             rows: list[Any] | None = None
-            starts: list[int] | None = None
+            starts: Sequence[int] | None = None
             area = b""
             if _np() is not None:
                 # Where each row starts, now (the values are read a column at a time when the
@@ -1996,8 +2026,9 @@ class ColumnarDecoder:
         if buffer is None:
             buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
             self._buffers[header.table_id] = buffer
+        header_index = buffer.header_index(header)
         buffer.runs.append(
-            _Run(offset, fields[4], fields[0], fields[2], self.gtid, rows, header, starts, area)
+            (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts, area)
         )
         buffer.rows += len(rows) if rows is not None else len(starts or ())
         if starts is not None and scanner is not None and not header.compressed:
@@ -2005,7 +2036,9 @@ class ColumnarDecoder:
                 self._templates.clear()
             id_end = start + ctx.table_id_size + 2
             prefix = data[start : start + header.images_start]
-            self._templates[(fields[1], data[start:id_end])] = (header, prefix, scanner, buffer)
+            self._templates[(fields[1], data[start:id_end])] = (
+                header, prefix, scanner, buffer, header_index
+            )  # fmt: skip
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
             out.append(_build_batch(buffer))
