@@ -1747,7 +1747,6 @@ class ColumnarDecoder:
         buffers = self._buffers
         table_maps = ctx.table_maps
         unpack_header = _unpack_header
-        unpack_crc = _unpack_crc
         crc32 = _crc32
         batch_rows = self.batch_rows
         feed = self.feed
@@ -1766,12 +1765,7 @@ class ColumnarDecoder:
             if (
                 start > end
                 or _unpack_length(data, 9)[0] != size
-                or (
-                    trailer
-                    and verify
-                    and unpack_crc(data, end)[0]
-                    != crc32(data[:end] if end < 4096 else memoryview(data)[:end])
-                )
+                or (trailer and verify and crc32(data) != CRC_RESIDUE)
             ):
                 out += feed(offset, data)  # the error, or what feed makes of it
                 continue
