@@ -24,8 +24,11 @@ them. Everything is in binlog order except that a table's rows are held until it
 full: they come out when ``batch_rows`` is reached, when a TABLE_MAP gives the table id another
 shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED by default:
 DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows
-themselves is always given by ``(event_offset, row)``; within a batch they are in that order. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
-event_bytes)`` per event, ``flush()``), for a replication stream.
+themselves is always given by ``(event_offset, row)``; within a batch they are in that order.
+:class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset, event_bytes)`` per event,
+``flush()``), for a replication stream; ``read_changes`` on a path hands it the file's small
+events straight from the read buffer (``ColumnarDecoder.feed_buffer``: one header unpack per
+event, no ``(offset, bytes)`` pair), the others framed and fed as usual.
 
 Each batch's record batch has one row per changed row:
 
