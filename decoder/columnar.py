@@ -713,6 +713,65 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter |
     return vector
 
 
+def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter:
+    """DECIMALs of more digits than an int64 holds: the unscaled value built in 32-bit limbs
+    (numpy uint64 arrays, little-endian limb order), one digit group at a time (value * 10**digits
+    + group), then written as the decimal128/256's little-endian two's complement words."""
+    groups = decimal_groups(precision, scale)
+    limbs = 4 if precision <= 38 else 8  # decimal128 / decimal256
+    spans = []
+    offset = 0
+    total = 0
+    for nbytes, digits in groups:
+        total += digits
+        # (the limbs the value can reach after this group: it is under 10**total)
+        spans.append(
+            (offset, nbytes, 10**digits, min(limbs, ((10**total).bit_length() + 31) // 32))
+        )
+        offset += nbytes
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        pa = _pa()
+        count = len(matrix)
+        m = np.array(matrix, np.uint8)  # a copy: flipped in place
+        positive = (m[:, 0] & 0x80) != 0
+        m[~positive] ^= 0xFF  # a negative value is stored with every bit inverted
+        m[:, 0] &= 0x7F  # and the sign bit
+        if nulls is not None:
+            m[nulls] = 0
+        acc = np.zeros((limbs, count), np.uint64)
+        low = np.uint64(0xFFFFFFFF)
+        bits = np.uint64(32)
+        for start, nbytes, limit, used in spans:
+            group = _big_endian(m[:, start : start + nbytes])
+            if (group >= limit).any():
+                return None  # the per-value path raises the row decoder's error
+            carry = group
+            factor = np.uint64(limit)
+            for limb in range(used):  # acc = acc * limit + group, limb by limb
+                value = acc[limb] * factor + carry
+                acc[limb] = value & low
+                carry = value >> bits
+        # Negative values: two's complement over the limbs (invert, add one).
+        negative = ~positive
+        if nulls is not None:
+            negative &= ~nulls
+        if negative.any():
+            carry = negative.astype(np.uint64)
+            for limb in range(limbs):
+                value = np.where(negative, acc[limb] ^ low, acc[limb]) + carry
+                acc[limb] = value & low
+                carry = value >> bits
+        words = np.ascontiguousarray(acc.T).astype("<u4")
+        validity = None
+        if nulls is not None:
+            validity = pa.array(~nulls).buffers()[1]
+        return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
+
+    return vector
+
+
 def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConverter | None:
     """Integers of ``size`` bytes (MEDIUMINT, BIT, ENUM, SET: the row decoder's
     ``int.from_bytes``) as an Arrow integer array; None (the row decoder's way, which says
@@ -757,7 +816,9 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
     if column_type == ColumnType.NEWDECIMAL:
         raw = ColumnReader(base.fmt, base.size)
         precision, scale = meta & 0xFF, meta >> 8
-        matrix = _decimal_vector(precision, scale, arrow) if precision <= 38 else None
+        matrix = _decimal_vector(precision, scale, arrow)
+        if matrix is None:
+            matrix = _wide_decimal_vector(precision, scale, arrow)
         vector = None if matrix is None else _values_vector(matrix, base.size)
         return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector, matrix)
     if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
