@@ -1114,16 +1114,17 @@ def _vector_image(
     pos = starts
     if present:
         null_bytes = (len(present) + 7) >> 3
-        bits = np.zeros(count, np.int64)
-        for k in range(null_bytes):
-            bits |= buf[np.minimum(starts + k, len(buf) - 1)].astype(np.int64) << (8 * k)
-        pos = starts + null_bytes
         limit = len(buf)
-        if not bits.any():
+        null_matrix = buf[np.minimum(starts[:, None] + np.arange(null_bytes), limit - 1)]
+        pos = starts + null_bytes
+        if not null_matrix.any():
             return _vector_image_without_nulls(buf, raw, pos, readers, columns, present, width)
+        # Every column's NULL flags at once: row k of null_columns is the k-th present column's.
+        unpacked = np.unpackbits(null_matrix, axis=1, bitorder="little")[:, : len(present)]
+        null_columns = np.ascontiguousarray(unpacked.T, dtype=bool)
         for bit, column in enumerate(present):
             reader = readers[column]
-            nulls = ((bits >> bit) & 1).astype(bool)
+            nulls = null_columns[bit]
             if reader.fmt:
                 array = _vector_fixed(buf, raw, pos, nulls, reader, columns[column])
                 pos = pos + np.where(nulls, 0, reader.size)
