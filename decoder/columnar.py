@@ -1073,6 +1073,49 @@ def _matrix_array(matrix: Any, nulls: Any, reader: ColumnReader, column: _Column
         column.vector = saved
 
 
+# Whether pyarrow has binary views and casts them to binary (pyarrow 16+ or so): set False at
+# the first failure.
+_VIEWS = [True]
+_INLINE = 12  # a binary view holds a value of up to 12 bytes itself
+
+
+def _binary_by_views(raw: Any, starts: Any, lengths: Any, nulls: Any) -> Any:
+    """The values at ``starts`` (of ``lengths``) in ``raw`` as a binary array, copied once by
+    Arrow: a binary_view array over ``raw`` (a 16-byte view per value: its length and either
+    the value itself, up to 12 bytes, or its first 4 bytes and its offset in ``raw``) cast to
+    binary. None when pyarrow cannot."""
+    np = _np()
+    pa = _pa()
+    count = len(starts)
+    data = np.frombuffer(raw, np.uint8)
+    long = lengths > _INLINE
+    # Arrow reads what the views point at: every value of more than 12 bytes must lie in raw
+    # (the caller checks the positions only after, to say the bytes do not hold what the walk
+    # said; a shorter value is copied into its view from positions clipped to raw).
+    if not len(data) or (starts < 0).any():
+        return None
+    if long.any() and int((starts[long] + lengths[long]).max()) > len(data):
+        return None
+    views = np.zeros((count, 4), np.int32)
+    head = data[np.minimum(starts[:, None] + np.arange(_INLINE), len(data) - 1)]
+    head[np.arange(_INLINE)[None, :] >= lengths[:, None]] = 0  # (inline values: zero padded)
+    views.view(np.uint8)[:, 4:16] = head
+    views[:, 0] = lengths
+    views[long, 2] = 0  # buffer 0: raw
+    views[long, 3] = starts[long]
+    validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
+    try:
+        array = pa.Array.from_buffers(
+            pa.binary_view(),
+            count,
+            [validity, pa.py_buffer(views.tobytes()), pa.py_buffer(raw)],
+        )
+        return array.cast(pa.binary())
+    except (AttributeError, NotImplementedError, pa.ArrowNotImplementedError):
+        _VIEWS[0] = False
+        return None
+
+
 def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
     np = _np()
     pa = _pa()
@@ -1081,6 +1124,10 @@ def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 1 << 31:
         return None
+    if _VIEWS[0] and len(raw) < 1 << 31:
+        array = _binary_by_views(raw, starts, lengths, nulls)
+        if array is not None:
+            return array
     # Long values are joined from memoryview slices (not copies); short ones from bytes slices
     # (memoryviews are objects the garbage collector tracks: many of them cost more than copies).
     view = memoryview(raw) if offsets[-1] > 4096 * count else raw
