@@ -1597,17 +1597,21 @@ def _read_deferred(buffer: _TableBuffer, runs: list[_Run]) -> None:
 
 def _vectorise(buffer: _TableBuffer) -> bool:
     """Whether the batch is read a column at a time (numpy): enough rows, every run walked,
-    and rows of under ``_VECTOR_ROW_BYTES`` on average (rows of large values cost a copy
-    more that way, and little Python per row the row decoder's way)."""
+    and, without binary views (``_binary_by_views``), rows of under ``_VECTOR_ROW_BYTES`` on
+    average (large values joined from Python slices cost a copy more that way, and little
+    Python per row the row decoder's way; with views Arrow copies them once)."""
     runs = buffer.runs
     if buffer.rows < _VECTOR_MIN or None in map(_get_starts, runs):
         return False
-    return len(runs) > 1024 or sum(map(len, map(_get_area, runs))) < (
-        _VECTOR_ROW_BYTES * buffer.rows
+    return (
+        _VIEWS[0]
+        or len(runs) > 1024
+        or sum(map(len, map(_get_area, runs))) < _VECTOR_ROW_BYTES * buffer.rows
     )
 
 
-# Above this many bytes per row on average, a batch is read the row decoder's way.
+# Above this many bytes per row on average, a batch is read the row decoder's way when
+# pyarrow has no binary views.
 _VECTOR_ROW_BYTES = 4096
 
 
