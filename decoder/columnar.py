@@ -978,10 +978,10 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
 def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
-    """A function ``(data, pos, end) -> row start positions`` (None if the rows do not end at
-    ``end``): the row decoder's walk over the images without reading the values. The first row
-    is walked before the loop: an event of one row (starting at 0) gives the shared
-    ``_ONE_ROW`` list, which is not to be changed."""
+    """A function ``(data, pos, end) -> row start positions`` relative to ``pos`` (None if the
+    rows do not end at ``end``): the row decoder's walk over the images without reading the
+    values. The first row is walked before the loop: an event of one row gives the shared
+    ``_ONE_ROW`` tuple."""
     images = [present] if present_after is None else [present, present_after]
     walk: list[str] = []
     any_column = False
@@ -994,17 +994,17 @@ def compile_scanner(
     lines = [
         "def scan(data, pos, end):",
         "    if pos >= end:",
-        "        return [] if pos == end else None",
+        "        return () if pos == end else None",
         "    first = pos",
         "    while True:  # the first row",
         *walk,
         "        break",
         "    if pos == end:",
-        "        return _one if first == 0 else [first]",
-        "    starts = [first]",
+        "        return _one",
+        "    starts = [0]",
         "    append = starts.append",
         "    while pos < end:",
-        "        append(pos)",
+        "        append(pos - first)",
         *walk,
         "    return starts if pos == end else None",
     ]
@@ -1275,12 +1275,14 @@ class ChangeBatch:
 # A rows event held in a table's buffer is a plain tuple of what the batch needs (ints, bytes,
 # tuples of ints: the garbage collector stops tracking such tuples, so that the runs of a large
 # batch cost it nothing), in this order:
-#   (offset, log_pos, timestamp, server_id, gtid, rows, header index, starts, area)
+#   (offset, log_pos, timestamp, server_id, gtid, rows, header index, starts, area, a_start,
+#    a_end)
 # ``rows``: the rows read at feed time (None: read when the batch is built); the header index:
-# its RowsHeader in the buffer's ``headers``; ``starts``: where each row starts in ``area``
-# (None: not walked; ``_ONE_ROW`` for one row at 0).
+# its RowsHeader in the buffer's ``headers``; the row images are ``area[a_start:a_end]`` (the
+# event's bytes themselves when small: no copy of them); ``starts``: where each row starts,
+# relative to ``a_start`` (None: not walked; ``_ONE_ROW`` for one row).
 Record = tuple[Any, ...]
-_R_GTID, _R_ROWS, _R_HEADER, _R_STARTS, _R_AREA = 4, 5, 6, 7, 8
+_R_GTID, _R_ROWS, _R_HEADER, _R_STARTS, _R_AREA, _R_A_START, _R_A_END = 4, 5, 6, 7, 8, 9, 10
 
 
 class _Run:
@@ -1355,9 +1357,10 @@ class _TableBuffer:
     def materialise(self) -> list[_Run]:
         headers = self.headers
         return [
-            _Run(o, lp, ts, sid, gtid, rows, headers[h], starts, area)
-            for o, lp, ts, sid, gtid, rows, h, starts, area in self.runs
-        ]
+            _Run(o, lp, ts, sid, gtid, rows, headers[h], starts,
+                 area if a == 0 and e == len(area) else area[a:e])
+            for o, lp, ts, sid, gtid, rows, h, starts, area, a, e in self.runs
+        ]  # fmt: skip
 
 
 def _column_names(table_map: TableMapEvent, width: int) -> tuple[str, ...]:
@@ -1441,17 +1444,20 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             continue
         areas = list(map(_get_area, runs))
         raw = areas[0] if len(runs) == 1 else b"".join(areas)
-        bases = np.zeros(len(runs), np.int64)
-        np.cumsum(np.fromiter(map(len, areas), np.int64, len(areas))[:-1], out=bases[1:])
-        first_row = np.zeros(len(runs), np.int64)
+        count = len(runs)
+        bases = np.zeros(count, np.int64)
+        np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
+        image_starts = bases + np.fromiter(map(_get_a_start, runs), np.int64, count)
+        image_ends = bases + np.fromiter(map(_get_a_end, runs), np.int64, count)
+        first_row = np.zeros(count, np.int64)
         np.cumsum(member_counts[:-1], out=first_row[1:])
-        if (member_counts == 1).all():  # one row per event: each starts its area (at 0)
-            starts = bases
+        if (member_counts == 1).all():  # one row per event: each starts its images
+            starts = image_starts
             run_rows = np.zeros(total, np.int64)
         else:
             starts = np.fromiter(
                 itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, total
-            ) + np.repeat(bases, member_counts)
+            ) + np.repeat(image_starts, member_counts)
             run_rows = np.arange(total) - np.repeat(first_row, member_counts)
         buf = np.frombuffer(raw, np.uint8)
         first = _vector_image(buf, raw, starts, readers, columns, present, width)
@@ -1464,7 +1470,13 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             if second is None:
                 return None
             second_arrays, ends = second
-        if not (np.array_equal(ends[:-1], starts[1:]) and int(ends[-1]) == len(raw)):
+        # Each row ends where the next row of its event starts, an event's last row where its
+        # images end.
+        expected = np.empty(total, np.int64)
+        expected[:-1] = starts[1:]
+        filled = member_counts > 0
+        expected[(first_row + member_counts - 1)[filled]] = image_ends[filled]
+        if not np.array_equal(ends, expected):
             return None
         op = _OPS[cls.KIND]
         image = pa.StructArray.from_arrays(first_arrays, fields=fields)
@@ -1530,6 +1542,8 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
 
 
 _get_area = itemgetter(_R_AREA)
+_get_a_start = itemgetter(_R_A_START)
+_get_a_end = itemgetter(_R_A_END)
 _get_gtid = itemgetter(_R_GTID)
 _get_header = itemgetter(_R_HEADER)
 _get_starts = itemgetter(_R_STARTS)
@@ -1896,16 +1910,15 @@ class ColumnarDecoder:
                         and table_maps.get(table_id) is header.table_map
                         and data[start:images] == prefix
                     ):
-                        area = data[images:end]
                         try:
-                            starts = scanner(area, 0, len(area))
+                            starts = scanner(data, images, end)
                         except (IndexError, struct.error):
                             starts = None
                         if starts is not None:
                             fields = unpack_header(data, 0)
                             buffer.runs.append(
                                 (offset, fields[4], fields[0], fields[2], self.gtid,
-                                 None, header_index, starts, area)
+                                 None, header_index, starts, data, images, end)
                             )  # fmt: skip
                             buffer.rows += len(starts)
                             if buffer.rows >= batch_rows:
@@ -1986,16 +1999,16 @@ class ColumnarDecoder:
                         or data[start:images] != prefix
                     ):
                         break
-                    area = data[images : length - trailer]
+                    images_end = length - trailer
                     try:
-                        starts = scanner(area, 0, len(area))
+                        starts = scanner(data, images, images_end)
                     except (IndexError, struct.error):
                         break
                     if starts is None:
                         break
                     buffer.runs.append(
                         (offset, fields[4], fields[0], fields[2], gtid,
-                         None, header_index, starts, area)
+                         None, header_index, starts, data, images, images_end)
                     )  # fmt: skip
                     buffer.rows += len(starts)
                     if buffer.rows >= batch_rows:
@@ -2049,8 +2062,9 @@ class ColumnarDecoder:
         if starts is None:
             return False
         buffer.runs.append(
-            (offset, fields[4], fields[0], fields[2], self.gtid, None, header_index, starts, area)
-        )
+            (offset, fields[4], fields[0], fields[2], self.gtid, None, header_index, starts,
+             area, 0, len(area))
+        )  # fmt: skip
         buffer.rows += len(starts)
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
@@ -2138,8 +2152,9 @@ class ColumnarDecoder:
             self._buffers[header.table_id] = buffer
         header_index = buffer.header_index(header)
         buffer.runs.append(
-            (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts, area)
-        )
+            (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts,
+             area, 0, len(area))
+        )  # fmt: skip
         buffer.rows += len(rows) if rows is not None else len(starts or ())
         if starts is not None and scanner is not None and not header.compressed:
             if len(self._templates) >= 1024:
