@@ -278,7 +278,8 @@ def _list_column(items: tuple[str, ...], n: int, type_: Any) -> Any:
 
     width = len(items)
     offsets = pa.array(np.arange(n + 1, dtype=np.int32) * width, pa.int32())
-    values = pa.array(list(items) * n, pa.string())
+    # Every row has the same list: its strings are repeated by index, not as Python objects.
+    values = pa.array(items, pa.string()).take(pa.array(np.tile(np.arange(width), n)))
     return pa.ListArray.from_arrays(offsets, values, type=type_)
 
 
@@ -668,4 +669,7 @@ def _read_table(
         ),
         sort_keys=[("p", "ascending"), ("e", "ascending"), ("r", "ascending")],
     )
+    order = np.asarray(flat)
+    if bool((order[1:] > order[:-1]).all()):
+        return table  # already in seq order (one table's batches, no statements among them)
     return table.take(flat)
