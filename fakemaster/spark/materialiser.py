@@ -124,14 +124,20 @@ class Materialiser:
         # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
         # is deprecated and read back by other tools as a naive time).
         self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        batch = events.withColumn("batch_id", F.lit(batch_id))
         (
-            events.withColumn("batch_id", F.lit(batch_id))
-            .write.mode("overwrite")
+            batch.write.mode("overwrite")
             .option("partitionOverwriteMode", "dynamic")
             .partitionBy("batch_id")
             .parquet(self.changes_path)
         )
-        log = self.spark.read.parquet(self.changes_path).where(F.col("batch_id") <= batch_id)
+        # With the schema given: an empty batch (a stream's first batch when the binlog has
+        # nothing yet) writes no file, and Spark cannot infer a schema from none.
+        log = (
+            self.spark.read.schema(batch.schema)
+            .parquet(self.changes_path)
+            .where(F.col("batch_id") <= batch_id)
+        )
         results = self._tables(log)
         self._write_position(log, batch_id)
         return results
