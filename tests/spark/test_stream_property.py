@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from fakemaster.config import ServerConfig
@@ -171,6 +171,8 @@ def test_streamed_history_under_faults_and_a_restart_equals_the_oracle(
             second = _run(spark, materialiser, proxy.port, options, checkpoint)
             applied = [item for engine in proxy.engines for item in engine.applied]
             note(f"batches: {first} then {second}, replayed: {replayed}, faults applied: {applied}")
+            event(f"faults applied: {min(len(applied), 2)}{'+' if len(applied) > 2 else ''}")
+            event(f"replayed a batch: {replayed is not None}")
             assert proxy.errors == []
         assert master.errors == []
         Oracle(scenario).assert_matches(read_tables(out))
