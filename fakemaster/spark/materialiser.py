@@ -46,7 +46,7 @@ from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 
-__all__ = ["Materialiser", "TableResult", "materialise", "table_dir_name"]
+__all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table_dir_name"]
 
 _SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
@@ -173,16 +173,26 @@ class Materialiser:
                     F.when(F.col("columns").isNotNull(), F.col("seq")),
                 ).alias("s"),
                 F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+                F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
             )
             .collect()
         )
         names = {(r["database"], r["table"]) for r in summary}
-        schemas = {
+        schemas: dict[tuple[str, str], Any] = {
             (r["database"], r["table"]): r["s"]
             if r["s"] is not None and r["s"]["columns"] is not None
             else None
             for r in summary
         }
+        # A table whose last CREATE/ALTER/RENAME comes after its last TABLE_MAP (or that has
+        # none): its columns are those the DDL gives, applied to what is known of it.
+        mapped = {(r["database"], r["table"]): r["mapped"] for r in summary}
+        added: dict[tuple[str, str], dict[str, Any]] = {}
+        for shaped, (at, shape) in self._ddl_shapes(log).items():
+            if shape is not None:
+                added[shaped] = shape["defaults"]
+                if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
+                    schemas[shaped] = shape
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
         resets = self._resets(log)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
@@ -199,9 +209,66 @@ class Materialiser:
                     schemas.get((database, table)),
                     resets,
                     (database, table) in folded,
+                    added.get((database, table), {}),
                 )
             )
         return results
+
+    def _ddl_shapes(self, log: Any) -> dict[tuple[str, str], tuple[Any, dict[str, Any] | None]]:
+        """Per table, the sequence of the last DDL statement that shaped it (CREATE, ALTER,
+        RENAME into it) and its shape then: ``columns``, ``column_types``, ``primary_key`` and
+        the ``defaults`` (text forms) of its columns, or None where the table is not known
+        (an ALTER of a table that no CREATE in the log and no ``create`` of the catalogue
+        describes). The statements are applied in ``seq`` order with the project's DDL
+        applier (``scenarios.ddl.apply_ddl``) to the catalogue's tables (their ``create``
+        statements) and those the log creates."""
+        from pyspark.sql import functions as F
+
+        kinds = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
+        statements = (
+            log.where((F.col("op") == "ddl") & F.col("ddl_kind").isin(*kinds))
+            .select("seq", "ddl", "ddl_kind", "database", "table")
+            .orderBy("seq")
+            .collect()
+        )
+        if not statements:
+            return {}
+        from scenarios.create_table import parse_create_table, parse_ddl
+        from scenarios.ddl import CreateTable, RenameTable, apply_ddl
+        from scenarios.errors import ScenarioError
+
+        tables: dict[str, Any] = {}
+        for name, entry in self.catalogue.items():
+            if isinstance(entry, Mapping) and entry.get("create"):
+                database = name.partition(".")[0]
+                tables[name] = parse_create_table(str(entry["create"]), database)
+        found: dict[tuple[str, str], tuple[Any, Any]] = {}
+        for row in statements:
+            if row["ddl_kind"] == "DROP_DATABASE":
+                for name in [n for n, t in tables.items() if t.database == row["database"]]:
+                    del tables[name]
+                continue
+            try:
+                statement = parse_ddl(row["ddl"] or "", row["database"] or None)
+                touched = (
+                    statement.table.qualified
+                    if isinstance(statement, CreateTable)
+                    else f"{statement.new_database}.{statement.new_name}"
+                    if isinstance(statement, RenameTable)
+                    else f"{statement.database}.{statement.name}"
+                )
+                apply_ddl(statement, tables, {name: [] for name in tables})
+            except (ScenarioError, KeyError, UnicodeError):
+                # Not a statement the applier models, or a table it does not know: what
+                # the statement names is unknown from here on.
+                if row["table"] is not None:
+                    tables.pop(f"{row['database']}.{row['table']}", None)
+                    found[(row["database"], row["table"])] = (row["seq"], None)
+                continue
+            if row["ddl_kind"] != "DROP_TABLE":
+                database, _, table = touched.partition(".")
+                found[(database, table)] = (row["seq"], tables.get(touched))
+        return {name: (seq, _shape(table)) for name, (seq, table) in found.items()}
 
     @staticmethod
     def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
@@ -232,6 +299,7 @@ class Materialiser:
         schema: Any,
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
         fold: bool,
+        added: Mapping[str, Any],
     ) -> TableResult:
         from pyspark.sql import functions as F
 
@@ -266,7 +334,12 @@ class Materialiser:
             )
         else:
             images = self._keyed(events, key)
-        defaults: Mapping[str, Any] = self.catalogue.get(name, {}).get("defaults", {})
+        # Columns an image lacks: a partial insert image's (the catalogue's defaults), and
+        # those an ALTER added after the image was written (the DDL's defaults).
+        defaults: Mapping[str, Any] = {
+            **added,
+            **self.catalogue.get(name, {}).get("defaults", {}),
+        }
 
         def cell(column: str) -> Any:
             value = F.try_element_at(F.col("image"), F.lit(column))
@@ -449,6 +522,62 @@ class Materialiser:
             self.spark.createDataFrame(
                 [(json.dumps(position, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(self.position_path)
+
+
+_INTEGER_TYPES = {  # SQL type: (signed, unsigned) Spark type
+    "tinyint": ("tinyint", "smallint"),
+    "smallint": ("smallint", "int"),
+    "mediumint": ("int", "int"),
+    "int": ("int", "bigint"),
+    "bigint": ("bigint", "decimal(20,0)"),
+}
+_OTHER_TYPES = {
+    "float": "float",
+    "double": "double",
+    "year": "int",
+    "date": "date",
+    "time": "string",
+    "datetime": "timestamp_ntz",
+    "timestamp": "timestamp",
+}
+
+
+def spark_type_of(column: Any) -> str:
+    """The Spark type of a materialised column of a ``scenarios.schema.Column`` (the types
+    docs/spark.md gives, as a TABLE_MAP's column would have)."""
+    if column.type in _INTEGER_TYPES:
+        return _INTEGER_TYPES[column.type][column.unsigned]
+    if column.type == "decimal":
+        precision, scale = column.precision or 10, column.scale or 0
+        return f"decimal({precision},{scale})" if precision <= 38 else "string"
+    if column.type == "bit":
+        return "bigint" if (column.length or 1) < 64 else "decimal(20,0)"
+    if column.type in _OTHER_TYPES:
+        return _OTHER_TYPES[column.type]
+    if column.type in ("enum", "set") and not column.members:
+        return "bigint"
+    if column.is_bytes and column.charset in (None, "binary"):
+        return "binary"
+    return "string"
+
+
+def _shape(table: Any) -> dict[str, Any] | None:
+    """A ``scenarios.schema.Table`` as the materialiser's schema of a table."""
+    if table is None:
+        return None
+    from scenarios.oracle import cell_text
+    from scenarios.schema import NO_DEFAULT
+
+    return {
+        "columns": [c.name for c in table.columns],
+        "column_types": [spark_type_of(c) for c in table.columns],
+        "primary_key": list(table.primary_key),
+        "defaults": {
+            c.name: cell_text(c, c.default)
+            for c in table.columns
+            if c.default is not NO_DEFAULT and c.default is not None
+        },
+    }
 
 
 def _seq_literal(seq: Any) -> Any:

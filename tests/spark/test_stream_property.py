@@ -44,11 +44,9 @@ from scenarios import Oracle
 from scenarios.history import Ddl, Scenario, Transaction, XaEnd
 from scenarios.live import ScenarioStore
 from scenarios.serving import scenario_variables
-from scenarios.strategies.history import scenarios
-from scenarios.strategies.history import settings as settings_strategy
 from tests.budget import examples
 from tests.spark.tables import read_tables
-from tests.spark.test_batch_scenarios import catalogue_of
+from tests.spark.test_stream import HISTORIES, catalogue_with_create
 
 __all__: list[str] = []
 
@@ -133,7 +131,7 @@ def _replay_last_batch(checkpoint: Path) -> int | None:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    scenario=scenarios(settings_strategy=settings_strategy(), ddl=False, setting_changes_too=False),
+    scenario=HISTORIES,
     plan=PLANS,
     max_rows=st.integers(1, 6),
     data=st.data(),
@@ -145,7 +143,7 @@ def test_streamed_history_under_faults_and_a_restart_equals_the_oracle(
 
     split = data.draw(st.integers(0, _points(scenario)), label="points released before")
     note(f"fault plan: {plan.to_json()}")
-    catalogue = catalogue_of(scenario)
+    catalogue = catalogue_with_create(scenario)
     options = {"catalog": json.dumps(catalogue), "maxRowsPerBatch": str(max_rows)}
     with tempfile.TemporaryDirectory() as tmp:
         out, checkpoint = Path(tmp) / "out", Path(tmp) / "checkpoint"
