@@ -40,7 +40,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -325,15 +325,6 @@ class Materialiser:
             given = self.catalogue.get(name, {}).get("types", {})
             types = schema["column_types"] or [given.get(c, "string") for c in columns]
             key = schema["primary_key"] or []
-        if not key:
-            images = self._multiset(events)
-        elif fold:
-            images = self.spark.createDataFrame(
-                [(image,) for image in _fold(events.orderBy("seq").toLocalIterator(), key)],
-                "image map<string,string>",
-            )
-        else:
-            images = self._keyed(events, key)
         # Columns an image lacks: a partial insert image's (the catalogue's defaults), and
         # those an ALTER added after the image was written (the DDL's defaults).
         defaults: Mapping[str, Any] = {
@@ -341,13 +332,35 @@ class Materialiser:
             **self.catalogue.get(name, {}).get("defaults", {}),
         }
 
-        def cell(column: str) -> Any:
-            value = F.try_element_at(F.col("image"), F.lit(column))
+        def cell(column: str, image: Any = None) -> Any:
+            image = F.col("image") if image is None else image
+            value = F.try_element_at(image, F.lit(column))
             if column in defaults:
-                absent = ~F.map_contains_key(F.col("image"), F.lit(column))
+                absent = ~F.map_contains_key(image, F.lit(column))
                 value = F.when(absent, F.lit(defaults[column])).otherwise(value)
             return value
 
+        def values(image: Any) -> Any:
+            """The typed values of an image's columns: one row's identity in a multiset (a
+            snapshot's text of a value, e.g. a DOUBLE's, need not be the binlog's)."""
+            return F.to_json(
+                F.struct(
+                    *[
+                        _typed(cell(c, image), t).alias(c)
+                        for c, t in zip(columns, types, strict=True)
+                    ]
+                )
+            )
+
+        if not key:
+            images = self._multiset(events, values)
+        elif fold:
+            images = self.spark.createDataFrame(
+                [(image,) for image in _fold(events.orderBy("seq").toLocalIterator(), key)],
+                "image map<string,string>",
+            )
+        else:
+            images = self._keyed(events, key)
         typed = images.select(
             *[_typed(cell(c), t).alias(c) for c, t in zip(columns, types, strict=True)]
         )
@@ -453,12 +466,12 @@ class Materialiser:
         )
 
     @staticmethod
-    def _multiset(events: Any) -> Any:
+    def _multiset(events: Any, identity: Callable[[Any], Any]) -> Any:
         from pyspark.sql import functions as F
 
         def counted(image: Any, weight: int) -> Any:
             return F.struct(
-                F.to_json(image).alias("k"), image.alias("image"), F.lit(weight).alias("w")
+                identity(image).alias("k"), image.alias("image"), F.lit(weight).alias("w")
             )
 
         steps = (
