@@ -22,13 +22,16 @@ Rules (docs/spark.md):
   after image does not carry are NULL: MariaDB's FULL image carries them all).
 * A table without a key is a multiset: each image counts +1 when inserted, -1 when deleted (an
   update deletes its before image and inserts its after image); rows are the images with a
-  positive count, repeated that many times.
+  positive count, repeated that many times. Images are one row when their typed values are
+  equal (not their texts).
 * DDL: ``TRUNCATE``, ``CREATE TABLE`` and ``DROP TABLE`` of a table (and ``DROP DATABASE`` of its
   database) discard every earlier event of it; a table whose last such event is a drop is not
-  written (its dataset is removed). The columns are those of the table's latest TABLE_MAP
-  (after an ALTER, rows written before it have NULL in added columns); ``RENAME`` is not
-  applied. Statement-based DML (``ddl_kind`` STATEMENT) is not applied: the binlog must be
-  written with ``binlog_format=ROW``.
+  written (its dataset is removed). The columns are those of the table's latest TABLE_MAP,
+  or, when a CREATE/ALTER/RENAME of it comes later, those of the DDL statements applied
+  (``scenarios.ddl.apply_ddl``) to the catalogue's ``create`` statements and the tables the log
+  creates; a column an ALTER adds has its DEFAULT in the rows written before it. ``RENAME
+  TABLE`` moves a table's events to its new name. Statement-based DML (``ddl_kind``
+  STATEMENT) is not applied: the binlog must be written with ``binlog_format=ROW``.
 * Values: each column is cast from its text form to the column type the TABLE_MAP gives
   (``column_types``); DATE/DATETIME/TIMESTAMP values Spark cannot hold (MariaDB's zero dates)
   become NULL.
