@@ -22,7 +22,7 @@ from fakemaster.server import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from scenarios import Oracle
 from scenarios.compiler import to_store
-from scenarios.history import Rotate, Scenario, Settings
+from scenarios.history import Rotate, Scenario, SetSettings, Settings
 from scenarios.library import LIBRARY, build
 from scenarios.serving import scenario_variables
 from scenarios.sql import create_table_sql
@@ -129,17 +129,41 @@ def catalogue_with_create(scenario: Scenario) -> dict[str, dict[str, Any]]:
     return out
 
 
+def served_variables(scenario: Scenario) -> dict[str, str]:
+    """The server variables to serve the scenario with: its settings, but those the history
+    changes midway are left out (the server then shows the binlog's own; the end's would
+    contradict the binlog's first TABLE_MAP)."""
+    variables = scenario_variables(scenario.settings)
+    for step in scenario.steps:
+        if isinstance(step, SetSettings):
+            for name, _ in step.changes:
+                variables.pop(name, None)
+    return variables
+
+
+def _changes_checksum(scenario: Scenario) -> bool:
+    """Whether the history changes binlog_checksum midway: left out for now, the client
+    refuses a resumed file's FORMAT_DESCRIPTION when the checksums of the files differ
+    (ProtocolError "CRC32 mismatch ... in FORMAT_DESCRIPTION"; a history from NONE to CRC32,
+    resumed by file/position in the first file)."""
+    return any(
+        isinstance(step, SetSettings) and any(name == "binlog_checksum" for name, _ in step.changes)
+        for step in scenario.steps
+    )
+
+
 def _full_metadata(value: Settings) -> Settings:
     return dataclasses.replace(value, binlog_row_metadata="FULL")
 
 
-# Row changes under any settings, or row changes and DDL (CREATE, ALTER ADD/DROP/MODIFY,
-# DROP, TRUNCATE, RENAME) with column names in the binlog (FULL metadata): a TABLE_MAP without
-# names (MINIMAL, NO_LOG) is named from the catalogue, which describes one shape of a table,
-# not each shape a DDL gives it. Settings do not change mid-history for the same reason (a
-# switch from FULL to NO_LOG after an ALTER leaves the later TABLE_MAPs unnamed).
+# Row changes under any settings, changed midway too (but binlog_checksum); or row changes and DDL (CREATE, ALTER
+# ADD/DROP/MODIFY, DROP, TRUNCATE, RENAME) with column names in the binlog (FULL metadata, not
+# changed midway): a TABLE_MAP without names (MINIMAL, NO_LOG) is named from the catalogue,
+# which describes one shape of a table, not each shape a DDL gives it.
 HISTORIES = st.one_of(
-    scenarios(settings_strategy=settings_strategy(), ddl=False, setting_changes_too=False),
+    scenarios(settings_strategy=settings_strategy(), ddl=False, setting_changes_too=True).filter(
+        lambda scenario: not _changes_checksum(scenario)
+    ),
     scenarios(
         settings_strategy=settings_strategy().map(_full_metadata),
         ddl=True,
@@ -199,7 +223,7 @@ def _stream_to_oracle(
                 .load()
             )
             materialiser.apply(snapshot, -1)
-        config = ServerConfig(variables=scenario_variables(scenario.settings))
+        config = ServerConfig(variables=served_variables(scenario))
         with BackgroundFakeMaster(config, to_store(scenario)) as master:
             query = (
                 spark.readStream.format(FORMAT_NAME)

@@ -43,10 +43,9 @@ from fakemaster.server import BackgroundFakeMaster
 from scenarios import Oracle
 from scenarios.history import Ddl, Scenario, Transaction, XaEnd
 from scenarios.live import ScenarioStore
-from scenarios.serving import scenario_variables
 from tests.budget import examples
 from tests.spark.tables import read_tables
-from tests.spark.test_stream import HISTORIES, catalogue_with_create
+from tests.spark.test_stream import HISTORIES, catalogue_with_create, served_variables
 
 __all__: list[str] = []
 
@@ -157,7 +156,7 @@ def test_streamed_history_under_faults_and_a_restart_equals_the_oracle(
                 .load()
             )
             materialiser.apply(snapshot, -1)
-        config = ServerConfig(variables=scenario_variables(scenario.settings))
+        config = ServerConfig(variables=served_variables(scenario))
         store = ScenarioStore(scenario, released=split)
         with (
             BackgroundFakeMaster(config, store) as master,
