@@ -238,7 +238,6 @@ class Materialiser:
             return {}
         from scenarios.create_table import parse_create_table, parse_ddl
         from scenarios.ddl import CreateTable, RenameTable, apply_ddl
-        from scenarios.errors import ScenarioError
 
         tables: dict[str, Any] = {}
         for name, entry in self.catalogue.items():
@@ -261,7 +260,7 @@ class Materialiser:
                     else f"{statement.database}.{statement.name}"
                 )
                 apply_ddl(statement, tables, {name: [] for name in tables})
-            except (ScenarioError, KeyError, UnicodeError):
+            except (ValueError, KeyError):  # ScenarioError, UnicodeError are ValueErrors
                 # Not a statement the applier models, or a table it does not know: what
                 # the statement names is unknown from here on.
                 if row["table"] is not None:
