@@ -48,6 +48,14 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
    connections one after another (10 ms apart), timing connect to the first handshake byte,
    then logs in and quits; only probes that finished while every dump was still streaming
    count.
+7. ``--first-dumps STARTS`` (after the cases above, per shape): STARTS times, the MariaDB
+   primary is restarted and one drain client (started before the server, the port handed to
+   it with "go") dumps every file at once; then a new ``fakemaster serve`` starts on the
+   primary's binlog directory and is dumped from the same way. Reported: medians of the dump's
+   wall time, of each server's start (MariaDB: the harness's start, which polls its error log
+   and logs in, an upper bound; the fake: spawn to its "listening" line) and of both, the
+   server CPU time of the start and of the dump, and whether both streams had the same length.
+   The first dump is the one that finds nothing prepared: the fake frames every file then.
 
 Needs MariaDB 10.11 (``mariadbd``, ``mariadb-install-db``, ``mariadb-binlog``; see
 scripts/install-deps.sh). It uses only the ``fakemaster serve`` command line and the wire, so
@@ -183,14 +191,16 @@ def is_eof_tail(tail: bytes) -> bool:
 def drain_worker(argv: list[str]) -> int:
     """``--drain-worker PORT FIRST_FILE SERVER_ID MODE [SAVE]``: wait for "go" on stdin, drain,
     print one JSON line. MODE: ``dump`` (log in, dump), ``dump-hash`` (also hash the stream and,
-    with SAVE, write it there), ``raw`` (no protocol: read what the peer sends)."""
-    port, first_file, server_id, mode = int(argv[0]), argv[1], int(argv[2]), argv[3]
+    with SAVE, write it there), ``raw`` (no protocol: read what the peer sends). PORT ``-``:
+    the port comes with the "go" line (``go PORT``: a worker started before its server)."""
+    first_file, server_id, mode = argv[1], int(argv[2]), argv[3]
     save: IO[bytes] | None = open(argv[4], "wb") if len(argv) > 4 else None  # noqa: SIM115
     hasher = hashlib.sha256() if mode == "dump-hash" else None
     buffer = bytearray(RECV_BUFFER)
     view = memoryview(buffer)
     print("ready", flush=True)
-    sys.stdin.readline()
+    go = sys.stdin.readline().split()
+    port = int(go[1]) if argv[0] == "-" else int(argv[0])
     result: dict[str, Any] = {"start": time.monotonic()}
     cpu = os.times()
     total = 0
@@ -284,11 +294,13 @@ class ServeProcess:
                 stdout=out,
                 stderr=err,
             )
-        deadline = time.monotonic() + 60
+        spawned = time.monotonic()
+        deadline = spawned + 60
         while True:
             found = re.search(r"listening on \S+:(\d+)", self.stdout_path.read_text())
             if found is not None:
                 self.port = int(found.group(1))
+                self._ready = time.monotonic() - spawned
                 return
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
@@ -298,6 +310,11 @@ class ServeProcess:
     @property
     def pid(self) -> int:
         return self.proc.pid
+
+    @property
+    def ready_seconds(self) -> float:
+        """From spawning the process until its "listening" line was seen (polled every 10 ms)."""
+        return self._ready
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
@@ -448,7 +465,7 @@ class Round:
 
 
 def _spawn_drains(
-    port: int, first_file: str, replicas: int, mode: str, save: Path | None
+    port: int | str, first_file: str, replicas: int, mode: str, save: Path | None
 ) -> list[subprocess.Popen[str]]:
     procs = []
     for index in range(replicas):
@@ -613,6 +630,82 @@ def _watch(server_pid: int | None, probe_port: int | None) -> Iterator[_Watch]:
             probe.__exit__()
         if sampler is not None:
             sampler.__exit__()
+
+
+@dataclass
+class FirstDumps:
+    """The first full dump after each server start (``--first-dumps``): per server, the time
+    to start and the dump's wall time, per start."""
+
+    shape: str
+    ready: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
+    seconds: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
+    start_cpu: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in SERVERS})
+    same_bytes: bool = True
+
+
+def _first_dump(start: Any, first_file: str) -> tuple[float, float, int, float, float]:
+    """Start a server with ``start()`` (returning its port, pid and the seconds it took),
+    then at once one full dump by one drain client started beforehand: (start seconds, dump
+    seconds, bytes, server CPU during the dump, server CPU of its start)."""
+    (proc,) = _spawn_drains("-", first_file, 1, "dump", None)
+    port, pid, started = start()
+    cpu = tree_cpu_seconds(pid)
+    go = time.monotonic()
+    assert proc.stdin is not None
+    proc.stdin.write(f"go {port}\n")
+    proc.stdin.flush()
+    out, _ = proc.communicate(timeout=3600)
+    result = json.loads(out.strip().splitlines()[-1])
+    if "error" in result:
+        raise RuntimeError(f"first dump on port {port} failed: {result['error']}")
+    return started, result["eof"] - go, result["bytes"], tree_cpu_seconds(pid) - cpu, cpu
+
+
+def run_first_dumps(
+    shape: str, primary: Any, scratch: Path, first_file: str, starts: int
+) -> FirstDumps:
+    """``starts`` times: restart the MariaDB primary and dump from it at once, then start a
+    new ``fakemaster serve`` on the primary's binlog directory and dump from it at once (each
+    server's dump follows its own start: nothing of the other one's start or dump is spent
+    idle by it). The drain client is started before its server, so its own start-up is not
+    between the server's readiness and the dump."""
+    result = FirstDumps(shape)
+    for _ in range(starts):
+
+        def start_mariadb() -> tuple[int, int, float]:
+            primary.restart()
+            return primary.port, primary.pid, primary.startup_seconds
+
+        fake: ServeProcess | None = None
+
+        def start_fake() -> tuple[int, int, float]:
+            nonlocal fake
+            fake = ServeProcess(primary.binlog_dir, scratch)
+            return fake.port, fake.pid, fake.ready_seconds
+
+        sizes = {}
+        for server, start in (("MariaDB", start_mariadb), ("fake", start_fake)):
+            try:
+                ready, seconds, size, cpu, start_cpu = _first_dump(start, first_file)
+            finally:
+                if fake is not None:
+                    fake.stop()
+            result.ready[server].append(ready)
+            result.seconds[server].append(seconds)
+            result.cpu[server].append(cpu)
+            result.start_cpu[server].append(start_cpu)
+            sizes[server] = size
+        result.same_bytes = result.same_bytes and sizes["MariaDB"] == sizes["fake"]
+        log(
+            f"  {shape:5s} first dump after start: MariaDB {result.seconds['MariaDB'][-1]:.3f} s"
+            f" (CPU {result.cpu['MariaDB'][-1]:.2f} s)"
+            f" (start {result.ready['MariaDB'][-1]:.3f} s)   fake {result.seconds['fake'][-1]:.3f}"
+            f" s (CPU {result.cpu['fake'][-1]:.2f} s, start {result.ready['fake'][-1]:.3f} s, CPU"
+            f" {result.start_cpu['fake'][-1]:.2f} s)   bytes {sizes}"
+        )
+    return result
 
 
 def file_digests(directory: Path) -> dict[str, str]:
@@ -809,6 +902,45 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.1f}"
 
 
+def report_first_dumps(firsts: list[FirstDumps], stream_sizes: dict[str, int]) -> None:
+    log(
+        "\n### The first full dump after a server start (1 drain client, started at once; "
+        "medians over the starts)\n"
+    )
+    log(
+        "| shape | starts | MariaDB dump s | fake dump s | fake / MariaDB | MariaDB start s "
+        "| fake start s | MariaDB start + dump | fake start + dump | fake / MariaDB "
+        "| server CPU in the dump, MariaDB / fake s | server CPU to start, MariaDB / fake s "
+        "| same bytes |"
+    )
+    log("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for first in firsts:
+        med = {s: statistics.median(first.seconds[s]) for s in SERVERS}
+        ready = {s: statistics.median(first.ready[s]) for s in SERVERS}
+        both = {
+            s: statistics.median(
+                a + b for a, b in zip(first.ready[s], first.seconds[s], strict=True)
+            )
+            for s in SERVERS
+        }
+        cpu = {s: statistics.median(first.cpu[s]) for s in SERVERS}
+        start_cpu = {s: statistics.median(first.start_cpu[s]) for s in SERVERS}
+        log(
+            f"| {first.shape} | {len(first.seconds['fake'])} | {med['MariaDB']:.3f} "
+            f"| {med['fake']:.3f} | **{med['fake'] / med['MariaDB']:.2f}x** "
+            f"| {ready['MariaDB']:.3f} | {ready['fake']:.3f} | {both['MariaDB']:.3f} "
+            f"| {both['fake']:.3f} | **{both['fake'] / both['MariaDB']:.2f}x** "
+            f"| {cpu['MariaDB']:.2f} / {cpu['fake']:.2f} "
+            f"| {start_cpu['MariaDB']:.2f} / {start_cpu['fake']:.2f} "
+            f"| {'yes' if first.same_bytes else 'NO'} |"
+        )
+    log(
+        "\nStart: MariaDB's is the harness's (spawn until a login succeeds, the error log polled "
+        "every 20-200 ms: an upper bound), the fake's from spawning `serve` until its "
+        '"listening" line (polled every 10 ms).'
+    )
+
+
 def report(infos: list[CorpusInfo], cases: list[Case], stream_sizes: dict[str, int]) -> None:
     log("\n### Corpora\n")
     log("| shape | files | MB | events | largest event |")
@@ -912,6 +1044,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="small corpora (16 / 24 / 8 MB), 1 round"
     )
+    parser.add_argument(
+        "--first-dumps",
+        type=int,
+        default=0,
+        metavar="STARTS",
+        help="also time the first full dump after each of STARTS server starts (0)",
+    )
     parser.add_argument("--cache", type=Path, help="corpus cache (default: a temp directory)")
     parser.add_argument("--scratch", type=Path, help="fetched files (default: /dev/shm)")
     for shape in corpus.SHAPES:
@@ -945,6 +1084,7 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch_name)
         cache = args.cache or Path(default_cache)
         infos, cases, stream_sizes = [], [], {}
+        firsts: list[FirstDumps] = []
         started = time.perf_counter()
         for shape in shapes:
             log(f"{shape}: corpus of ~{sizes[shape]} MB")
@@ -970,16 +1110,25 @@ def main(argv: list[str] | None = None) -> int:
                     errors = fake.stderr()
                     if "Traceback" in errors or "internal error" in errors:
                         log(f"fakemaster serve reported:\n{errors[-3000:]}")
+                if args.first_dumps > 0:
+                    files = primary.binlog_files()
+                    firsts.append(
+                        run_first_dumps(shape, primary, scratch, files[0].name, args.first_dumps)
+                    )
                 for leftover in scratch.glob("stream-*"):
                     leftover.unlink()
         log(f"\n(total {time.perf_counter() - started:.0f} s)")
-    report(infos, cases, stream_sizes)
+    if cases:
+        report(infos, cases, stream_sizes)
+    if firsts:
+        report_first_dumps(firsts, stream_sizes)
     log(
         f"\n{rounds} timed round(s) per server and case after one untimed verification round; "
         "fake / MariaDB is the ratio of median wall times (lower is better for the fake). "
         "MB/s: replicas x bytes of binlog served / time."
     )
-    return 0 if all(case.identical for case in cases) else 1
+    same = all(case.identical for case in cases) and all(f.same_bytes for f in firsts)
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

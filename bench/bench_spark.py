@@ -4,15 +4,24 @@ process per core, files split between them) on the same files, in one run (issue
 must-show 6, first half).
 
     python3 bench/bench_spark.py                      # generated archive (bench_codec's rows)
-    python3 bench/bench_spark.py --files 8 --transactions 1000
+    python3 bench/bench_spark.py --files 8 --transactions 500
     python3 bench/bench_spark.py FILE [FILE...]       # real binlog files
 
 Spark: one local session per core count (``local[N]``, in its own process), the archive read
 once to warm the JVM and Python workers, then the median of ``--repeat`` runs of
 ``spark.read.format("fakemaster_binlog").load(files).write.format("noop")`` (every change event
-built as Arrow and handed to Spark). Baseline: python-mysql-replication's packet wrapper on each
-raw event, every row materialised (``bench_codec.pmr_decode``), files split over N processes (median of ``--repeat`` runs). Also the change-event table
-without Spark on 1 core: the reference path and the columnar one.
+built as Arrow and handed to Spark), in two forms: the generic change-event table (images as
+text maps, any number of tables) and the typed one of the archive's table (``.option("table",
+...)``: images as structs of typed columns; generated archives only). Baseline:
+python-mysql-replication's packet wrapper on each raw event, every row materialised
+(``bench_codec.pmr_decode``), files split over N processes (median of ``--repeat`` runs). Also
+the change-event table without Spark on 1 core: the reference path and the columnar one.
+
+"N cores" means N CPUs: each side runs pinned to the first N CPUs of the machine
+(``sched_setaffinity``, inherited by the JVM and Spark's Python workers), since ``local[N]``
+alone bounds Spark's task threads, not the CPUs its JVM and Python workers use at once. The
+default archive (8 files of 125,000 change rows) is large enough that Spark's fixed cost per
+job (about 0.4 s here) does not dominate.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -35,7 +45,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_codec import pmr_decode, write_generated  # noqa: E402
 
 
-def spark_worker(cores: int, files: list[str], repeat: int) -> dict[str, float]:
+def pin(cores: int) -> None:
+    """Run this process (and what it starts) on the first ``cores`` CPUs."""
+    available = sorted(os.sched_getaffinity(0))
+    if len(available) < cores:
+        raise SystemExit(f"{cores} cores asked, {len(available)} available")
+    os.sched_setaffinity(0, set(available[:cores]))
+
+
+def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -> dict[str, float]:
+    pin(cores)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     )
@@ -52,14 +71,23 @@ def spark_worker(cores: int, files: list[str], repeat: int) -> dict[str, float]:
     )
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
-    rows = spark.read.format(FORMAT_NAME).load(files).count()  # warm-up
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        spark.read.format(FORMAT_NAME).load(files).write.format("noop").mode("overwrite").save()
-        times.append(time.perf_counter() - start)
+    out: dict[str, float] = {}
+    for label, typed in (("generic", None), ("typed", table)):
+        if label == "typed" and typed is None:
+            continue
+        reader = spark.read.format(FORMAT_NAME)
+        if typed is not None:
+            reader = reader.option("table", typed)
+        rows = reader.load(files).count()  # warm-up
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            reader.load(files).write.format("noop").mode("overwrite").save()
+            times.append(time.perf_counter() - start)
+        out[f"{label}_rows"] = rows
+        out[label] = statistics.median(times)
     spark.stop()
-    return {"rows": rows, "seconds": statistics.median(times)}
+    return out
 
 
 def _pmr_files(paths: list[str]) -> int:
@@ -70,7 +98,7 @@ def baseline(cores: int, files: list[str], repeat: int) -> dict[str, float]:
     shares = [files[i::cores] for i in range(cores)]
     times = []
     rows = 0
-    with ProcessPoolExecutor(cores) as pool:
+    with ProcessPoolExecutor(cores, initializer=pin, initargs=(cores,)) as pool:
         list(pool.map(_pmr_files, [[]] * cores))  # start the processes
         for _ in range(repeat):
             start = time.perf_counter()
@@ -79,14 +107,21 @@ def baseline(cores: int, files: list[str], repeat: int) -> dict[str, float]:
     return {"rows": rows, "seconds": statistics.median(times)}
 
 
-def without_spark(files: list[str], repeat: int) -> dict[str, float]:
+def without_spark(files: list[str], repeat: int, table: str | None) -> dict[str, float]:
     """Change rows/s of the change-event table alone (no Spark), 1 core: the reference path
-    (``fakemaster.spark.changes.read_changes``) and the columnar one (``...fast``)."""
-    from fakemaster.spark.changes import file_index, read_changes
+    (``fakemaster.spark.changes.read_changes``), the columnar one (``...fast``) and, with
+    ``table``, the columnar one's typed form."""
+    from functools import partial
+
+    from fakemaster.spark.changes import file_index, find_table, read_changes
     from fakemaster.spark.fast import read_changes_fast
 
+    readers: list[tuple[str, Any]] = [("reference", read_changes), ("columnar", read_changes_fast)]
+    if table is not None:
+        info = find_table(files[:1], table, None)
+        readers.append(("typed", partial(read_changes_fast, table=info)))
     out = {}
-    for label, read in (("reference", read_changes), ("columnar", read_changes_fast)):
+    for label, read in readers:
         times = []
         rows = 0
         for _ in range(repeat):
@@ -105,18 +140,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--files", type=int, default=8)
-    parser.add_argument("--transactions", type=int, default=500, help="per generated file")
+    parser.add_argument("--transactions", type=int, default=2500, help="per generated file")
+    parser.add_argument(
+        "--table", help="the typed read's table (default: the generated archive's bench.t)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cores", default="1,2")
     parser.add_argument("--spark-worker", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.spark_worker:
-        print(json.dumps(spark_worker(args.spark_worker, args.paths, args.repeat)))
+        print(json.dumps(spark_worker(args.spark_worker, args.paths, args.repeat, args.table)))
         return 0
     cores = [int(c) for c in args.cores.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         files = list(args.paths)
+        table = args.table
         if not files:
+            table = table or "bench.t"
             for n in range(1, args.files + 1):
                 path = Path(tmp) / f"bench-bin.{n:06d}"
                 write_generated(path, args.transactions)
@@ -133,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                     str(n),
                     "--repeat",
                     str(args.repeat),
+                    *(["--table", table] if table else []),
                     *files,
                 ],
                 capture_output=True,
@@ -141,24 +182,33 @@ def main(argv: list[str] | None = None) -> int:
             )
             spark = json.loads(out.stdout.strip().splitlines()[-1])
             base = baseline(n, files, args.repeat)
-            if spark["rows"] != base["rows"]:
-                print(f"row counts differ: spark {spark['rows']}, baseline {base['rows']}")
+            if spark["generic_rows"] != base["rows"]:
+                print(f"row counts differ: spark {spark['generic_rows']}, baseline {base['rows']}")
                 return 1
-            results[n] = (spark["rows"] / spark["seconds"], base["rows"] / base["seconds"])
-            print(
-                f"{n} core(s): spark {results[n][0]:12,.0f} rows/s  python-mysql-replication"
-                f" {results[n][1]:12,.0f} rows/s  ratio {results[n][0] / results[n][1]:.2f}x"
-                f"  ({spark['rows']} rows)"
-            )
-        alone = without_spark(files, args.repeat)
+            base_rate = base["rows"] / base["seconds"]
+            results[n] = {"baseline": base_rate}
+            for label in ("generic", "typed"):
+                if label in spark:
+                    rate = spark[f"{label}_rows"] / spark[label]
+                    results[n][label] = rate
+                    print(
+                        f"{n} core(s): spark {label:8s} {rate:12,.0f} rows/s"
+                        f"  python-mysql-replication {base_rate:12,.0f} rows/s"
+                        f"  ratio {rate / base_rate:.2f}x  ({spark[f'{label}_rows']} rows)"
+                    )
+        alone = without_spark(files, args.repeat, table)
         print(
-            f"without Spark, 1 core: reference path {alone['reference']:12,.0f} rows/s,"
-            f" columnar path {alone['columnar']:12,.0f} rows/s"
+            "without Spark, 1 core: "
+            + ", ".join(f"{label} path {rate:12,.0f} rows/s" for label, rate in alone.items())
         )
     if 1 in results and 2 in results:
         print(
-            f"scaling 1 -> 2 cores: spark {results[2][0] / results[1][0]:.2f}x,"
-            f" python-mysql-replication {results[2][1] / results[1][1]:.2f}x"
+            "scaling 1 -> 2 cores: "
+            + ", ".join(
+                f"{label} {results[2][label] / results[1][label]:.2f}x"
+                for label in results[1]
+                if label in results[2]
+            )
         )
     return 0
 

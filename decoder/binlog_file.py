@@ -8,17 +8,17 @@ a time (an event is given out as soon as it is complete).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from decoder.core import (
     _FDE,
     _MALFORMED,
     _VIEW_MIN,
+    CRC_RESIDUE,
     DECODERS,
     _crc32,
     _new_header,
-    _unpack_crc,
     _unpack_header,
     decode_event,
 )
@@ -32,7 +32,7 @@ from fakemaster.events import Event
 from fakemaster.header import EVENT_LENGTH_OFFSET, FLAGS_OFFSET, TYPE_CODE_OFFSET, EventHeader
 from fakemaster.layouts import U32 as _LENGTH
 
-__all__ = ["Readable", "Source", "iter_raw_blocks", "iter_raw_events", "read_binlog"]
+__all__ = ["Inline", "Readable", "Source", "iter_raw_blocks", "iter_raw_events", "read_binlog"]
 
 
 class Readable(Protocol):
@@ -42,6 +42,8 @@ class Readable(Protocol):
 
 
 Source = str | os.PathLike[str] | Readable
+# (read buffer, where the next event starts, its offset) -> where the taker stopped, its offset
+Inline = Callable[[bytes, int, int], tuple[int, int]]
 # A file is read in blocks of this size; an event larger than a block is read directly.
 _READ_BUFFER = 1 << 18
 # The first read of an event's body asks for at most this much; later reads double.
@@ -132,13 +134,19 @@ def _file_blocks(
     expect_magic: bool,
     offset: int,
     keys: BinlogKeys | None = None,
+    inline: Inline | None = None,
 ) -> Iterator[list[tuple[int, bytes]]]:
     """The same events as :func:`_raw_events`, read from a regular file in blocks of
     ``_READ_BUFFER`` bytes (one read per block, not two per event) and given out a block at a
     time: the ``(offset, event bytes)`` of the events that end in the block, framed in one
     loop. An event larger than what is left of the block is completed by :func:`_read_exact`
     (and given out alone). An error (truncation, a bad length) is raised after the events
-    framed before it have been given out."""
+    framed before it have been given out.
+
+    ``inline(buf, pos, offset)``, when given, is called on the read buffer wherever the next
+    event starts (outside an encrypted part), once the events framed before it have been given
+    out: it takes the events it can from there (decoding them itself) and returns where it
+    stopped, ``(pos, offset)``; the event there is then framed and given out as usual."""
     decryption: FileDecryption | None = None
     buf = _read_exact(fileobj, _READ_BUFFER)
     pos = 0
@@ -161,6 +169,14 @@ def _file_blocks(
         # The events wholly in the block, in one loop (the common case: no decryption).
         if decryption is None:
             while pos + HEADER_LEN <= size:
+                if inline is not None:
+                    if block:  # in order: what was framed before goes first
+                        yield block
+                        block = []
+                        append = block.append
+                    pos, offset = inline(buf, pos, offset)
+                    if pos + HEADER_LEN > size:
+                        break
                 length = unpack_length(buf, pos + EVENT_LENGTH_OFFSET)[0]
                 end = pos + length
                 if (
@@ -217,12 +233,17 @@ def iter_raw_blocks(
     expect_magic: bool = True,
     offset: int = 0,
     keys: BinlogKeys | None = None,
+    inline: Inline | None = None,
 ) -> Iterator[list[tuple[int, bytes]]]:
     """The events of :func:`iter_raw_events`, given out as lists (a file's events a read block
-    at a time, a pipe's one at a time): one generator step per block, not per event."""
+    at a time, a pipe's one at a time): one generator step per block, not per event. For a
+    path, ``inline`` takes the events it can straight from the read buffer (see
+    :func:`_file_blocks`); those are not given out."""
     if isinstance(source, str | os.PathLike):
         with open(source, "rb", buffering=0) as fileobj:
-            yield from _file_blocks(fileobj, allow_truncated_tail, expect_magic, offset, keys)
+            yield from _file_blocks(
+                fileobj, allow_truncated_tail, expect_magic, offset, keys, inline
+            )
     else:
         for event in _raw_events(source, allow_truncated_tail, expect_magic, offset, keys):
             yield [event]
@@ -275,12 +296,12 @@ def read_binlog(
         ctx = BinlogContext()
     decoders = DECODERS
     unpack_header = _unpack_header
-    unpack_crc = _unpack_crc
     crc32 = _crc32
     new_header = _new_header
     table_maps = ctx.table_maps
     # Only an FDE (decoded by decode_event) changes these: read again after decode_event.
     trailer = CHECKSUM_LEN if ctx.checksum else 0
+    check = trailer and verify_checksum
     start = max(ctx.fde.header_length, HEADER_LEN)
     for block in iter_raw_blocks(source, allow_truncated_tail=allow_truncated_tail, keys=keys):
         for offset, data in block:
@@ -293,11 +314,7 @@ def read_binlog(
                 if (
                     fields[3] == size
                     and start <= end
-                    and not (
-                        trailer
-                        and verify_checksum
-                        and unpack_crc(data, end)[0] != crc32(data[:end])
-                    )
+                    and not (check and crc32(data) != CRC_RESIDUE)
                 ):
                     try:
                         event = body_decoder(data[start:end], new_header(EventHeader, fields), ctx)
@@ -311,6 +328,7 @@ def read_binlog(
             yield offset, decode_event(data, ctx, offset, verify_checksum, allow_unknown)
             table_maps = ctx.table_maps
             trailer = CHECKSUM_LEN if ctx.checksum else 0
+            check = trailer and verify_checksum
             start = max(ctx.fde.header_length, HEADER_LEN)
 
 

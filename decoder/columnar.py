@@ -24,8 +24,11 @@ them. Everything is in binlog order except that a table's rows are held until it
 full: they come out when ``batch_rows`` is reached, when a TABLE_MAP gives the table id another
 shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED by default:
 DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows
-themselves is always given by ``(event_offset, row)``; within a batch they are in that order. :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset,
-event_bytes)`` per event, ``flush()``), for a replication stream.
+themselves is always given by ``(event_offset, row)``; within a batch they are in that order.
+:class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset, event_bytes)`` per event,
+``flush()``), for a replication stream; ``read_changes`` on a path hands it the file's small
+events straight from the read buffer (``ColumnarDecoder.feed_buffer``: one header unpack per
+event, no ``(offset, bytes)`` pair), the others framed and fed as usual.
 
 Each batch's record batch has one row per changed row:
 
@@ -92,12 +95,12 @@ import struct
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any
 
 from decoder.binlog_file import Source, iter_raw_blocks
 from decoder.compression import decompress_record
-from decoder.core import decode_event
+from decoder.core import CRC_RESIDUE, decode_event
 from decoder.row_images import TableDecoder
 from decoder.rows import RowsHeader, read_row_images, read_rows_header
 from decoder.values import ColumnReader, column_reader, value_converter
@@ -143,6 +146,7 @@ _ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
 _FDE = int(EventType.FORMAT_DESCRIPTION)
 _TABLE_MAP = int(EventType.TABLE_MAP)
 _GTID = int(EventType.GTID)
+_START_ENCRYPTION = int(EventType.START_ENCRYPTION)
 _OPS = {"write": "c", "update": "u", "delete": "d"}
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 # A TIME2 hour/minute/second field from this on has hour bits MariaDB ignores (values.py).
@@ -507,11 +511,35 @@ def _byte_matrix(values: Sequence[Any], size: int) -> tuple[Any, Any]:
 
 
 def _big_endian(matrix: Any) -> Any:
+    """The rows of an (n, size) uint8 matrix as big-endian unsigned integers (uint64)."""
+    return _unsigned(matrix, ">")
+
+
+def _little_endian(matrix: Any) -> Any:
+    """The rows of an (n, size) uint8 matrix as little-endian unsigned integers (uint64)."""
+    return _unsigned(matrix, "<")
+
+
+# The numpy unsigned integer width holding a value of 1 to 8 bytes.
+_WIDTHS = (0, 1, 2, 4, 4, 8, 8, 8, 8)
+
+
+def _unsigned(matrix: Any, order: str) -> Any:
     np = _np()
-    acc = matrix[:, 0].astype(np.uint64)
-    for index in range(1, matrix.shape[1]):
-        acc = (acc << np.uint64(8)) | matrix[:, index]
-    return acc
+    count, size = matrix.shape
+    if size > 8:
+        raise ValueError(f"an integer of {size} bytes")
+    width = _WIDTHS[size]
+    if width != size:  # zero bytes on the high side
+        full = np.zeros((count, width), np.uint8)
+        if order == "<":
+            full[:, :size] = matrix
+        else:
+            full[:, width - size :] = matrix
+        matrix = full
+    else:
+        matrix = np.ascontiguousarray(matrix)
+    return matrix.view(f"{order}u{width}").reshape(count).astype(np.uint64)
 
 
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -685,6 +713,65 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter |
     return vector
 
 
+def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter:
+    """DECIMALs of more digits than an int64 holds: the unscaled value built in 32-bit limbs
+    (numpy uint64 arrays, little-endian limb order), one digit group at a time (value * 10**digits
+    + group), then written as the decimal128/256's little-endian two's complement words."""
+    groups = decimal_groups(precision, scale)
+    limbs = 4 if precision <= 38 else 8  # decimal128 / decimal256
+    spans = []
+    offset = 0
+    total = 0
+    for nbytes, digits in groups:
+        total += digits
+        # (the limbs the value can reach after this group: it is under 10**total)
+        spans.append(
+            (offset, nbytes, 10**digits, min(limbs, ((10**total).bit_length() + 31) // 32))
+        )
+        offset += nbytes
+
+    def vector(matrix: Any, nulls: Any) -> Any:
+        np = _np()
+        pa = _pa()
+        count = len(matrix)
+        m = np.array(matrix, np.uint8)  # a copy: flipped in place
+        positive = (m[:, 0] & 0x80) != 0
+        m[~positive] ^= 0xFF  # a negative value is stored with every bit inverted
+        m[:, 0] &= 0x7F  # and the sign bit
+        if nulls is not None:
+            m[nulls] = 0
+        acc = np.zeros((limbs, count), np.uint64)
+        low = np.uint64(0xFFFFFFFF)
+        bits = np.uint64(32)
+        for start, nbytes, limit, used in spans:
+            group = _big_endian(m[:, start : start + nbytes])
+            if (group >= limit).any():
+                return None  # the per-value path raises the row decoder's error
+            carry = group
+            factor = np.uint64(limit)
+            for limb in range(used):  # acc = acc * limit + group, limb by limb
+                value = acc[limb] * factor + carry
+                acc[limb] = value & low
+                carry = value >> bits
+        # Negative values: two's complement over the limbs (invert, add one).
+        negative = ~positive
+        if nulls is not None:
+            negative &= ~nulls
+        if negative.any():
+            carry = negative.astype(np.uint64)
+            for limb in range(limbs):
+                value = np.where(negative, acc[limb] ^ low, acc[limb]) + carry
+                acc[limb] = value & low
+                carry = value >> bits
+        words = np.ascontiguousarray(acc.T).astype("<u4")
+        validity = None
+        if nulls is not None:
+            validity = pa.array(~nulls).buffers()[1]
+        return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
+
+    return vector
+
+
 def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConverter | None:
     """Integers of ``size`` bytes (MEDIUMINT, BIT, ENUM, SET: the row decoder's
     ``int.from_bytes``) as an Arrow integer array; None (the row decoder's way, which says
@@ -729,7 +816,9 @@ def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, 
     if column_type == ColumnType.NEWDECIMAL:
         raw = ColumnReader(base.fmt, base.size)
         precision, scale = meta & 0xFF, meta >> 8
-        matrix = _decimal_vector(precision, scale, arrow) if precision <= 38 else None
+        matrix = _decimal_vector(precision, scale, arrow)
+        if matrix is None:
+            matrix = _wide_decimal_vector(precision, scale, arrow)
         vector = None if matrix is None else _values_vector(matrix, base.size)
         return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector, matrix)
     if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
@@ -837,7 +926,7 @@ _NUMERIC_DTYPES = {
     "b": "<i1", "B": "<u1", "h": "<i2", "H": "<u2", "i": "<i4", "I": "<u4", "q": "<i8",
     "Q": "<u8", "f": "<f4", "d": "<f8",
 }  # fmt: skip
-Scanner = Callable[[bytes, int, int], list[int] | None]
+Scanner = Callable[[bytes, int, int], Sequence[int] | None]
 
 
 def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequence[int]) -> None:
@@ -889,36 +978,44 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
 def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
-    """A function ``(data, pos, end) -> row start positions`` (None if the rows do not end at
-    ``end``): the row decoder's walk over the images without reading the values."""
+    """A function ``(data, pos, end) -> row start positions`` relative to ``pos`` (None if the
+    rows do not end at ``end``): the row decoder's walk over the images without reading the
+    values. The first row is walked before the loop: an event of one row gives the shared
+    ``_ONE_ROW`` tuple."""
     images = [present] if present_after is None else [present, present_after]
-    lines = [
-        "def scan(data, pos, end):",
-        "    starts = []",
-        "    append = starts.append",
-        "    while pos < end:",
-        "        append(pos)",
-    ]
+    walk: list[str] = []
     any_column = False
     for mask in images:
         columns = [c for c in range(width) if mask >> c & 1]
         any_column = any_column or bool(columns)
-        _scan_image(lines, readers, columns)
+        _scan_image(walk, readers, columns)
     if not any_column:
-        lines.append("        return None")
-    lines += ["    return starts if pos == end else None"]
-    namespace: dict[str, Any] = {"_fb": _from_bytes, "_u32": struct.Struct("<I").unpack_from}
+        walk.append("        return None")
+    lines = [
+        "def scan(data, pos, end):",
+        "    if pos >= end:",
+        "        return () if pos == end else None",
+        "    first = pos",
+        "    while True:  # the first row",
+        *walk,
+        "        break",
+        "    if pos == end:",
+        "        return _one",
+        "    starts = [0]",
+        "    append = starts.append",
+        "    while pos < end:",
+        "        append(pos - first)",
+        *walk,
+        "    return starts if pos == end else None",
+    ]
+    namespace: dict[str, Any] = {
+        "_fb": _from_bytes,
+        "_u32": struct.Struct("<I").unpack_from,
+        "_one": _ONE_ROW,
+    }
     exec(compile("\n".join(lines) + "\n", f"<rows scanner {width} columns>", "exec"), namespace)
     scanner: Scanner = namespace["scan"]
     return scanner
-
-
-def _little_endian(matrix: Any) -> Any:
-    np = _np()
-    acc = matrix[:, -1].astype(np.uint64)
-    for index in range(matrix.shape[1] - 2, -1, -1):
-        acc = (acc << np.uint64(8)) | matrix[:, index]
-    return acc
 
 
 def _vector_fixed(
@@ -976,6 +1073,49 @@ def _matrix_array(matrix: Any, nulls: Any, reader: ColumnReader, column: _Column
         column.vector = saved
 
 
+# Whether pyarrow has binary views and casts them to binary (pyarrow 16+ or so): set False at
+# the first failure.
+_VIEWS = [True]
+_INLINE = 12  # a binary view holds a value of up to 12 bytes itself
+
+
+def _binary_by_views(raw: Any, starts: Any, lengths: Any, nulls: Any) -> Any:
+    """The values at ``starts`` (of ``lengths``) in ``raw`` as a binary array, copied once by
+    Arrow: a binary_view array over ``raw`` (a 16-byte view per value: its length and either
+    the value itself, up to 12 bytes, or its first 4 bytes and its offset in ``raw``) cast to
+    binary. None when pyarrow cannot."""
+    np = _np()
+    pa = _pa()
+    count = len(starts)
+    data = np.frombuffer(raw, np.uint8)
+    long = lengths > _INLINE
+    # Arrow reads what the views point at: every value of more than 12 bytes must lie in raw
+    # (the caller checks the positions only after, to say the bytes do not hold what the walk
+    # said; a shorter value is copied into its view from positions clipped to raw).
+    if not len(data) or (starts < 0).any():
+        return None
+    if long.any() and int((starts[long] + lengths[long]).max()) > len(data):
+        return None
+    views = np.zeros((count, 4), np.int32)
+    head = data[np.minimum(starts[:, None] + np.arange(_INLINE), len(data) - 1)]
+    head[np.arange(_INLINE)[None, :] >= lengths[:, None]] = 0  # (inline values: zero padded)
+    views.view(np.uint8)[:, 4:16] = head
+    views[:, 0] = lengths
+    views[long, 2] = 0  # buffer 0: raw
+    views[long, 3] = starts[long]
+    validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
+    try:
+        array = pa.Array.from_buffers(
+            pa.binary_view(),
+            count,
+            [validity, pa.py_buffer(views.tobytes()), pa.py_buffer(raw)],
+        )
+        return array.cast(pa.binary())
+    except (AttributeError, NotImplementedError, pa.ArrowNotImplementedError):
+        _VIEWS[0] = False
+        return None
+
+
 def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
     np = _np()
     pa = _pa()
@@ -984,6 +1124,10 @@ def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 1 << 31:
         return None
+    if _VIEWS[0] and len(raw) < 1 << 31:
+        array = _binary_by_views(raw, starts, lengths, nulls)
+        if array is not None:
+            return array
     # Long values are joined from memoryview slices (not copies); short ones from bytes slices
     # (memoryviews are objects the garbage collector tracks: many of them cost more than copies).
     view = memoryview(raw) if offsets[-1] > 4096 * count else raw
@@ -1017,16 +1161,17 @@ def _vector_image(
     pos = starts
     if present:
         null_bytes = (len(present) + 7) >> 3
-        bits = np.zeros(count, np.int64)
-        for k in range(null_bytes):
-            bits |= buf[np.minimum(starts + k, len(buf) - 1)].astype(np.int64) << (8 * k)
-        pos = starts + null_bytes
         limit = len(buf)
-        if not bits.any():
+        null_matrix = buf[np.minimum(starts[:, None] + np.arange(null_bytes), limit - 1)]
+        pos = starts + null_bytes
+        if not null_matrix.any():
             return _vector_image_without_nulls(buf, raw, pos, readers, columns, present, width)
+        # Every column's NULL flags at once: row k of null_columns is the k-th present column's.
+        unpacked = np.unpackbits(null_matrix, axis=1, bitorder="little")[:, : len(present)]
+        null_columns = np.ascontiguousarray(unpacked.T, dtype=bool)
         for bit, column in enumerate(present):
             reader = readers[column]
-            nulls = ((bits >> bit) & 1).astype(bool)
+            nulls = null_columns[bit]
             if reader.fmt:
                 array = _vector_fixed(buf, raw, pos, nulls, reader, columns[column])
                 pos = pos + np.where(nulls, 0, reader.size)
@@ -1127,8 +1272,22 @@ class ChangeBatch:
         return int(self.record_batch.num_rows)
 
 
+# A rows event held in a table's buffer is a plain tuple of what the batch needs (ints, bytes,
+# tuples of ints: the garbage collector stops tracking such tuples, so that the runs of a large
+# batch cost it nothing), in this order:
+#   (offset, log_pos, timestamp, server_id, gtid, rows, header index, starts, area, a_start,
+#    a_end)
+# ``rows``: the rows read at feed time (None: read when the batch is built); the header index:
+# its RowsHeader in the buffer's ``headers``; the row images are ``area[a_start:a_end]`` (the
+# event's bytes themselves when small: no copy of them); ``starts``: where each row starts,
+# relative to ``a_start`` (None: not walked; ``_ONE_ROW`` for one row).
+Record = tuple[Any, ...]
+_R_GTID, _R_ROWS, _R_HEADER, _R_STARTS, _R_AREA, _R_A_START, _R_A_END = 4, 5, 6, 7, 8, 9, 10
+
+
 class _Run:
-    """The rows of one rows event: read (``rows``), or where each starts in ``area``."""
+    """The rows of one rows event: read (``rows``), or where each starts in ``area`` (a record
+    of a buffer, for the row decoder's way of building a batch)."""
 
     __slots__ = ("offset", "log_pos", "timestamp", "server_id", "gtid", "rows", "header",
                  "starts", "area")  # fmt: skip
@@ -1142,7 +1301,7 @@ class _Run:
         gtid: tuple[int | None, int | None, int | None],
         rows: list[Any] | None,
         header: RowsHeader,
-        starts: list[int] | None,
+        starts: Sequence[int] | None,
         area: Any,
     ) -> None:
         self.offset = offset
@@ -1184,8 +1343,24 @@ class _TableBuffer:
     shape: ColumnarShape
     width: int
     names: tuple[str, ...]
-    runs: list[_Run] = field(default_factory=list)
+    runs: list[Record] = field(default_factory=list)
     rows: int = 0
+    headers: list[RowsHeader] = field(default_factory=list)
+
+    def header_index(self, header: RowsHeader) -> int:
+        """The index of ``header`` in ``headers`` (the last one, or appended)."""
+        headers = self.headers
+        if not headers or headers[-1] is not header:
+            headers.append(header)
+        return len(headers) - 1
+
+    def materialise(self) -> list[_Run]:
+        headers = self.headers
+        return [
+            _Run(o, lp, ts, sid, gtid, rows, headers[h], starts,
+                 area if a == 0 and e == len(area) else area[a:e])
+            for o, lp, ts, sid, gtid, rows, h, starts, area, a, e in self.runs
+        ]  # fmt: skip
 
 
 def _column_names(table_map: TableMapEvent, width: int) -> tuple[str, ...]:
@@ -1242,39 +1417,47 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     # Runs of the same kind and bitmaps are read together (one group per statement shape).
     # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
     groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
-    runs_header = buffer.runs[0].header
-    if all(run.header is runs_header for run in buffer.runs):  # one statement shape (common)
-        key = (runs_header.cls, runs_header.columns_present, runs_header.columns_present_after)
+    headers = buffer.headers
+    group_header: dict[tuple[Any, bytes, bytes], RowsHeader] = {}
+    if len(headers) == 1:  # one statement shape (common)
+        header = headers[0]
+        key = (header.cls, header.columns_present, header.columns_present_after)
         groups[key] = list(range(len(buffer.runs)))
+        group_header[key] = header
     else:
-        for index, run in enumerate(buffer.runs):
-            header = run.header
-            key = (header.cls, header.columns_present, header.columns_present_after)
-            groups.setdefault(key, []).append(index)
-    counts = [len(run.starts or ()) for run in buffer.runs]
+        keys = [(h.cls, h.columns_present, h.columns_present_after) for h in headers]
+        for index, header_index in enumerate(map(_get_header, buffer.runs)):
+            key = keys[header_index]
+            if key not in groups:
+                groups[key] = []
+                group_header[key] = headers[header_index]
+            groups[key].append(index)
+    counts = [len(starts) for starts in map(_get_starts, buffer.runs)]
     batches = []
-    for (cls, _, _), members in groups.items():
+    for (cls, columns_present, columns_present_after), members in groups.items():
         runs = [buffer.runs[index] for index in members]
-        present, present_after = runs[0].header.present, runs[0].header.present_after
+        first_header = group_header[(cls, columns_present, columns_present_after)]
+        present, present_after = first_header.present, first_header.present_after
         member_counts = np.array([counts[index] for index in members], np.int64)
         total = int(member_counts.sum())
         if not total:
             continue
         areas = list(map(_get_area, runs))
         raw = areas[0] if len(runs) == 1 else b"".join(areas)
-        bases = np.zeros(len(runs), np.int64)
-        np.cumsum(np.fromiter(map(len, areas), np.int64, len(areas))[:-1], out=bases[1:])
-        first_row = np.zeros(len(runs), np.int64)
+        count = len(runs)
+        bases = np.zeros(count, np.int64)
+        np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
+        image_starts = bases + np.fromiter(map(_get_a_start, runs), np.int64, count)
+        image_ends = bases + np.fromiter(map(_get_a_end, runs), np.int64, count)
+        first_row = np.zeros(count, np.int64)
         np.cumsum(member_counts[:-1], out=first_row[1:])
-        if (member_counts == 1).all():  # one row per event: each starts its area (at 0)
-            starts = bases
+        if (member_counts == 1).all():  # one row per event: each starts its images
+            starts = image_starts
             run_rows = np.zeros(total, np.int64)
         else:
             starts = np.fromiter(
-                itertools.chain.from_iterable(run.starts for run in runs),  # type: ignore[misc]
-                np.int64,
-                total,
-            ) + np.repeat(bases, member_counts)
+                itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, total
+            ) + np.repeat(image_starts, member_counts)
             run_rows = np.arange(total) - np.repeat(first_row, member_counts)
         buf = np.frombuffer(raw, np.uint8)
         first = _vector_image(buf, raw, starts, readers, columns, present, width)
@@ -1287,16 +1470,21 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             if second is None:
                 return None
             second_arrays, ends = second
-        if not (np.array_equal(ends[:-1], starts[1:]) and int(ends[-1]) == len(raw)):
+        # Each row ends where the next row of its event starts, an event's last row where its
+        # images end.
+        expected = np.empty(total, np.int64)
+        expected[:-1] = starts[1:]
+        filled = member_counts > 0
+        expected[(first_row + member_counts - 1)[filled]] = image_ends[filled]
+        if not np.array_equal(ends, expected):
             return None
         op = _OPS[cls.KIND]
         image = pa.StructArray.from_arrays(first_arrays, fields=fields)
-        columns_present = runs[0].present
         if second_arrays is not None:
             before = image
             after = pa.StructArray.from_arrays(second_arrays, fields=fields)
             before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-            after_present = pa.repeat(pa.scalar(runs[0].present_after, pa.binary()), total)
+            after_present = pa.repeat(pa.scalar(columns_present_after, pa.binary()), total)
         elif op == "d":
             before, after = image, pa.nulls(total, struct_type)
             before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
@@ -1353,13 +1541,18 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     )  # fmt: skip
 
 
-_get_area = attrgetter("area")
+_get_area = itemgetter(_R_AREA)
+_get_a_start = itemgetter(_R_A_START)
+_get_a_end = itemgetter(_R_A_END)
+_get_gtid = itemgetter(_R_GTID)
+_get_header = itemgetter(_R_HEADER)
+_get_starts = itemgetter(_R_STARTS)
 # The row starts of a one-row event (read only, shared by those events' runs).
-_ONE_ROW = [0]
-_RUN_FIELDS = [attrgetter(name) for name in ("offset", "log_pos", "timestamp", "server_id")]
+_ONE_ROW = (0,)
+_RUN_FIELDS = [itemgetter(index) for index in range(4)]  # offset, log_pos, timestamp, server id
 
 
-def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
+def _meta_arrays(runs: Sequence[Record], counts: Sequence[int]) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
     value per run, repeated for its rows)."""
     pa = _pa()
@@ -1370,11 +1563,13 @@ def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
         pa.array(np.repeat(np.fromiter(map(get, runs), np.int64, count), repeats), pa.int64())
         for get in _RUN_FIELDS
     ]
-    gtids = [run.gtid for run in runs]
-    if all(gtid[0] is not None for gtid in gtids):
-        numbers = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count).reshape(
-            count, 3
-        )
+    gtids = list(map(_get_gtid, runs))
+    try:  # (a run before any GTID has None in its GTID: TypeError)
+        numbers: Any = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count)
+    except TypeError:
+        numbers = None
+    if numbers is not None:
+        numbers = numbers.reshape(count, 3)
         arrays += [
             pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
             pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
@@ -1396,9 +1591,9 @@ def _meta_arrays(runs: Sequence[_Run], counts: Sequence[int]) -> list[Any]:
     return arrays
 
 
-def _read_deferred(buffer: _TableBuffer) -> None:
+def _read_deferred(buffer: _TableBuffer, runs: list[_Run]) -> None:
     """Read the rows of the runs whose rows were not read, the row decoder's way."""
-    for run in buffer.runs:
+    for run in runs:
         if run.rows is None:
             header = run.header
             assert header is not None
@@ -1416,17 +1611,21 @@ def _read_deferred(buffer: _TableBuffer) -> None:
 
 def _vectorise(buffer: _TableBuffer) -> bool:
     """Whether the batch is read a column at a time (numpy): enough rows, every run walked,
-    and rows of under ``_VECTOR_ROW_BYTES`` on average (rows of large values cost a copy
-    more that way, and little Python per row the row decoder's way)."""
+    and, without binary views (``_binary_by_views``), rows of under ``_VECTOR_ROW_BYTES`` on
+    average (large values joined from Python slices cost a copy more that way, and little
+    Python per row the row decoder's way; with views Arrow copies them once)."""
     runs = buffer.runs
-    if buffer.rows < _VECTOR_MIN or not all(run.starts is not None for run in runs):
+    if buffer.rows < _VECTOR_MIN or None in map(_get_starts, runs):
         return False
-    return len(runs) > 1024 or sum(len(run.area) for run in runs) < (
-        _VECTOR_ROW_BYTES * buffer.rows
+    return (
+        _VIEWS[0]
+        or len(runs) > 1024
+        or sum(map(len, map(_get_area, runs))) < _VECTOR_ROW_BYTES * buffer.rows
     )
 
 
-# Above this many bytes per row on average, a batch is read the row decoder's way.
+# Above this many bytes per row on average, a batch is read the row decoder's way when
+# pyarrow has no binary views.
 _VECTOR_ROW_BYTES = 4096
 
 
@@ -1438,7 +1637,8 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
             batch = None  # read again the row decoder's way, which says where
         if batch is not None:
             return batch
-    _read_deferred(buffer)
+    runs = buffer.materialise()
+    _read_deferred(buffer, runs)
     pa = _pa()
     columns = buffer.shape.arrow_columns()[: buffer.width]
     filler = (None,) * buffer.width
@@ -1458,7 +1658,7 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
     before_present: list[bytes | None] = []
     after_present: list[bytes | None] = []
     partial = False
-    for run in buffer.runs:
+    for run in runs:
         assert run.rows is not None
         n = len(run.rows)
         ops += [run.op] * n
@@ -1501,7 +1701,7 @@ def _build_batch(buffer: _TableBuffer) -> ChangeBatch:
         raise DecodeError(
             f"`{buffer.table_map.database}`.`{buffer.table_map.table}`: a value does not fit "
             f"its Arrow column: {exc}",
-            offset=buffer.runs[0].offset,
+            offset=buffer.runs[0][0],
         ) from None
     record_batch = pa.RecordBatch.from_arrays(
         [
@@ -1576,6 +1776,9 @@ class ColumnarDecoder:
         # (feed only checks the framing and CRC of an event outside ``events`` and
         # ``flush_on`` that is not an FDE, a TABLE_MAP, a GTID or a rows event).
         self._checked = frozenset(range(256)) - {_FDE} - self.events - self.flush_on
+        # Those feed_buffer takes from a file's read buffer (not a START_ENCRYPTION, which
+        # the file reader acts on).
+        self._inline = self._checked - {_START_ENCRYPTION}
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
@@ -1584,12 +1787,12 @@ class ColumnarDecoder:
         # (a statement's last event has STMT_END, the others not), for events
         # that repeat them (see _known_rows).
         self._templates: dict[
-            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer]
+            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer, int]
         ] = {}
 
     def flush(self) -> list[ChangeBatch]:
         """Every table's held rows, as batches (tables in the order their rows began)."""
-        buffers = sorted(self._buffers.values(), key=lambda b: b.runs[0].offset if b.runs else 0)
+        buffers = sorted(self._buffers.values(), key=lambda b: b.runs[0][0] if b.runs else 0)
         self._buffers.clear()
         return [_build_batch(buffer) for buffer in buffers if buffer.rows]
 
@@ -1674,9 +1877,7 @@ class ColumnarDecoder:
         buffers = self._buffers
         table_maps = ctx.table_maps
         unpack_header = _unpack_header
-        unpack_crc = _unpack_crc
         crc32 = _crc32
-        new_run = _Run
         batch_rows = self.batch_rows
         feed = self.feed
         # Only an FDE (which goes through feed) changes these: read again after feed.
@@ -1694,19 +1895,14 @@ class ColumnarDecoder:
             if (
                 start > end
                 or _unpack_length(data, 9)[0] != size
-                or (
-                    trailer
-                    and verify
-                    and unpack_crc(data, end)[0]
-                    != crc32(data[:end] if end < 4096 else memoryview(data)[:end])
-                )
+                or (trailer and verify and crc32(data) != CRC_RESIDUE)
             ):
                 out += feed(offset, data)  # the error, or what feed makes of it
                 continue
             if type_code in _ROWS_CODES:
                 template = templates.get((type_code, data[start : start + ctx.table_id_size + 2]))
                 if template is not None:
-                    header, prefix, scanner, buffer = template
+                    header, prefix, scanner, buffer, header_index = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -1714,18 +1910,15 @@ class ColumnarDecoder:
                         and table_maps.get(table_id) is header.table_map
                         and data[start:images] == prefix
                     ):
-                        area = data[images:end]
                         try:
-                            starts = scanner(area, 0, len(area))
+                            starts = scanner(data, images, end)
                         except (IndexError, struct.error):
                             starts = None
                         if starts is not None:
-                            if starts == _ONE_ROW:  # (shared: one object less for the GC)
-                                starts = _ONE_ROW
                             fields = unpack_header(data, 0)
                             buffer.runs.append(
-                                new_run(offset, fields[4], fields[0], fields[2], self.gtid,
-                                        None, header, starts, area)
+                                (offset, fields[4], fields[0], fields[2], self.gtid,
+                                 None, header_index, starts, data, images, end)
                             )  # fmt: skip
                             buffer.rows += len(starts)
                             if buffer.rows >= batch_rows:
@@ -1746,6 +1939,97 @@ class ColumnarDecoder:
                     seq_no, domain_id, _ = _unpack_gtid(data, start)
                     self.gtid = (domain_id, _unpack_server(data, 5)[0], seq_no)
 
+    def feed_buffer(self, buf: bytes, pos: int, offset: int, out: list[Output]) -> tuple[int, int]:
+        """``feed_block`` on the events framed straight from a read buffer (the ``inline`` of
+        ``decoder.binlog_file.iter_raw_blocks``): from ``pos`` (the event there at
+        ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``;
+        returns where it stopped, ``(pos, offset)``: at the end of the buffer's whole events,
+        or at an event to be framed and fed (to feed_block) as usual (one it does not handle,
+        a bad length, a START_ENCRYPTION, one the short way finds wrong), before which nothing
+        of it has been taken."""
+        ctx = self.ctx
+        inline = self._inline
+        templates = self._templates
+        maps = self._maps
+        buffers = self._buffers
+        table_maps = ctx.table_maps
+        unpack_header = _unpack_header
+        unpack_gtid = _unpack_gtid
+        crc32 = _crc32
+        residue = CRC_RESIDUE
+        rows_codes = _ROWS_CODES
+        table_map_code = _TABLE_MAP
+        gtid_code = _GTID
+        view_min = _VIEW_MIN
+        batch_rows = self.batch_rows
+        check = self.verify_checksum and ctx.checksum
+        trailer = CHECKSUM_LEN if ctx.checksum else 0
+        start = max(ctx.fde.header_length, HEADER_LEN)
+        id_end = start + ctx.table_id_size + 2
+        min_length = start + trailer  # (start is at least HEADER_LEN)
+        gtid_min = min_length + GTID_BODY_MIN
+        gtid = self.gtid
+        last = len(buf) - HEADER_LEN
+        try:
+            while pos <= last:
+                fields = unpack_header(buf, pos)
+                type_code = fields[1]
+                length = fields[3]
+                end = pos + length
+                if (
+                    length < min_length
+                    or length >= view_min
+                    or end > last + HEADER_LEN
+                    or type_code not in inline
+                ):
+                    break
+                data = buf[pos:end]
+                if check and crc32(data) != residue:
+                    break  # feed says what is wrong
+                if type_code in rows_codes:
+                    template = templates.get((type_code, data[start:id_end]))
+                    if template is None:
+                        break
+                    header, prefix, scanner, buffer, header_index = template
+                    table_id = header.table_id
+                    images = start + header.images_start
+                    if (
+                        buffers.get(table_id) is not buffer
+                        or table_maps.get(table_id) is not header.table_map
+                        or data[start:images] != prefix
+                    ):
+                        break
+                    images_end = length - trailer
+                    try:
+                        starts = scanner(data, images, images_end)
+                    except (IndexError, struct.error):
+                        break
+                    if starts is None:
+                        break
+                    buffer.runs.append(
+                        (offset, fields[4], fields[0], fields[2], gtid,
+                         None, header_index, starts, data, images, images_end)
+                    )  # fmt: skip
+                    buffer.rows += len(starts)
+                    if buffer.rows >= batch_rows:
+                        del buffers[table_id]
+                        out.append(_build_batch(buffer))
+                elif type_code == table_map_code:
+                    table_map = maps.get(data[start : length - trailer])
+                    if table_map is None:
+                        break
+                    table_maps[table_map.table_id] = table_map
+                elif type_code == gtid_code:
+                    if length < gtid_min:
+                        break
+                    seq_no, domain_id, _ = unpack_gtid(data, start)
+                    gtid = (domain_id, fields[2], seq_no)
+                pos = end
+                offset += length
+        finally:
+            self.gtid = gtid
+        return pos, offset
+
     def _known_rows(
         self,
         offset: int,
@@ -1762,7 +2046,7 @@ class ColumnarDecoder:
         template = self._templates.get((fields[1], data[start:id_end]))
         if template is None:
             return False
-        header, prefix, scanner, buffer = template
+        header, prefix, scanner, buffer, header_index = template
         images = start + header.images_start
         if (
             self._buffers.get(header.table_id) is not buffer  # flushed since, or replaced
@@ -1778,8 +2062,9 @@ class ColumnarDecoder:
         if starts is None:
             return False
         buffer.runs.append(
-            _Run(offset, fields[4], fields[0], fields[2], self.gtid, None, header, starts, area)
-        )
+            (offset, fields[4], fields[0], fields[2], self.gtid, None, header_index, starts,
+             area, 0, len(area))
+        )  # fmt: skip
         buffer.rows += len(starts)
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
@@ -1823,7 +2108,7 @@ class ColumnarDecoder:
                     f"table id {header.table_id}: {exc.reason}", offset=header.images_start
                 ) from None
             rows: list[Any] | None = None
-            starts: list[int] | None = None
+            starts: Sequence[int] | None = None
             area = b""
             if _np() is not None:
                 # Where each row starts, now (the values are read a column at a time when the
@@ -1855,6 +2140,8 @@ class ColumnarDecoder:
                 or buffer.table_map.database != table_map.database
                 or buffer.table_map.table != table_map.table
                 or buffer.names != _column_names(table_map, width)
+                # Names, charsets, signedness... a batch carries one TABLE_MAP's metadata.
+                or buffer.table_map.optional_metadata != table_map.optional_metadata
             ):
                 del self._buffers[header.table_id]
                 if buffer.rows:
@@ -1865,16 +2152,20 @@ class ColumnarDecoder:
         if buffer is None:
             buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
             self._buffers[header.table_id] = buffer
+        header_index = buffer.header_index(header)
         buffer.runs.append(
-            _Run(offset, fields[4], fields[0], fields[2], self.gtid, rows, header, starts, area)
-        )
+            (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts,
+             area, 0, len(area))
+        )  # fmt: skip
         buffer.rows += len(rows) if rows is not None else len(starts or ())
         if starts is not None and scanner is not None and not header.compressed:
             if len(self._templates) >= 1024:
                 self._templates.clear()
             id_end = start + ctx.table_id_size + 2
             prefix = data[start : start + header.images_start]
-            self._templates[(fields[1], data[start:id_end])] = (header, prefix, scanner, buffer)
+            self._templates[(fields[1], data[start:id_end])] = (
+                header, prefix, scanner, buffer, header_index
+            )  # fmt: skip
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
             out.append(_build_batch(buffer))
@@ -1927,20 +2218,33 @@ def read_changes(
         flush_on=flush_on,
     )
     feed_block = decoder.feed_block
-    out: list[Output] = []
-    for block in iter_raw_blocks(
+    out: list[Output] = []  # (filled by feed_buffer too: emptied in place)
+
+    def inline(buf: bytes, pos: int, at: int) -> tuple[int, int]:
+        return decoder.feed_buffer(buf, pos, at, out)
+
+    blocks = iter_raw_blocks(
         source,
         allow_truncated_tail=allow_truncated_tail,
         expect_magic=expect_magic,
         offset=offset,
         keys=keys,
-    ):
+        inline=inline,
+    )
+    while True:
         try:
-            feed_block(block, out)
+            block = next(blocks, None)
+            if block is not None:
+                feed_block(block, out)
         except BaseException:
-            yield from out
+            ready = out[:]
+            out.clear()
+            yield from ready
             raise
         if out:
-            yield from out
-            out = []
+            ready = out[:]
+            out.clear()
+            yield from ready
+        if block is None:
+            break
     yield from decoder.flush()

@@ -20,14 +20,18 @@ from typing import NamedTuple
 
 from encoder.packets import frame_parts
 from fakemaster.constants import MAX_PACKET_PAYLOAD, EventType
-from fakemaster.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
-from fakemaster.layouts import U32
+from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER_LEN, TYPE_CODE_OFFSET
 
 __all__ = ["LARGE_EVENT", "FramedBlock", "FramedSpan", "SpanEnd", "frame_block"]
 
 # Events from this size on are not copied into the framed block: their packets are the header
 # bytes plus a memoryview of the event (a large event is never copied per replica).
 LARGE_EVENT = 64 << 10
+
+# The type code and the length of an event, read together from the type code's offset (the
+# server id between them skipped).
+_TYPE_AND_LENGTH = struct.Struct("<B4xI")
+assert TYPE_CODE_OFFSET + _TYPE_AND_LENGTH.size == EVENT_LENGTH_OFFSET + 4
 
 # The packet header (3-byte length, sequence number) and the OK byte of an event packet.
 _EVENT_PACKET_HEAD = struct.Struct("<IB")
@@ -47,45 +51,63 @@ class FramedBlock(NamedTuple):
     last_event: int
     # Bytes of the parts (what goes on the wire).
     size: int
+    # Bytes of the block walked: the whole events at its start (all of a block of whole events).
+    walked: int = 0
+
+
+_START_ENCRYPTION = EventType.START_ENCRYPTION.value
+_ANNOTATE_ROWS = EventType.ANNOTATE_ROWS.value
 
 
 def frame_block(
     block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
 ) -> FramedBlock:
-    """The dump packets of ``block`` (whole events, as the store reads them), the first one
-    numbered ``seq``."""
+    """The dump packets of the whole events at the start of ``block``, the first one numbered
+    ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
+    cannot be an event header): ``walked`` says where; a block the store read as whole events
+    is walked to its end."""
     view = memoryview(block)
-    unpack_length = U32.unpack_from
+    # Indexing and slicing bytes is cheaper than a memoryview's (small events are copied once
+    # more into the joined part; large ones are views, never copied).
+    data = block if isinstance(block, bytes) else view
+    unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
     pack_head = _EVENT_PACKET_HEAD.pack
-    left_out = {EventType.START_ENCRYPTION.value}
-    if not send_annotate:
-        left_out.add(EventType.ANNOTATE_ROWS.value)
+    # The two event types never sent (the same one twice when ANNOTATE_ROWS are sent).
+    skip = _START_ENCRYPTION
+    skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
     parts: list[bytes | bytearray | memoryview] = []
-    small = bytearray()
+    # The packets of the small events since the last large one, joined into one part.
+    small: list[bytes | memoryview] = []
+    add_small = small.append
     size = 0
     events = 0
     last_event = -1
     index = 0
     end = len(view)
-    length_offset = EVENT_LENGTH_OFFSET
     type_offset = TYPE_CODE_OFFSET
-    while index < end:
-        length = unpack_length(view, index + length_offset)[0]
+    large = LARGE_EVENT
+    header_len = HEADER_LEN
+    while index + header_len <= end:
+        type_code, length = unpack_type_and_length(data, index + type_offset)
         following = index + length
+        if length < header_len or following > end:
+            break
         last_event = index
-        if view[index + type_offset] in left_out:
+        if type_code == skip_annotate or type_code == skip:
             index = following
             continue
-        events += 1
-        if length < LARGE_EVENT:
-            small += pack_head((length + 1) | seq << 24, 0)
-            small += view[index:following]
+        if length < large:
+            add_small(pack_head((length + 1) | seq << 24, 0))
+            add_small(data[index:following])
             seq = (seq + 1) & 0xFF
         else:
             if small:
-                parts.append(small)
-                size += len(small)
-                small = bytearray()
+                joined = b"".join(small)
+                parts.append(joined)
+                size += len(joined)
+                events += len(small) >> 1  # a header and an event each
+                small.clear()
+            events += 1
             event = view[index:following]
             if length + 1 < MAX_PACKET_PAYLOAD:
                 parts.append(pack_head((length + 1) | seq << 24, 0))
@@ -98,9 +120,11 @@ def frame_block(
                 size += sum(len(packet) for packet in packets)
         index = following
     if small:
-        parts.append(small)
-        size += len(small)
-    return FramedBlock(parts, seq, events, last_event, size)
+        joined = b"".join(small)
+        parts.append(joined)
+        size += len(joined)
+        events += len(small) >> 1
+    return FramedBlock(parts, seq, events, last_event, size, index)
 
 
 class SpanEnd(NamedTuple):

@@ -200,16 +200,26 @@ class FrameCache:
             fd = run.file.fileno()
             try:
                 while offset < end:
-                    block = self.store.read(run.name, offset, min(_READ_BLOCK, end - offset))
-                    if not block:
-                        break
+                    # The bytes as they are: frame_block walks the headers and stops before an
+                    # event that does not end in the block. One that is larger than a block, or
+                    # bytes that are no event, are read with read(): the whole event, or the
+                    # error the dump reports.
+                    block = self.store.read_bytes(run.name, offset, min(_READ_BLOCK, end - offset))
                     result = frame_block(block, seq, send_annotate=run.send_annotate)
-                    for part in result.parts:
-                        framed += _pwrite_all(fd, part, framed)
+                    if result.walked == 0:
+                        block = self.store.read(run.name, offset, min(_READ_BLOCK, end - offset))
+                        if not block:
+                            break
+                        result = frame_block(block, seq, send_annotate=run.send_annotate)
+                        if result.walked == 0:
+                            raise BinlogReadError(
+                                BinlogReadError.BOGUS, run.name, offset, offset + len(block)
+                            )
+                    framed += _pwritev_all(fd, result.parts, framed)
                     seq = result.seq
                     events += result.events
                     last_event = offset + result.last_event
-                    offset += len(block)
+                    offset += result.walked
             except (BinlogReadError, UnknownBinlogFile):
                 run.broken = True  # the dump frames from here itself and reports the error
             point = Checkpoint(offset, framed, seq, events, last_event)
@@ -258,9 +268,24 @@ def span_end(start: Checkpoint, point: Checkpoint) -> SpanEnd:
     return SpanEnd(point.offset, point.seq, point.events - start.events, point.last_event)
 
 
-def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, offset: int) -> int:
-    view = memoryview(data)
+# pwritev takes at most IOV_MAX (1024 on Linux) buffers at once.
+_MAX_BUFFERS = 512
+
+
+def _pwritev_all(fd: int, parts: list[bytes | bytearray | memoryview], offset: int) -> int:
+    """Write ``parts`` one after another at ``offset``, gathered (a block of large events is
+    a header and a view per event: one system call for many of them); the bytes written."""
+    views = [memoryview(part).cast("B") for part in parts if len(part)]
     written = 0
-    while written < len(view):
-        written += os.pwrite(fd, view[written:], offset + written)
+    start = 0
+    while start < len(views):
+        batch = views[start : start + _MAX_BUFFERS]
+        done = os.pwritev(fd, batch, offset + written)
+        written += done
+        # Past the buffers written whole; a buffer written in part is sliced to its rest.
+        while start < len(views) and done >= len(views[start]):
+            done -= len(views[start])
+            start += 1
+        if done:
+            views[start] = views[start][done:]
     return written

@@ -21,6 +21,7 @@ QUERY events, and keeps a bounded state. The source is anything with the
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -42,7 +43,7 @@ from fakemaster.encryption import BinlogKeys
 from fakemaster.errors import FakemasterError
 from fakemaster.events import FormatDescriptionEvent, QueryEvent, TableMapEvent
 from fakemaster.header import EVENT_LENGTH_OFFSET, HEADER, SERVER_ID_OFFSET, TYPE_CODE_OFFSET
-from fakemaster.layouts import QUERY_POST_HEADER, U32
+from fakemaster.layouts import QUERY_POST_HEADER
 
 __all__ = [
     "BinlogSource",
@@ -54,6 +55,8 @@ __all__ = [
 
 MAGIC_LEN = len(BINLOG_MAGIC)
 SCAN_CHUNK = 1 << 16
+# Blocks read as they are (not cut at event boundaries) by the walk.
+RAW_SCAN_CHUNK = 1 << 20
 # Events whose bodies can tell something (START_ENCRYPTION starts the decryption).
 _TELLING_TYPES = frozenset(
     int(type_code)
@@ -65,6 +68,10 @@ _TELLING_TYPES = frozenset(
         EventType.START_ENCRYPTION,
     )
 )
+_TABLE_MAP = int(EventType.TABLE_MAP)
+# An event's type code, server id and length, read together (they follow each other).
+_TYPE_SERVER_LENGTH = struct.Struct("<BII")
+assert TYPE_CODE_OFFSET + 1 == SERVER_ID_OFFSET and SERVER_ID_OFFSET + 4 == EVENT_LENGTH_OFFSET
 # Entries of each memo before it starts again (a bound on what a hostile binlog can make it keep).
 _MEMO_SIZE = 4096
 
@@ -206,18 +213,32 @@ class FactsScanner:
             end = source.file_size(cursor.name)
         except Exception:  # noqa: BLE001 - purged meanwhile, or unreadable: nothing to learn
             return
+        # A store hands out its bytes as they are (read_bytes): the walk below finds the event
+        # boundaries itself, so the store need not walk the headers first. An event that does
+        # not fit in a block, or bytes that are not an event, are read with read(), which
+        # returns a whole event however large, or raises.
+        read_bytes = getattr(source, "read_bytes", None)
         while cursor.offset < end:
-            try:
-                block = source.read(cursor.name, cursor.offset, SCAN_CHUNK)
-            except Exception:  # noqa: BLE001 - unreadable bytes prove nothing; the dump reports
-                cursor.stopped = True
-                cursor.offset = end
-                return
-            if not block:
-                return
-            pos = self._walk(cursor, block)
+            pos = 0
+            if read_bytes is not None:
+                try:
+                    block = read_bytes(cursor.name, cursor.offset, RAW_SCAN_CHUNK)
+                except Exception:  # noqa: BLE001 - as below
+                    block = b""
+                if block:
+                    pos = self._walk(cursor, block)
             if pos == 0:
-                return
+                try:
+                    block = source.read(cursor.name, cursor.offset, SCAN_CHUNK)
+                except Exception:  # noqa: BLE001 - unreadable bytes prove nothing; the dump reports
+                    cursor.stopped = True
+                    cursor.offset = end
+                    return
+                if not block:
+                    return
+                pos = self._walk(cursor, block)
+                if pos == 0:
+                    return
             cursor.offset += pos
 
     def _walk(self, cursor: _FileCursor, block: bytes) -> int:
@@ -225,7 +246,9 @@ class FactsScanner:
         tell something are looked at (every one in an encrypted file, whose types are hidden):
         the rest cost a header read."""
         view = memoryview(block)
-        unpack_u32 = U32.unpack_from
+        unpack_header = _TYPE_SERVER_LENGTH.unpack_from
+        type_offset = TYPE_CODE_OFFSET
+        header_len = HEADER_LEN
         telling = _TELLING_TYPES
         base = cursor.offset
         size = len(block)
@@ -236,20 +259,28 @@ class FactsScanner:
             every = cursor.decryption is not None
             fde_server_id = cursor.fde_server_id
             servers = self._facts.foreign_server_id is None and fde_server_id is not None
-            while pos + HEADER_LEN <= size:
-                length = unpack_u32(block, pos + EVENT_LENGTH_OFFSET)[0]
-                if length < HEADER_LEN or pos + length > size:
+            # A TABLE_MAP whose body was seen before and told nothing new is passed over here
+            # (single-row transactions map their table in every one).
+            table_maps = self._table_maps if not every and not cursor.stopped else None
+            row_metadata = self._facts.row_metadata
+            body_start = HEADER_LEN + cursor.context.table_id_size
+            crc_len = _crc_len(cursor)
+            while pos + header_len <= size:
+                type_code, server_id, length = unpack_header(block, pos + type_offset)
+                if length < header_len or pos + length > size:
                     return pos
                 if (
                     every
-                    or block[pos + TYPE_CODE_OFFSET] in telling
                     or length > largest
-                    or (
-                        servers
-                        and unpack_u32(block, pos + SERVER_ID_OFFSET)[0] not in (0, fde_server_id)
-                    )
+                    or (servers and server_id != fde_server_id and server_id != 0)
                 ):
                     break
+                if type_code in telling:
+                    if type_code != _TABLE_MAP or table_maps is None:
+                        break
+                    known = table_maps.get(block[pos + body_start : pos + length - crc_len])
+                    if known is None or (known[0] is not None and known[0] != row_metadata):
+                        break
                 pos += length
             else:
                 return pos

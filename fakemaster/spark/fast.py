@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from fakemaster.constants import ColumnType, EventType
 from fakemaster.events import GtidEvent
 from fakemaster.spark import changes
-from fakemaster.spark.columns import Catalogue, _real_type, table_info
+from fakemaster.spark.columns import BINARY, Catalogue, TableInfo, _real_type, table_info
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -288,38 +288,106 @@ def read_changes_fast(
     catalogue: Catalogue | None = None,
     batch_rows: int = 8192,
     verify_checksum: bool = True,
+    table: TableInfo | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """:func:`fakemaster.spark.changes.read_changes` through the columnar decoder (same
-    batches' rows, same order; the module docstring says when it reads the reference way)."""
+    batches' rows, same order; the module docstring says when it reads the reference way).
+
+    With ``table``, only that table's events (and the DDL of its database), with typed images,
+    as :func:`fakemaster.spark.changes.typed_batch` gives them: the columnar decoder's typed
+    values cast to the table's Spark types, no text in between (text columns excepted)."""
     if not isinstance(source, str | bytes | os.PathLike):
         # A stream is read whole (the rare columns are read again from it).
         chunks = []
         while chunk := source.read(1 << 20):
             chunks.append(bytes(chunk))
         source = io.BytesIO(b"".join(chunks))
-    if catalogue:
-        yield from changes.read_changes(
-            source,
-            name,
-            index,
-            catalogue=catalogue,
-            batch_rows=batch_rows,
-            verify_checksum=verify_checksum,
-        )
+    if not catalogue:
+        try:
+            found = _read_table(source, name, index, verify_checksum, table)
+        except _Fallback:
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+        else:
+            yield from found.to_batches(max_chunksize=batch_rows)
+            return
+    reference = changes.read_changes(
+        source,
+        name,
+        index,
+        catalogue=catalogue,
+        batch_rows=batch_rows,
+        verify_checksum=verify_checksum,
+    )
+    if table is None:
+        yield from reference
         return
-    try:
-        table = _read_table(source, name, index, verify_checksum)
-    except _Fallback:
-        if isinstance(source, io.BytesIO):
-            source.seek(0)
-        yield from changes.read_changes(
-            source, name, index, batch_rows=batch_rows, verify_checksum=verify_checksum
-        )
-        return
-    yield from table.to_batches(max_chunksize=batch_rows)
+    for batch in reference:
+        typed = changes.typed_batch(batch, table)
+        if typed.num_rows:
+            yield typed
 
 
-def _read_table(source: Any, name: str, index: int, verify_checksum: bool) -> Any:
+def _typed_image(
+    struct: Any,
+    info: TableInfo,
+    padded: Sequence[bool],
+    wanted: TableInfo,
+    text: Callable[[int], Any],
+) -> Any:
+    """The image ``struct`` (columns of ``info``, the batch's TABLE_MAP) as the struct of
+    ``wanted``'s typed columns, matched by name (a column the batch does not have is null)."""
+    import numpy as np
+    import pyarrow as pa
+
+    index = {column.name: c for c, column in enumerate(info.columns)}
+    arrays = []
+    fields = []
+    for column in wanted.columns:
+        type_ = changes._arrow_type(column.spark_type)
+        fields.append(pa.field(column.name, type_))
+        c = index.get(column.name)
+        if c is None:
+            arrays.append(pa.nulls(len(struct), type_))
+            continue
+        if info.columns[c].spark_type != column.spark_type:
+            raise _Fallback  # the column changed type (ALTER ... MODIFY): the reference casts
+        if column.spark_type == "string":
+            arrays.append(text(c))
+        elif padded[c]:
+            raise _Fallback  # BINARY(n): the reference pads the stored bytes
+        else:
+            arrays.append(struct.field(c).cast(type_))
+    return pa.StructArray.from_arrays(
+        arrays, fields=fields, mask=pa.array(np.asarray(struct.is_null()), pa.bool_())
+    )
+
+
+def _typed_schema(table: TableInfo) -> Any:
+    """The Arrow schema of :func:`fakemaster.spark.changes.typed_batch`'s batches."""
+    import pyarrow as pa
+
+    generic = changes.arrow_schema()
+    image = pa.struct([pa.field(c.name, changes._arrow_type(c.spark_type)) for c in table.columns])
+    text = pa.string()
+    return pa.schema(
+        [
+            pa.field("op", text),
+            pa.field("database", text),
+            pa.field("table", text),
+            pa.field("before", image),
+            pa.field("after", image),
+            generic.field("source"),
+            generic.field("seq"),
+            pa.field("ddl", text),
+            pa.field("ddl_kind", text),
+        ]
+    )
+
+
+def _read_table(
+    source: Any, name: str, index: int, verify_checksum: bool, typed: TableInfo | None = None
+) -> Any:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -368,7 +436,11 @@ def _read_table(source: Any, name: str, index: int, verify_checksum: bool) -> An
             columns.append(values.take(pa.array(np.where(m >= 0, m, len(mark_state)))))
         return columns
 
-    repairs = _repairs(source, batches, verify_checksum)
+    if typed is not None:
+        batches = [cb for cb in batches if (cb.database, cb.table) == (typed.database, typed.table)]
+        schema = _typed_schema(typed)
+    # The typed images keep the decoder's nulls for zero dates (Spark cannot hold them).
+    repairs = _repairs(source, batches, verify_checksum) if typed is None else {}
     out: list[Any] = []
     for cb in batches:
         rb = cb.record_batch
@@ -383,7 +455,27 @@ def _read_table(source: Any, name: str, index: int, verify_checksum: bool) -> An
         member_lists = spark_columns._member_lists(tm, real_types)
         members: list[list[str] | None] = list(member_lists)
         images = {}
-        for side in ("before", "after"):
+        for side in ("before", "after") if typed is not None else ():
+            struct = rb.column(side)
+
+            def text(
+                c: int, struct: Any = struct, tm: Any = tm, info: Any = info, members: Any = members
+            ) -> Any:
+                return _texts(
+                    struct.field(c),
+                    tm.column_types[c],
+                    tm.column_meta[c],
+                    info.columns[c],
+                    members[c],
+                )
+
+            padded = [
+                info.columns[c].spark_type == BINARY and real_types[c] == ColumnType.STRING
+                for c in range(len(info.columns))
+            ]
+            assert typed is not None
+            images[side] = _typed_image(struct, info, padded, typed, text)
+        for side in ("before", "after") if typed is None else ():
             struct = rb.column(side)
             texts = [
                 _texts(
@@ -443,9 +535,15 @@ def _read_table(source: Any, name: str, index: int, verify_checksum: bool) -> An
                     seq_arr,
                     pa.nulls(n, pa.string()),
                     pa.nulls(n, pa.string()),
-                    _list_column(info.names, n, schema.field("columns").type),
-                    _list_column(info.spark_types, n, schema.field("column_types").type),
-                    _list_column(info.primary_key, n, schema.field("primary_key").type),
+                    *(
+                        ()
+                        if typed is not None
+                        else (
+                            _list_column(info.names, n, schema.field("columns").type),
+                            _list_column(info.spark_types, n, schema.field("column_types").type),
+                            _list_column(info.primary_key, n, schema.field("primary_key").type),
+                        )
+                    ),
                 ],
                 schema=schema,
             )
@@ -462,7 +560,10 @@ def _read_table(source: Any, name: str, index: int, verify_checksum: bool) -> An
             ],
             fields=list(schema.field("seq").type),
         )
-        out.append(batch.set_column(6, "seq", fixed))
+        batch = batch.set_column(6, "seq", fixed)
+        if typed is not None:
+            batch = changes.typed_batch(batch, typed)
+        out.append(batch)
     table = pa.Table.from_batches(out, schema=schema)
     if not table.num_rows:
         return table

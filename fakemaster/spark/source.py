@@ -140,7 +140,14 @@ class BinlogBatchReader(DataSourceReader):
         self.table = table
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        batches = self._read(partition)
+        if not isinstance(partition, BinlogFile):
+            raise TypeError(f"not a binlog file partition: {partition!r}")
+        if not partition.snapshot:
+            yield from self._read_binlog(partition)
+            return
+        batches = read_snapshot_file(
+            partition.path, partition.index, batch_rows=self.batch_rows, catalogue=self.catalogue
+        )
         if self.table is None:
             yield from batches
             return
@@ -164,17 +171,7 @@ class BinlogBatchReader(DataSourceReader):
             raise ValueError(f"{FORMAT_NAME}: no binlog files in {_paths_option(self.options)}")
         return parts
 
-    def _read(self, partition: InputPartition) -> Iterator[Any]:
-        if not isinstance(partition, BinlogFile):
-            raise TypeError(f"not a binlog file partition: {partition!r}")
-        if partition.snapshot:
-            yield from read_snapshot_file(
-                partition.path,
-                partition.index,
-                batch_rows=self.batch_rows,
-                catalogue=self.catalogue,
-            )
-            return
+    def _read_binlog(self, partition: BinlogFile) -> Iterator[Any]:
         if _is_uri(partition.path):
             from pyarrow import fs
 
@@ -186,6 +183,7 @@ class BinlogBatchReader(DataSourceReader):
                     partition.index,
                     catalogue=self.catalogue,
                     batch_rows=self.batch_rows,
+                    table=self.table,
                 )
             return
         yield from read_changes_fast(
@@ -194,6 +192,7 @@ class BinlogBatchReader(DataSourceReader):
             partition.index,
             catalogue=self.catalogue,
             batch_rows=self.batch_rows,
+            table=self.table,
         )
 
 

@@ -57,6 +57,9 @@ except ImportError:  # 4.0/4.1: latestOffset() without arguments, no availableNo
 __all__ = ["BinlogStreamReader", "StreamRange", "offset_of", "position_of"]
 
 
+_EARLY_END_RETRIES = 3
+
+
 def offset_of(position: Position) -> dict[str, Any]:
     """A resume position as an offset (fixed key order, primitive leaves)."""
     return {
@@ -182,23 +185,39 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         batch_rows = int(self.options.get("batchrows", "8192"))
         out = EventColumns()
         state: FileState | None = None
-        with self._replica(
-            position_of(partition.start),
-            self.server_id,
-            until=lambda p: _reached(p, end, self.gtid_mode),
-        ) as replica:
-            for group in replica.groups():
-                for received in group.events:
-                    if state is None or state.name != received.file:
-                        state = FileState(
-                            received.file, file_index(received.file, 0), self.catalogue
-                        )
-                    add_event(state, out, received.end_position, received.event)
-                if len(out) >= batch_rows:
-                    yield rows_to_arrow(out)
-                    out = EventColumns()
-                if _reached(group.position, end, self.gtid_mode):
-                    break
+        start = position_of(partition.start)
+        attempts = 0
+        # The range's end was seen by a scan, so the primary has every group up to it: a dump
+        # that ends before it (an EOF in a non-blocking dump, after a fault) is resumed from
+        # the last group read, never taken as the end of the batch.
+        while True:
+            reached = False
+            with self._replica(
+                start, self.server_id, until=lambda p: _reached(p, end, self.gtid_mode)
+            ) as replica:
+                for group in replica.groups():
+                    for received in group.events:
+                        if state is None or state.name != received.file:
+                            state = FileState(
+                                received.file, file_index(received.file, 0), self.catalogue
+                            )
+                        add_event(state, out, received.end_position, received.event)
+                    if len(out) >= batch_rows:
+                        yield rows_to_arrow(out)
+                        out = EventColumns()
+                    if _reached(group.position, end, self.gtid_mode):
+                        reached = True
+                        break
+                resumed = replica.position
+            if reached:
+                break
+            attempts = 0 if resumed != start else attempts + 1
+            if attempts > _EARLY_END_RETRIES:
+                raise ConnectionError(
+                    f"the primary's dump ended at {resumed} before the batch's end {end}"
+                    f" ({attempts} times without progress)"
+                )
+            start = resumed
         if len(out):
             yield rows_to_arrow(out)
 

@@ -279,6 +279,15 @@ class BinlogStore:
             return data if pos == size else data[:pos]
         return self._read_one(name, offset, end, data)
 
+    def read_bytes(self, name: str, offset: int, max_bytes: int) -> bytes:
+        """Up to ``max_bytes`` of the readable part from ``offset``, as they are: not cut at an
+        event boundary and not checked (for a reader that walks the event headers itself and
+        stops before an incomplete event; :meth:`read` reads whole events)."""
+        end = self.file_size(name)
+        if offset >= end:
+            return b""
+        return self._read_range(name, offset, min(max_bytes, end - offset))
+
     def _read_one(self, name: str, offset: int, end: int, head: bytes) -> bytes:
         if len(head) < HEADER_LEN:
             raise BinlogReadError(BinlogReadError.TRUNCATED, name, offset, end)

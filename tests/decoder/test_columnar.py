@@ -451,3 +451,51 @@ def test_encrypted_golden_binlogs(variant: str) -> None:
         for batch in batches:
             assert isinstance(batch, ChangeBatch)
             assert set(batch.record_batch.column("event_offset").to_pylist()) <= offsets
+
+
+@st.composite
+def wide_decimal_rows(draw: st.DrawFn) -> tuple[TableMapEvent, WriteRowsEvent]:
+    """A table of DECIMALs of 19 to 65 digits (more than an int64 holds: read in 32-bit limbs
+    by numpy) and rows of them: extremes, zeros, negatives, NULLs."""
+    specs = draw(
+        st.lists(
+            st.integers(19, 65).flatmap(
+                lambda p: st.tuples(st.just(p), st.integers(0, min(p, 38)))
+            ),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    table_map = TableMapEvent(
+        table_id=9, database="d", table="wide_decimals",
+        column_types=(T.NEWDECIMAL,) * len(specs),
+        column_meta=tuple(p | s << 8 for p, s in specs), nullable=(True,) * len(specs),
+    )  # fmt: skip
+
+    def value(spec: tuple[int, int]) -> st.SearchStrategy[Decimal | None]:
+        precision, scale = spec
+        top = 10**precision - 1
+        unscaled = st.one_of(
+            st.integers(-top, top), st.sampled_from([0, top, -top, 1, -1, 10**18, -(2**63)])
+        )
+        return st.one_of(st.none(), unscaled.map(lambda n: Decimal(f"{n}e-{scale}")))
+
+    rows = draw(st.lists(st.tuples(*(value(spec) for spec in specs)), min_size=1, max_size=40))
+    event = WriteRowsEvent(table_id=9, width=len(specs), columns_present=b"\xff", rows=tuple(rows))
+    return table_map, event
+
+
+@settings(max_examples=examples(2), suppress_health_check=[HealthCheck.too_slow])
+@given(wide_decimal_rows(), st.sampled_from([1, 10**9]))
+def test_wide_decimals_equal_the_row_decoder_values_in_arrow(
+    case: tuple[TableMapEvent, WriteRowsEvent], vector_min: int
+) -> None:
+    """DECIMALs of 19 to 65 digits converted a column at a time (numpy limbs: ``vector_min``
+    1) and value by value give the row decoder's values (decimal128 or decimal256)."""
+    saved = columnar._VECTOR_MIN
+    columnar._VECTOR_MIN = vector_min
+    try:
+        table_map, event = case
+        check_generated(table_map, [event, event], 65536)
+    finally:
+        columnar._VECTOR_MIN = saved

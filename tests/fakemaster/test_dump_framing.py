@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -112,3 +113,97 @@ def test_the_framed_block_holds_no_copy_of_a_large_event() -> None:
     views = [part for part in framed.parts if isinstance(part, memoryview)]
     assert [bytes(view) for view in views] == [big]
     assert all(len(part) == 5 for part in framed.parts if not isinstance(part, memoryview))
+
+
+@settings(max_examples=examples(1))
+@given(
+    shapes=st.lists(st.tuples(st.sampled_from(TYPES), sizes), min_size=1, max_size=24),
+    cut=st.integers(0, 1 << 30),
+    seq=st.integers(0, 255),
+    send_annotate=st.booleans(),
+    seed=st.integers(0, 2**32),
+)
+def test_a_block_cut_anywhere_is_framed_up_to_its_last_whole_event(
+    shapes: list[tuple[int, int]], cut: int, seq: int, send_annotate: bool, seed: int
+) -> None:
+    """What a store's read_bytes gives (bytes not cut at an event boundary): the whole events
+    at the start are framed, and ``walked`` says where they end."""
+    rng = random.Random(seed)
+    events = [event(type_code, length, rng) for type_code, length in shapes]
+    block = b"".join(events)
+    cut %= len(block) + 1
+    whole = count = 0
+    while count < len(events) and whole + len(events[count]) <= cut:
+        whole += len(events[count])
+        count += 1
+    framed = frame_block(block[:cut], seq, send_annotate=send_annotate)
+    expected, next_seq, sent = one_by_one(events[:count], seq, send_annotate)
+    assert framed.walked == whole
+    assert b"".join(framed.parts) == expected
+    assert (framed.seq, framed.events, framed.size) == (next_seq, sent, len(expected))
+
+
+def test_bytes_that_are_no_event_header_end_the_walk() -> None:
+    rng = random.Random(3)
+    first = event(EventType.QUERY, 40, rng)
+    bogus = bytearray(event(EventType.QUERY, 40, rng))
+    bogus[EVENT_LENGTH_OFFSET : EVENT_LENGTH_OFFSET + 4] = (HEADER_LEN - 1).to_bytes(4, "little")
+    framed = frame_block(first + bytes(bogus), 7, send_annotate=False)
+    assert framed.walked == len(first)
+    assert framed.events == 1
+    assert b"".join(framed.parts) == one_by_one([first], 7, False)[0]
+
+
+@pytest.mark.parametrize("seq", range(256))
+def test_every_sequence_number_wraps_as_packet_by_packet(seq: int) -> None:
+    """600 small events (the sequence wraps twice from any start) and a few left out."""
+    rng = random.Random(seq)
+    kinds = [EventType.WRITE_ROWS_V1, EventType.ANNOTATE_ROWS, EventType.XID]
+    events = [event(kinds[index % 3], rng.randint(HEADER_LEN, 90), rng) for index in range(900)]
+    for send_annotate in (False, True):
+        framed = frame_block(b"".join(events), seq, send_annotate=send_annotate)
+        expected, next_seq, sent = one_by_one(events, seq, send_annotate)
+        assert b"".join(framed.parts) == expected
+        assert (framed.seq, framed.events) == (next_seq, sent)
+
+
+huge_sizes = st.one_of(
+    st.integers(HEADER_LEN, 300),
+    st.integers(MAX_PACKET_PAYLOAD - 3, MAX_PACKET_PAYLOAD + 3),
+    st.sampled_from(
+        [2 * MAX_PACKET_PAYLOAD - 1, 2 * MAX_PACKET_PAYLOAD, 2 * MAX_PACKET_PAYLOAD + 1]
+    ),
+)
+
+
+@settings(max_examples=examples(0.1), deadline=None)
+@given(
+    shapes=st.lists(
+        st.tuples(st.sampled_from([EventType.WRITE_ROWS_V1, EventType.ANNOTATE_ROWS]), huge_sizes),
+        min_size=1,
+        max_size=4,
+    ),
+    seq=st.integers(0, 255),
+    send_annotate=st.booleans(),
+)
+def test_events_of_16_mib_and_more_drawn_among_small_ones(
+    shapes: list[tuple[int, int]], seq: int, send_annotate: bool
+) -> None:
+    rng = random.Random(seq)
+    events = [
+        event(type_code, length, rng) if length < 4096 else big_event(type_code, length)
+        for type_code, length in shapes
+    ]
+    block = b"".join(events)
+    framed = frame_block(block, seq, send_annotate=send_annotate)
+    expected, next_seq, sent = one_by_one(events, seq, send_annotate)
+    assert b"".join(framed.parts) == expected
+    assert (framed.seq, framed.events, framed.walked) == (next_seq, sent, len(block))
+
+
+def big_event(type_code: int, length: int) -> bytes:
+    """A large event of cheap bytes (a pattern: every packet's slice differs)."""
+    data = bytearray((bytes(range(251)) * (length // 251 + 1))[:length])
+    data[TYPE_CODE_OFFSET] = type_code
+    data[EVENT_LENGTH_OFFSET : EVENT_LENGTH_OFFSET + 4] = length.to_bytes(4, "little")
+    return bytes(data)

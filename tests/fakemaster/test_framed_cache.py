@@ -194,3 +194,36 @@ def test_disk_use_stays_within_the_budget() -> None:
             assert cache.bytes_used <= 200_000
             assert got.spans > 0
     cache.close()
+
+
+@settings(max_examples=examples(0.5), deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 3000), max_size=1500),
+    at_most=st.integers(1, 5000),
+    offset=st.integers(0, 100),
+)
+def test_parts_are_written_gathered_in_order_even_in_pieces(
+    sizes: list[int], at_most: int, offset: int
+) -> None:
+    """The run file gets every part in order, however many parts (more than one pwritev
+    takes) and however little each call writes (a short write is simulated)."""
+    import tempfile
+
+    from fakemaster import framed_cache
+
+    rng = random.Random(len(sizes))
+    parts: list[Any] = []
+    for index, size in enumerate(sizes):
+        data = rng.randbytes(size)
+        parts.append(memoryview(data) if index % 3 else bytearray(data) if index % 2 else data)
+    real = os.pwritev
+
+    def short(fd: int, buffers: Any, at: int) -> int:
+        joined = b"".join(bytes(buffer) for buffer in buffers)[:at_most]
+        return real(fd, [joined], at)
+
+    with tempfile.TemporaryFile() as file, mock.patch.object(framed_cache.os, "pwritev", short):
+        written = framed_cache._pwritev_all(file.fileno(), parts, offset)
+        file.seek(offset)
+        assert file.read() == b"".join(bytes(part) for part in parts)
+    assert written == sum(sizes)

@@ -557,3 +557,9 @@ def test_facts_learnt_once_per_body_are_those_of_every_event(
         facts.server_collation_ids,
         facts.largest_event,
     ) == _facts_event_by_event(store)
+    # The same scan through read() only (whole events, as a source without read_bytes gives
+    # them) learns the same, at the same events.
+    plain = FactsScanner(RecordingSource(store, []))
+    plain.refresh()
+    assert plain.facts == facts
+    assert plain.facts.evidence == facts.evidence
