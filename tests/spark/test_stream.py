@@ -303,11 +303,6 @@ def test_keyless_rows_are_counted_by_value_not_by_text(spark: Any) -> None:
     _stream_to_oracle(spark, scenario)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stream.py: read() does not check that it reached the batch's end; a dump that ends "
-    "early (an EOF packet: in a non-blocking dump, the end of the binlog) commits a short batch",
-)
 def test_a_dump_ended_early_in_a_batch_read_loses_nothing(spark: Any, tmp_path: Path) -> None:
     """The third dump session (after the availableNow pin and the first latestOffset scan) is
     the first batch's read: an EOF before its second event group ends that dump. The batch
