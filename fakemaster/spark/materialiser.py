@@ -342,15 +342,17 @@ class Materialiser:
                 value = F.when(absent, F.lit(defaults[column])).otherwise(value)
             return value
 
+        def value(column: str, spark_type: str, image: Any) -> Any:
+            typed = _typed(cell(column, image), spark_type)
+            # A FLOAT's text in a snapshot (MariaDB's SELECT) has 6 significant digits.
+            return F.format_string("%.5e", typed) if spark_type == "float" else typed
+
         def values(image: Any) -> Any:
             """The typed values of an image's columns: one row's identity in a multiset (a
             snapshot's text of a value, e.g. a DOUBLE's, need not be the binlog's)."""
             return F.to_json(
                 F.struct(
-                    *[
-                        _typed(cell(c, image), t).alias(c)
-                        for c, t in zip(columns, types, strict=True)
-                    ]
+                    *[value(c, t, image).alias(c) for c, t in zip(columns, types, strict=True)]
                 )
             )
 

@@ -280,18 +280,27 @@ def test_ddl_with_no_later_row_event_streamed_to_its_oracle(spark: Any) -> None:
 
 def test_keyless_rows_are_counted_by_value_not_by_text(spark: Any) -> None:
     """Found by test_stream_property: a keyless table's snapshot row has the server's text of
-    a DOUBLE (``4.458988370540405e16``), the binlog's image another text of the same value; the
+    a DOUBLE (``4.458988370540405e16``), the binlog's image another text of the same value, and
+    of a FLOAT 6 significant digits (``5.41365e16``), the binlog the whole value; the
     update and delete of that row must cancel it. And an image from before an ALTER ADD lacks
     the new column the later images carry (its default): still the same row."""
     scenario = Scenario(Settings(binlog_row_metadata="FULL"))
     scenario.create_table(
-        "CREATE TABLE db.t0 (c0 DOUBLE NOT NULL, c1 DATETIME(6) NOT NULL)",
+        "CREATE TABLE db.t0 (c0 DOUBLE NOT NULL, c1 DATETIME(6) NOT NULL, f FLOAT)",
         rows=[
-            {"c0": -4.183886726639357e16, "c1": "1542-12-12 17:40:28.000357"},
-            {"c0": 4.458988370540405e16, "c1": "6209-03-28 22:34:22.000343"},
+            {"c0": -4.183886726639357e16, "c1": "1542-12-12 17:40:28.000357", "f": None},
+            {
+                "c0": 4.458988370540405e16,
+                "c1": "6209-03-28 22:34:22.000343",
+                "f": 5.41364564483113e16,
+            },
         ],
     )
-    where = {"c0": 4.458988370540405e16, "c1": "6209-03-28 22:34:22.000343"}
+    where = {
+        "c0": 4.458988370540405e16,
+        "c1": "6209-03-28 22:34:22.000343",
+        "f": 5.41364564483113e16,
+    }
     with scenario.transaction() as tx:
         tx.update("db.t0", where, {"c0": 3.4028234663852886e38})
         tx.delete("db.t0", {**where, "c0": 3.4028234663852886e38})
