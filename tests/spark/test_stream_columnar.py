@@ -91,8 +91,10 @@ def _assert_same(master: Any, max_rows: int | None, batch_rows: int) -> int:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     deadline=None,
 )
+# Settings changed mid-history are left out as in test_stream.py (the fake master serves a
+# history's settings as its variables; a checksum change needs the client to follow it).
 @given(
-    scenario=scenarios(settings_strategy=settings_strategy()),
+    scenario=scenarios(settings_strategy=settings_strategy(), setting_changes_too=False),
     max_rows=st.none() | st.integers(1, 6),
     batch_rows=st.integers(1, 8),
 )
@@ -100,7 +102,7 @@ def test_columnar_stream_equals_the_reference(
     scenario: Scenario, max_rows: int | None, batch_rows: int
 ) -> None:
     """Any settings (checksum or NONE, metadata, row images, compression), rotations, DDL,
-    setting changes, domains; ranges cut by admission control (a range starting inside a file)
+    domains; ranges cut by admission control (a range starting inside a file)
     and batches of a few rows (conversions at group boundaries inside a file)."""
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
     require_module("pyspark", "pip install 'fakemaster[spark]'")
