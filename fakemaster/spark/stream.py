@@ -6,7 +6,10 @@ project's client (:mod:`fakemaster.client`), as micro-batches of change events.
 scans use ``serverId + 1``), ``gtidMode`` (``true``: connect and resume by GTID, from ``startGtid``; default false: by
 file and position, from ``startFile``/``startPos``, default the first file), ``maxRowsPerBatch``
 (admission control on Spark 4.2+: a batch ends at the first group boundary at or past that many
-change rows, at least one group), ``catalog``.
+change rows, at least one group), ``catalog``, ``columnar`` (default true: the batches are built
+from the groups' event bytes by the columnar path of :mod:`fakemaster.spark.fast`, the same rows
+as the reference path, which ``false`` selects and which a catalogue, a TIME column or another
+of that module's fallback cases selects for the events concerned).
 
 Offsets are JSON dicts with primitive leaves in one key order::
 
