@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import struct
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -279,7 +281,8 @@ def _list_column(items: tuple[str, ...], n: int, type_: Any) -> Any:
 
     width = len(items)
     offsets = pa.array(np.arange(n + 1, dtype=np.int32) * width, pa.int32())
-    values = pa.array(list(items) * n, pa.string())
+    # Every row has the same list: its strings are repeated by index, not as Python objects.
+    values = pa.array(items, pa.string()).take(pa.array(np.tile(np.arange(width), n)))
     return pa.ListArray.from_arrays(offsets, values, type=type_)
 
 
@@ -388,6 +391,67 @@ def _typed_schema(table: TableInfo) -> Any:
     )
 
 
+# The events whose decoding the change events need (GTIDs, statements, annotated queries);
+# the others are only counted (seq.event) from a walk of the headers.
+_STATE_TYPES = frozenset(
+    int(t)
+    for t in (
+        EventType.FORMAT_DESCRIPTION,
+        EventType.GTID,
+        EventType.QUERY,
+        EventType.QUERY_COMPRESSED,
+        EventType.ANNOTATE_ROWS,
+    )
+)
+_QUERY_RESET_TYPES = [int(EventType.XID), int(EventType.ROTATE)]
+_HEADER = struct.Struct("<IBII")  # timestamp, type, server id, length
+
+
+def _event_heads(source: Any) -> tuple[Any, Any] | None:
+    """The offset and type code of every event of a binlog file (a path or a BytesIO), from a
+    walk of the headers; None when the walk cannot tell (no magic, an encrypted file, a length
+    that does not frame): the decoder then decodes every event."""
+    import mmap
+
+    import numpy as np
+
+    if isinstance(source, io.BytesIO):
+        return _walk(source.getbuffer())
+    with open(source, "rb") as f:
+        if os.fstat(f.fileno()).st_size < 4:
+            return None
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            found = _walk(memoryview(data))
+    return found if found is None else (np.asarray(found[0]), np.asarray(found[1]))
+
+
+def _walk(data: Any) -> tuple[Any, Any] | None:
+    import numpy as np
+
+    try:
+        if bytes(data[:4]) != b"\xfebin":
+            return None
+        offsets = array("q")
+        types = bytearray()
+        unpack = _HEADER.unpack_from
+        size = len(data)
+        pos = 4
+        encrypted = int(EventType.START_ENCRYPTION)
+        while pos + 19 <= size:
+            _, code, _, length = unpack(data, pos)
+            if length < 19 or code == encrypted:
+                return None
+            offsets.append(pos)
+            types.append(code)
+            pos += length
+        if pos != size:
+            return None  # a partial event: the decoder says what is wrong
+        return np.frombuffer(offsets, np.int64).copy(), np.frombuffer(bytes(types), np.uint8)
+    finally:
+        if isinstance(data, memoryview):
+            data.release()
+
+
 def _read_table(
     source: Any, name: str, index: int, verify_checksum: bool, typed: TableInfo | None = None
 ) -> Any:
@@ -405,9 +469,11 @@ def _read_table(
 
         return BinlogContext(), events()
 
+    walked = _event_heads(source)
+    wanted = _STATE_TYPES if walked is not None else NON_ROWS_TYPES
     state = changes.FileState(PurePosixPath(name).name, index, None)
-    items = read_changes(source, verify_checksum=verify_checksum, events=NON_ROWS_TYPES)
-    return _changes_table(items, state, raw_events, verify_checksum, typed)
+    items = read_changes(source, verify_checksum=verify_checksum, events=wanted)
+    return _changes_table(items, state, raw_events, verify_checksum, typed, walked)
 
 
 def events_table(
@@ -452,11 +518,14 @@ def _changes_table(
     raw_events: RawEvents,
     verify_checksum: bool,
     typed: TableInfo | None = None,
+    walked: tuple[Any, Any] | None = None,
 ) -> Any:
     """The table of the columnar decoder's output ``items`` (ChangeBatch objects and the
     ``(offset, event)`` of the other events) for one file's events, ``state`` its state (updated
     by the other events); ``raw_events`` gives the events again with a context to decode them
-    (for the columns read value by value), only when needed."""
+    (for the columns read value by value), only when needed. ``walked``: every event's offset
+    and type code (``_event_heads``) when ``items`` has only the events of ``_STATE_TYPES``;
+    None when it has every event but the rows events."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -464,6 +533,14 @@ def _changes_table(
     from decoder.columnar import ChangeBatch
 
     index = state.index
+    # XID/ROTATE end a group's annotated query (changes.add_event): with the walk they are not
+    # decoded, so their offsets reset it here, before the next decoded event and in state_of.
+    resets = (
+        walked[0][np.isin(walked[1], _QUERY_RESET_TYPES)]
+        if walked is not None
+        else np.zeros(0, np.int64)
+    )
+    next_reset = 0
     schema = changes.arrow_schema()
     ddl = changes.EventColumns()
     event_offsets: list[int] = []
@@ -477,6 +554,9 @@ def _changes_table(
             batches.append(item)
             continue
         pos, event = item
+        while next_reset < len(resets) and resets[next_reset] < pos:
+            state.query = None
+            next_reset += 1
         before = len(ddl)
         changes.add_event(state, ddl, pos, event)
         ddl_offsets.extend([pos] * (len(ddl) - before))
@@ -485,9 +565,15 @@ def _changes_table(
             gtid_offsets.append(pos)
         marks.append(pos)
         mark_state.append((state.server_id, state.gtid, state.ts_ms, state.query))
-    rows_offsets = [np.asarray(b.record_batch.column("event_offset")) for b in batches]
-    every = np.unique(np.concatenate([np.asarray(event_offsets, np.int64), *rows_offsets]))
-    gtids = np.asarray(sorted(set(gtid_offsets)), np.int64)
+    if walked is not None:
+        # Only the events that carry state were decoded: the others are counted from the walk
+        # of the headers, and XID/ROTATE end the group's annotated query there.
+        every, types = walked
+        gtids = every[types == int(EventType.GTID)]
+    else:
+        rows_offsets = [np.asarray(b.record_batch.column("event_offset")) for b in batches]
+        every = np.unique(np.concatenate([np.asarray(event_offsets, np.int64), *rows_offsets]))
+        gtids = np.asarray(sorted(set(gtid_offsets)), np.int64)
     mark_at = np.asarray(marks, np.int64)
 
     def event_numbers(offsets: Any) -> Any:
@@ -498,10 +584,18 @@ def _changes_table(
 
     def state_of(offsets: Any) -> list[Any]:
         m = np.searchsorted(mark_at, offsets, side="right") - 1
+        at = np.where(m >= 0, m, len(mark_state))
         columns = []
         for k, type_ in enumerate((pa.int64(), pa.string(), pa.int64(), pa.string())):
             values = pa.array([s[k] for s in mark_state] + [None], type_)
-            columns.append(values.take(pa.array(np.where(m >= 0, m, len(mark_state)))))
+            if k == 3 and len(resets):
+                # A reset after the last mark: no query (the reference's XID/ROTATE).
+                r = np.searchsorted(resets, offsets, side="right") - 1
+                since = (r >= 0) & (
+                    (m < 0) | (resets[np.maximum(r, 0)] > mark_at[np.maximum(m, 0)])
+                )
+                at = np.where(since, len(mark_state), at)
+            columns.append(values.take(pa.array(at)))
         return columns
 
     if typed is not None:
@@ -645,4 +739,7 @@ def _changes_table(
         ),
         sort_keys=[("p", "ascending"), ("e", "ascending"), ("r", "ascending")],
     )
+    order = np.asarray(flat)
+    if bool((order[1:] > order[:-1]).all()):
+        return table  # already in seq order (one table's batches, no statements among them)
     return table.take(flat)

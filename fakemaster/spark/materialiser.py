@@ -22,13 +22,16 @@ Rules (docs/spark.md):
   after image does not carry are NULL: MariaDB's FULL image carries them all).
 * A table without a key is a multiset: each image counts +1 when inserted, -1 when deleted (an
   update deletes its before image and inserts its after image); rows are the images with a
-  positive count, repeated that many times.
+  positive count, repeated that many times. Images are one row when their typed values are
+  equal (not their texts).
 * DDL: ``TRUNCATE``, ``CREATE TABLE`` and ``DROP TABLE`` of a table (and ``DROP DATABASE`` of its
   database) discard every earlier event of it; a table whose last such event is a drop is not
-  written (its dataset is removed). The columns are those of the table's latest TABLE_MAP
-  (after an ALTER, rows written before it have NULL in added columns); ``RENAME`` is not
-  applied. Statement-based DML (``ddl_kind`` STATEMENT) is not applied: the binlog must be
-  written with ``binlog_format=ROW``.
+  written (its dataset is removed). The columns are those of the table's latest TABLE_MAP,
+  or, when a CREATE/ALTER/RENAME of it comes later, those of the DDL statements applied
+  (``scenarios.ddl.apply_ddl``) to the catalogue's ``create`` statements and the tables the log
+  creates; a column an ALTER adds has its DEFAULT in the rows written before it. ``RENAME
+  TABLE`` moves a table's events to its new name. Statement-based DML (``ddl_kind``
+  STATEMENT) is not applied: the binlog must be written with ``binlog_format=ROW``.
 * Values: each column is cast from its text form to the column type the TABLE_MAP gives
   (``column_types``); DATE/DATETIME/TIMESTAMP values Spark cannot hold (MariaDB's zero dates)
   become NULL.
@@ -40,13 +43,13 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 
-__all__ = ["Materialiser", "TableResult", "materialise", "table_dir_name"]
+__all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table_dir_name"]
 
 _SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
@@ -124,14 +127,20 @@ class Materialiser:
         # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
         # is deprecated and read back by other tools as a naive time).
         self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        batch = events.withColumn("batch_id", F.lit(batch_id))
         (
-            events.withColumn("batch_id", F.lit(batch_id))
-            .write.mode("overwrite")
+            batch.write.mode("overwrite")
             .option("partitionOverwriteMode", "dynamic")
             .partitionBy("batch_id")
             .parquet(self.changes_path)
         )
-        log = self.spark.read.parquet(self.changes_path).where(F.col("batch_id") <= batch_id)
+        # With the schema given: an empty batch (a stream's first batch when the binlog has
+        # nothing yet) writes no file, and Spark cannot infer a schema from none.
+        log = (
+            self.spark.read.schema(batch.schema)
+            .parquet(self.changes_path)
+            .where(F.col("batch_id") <= batch_id)
+        )
         results = self._tables(log)
         self._write_position(log, batch_id)
         return results
@@ -167,16 +176,26 @@ class Materialiser:
                     F.when(F.col("columns").isNotNull(), F.col("seq")),
                 ).alias("s"),
                 F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+                F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
             )
             .collect()
         )
         names = {(r["database"], r["table"]) for r in summary}
-        schemas = {
+        schemas: dict[tuple[str, str], Any] = {
             (r["database"], r["table"]): r["s"]
             if r["s"] is not None and r["s"]["columns"] is not None
             else None
             for r in summary
         }
+        # A table whose last CREATE/ALTER/RENAME comes after its last TABLE_MAP (or that has
+        # none): its columns are those the DDL gives, applied to what is known of it.
+        mapped = {(r["database"], r["table"]): r["mapped"] for r in summary}
+        added: dict[tuple[str, str], dict[str, Any]] = {}
+        for shaped, (at, shape) in self._ddl_shapes(log).items():
+            if shape is not None:
+                added[shaped] = shape["defaults"]
+                if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
+                    schemas[shaped] = shape
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
         resets = self._resets(log)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
@@ -193,9 +212,65 @@ class Materialiser:
                     schemas.get((database, table)),
                     resets,
                     (database, table) in folded,
+                    added.get((database, table), {}),
                 )
             )
         return results
+
+    def _ddl_shapes(self, log: Any) -> dict[tuple[str, str], tuple[Any, dict[str, Any] | None]]:
+        """Per table, the sequence of the last DDL statement that shaped it (CREATE, ALTER,
+        RENAME into it) and its shape then: ``columns``, ``column_types``, ``primary_key`` and
+        the ``defaults`` (text forms) of its columns, or None where the table is not known
+        (an ALTER of a table that no CREATE in the log and no ``create`` of the catalogue
+        describes). The statements are applied in ``seq`` order with the project's DDL
+        applier (``scenarios.ddl.apply_ddl``) to the catalogue's tables (their ``create``
+        statements) and those the log creates."""
+        from pyspark.sql import functions as F
+
+        kinds = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
+        statements = (
+            log.where((F.col("op") == "ddl") & F.col("ddl_kind").isin(*kinds))
+            .select("seq", "ddl", "ddl_kind", "database", "table")
+            .orderBy("seq")
+            .collect()
+        )
+        if not statements:
+            return {}
+        from scenarios.create_table import parse_create_table, parse_ddl
+        from scenarios.ddl import CreateTable, RenameTable, apply_ddl
+
+        tables: dict[str, Any] = {}
+        for name, entry in self.catalogue.items():
+            if isinstance(entry, Mapping) and entry.get("create"):
+                database = name.partition(".")[0]
+                tables[name] = parse_create_table(str(entry["create"]), database)
+        found: dict[tuple[str, str], tuple[Any, Any]] = {}
+        for row in statements:
+            if row["ddl_kind"] == "DROP_DATABASE":
+                for name in [n for n, t in tables.items() if t.database == row["database"]]:
+                    del tables[name]
+                continue
+            try:
+                statement = parse_ddl(row["ddl"] or "", row["database"] or None)
+                touched = (
+                    statement.table.qualified
+                    if isinstance(statement, CreateTable)
+                    else f"{statement.new_database}.{statement.new_name}"
+                    if isinstance(statement, RenameTable)
+                    else f"{statement.database}.{statement.name}"
+                )
+                apply_ddl(statement, tables, {name: [] for name in tables})
+            except (ValueError, KeyError):  # ScenarioError, UnicodeError are ValueErrors
+                # Not a statement the applier models, or a table it does not know: what
+                # the statement names is unknown from here on.
+                if row["table"] is not None:
+                    tables.pop(f"{row['database']}.{row['table']}", None)
+                    found[(row["database"], row["table"])] = (row["seq"], None)
+                continue
+            if row["ddl_kind"] != "DROP_TABLE":
+                database, _, table = touched.partition(".")
+                found[(database, table)] = (row["seq"], tables.get(touched))
+        return {name: (seq, _shape(table)) for name, (seq, table) in found.items()}
 
     @staticmethod
     def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
@@ -226,6 +301,7 @@ class Materialiser:
         schema: Any,
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
         fold: bool,
+        added: Mapping[str, Any],
     ) -> TableResult:
         from pyspark.sql import functions as F
 
@@ -251,8 +327,37 @@ class Materialiser:
             given = self.catalogue.get(name, {}).get("types", {})
             types = schema["column_types"] or [given.get(c, "string") for c in columns]
             key = schema["primary_key"] or []
+        # Columns an image lacks: a partial insert image's (the catalogue's defaults), and
+        # those an ALTER added after the image was written (the DDL's defaults).
+        defaults: Mapping[str, Any] = {
+            **added,
+            **self.catalogue.get(name, {}).get("defaults", {}),
+        }
+
+        def cell(column: str, image: Any = None) -> Any:
+            image = F.col("image") if image is None else image
+            value = F.try_element_at(image, F.lit(column))
+            if column in defaults:
+                absent = ~F.map_contains_key(image, F.lit(column))
+                value = F.when(absent, F.lit(defaults[column])).otherwise(value)
+            return value
+
+        def value(column: str, spark_type: str, image: Any) -> Any:
+            typed = _typed(cell(column, image), spark_type)
+            # A FLOAT's text in a snapshot (MariaDB's SELECT) has 6 significant digits.
+            return F.format_string("%.5e", typed) if spark_type == "float" else typed
+
+        def values(image: Any) -> Any:
+            """The typed values of an image's columns: one row's identity in a multiset (a
+            snapshot's text of a value, e.g. a DOUBLE's, need not be the binlog's)."""
+            return F.to_json(
+                F.struct(
+                    *[value(c, t, image).alias(c) for c, t in zip(columns, types, strict=True)]
+                )
+            )
+
         if not key:
-            images = self._multiset(events)
+            images = self._multiset(events, values)
         elif fold:
             images = self.spark.createDataFrame(
                 [(image,) for image in _fold(events.orderBy("seq").toLocalIterator(), key)],
@@ -260,15 +365,6 @@ class Materialiser:
             )
         else:
             images = self._keyed(events, key)
-        defaults: Mapping[str, Any] = self.catalogue.get(name, {}).get("defaults", {})
-
-        def cell(column: str) -> Any:
-            value = F.try_element_at(F.col("image"), F.lit(column))
-            if column in defaults:
-                absent = ~F.map_contains_key(F.col("image"), F.lit(column))
-                value = F.when(absent, F.lit(defaults[column])).otherwise(value)
-            return value
-
         typed = images.select(
             *[_typed(cell(c), t).alias(c) for c, t in zip(columns, types, strict=True)]
         )
@@ -374,12 +470,12 @@ class Materialiser:
         )
 
     @staticmethod
-    def _multiset(events: Any) -> Any:
+    def _multiset(events: Any, identity: Callable[[Any], Any]) -> Any:
         from pyspark.sql import functions as F
 
         def counted(image: Any, weight: int) -> Any:
             return F.struct(
-                F.to_json(image).alias("k"), image.alias("image"), F.lit(weight).alias("w")
+                identity(image).alias("k"), image.alias("image"), F.lit(weight).alias("w")
             )
 
         steps = (
@@ -443,6 +539,62 @@ class Materialiser:
             self.spark.createDataFrame(
                 [(json.dumps(position, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(self.position_path)
+
+
+_INTEGER_TYPES = {  # SQL type: (signed, unsigned) Spark type
+    "tinyint": ("tinyint", "smallint"),
+    "smallint": ("smallint", "int"),
+    "mediumint": ("int", "int"),
+    "int": ("int", "bigint"),
+    "bigint": ("bigint", "decimal(20,0)"),
+}
+_OTHER_TYPES = {
+    "float": "float",
+    "double": "double",
+    "year": "int",
+    "date": "date",
+    "time": "string",
+    "datetime": "timestamp_ntz",
+    "timestamp": "timestamp",
+}
+
+
+def spark_type_of(column: Any) -> str:
+    """The Spark type of a materialised column of a ``scenarios.schema.Column`` (the types
+    docs/spark.md gives, as a TABLE_MAP's column would have)."""
+    if column.type in _INTEGER_TYPES:
+        return _INTEGER_TYPES[column.type][column.unsigned]
+    if column.type == "decimal":
+        precision, scale = column.precision or 10, column.scale or 0
+        return f"decimal({precision},{scale})" if precision <= 38 else "string"
+    if column.type == "bit":
+        return "bigint" if (column.length or 1) < 64 else "decimal(20,0)"
+    if column.type in _OTHER_TYPES:
+        return _OTHER_TYPES[column.type]
+    if column.type in ("enum", "set") and not column.members:
+        return "bigint"
+    if column.is_bytes and column.charset in (None, "binary"):
+        return "binary"
+    return "string"
+
+
+def _shape(table: Any) -> dict[str, Any] | None:
+    """A ``scenarios.schema.Table`` as the materialiser's schema of a table."""
+    if table is None:
+        return None
+    from scenarios.oracle import cell_text
+    from scenarios.schema import NO_DEFAULT
+
+    return {
+        "columns": [c.name for c in table.columns],
+        "column_types": [spark_type_of(c) for c in table.columns],
+        "primary_key": list(table.primary_key),
+        "defaults": {
+            c.name: cell_text(c, c.default)
+            for c in table.columns
+            if c.default is not NO_DEFAULT and c.default is not None
+        },
+    }
 
 
 def _seq_literal(seq: Any) -> Any:
