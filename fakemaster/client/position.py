@@ -46,6 +46,7 @@ from fakemaster.events import (
     XaPrepareEvent,
     XidEvent,
 )
+from fakemaster.layouts import Buffer
 
 __all__ = [
     "CommittedGroup",
@@ -139,6 +140,9 @@ class ReceivedEvent:
     file: str
     end_position: int
     gtid: tuple[int, int, int] | None = None
+    #: The event's bytes as the connection received them (header to CRC; empty when the
+    #: events were not given with their bytes, e.g. to :meth:`GroupAssembler.feed_all`).
+    raw: Buffer = field(default=b"", compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +205,10 @@ class GroupAssembler:
     def file(self) -> str:
         return self._file
 
-    def feed(self, event: Event) -> list[CommittedGroup | ReceivedEvent]:
+    def feed(self, event: Event, raw: Buffer = b"") -> list[CommittedGroup | ReceivedEvent]:
+        """``raw``: the event's bytes, kept in its :class:`ReceivedEvent` (optional)."""
         if isinstance(event, RotateEvent):
-            return [self._rotate(event)]
+            return [self._rotate(event, raw)]
         end = event.log_pos
         if end:
             if self._file and end <= self._last_end:
@@ -211,7 +216,7 @@ class GroupAssembler:
                 return []
             self._last_end = end
         if isinstance(event, GtidEvent):
-            return self._begin(event, end)
+            return self._begin(event, end, raw)
         if self._pending is None:
             if isinstance(event, (XidEvent, XaPrepareEvent)) or _is_commit(event):
                 raise PositionError(f"{type(event).__name__} outside an event group")
@@ -221,7 +226,7 @@ class GroupAssembler:
                 self._gtid = None
                 self._standalone = isinstance(event, QueryEvent) and not _is_begin(event)
                 if self._standalone:
-                    return self._commit(ReceivedEvent(event, self._file, end))
+                    return self._commit(ReceivedEvent(event, self._file, end, raw=raw))
             else:
                 if end and self._file:
                     # Outside a group (FORMAT_DESCRIPTION, GTID_LIST, BINLOG_CHECKPOINT...) the
@@ -229,8 +234,8 @@ class GroupAssembler:
                     # binlog with no group after them (its transactions changed no row) is
                     # still read to its end.
                     self.position = self.position.at(self._file, end)
-                return [ReceivedEvent(event, self._file, end)]
-        received = ReceivedEvent(event, self._file, end, self._gtid)
+                return [ReceivedEvent(event, self._file, end, raw=raw)]
+        received = ReceivedEvent(event, self._file, end, self._gtid, raw)
         if self._standalone:
             if isinstance(event, _GROUP_PARTS):
                 self._pending.append(received)
@@ -241,12 +246,12 @@ class GroupAssembler:
         self._pending.append(received)
         return []
 
-    def _rotate(self, event: RotateEvent) -> ReceivedEvent:
+    def _rotate(self, event: RotateEvent, raw: Buffer) -> ReceivedEvent:
         if self._pending is not None and event.log_pos:
             raise PositionError("a ROTATE event inside an event group")
         self._file = event.next_file
         self._last_end = 0
-        received = ReceivedEvent(event, event.next_file, event.log_pos)
+        received = ReceivedEvent(event, event.next_file, event.log_pos, raw=raw)
         if self._pending is None and self.position.file != event.next_file:
             # Outside a group a ROTATE moves the resume position (fake ROTATEs at the start
             # of a dump name where it starts; real ones the next file).
@@ -254,7 +259,9 @@ class GroupAssembler:
                 self.position = self.position.at(event.next_file, event.position)
         return received
 
-    def _begin(self, event: GtidEvent, end: int) -> list[CommittedGroup | ReceivedEvent]:
+    def _begin(
+        self, event: GtidEvent, end: int, raw: Buffer
+    ) -> list[CommittedGroup | ReceivedEvent]:
         if self._pending is not None:
             # A group left unfinished in this same stream (a server never does this; a copy
             # of a GTID event does): drop what was held, the new group replaces it.
@@ -265,7 +272,7 @@ class GroupAssembler:
         self._skip = (
             self.gtid_mode and floor is not None and floor.has(event.domain_id, event.seq_no)
         )
-        self._pending = [ReceivedEvent(event, self._file, end, self._gtid)]
+        self._pending = [ReceivedEvent(event, self._file, end, self._gtid, raw)]
         return []
 
     def _commit(self, last: ReceivedEvent) -> list[CommittedGroup | ReceivedEvent]:

@@ -43,7 +43,8 @@ from fakemaster.client.position import Position
 from fakemaster.constants import Command
 from fakemaster.context import BinlogContext
 from fakemaster.errors import DecodeError, FakemasterError
-from fakemaster.events import HeartbeatEvent, RotateEvent
+from fakemaster.events import Event, HeartbeatEvent, RotateEvent
+from fakemaster.layouts import Buffer
 from fakemaster.packets import (
     EOF_HEADER,
     ER_MASTER_FATAL_ERROR_READING_BINLOG,
@@ -229,6 +230,8 @@ class EventReceived:
     decoded: DecodedEvent
     file: str
     acknowledged: bool = False
+    #: The event's bytes as received (header to CRC; a view of the packet's payload, no copy).
+    raw: Buffer = field(default=b"", compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +321,7 @@ class ReplicaConnection:
         self._queries: list[_Query | str] = []
         self._result: _ResultReader | None = None
         self._current: _Query | str | None = None
-        self._decoder: StreamDecoder | None = None
+        self._decoder: _RawKeepingDecoder | None = None
         self._ready: Ready | None = None
         self.error: ClientError | None = None
 
@@ -575,7 +578,7 @@ class ReplicaConnection:
         flags = BINLOG_DUMP_NON_BLOCK if config.non_blocking else 0
         body = struct.pack("<IHI", position, flags, config.server_id) + file_name
         self._send(bytes((Command.BINLOG_DUMP,)) + body, new_command=True)
-        self._decoder = StreamDecoder(
+        self._decoder = _RawKeepingDecoder(
             network=True,
             semi_sync=self.semi_sync,
             # Without checksums nothing is verified, the FORMAT_DESCRIPTION's CRC included: a
@@ -642,7 +645,18 @@ class ReplicaConnection:
                 ack = SemiSyncAck(position=event.log_pos, file_name=self.file)
                 self._send(encode_semi_sync_ack(ack), new_command=True)
                 acknowledged = True
-            out.append(EventReceived(decoded, self.file, acknowledged))
+            out.append(EventReceived(decoded, self.file, acknowledged, decoder.last_raw))
+
+
+class _RawKeepingDecoder(StreamDecoder):
+    """A network :class:`StreamDecoder` that keeps the bytes of the event it decoded last
+    (``last_raw``: the view of the packet payload it decoded from)."""
+
+    last_raw: Buffer = b""
+
+    def _decode(self, data: Buffer, offset: int) -> Event:
+        self.last_raw = data
+        return super()._decode(data, offset)
 
 
 def parse_text_row(payload: bytes, count: int) -> tuple[bytes | None, ...]:

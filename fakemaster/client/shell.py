@@ -96,7 +96,7 @@ class ReplicaShell:
                 if isinstance(event, HeartbeatEvent):
                     self.heartbeats += 1
                     continue
-                yield from self.assembler.feed(event)
+                yield from self.assembler.feed(event, happening.raw)
             elif isinstance(happening, Ready):
                 self.ready = happening
             elif isinstance(happening, StreamEnded):

@@ -15,11 +15,12 @@ them). The file is decoded whole before its batches are given out (sorted by ``s
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import struct
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +33,14 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from decoder.binlog_file import Source
+    from fakemaster.context import BinlogContext
+    from fakemaster.layouts import Buffer
 
-__all__ = ["read_changes_fast"]
+__all__ = ["NON_ROWS_TYPES", "events_table", "read_changes_fast"]
+
+
+RawEvents = Callable[[], "tuple[BinlogContext, Iterator[tuple[int, Any]]]"]
+"""The events of a table again, with a context to decode them (see ``_repairs``)."""
 
 
 class _Fallback(Exception):
@@ -45,6 +52,8 @@ _ROWS_TYPES = frozenset(
     for t in EventType
     if "ROWS" in t.name and "ANNOTATE" not in t.name and "PARTIAL" not in t.name
 )
+NON_ROWS_TYPES = frozenset(int(t) for t in EventType) - _ROWS_TYPES
+"""The type codes the columnar decoder gives back decoded (every type but the rows events)."""
 _INTEGER_TYPES = frozenset(
     {ColumnType.TINY, ColumnType.SHORT, ColumnType.INT24, ColumnType.LONG, ColumnType.LONGLONG}
 )
@@ -207,15 +216,13 @@ def _temporal_nulls(rb: Any, side: str, c: int, width: int) -> Any:
 
 
 def _repairs(
-    source: Any, batches: list[Any], verify_checksum: bool
+    raw_events: RawEvents, batches: list[Any], verify_checksum: bool
 ) -> dict[tuple[int, int, str, int], Any]:
     """The row decoder's values of the temporal columns the columnar decoder gave as null:
     ``(event_offset, row, side, column) -> value`` (None for a NULL)."""
     import numpy as np
 
-    from decoder.binlog_file import iter_raw_events
     from decoder.core import decode_event
-    from fakemaster.context import BinlogContext
     from fakemaster.events import RowsEvent, UpdateRowsEvent
 
     wanted: dict[int, list[tuple[int, str, int]]] = {}
@@ -233,11 +240,9 @@ def _repairs(
                         wanted.setdefault(int(offsets[i]), []).append((int(rows[i]), side, c))
     if not wanted:
         return {}
-    if isinstance(source, io.BytesIO):
-        source.seek(0)
-    ctx = BinlogContext()
+    ctx, events = raw_events()
     found: dict[tuple[int, int, str, int], Any] = {}
-    for offset, data in iter_raw_events(source):
+    for offset, data in events:
         kind = data[4]
         if offset not in wanted and kind not in (
             int(EventType.FORMAT_DESCRIPTION),
@@ -252,8 +257,6 @@ def _repairs(
             if isinstance(event, UpdateRowsEvent):
                 image = image[0] if side == "before" else image[1]
             found[(offset, row, side, c)] = image[c]
-    if isinstance(source, io.BytesIO):
-        source.seek(0)
     return found
 
 
@@ -452,16 +455,84 @@ def _walk(data: Any) -> tuple[Any, Any] | None:
 def _read_table(
     source: Any, name: str, index: int, verify_checksum: bool, typed: TableInfo | None = None
 ) -> Any:
+    from decoder.binlog_file import iter_raw_events
+    from decoder.columnar import read_changes
+    from fakemaster.context import BinlogContext
+
+    def raw_events() -> tuple[BinlogContext, Iterator[tuple[int, Any]]]:
+        def events() -> Iterator[tuple[int, Any]]:
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+            yield from iter_raw_events(source)
+            if isinstance(source, io.BytesIO):
+                source.seek(0)
+
+        return BinlogContext(), events()
+
+    walked = _event_heads(source)
+    wanted = _STATE_TYPES if walked is not None else NON_ROWS_TYPES
+    state = changes.FileState(PurePosixPath(name).name, index, None)
+    items = read_changes(source, verify_checksum=verify_checksum, events=wanted)
+    return _changes_table(items, state, raw_events, verify_checksum, typed, walked)
+
+
+def events_table(
+    events: Sequence[tuple[int, Buffer]], state: changes.FileState, *, checksum: bool
+) -> tuple[pa.Table, changes.FileState] | None:
+    """The change-event table of whole event groups of ``state``'s file, given as ``(position,
+    event bytes)`` (header to CRC, as a replica receives them; ``position`` is what the
+    table's ``pos`` fields hold: a stream gives the events' end positions), built as
+    :func:`read_changes_fast` builds a file's, and the state after them (``state`` itself is
+    left as it was).
+
+    None where the columnar path cannot give the reference form (the module docstring): read
+    those events with :func:`fakemaster.spark.changes.add_event` instead, from ``state``. The
+    CRCs are not checked again (the replica client checked them)."""
+    from decoder.columnar import ColumnarDecoder
+    from fakemaster.context import BinlogContext
+
+    if state.catalogue:
+        return None
+
+    def raw_events() -> tuple[BinlogContext, Iterator[tuple[int, Any]]]:
+        return BinlogContext.for_checksum(checksum), iter(events)
+
+    after = dataclasses.replace(state, maps=dict(state.maps), shapes=dict(state.shapes))
+    decoder = ColumnarDecoder(
+        BinlogContext.for_checksum(checksum), verify_checksum=False, events=NON_ROWS_TYPES
+    )
+    items: list[Any] = []
+    for position, data in events:
+        items += decoder.feed(position, data if isinstance(data, bytes) else bytes(data))
+    items += decoder.flush()
+    try:
+        table = _changes_table(items, after, raw_events, False, None)
+    except _Fallback:
+        return None
+    return table, after
+
+
+def _changes_table(
+    items: Iterable[Any],
+    state: changes.FileState,
+    raw_events: RawEvents,
+    verify_checksum: bool,
+    typed: TableInfo | None = None,
+    walked: tuple[Any, Any] | None = None,
+) -> Any:
+    """The table of the columnar decoder's output ``items`` (ChangeBatch objects and the
+    ``(offset, event)`` of the other events) for one file's events, ``state`` its state (updated
+    by the other events); ``raw_events`` gives the events again with a context to decode them
+    (for the columns read value by value), only when needed. ``walked``: every event's offset
+    and type code (``_event_heads``) when ``items`` has only the events of ``_STATE_TYPES``;
+    None when it has every event but the rows events."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from decoder.columnar import ChangeBatch, read_changes
+    from decoder.columnar import ChangeBatch
 
-    walked = _event_heads(source)
-    wanted = (
-        _STATE_TYPES if walked is not None else frozenset(int(t) for t in EventType) - _ROWS_TYPES
-    )
+    index = state.index
     # XID/ROTATE end a group's annotated query (changes.add_event): with the walk they are not
     # decoded, so their offsets reset it here, before the next decoded event and in state_of.
     resets = (
@@ -471,7 +542,6 @@ def _read_table(
     )
     next_reset = 0
     schema = changes.arrow_schema()
-    state = changes.FileState(PurePosixPath(name).name, index, None)
     ddl = changes.EventColumns()
     event_offsets: list[int] = []
     gtid_offsets: list[int] = []
@@ -479,7 +549,7 @@ def _read_table(
     mark_state: list[tuple[Any, Any, Any, Any]] = []
     batches: list[ChangeBatch] = []
     ddl_offsets: list[int] = []
-    for item in read_changes(source, verify_checksum=verify_checksum, events=wanted):
+    for item in items:
         if isinstance(item, ChangeBatch):
             batches.append(item)
             continue
@@ -532,7 +602,7 @@ def _read_table(
         batches = [cb for cb in batches if (cb.database, cb.table) == (typed.database, typed.table)]
         schema = _typed_schema(typed)
     # The typed images keep the decoder's nulls for zero dates (Spark cannot hold them).
-    repairs = _repairs(source, batches, verify_checksum) if typed is None else {}
+    repairs = _repairs(raw_events, batches, verify_checksum) if typed is None else {}
     out: list[Any] = []
     for cb in batches:
         rb = cb.record_batch

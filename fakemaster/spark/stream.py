@@ -6,7 +6,10 @@ project's client (:mod:`fakemaster.client`), as micro-batches of change events.
 scans use ``serverId + 1``), ``gtidMode`` (``true``: connect and resume by GTID, from ``startGtid``; default false: by
 file and position, from ``startFile``/``startPos``, default the first file), ``maxRowsPerBatch``
 (admission control on Spark 4.2+: a batch ends at the first group boundary at or past that many
-change rows, at least one group), ``catalog``.
+change rows, at least one group), ``catalog``, ``columnar`` (default true: the batches are built
+from the groups' event bytes by the columnar path of :mod:`fakemaster.spark.fast`, the same rows
+as the reference path, which ``false`` selects and which a catalogue, a TIME column or another
+of that module's fallback cases selects for the events concerned).
 
 Offsets are JSON dicts with primitive leaves in one key order::
 
@@ -36,11 +39,13 @@ from typing import Any
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
-from fakemaster.client.position import CommittedGroup, Position
+from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import ClientConfig
-from fakemaster.events import RowsEvent
+from fakemaster.constants import ChecksumAlg
+from fakemaster.events import FormatDescriptionEvent, GtidEvent, RowsEvent
 from fakemaster.spark.changes import EventColumns, FileState, add_event, file_index, rows_to_arrow
-from fakemaster.spark.columns import load_catalogue
+from fakemaster.spark.columns import Catalogue, load_catalogue
+from fakemaster.spark.fast import events_table
 
 try:  # Spark 4.2+: admission control and availableNow
     from pyspark.sql.streaming.datasource import (
@@ -183,8 +188,8 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         assert isinstance(partition, StreamRange)
         end = position_of(partition.end)
         batch_rows = int(self.options.get("batchrows", "8192"))
-        out = EventColumns()
-        state: FileState | None = None
+        columnar = self.options.get("columnar", "true").lower() != "false"
+        out = _Batches(self.catalogue, batch_rows, columnar)
         start = position_of(partition.start)
         attempts = 0
         # The range's end was seen by a scan, so the primary has every group up to it: a dump
@@ -195,16 +200,15 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
             with self._replica(
                 start, self.server_id, until=lambda p: _reached(p, end, self.gtid_mode)
             ) as replica:
-                for group in replica.groups():
-                    for received in group.events:
-                        if state is None or state.name != received.file:
-                            state = FileState(
-                                received.file, file_index(received.file, 0), self.catalogue
-                            )
-                        add_event(state, out, received.end_position, received.event)
-                    if len(out) >= batch_rows:
-                        yield rows_to_arrow(out)
-                        out = EventColumns()
+                checksum = True
+                for group in replica.items():
+                    if not isinstance(group, CommittedGroup):
+                        # A file's FORMAT_DESCRIPTION (sent after each ROTATE) says whether its
+                        # events end with a CRC (binlog_checksum may change at a rotation).
+                        if isinstance(group.event, FormatDescriptionEvent):
+                            checksum = group.event.checksum_alg == ChecksumAlg.CRC32
+                        continue
+                    yield from out.add(group, checksum)
                     if _reached(group.position, end, self.gtid_mode):
                         reached = True
                         break
@@ -218,8 +222,7 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
                     f" ({attempts} times without progress)"
                 )
             start = resumed
-        if len(out):
-            yield rows_to_arrow(out)
+        yield from out.finish()
 
     def commit(self, end: dict[str, Any]) -> None:
         """Advisory only (late, may repeat): the materialiser's batch ids make the sink
@@ -231,3 +234,109 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
 
 def _rows_in(group: CommittedGroup) -> int:
     return sum(len(r.event.rows) for r in group.events if isinstance(r.event, RowsEvent))
+
+
+class _Batches:
+    """The change-event batches of a stream's groups, as :meth:`BinlogStreamReader.read` gives
+    them: a batch once ``batch_rows`` change rows are held, at a group boundary.
+
+    ``columnar``: the groups of each file are held as event bytes and converted together by
+    the columnar path (:func:`fakemaster.spark.fast.events_table`: the same rows as the
+    reference), read the reference way (:func:`~fakemaster.spark.changes.add_event` per event,
+    :func:`~fakemaster.spark.changes.rows_to_arrow`) where that path cannot give the reference
+    form (a catalogue, a group without a GTID, an event received without its bytes, the
+    fallback cases of :mod:`fakemaster.spark.fast`). Otherwise every event the reference way.
+    The columnar path counts the rows events' rows towards ``batch_rows`` (the reference
+    counts DDL and XA rows too), so its batches may end at other group boundaries; the rows,
+    their order and their values are the same."""
+
+    def __init__(self, catalogue: Catalogue | None, batch_rows: int, columnar: bool) -> None:
+        self.catalogue = catalogue
+        self.batch_rows = batch_rows
+        self.columnar = columnar
+        self.state: FileState | None = None
+        self.out = EventColumns()  # the reference path's rows
+        self.held: list[ReceivedEvent] = []  # the columnar path's events (whole groups)
+        self.held_rows = 0
+        self.checksum = True
+        self.tables: list[Any] = []  # converted, not given out yet
+        self.table_rows = 0
+
+    def add(self, group: CommittedGroup, checksum: bool) -> Iterator[Any]:
+        if not self.columnar:
+            for received in group.events:
+                if self.state is None or self.state.name != received.file:
+                    self.state = self._state(received.file)
+                add_event(self.state, self.out, received.end_position, received.event)
+            if len(self.out) >= self.batch_rows:
+                yield rows_to_arrow(self.out)
+                self.out = EventColumns()
+            return
+        file = group.events[0].file
+        if self.state is None or self.state.name != file or checksum != self.checksum:
+            self._convert()
+            if self.state is None or self.state.name != file:
+                self.state = self._state(file)
+            self.checksum = checksum
+        self.held.extend(group.events)
+        self.held_rows += _rows_in(group)
+        if self.held_rows + self.table_rows >= self.batch_rows:
+            self._convert()
+            yield from self._give()
+
+    def finish(self) -> Iterator[Any]:
+        if not self.columnar:
+            if len(self.out):
+                yield rows_to_arrow(self.out)
+            return
+        self._convert()
+        yield from self._give()
+
+    def _state(self, file: str) -> FileState:
+        return FileState(file, file_index(file, 0), self.catalogue)
+
+    def _convert(self) -> None:
+        """The held events (of ``self.state``'s file) into a table."""
+        events, self.held, self.held_rows = self.held, [], 0
+        if not events:
+            return
+        state = self.state
+        assert state is not None
+        found = None
+        if all(r.raw for r in events) and all(r.gtid is not None for r in events):
+            found = events_table(
+                [(r.end_position, r.raw) for r in events], state, checksum=self.checksum
+            )
+        if found is not None:
+            table, after = found
+            # The columnar path gives the rows events to no add_event: count them as it does.
+            after.event = len(events) - 1 - _last_gtid(events)
+            self.state = after
+        else:
+            out = EventColumns()
+            for received in events:
+                add_event(state, out, received.end_position, received.event)
+            table = rows_to_arrow(out)  # a RecordBatch (concat_tables takes Tables)
+            if table.num_rows:
+                import pyarrow as pa  # type: ignore[import-untyped]
+
+                table = pa.Table.from_batches([table])
+        if table.num_rows:
+            self.tables.append(table)
+            self.table_rows += table.num_rows
+
+    def _give(self) -> Iterator[Any]:
+        import pyarrow as pa
+
+        tables, self.tables, self.table_rows = self.tables, [], 0
+        if not tables:
+            return
+        table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        yield from table.combine_chunks().to_batches()
+
+
+def _last_gtid(events: list[ReceivedEvent]) -> int:
+    for i in range(len(events) - 1, -1, -1):
+        if isinstance(events[i].event, GtidEvent):
+            return i
+    return -1
