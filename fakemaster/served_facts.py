@@ -200,10 +200,12 @@ class FactsScanner:
                 break
             index += 1
             cursor = self._cursor = _FileCursor(names[index])
-        if self._facts != before:
+        changed = self._facts != before
+        # A fact may change and change back within one refresh (FULL, MINIMAL, FULL): equal
+        # facts, but the evidence is the newest event's.
+        if changed or self._facts.evidence != self._evidence:
             self._facts = replace(self._facts, evidence=dict(self._evidence))
-            return True
-        return False
+        return changed
 
     # --- reading --------------------------------------------------------------------------
 
