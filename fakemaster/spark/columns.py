@@ -268,9 +268,10 @@ def _metadata(table_map: TableMapEvent, kind: int) -> Any:
     return None
 
 
-def _decode_names(values: Sequence[Any]) -> list[str]:
+def _decode_names(values: Sequence[Any], charset: str | None = None) -> list[str]:
+    codec = (python_codec(charset) if charset else None) or "utf-8"
     return [
-        v.decode("utf-8", "replace") if isinstance(v, bytes | bytearray) else str(v) for v in values
+        v.decode(codec, "replace") if isinstance(v, bytes | bytearray) else str(v) for v in values
     ]
 
 
@@ -312,6 +313,9 @@ def _charsets(table_map: TableMapEvent, real_types: Sequence[int]) -> list[str |
 
 
 def _member_lists(table_map: TableMapEvent, real_types: Sequence[int]) -> list[list[str] | None]:
+    """Per ENUM/SET column, its member names, decoded from the column's charset (MariaDB logs
+    them in it: a latin1 ENUM's 'é' is the byte 0xe9)."""
+    charsets = _charsets(table_map, real_types)
     out: list[list[str] | None] = [None] * len(real_types)
     for real, kind in (
         (ColumnType.ENUM, OptionalMetadata.ENUM_STR_VALUE),
@@ -322,7 +326,7 @@ def _member_lists(table_map: TableMapEvent, real_types: Sequence[int]) -> list[l
             continue
         positions = [i for i, t in enumerate(real_types) if t == real]
         for position, members in zip(positions, lists, strict=False):
-            out[position] = _decode_names(members)
+            out[position] = _decode_names(members, charsets[position])
     return out
 
 

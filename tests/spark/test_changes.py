@@ -87,3 +87,31 @@ def test_importing_the_package_starts_no_spark() -> None:
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert json.loads(out.stdout) == []
+
+
+def test_enum_members_are_decoded_from_the_column_charset() -> None:
+    """Found by the stream property in CI: a latin1 ENUM's members are logged in latin1 (the
+    byte 0xe9 for 'é'); the change events name the member, on both paths."""
+    require_module("pyarrow", "pip install 'fakemaster[spark]'")
+    import io
+
+    from fakemaster.spark.changes import read_changes
+    from fakemaster.spark.fast import read_changes_fast
+    from scenarios.compiler import binlog_files, to_store
+    from scenarios.history import Scenario, Settings
+
+    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario.create_table(
+        "CREATE TABLE db.t0 (k0 INT NOT NULL PRIMARY KEY,"
+        " c0 ENUM('é','ü b') CHARACTER SET latin1 NOT NULL)"
+    )
+    scenario.insert("db.t0", {"k0": 0, "c0": "é"}, {"k0": 1, "c0": "ü b"})
+    ((name, data),) = binlog_files(to_store(scenario)).items()
+    for read in (read_changes, read_changes_fast):
+        images = [
+            dict(row["after"])
+            for batch in read(io.BytesIO(data), name, 1)
+            for row in batch.to_pylist()
+            if row["op"] == "c"
+        ]
+        assert [image["c0"] for image in images] == ["é", "ü b"], read.__name__
