@@ -32,43 +32,10 @@ def write_files(scenario: Scenario, directory: Path) -> list[str]:
     return paths
 
 
-_INTEGERS = {  # signed, unsigned
-    "tinyint": ("tinyint", "smallint"),
-    "smallint": ("smallint", "int"),
-    "mediumint": ("int", "int"),
-    "int": ("int", "bigint"),
-    "bigint": ("bigint", "decimal(20,0)"),
-}
-_OTHERS = {
-    "float": "float",
-    "double": "double",
-    "year": "int",
-    "date": "date",
-    "time": "string",
-    "datetime": "timestamp_ntz",
-    "timestamp": "timestamp",
-}
-
-
-def spark_type(column: Any) -> str:
-    """The Spark type docs/spark.md gives a column of this SQL type (for tables a binlog may
-    never describe: those only in a snapshot)."""
-    if column.type in _INTEGERS:
-        return _INTEGERS[column.type][column.unsigned]
-    if column.type == "decimal":
-        precision, scale = column.precision or 10, column.scale or 0
-        return f"decimal({precision},{scale})" if precision <= 38 else "string"
-    if column.type == "bit":
-        return "bigint" if (column.length or 1) < 64 else "decimal(20,0)"
-    if column.type in _OTHERS:
-        return _OTHERS[column.type]
-    if column.is_bytes and column.charset in (None, "binary"):
-        return "binary"
-    return "string"
-
-
 def catalogue_of(scenario: Scenario) -> dict[str, dict[str, Any]]:
     """What a user knows of the scenario's schema, as a schema catalogue."""
+    from fakemaster.spark.materialiser import spark_type_of
+
     out: dict[str, dict[str, Any]] = {}
     for name, table in scenario.tables.items():
         out[name] = {
@@ -77,7 +44,7 @@ def catalogue_of(scenario: Scenario) -> dict[str, dict[str, Any]]:
             "charsets": {c.name: c.charset for c in table.columns if c.charset},
             "unsigned": [c.name for c in table.columns if c.unsigned],
             "members": {c.name: list(c.members) for c in table.columns if c.members},
-            "types": {c.name: spark_type(c) for c in table.columns},
+            "types": {c.name: spark_type_of(c) for c in table.columns},
             "defaults": {
                 c.name: cell_text(c, c.default)
                 for c in table.columns
