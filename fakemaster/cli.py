@@ -422,6 +422,14 @@ def add_serve_command(subparsers: Subparsers) -> None:
         help="where the frame cache's (unnamed) files go (default: the temporary directory)",
     )
     parser.add_argument(
+        "--dump-thread-niceness",
+        type=_int_range(0, 19),
+        default=defaults.dump_thread_niceness,
+        metavar="N",
+        help="run the threads that send dumps and frame files N nice steps below the event "
+        "loop, which answers logins and KILL (%(default)s; 0 keeps them level; Linux)",
+    )
+    parser.add_argument(
         "--pcap",
         type=Path,
         metavar="FILE",
@@ -704,6 +712,7 @@ def _settings(args: argparse.Namespace, **fields: Any) -> ServerConfig:
         variables=variables,
         frame_cache_bytes=args.frame_cache_mb << 20,
         frame_cache_dir=args.frame_cache_dir,
+        dump_thread_niceness=args.dump_thread_niceness,
         **fields,
     )
 

@@ -130,11 +130,22 @@ class ServerConfig:
     frame_cache_bytes: int = 4 * 1024 * MIB
     # Where its (unnamed) files go; None: the system's temporary directory.
     frame_cache_dir: str | None = None
+    # How far below the event loop's thread the threads that send dumps and frame files run
+    # (a Linux nice increment, 0-19; 0 keeps them level): the loop answers logins, KILL and
+    # heartbeats, and at one priority a handshake waited behind the dump threads
+    # (fakemaster.dump_thread.lower_thread_priority).
+    dump_thread_niceness: int = 10
     # The keys of encrypted binlog files (encrypt_binlog=ON): with them dumps send such files
     # decrypted, as a primary whose key plugin has the keys; without them such a dump fails.
     binlog_keys: BinlogKeys | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if not 0 <= self.dump_thread_niceness <= 19:
+            raise ConfigError(
+                f"dump_thread_niceness must be 0-19, not {self.dump_thread_niceness}",
+                variable="dump_thread_niceness",
+                configured=self.dump_thread_niceness,
+            )
         if self.binlog_checksum is not None and self.binlog_checksum.upper() not in (
             "NONE",
             "CRC32",

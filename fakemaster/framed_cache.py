@@ -111,8 +111,11 @@ class FrameCache:
         max_bytes: int = DEFAULT_MAX_BYTES,
         extend_bytes: int = DEFAULT_EXTEND_BYTES,
         directory: str | os.PathLike[str] | None = None,
+        thread_niceness: int = 0,
     ) -> None:
         self.store = store
+        # The framing threads' nice increment (fakemaster.dump_thread.lower_thread_priority).
+        self.thread_niceness = thread_niceness
         self.max_bytes = max_bytes
         self.extend_bytes = extend_bytes
         self.directory = directory
@@ -160,7 +163,14 @@ class FrameCache:
             if self._closed:
                 return
             if self._prefetcher is None:
-                self._prefetcher = ThreadPoolExecutor(2, thread_name_prefix="fakemaster-frame")
+                from fakemaster.dump_thread import lower_thread_priority
+
+                self._prefetcher = ThreadPoolExecutor(
+                    2,
+                    thread_name_prefix="fakemaster-frame",
+                    initializer=lower_thread_priority,
+                    initargs=(self.thread_niceness,),
+                )
             run.users += 1
             future = self._prefetcher.submit(self.extend, run, tip)
 

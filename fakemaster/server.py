@@ -90,8 +90,13 @@ class FakeMaster:
         that stopped reading keeps its thread waiting), as many as connections may be."""
         if self._sender_pool is None:
             connections = int(self.state.globals["max_connections"] or 0)
+            from fakemaster.dump_thread import lower_thread_priority
+
             self._sender_pool = ThreadPoolExecutor(
-                max_workers=max(8, connections + 2), thread_name_prefix="fakemaster-sendfile"
+                max_workers=max(8, connections + 2),
+                thread_name_prefix="fakemaster-sendfile",
+                initializer=lower_thread_priority,
+                initargs=(self.config.dump_thread_niceness,),
             )
         return self._sender_pool
 
@@ -142,6 +147,7 @@ class FakeMaster:
                     self.store,
                     max_bytes=self.config.frame_cache_bytes,
                     directory=self.config.frame_cache_dir,
+                    thread_niceness=self.config.dump_thread_niceness,
                 )
         return self._frame_cache
 
