@@ -9,7 +9,14 @@ from typing import Any
 
 from decoder import control, gtid, query, rows, statement
 from decoder.primitives import Buffer
-from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType, event_type_name
+from fakemaster.constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    ChecksumAlg,
+    EventFlag,
+    EventType,
+    event_type_name,
+)
 from fakemaster.context import BinlogContext
 from fakemaster.errors import ChecksumError, DecodeError
 from fakemaster.events import Event
@@ -65,6 +72,7 @@ _IN_USE = int(EventFlag.BINLOG_IN_USE)
 _OBSERVED = frozenset({_FDE, int(EventType.TABLE_MAP)})
 _MALFORMED = (struct.error, IndexError, ValueError, OverflowError, zlib.error)
 _VIEW_MIN = 4096
+_UNCHECKED_ALGS = frozenset({int(ChecksumAlg.OFF), int(ChecksumAlg.UNDEF)})
 
 
 def decode_event(
@@ -109,7 +117,11 @@ def decode_event(
                 event_type=event_type_name(type_code),
             )
         end -= CHECKSUM_LEN
-        if verify_checksum:
+        # A FORMAT_DESCRIPTION's CRC counts only if its own algorithm byte says CRC32: a
+        # primary resuming a dump inside a file written without checksums sends that file's
+        # FDE with log_pos 0 and the CRC not recomputed, and a replica checks it by that byte
+        # (tests/integration/test_client_recording.py), whatever checksum it negotiated.
+        if verify_checksum and not (is_fde and view[end - 1] in _UNCHECKED_ALGS):
             stored = _unpack_crc(view, end)[0]
             if is_fde and view[FLAGS_OFFSET] & _IN_USE:
                 computed = event_crc(view[:end], type_code)

@@ -59,3 +59,28 @@ def test_unknown_type_needs_the_ignorable_flag() -> None:
     )
     assert decode_event(ignorable, ctx) == UnknownEvent(code=222, body=b"x", flags=0x80)
     assert decode_event(plain, ctx, allow_unknown=True) == UnknownEvent(code=222, body=b"x")
+
+
+@pytest.mark.parametrize("checksum", [True, False])
+def test_an_fde_crc_counts_only_when_its_own_algorithm_is_crc32(checksum: bool) -> None:
+    """A FORMAT_DESCRIPTION always carries a CRC field; with its algorithm byte OFF a primary
+    does not keep it current (a resumed dump's FDE has log_pos 0 and the CRC as written), and
+    a replica does not check it, whatever checksum the stream negotiated."""
+    from fakemaster.events import FormatDescriptionEvent
+
+    algorithm = 1 if checksum else 0
+    fde = encode_event(
+        FormatDescriptionEvent(checksum_alg=algorithm), BinlogContext(checksum=checksum)
+    )
+    assert fde[-5] == algorithm
+    stale = bytearray(fde)
+    stale[13:17] = (4 + len(fde)).to_bytes(4, "little")  # log_pos changed, the CRC not
+    for ctx_checksum in (True, False):
+        if checksum:
+            with pytest.raises(ChecksumError) as err:
+                decode_event(bytes(stale), BinlogContext(checksum=ctx_checksum))
+            assert err.value.event_type == "FORMAT_DESCRIPTION"
+        else:
+            event = decode_event(bytes(stale), BinlogContext(checksum=ctx_checksum))
+            assert isinstance(event, FormatDescriptionEvent)
+            assert event.checksum_alg == 0

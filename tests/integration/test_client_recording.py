@@ -121,7 +121,69 @@ def test_client_a_real_primary_without_checksums_sends_the_resumed_dumps_fde_wit
     written[17] &= ~1
     struct.pack_into("<I", written, FDE_CREATED, struct.unpack_from("<I", fde, 0)[0])
     assert stored == zlib.crc32(written)
+    assert fde[-5] == 0  # its checksum algorithm: OFF, so its CRC is not checked
+    assert decode_event(fde).checksum_alg == 0
+    corrupted = bytearray(fde)
+    corrupted[-5] = 1  # CRC32: then the stale CRC is an error
     with pytest.raises(ChecksumError):
-        decode_event(fde)
+        decode_event(bytes(corrupted))
     replayed = replay_session(recording, [recording.server_bytes()])
     assert replayed.position.covers(goal)
+
+
+@pytest.mark.mariadb
+def test_client_resumes_in_a_file_without_checksums_after_the_primary_turned_them_on(
+    mariadb_factory: MariaDBFactory,
+) -> None:
+    """A file written with binlog_checksum=NONE, then CRC32 (SET GLOBAL rotates): a client
+    negotiates CRC32 (the primary's current setting) and resumes by file/position inside the
+    first file. The primary sends that file's FORMAT_DESCRIPTION with its checksum algorithm
+    OFF, log_pos 0 and a stale CRC, and the file's events without CRCs, then the next file's
+    with: the FORMAT_DESCRIPTION's own algorithm byte says whether its CRC counts, as for a
+    replica, and the client ends with the primary's tables."""
+    primary = mariadb_factory(
+        {"binlog_format": "ROW", "binlog_row_metadata": "FULL", "binlog_checksum": "NONE"},
+        server_id=1,
+    )
+    primary.create_replication_user(USER, PASSWORD)
+    primary.execute(SCHEMA)
+    workload(primary, 1, 3)
+    middle = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    middle = middle.at(*primary.master_status())
+    workload(primary, 4, 2)
+    primary.execute("SET GLOBAL binlog_checksum = CRC32")
+    workload(primary, 6, 3)
+    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=False)
+    recording = record_session(primary.host, primary.port, config, middle, lambda p: p.covers(goal))
+    last_sent = max(i for i, (side, _) in enumerate(recording.exchanges) if side == "client")
+    dump = b"".join(data for side, data in recording.exchanges[last_sent + 1 :] if side == "server")
+    reader = PacketReader(check_sequence=False)
+    reader.feed(dump)
+    events = [payload[1:] for payload in reader if payload[:1] == b"\x00"]
+    fdes = [event for event in events if event[4] == EventType.FORMAT_DESCRIPTION]
+    # The resumed file's (algorithm OFF, stale CRC), then the new file's (CRC32, valid).
+    assert [fde[-5] for fde in fdes] == [0, 1]
+    resumed = fdes[0]
+    assert struct.unpack_from("<I", resumed, 13)[0] == 0
+    assert struct.unpack_from("<I", resumed, len(resumed) - 4)[0] != zlib.crc32(resumed[:-4])
+    assert struct.unpack_from("<I", fdes[1], len(fdes[1]) - 4)[0] == zlib.crc32(fdes[1][:-4])
+    for sizes in ([len(recording.server_bytes())], [7, 3, 250]):
+        replayed = replay_session(recording, rechunked(recording.server_bytes(), sizes))
+        assert replayed.position.covers(goal)
+    from fakemaster.client.changes import group_changes
+
+    groups = [item for item in replayed.items if isinstance(item, CommittedGroup)]
+    first = max(seq for _, _, seq in middle.gtids)
+    last = max(seq for _, _, seq in goal.gtids)
+    assert [group.gtid[2] for group in groups if group.gtid is not None] == list(
+        range(first + 1, last + 1)
+    )
+    inserted = [
+        change.after["id"]
+        for group in groups
+        for change in group_changes(group)
+        if change.operation == "insert" and change.table == "items"
+    ]
+    # workload(4, 2) and workload(6, 3) insert items 4 to 8, in both files.
+    assert inserted == [4, 5, 6, 7, 8]
