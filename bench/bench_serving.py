@@ -283,12 +283,16 @@ class ServeProcess:
     """``python -m fakemaster serve --port 0 --binlog-dir DIR``, output into files (a pipe
     nobody reads could block it)."""
 
+    # More ``serve`` options for every fake started (``--serve-args``).
+    extra_args: list[str] = []
+
     def __init__(self, binlog_dir: Path, logs: Path) -> None:
         self.stdout_path, self.stderr_path = logs / "fake.out", logs / "fake.err"
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "fakemaster", "serve", "--port", "0"]
-                + ["--binlog-dir", str(binlog_dir)],
+                + ["--binlog-dir", str(binlog_dir)]
+                + self.extra_args,
                 cwd=REPO_ROOT,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -1053,11 +1057,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache", type=Path, help="corpus cache (default: a temp directory)")
     parser.add_argument("--scratch", type=Path, help="fetched files (default: /dev/shm)")
+    parser.add_argument(
+        "--serve-args",
+        default="",
+        help="more options for `fakemaster serve`, e.g. '--dump-thread-niceness 0'",
+    )
     for shape in corpus.SHAPES:
         parser.add_argument(
             f"--{shape}-mb", type=int, help=f"{shape} corpus size (default {FULL_SIZES[shape]})"
         )
     args = parser.parse_args(argv)
+    ServeProcess.extra_args = args.serve_args.split()
     shapes = [s for s in args.shapes.split(",") if s]
     replica_counts = [int(n) for n in args.replicas.split(",") if n]
     clients = [c for c in args.clients.split(",") if c]
