@@ -27,7 +27,15 @@ if TYPE_CHECKING:
     from fakemaster.server import FakeMaster
     from fakemaster.store import BinlogStore
 
-__all__ = ["COMMAND_REGISTRARS", "CommandError", "EXIT_ERROR", "EXIT_OK", "build_parser", "main"]
+__all__ = [
+    "COMMANDS",
+    "COMMAND_REGISTRARS",
+    "CommandError",
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "build_parser",
+    "main",
+]
 
 Subparsers = Any  # argparse._SubParsersAction, which typeshed keeps private
 Handler = Callable[[argparse.Namespace], int]
@@ -589,12 +597,14 @@ def _apply_replay(args: argparse.Namespace, store: BinlogStore) -> str:
     """Take the settings of the recording's replay file (``--replay``, else the one in
     ``--binlog-dir``): its variables, less those the options give and those the served files
     contradict (a note on stderr for each; fakemaster.record.replay says why)."""
-    from fakemaster.config import ServerConfig
-    from fakemaster.record.replay import Replay, ReplayError, find_replay, replay_settings
+    from fakemaster.record.replay_file import find_replay
 
     path = args.replay if args.replay is not None else find_replay(args.binlog_dir)
     if path is None:
         return ""
+    from fakemaster.config import ServerConfig
+    from fakemaster.record.replay import Replay, ReplayError, replay_settings
+
     given = {name for name, _ in args.variables}
     if given & {"character_set_server", "collation_server"}:
         given |= {"character_set_server", "collation_server"}
@@ -1071,31 +1081,40 @@ def add_pipeline_command(subparsers: Subparsers) -> None:
     add_parser(subparsers)
 
 
-COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
-    add_dump_command,
-    add_build_command,
-    add_serve_command,
-    add_scenarios_command,
-    add_pcap_command,
-    add_check_command,
-    add_record_command,
-    add_pipeline_command,
-]
+# Each command's name and the function that adds its parser, in the order of the help.
+COMMANDS: dict[str, Callable[[Subparsers], None]] = {
+    "dump": add_dump_command,
+    "build": add_build_command,
+    "serve": add_serve_command,
+    "scenarios": add_scenarios_command,
+    "pcap": add_pcap_command,
+    "check": add_check_command,
+    "record": add_record_command,
+    "pipeline": add_pipeline_command,
+}
+COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = list(COMMANDS.values())
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given the arguments (``argv``) and a command name as the first
+    one, only that command's parser is built: ``serve`` does not import and build the other
+    commands' (issue #7, readiness); otherwise (no command, ``--help``, a wrong name) all of them."""
     parser = argparse.ArgumentParser(
         prog="fakemaster", description="A fake MariaDB primary and byte-exact binlog codec."
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in COMMAND_REGISTRARS:
+    registrars = COMMAND_REGISTRARS
+    if argv and argv[0] in COMMANDS:
+        registrars = [COMMANDS[argv[0]]]
+    for register in registrars:
         register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse exits 2 on bad usage)."""
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(arguments).parse_args(arguments)
     handler: Handler = args.handler
     try:
         return handler(args)
