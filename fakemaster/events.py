@@ -56,6 +56,8 @@ __all__ = [
 
 @dataclass(kw_only=True, slots=True)
 class Event:
+    """The common v4 header fields of every event; ``TYPE`` is the event's type code."""
+
     timestamp: int = 0
     server_id: int = 1
     log_pos: int = 0
@@ -77,6 +79,8 @@ class Event:
 
 @dataclass(kw_only=True, slots=True)
 class FormatDescriptionEvent(Event):
+    """FORMAT_DESCRIPTION: the server version, header and post-header lengths, checksum."""
+
     TYPE: ClassVar[int] = EventType.FORMAT_DESCRIPTION
     binlog_version: int = 4
     server_version: str = "10.11.14-MariaDB-log"
@@ -106,6 +110,8 @@ class RotateEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class StopEvent(Event):
+    """STOP: the server stopped; the last event of its binlog file."""
+
     TYPE: ClassVar[int] = EventType.STOP
 
 
@@ -120,6 +126,8 @@ class HeartbeatEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class StartEncryptionEvent(Event):
+    """START_ENCRYPTION: the events after it are encrypted with this key version and nonce."""
+
     TYPE: ClassVar[int] = EventType.START_ENCRYPTION
     scheme: int = 1
     key_version: int = 1
@@ -128,6 +136,8 @@ class StartEncryptionEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class IncidentEvent(Event):
+    """INCIDENT: something happened that a replica cannot replay (e.g. lost events)."""
+
     TYPE: ClassVar[int] = EventType.INCIDENT
     incident: int = 1
     message: bytes = b""
@@ -150,6 +160,8 @@ class UnknownEvent(Event):
 
 @dataclass(frozen=True, slots=True)
 class Gtid:
+    """A MariaDB GTID: domain, server id and sequence number (``str``: ``D-S-N``)."""
+
     domain_id: int
     server_id: int
     seq_no: int
@@ -165,6 +177,8 @@ class Gtid:
 
 @dataclass(frozen=True, slots=True)
 class XaXid:
+    """The XID of an XA transaction: format id, global transaction id and branch qualifier."""
+
     format_id: int
     gtrid: bytes
     bqual: bytes
@@ -194,6 +208,8 @@ class GtidEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class GtidListEvent(Event):
+    """GTID_LIST: the last GTID of each domain and server before this file."""
+
     TYPE: ClassVar[int] = EventType.GTID_LIST
     gtids: tuple[Gtid, ...] = ()
     list_flags: int = 0  # the top 4 bits of the count field (UNTIL_REACHED, IGN_GTIDS)
@@ -202,6 +218,8 @@ class GtidListEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class BinlogCheckpointEvent(Event):
+    """BINLOG_CHECKPOINT: the oldest binlog file a crash recovery would need."""
+
     TYPE: ClassVar[int] = EventType.BINLOG_CHECKPOINT
     file_name: str = ""
 
@@ -219,6 +237,8 @@ class StatusVar:
 
 @dataclass(kw_only=True, slots=True)
 class QueryEvent(Event):
+    """QUERY: a statement, its default database and status variables."""
+
     TYPE: ClassVar[int] = EventType.QUERY
     thread_id: int = 0
     exec_time: int = 0
@@ -235,6 +255,8 @@ class QueryEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class ExecuteLoadQueryEvent(Event):
+    """EXECUTE_LOAD_QUERY: the LOAD DATA statement of a loaded file (``file_id``)."""
+
     TYPE: ClassVar[int] = EventType.EXECUTE_LOAD_QUERY
     thread_id: int = 0
     exec_time: int = 0
@@ -250,6 +272,8 @@ class ExecuteLoadQueryEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class BeginLoadQueryEvent(Event):
+    """BEGIN_LOAD_QUERY: the first block of a LOAD DATA file."""
+
     TYPE: ClassVar[int] = EventType.BEGIN_LOAD_QUERY
     file_id: int = 0
     data: bytes = b""
@@ -257,6 +281,8 @@ class BeginLoadQueryEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class AppendBlockEvent(Event):
+    """APPEND_BLOCK: a further block of a LOAD DATA file."""
+
     TYPE: ClassVar[int] = EventType.APPEND_BLOCK
     file_id: int = 0
     data: bytes = b""
@@ -264,18 +290,24 @@ class AppendBlockEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class DeleteFileEvent(Event):
+    """DELETE_FILE: a LOAD DATA file's blocks are dropped."""
+
     TYPE: ClassVar[int] = EventType.DELETE_FILE
     file_id: int = 0
 
 
 @dataclass(kw_only=True, slots=True)
 class XidEvent(Event):
+    """XID: the commit of a transaction of a transactional engine."""
+
     TYPE: ClassVar[int] = EventType.XID
     xid: int = 0
 
 
 @dataclass(kw_only=True, slots=True)
 class XaPrepareEvent(Event):
+    """XA_PREPARE: an XA transaction is prepared (or committed in one phase)."""
+
     TYPE: ClassVar[int] = EventType.XA_PREPARE
     one_phase: bool = False
     xid: XaXid = field(default_factory=lambda: XaXid(0, b"", b""))
@@ -283,6 +315,8 @@ class XaPrepareEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class IntvarEvent(Event):
+    """INTVAR: LAST_INSERT_ID or INSERT_ID for the next statement."""
+
     TYPE: ClassVar[int] = EventType.INTVAR
     kind: int = 2  # 1 LAST_INSERT_ID, 2 INSERT_ID
     value: int = 0
@@ -290,6 +324,8 @@ class IntvarEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class RandEvent(Event):
+    """RAND: the seeds of RAND() for the next statement."""
+
     TYPE: ClassVar[int] = EventType.RAND
     seed1: int = 0
     seed2: int = 0
@@ -310,6 +346,8 @@ class UserVarEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class AnnotateRowsEvent(Event):
+    """ANNOTATE_ROWS: the statement that made the row events after it."""
+
     TYPE: ClassVar[int] = EventType.ANNOTATE_ROWS
     query: bytes = b""
 
@@ -327,6 +365,8 @@ class MetadataField:
 
 @dataclass(kw_only=True, slots=True)
 class TableMapEvent(Event):
+    """TABLE_MAP: a table id's database, table, column types, metadata and optional metadata."""
+
     TYPE: ClassVar[int] = EventType.TABLE_MAP
     table_id: int = 0
     table_flags: int = 1
@@ -368,6 +408,8 @@ class RowsEvent(Event):
 
 @dataclass(kw_only=True, slots=True)
 class WriteRowsEvent(RowsEvent):
+    """WRITE_ROWS (v1/v2, compressed or not): inserted rows."""
+
     KIND: ClassVar[str] = "write"
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {
         (1, False): EventType.WRITE_ROWS_V1,
@@ -379,6 +421,8 @@ class WriteRowsEvent(RowsEvent):
 
 @dataclass(kw_only=True, slots=True)
 class DeleteRowsEvent(RowsEvent):
+    """DELETE_ROWS (v1/v2, compressed or not): deleted rows."""
+
     KIND: ClassVar[str] = "delete"
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {
         (1, False): EventType.DELETE_ROWS_V1,
@@ -390,6 +434,8 @@ class DeleteRowsEvent(RowsEvent):
 
 @dataclass(kw_only=True, slots=True)
 class UpdateRowsEvent(RowsEvent):
+    """UPDATE_ROWS (v1/v2, compressed or not): rows before and after."""
+
     KIND: ClassVar[str] = "update"
     columns_present_after: bytes = b""
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {
