@@ -8,7 +8,8 @@ event gives back the server's bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from fakemaster.constants import (
@@ -54,7 +55,7 @@ __all__ = [
 ]
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class Event:
     """The common v4 header fields of every event; ``TYPE`` is the event's type code."""
 
@@ -65,6 +66,22 @@ class Event:
 
     TYPE: ClassVar[int] = EventType.UNKNOWN
 
+    # One __eq__ and one __repr__ for every event class, the same as dataclass would generate
+    # for each (eq: the fields as a tuple, for an object of the same class only): generating
+    # them per class took about a third of this module's import, which ``serve`` waits for
+    # before it listens (issue #7, readiness).
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        values = _field_values(self.__class__)
+        return bool(values(self) == values(other))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as dataclass makes it with eq
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{self.__class__.__qualname__}({shown})"
+
     @property
     def type_code(self) -> int:
         return self.TYPE
@@ -74,10 +91,22 @@ class Event:
         return bool(self.flags & EventFlag.ARTIFICIAL)
 
 
+_FIELD_VALUES: dict[type, attrgetter[Any]] = {}
+
+
+def _field_values(cls: type) -> attrgetter[Any]:
+    """The tuple of an event's compared field values (a getter, made once per class)."""
+    getter = _FIELD_VALUES.get(cls)
+    if getter is None:
+        names = [f.name for f in fields(cls) if f.compare]
+        getter = _FIELD_VALUES[cls] = attrgetter(*names)
+    return getter
+
+
 # --- file and stream control -------------------------------------------------------------
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class FormatDescriptionEvent(Event):
     """FORMAT_DESCRIPTION: the server version, header and post-header lengths, checksum."""
 
@@ -99,7 +128,7 @@ class FormatDescriptionEvent(Event):
         return 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class RotateEvent(Event):
     """A real ROTATE ends a file; an artificial one (flags 0x20, timestamp 0) starts a dump."""
 
@@ -108,14 +137,14 @@ class RotateEvent(Event):
     next_file: str = ""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class StopEvent(Event):
     """STOP: the server stopped; the last event of its binlog file."""
 
     TYPE: ClassVar[int] = EventType.STOP
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class HeartbeatEvent(Event):
     """``position`` is set when the real position is > 4 GiB (header log_pos is then 0)."""
 
@@ -124,7 +153,7 @@ class HeartbeatEvent(Event):
     position: int | None = None
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class StartEncryptionEvent(Event):
     """START_ENCRYPTION: the events after it are encrypted with this key version and nonce."""
 
@@ -134,7 +163,7 @@ class StartEncryptionEvent(Event):
     nonce: bytes = bytes(12)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class IncidentEvent(Event):
     """INCIDENT: something happened that a replica cannot replay (e.g. lost events)."""
 
@@ -143,7 +172,7 @@ class IncidentEvent(Event):
     message: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class UnknownEvent(Event):
     """Any event type this codec does not model, kept as its raw body."""
 
@@ -184,7 +213,7 @@ class XaXid:
     bqual: bytes
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class GtidEvent(Event):
     """MariaDB GTID (162). The GTID's server id is the header's ``server_id``."""
 
@@ -206,7 +235,7 @@ class GtidEvent(Event):
         return Gtid(self.domain_id, self.server_id, self.seq_no)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class GtidListEvent(Event):
     """GTID_LIST: the last GTID of each domain and server before this file."""
 
@@ -216,7 +245,7 @@ class GtidListEvent(Event):
     padding: bytes = b""  # bytes after the entries (a real server writes 2 zeros after none)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class BinlogCheckpointEvent(Event):
     """BINLOG_CHECKPOINT: the oldest binlog file a crash recovery would need."""
 
@@ -235,7 +264,7 @@ class StatusVar:
     value: Any
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class QueryEvent(Event):
     """QUERY: a statement, its default database and status variables."""
 
@@ -253,7 +282,7 @@ class QueryEvent(Event):
         return EventType.QUERY_COMPRESSED if self.compressed else EventType.QUERY
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class ExecuteLoadQueryEvent(Event):
     """EXECUTE_LOAD_QUERY: the LOAD DATA statement of a loaded file (``file_id``)."""
 
@@ -270,7 +299,7 @@ class ExecuteLoadQueryEvent(Event):
     query: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class BeginLoadQueryEvent(Event):
     """BEGIN_LOAD_QUERY: the first block of a LOAD DATA file."""
 
@@ -279,7 +308,7 @@ class BeginLoadQueryEvent(Event):
     data: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class AppendBlockEvent(Event):
     """APPEND_BLOCK: a further block of a LOAD DATA file."""
 
@@ -288,7 +317,7 @@ class AppendBlockEvent(Event):
     data: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class DeleteFileEvent(Event):
     """DELETE_FILE: a LOAD DATA file's blocks are dropped."""
 
@@ -296,7 +325,7 @@ class DeleteFileEvent(Event):
     file_id: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class XidEvent(Event):
     """XID: the commit of a transaction of a transactional engine."""
 
@@ -304,7 +333,7 @@ class XidEvent(Event):
     xid: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class XaPrepareEvent(Event):
     """XA_PREPARE: an XA transaction is prepared (or committed in one phase)."""
 
@@ -313,7 +342,7 @@ class XaPrepareEvent(Event):
     xid: XaXid = field(default_factory=lambda: XaXid(0, b"", b""))
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class IntvarEvent(Event):
     """INTVAR: LAST_INSERT_ID or INSERT_ID for the next statement."""
 
@@ -322,7 +351,7 @@ class IntvarEvent(Event):
     value: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class RandEvent(Event):
     """RAND: the seeds of RAND() for the next statement."""
 
@@ -331,7 +360,7 @@ class RandEvent(Event):
     seed2: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class UserVarEvent(Event):
     """``value`` is the raw value bytes as stored (None for NULL); see decoder/statement.py."""
 
@@ -344,7 +373,7 @@ class UserVarEvent(Event):
     trailing: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class AnnotateRowsEvent(Event):
     """ANNOTATE_ROWS: the statement that made the row events after it."""
 
@@ -363,7 +392,7 @@ class MetadataField:
     value: Any
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class TableMapEvent(Event):
     """TABLE_MAP: a table id's database, table, column types, metadata and optional metadata."""
 
@@ -379,7 +408,7 @@ class TableMapEvent(Event):
     optional_metadata: tuple[MetadataField, ...] = ()
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class RowsEvent(Event):
     """WRITE/UPDATE/DELETE rows, v1, v2 or compressed.
 
@@ -406,7 +435,7 @@ class RowsEvent(Event):
         return self._CODES[(self.version, self.compressed)]
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class WriteRowsEvent(RowsEvent):
     """WRITE_ROWS (v1/v2, compressed or not): inserted rows."""
 
@@ -419,7 +448,7 @@ class WriteRowsEvent(RowsEvent):
     }
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class DeleteRowsEvent(RowsEvent):
     """DELETE_ROWS (v1/v2, compressed or not): deleted rows."""
 
@@ -432,7 +461,7 @@ class DeleteRowsEvent(RowsEvent):
     }
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class UpdateRowsEvent(RowsEvent):
     """UPDATE_ROWS (v1/v2, compressed or not): rows before and after."""
 
