@@ -87,6 +87,18 @@ NOT_TO_LISTEN = {
     "fakemaster.semi_sync",
 }
 
+# Not needed by ``serve``: the other commands' modules (the command line builds only the parser
+# of the command it runs), and the replay reader when the directory has no replay file.
+OTHER_COMMANDS = {
+    "fakemaster.contract",
+    "fakemaster.contract.command",
+    "fakemaster.record.replay",
+    "fakemaster.scapy",
+    "fakemaster.scapy.pcap_command",
+    "fakemaster.spark",
+    "fakemaster.spark.pipeline_command",
+}
+
 
 def binlog_dir(root: Path) -> Path:
     """A copy of the committed real-server binlogs with the index ``serve`` reads."""
@@ -150,6 +162,62 @@ def test_serving_a_binlog_directory_loads_neither_the_demo_nor_the_sql_layer(
     assert sorted(loaded & DEMO_ONLY) == []
     assert sorted(loaded & SQL_LAYER) == []
     assert sorted(loaded & NOT_TO_LISTEN) == []
+    assert sorted(loaded & OTHER_COMMANDS) == []
+
+
+def test_a_replay_file_in_the_binlog_directory_loads_the_replay_reader(tmp_path: Path) -> None:
+    """The replay reader is left out above because that directory has no replay file."""
+    from fakemaster.record.replay import REPLAY_FILE, Replay
+
+    directory = binlog_dir(tmp_path)
+    Replay(upstream="primary:3306").save(directory / REPLAY_FILE)
+    record = tmp_path / "modules.json"
+    with recording_serve(record, "--binlog-dir", str(directory)):
+        pass
+    loaded = recorded(record)
+    assert "fakemaster.record.replay" in loaded
+    assert sorted(loaded & (OTHER_COMMANDS - {"fakemaster.record.replay"})) == []
+
+
+def test_the_command_line_builds_the_parser_of_the_command_it_runs() -> None:
+    from fakemaster.cli import COMMANDS, build_parser
+
+    def commands(argv: list[str]) -> set[str]:
+        parser = build_parser(argv)
+        (subparsers,) = [a for a in parser._actions if a.dest == "command"]
+        assert isinstance(subparsers.choices, dict)
+        return set(subparsers.choices)
+
+    assert commands(["serve", "--port", "0"]) == {"serve"}
+    assert commands(["dump", "x"]) == {"dump"}
+    # No command, --help or a wrong name: all of them, for the help and the error message.
+    assert commands([]) == commands(["--help"]) == commands(["nope"]) == set(COMMANDS)
+    assert set(COMMANDS) == {
+        "dump",
+        "build",
+        "serve",
+        "scenarios",
+        "pcap",
+        "check",
+        "record",
+        "pipeline",
+    }
+
+
+def test_the_help_lists_every_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "fakemaster", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=WAIT,
+        env=dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+        ),
+    )
+    assert result.returncode == 0, result.stderr
+    listed = re.findall(r"^    ([a-z]+)\b", result.stdout, re.MULTILINE)
+    assert listed == ["dump", "build", "serve", "scenarios", "pcap", "check", "record", "pipeline"]
 
 
 def test_the_demo_loads_its_encoder_but_not_the_sql_layer(tmp_path: Path) -> None:
