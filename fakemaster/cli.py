@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -879,6 +880,7 @@ async def _serve(
         f"user {config.user!r} with {password}, {source})",
         flush=True,
     )
+    _resume_collection()
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
@@ -1111,11 +1113,43 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Whether main() holds the garbage collector back (see _hold_collection).
+_collection_held = False
+
+
+def _hold_collection() -> None:
+    """No garbage collection while a command starts: importing its modules and, for ``serve``,
+    reading the served binlog allocate tens of thousands of objects that live as long as the
+    process, and the collector would walk them again and again (a few ms of ``serve``'s start,
+    issue #7). ``serve`` collects again once it listens, other commands when they start."""
+    global _collection_held
+    if gc.isenabled():
+        gc.disable()
+        _collection_held = True
+
+
+def _resume_collection() -> None:
+    global _collection_held
+    if _collection_held:
+        _collection_held = False
+        gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse exits 2 on bad usage)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(arguments).parse_args(arguments)
-    handler: Handler = args.handler
+    _hold_collection()
+    try:
+        args = build_parser(arguments).parse_args(arguments)
+        handler: Handler = args.handler
+        if handler is not run_serve:
+            _resume_collection()
+        return _run(handler, args)
+    finally:
+        _resume_collection()
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except CommandError as exc:

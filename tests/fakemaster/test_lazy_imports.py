@@ -285,3 +285,20 @@ def test_the_command_line_loads_a_command_s_modules_when_it_runs() -> None:
         "fakemaster.cli",
         "fakemaster.errors",
     ]
+
+
+def test_the_command_line_leaves_the_garbage_collector_as_it_found_it() -> None:
+    """main() holds the collector back while a command starts (serve: until it listens)."""
+    import gc
+
+    from fakemaster.cli import main
+
+    assert gc.isenabled()
+    assert main(["scenarios", "show", "no-such-scenario"]) != 0
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        assert main(["scenarios", "show", "no-such-scenario"]) != 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
