@@ -32,13 +32,13 @@ LISTENING = re.compile(r"^fakemaster listening on (?P<host>[\d.]+):(?P<port>\d+)
 WAIT = 60.0
 PROJECT = ("fakemaster", "encoder", "decoder")
 
-# ``python -m fakemaster`` in a fresh interpreter that writes, when it exits, the project
-# modules it loaded (as JSON) to the file named by its first argument.
+# ``python -m fakemaster`` in a fresh interpreter that writes, when it exits, the modules it
+# loaded (as JSON) to the file named by its first argument.
 _RUN_RECORDING = """
 import atexit, json, runpy, sys
 out = sys.argv[1]
 def record():
-    names = sorted(m for m in sys.modules if m.split(".")[0] in ("fakemaster", "encoder", "decoder"))
+    names = sorted(sys.modules)
     with open(out, "w") as f:
         json.dump(names, f)
 atexit.register(record)
@@ -97,6 +97,10 @@ OTHER_COMMANDS = {
     "fakemaster.scapy.pcap_command",
     "fakemaster.spark",
     "fakemaster.spark.pipeline_command",
+    # The background log writes from a thread of its own, not through logging.handlers (which
+    # imports pickle); asyncio does not load them either.
+    "logging.handlers",
+    "pickle",
 }
 
 
