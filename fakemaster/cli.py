@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +28,15 @@ if TYPE_CHECKING:
     from fakemaster.server import FakeMaster
     from fakemaster.store import BinlogStore
 
-__all__ = ["COMMAND_REGISTRARS", "CommandError", "EXIT_ERROR", "EXIT_OK", "build_parser", "main"]
+__all__ = [
+    "COMMANDS",
+    "COMMAND_REGISTRARS",
+    "CommandError",
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "build_parser",
+    "main",
+]
 
 Subparsers = Any  # argparse._SubParsersAction, which typeshed keeps private
 Handler = Callable[[argparse.Namespace], int]
@@ -597,12 +606,14 @@ def _apply_replay(args: argparse.Namespace, store: BinlogStore) -> str:
     """Take the settings of the recording's replay file (``--replay``, else the one in
     ``--binlog-dir``): its variables, less those the options give and those the served files
     contradict (a note on stderr for each; fakemaster.record.replay says why)."""
-    from fakemaster.config import ServerConfig
-    from fakemaster.record.replay import Replay, ReplayError, find_replay, replay_settings
+    from fakemaster.record.replay_file import find_replay
 
     path = args.replay if args.replay is not None else find_replay(args.binlog_dir)
     if path is None:
         return ""
+    from fakemaster.config import ServerConfig
+    from fakemaster.record.replay import Replay, ReplayError, replay_settings
+
     given = {name for name, _ in args.variables}
     if given & {"character_set_server", "collation_server"}:
         given |= {"character_set_server", "collation_server"}
@@ -878,6 +889,7 @@ async def _serve(
         f"user {config.user!r} with {password}, {source})",
         flush=True,
     )
+    _resume_collection()
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
@@ -1080,32 +1092,73 @@ def add_pipeline_command(subparsers: Subparsers) -> None:
     add_parser(subparsers)
 
 
-COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = [
-    add_dump_command,
-    add_build_command,
-    add_serve_command,
-    add_scenarios_command,
-    add_pcap_command,
-    add_check_command,
-    add_record_command,
-    add_pipeline_command,
-]
+# Each command's name and the function that adds its parser, in the order of the help.
+COMMANDS: dict[str, Callable[[Subparsers], None]] = {
+    "dump": add_dump_command,
+    "build": add_build_command,
+    "serve": add_serve_command,
+    "scenarios": add_scenarios_command,
+    "pcap": add_pcap_command,
+    "check": add_check_command,
+    "record": add_record_command,
+    "pipeline": add_pipeline_command,
+}
+COMMAND_REGISTRARS: list[Callable[[Subparsers], None]] = list(COMMANDS.values())
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given the arguments (``argv``) and a command name as the first
+    one, only that command's parser is built: ``serve`` does not import and build the other
+    commands' (issue #7, readiness); otherwise (no command, ``--help``, a wrong name) all of them."""
     parser = argparse.ArgumentParser(
         prog="fakemaster", description="A fake MariaDB primary and byte-exact binlog codec."
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in COMMAND_REGISTRARS:
+    registrars = COMMAND_REGISTRARS
+    if argv and argv[0] in COMMANDS:
+        registrars = [COMMANDS[argv[0]]]
+    for register in registrars:
         register(subparsers)
     return parser
 
 
+# Whether main() holds the garbage collector back (see _hold_collection).
+_collection_held = False
+
+
+def _hold_collection() -> None:
+    """No garbage collection while a command starts: importing its modules and, for ``serve``,
+    reading the served binlog allocate tens of thousands of objects that live as long as the
+    process, and the collector would walk them again and again (a few ms of ``serve``'s start,
+    issue #7). ``serve`` collects again once it listens, other commands when they start."""
+    global _collection_held
+    if gc.isenabled():
+        gc.disable()
+        _collection_held = True
+
+
+def _resume_collection() -> None:
+    global _collection_held
+    if _collection_held:
+        _collection_held = False
+        gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (argparse exits 2 on bad usage)."""
-    args = build_parser().parse_args(argv)
-    handler: Handler = args.handler
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    _hold_collection()
+    try:
+        args = build_parser(arguments).parse_args(arguments)
+        handler: Handler = args.handler
+        if handler is not run_serve:
+            _resume_collection()
+        return _run(handler, args)
+    finally:
+        _resume_collection()
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
     try:
         return handler(args)
     except CommandError as exc:

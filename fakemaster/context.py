@@ -17,6 +17,8 @@ __all__ = ["BinlogContext"]
 
 @dataclass(slots=True)
 class BinlogContext:
+    """What decoding and encoding a stream's events needs: its FDE, checksum and table maps."""
+
     fde: FormatDescriptionEvent = field(default_factory=FormatDescriptionEvent)
     checksum: bool = True
     table_maps: dict[int, TableMapEvent] = field(default_factory=dict)

@@ -8,7 +8,8 @@ event gives back the server's bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from fakemaster.constants import (
@@ -54,14 +55,32 @@ __all__ = [
 ]
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class Event:
+    """The common v4 header fields of every event; ``TYPE`` is the event's type code."""
+
     timestamp: int = 0
     server_id: int = 1
     log_pos: int = 0
     flags: int = 0
 
     TYPE: ClassVar[int] = EventType.UNKNOWN
+
+    # One __eq__ and one __repr__ for every event class, the same as dataclass would generate
+    # for each (eq: the fields as a tuple, for an object of the same class only): generating
+    # them per class took about a third of this module's import, which ``serve`` waits for
+    # before it listens (issue #7, readiness).
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        values = _field_values(self.__class__)
+        return bool(values(self) == values(other))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as dataclass makes it with eq
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{self.__class__.__qualname__}({shown})"
 
     @property
     def type_code(self) -> int:
@@ -72,11 +91,25 @@ class Event:
         return bool(self.flags & EventFlag.ARTIFICIAL)
 
 
+_FIELD_VALUES: dict[type, attrgetter[Any]] = {}
+
+
+def _field_values(cls: type) -> attrgetter[Any]:
+    """The tuple of an event's compared field values (a getter, made once per class)."""
+    getter = _FIELD_VALUES.get(cls)
+    if getter is None:
+        names = [f.name for f in fields(cls) if f.compare]
+        getter = _FIELD_VALUES[cls] = attrgetter(*names)
+    return getter
+
+
 # --- file and stream control -------------------------------------------------------------
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class FormatDescriptionEvent(Event):
+    """FORMAT_DESCRIPTION: the server version, header and post-header lengths, checksum."""
+
     TYPE: ClassVar[int] = EventType.FORMAT_DESCRIPTION
     binlog_version: int = 4
     server_version: str = "10.11.14-MariaDB-log"
@@ -95,7 +128,7 @@ class FormatDescriptionEvent(Event):
         return 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class RotateEvent(Event):
     """A real ROTATE ends a file; an artificial one (flags 0x20, timestamp 0) starts a dump."""
 
@@ -104,12 +137,14 @@ class RotateEvent(Event):
     next_file: str = ""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class StopEvent(Event):
+    """STOP: the server stopped; the last event of its binlog file."""
+
     TYPE: ClassVar[int] = EventType.STOP
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class HeartbeatEvent(Event):
     """``position`` is set when the real position is > 4 GiB (header log_pos is then 0)."""
 
@@ -118,22 +153,26 @@ class HeartbeatEvent(Event):
     position: int | None = None
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class StartEncryptionEvent(Event):
+    """START_ENCRYPTION: the events after it are encrypted with this key version and nonce."""
+
     TYPE: ClassVar[int] = EventType.START_ENCRYPTION
     scheme: int = 1
     key_version: int = 1
     nonce: bytes = bytes(12)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class IncidentEvent(Event):
+    """INCIDENT: something happened that a replica cannot replay (e.g. lost events)."""
+
     TYPE: ClassVar[int] = EventType.INCIDENT
     incident: int = 1
     message: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class UnknownEvent(Event):
     """Any event type this codec does not model, kept as its raw body."""
 
@@ -150,6 +189,8 @@ class UnknownEvent(Event):
 
 @dataclass(frozen=True, slots=True)
 class Gtid:
+    """A MariaDB GTID: domain, server id and sequence number (``str``: ``D-S-N``)."""
+
     domain_id: int
     server_id: int
     seq_no: int
@@ -165,12 +206,14 @@ class Gtid:
 
 @dataclass(frozen=True, slots=True)
 class XaXid:
+    """The XID of an XA transaction: format id, global transaction id and branch qualifier."""
+
     format_id: int
     gtrid: bytes
     bqual: bytes
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class GtidEvent(Event):
     """MariaDB GTID (162). The GTID's server id is the header's ``server_id``."""
 
@@ -192,16 +235,20 @@ class GtidEvent(Event):
         return Gtid(self.domain_id, self.server_id, self.seq_no)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class GtidListEvent(Event):
+    """GTID_LIST: the last GTID of each domain and server before this file."""
+
     TYPE: ClassVar[int] = EventType.GTID_LIST
     gtids: tuple[Gtid, ...] = ()
     list_flags: int = 0  # the top 4 bits of the count field (UNTIL_REACHED, IGN_GTIDS)
     padding: bytes = b""  # bytes after the entries (a real server writes 2 zeros after none)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class BinlogCheckpointEvent(Event):
+    """BINLOG_CHECKPOINT: the oldest binlog file a crash recovery would need."""
+
     TYPE: ClassVar[int] = EventType.BINLOG_CHECKPOINT
     file_name: str = ""
 
@@ -217,8 +264,10 @@ class StatusVar:
     value: Any
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class QueryEvent(Event):
+    """QUERY: a statement, its default database and status variables."""
+
     TYPE: ClassVar[int] = EventType.QUERY
     thread_id: int = 0
     exec_time: int = 0
@@ -233,8 +282,10 @@ class QueryEvent(Event):
         return EventType.QUERY_COMPRESSED if self.compressed else EventType.QUERY
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class ExecuteLoadQueryEvent(Event):
+    """EXECUTE_LOAD_QUERY: the LOAD DATA statement of a loaded file (``file_id``)."""
+
     TYPE: ClassVar[int] = EventType.EXECUTE_LOAD_QUERY
     thread_id: int = 0
     exec_time: int = 0
@@ -248,54 +299,68 @@ class ExecuteLoadQueryEvent(Event):
     query: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class BeginLoadQueryEvent(Event):
+    """BEGIN_LOAD_QUERY: the first block of a LOAD DATA file."""
+
     TYPE: ClassVar[int] = EventType.BEGIN_LOAD_QUERY
     file_id: int = 0
     data: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class AppendBlockEvent(Event):
+    """APPEND_BLOCK: a further block of a LOAD DATA file."""
+
     TYPE: ClassVar[int] = EventType.APPEND_BLOCK
     file_id: int = 0
     data: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class DeleteFileEvent(Event):
+    """DELETE_FILE: a LOAD DATA file's blocks are dropped."""
+
     TYPE: ClassVar[int] = EventType.DELETE_FILE
     file_id: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class XidEvent(Event):
+    """XID: the commit of a transaction of a transactional engine."""
+
     TYPE: ClassVar[int] = EventType.XID
     xid: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class XaPrepareEvent(Event):
+    """XA_PREPARE: an XA transaction is prepared (or committed in one phase)."""
+
     TYPE: ClassVar[int] = EventType.XA_PREPARE
     one_phase: bool = False
     xid: XaXid = field(default_factory=lambda: XaXid(0, b"", b""))
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class IntvarEvent(Event):
+    """INTVAR: LAST_INSERT_ID or INSERT_ID for the next statement."""
+
     TYPE: ClassVar[int] = EventType.INTVAR
     kind: int = 2  # 1 LAST_INSERT_ID, 2 INSERT_ID
     value: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class RandEvent(Event):
+    """RAND: the seeds of RAND() for the next statement."""
+
     TYPE: ClassVar[int] = EventType.RAND
     seed1: int = 0
     seed2: int = 0
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class UserVarEvent(Event):
     """``value`` is the raw value bytes as stored (None for NULL); see decoder/statement.py."""
 
@@ -308,8 +373,10 @@ class UserVarEvent(Event):
     trailing: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class AnnotateRowsEvent(Event):
+    """ANNOTATE_ROWS: the statement that made the row events after it."""
+
     TYPE: ClassVar[int] = EventType.ANNOTATE_ROWS
     query: bytes = b""
 
@@ -325,8 +392,10 @@ class MetadataField:
     value: Any
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class TableMapEvent(Event):
+    """TABLE_MAP: a table id's database, table, column types, metadata and optional metadata."""
+
     TYPE: ClassVar[int] = EventType.TABLE_MAP
     table_id: int = 0
     table_flags: int = 1
@@ -339,7 +408,7 @@ class TableMapEvent(Event):
     optional_metadata: tuple[MetadataField, ...] = ()
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class RowsEvent(Event):
     """WRITE/UPDATE/DELETE rows, v1, v2 or compressed.
 
@@ -366,8 +435,10 @@ class RowsEvent(Event):
         return self._CODES[(self.version, self.compressed)]
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class WriteRowsEvent(RowsEvent):
+    """WRITE_ROWS (v1/v2, compressed or not): inserted rows."""
+
     KIND: ClassVar[str] = "write"
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {
         (1, False): EventType.WRITE_ROWS_V1,
@@ -377,8 +448,10 @@ class WriteRowsEvent(RowsEvent):
     }
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class DeleteRowsEvent(RowsEvent):
+    """DELETE_ROWS (v1/v2, compressed or not): deleted rows."""
+
     KIND: ClassVar[str] = "delete"
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {
         (1, False): EventType.DELETE_ROWS_V1,
@@ -388,8 +461,10 @@ class DeleteRowsEvent(RowsEvent):
     }
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(kw_only=True, slots=True, repr=False, eq=False)
 class UpdateRowsEvent(RowsEvent):
+    """UPDATE_ROWS (v1/v2, compressed or not): rows before and after."""
+
     KIND: ClassVar[str] = "update"
     columns_present_after: bytes = b""
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {

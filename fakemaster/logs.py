@@ -10,10 +10,11 @@ them (stderr an unread pipe) records are dropped instead of the server freezing.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
-import logging.handlers
 import queue
 import sys
+import threading
 from typing import Any, TextIO
 
 __all__ = [
@@ -33,12 +34,28 @@ logger.addHandler(logging.NullHandler())
 DEFAULT_QUEUE_SIZE = 10_000
 
 
-class DroppingQueueHandler(logging.handlers.QueueHandler):
-    """A QueueHandler that never waits: a record that finds the queue full is dropped."""
+class DroppingQueueHandler(logging.Handler):
+    """Puts each record, formatted, on a queue and never waits: a record that finds the queue
+    full is dropped (and counted). What :class:`logging.handlers.QueueHandler` does, without
+    importing :mod:`logging.handlers` (and pickle) before ``serve`` listens (issue #7)."""
 
     def __init__(self, records: queue.Queue[Any]) -> None:
-        super().__init__(records)
+        super().__init__()
+        self.queue = records
         self.dropped = 0
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        """A copy of the record with its message formatted and nothing left to format (no
+        arguments, no exception object: the writer thread only writes the text)."""
+        message = self.format(record)
+        record = copy.copy(record)
+        record.message = message
+        record.msg = message
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+        record.stack_info = None
+        return record
 
     def enqueue(self, record: logging.LogRecord) -> None:
         try:
@@ -46,22 +63,45 @@ class DroppingQueueHandler(logging.handlers.QueueHandler):
         except queue.Full:
             self.dropped += 1
 
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.enqueue(self.prepare(record))
+        except Exception:
+            self.handleError(record)
 
-class _Listener(logging.handlers.QueueListener):
+
+class _Listener:
+    """The thread that takes the records off the queue and hands them to ``writer``; None on
+    the queue ends it (stop() puts it there, waiting for room: it runs once the server is gone,
+    and the queue may be full)."""
+
     def __init__(self, records: queue.Queue[Any], writer: logging.Handler) -> None:
-        super().__init__(records, writer, respect_handler_level=False)
         self._records = records
+        self._writer = writer
+        self._thread: threading.Thread | None = None
 
-    def enqueue_sentinel(self) -> None:
-        # Waits for room (stop() runs once the server is gone, and the queue may be full).
-        # None is QueueListener's end marker.
-        self._records.put(None)
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="fakemaster-log", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            record = self._records.get()
+            if record is None:
+                return
+            self._writer.handle(record)
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._records.put(None)
+            self._thread.join()
+            self._thread = None
 
 
 class BackgroundLog:
     """The handler on the ``fakemaster`` logger and the thread writing its records."""
 
-    def __init__(self, handler: DroppingQueueHandler, listener: logging.handlers.QueueListener):
+    def __init__(self, handler: DroppingQueueHandler, listener: _Listener):
         self.handler = handler
         self._listener = listener
 

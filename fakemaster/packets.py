@@ -56,6 +56,8 @@ SEMI_SYNC_ACK_HEAD = struct.Struct("<BQ")
 
 @dataclass(frozen=True, slots=True)
 class OkPacket:
+    """An OK packet (or the 0xFE OK that ends a result set for CLIENT_DEPRECATE_EOF)."""
+
     affected_rows: int = 0
     last_insert_id: int = 0
     status_flags: int = SERVER_STATUS_AUTOCOMMIT
@@ -68,6 +70,8 @@ class OkPacket:
 
 @dataclass(frozen=True, slots=True)
 class ErrPacket:
+    """An ERR packet: error number, SQLSTATE (or none) and message."""
+
     errno: int
     # None: no '#'+SQLSTATE marker (pre-4.1 clients, or errors sent before the handshake).
     sqlstate: str | None = "HY000"
@@ -76,6 +80,8 @@ class ErrPacket:
 
 @dataclass(frozen=True, slots=True)
 class EofPacket:
+    """An EOF packet: warnings and status flags."""
+
     warnings: int = 0
     status_flags: int = SERVER_STATUS_AUTOCOMMIT
 

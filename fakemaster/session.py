@@ -79,21 +79,29 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class SendBytes:
+    """Action: send these bytes to the client."""
+
     data: bytes
 
 
 @dataclass(frozen=True, slots=True)
 class StartDump:
+    """Action: start the binlog dump this request asks for."""
+
     request: DumpRequest
 
 
 @dataclass(frozen=True, slots=True)
 class Close:
+    """Action: close the connection, for this reason."""
+
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
 class KillConnection:
+    """Action: KILL connection ``thread_id`` (or only its query)."""
+
     thread_id: int
     query_only: bool = False
 

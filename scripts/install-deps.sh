@@ -121,8 +121,12 @@ EOF
     then
         extra+=(--break-system-packages)
     fi
-    log "$PYTHON -m pip install -e '.[test]' ${extra[*]}"
-    "$PYTHON" -m pip install -q "${extra[@]}" -e '.[test]'
+    # editable_mode=compat: a .pth file that puts the checkout on sys.path, instead of
+    # setuptools' default import finder, which every Python start pays for (about 8 ms of
+    # `python -c pass`, measured in a throw-away venv: 15.3 -> 7.5 ms), `serve` included. The
+    # four packages, the console script and the tests' imports work the same from any cwd.
+    log "$PYTHON -m pip install -e '.[test]' --config-settings editable_mode=compat ${extra[*]}"
+    "$PYTHON" -m pip install -q "${extra[@]}" --config-settings editable_mode=compat -e '.[test]'
     # An editable install is never byte-compiled: without .pyc files every `serve` compiles
     # its modules again (about 40 ms of its start-up).
     log "$PYTHON -m compileall fakemaster encoder decoder scenarios"

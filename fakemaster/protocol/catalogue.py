@@ -204,6 +204,8 @@ class CatalogueKey:
 
 @dataclass(frozen=True, slots=True)
 class CatalogueTable:
+    """A table of the served catalogue: its columns, keys, engine, collation and comment."""
+
     database: str
     name: str
     columns: tuple[CatalogueColumn, ...]

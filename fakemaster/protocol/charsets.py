@@ -199,6 +199,8 @@ CHARSET_ALIASES = {"utf8": "utf8mb3"}
 
 @dataclass(frozen=True, slots=True)
 class Collation:
+    """A MariaDB collation: its id, name, character set and that set's bytes per character."""
+
     id: int
     name: str
     charset: str

@@ -157,6 +157,8 @@ def check_native_password(password: str | bytes, scramble: bytes, response: byte
 
 @dataclass(frozen=True, slots=True)
 class HandshakeV10:
+    """The server's initial handshake packet (protocol 10) with MariaDB's extra capabilities."""
+
     server_version: str
     thread_id: int
     scramble: bytes
@@ -353,6 +355,8 @@ class HandshakeResponse:
 
 @dataclass(frozen=True, slots=True)
 class AuthSwitchRequest:
+    """The server's request to authenticate again with another plugin and scramble."""
+
     plugin: str
     data: bytes = field(default=b"")
 

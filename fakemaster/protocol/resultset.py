@@ -242,6 +242,8 @@ Cell = bytes | None
 
 @dataclass(slots=True)
 class ResultSet:
+    """A result set to send: column definitions, rows and extra status bits."""
+
     columns: Sequence[Column]
     rows: list[Sequence[Cell]] = field(default_factory=list)
     # Status bits a real server adds for this statement, e.g. QUERY_NO_INDEX_USED after an
@@ -458,6 +460,8 @@ def _near(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ReadResultSet:
+    """A result set as read from a server's packets."""
+
     columns: tuple[ColumnDefinition, ...]
     rows: tuple[tuple[Cell, ...], ...]
     status_after_columns: int | None

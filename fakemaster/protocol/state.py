@@ -86,6 +86,8 @@ class ReplicaInfo:
 
 @dataclass(slots=True)
 class ConnectionInfo:
+    """One open connection as the server's state sees it (SHOW PROCESSLIST, KILL...)."""
+
     thread_id: int
     host: str
     user: str = ""

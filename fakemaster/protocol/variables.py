@@ -61,6 +61,8 @@ class Scope(Flag):
 
 @dataclass(frozen=True, slots=True)
 class SystemVariable:
+    """A system variable the fake master knows: its type, scope, default and allowed values."""
+
     name: str
     kind: VarKind
     scope: Scope

@@ -29,6 +29,7 @@ from typing import Any
 from fakemaster.config import ServerConfig
 from fakemaster.errors import ConfigError, FakemasterError
 from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, setting_value
+from fakemaster.record.replay_file import REPLAY_FILE, find_replay
 from fakemaster.served_facts import BinlogSource
 from fakemaster.served_variables import ServedVariables
 
@@ -44,7 +45,6 @@ __all__ = [
     "replay_settings",
 ]
 
-REPLAY_FILE = "fakemaster-replay.json"
 REPLAY_FORMAT = 1
 
 # The global variables a replay answers with (those the fake master knows): what replicas and
@@ -185,12 +185,6 @@ class Replay:
         partial = path.with_name(path.name + ".partial")
         partial.write_text(self.to_json())
         partial.replace(path)
-
-
-def find_replay(directory: Path) -> Path | None:
-    """The replay file of a binlog directory, if it has one."""
-    path = directory / REPLAY_FILE
-    return path if path.is_file() else None
 
 
 @dataclass
