@@ -364,6 +364,20 @@ def _patched(texts: Any, rb: Any, side: str, c: int, repairs: Any, convert: Any)
     return pa.array(values, pa.string())
 
 
+def _repeated(text: str, n: int) -> Any:
+    """A string array of ``n`` times ``text``, built from its buffers (no Python list)."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = text.encode()
+    if len(data) * n >= 1 << 31:
+        return pa.array([text] * n, pa.string())
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(data))
+    return pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data * n)]
+    )
+
+
 def _list_column(items: tuple[str, ...], n: int, type_: Any) -> Any:
     import numpy as np
     import pyarrow as pa
@@ -753,12 +767,12 @@ def _changes_table(
             [
                 server_id,
                 gtid,
-                pa.array([state.name] * n, pa.string()),
+                _repeated(state.name, n),
                 pos,
                 rows,
                 pa.nulls(n, pa.int64()),
-                pa.array([info.database] * n, pa.string()),
-                pa.array([info.table] * n, pa.string()),
+                _repeated(info.database, n),
+                _repeated(info.table, n),
                 ts_ms,
                 query,
             ],
@@ -778,8 +792,8 @@ def _changes_table(
             pa.RecordBatch.from_arrays(
                 [
                     rb.column("op"),
-                    pa.array([info.database] * n, pa.string()),
-                    pa.array([info.table] * n, pa.string()),
+                    _repeated(info.database, n),
+                    _repeated(info.table, n),
                     images["before"],
                     images["after"],
                     source_arr,
