@@ -267,16 +267,14 @@ def _present_matrix(present: Any, width: int) -> Any:
     return out
 
 
-def _image(
-    images: Any, present: Any, names: tuple[str, ...], texts: list[Any], map_type: Any
-) -> Any:
+def _image(valid: Any, mask: Any, names: tuple[str, ...], texts: list[Any], map_type: Any) -> Any:
+    """The MapArray of one side's images: ``valid[row]`` says the row has an image,
+    ``mask[row, column]`` that the column is in it, ``texts`` are the columns' texts."""
     import numpy as np
     import pyarrow as pa
 
-    n = len(images)
+    n = len(valid)
     width = len(names)
-    valid = np.asarray(images.is_valid())
-    mask = _present_matrix(present, width) & valid[:, None]
     counts = mask.sum(axis=1)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
@@ -712,6 +710,7 @@ def _changes_table(
         n = rb.num_rows
         info = table_info(cb.table_map, None)
         tm = cb.table_map
+        width = len(tm.column_types)
         from fakemaster.spark import columns as spark_columns
 
         real_types = [
@@ -742,6 +741,12 @@ def _changes_table(
             images[side] = _typed_image(struct, info, padded, typed, text)
         for side in ("before", "after") if typed is None else ():
             struct = rb.column(side)
+            if struct.null_count == n:
+                # No image on this side (an insert's before, a delete's after): no texts.
+                images[side] = pa.nulls(n, schema.field(side).type)
+                continue
+            valid = np.asarray(struct.is_valid())
+            mask = _present_matrix(rb.column(f"{side}_present"), width) & valid[:, None]
             texts = [
                 _texts(
                     struct.field(c),
@@ -750,14 +755,14 @@ def _changes_table(
                     info.columns[c],
                     members[c],
                 )
-                for c in range(len(info.columns))
+                if mask[:, c].any()
+                else pa.nulls(n, pa.string())  # in no image of the batch: never read
+                for c in range(width)
             ]
-            for c in range(len(info.columns)):
+            for c in range(width):
                 if tm.column_types[c] in _TEMPORAL and struct.field(c).null_count:
                     texts[c] = _patched(texts[c], rb, side, c, repairs, info.columns[c].to_text)
-            images[side] = _image(
-                struct, rb.column(f"{side}_present"), info.names, texts, schema.field(side).type
-            )
+            images[side] = _image(valid, mask, info.names, texts, schema.field(side).type)
         offsets = np.asarray(rb.column("event_offset"))
         rows = rb.column("row").cast(pa.int32())
         server_id, gtid, ts_ms, query = state_of(offsets)
