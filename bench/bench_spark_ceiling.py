@@ -57,7 +57,9 @@ def build_tables(files: list[str], out: Path, table: str) -> dict[str, Any]:
     return ddls
 
 
-def spark_worker(cores: int, root: str, ddls: dict[str, str], repeat: int) -> dict[str, float]:
+def spark_worker(
+    cores: int, root: str, ddls: dict[str, str], repeat: int, tiny: str
+) -> dict[str, float]:
     os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [
@@ -77,7 +79,21 @@ def spark_worker(cores: int, root: str, ddls: dict[str, str], repeat: int) -> di
     )
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(_source())
+    from fakemaster.spark import FORMAT_NAME, register
+
+    register(spark)
     out: dict[str, float] = {}
+    for form, typed in (("tiny_generic", None), ("tiny_typed", "bench.t")):
+        reader = spark.read.format(FORMAT_NAME)
+        if typed:
+            reader = reader.option("table", typed)
+        reader.load([tiny]).count()
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            reader.load([tiny]).write.format("noop").mode("overwrite").save()
+            times.append(time.perf_counter() - start)
+        out[form] = statistics.median(times)
     for form in ("empty", "generic", "typed"):
         directory = os.path.join(root, "generic" if form == "empty" else form)
         reader = (
@@ -147,9 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-worker", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--ddls", help=argparse.SUPPRESS)
+    parser.add_argument("--tiny", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.spark_worker:
-        result = spark_worker(args.spark_worker, args.root, json.loads(args.ddls), args.repeat)
+        result = spark_worker(
+            args.spark_worker, args.root, json.loads(args.ddls), args.repeat, args.tiny
+        )
         print(json.dumps(result))
         return 0
     from bench_codec import write_generated
@@ -161,15 +180,20 @@ def main(argv: list[str] | None = None) -> int:
             write_generated(path, args.transactions)
             files.append(str(path))
         ddls = build_tables(files, Path(tmp) / "tables", "bench.t")
+        tiny = Path(tmp) / "tiny-bin.000001"
+        write_generated(tiny, 1)  # one transaction: fakemaster_binlog's own cost per job
         for cores in [int(c) for c in args.cores.split(",")]:
             done = subprocess.run(
                 [sys.executable, __file__, "--spark-worker", str(cores), "--repeat",
-                 str(args.repeat), "--root", str(Path(tmp) / "tables"), "--ddls", json.dumps(ddls)],
+                 str(args.repeat), "--root", str(Path(tmp) / "tables"), "--ddls", json.dumps(ddls), "--tiny", str(tiny)],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             r = json.loads(done.stdout.strip().splitlines()[-1])
             fixed = r["empty"]
-            line = [f"{cores} CPU(s): a job of no rows {fixed:.3f} s"]
+            line = [
+                f"{cores} CPU(s): a job of no rows {fixed:.3f} s, fakemaster_binlog on a file of"
+                f" 50 rows {r['tiny_generic']:.3f} s (typed {r['tiny_typed']:.3f} s)"
+            ]
             for form in ("generic", "typed"):
                 rows = r[f"{form}_rows"]
                 per_row = (r[form] - fixed) / rows * 1e6
