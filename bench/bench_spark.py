@@ -12,7 +12,9 @@ once to warm the JVM and Python workers, then the median of ``--repeat`` runs of
 ``spark.read.format("fakemaster_binlog").load(files).write.format("noop")`` (every change event
 built as Arrow and handed to Spark), in two forms: the generic change-event table (images as
 text maps, any number of tables) and the typed one of the archive's table (``.option("table",
-...)``: images as structs of typed columns; generated archives only). Baseline:
+...)``: images as structs of typed columns; generated archives only), each also with
+``filesPerPartition`` set to give one partition per core ("grouped": each partition is a task
+with a cost of its own, see bench_spark_ceiling.py). Baseline:
 python-mysql-replication's packet wrapper on each raw event, every row materialised
 (``bench_codec.pmr_decode``), files split over N processes (median of ``--repeat`` runs). Also
 the change-event table without Spark on 1 core: the reference path and the columnar one.
@@ -72,10 +74,16 @@ def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     out: dict[str, float] = {}
-    for label, typed in (("generic", None), ("typed", table)):
-        if label == "typed" and typed is None:
+    grouped = -(-len(files) // cores)  # files per partition: one partition per core
+    for label, typed, per_partition in (
+        ("generic", None, 1),
+        ("typed", table, 1),
+        ("generic_grouped", None, grouped),
+        ("typed_grouped", table, grouped),
+    ):
+        if label.startswith("typed") and typed is None:
             continue
-        reader = spark.read.format(FORMAT_NAME)
+        reader = spark.read.format(FORMAT_NAME).option("filesPerPartition", per_partition)
         if typed is not None:
             reader = reader.option("table", typed)
         rows = reader.load(files).count()  # warm-up
@@ -187,12 +195,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             base_rate = base["rows"] / base["seconds"]
             results[n] = {"baseline": base_rate}
-            for label in ("generic", "typed"):
+            for label in ("generic", "typed", "generic_grouped", "typed_grouped"):
                 if label in spark:
                     rate = spark[f"{label}_rows"] / spark[label]
                     results[n][label] = rate
                     print(
-                        f"{n} core(s): spark {label:8s} {rate:12,.0f} rows/s"
+                        f"{n} core(s): spark {label:15s} {rate:12,.0f} rows/s"
                         f"  python-mysql-replication {base_rate:12,.0f} rows/s"
                         f"  ratio {rate / base_rate:.2f}x  ({spark[f'{label}_rows']} rows)"
                     )

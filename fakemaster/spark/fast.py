@@ -3,9 +3,11 @@
 (the reference, kept), without a Python object per value on the common column types.
 
 Per column the typed values become the text form of docs/spark.md with ``pyarrow.compute``
-casts (integers, BIT, YEAR, DECIMAL, DATE, utf-8 text, ENUM by a ``take`` over its members); the
-other column types (FLOAT/DOUBLE, DATETIME, other charsets, binary bytes, SET) go through the
-reference converter one value at a time, for that column only. The images are MapArrays built
+casts (integers, BIT, YEAR, DECIMAL, DATE, utf-8 text, ENUM by a ``take`` over its members),
+DATETIME/TIMESTAMP as fixed-width digits computed from the integer microseconds, FLOAT/DOUBLE by
+Arrow's cast where it writes ``repr``'s text (``_double_texts``); the other column types (other
+charsets, binary bytes, SET) and the values those casts cannot give go through the reference
+converter one value at a time, for that column only. The images are MapArrays built
 from offsets/keys/items arrays (numpy over the columns-present bitmaps). Where the typed columns
 cannot give the reference form, the whole file is read by the reference path instead: a schema
 catalogue is given (it may change signedness the decoder does not know), a TIME column, or a
@@ -124,6 +126,8 @@ def _texts(field: Any, column_type: int, meta: int, info_column: Any, members: A
             except pa.ArrowInvalid:
                 pass
         return _per_value(field, info_column.to_text)
+    if pa.types.is_floating(field.type) and column_type in (ColumnType.FLOAT, ColumnType.DOUBLE):
+        return _double_texts(field)
     if pa.types.is_floating(field.type) or pa.types.is_binary(field.type):
         return _per_value(field, info_column.to_text)
     raise _Fallback
@@ -136,21 +140,106 @@ def python_codec_is_utf8(info_column: Any) -> bool:
 
 
 def _datetime_vector(field: Any, fsp: int) -> Any:
+    """DATETIME/TIMESTAMP values as ``YYYY-MM-DD hh:mm:ss[.fraction]`` (fsp digits, cut not
+    rounded), built as fixed-width digits from the integer microseconds (UTC for a TIMESTAMP)."""
+    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if field.null_count == len(field):
         return pa.nulls(len(field), pa.string())
-    years = pc.year(field)
-    if pc.min(years).as_py() < 1000:
+    if field.type.unit != "us" or field.type.tz not in (None, "UTC", "+00:00"):
         return _per_value(field, _datetime_text(fsp))
-    seconds = pc.floor_temporal(field, 1, "second").cast(pa.timestamp("s", tz=field.type.tz))
-    text = pc.strftime(seconds, "%Y-%m-%d %H:%M:%S")
+    micros = np.asarray(field.cast(pa.int64()).fill_null(0))
+    seconds, micro = np.divmod(micros, 1_000_000)
+    days, second = np.divmod(seconds, 86_400)
+    year, month, day = _civil(days)
+    if int(year.min()) < 1000 or int(year.max()) > 9999:
+        return _per_value(field, _datetime_text(fsp))
+    hour, second = np.divmod(second, 3600)
+    minute, second = np.divmod(second, 60)
+    parts: list[tuple[Any, int]] = [
+        (year, 4), (b"-", 1), (month, 2), (b"-", 1), (day, 2), (b" ", 1),
+        (hour, 2), (b":", 1), (minute, 2), (b":", 1), (second, 2),
+    ]  # fmt: skip
     if fsp:
-        micros = pc.add(pc.multiply(pc.millisecond(field), 1000), pc.microsecond(field))
-        frac = pc.utf8_slice_codeunits(pc.utf8_lpad(micros.cast(pa.string()), 6, "0"), 0, fsp)
-        text = pc.binary_join_element_wise(text, frac, ".")
-    return text
+        parts += [(b".", 1), (micro // 10 ** (6 - fsp), fsp)]
+    return _fixed_width_texts(parts, len(field), field.is_valid() if field.null_count else None)
+
+
+def _civil(days: Any) -> tuple[Any, Any, Any]:
+    """Proleptic Gregorian (year, month, day) of days since 1970-01-01 (numpy int64 arrays;
+    H. Hinnant's civil_from_days)."""
+    import numpy as np
+
+    z = days + 719_468
+    era = np.floor_divide(z, 146_097)
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = np.where(mp < 10, mp + 3, mp - 9)
+    year = yoe + era * 400 + (month <= 2)
+    return year, month, day
+
+
+def _fixed_width_texts(parts: list[tuple[Any, int]], n: int, valid: Any) -> Any:
+    """A string array of ``n`` texts of one width: each part an integer array written as that
+    many zero-padded decimal digits, or a literal of bytes; null where ``valid`` (a boolean
+    array; None: no nulls) is false."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    width = sum(w for _, w in parts)
+    out = np.empty((n, width), np.uint8)
+    at = 0
+    for value, w in parts:
+        if isinstance(value, bytes):
+            out[:, at : at + w] = np.frombuffer(value, np.uint8)
+        else:
+            value = np.asarray(value, np.int64)
+            for k in range(w - 1, -1, -1):
+                value, digit = np.divmod(value, 10)
+                out[:, at + k] = digit + 48
+        at += w
+    offsets = np.arange(n + 1, dtype=np.int32) * width
+    texts = pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(out)], 0
+    )
+    if valid is None:
+        return texts
+    return pc.if_else(valid, texts, pa.scalar(None, pa.string()))
+
+
+def _double_texts(field: Any) -> Any:
+    """DOUBLE/FLOAT values as ``repr(float(v))`` (the shortest text that reads back as the
+    same double): Arrow's cast gives the same shortest digits, written the same way where
+    Python writes fixed notation (1e-4 <= |v| < 1e16) and Arrow did too (no exponent), once
+    ``.0`` is added to an integral one; the other values go one by one."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    doubles = field.cast(pa.float64())
+    texts = doubles.cast(pa.string())
+    magnitude = np.abs(np.asarray(doubles.fill_null(1.0)))
+    with np.errstate(invalid="ignore"):
+        fixed = (magnitude >= 1e-4) & (magnitude < 1e16)
+    has_e = np.asarray(pc.match_substring(texts, "e").fill_null(False))
+    has_dot = np.asarray(pc.match_substring(texts, ".").fill_null(True))
+    zero = np.asarray(pc.equal(doubles, 0.0).fill_null(False))
+    good = (fixed | zero) & ~has_e
+    texts = pc.if_else(
+        pa.array(good & ~has_dot), pc.binary_join_element_wise(texts, ".0", ""), texts
+    )
+    bad = np.nonzero(~good & np.asarray(doubles.is_valid()))[0]
+    if not len(bad):
+        return texts
+    values = texts.to_pylist()
+    for i, v in zip(bad.tolist(), doubles.take(pa.array(bad)).to_pylist(), strict=True):
+        values[i] = repr(v)
+    return pa.array(values, pa.string())
 
 
 def _per_value(field: Any, convert: Any) -> Any:
@@ -178,16 +267,14 @@ def _present_matrix(present: Any, width: int) -> Any:
     return out
 
 
-def _image(
-    images: Any, present: Any, names: tuple[str, ...], texts: list[Any], map_type: Any
-) -> Any:
+def _image(valid: Any, mask: Any, names: tuple[str, ...], texts: list[Any], map_type: Any) -> Any:
+    """The MapArray of one side's images: ``valid[row]`` says the row has an image,
+    ``mask[row, column]`` that the column is in it, ``texts`` are the columns' texts."""
     import numpy as np
     import pyarrow as pa
 
-    n = len(images)
+    n = len(valid)
     width = len(names)
-    valid = np.asarray(images.is_valid())
-    mask = _present_matrix(present, width) & valid[:, None]
     counts = mask.sum(axis=1)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
@@ -273,6 +360,20 @@ def _patched(texts: Any, rb: Any, side: str, c: int, repairs: Any, convert: Any)
         value = repairs[(offsets[int(i)].as_py(), rows[int(i)].as_py(), side, c)]
         values[int(i)] = None if value is None else convert(value)
     return pa.array(values, pa.string())
+
+
+def _repeated(text: str, n: int) -> Any:
+    """A string array of ``n`` times ``text``, built from its buffers (no Python list)."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = text.encode()
+    if len(data) * n >= 1 << 31:
+        return pa.array([text] * n, pa.string())
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(data))
+    return pa.Array.from_buffers(
+        pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data * n)]
+    )
 
 
 def _list_column(items: tuple[str, ...], n: int, type_: Any) -> Any:
@@ -609,6 +710,7 @@ def _changes_table(
         n = rb.num_rows
         info = table_info(cb.table_map, None)
         tm = cb.table_map
+        width = len(tm.column_types)
         from fakemaster.spark import columns as spark_columns
 
         real_types = [
@@ -639,6 +741,12 @@ def _changes_table(
             images[side] = _typed_image(struct, info, padded, typed, text)
         for side in ("before", "after") if typed is None else ():
             struct = rb.column(side)
+            if struct.null_count == n:
+                # No image on this side (an insert's before, a delete's after): no texts.
+                images[side] = pa.nulls(n, schema.field(side).type)
+                continue
+            valid = np.asarray(struct.is_valid())
+            mask = _present_matrix(rb.column(f"{side}_present"), width) & valid[:, None]
             texts = [
                 _texts(
                     struct.field(c),
@@ -647,14 +755,14 @@ def _changes_table(
                     info.columns[c],
                     members[c],
                 )
-                for c in range(len(info.columns))
+                if mask[:, c].any()
+                else pa.nulls(n, pa.string())  # in no image of the batch: never read
+                for c in range(width)
             ]
-            for c in range(len(info.columns)):
+            for c in range(width):
                 if tm.column_types[c] in _TEMPORAL and struct.field(c).null_count:
                     texts[c] = _patched(texts[c], rb, side, c, repairs, info.columns[c].to_text)
-            images[side] = _image(
-                struct, rb.column(f"{side}_present"), info.names, texts, schema.field(side).type
-            )
+            images[side] = _image(valid, mask, info.names, texts, schema.field(side).type)
         offsets = np.asarray(rb.column("event_offset"))
         rows = rb.column("row").cast(pa.int32())
         server_id, gtid, ts_ms, query = state_of(offsets)
@@ -664,12 +772,12 @@ def _changes_table(
             [
                 server_id,
                 gtid,
-                pa.array([state.name] * n, pa.string()),
+                _repeated(state.name, n),
                 pos,
                 rows,
                 pa.nulls(n, pa.int64()),
-                pa.array([info.database] * n, pa.string()),
-                pa.array([info.table] * n, pa.string()),
+                _repeated(info.database, n),
+                _repeated(info.table, n),
                 ts_ms,
                 query,
             ],
@@ -689,8 +797,8 @@ def _changes_table(
             pa.RecordBatch.from_arrays(
                 [
                     rb.column("op"),
-                    pa.array([info.database] * n, pa.string()),
-                    pa.array([info.table] * n, pa.string()),
+                    _repeated(info.database, n),
+                    _repeated(info.table, n),
                     images["before"],
                     images["after"],
                     source_arr,

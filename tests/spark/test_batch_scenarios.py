@@ -169,3 +169,31 @@ def test_rename_table_moves_rows_and_leaves_no_old_dataset(spark: Any, tmp_path:
     tables = run_batch(spark, scenario, tmp_path)
     Oracle(scenario).assert_matches(tables)
     assert tables["r.b"] == [{"k": 1, "v": 2}] and tables["r.a"] == [{"k": 5, "v": 5}]
+
+
+@pytest.mark.parametrize("per_partition", [3, 100])
+def test_files_per_partition_reads_the_same_events(
+    spark: Any, tmp_path: Path, per_partition: int
+) -> None:
+    """``filesPerPartition`` groups the files into fewer partitions (tasks): the same change
+    events as one file per partition, and the same tables materialised (the oracle's)."""
+    from fakemaster.spark import FORMAT_NAME
+
+    scenario = build("rotation_storm")
+    files = write_files(scenario, tmp_path / "binlogs")
+    assert len(files) > per_partition or per_partition == 100
+    default = spark.read.format(FORMAT_NAME).load(files)
+    grouped = spark.read.format(FORMAT_NAME).option("filesPerPartition", per_partition).load(files)
+    assert default.rdd.getNumPartitions() == len(files)
+    assert grouped.rdd.getNumPartitions() == -(-len(files) // per_partition)
+    expected = sorted(map(str, default.collect()))
+    assert sorted(map(str, grouped.collect())) == expected
+    assert len(expected) > 0
+
+
+def test_files_per_partition_must_be_positive(spark: Any, tmp_path: Path) -> None:
+    from fakemaster.spark import FORMAT_NAME
+
+    files = write_files(build("rotation_storm"), tmp_path / "binlogs")
+    with pytest.raises(Exception, match="filesPerPartition"):
+        spark.read.format(FORMAT_NAME).option("filesPerPartition", 0).load(files).count()
