@@ -55,14 +55,18 @@ def pin(cores: int) -> None:
     os.sched_setaffinity(0, set(available[:cores]))
 
 
-def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -> dict[str, float]:
+def local_spark(cores: int, *paths: Path) -> Any:
+    """A local SparkSession on the first ``cores`` CPUs whose Python workers import from
+    ``paths`` and the repository."""
     pin(cores)
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        [
+            *(str(path) for path in paths),
+            str(ROOT),
+            *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
+        ]
     )
     from pyspark.sql import SparkSession
-
-    from fakemaster.spark import FORMAT_NAME, register
 
     spark = (
         SparkSession.builder.master(f"local[{cores}]")
@@ -72,6 +76,13 @@ def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -> dict[str, float]:
+    spark = local_spark(cores)
+    from fakemaster.spark import FORMAT_NAME, register
+
     register(spark)
     out: dict[str, float] = {}
     grouped = -(-len(files) // cores)  # files per partition: one partition per core

@@ -60,24 +60,9 @@ def build_tables(files: list[str], out: Path, table: str) -> dict[str, Any]:
 def spark_worker(
     cores: int, root: str, ddls: dict[str, str], repeat: int, tiny: str
 ) -> dict[str, float]:
-    os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [
-            str(ROOT / "bench"),
-            str(ROOT),
-            *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)),
-        ]
-    )
-    from pyspark.sql import SparkSession
+    from bench_spark import local_spark
 
-    spark = (
-        SparkSession.builder.master(f"local[{cores}]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(cores))
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = local_spark(cores, ROOT / "bench")
     spark.dataSource.register(_source())
     from fakemaster.spark import FORMAT_NAME, register
 

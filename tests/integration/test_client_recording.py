@@ -32,6 +32,7 @@ from tests.integration.test_client_real_primary import (
     workload,
 )
 from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
 
 # The FORMAT_DESCRIPTION's "created" timestamp: after the header, the binlog version (2) and
 # the server version (50).
@@ -82,14 +83,9 @@ def test_client_core_replays_a_recorded_session_with_a_real_primary(
         GOLDEN.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
 
 
-@pytest.mark.mariadb
-def test_client_a_real_primary_without_checksums_sends_the_resumed_dumps_fde_with_a_stale_crc(
-    mariadb_factory: MariaDBFactory,
-) -> None:
-    """binlog_checksum=NONE: the FORMAT_DESCRIPTION still carries a CRC32 (a checksum-aware
-    server's always does), and a dump that starts inside a file gets it with log_pos set to 0
-    and its CRC not recomputed; the client, like a replica, checks no CRC when checksums are
-    off, and ends with the primary's tables."""
+def checksumless_primary(mariadb_factory: MariaDBFactory) -> tuple[MariaDBServer, Position]:
+    """A primary with binlog_checksum=NONE after three transactions of the workload, and the
+    position there (GTIDs, file and offset: inside its first file)."""
     primary = mariadb_factory(
         {"binlog_format": "ROW", "binlog_row_metadata": "FULL", "binlog_checksum": "NONE"},
         server_id=1,
@@ -98,7 +94,18 @@ def test_client_a_real_primary_without_checksums_sends_the_resumed_dumps_fde_wit
     primary.execute(SCHEMA)
     workload(primary, 1, 3)
     middle = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
-    middle = middle.at(*primary.master_status())
+    return primary, middle.at(*primary.master_status())
+
+
+@pytest.mark.mariadb
+def test_client_a_real_primary_without_checksums_sends_the_resumed_dumps_fde_with_a_stale_crc(
+    mariadb_factory: MariaDBFactory,
+) -> None:
+    """binlog_checksum=NONE: the FORMAT_DESCRIPTION still carries a CRC32 (a checksum-aware
+    server's always does), and a dump that starts inside a file gets it with log_pos set to 0
+    and its CRC not recomputed; the client, like a replica, checks no CRC when checksums are
+    off, and ends with the primary's tables."""
+    primary, middle = checksumless_primary(mariadb_factory)
     workload(primary, 4, 3)
     goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
     config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=False)
@@ -141,15 +148,7 @@ def test_client_resumes_in_a_file_without_checksums_after_the_primary_turned_the
     OFF, log_pos 0 and a stale CRC, and the file's events without CRCs, then the next file's
     with: the FORMAT_DESCRIPTION's own algorithm byte says whether its CRC counts, as for a
     replica, and the client ends with the primary's tables."""
-    primary = mariadb_factory(
-        {"binlog_format": "ROW", "binlog_row_metadata": "FULL", "binlog_checksum": "NONE"},
-        server_id=1,
-    )
-    primary.create_replication_user(USER, PASSWORD)
-    primary.execute(SCHEMA)
-    workload(primary, 1, 3)
-    middle = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
-    middle = middle.at(*primary.master_status())
+    primary, middle = checksumless_primary(mariadb_factory)
     workload(primary, 4, 2)
     primary.execute("SET GLOBAL binlog_checksum = CRC32")
     workload(primary, 6, 3)
