@@ -4,11 +4,12 @@ change and the statement (a column added at the end, or dropped)."""
 
 from __future__ import annotations
 
-from hypothesis import find, settings
+from hypothesis import find, given, settings
 
 from scenarios.ddl import AddColumn, AlterTable, DropColumn
 from scenarios.history import Ddl, Scenario, SetSettings
 from scenarios.strategies.history import scenarios
+from tests.budget import examples
 
 
 def _kinds(scenario: Scenario) -> list[str]:
@@ -48,10 +49,11 @@ def test_the_simplest_history_with_a_setting_changed_is_small() -> None:
     assert [name for name, _ in change.changes] == ["binlog_row_image"]
 
 
-def test_histories_without_ddl_or_setting_changes_can_be_asked_for() -> None:
-    found = find(
-        scenarios(ddl=False, setting_changes_too=False, rotations=False),
-        lambda s: len(s.transactions) >= 3,
-        settings=FIXED,
-    )
-    assert _kinds(found) == ["Transaction"] * 3
+# A drawn property rather than a find(): shrinking to exactly three one-change transactions
+# took five minutes of CI under the ci profile, and the shrunk forms that matter (DDL, a
+# setting changed) are the tests above.
+@settings(max_examples=examples(0.5), deadline=None)
+@given(scenarios(ddl=False, setting_changes_too=False, rotations=False))
+def test_histories_without_ddl_or_setting_changes_can_be_asked_for(scenario: Scenario) -> None:
+    assert set(_kinds(scenario)) == {"Transaction"}
+    assert 1 <= len(scenario.transactions) <= 5
