@@ -38,9 +38,14 @@ def test_released_one_by_one_the_binlog_ends_as_the_whole_compiled_scenario(name
     oracle = Oracle(scenario)
     total = oracle.points  # transactions, DDL statements, XA COMMIT/ROLLBACK
     assert store.total == total
+    # The oracle replays a point from the start (quadratic over a long scenario: live_stream's
+    # 2,000 points took 85 s of CI): the snapshot is compared at the first 40 points and then
+    # at about 60 spread over the rest; every release is one point all the same.
+    stride = max(1, (total - 40) // 60)
     for released in range(total):
-        snapshot, _, _ = store.snapshot_point()
-        assert snapshot.contents.rows == oracle.state(released).rows
+        if released < 40 or released % stride == 0 or released == total - 1:
+            snapshot, _, _ = store.snapshot_point()
+            assert snapshot.contents.rows == oracle.state(released).rows
         assert store.release(1) == 1
     assert store.release(5) == 0
     assert store.pending == 0
