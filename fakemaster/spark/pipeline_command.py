@@ -190,6 +190,14 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.catalog:
         reader = reader.option("catalog", args.catalog)
     if args.max_rows_per_batch:
+        from fakemaster.spark.stream import ADMISSION_CONTROL
+
+        if not ADMISSION_CONTROL:
+            print(
+                "note: maxRowsPerBatch is ignored: this PySpark has no admission control for"
+                " Python streaming sources (4.2+); each batch reads to the end of the binlog",
+                file=err,
+            )
         reader = reader.option("maxRowsPerBatch", str(args.max_rows_per_batch))
     if args.start_gtid:
         reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)
