@@ -312,9 +312,9 @@ def test_keyless_rows_are_counted_by_value_not_by_text(spark: Any) -> None:
 
 def test_a_dump_ended_early_in_a_batch_read_loses_nothing(spark: Any, tmp_path: Path) -> None:
     """The first batch's read (the third dump session on 4.2+, after the availableNow pin and
-    the first latestOffset scan; the second on 4.0/4.1): an EOF before its second event group ends that dump. The batch
-    must not be committed short: restarted without faults, the query ends equal to the
-    oracle."""
+    the first latestOffset scan; the second on 4.0/4.1): an EOF before its second event group
+    ends that dump. The batch must not be committed short: restarted without faults, the query
+    ends equal to the oracle."""
     from pyspark.errors import StreamingQueryException
 
     scenario = build("rotation_storm")
