@@ -71,7 +71,10 @@ def add_parser(subparsers: Any) -> None:
     )
     stream.add_argument("--catalog", metavar="JSON|FILE", help="a schema catalogue")
     stream.add_argument(
-        "--max-rows-per-batch", type=int, default=None, help="admission control (Spark 4.2+)"
+        "--max-rows-per-batch",
+        type=int,
+        default=None,
+        help="admission control (Spark 4.2+; ignored on 4.0/4.1)",
     )
     stream.add_argument("--start-gtid", default=None, help="resume by GTID from this GTID list")
     stream.add_argument(
