@@ -71,7 +71,10 @@ def add_parser(subparsers: Any) -> None:
     )
     stream.add_argument("--catalog", metavar="JSON|FILE", help="a schema catalogue")
     stream.add_argument(
-        "--max-rows-per-batch", type=int, default=None, help="admission control (Spark 4.2+)"
+        "--max-rows-per-batch",
+        type=int,
+        default=None,
+        help="admission control (Spark 4.2+; ignored on 4.0/4.1)",
     )
     stream.add_argument("--start-gtid", default=None, help="resume by GTID from this GTID list")
     stream.add_argument(
@@ -190,6 +193,14 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.catalog:
         reader = reader.option("catalog", args.catalog)
     if args.max_rows_per_batch:
+        from fakemaster.spark.stream import ADMISSION_CONTROL
+
+        if not ADMISSION_CONTROL:
+            print(
+                "note: maxRowsPerBatch is ignored: this PySpark has no admission control for"
+                " Python streaming sources (4.2+); each batch reads to the end of the binlog",
+                file=err,
+            )
         reader = reader.option("maxRowsPerBatch", str(args.max_rows_per_batch))
     if args.start_gtid:
         reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)

@@ -59,7 +59,13 @@ except ImportError:  # 4.0/4.1: latestOffset() without arguments, no availableNo
     ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment,misc]
     _AVAILABLE_NOW = ()
 
-__all__ = ["BinlogStreamReader", "StreamRange", "offset_of", "position_of"]
+ADMISSION_CONTROL = bool(_AVAILABLE_NOW)
+"""Whether this PySpark has admission control for Python streaming sources (4.2+:
+``pyspark.sql.streaming.datasource``, ``latestOffset(start, limit)``, availableNow pinning).
+Without it (4.0/4.1) ``maxRowsPerBatch`` is ignored: every batch reads to the end of the binlog
+(an ``availableNow`` query reads it in one batch)."""
+
+__all__ = ["ADMISSION_CONTROL", "BinlogStreamReader", "StreamRange", "offset_of", "position_of"]
 
 
 _EARLY_END_RETRIES = 3
@@ -166,9 +172,13 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
     def latestOffset(
         self, start: dict[str, Any] | None = None, limit: Any = None
     ) -> dict[str, Any]:
-        if start is None:  # Spark 4.0/4.1: no arguments
+        if start is None:
+            # Spark 4.0/4.1 (no arguments): no admission control, so the end of the binlog.
+            # A limit here would be wrong: the engine's availableNow wrapper calls this once
+            # and stops at what it returns, and it does not say where the query's last batch
+            # ended (after a restart the scan starts again from the initial offset).
             start = self._last if self._last is not None else self.initialOffset()
-            max_rows = self.max_rows
+            max_rows = None
         else:
             max_rows = getattr(limit, "max_rows", None)
         end = self._scan(start, max_rows)

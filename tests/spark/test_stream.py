@@ -31,6 +31,7 @@ from scenarios.strategies.history import settings as settings_strategy
 from tests.budget import examples
 from tests.spark.tables import read_tables
 from tests.spark.test_batch_scenarios import catalogue_of
+from tests.spark.versions import admission_control
 
 
 def _run(
@@ -72,10 +73,54 @@ def test_streamed_scenario_materialises_to_its_oracle(
     with BackgroundFakeMaster(ServerConfig(), to_store(scenario)) as master:
         batches = _run(spark, master, tmp_path / "out", tmp_path / "checkpoint", max_rows=7)
         Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
-        assert batches > 1, batches  # admission control cut the stream into several batches
+        if admission_control():
+            assert batches > 1, batches  # admission control cut the stream into several batches
+        else:  # 4.0/4.1: maxRowsPerBatch ignored, availableNow reads to the end in one batch
+            assert batches == 1, batches
         # Restarted on its checkpoint with nothing new: no batch, same tables.
         assert _run(spark, master, tmp_path / "out", tmp_path / "checkpoint", max_rows=7) == 0
         Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+
+
+def test_a_query_with_the_default_trigger_reads_to_the_end_and_waits(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Without availableNow (a micro-batch per trigger, as ``pipeline stream`` without
+    ``--available-now``): ``processAllAvailable`` returns once the binlog's end is read, in
+    batches of ``maxRowsPerBatch`` rows with admission control (4.2+), in one batch on 4.0/4.1
+    (``latestOffset()`` reads to the end); later triggers find nothing new."""
+    from fakemaster.spark import FORMAT_NAME, Materialiser
+
+    scenario = build("multi_domain")
+    materialiser = Materialiser(spark, str(tmp_path / "out"))
+    batches: list[int] = []
+
+    def sink(frame: Any, batch_id: int) -> None:
+        batches.append(batch_id)
+        materialiser.apply(frame, batch_id)
+
+    with BackgroundFakeMaster(ServerConfig(), to_store(scenario)) as master:
+        query = (
+            spark.readStream.format(FORMAT_NAME)
+            .option("host", master.host)
+            .option("port", str(master.port))
+            .option("maxRowsPerBatch", "7")
+            .load()
+            .writeStream.foreachBatch(sink)
+            .option("checkpointLocation", str(tmp_path / "checkpoint"))
+            .start()
+        )
+        try:
+            query.processAllAvailable()
+            seen = list(batches)
+            query.processAllAvailable()
+            assert batches == seen  # nothing new: no batch
+            assert query.exception() is None
+        finally:
+            query.stop()
+    Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+    assert seen == list(range(len(seen)))
+    assert (len(seen) > 1) is admission_control(), seen
 
 
 def _store_until(scenario: Scenario, steps: int) -> MemoryBinlogStore:
@@ -100,7 +145,8 @@ def test_restart_on_the_checkpoint_with_a_replayed_batch_and_a_cut_connection(
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     store = to_store(scenario)
     with BackgroundFakeMaster(ServerConfig(), _store_until(scenario, half)) as master:
-        assert _run(spark, master, out, checkpoint, max_rows=5) > 1
+        # One batch on 4.0/4.1 (no admission control: maxRowsPerBatch ignored).
+        assert (_run(spark, master, out, checkpoint, max_rows=5) > 1) is admission_control()
     commits = sorted(
         (p for p in (checkpoint / "commits").iterdir() if p.name.isdigit()),
         key=lambda p: int(p.name),
@@ -114,7 +160,13 @@ def test_restart_on_the_checkpoint_with_a_replayed_batch_and_a_cut_connection(
         BackgroundFakeMaster(ServerConfig(), store) as master,
         BackgroundFaultProxy((master.host, master.port), plan) as proxy,
     ):
-        assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) > 1
+        if admission_control():
+            assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) > 1
+        else:
+            # 4.0/4.1: the reader has no SupportsTriggerAvailableNow, so Spark's availableNow
+            # fallback runs only the replayed batch and ends; the next run reads the rest.
+            assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) == 1
+            assert _run(spark, master, out, checkpoint, max_rows=5, port=proxy.port) == 1
         assert sum(len(engine.applied) for engine in proxy.engines) == 1  # the cut happened
     Oracle(scenario).assert_matches(read_tables(out))
 
@@ -300,15 +352,18 @@ def test_keyless_rows_are_counted_by_value_not_by_text(spark: Any) -> None:
 
 
 def test_a_dump_ended_early_in_a_batch_read_loses_nothing(spark: Any, tmp_path: Path) -> None:
-    """The third dump session (after the availableNow pin and the first latestOffset scan) is
-    the first batch's read: an EOF before its second event group ends that dump. The batch
-    must not be committed short: restarted without faults, the query ends equal to the
-    oracle."""
+    """The first batch's read (the third dump session on 4.2+, after the availableNow pin and
+    the first latestOffset scan; the second on 4.0/4.1): an EOF before its second event group
+    ends that dump. The batch must not be committed short: restarted without faults, the query
+    ends equal to the oracle."""
     from pyspark.errors import StreamingQueryException
 
     scenario = build("rotation_storm")
     out, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
-    plan = [Fault(FaultKind.EOF, Point(PointKind.TRANSACTION, 1, Where.BEFORE), 2)]
+    # 4.2+: the availableNow pin's scan, the first latestOffset's scan, then the read; 4.0/4.1
+    # (Spark's availableNow fallback): one latestOffset scan, then the read.
+    read = 2 if admission_control() else 1
+    plan = [Fault(FaultKind.EOF, Point(PointKind.TRANSACTION, 1, Where.BEFORE), read)]
     with (
         BackgroundFakeMaster(ServerConfig(), to_store(scenario)) as master,
         BackgroundFaultProxy((master.host, master.port), plan) as proxy,
@@ -317,7 +372,7 @@ def test_a_dump_ended_early_in_a_batch_read_loses_nothing(spark: Any, tmp_path: 
             _run(spark, master, out, checkpoint, max_rows=1000, port=proxy.port)
         except (AssertionError, StreamingQueryException):
             pass  # a failed query is a right answer too: the batch is read again on restart
-        assert [len(engine.applied) for engine in proxy.engines][2] == 1  # the read's session
+        assert [len(engine.applied) for engine in proxy.engines][read] == 1  # the read's session
     with BackgroundFakeMaster(ServerConfig(), to_store(scenario)) as master:
         _run(spark, master, out, checkpoint, max_rows=1000)
     Oracle(scenario).assert_matches(read_tables(out))
