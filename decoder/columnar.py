@@ -978,30 +978,40 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
 def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
-    """A function ``(data, pos, end) -> row start positions`` relative to ``pos`` (None if the
-    rows do not end at ``end``): the row decoder's walk over the images without reading the
-    values. The first row is walked before the loop: an event of one row gives the shared
-    ``_ONE_ROW`` tuple."""
-    images = [present] if present_after is None else [present, present_after]
+    """A function ``(data, pos, end) -> image start positions`` relative to ``pos`` (None if
+    the rows do not end at ``end``): the row decoder's walk over the images without reading
+    the values. One start per row; for an UPDATE (``present_after`` given) two, the before
+    and the after image's. The first row is walked before the loop: an event of one row
+    (not an UPDATE) gives the shared ``_ONE_ROW`` tuple."""
     walk: list[str] = []
-    any_column = False
-    for mask in images:
-        columns = [c for c in range(width) if mask >> c & 1]
+    columns = [c for c in range(width) if present >> c & 1]
+    any_column = bool(columns)
+    _scan_image(walk, readers, columns)
+    first_walk = list(walk)
+    if present_after is not None:
+        columns = [c for c in range(width) if present_after >> c & 1]
         any_column = any_column or bool(columns)
+        first_walk.append("        middle = pos")
+        walk.append("        append(pos - first)")
+        _scan_image(first_walk, readers, columns)
         _scan_image(walk, readers, columns)
     if not any_column:
         walk.append("        return None")
+        first_walk.append("        return None")
+    one, begun = ("_one", "[0]") if present_after is None else (
+        "(0, middle - first)", "[0, middle - first]"
+    )  # fmt: skip
     lines = [
         "def scan(data, pos, end):",
         "    if pos >= end:",
         "        return () if pos == end else None",
         "    first = pos",
         "    while True:  # the first row",
-        *walk,
+        *first_walk,
         "        break",
         "    if pos == end:",
-        "        return _one",
-        "    starts = [0]",
+        f"        return {one}",
+        f"    starts = {begun}",
         "    append = starts.append",
         "    while pos < end:",
         "        append(pos - first)",
@@ -1404,9 +1414,22 @@ _BATCH_NAMES = [
 ]  # fmt: skip
 
 
+_KIND_CODES = {"write": 0, "update": 1, "delete": 2}
+# The op column's values by kind code (0 WRITE, 1 UPDATE, 2 DELETE), as the string data of a
+# one-character-per-row string array.
+_OP_LETTERS = b"cud"
+
+
 def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
-    """The batch of runs whose row starts are known, each column read at once over all rows
-    with the same column-present bitmaps; None when the bytes do not agree with the walk."""
+    """The batch of runs whose row starts are known, each column read at once over every row
+    image of the batch with the same column-present bitmap (one call per column for the
+    whole batch whatever its statement kinds, when every image has the same bitmap, as with
+    FULL row images); None when the bytes do not agree with the walk.
+
+    The runs' ``starts`` are image starts: one per row, two per row of an UPDATE (before and
+    after image). The images are read in binlog order into one struct array per bitmap; the
+    ``before`` and ``after`` columns are that array itself when every row is of one kind with
+    one image, otherwise taken from it (null where the kind has no such image)."""
     np = _np()
     pa = _pa()
     width = buffer.width
@@ -1414,131 +1437,190 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     columns = buffer.shape.arrow_columns()[:width]
     fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
     struct_type = pa.struct(fields)
-    # Runs of the same kind and bitmaps are read together (one group per statement shape).
-    # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
-    groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
+    runs = buffer.runs
     headers = buffer.headers
-    group_header: dict[tuple[Any, bytes, bytes], RowsHeader] = {}
-    if len(headers) == 1:  # one statement shape (common)
-        header = headers[0]
-        key = (header.cls, header.columns_present, header.columns_present_after)
-        groups[key] = list(range(len(buffer.runs)))
-        group_header[key] = header
+    count = len(runs)
+    kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
+    image_counts = np.fromiter(map(len, map(_get_starts, runs)), np.int64, count)
+    if len(headers) == 1:
+        run_header = None
+        kind = kinds[0]
+        row_counts = image_counts >> 1 if kind == 1 else image_counts
     else:
-        keys = [(h.cls, h.columns_present, h.columns_present_after) for h in headers]
-        for index, header_index in enumerate(map(_get_header, buffer.runs)):
-            key = keys[header_index]
-            if key not in groups:
-                groups[key] = []
-                group_header[key] = headers[header_index]
-            groups[key].append(index)
-    counts = [len(starts) for starts in map(_get_starts, buffer.runs)]
-    batches = []
-    for (cls, columns_present, columns_present_after), members in groups.items():
-        runs = [buffer.runs[index] for index in members]
-        first_header = group_header[(cls, columns_present, columns_present_after)]
-        present, present_after = first_header.present, first_header.present_after
-        member_counts = np.array([counts[index] for index in members], np.int64)
-        total = int(member_counts.sum())
-        if not total:
-            continue
-        areas = list(map(_get_area, runs))
-        raw = areas[0] if len(runs) == 1 else b"".join(areas)
-        count = len(runs)
-        bases = np.zeros(count, np.int64)
-        np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
-        image_starts = bases + np.fromiter(map(_get_a_start, runs), np.int64, count)
-        image_ends = bases + np.fromiter(map(_get_a_end, runs), np.int64, count)
-        first_row = np.zeros(count, np.int64)
-        np.cumsum(member_counts[:-1], out=first_row[1:])
-        if (member_counts == 1).all():  # one row per event: each starts its images
-            starts = image_starts
-            run_rows = np.zeros(total, np.int64)
-        else:
-            starts = np.fromiter(
-                itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, total
-            ) + np.repeat(image_starts, member_counts)
-            run_rows = np.arange(total) - np.repeat(first_row, member_counts)
-        buf = np.frombuffer(raw, np.uint8)
-        first = _vector_image(buf, raw, starts, readers, columns, present, width)
-        if first is None:
+        run_header = np.fromiter(map(_get_header, runs), np.int64, count)
+        kind = -1  # (several headers: maybe several kinds)
+        run_kind = np.asarray(kinds, np.int64)[run_header]
+        if (run_kind == run_kind[0]).all():
+            kind = kinds[int(run_header[0])]
+        row_counts = np.where(run_kind == 1, image_counts >> 1, image_counts)
+    total = int(row_counts.sum())
+    images = int(image_counts.sum())
+    if not total:
+        return None
+    areas = list(map(_get_area, runs))
+    raw = areas[0] if count == 1 else b"".join(areas)
+    bases = np.zeros(count, np.int64)
+    np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
+    image_starts = bases + np.fromiter(map(_get_a_start, runs), np.int64, count)
+    image_ends = bases + np.fromiter(map(_get_a_end, runs), np.int64, count)
+    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
+    np.cumsum(image_counts[:-1], out=first_image[1:])
+    if images == count and (image_counts == 1).all():  # one image per event: its images' start
+        starts = image_starts
+    else:
+        starts = np.fromiter(
+            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
+        ) + np.repeat(image_starts, image_counts)
+    buf = np.frombuffer(raw, np.uint8)
+    # Each image's bitmap: a run's images take its header's bitmaps in turn (an UPDATE's
+    # before and after images).
+    masks: list[int] = []
+    image_masks = []
+    for header in headers:
+        first_mask = header.present
+        second_mask = header.present if header.present_after is None else header.present_after
+        for mask in (first_mask, second_mask):
+            if mask not in masks:
+                masks.append(mask)
+        image_masks.append((masks.index(first_mask), masks.index(second_mask)))
+    if len(masks) == 1:
+        found = _vector_image(buf, raw, starts, readers, columns, masks[0], width)
+        if found is None:
             return None
-        first_arrays, ends = first
-        second_arrays = None
-        if present_after is not None:
-            second = _vector_image(buf, raw, ends, readers, columns, present_after, width)
-            if second is None:
+        arrays, ends = found
+        image = pa.StructArray.from_arrays(arrays, fields=fields)
+        positions = None  # an image's row in ``image``: its index
+    else:
+        image_header = np.repeat(
+            run_header if run_header is not None else np.zeros(count, np.int64), image_counts
+        )
+        second = (np.arange(images) - np.repeat(first_image, image_counts)) & 1
+        mask_ids = np.asarray(image_masks, np.int64)[image_header, second]
+        ends = np.empty(images, np.int64)
+        positions = np.empty(images, np.int64)
+        parts = []
+        base = 0
+        for index, mask in enumerate(masks):
+            selected = np.flatnonzero(mask_ids == index)
+            if not len(selected):
+                continue
+            found = _vector_image(buf, raw, starts[selected], readers, columns, mask, width)
+            if found is None:
                 return None
-            second_arrays, ends = second
-        # Each row ends where the next row of its event starts, an event's last row where its
-        # images end.
-        expected = np.empty(total, np.int64)
-        expected[:-1] = starts[1:]
-        filled = member_counts > 0
-        expected[(first_row + member_counts - 1)[filled]] = image_ends[filled]
-        if not np.array_equal(ends, expected):
-            return None
-        op = _OPS[cls.KIND]
-        image = pa.StructArray.from_arrays(first_arrays, fields=fields)
-        if second_arrays is not None:
-            before = image
-            after = pa.StructArray.from_arrays(second_arrays, fields=fields)
-            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-            after_present = pa.repeat(pa.scalar(columns_present_after, pa.binary()), total)
-        elif op == "d":
+            arrays, ends[selected] = found
+            positions[selected] = base + np.arange(len(selected))
+            base += len(selected)
+            parts.append(pa.StructArray.from_arrays(arrays, fields=fields))
+        image = pa.concat_arrays(parts)
+    # Each image ends where the next image of its event starts, an event's last image where
+    # its images end.
+    expected = np.empty(images, np.int64)
+    expected[:-1] = starts[1:]
+    filled = image_counts > 0
+    expected[(first_image + image_counts - 1)[filled]] = image_ends[filled]
+    if not np.array_equal(ends, expected):
+        return None
+    # The rows: each run's rows, their kinds and first images.
+    if kind == 1 or kind == -1:
+        if kind == 1:
+            row_kind = None
+            row_image = np.arange(0, images, 2, dtype=np.int64)
+        else:
+            row_kind = np.repeat(run_kind, row_counts)
+            steps = np.where(row_kind == 1, 2, 1)
+            row_image = np.zeros(total, np.int64)
+            np.cumsum(steps[:-1], out=row_image[1:])
+        before_at = row_image
+        after_at = np.minimum(row_image + 1, images - 1)  # (a DELETE's: masked)
+        if positions is not None:
+            before_at = positions[before_at]
+            after_at = positions[after_at]
+        if row_kind is None:  # updates only
+            before = image.take(pa.array(before_at))
+            after = image.take(pa.array(after_at))
+        else:
+            inserts = row_kind == 0
+            after_at = np.where(inserts, before_at, after_at)
+            before = image.take(pa.array(before_at, mask=inserts))
+            after = image.take(pa.array(after_at, mask=row_kind == 2))
+    else:
+        row_kind = None
+        if positions is not None:
+            image = image.take(pa.array(positions))
+        if kind == 2:
             before, after = image, pa.nulls(total, struct_type)
-            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-            after_present = pa.nulls(total, pa.binary())
         else:
             before, after = pa.nulls(total, struct_type), image
-            before_present = pa.nulls(total, pa.binary())
-            after_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-        meta = _meta_arrays(runs, member_counts)
-        batches.append(
-            (
-                members,
-                run_rows,
-                pa.RecordBatch.from_arrays(
-                    [
-                        pa.repeat(pa.scalar(op, pa.string()), total),
-                        meta[0],
-                        pa.array(run_rows, pa.int32()),
-                        *meta[1:],
-                        before,
-                        after,
-                        before_present,
-                        after_present,
-                    ],
-                    names=_BATCH_NAMES,
-                ),
-            )
-        )
-    if not batches:
-        return None
-    if len(batches) == 1:
-        record_batch = batches[0][2]
+    # The other columns.
+    first_row = np.zeros(count, np.int64)
+    np.cumsum(row_counts[:-1], out=first_row[1:])
+    if total == count and (row_counts == 1).all():
+        run_rows = np.zeros(total, np.int32)
     else:
-        # Rows in run order: the groups' batches one after the other, then taken in run order
-        # (each run's rows are consecutive in its group's batch).
-        run_counts = np.asarray(counts, np.int64)
-        first = np.zeros(len(counts), np.int64)  # each run's first row in the groups' rows
-        base = 0
-        for members, _, group_batch in batches:
-            indices = np.asarray(members, np.int64)
-            in_group = np.zeros(len(indices), np.int64)
-            np.cumsum(run_counts[indices][:-1], out=in_group[1:])
-            first[indices] = base + in_group
-            base += group_batch.num_rows
-        out_first = np.zeros(len(counts), np.int64)
-        np.cumsum(run_counts[:-1], out=out_first[1:])
-        order = np.repeat(first - out_first, run_counts) + np.arange(base, dtype=np.int64)
-        combined = pa.Table.from_batches([b for _, _, b in batches]).combine_chunks()
-        record_batch = combined.to_batches()[0].take(pa.array(order))
+        run_rows = (np.arange(total) - np.repeat(first_row, row_counts)).astype(np.int32)
+    if row_kind is None:
+        op = pa.repeat(pa.scalar(_OPS[headers[0].cls.KIND], pa.string()), total)
+    else:
+        letters = np.frombuffer(_OP_LETTERS, np.uint8)[row_kind]
+        op = pa.Array.from_buffers(
+            pa.string(),
+            total,
+            [None, pa.py_buffer(np.arange(total + 1, dtype=np.int32)), pa.py_buffer(letters)],
+        )
+    before_present, after_present = _present_arrays(headers, run_header, row_counts, total)
+    meta = _meta_arrays(runs, row_counts)
+    record_batch = pa.RecordBatch.from_arrays(
+        [
+            op,
+            meta[0],
+            pa.array(run_rows, pa.int32()),
+            *meta[1:],
+            before,
+            after,
+            before_present,
+            after_present,
+        ],
+        names=_BATCH_NAMES,
+    )
     table_map = buffer.table_map
     return ChangeBatch(
         table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
         record_batch,
     )  # fmt: skip
+
+
+def _present_arrays(
+    headers: list[RowsHeader], run_header: Any, row_counts: Any, total: int
+) -> tuple[Any, Any]:
+    """The before_present and after_present columns: each row's header's bitmaps as in its
+    event (null where its kind has no such image)."""
+    np = _np()
+    pa = _pa()
+    befores: list[bytes | None] = []
+    afters: list[bytes | None] = []
+    for header in headers:
+        kind = header.cls.KIND
+        present = header.columns_present
+        if kind == "write":
+            befores.append(None)
+            afters.append(present)
+        elif kind == "delete":
+            befores.append(present)
+            afters.append(None)
+        else:
+            befores.append(present)
+            afters.append(header.columns_present_after)
+    out = []
+    for values in (befores, afters):
+        if run_header is None or all(value == values[0] for value in values):
+            if values[0] is None:
+                out.append(pa.nulls(total, pa.binary()))
+            else:
+                out.append(pa.repeat(pa.scalar(values[0], pa.binary()), total))
+        else:
+            row_header = np.repeat(run_header, row_counts).astype(np.int32)
+            out.append(pa.array(values, pa.binary()).take(pa.array(row_header)))
+    return out[0], out[1]
 
 
 _get_area = itemgetter(_R_AREA)
@@ -1787,7 +1869,7 @@ class ColumnarDecoder:
         # (a statement's last event has STMT_END, the others not), for events
         # that repeat them (see _known_rows).
         self._templates: dict[
-            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer, int]
+            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer, int, int]
         ] = {}
 
     def flush(self) -> list[ChangeBatch]:
@@ -1902,7 +1984,7 @@ class ColumnarDecoder:
             if type_code in _ROWS_CODES:
                 template = templates.get((type_code, data[start : start + ctx.table_id_size + 2]))
                 if template is not None:
-                    header, prefix, scanner, buffer, header_index = template
+                    header, prefix, scanner, buffer, header_index, shift = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -1920,7 +2002,7 @@ class ColumnarDecoder:
                                 (offset, fields[4], fields[0], fields[2], self.gtid,
                                  None, header_index, starts, data, images, end)
                             )  # fmt: skip
-                            buffer.rows += len(starts)
+                            buffer.rows += len(starts) >> shift
                             if buffer.rows >= batch_rows:
                                 del buffers[table_id]
                                 out.append(_build_batch(buffer))
@@ -1990,7 +2072,7 @@ class ColumnarDecoder:
                     template = templates.get((type_code, data[start:id_end]))
                     if template is None:
                         break
-                    header, prefix, scanner, buffer, header_index = template
+                    header, prefix, scanner, buffer, header_index, shift = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -2010,7 +2092,7 @@ class ColumnarDecoder:
                         (offset, fields[4], fields[0], fields[2], gtid,
                          None, header_index, starts, data, images, images_end)
                     )  # fmt: skip
-                    buffer.rows += len(starts)
+                    buffer.rows += len(starts) >> shift
                     if buffer.rows >= batch_rows:
                         del buffers[table_id]
                         out.append(_build_batch(buffer))
@@ -2046,7 +2128,7 @@ class ColumnarDecoder:
         template = self._templates.get((fields[1], data[start:id_end]))
         if template is None:
             return False
-        header, prefix, scanner, buffer, header_index = template
+        header, prefix, scanner, buffer, header_index, shift = template
         images = start + header.images_start
         if (
             self._buffers.get(header.table_id) is not buffer  # flushed since, or replaced
@@ -2065,7 +2147,7 @@ class ColumnarDecoder:
             (offset, fields[4], fields[0], fields[2], self.gtid, None, header_index, starts,
              area, 0, len(area))
         )  # fmt: skip
-        buffer.rows += len(starts)
+        buffer.rows += len(starts) >> shift
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
             out.append(_build_batch(buffer))
@@ -2157,14 +2239,15 @@ class ColumnarDecoder:
             (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts,
              area, 0, len(area))
         )  # fmt: skip
-        buffer.rows += len(rows) if rows is not None else len(starts or ())
+        shift = 0 if header.present_after is None else 1  # (an UPDATE's rows: two images)
+        buffer.rows += len(rows) if rows is not None else len(starts or ()) >> shift
         if starts is not None and scanner is not None and not header.compressed:
             if len(self._templates) >= 1024:
                 self._templates.clear()
             id_end = start + ctx.table_id_size + 2
             prefix = data[start : start + header.images_start]
             self._templates[(fields[1], data[start:id_end])] = (
-                header, prefix, scanner, buffer, header_index
+                header, prefix, scanner, buffer, header_index, shift
             )  # fmt: skip
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
