@@ -1356,6 +1356,7 @@ class _TableBuffer:
     runs: list[Record] = field(default_factory=list)
     rows: int = 0
     headers: list[RowsHeader] = field(default_factory=list)
+    walked: bool = True  # every run's row starts are known (None in none of ``runs``)
 
     def header_index(self, header: RowsHeader) -> int:
         """The index of ``header`` in ``headers`` (the last one, or appended)."""
@@ -1442,12 +1443,15 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     count = len(runs)
     kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
     image_counts = np.fromiter(map(len, map(_get_starts, runs)), np.int64, count)
+    numbers = np.fromiter(
+        itertools.chain.from_iterable(map(_RUN_NUMBERS, runs)), np.int64, 7 * count
+    ).reshape(count, 7)
     if len(headers) == 1:
         run_header = None
         kind = kinds[0]
         row_counts = image_counts >> 1 if kind == 1 else image_counts
     else:
-        run_header = np.fromiter(map(_get_header, runs), np.int64, count)
+        run_header = numbers[:, 4]
         kind = -1  # (several headers: maybe several kinds)
         run_kind = np.asarray(kinds, np.int64)[run_header]
         if (run_kind == run_kind[0]).all():
@@ -1461,8 +1465,8 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     raw = areas[0] if count == 1 else b"".join(areas)
     bases = np.zeros(count, np.int64)
     np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
-    image_starts = bases + np.fromiter(map(_get_a_start, runs), np.int64, count)
-    image_ends = bases + np.fromiter(map(_get_a_end, runs), np.int64, count)
+    image_starts = bases + numbers[:, 5]
+    image_ends = bases + numbers[:, 6]
     first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
     np.cumsum(image_counts[:-1], out=first_image[1:])
     if images == count and (image_counts == 1).all():  # one image per event: its images' start
@@ -1568,7 +1572,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             [None, pa.py_buffer(np.arange(total + 1, dtype=np.int32)), pa.py_buffer(letters)],
         )
     before_present, after_present = _present_arrays(headers, run_header, row_counts, total)
-    meta = _meta_arrays(runs, row_counts)
+    meta = _meta_arrays(runs, numbers, row_counts)
     record_batch = pa.RecordBatch.from_arrays(
         [
             op,
@@ -1624,27 +1628,23 @@ def _present_arrays(
 
 
 _get_area = itemgetter(_R_AREA)
-_get_a_start = itemgetter(_R_A_START)
-_get_a_end = itemgetter(_R_A_END)
 _get_gtid = itemgetter(_R_GTID)
-_get_header = itemgetter(_R_HEADER)
 _get_starts = itemgetter(_R_STARTS)
 # The row starts of a one-row event (read only, shared by those events' runs).
 _ONE_ROW = (0,)
-_RUN_FIELDS = [itemgetter(index) for index in range(4)]  # offset, log_pos, timestamp, server id
+# offset, log_pos, timestamp, server id, header index, a_start, a_end
+_RUN_NUMBERS = itemgetter(0, 1, 2, 3, _R_HEADER, _R_A_START, _R_A_END)
 
 
-def _meta_arrays(runs: Sequence[Record], counts: Sequence[int]) -> list[Any]:
+def _meta_arrays(runs: Sequence[Record], fields: Any, counts: Any) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
-    value per run, repeated for its rows)."""
+    value per run, repeated for its rows); ``fields``: the runs' first four fields, an int64
+    matrix."""
     pa = _pa()
     np = _np()
-    repeats = np.asarray(counts, np.int64)
+    repeats = counts
     count = len(runs)
-    arrays = [
-        pa.array(np.repeat(np.fromiter(map(get, runs), np.int64, count), repeats), pa.int64())
-        for get in _RUN_FIELDS
-    ]
+    arrays = [pa.array(np.repeat(fields[:, k], repeats), pa.int64()) for k in range(4)]
     gtids = list(map(_get_gtid, runs))
     try:  # (a run before any GTID has None in its GTID: TypeError)
         numbers: Any = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count)
@@ -1697,7 +1697,7 @@ def _vectorise(buffer: _TableBuffer) -> bool:
     average (large values joined from Python slices cost a copy more that way, and little
     Python per row the row decoder's way; with views Arrow copies them once)."""
     runs = buffer.runs
-    if buffer.rows < _VECTOR_MIN or None in map(_get_starts, runs):
+    if buffer.rows < _VECTOR_MIN or not buffer.walked:
         return False
     return (
         _VIEWS[0]
@@ -2235,6 +2235,8 @@ class ColumnarDecoder:
             buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
             self._buffers[header.table_id] = buffer
         header_index = buffer.header_index(header)
+        if starts is None:
+            buffer.walked = False
         buffer.runs.append(
             (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts,
              area, 0, len(area))
