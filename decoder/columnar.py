@@ -820,6 +820,32 @@ def _year_vector(arrow: Any) -> IntConverter:
     return vector
 
 
+# The row decoder's statements for an unsigned 8-byte value read as bytes (BIT(64), SET of 64
+# members), and its byte order.
+_WORD_CODES = {
+    ("{v} = _fb({v}, 'big')",): ">",
+    ("{v} = _fb({v}, 'little')",): "<",
+}
+
+
+def _decimal_words(arrow: Any) -> IntConverter:
+    """Unsigned 64-bit values as a decimal(20, 0) array (its two little-endian words)."""
+
+    def vector(t: Any, nulls: Any) -> Any:
+        np = _np()
+        pa = _pa()
+        count = len(t)
+        words = np.zeros((count, 2), np.uint64)
+        words[:, 0] = t
+        validity = None
+        if nulls is not None:
+            words[nulls] = 0
+            validity = pa.array(~nulls).buffers()[1]
+        return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
+
+    return vector
+
+
 def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
     """The reader of a column's raw value in a row image and its Arrow conversion."""
     base = column_reader(column_type, meta, unsigned)
@@ -876,6 +902,12 @@ def _column_parts(
     if column_type == ColumnType.NULL:
         return base, _Column(arrow, _nulls, False), None
     if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
+        code = base.code
+        if _np() is not None and base.fmt == "8s" and code in _WORD_CODES:
+            word_order = _WORD_CODES[code]
+            words = _decimal_words(arrow)
+            matrix = _by_matrix(words, word_order)
+            return base, _Column(arrow, None, True, None, matrix), (word_order, words)
         return base, _Column(arrow, None, True), None
     if _np() is not None and size:
         integer: IntConverter | None = None
