@@ -92,6 +92,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import struct
+import sys
 import zlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -443,13 +444,15 @@ def _decimal_array(arrow: Any, unscaled: list[Any]) -> Any:
 VectorConverter = Callable[[Sequence[Any]], Any]
 # (an (n, size) uint8 matrix of the raw values, the NULL mask or None) -> Arrow array or None
 MatrixConverter = Callable[[Any, Any], Any]
+# (the raw values as unsigned integers, uint64, the NULL mask or None) -> Arrow array or None
+IntConverter = Callable[[Any, Any], Any]
 
 
 class _Column:
     """How one column's raw values (struct items, bytes, None) become an Arrow array:
     ``vector`` (numpy, when installed) gives the array or None to leave it to ``convert``."""
 
-    __slots__ = ("arrow", "convert", "decimal", "matrix", "vector")
+    __slots__ = ("arrow", "convert", "decimal", "integer", "matrix", "vector")
 
     def __init__(
         self,
@@ -464,6 +467,9 @@ class _Column:
         self.decimal = decimal
         self.vector = vector
         self.matrix = matrix
+        # (byte order, converter): the raw values of up to 8 bytes as unsigned integers in
+        # that order (uint64) give the array (numpy; a batch's images read in place).
+        self.integer: tuple[str, IntConverter] | None = None
 
     def array(self, values: Sequence[Any]) -> Any:
         pa = _pa()
@@ -586,12 +592,20 @@ def _any_valid(flags: Any, nulls: Any) -> bool:
     return bool(flags.any())
 
 
-def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
-    nbytes, shift, mask, unit = _fraction(fsp)
+def _by_matrix(convert: IntConverter, order: str) -> MatrixConverter:
+    """An IntConverter applied to an (n, size) uint8 matrix of the raw values."""
 
     def vector(matrix: Any, nulls: Any) -> Any:
+        return convert(_unsigned(matrix, order), nulls)
+
+    return vector
+
+
+def _datetime2_vector(fsp: int, arrow: Any) -> IntConverter:
+    nbytes, shift, mask, unit = _fraction(fsp)
+
+    def vector(t: Any, nulls: Any) -> Any:
         np = _np()
-        t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         packed = (t >> np.uint64(shift)).astype(np.int64) - 0x8000000000
         if _any_valid((packed < 0) | (frac >= MICROSECONDS), nulls):
@@ -608,12 +622,11 @@ def _datetime2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     return vector
 
 
-def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
+def _timestamp2_vector(fsp: int, arrow: Any) -> IntConverter:
     nbytes, shift, mask, unit = _fraction(fsp)
 
-    def vector(matrix: Any, nulls: Any) -> Any:
+    def vector(t: Any, nulls: Any) -> Any:
         np = _np()
-        t = _big_endian(matrix)
         frac = ((t & np.uint64(mask)) * np.uint64(unit)).astype(np.int64)
         seconds = (t >> np.uint64(shift)).astype(np.int64)
         if _any_valid((seconds > _MAX_SECONDS) | (frac >= MICROSECONDS), nulls):
@@ -623,13 +636,13 @@ def _timestamp2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     return vector
 
 
-def _time2_vector(fsp: int, arrow: Any) -> MatrixConverter:
+def _time2_vector(fsp: int, arrow: Any) -> IntConverter:
     """TIME2 (decoder/values.py _time2_reader, a column at a time): signed microseconds."""
     nbytes, shift, _, unit = _fraction(fsp)
 
-    def vector(matrix: Any, nulls: Any) -> Any:
+    def vector(t: Any, nulls: Any) -> Any:
         np = _np()
-        t = _big_endian(matrix).astype(np.int64)
+        t = t.astype(np.int64)
         if nbytes == 0:
             value = t - 0x800000
             negative = value < 0
@@ -659,18 +672,17 @@ def _time2_vector(fsp: int, arrow: Any) -> MatrixConverter:
     return vector
 
 
-def _date_vector(arrow: Any) -> MatrixConverter:
-    def vector(matrix: Any, nulls: Any) -> Any:
+def _date_vector(arrow: Any) -> IntConverter:
+    def vector(t: Any, nulls: Any) -> Any:
         np = _np()
-        m = matrix.astype(np.int64)
-        t = m[:, 0] | m[:, 1] << 8 | m[:, 2] << 16
+        t = t.astype(np.int64)
         days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
         return _masked(np.where(valid, days, 0).astype(np.int32), valid, nulls, arrow)
 
     return vector
 
 
-def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter | None:
+def _decimal_vector(precision: int, scale: int, arrow: Any) -> IntConverter | None:
     """DECIMALs of up to 18 digits in up to 8 bytes: their unscaled values fit an int64."""
     groups = decimal_groups(precision, scale)
     size = sum(nbytes for nbytes, _ in groups)
@@ -686,10 +698,9 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter |
         digits_after -= digits
         parts.append((shift, (1 << (8 * nbytes)) - 1, 10**digits, 10**digits_after))
 
-    def vector(matrix: Any, nulls: Any) -> Any:
+    def vector(t: Any, nulls: Any) -> Any:
         np = _np()
-        count = len(matrix)
-        t = _big_endian(matrix)
+        count = len(t)
         positive = (t & np.uint64(sign_bit)) != 0
         t = np.where(positive, t ^ np.uint64(sign_bit), t ^ np.uint64(negative_mask))
         unscaled = np.zeros(count, np.int64)
@@ -772,7 +783,7 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
     return vector
 
 
-def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConverter | None:
+def _int_vector(size: int, signed: bool, arrow: Any) -> IntConverter | None:
     """Integers of ``size`` bytes (MEDIUMINT, BIT, ENUM, SET: the row decoder's
     ``int.from_bytes``) as an Arrow integer array; None (the row decoder's way, which says
     what is wrong) when a value does not fit ``arrow``."""
@@ -785,8 +796,8 @@ def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConv
     half = 1 << (8 * size - 1)
     whole = 1 << (8 * size)
 
-    def vector(matrix: Any, nulls: Any) -> Any:
-        values = (_little_endian(matrix) if little else _big_endian(matrix)).astype(np.int64)
+    def vector(t: Any, nulls: Any) -> Any:
+        values = t.astype(np.int64)
         if signed:
             values = np.where(values >= half, values - whole, values)
         elif nulls is not None:
@@ -799,12 +810,38 @@ def _int_vector(size: int, little: bool, signed: bool, arrow: Any) -> MatrixConv
     return vector
 
 
-def _year_vector(arrow: Any) -> MatrixConverter:
+def _year_vector(arrow: Any) -> IntConverter:
     np = _np()
 
-    def vector(matrix: Any, nulls: Any) -> Any:
-        years = matrix[:, 0].astype(np.int16)
+    def vector(t: Any, nulls: Any) -> Any:
+        years = t.astype(np.int16)
         return _pa().array(np.where(years > 0, years + 1900, 0), type=arrow, mask=nulls)
+
+    return vector
+
+
+# The row decoder's statements for an unsigned 8-byte value read as bytes (BIT(64), SET of 64
+# members), and its byte order.
+_WORD_CODES = {
+    ("{v} = _fb({v}, 'big')",): ">",
+    ("{v} = _fb({v}, 'little')",): "<",
+}
+
+
+def _decimal_words(arrow: Any) -> IntConverter:
+    """Unsigned 64-bit values as a decimal(20, 0) array (its two little-endian words)."""
+
+    def vector(t: Any, nulls: Any) -> Any:
+        np = _np()
+        pa = _pa()
+        count = len(t)
+        words = np.zeros((count, 2), np.uint64)
+        words[:, 0] = t
+        validity = None
+        if nulls is not None:
+            words[nulls] = 0
+            validity = pa.array(~nulls).buffers()[1]
+        return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
 
     return vector
 
@@ -812,59 +849,82 @@ def _year_vector(arrow: Any) -> MatrixConverter:
 def _column(column_type: int, meta: int, unsigned: bool) -> tuple[ColumnReader, _Column]:
     """The reader of a column's raw value in a row image and its Arrow conversion."""
     base = column_reader(column_type, meta, unsigned)
+    reader, column, integer = _column_parts(base, column_type, meta, unsigned)
+    if integer is not None and _np() is not None and 0 < reader.size <= 8:
+        column.integer = integer
+    return reader, column
+
+
+def _integer_column(
+    arrow: Any,
+    convert: ListConverter | None,
+    integer: IntConverter,
+    order: str,
+    size: int,
+) -> tuple[_Column, tuple[str, IntConverter]]:
+    """A column whose raw values of ``size`` bytes are unsigned integers in byte ``order``,
+    converted by ``integer``."""
+    matrix = _by_matrix(integer, order)
+    return _Column(arrow, convert, False, _values_vector(matrix, size), matrix), (order, integer)
+
+
+def _column_parts(
+    base: ColumnReader, column_type: int, meta: int, unsigned: bool
+) -> tuple[ColumnReader, _Column, tuple[str, IntConverter] | None]:
     arrow = arrow_type(column_type, meta, unsigned)
+    raw = ColumnReader(base.fmt, base.size)
+    size = base.size
     if column_type == ColumnType.NEWDECIMAL:
-        raw = ColumnReader(base.fmt, base.size)
         precision, scale = meta & 0xFF, meta >> 8
-        matrix = _decimal_vector(precision, scale, arrow)
-        if matrix is None:
-            matrix = _wide_decimal_vector(precision, scale, arrow)
-        vector = None if matrix is None else _values_vector(matrix, base.size)
-        return raw, _Column(arrow, _decimal_converter(precision, scale), True, vector, matrix)
+        narrow = _decimal_vector(precision, scale, arrow)
+        convert = _decimal_converter(precision, scale)
+        if narrow is not None:
+            matrix = _by_matrix(narrow, ">")
+            column = _Column(arrow, convert, True, _values_vector(matrix, size), matrix)
+            return raw, column, (">", narrow)
+        matrix = _wide_decimal_vector(precision, scale, arrow)
+        return raw, _Column(arrow, convert, True, _values_vector(matrix, size), matrix), None
     if column_type in HIRES_TYPES and meta:  # MariaDB 5.3 formats
-        return ColumnReader(base.fmt, base.size), _Column(
-            arrow, _objects_converter(base.code), False
-        )
+        return raw, _Column(arrow, _objects_converter(base.code), False), None
     if column_type == ColumnType.DATETIME2:
-        converter = _datetime2_converter(meta, base.code)
-        matrix = _datetime2_vector(meta, arrow)
-        vector = _values_vector(matrix, base.size)
-        raw = ColumnReader(base.fmt, base.size)
-        return raw, _Column(arrow, converter, False, vector, matrix)
+        convert = _datetime2_converter(meta, base.code)
+        return raw, *_integer_column(arrow, convert, _datetime2_vector(meta, arrow), ">", size)
     if column_type == ColumnType.TIMESTAMP2:
-        converter = _timestamp2_converter(meta, base.code)
-        matrix = _timestamp2_vector(meta, arrow)
-        vector = _values_vector(matrix, base.size)
-        raw = ColumnReader(base.fmt, base.size)
-        return raw, _Column(arrow, converter, False, vector, matrix)
+        convert = _timestamp2_converter(meta, base.code)
+        return raw, *_integer_column(arrow, convert, _timestamp2_vector(meta, arrow), ">", size)
     if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
-        raw = ColumnReader(base.fmt, base.size)
-        matrix = _date_vector(arrow)
-        return raw, _Column(arrow, _date_converter, False, _values_vector(matrix, 3), matrix)
+        return raw, *_integer_column(arrow, _date_converter, _date_vector(arrow), "<", 3)
     if column_type == ColumnType.TIME2:
-        matrix = _time2_vector(meta, arrow)
-        vector = _values_vector(matrix, base.size)
-        raw = ColumnReader(base.fmt, base.size)
-        return raw, _Column(arrow, _objects_converter(base.code), False, vector, matrix)
+        convert = _objects_converter(base.code)
+        return raw, *_integer_column(arrow, convert, _time2_vector(meta, arrow), ">", size)
     if column_type in _TEMPORAL_KIND:  # old TIME/DATETIME/TIMESTAMP
-        return ColumnReader(base.fmt, base.size), _Column(
-            arrow, _objects_converter(base.code), False
-        )
+        return raw, _Column(arrow, _objects_converter(base.code), False), None
     if column_type == ColumnType.NULL:
-        return base, _Column(arrow, _nulls, False)
+        return base, _Column(arrow, _nulls, False), None
     if _pa().types.is_decimal(arrow):  # BIGINT UNSIGNED, BIT(64), SET of 64 members
-        return base, _Column(arrow, None, True)
-    matrix = None
-    if _np() is not None and base.size:
+        code = base.code
+        if _np() is not None and base.fmt == "8s" and code in _WORD_CODES:
+            word_order = _WORD_CODES[code]
+            words = _decimal_words(arrow)
+            matrix = _by_matrix(words, word_order)
+            return base, _Column(arrow, None, True, None, matrix), (word_order, words)
+        return base, _Column(arrow, None, True), None
+    if _np() is not None and size:
+        integer: IntConverter | None = None
+        order = "<"
         if base.code == ("{v} = {v} + 1900 if {v} else 0",):  # YEAR
-            matrix = _year_vector(arrow)
-        elif base.fmt == f"{base.size}s" and len(base.code) == 1:
+            integer = _year_vector(arrow)
+        elif base.fmt == f"{size}s" and len(base.code) == 1:
             little = base.code[0].startswith("{v} = _fb({v}, 'little'")
             big = base.code[0] == "{v} = _fb({v}, 'big')"
             if little or big:  # MEDIUMINT, BIT, ENUM, SET (int.from_bytes)
                 signed = base.code[0].endswith("signed=True)")
-                matrix = _int_vector(base.size, little, signed, arrow)
-    return base, _Column(arrow, None, False, None, matrix)
+                integer = _int_vector(size, signed, arrow)
+                order = "<" if little else ">"
+        if integer is not None:
+            matrix = _by_matrix(integer, order)
+            return base, _Column(arrow, None, False, None, matrix), (order, integer)
+    return base, _Column(arrow, None, False), None
 
 
 class ColumnarShape(TableDecoder):
@@ -978,30 +1038,40 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
 def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
-    """A function ``(data, pos, end) -> row start positions`` relative to ``pos`` (None if the
-    rows do not end at ``end``): the row decoder's walk over the images without reading the
-    values. The first row is walked before the loop: an event of one row gives the shared
-    ``_ONE_ROW`` tuple."""
-    images = [present] if present_after is None else [present, present_after]
+    """A function ``(data, pos, end) -> image start positions`` relative to ``pos`` (None if
+    the rows do not end at ``end``): the row decoder's walk over the images without reading
+    the values. One start per row; for an UPDATE (``present_after`` given) two, the before
+    and the after image's. The first row is walked before the loop: an event of one row
+    (not an UPDATE) gives the shared ``_ONE_ROW`` tuple."""
     walk: list[str] = []
-    any_column = False
-    for mask in images:
-        columns = [c for c in range(width) if mask >> c & 1]
+    columns = [c for c in range(width) if present >> c & 1]
+    any_column = bool(columns)
+    _scan_image(walk, readers, columns)
+    first_walk = list(walk)
+    if present_after is not None:
+        columns = [c for c in range(width) if present_after >> c & 1]
         any_column = any_column or bool(columns)
+        first_walk.append("        middle = pos")
+        walk.append("        append(pos - first)")
+        _scan_image(first_walk, readers, columns)
         _scan_image(walk, readers, columns)
     if not any_column:
         walk.append("        return None")
+        first_walk.append("        return None")
+    one, begun = ("_one", "[0]") if present_after is None else (
+        "(0, middle - first)", "[0, middle - first]"
+    )  # fmt: skip
     lines = [
         "def scan(data, pos, end):",
         "    if pos >= end:",
         "        return () if pos == end else None",
         "    first = pos",
         "    while True:  # the first row",
-        *walk,
+        *first_walk,
         "        break",
         "    if pos == end:",
-        "        return _one",
-        "    starts = [0]",
+        f"        return {one}",
+        f"    starts = {begun}",
         "    append = starts.append",
         "    while pos < end:",
         "        append(pos - first)",
@@ -1018,18 +1088,89 @@ def compile_scanner(
     return scanner
 
 
+# Zero bytes after a batch's joined row images: an 8-byte read at any position up to 16 bytes
+# past the images' end stays in the buffer (a binary view's 12 bytes read as two words).
+_PAD = 24
+_PADDING = bytes(_PAD)
+
+
+class _Images:
+    """A batch's joined row images (``raw``: the images and ``_PAD`` zero bytes; ``limit``:
+    where the images end) and strided numpy views of them: ``view(dtype)[positions]`` are
+    the values of that dtype (up to 8 bytes) starting at those byte positions."""
+
+    __slots__ = ("buf", "limit", "raw", "_views")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self.limit = len(raw) - _PAD
+        self.buf = _np().frombuffer(raw, _np().uint8)
+        self._views: dict[str, Any] = {}
+
+    def view(self, dtype: str) -> Any:
+        found = self._views.get(dtype)
+        if found is None:
+            np = _np()
+            kind = np.dtype(dtype)
+            found = np.ndarray(
+                shape=(len(self.raw) - kind.itemsize + 1,),
+                dtype=kind,
+                buffer=self.raw,
+                strides=(1,),
+            )
+            self._views[dtype] = found
+        return found
+
+    def unsigned(self, positions: Any, size: int, order: str) -> Any:
+        """The unsigned integers of ``size`` bytes (1 to 8) at ``positions`` (uint64)."""
+        np = _np()
+        if order == "<":
+            values = self.view("<u8")[positions]
+            return values if size == 8 else values & np.uint64((1 << (8 * size)) - 1)
+        values = self.view(">u8")[positions]
+        return values if size == 8 else values >> np.uint64(8 * (8 - size))
+
+    def matrix(self, positions: Any, size: int) -> Any:
+        """The ``size`` bytes at ``positions`` as an (n, size) uint8 matrix (positions past
+        the end clipped: the caller finds them wrong)."""
+        np = _np()
+        if size > _PAD:
+            index = positions[:, None] + np.arange(size)
+            return self.buf[np.minimum(index, len(self.raw) - 1)]
+        rows = len(self.raw) - size + 1
+        view = np.ndarray(shape=(rows, size), dtype=np.uint8, buffer=self.raw, strides=(1, 1))
+        return view[np.minimum(positions, rows - 1)]
+
+
 def _vector_fixed(
-    buf: Any, raw: bytes, positions: Any, nulls: Any, reader: ColumnReader, column: _Column
+    images: _Images, positions: Any, nulls: Any, reader: ColumnReader, column: _Column
 ) -> Any:
-    """One fixed-size column's values at ``positions`` (rows where ``nulls`` are NULL)."""
+    """One fixed-size column's values at ``positions`` (rows where ``nulls`` are NULL; every
+    position at most ``images.limit``)."""
     np = _np()
     pa = _pa()
     size = reader.size
     count = len(positions)
     if size == 0:
         return pa.nulls(count, column.arrow) if column.arrow == pa.null() else None
-    index = np.minimum(positions[:, None] + np.arange(size), len(buf) - 1)
-    return _matrix_array(buf[index], nulls, reader, column)
+    mask = nulls if nulls is not None and nulls.any() else None
+    dtype = _NUMERIC_DTYPES.get(reader.fmt)
+    if dtype is not None and not reader.code and column.convert is None:
+        values = images.view(dtype)[positions]
+        if column.decimal:  # BIGINT UNSIGNED, 8-byte SET: decimal(20, 0)
+            words = np.zeros((count, 2), np.uint64)
+            words[:, 0] = values
+            if mask is not None:
+                words[mask] = 0
+            validity = pa.array(~mask).buffers()[1] if mask is not None else None
+            return pa.Array.from_buffers(
+                column.arrow, count, [validity, pa.py_buffer(words.tobytes())]
+            )
+        return pa.array(values, type=column.arrow, mask=mask)
+    integer = column.integer
+    if integer is not None:
+        return integer[1](images.unsigned(positions, size, integer[0]), mask)
+    return _matrix_array(images.matrix(positions, size), mask, reader, column)
 
 
 def _matrix_array(matrix: Any, nulls: Any, reader: ColumnReader, column: _Column) -> Any:
@@ -1079,36 +1220,50 @@ _VIEWS = [True]
 _INLINE = 12  # a binary view holds a value of up to 12 bytes itself
 
 
-def _binary_by_views(raw: Any, starts: Any, lengths: Any, nulls: Any) -> Any:
-    """The values at ``starts`` (of ``lengths``) in ``raw`` as a binary array, copied once by
-    Arrow: a binary_view array over ``raw`` (a 16-byte view per value: its length and either
-    the value itself, up to 12 bytes, or its first 4 bytes and its offset in ``raw``) cast to
-    binary. None when pyarrow cannot."""
+def _view_masks() -> Any:
+    """Per value length 0 to 12: the bytes of its 16-byte binary view kept (its length, and
+    that many bytes of the value)."""
+    np = _np()
+    masks = np.zeros((_INLINE + 1, 16), np.uint8)
+    for length in range(_INLINE + 1):
+        masks[length, : 4 + length] = 0xFF
+    return masks
+
+
+_VIEW_MASKS: list[Any] = []
+
+
+def _binary_by_views(images: _Images, starts: Any, lengths: Any, nulls: Any) -> Any:
+    """The values at ``starts`` (of ``lengths``) in the images as a binary array, copied once
+    by Arrow: a binary_view array over the images (a 16-byte view per value: its length and
+    either the value itself, up to 12 bytes, or its first 4 bytes and its offset) cast to
+    binary. Every value lies in the images (the caller checks it; a NULL's start is at most
+    4 bytes past their end). None when pyarrow cannot."""
     np = _np()
     pa = _pa()
     count = len(starts)
-    data = np.frombuffer(raw, np.uint8)
+    if sys.byteorder != "little":
+        return None
+    if not _VIEW_MASKS:
+        _VIEW_MASKS.append(_view_masks())
+    le8 = images.view("<u8")
+    head = le8[starts]  # the value's bytes 0 to 7 (past its end: other bytes, masked below)
+    tail = le8[starts + 8]  # and 8 to 11
+    views = np.empty((count, 2), np.uint64)
+    thirty_two = np.uint64(32)
+    views[:, 0] = lengths.astype(np.uint64) | (head << thirty_two)
+    views[:, 1] = (head >> thirty_two) | (tail << thirty_two)
+    as_bytes = views.view(np.uint8)
+    as_bytes &= _VIEW_MASKS[0][np.minimum(lengths, _INLINE)]
     long = lengths > _INLINE
-    # Arrow reads what the views point at: every value of more than 12 bytes must lie in raw
-    # (the caller checks the positions only after, to say the bytes do not hold what the walk
-    # said; a shorter value is copied into its view from positions clipped to raw).
-    if not len(data) or (starts < 0).any():
-        return None
-    if long.any() and int((starts[long] + lengths[long]).max()) > len(data):
-        return None
-    views = np.zeros((count, 4), np.int32)
-    head = data[np.minimum(starts[:, None] + np.arange(_INLINE), len(data) - 1)]
-    head[np.arange(_INLINE)[None, :] >= lengths[:, None]] = 0  # (inline values: zero padded)
-    views.view(np.uint8)[:, 4:16] = head
-    views[:, 0] = lengths
-    views[long, 2] = 0  # buffer 0: raw
-    views[long, 3] = starts[long]
+    if long.any():  # buffer 0 (the images) at the value's offset
+        views[long, 1] = starts[long].astype(np.uint64) << thirty_two
     validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
     try:
         array = pa.Array.from_buffers(
             pa.binary_view(),
             count,
-            [validity, pa.py_buffer(views.tobytes()), pa.py_buffer(raw)],
+            [validity, pa.py_buffer(views), pa.py_buffer(images.raw)],
         )
         return array.cast(pa.binary())
     except (AttributeError, NotImplementedError, pa.ArrowNotImplementedError):
@@ -1116,16 +1271,17 @@ def _binary_by_views(raw: Any, starts: Any, lengths: Any, nulls: Any) -> Any:
         return None
 
 
-def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
+def _vector_binary(images: _Images, starts: Any, lengths: Any, nulls: Any) -> Any:
     np = _np()
     pa = _pa()
     count = len(starts)
+    raw = images.raw
     offsets = np.zeros(count + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 1 << 31:
         return None
     if _VIEWS[0] and len(raw) < 1 << 31:
-        array = _binary_by_views(raw, starts, lengths, nulls)
+        array = _binary_by_views(images, starts, lengths, nulls)
         if array is not None:
             return array
     # Long values are joined from memoryview slices (not copies); short ones from bytes slices
@@ -1143,8 +1299,7 @@ def _vector_binary(raw: bytes, starts: Any, lengths: Any, nulls: Any) -> Any:
 
 
 def _vector_image(
-    buf: Any,
-    raw: bytes,
+    images: _Images,
     starts: Any,
     readers: Sequence[ColumnReader],
     columns: Sequence[_Column],
@@ -1159,94 +1314,54 @@ def _vector_image(
     present = [c for c in range(width) if mask >> c & 1]
     arrays: list[Any] = [None] * width
     pos = starts
+    limit = images.limit
     if present:
+        if int(starts.max()) > limit or int(starts.min()) < 0:
+            return None
         null_bytes = (len(present) + 7) >> 3
-        limit = len(buf)
-        null_matrix = buf[np.minimum(starts[:, None] + np.arange(null_bytes), limit - 1)]
+        if null_bytes <= 8:
+            flags = images.unsigned(starts, null_bytes, "<")
+            flags &= np.uint64((1 << len(present)) - 1)
+            any_null = bool(flags.any())
+            null_matrix = flags.astype("<u8").view(np.uint8).reshape(count, 8) if any_null else None
+        else:
+            null_matrix = images.matrix(starts, null_bytes)
+            any_null = bool(null_matrix.any())
         pos = starts + null_bytes
-        if not null_matrix.any():
-            return _vector_image_without_nulls(buf, raw, pos, readers, columns, present, width)
-        # Every column's NULL flags at once: row k of null_columns is the k-th present column's.
-        unpacked = np.unpackbits(null_matrix, axis=1, bitorder="little")[:, : len(present)]
-        null_columns = np.ascontiguousarray(unpacked.T, dtype=bool)
+        null_columns = None
+        if any_null:
+            # Every column's NULL flags at once: row k of null_columns is the k-th present
+            # column's (the flags little-endian: bit k of byte k >> 3).
+            unpacked = np.unpackbits(null_matrix, axis=1, bitorder="little")[:, : len(present)]
+            null_columns = np.ascontiguousarray(unpacked.T, dtype=bool)
         for bit, column in enumerate(present):
             reader = readers[column]
-            nulls = null_columns[bit]
+            nulls = null_columns[bit] if null_columns is not None else None
+            if int(pos.max()) > limit:
+                return None
             if reader.fmt:
-                array = _vector_fixed(buf, raw, pos, nulls, reader, columns[column])
-                pos = pos + np.where(nulls, 0, reader.size)
+                array = _vector_fixed(images, pos, nulls, reader, columns[column])
+                if nulls is None:
+                    pos = pos + reader.size
+                else:
+                    pos = pos + np.where(nulls, 0, reader.size)
             else:
                 prefix = reader.size
-                index = np.minimum(pos[:, None] + np.arange(prefix), limit - 1)
-                lengths = _little_endian(buf[index]).astype(np.int64)
-                lengths = np.where(nulls, 0, lengths)
-                array = _vector_binary(raw, pos + prefix, lengths, nulls)
-                pos = pos + np.where(nulls, 0, prefix + lengths)
-            if array is None or (pos > limit).any():
-                return None
-            arrays[column] = array
-    for column in range(width):
-        if arrays[column] is None:
-            arrays[column] = pa.nulls(count, columns[column].arrow)
-    return arrays, pos
-
-
-def _vector_image_without_nulls(
-    buf: Any,
-    raw: bytes,
-    pos: Any,
-    readers: Sequence[ColumnReader],
-    columns: Sequence[_Column],
-    present: Sequence[int],
-    width: int,
-) -> tuple[list[Any], Any] | None:
-    """_vector_image when no row has a NULL: consecutive fixed-size columns are one block."""
-    np = _np()
-    pa = _pa()
-    count = len(pos)
-    limit = len(buf)
-    arrays: list[Any] = [None] * width
-    index = 0
-    while index < len(present):
-        reader = readers[present[index]]
-        if reader.fmt:
-            block_columns = []
-            while index < len(present) and readers[present[index]].fmt:
-                block_columns.append(present[index])
-                index += 1
-            total = sum(readers[column].size for column in block_columns)
-            if total and int(pos.max()) + total > limit:
-                return None
-            block: Any = buf[pos[:, None] + np.arange(total)] if total else None
-            offset = 0
-            for column in block_columns:
-                size = readers[column].size
-                if size:
-                    array = _matrix_array(
-                        block[:, offset : offset + size], None, readers[column], columns[column]
-                    )
-                else:
-                    array = _vector_fixed(buf, raw, pos, None, readers[column], columns[column])
-                if array is None:
+                lengths = images.unsigned(pos, prefix, "<").astype(np.int64)
+                if nulls is not None:
+                    lengths[nulls] = 0
+                value_starts = pos + prefix
+                pos = value_starts + lengths
+                if nulls is not None:
+                    pos[nulls] -= prefix
+                if int(pos.max()) > limit:
                     return None
-                arrays[column] = array
-                offset += size
-            pos = pos + total
-        else:
-            column = present[index]
-            index += 1
-            prefix = reader.size
-            if int(pos.max()) + prefix > limit:
-                return None
-            lengths = _little_endian(buf[pos[:, None] + np.arange(prefix)]).astype(np.int64)
-            pos = pos + prefix
-            if int((pos + lengths).max()) > limit:
-                return None
-            array = _vector_binary(raw, pos, lengths, None)
+                array = _vector_binary(images, value_starts, lengths, nulls)
             if array is None:
                 return None
             arrays[column] = array
-            pos = pos + lengths
+        if int(pos.max()) > limit:
+            return None
     for column in range(width):
         if arrays[column] is None:
             arrays[column] = pa.nulls(count, columns[column].arrow)
@@ -1346,6 +1461,7 @@ class _TableBuffer:
     runs: list[Record] = field(default_factory=list)
     rows: int = 0
     headers: list[RowsHeader] = field(default_factory=list)
+    walked: bool = True  # every run's row starts are known (None in none of ``runs``)
 
     def header_index(self, header: RowsHeader) -> int:
         """The index of ``header`` in ``headers`` (the last one, or appended)."""
@@ -1404,9 +1520,22 @@ _BATCH_NAMES = [
 ]  # fmt: skip
 
 
+_KIND_CODES = {"write": 0, "update": 1, "delete": 2}
+# The op column's values by kind code (0 WRITE, 1 UPDATE, 2 DELETE), as the string data of a
+# one-character-per-row string array.
+_OP_LETTERS = b"cud"
+
+
 def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
-    """The batch of runs whose row starts are known, each column read at once over all rows
-    with the same column-present bitmaps; None when the bytes do not agree with the walk."""
+    """The batch of runs whose row starts are known, each column read at once over every row
+    image of the batch with the same column-present bitmap (one call per column for the
+    whole batch whatever its statement kinds, when every image has the same bitmap, as with
+    FULL row images); None when the bytes do not agree with the walk.
+
+    The runs' ``starts`` are image starts: one per row, two per row of an UPDATE (before and
+    after image). The images are read in binlog order into one struct array per bitmap; the
+    ``before`` and ``after`` columns are that array itself when every row is of one kind with
+    one image, otherwise taken from it (null where the kind has no such image)."""
     np = _np()
     pa = _pa()
     width = buffer.width
@@ -1414,126 +1543,156 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     columns = buffer.shape.arrow_columns()[:width]
     fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
     struct_type = pa.struct(fields)
-    # Runs of the same kind and bitmaps are read together (one group per statement shape).
-    # (the bitmaps as bytes: their padding bits are kept in the *_present columns)
-    groups: dict[tuple[Any, bytes, bytes], list[int]] = {}
+    runs = buffer.runs
     headers = buffer.headers
-    group_header: dict[tuple[Any, bytes, bytes], RowsHeader] = {}
-    if len(headers) == 1:  # one statement shape (common)
-        header = headers[0]
-        key = (header.cls, header.columns_present, header.columns_present_after)
-        groups[key] = list(range(len(buffer.runs)))
-        group_header[key] = header
+    count = len(runs)
+    kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
+    image_counts = np.fromiter(map(len, map(_get_starts, runs)), np.int64, count)
+    numbers = np.fromiter(
+        itertools.chain.from_iterable(map(_RUN_NUMBERS, runs)), np.int64, 7 * count
+    ).reshape(count, 7)
+    if len(headers) == 1:
+        run_header = None
+        kind = kinds[0]
+        row_counts = image_counts >> 1 if kind == 1 else image_counts
     else:
-        keys = [(h.cls, h.columns_present, h.columns_present_after) for h in headers]
-        for index, header_index in enumerate(map(_get_header, buffer.runs)):
-            key = keys[header_index]
-            if key not in groups:
-                groups[key] = []
-                group_header[key] = headers[header_index]
-            groups[key].append(index)
-    counts = [len(starts) for starts in map(_get_starts, buffer.runs)]
-    batches = []
-    for (cls, columns_present, columns_present_after), members in groups.items():
-        runs = [buffer.runs[index] for index in members]
-        first_header = group_header[(cls, columns_present, columns_present_after)]
-        present, present_after = first_header.present, first_header.present_after
-        member_counts = np.array([counts[index] for index in members], np.int64)
-        total = int(member_counts.sum())
-        if not total:
-            continue
-        areas = list(map(_get_area, runs))
-        raw = areas[0] if len(runs) == 1 else b"".join(areas)
-        count = len(runs)
-        bases = np.zeros(count, np.int64)
-        np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
-        image_starts = bases + np.fromiter(map(_get_a_start, runs), np.int64, count)
-        image_ends = bases + np.fromiter(map(_get_a_end, runs), np.int64, count)
-        first_row = np.zeros(count, np.int64)
-        np.cumsum(member_counts[:-1], out=first_row[1:])
-        if (member_counts == 1).all():  # one row per event: each starts its images
-            starts = image_starts
-            run_rows = np.zeros(total, np.int64)
-        else:
-            starts = np.fromiter(
-                itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, total
-            ) + np.repeat(image_starts, member_counts)
-            run_rows = np.arange(total) - np.repeat(first_row, member_counts)
-        buf = np.frombuffer(raw, np.uint8)
-        first = _vector_image(buf, raw, starts, readers, columns, present, width)
-        if first is None:
+        run_header = numbers[:, 4]
+        kind = -1  # (several headers: maybe several kinds)
+        run_kind = np.asarray(kinds, np.int64)[run_header]
+        if (run_kind == run_kind[0]).all():
+            kind = kinds[int(run_header[0])]
+        row_counts = np.where(run_kind == 1, image_counts >> 1, image_counts)
+    total = int(row_counts.sum())
+    images = int(image_counts.sum())
+    if not total:
+        return None
+    areas = list(map(_get_area, runs))
+    areas.append(_PADDING)
+    raw = b"".join(areas)
+    areas.pop()
+    bases = np.zeros(count, np.int64)
+    np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
+    image_starts = bases + numbers[:, 5]
+    image_ends = bases + numbers[:, 6]
+    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
+    np.cumsum(image_counts[:-1], out=first_image[1:])
+    if images == count and (image_counts == 1).all():  # one image per event: its images' start
+        starts = image_starts
+    else:
+        starts = np.fromiter(
+            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
+        ) + np.repeat(image_starts, image_counts)
+    images_read = _Images(raw)
+    # Each image's bitmap: a run's images take its header's bitmaps in turn (an UPDATE's
+    # before and after images).
+    masks: list[int] = []
+    image_masks = []
+    for header in headers:
+        first_mask = header.present
+        second_mask = header.present if header.present_after is None else header.present_after
+        for mask in (first_mask, second_mask):
+            if mask not in masks:
+                masks.append(mask)
+        image_masks.append((masks.index(first_mask), masks.index(second_mask)))
+    if len(masks) == 1:
+        found = _vector_image(images_read, starts, readers, columns, masks[0], width)
+        if found is None:
             return None
-        first_arrays, ends = first
-        second_arrays = None
-        if present_after is not None:
-            second = _vector_image(buf, raw, ends, readers, columns, present_after, width)
-            if second is None:
+        arrays, ends = found
+        image = pa.StructArray.from_arrays(arrays, fields=fields)
+        positions = None  # an image's row in ``image``: its index
+    else:
+        image_header = np.repeat(
+            run_header if run_header is not None else np.zeros(count, np.int64), image_counts
+        )
+        second = (np.arange(images) - np.repeat(first_image, image_counts)) & 1
+        mask_ids = np.asarray(image_masks, np.int64)[image_header, second]
+        ends = np.empty(images, np.int64)
+        positions = np.empty(images, np.int64)
+        parts = []
+        base = 0
+        for index, mask in enumerate(masks):
+            selected = np.flatnonzero(mask_ids == index)
+            if not len(selected):
+                continue
+            found = _vector_image(images_read, starts[selected], readers, columns, mask, width)
+            if found is None:
                 return None
-            second_arrays, ends = second
-        # Each row ends where the next row of its event starts, an event's last row where its
-        # images end.
-        expected = np.empty(total, np.int64)
-        expected[:-1] = starts[1:]
-        filled = member_counts > 0
-        expected[(first_row + member_counts - 1)[filled]] = image_ends[filled]
-        if not np.array_equal(ends, expected):
-            return None
-        op = _OPS[cls.KIND]
-        image = pa.StructArray.from_arrays(first_arrays, fields=fields)
-        if second_arrays is not None:
-            before = image
-            after = pa.StructArray.from_arrays(second_arrays, fields=fields)
-            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-            after_present = pa.repeat(pa.scalar(columns_present_after, pa.binary()), total)
-        elif op == "d":
+            arrays, ends[selected] = found
+            positions[selected] = base + np.arange(len(selected))
+            base += len(selected)
+            parts.append(pa.StructArray.from_arrays(arrays, fields=fields))
+        image = pa.concat_arrays(parts)
+    # Each image ends where the next image of its event starts, an event's last image where
+    # its images end.
+    expected = np.empty(images, np.int64)
+    expected[:-1] = starts[1:]
+    filled = image_counts > 0
+    expected[(first_image + image_counts - 1)[filled]] = image_ends[filled]
+    if not np.array_equal(ends, expected):
+        return None
+    # The rows: each run's rows, their kinds and first images.
+    if kind == 1 or kind == -1:
+        if kind == 1:
+            row_kind = None
+            row_image = np.arange(0, images, 2, dtype=np.int64)
+        else:
+            row_kind = np.repeat(run_kind, row_counts)
+            steps = np.where(row_kind == 1, 2, 1)
+            row_image = np.zeros(total, np.int64)
+            np.cumsum(steps[:-1], out=row_image[1:])
+        before_at = row_image
+        after_at = np.minimum(row_image + 1, images - 1)  # (a DELETE's: masked)
+        if positions is not None:
+            before_at = positions[before_at]
+            after_at = positions[after_at]
+        if row_kind is None:  # updates only
+            before = image.take(pa.array(before_at))
+            after = image.take(pa.array(after_at))
+        else:
+            inserts = row_kind == 0
+            after_at = np.where(inserts, before_at, after_at)
+            before = image.take(pa.array(before_at, mask=inserts))
+            after = image.take(pa.array(after_at, mask=row_kind == 2))
+    else:
+        row_kind = None
+        if positions is not None:
+            image = image.take(pa.array(positions))
+        if kind == 2:
             before, after = image, pa.nulls(total, struct_type)
-            before_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-            after_present = pa.nulls(total, pa.binary())
         else:
             before, after = pa.nulls(total, struct_type), image
-            before_present = pa.nulls(total, pa.binary())
-            after_present = pa.repeat(pa.scalar(columns_present, pa.binary()), total)
-        meta = _meta_arrays(runs, member_counts)
-        batches.append(
-            (
-                members,
-                run_rows,
-                pa.RecordBatch.from_arrays(
-                    [
-                        pa.repeat(pa.scalar(op, pa.string()), total),
-                        meta[0],
-                        pa.array(run_rows, pa.int32()),
-                        *meta[1:],
-                        before,
-                        after,
-                        before_present,
-                        after_present,
-                    ],
-                    names=_BATCH_NAMES,
-                ),
-            )
-        )
-    if not batches:
-        return None
-    if len(batches) == 1:
-        record_batch = batches[0][2]
+    # The other columns.
+    first_row = np.zeros(count, np.int64)
+    np.cumsum(row_counts[:-1], out=first_row[1:])
+    if total == count and (row_counts == 1).all():
+        run_rows = np.zeros(total, np.int32)
     else:
-        # Rows in run order: the groups' batches one after the other, then taken in run order
-        # (each run's rows are consecutive in its group's batch).
-        run_counts = np.asarray(counts, np.int64)
-        first = np.zeros(len(counts), np.int64)  # each run's first row in the groups' rows
-        base = 0
-        for members, _, group_batch in batches:
-            indices = np.asarray(members, np.int64)
-            in_group = np.zeros(len(indices), np.int64)
-            np.cumsum(run_counts[indices][:-1], out=in_group[1:])
-            first[indices] = base + in_group
-            base += group_batch.num_rows
-        out_first = np.zeros(len(counts), np.int64)
-        np.cumsum(run_counts[:-1], out=out_first[1:])
-        order = np.repeat(first - out_first, run_counts) + np.arange(base, dtype=np.int64)
-        combined = pa.Table.from_batches([b for _, _, b in batches]).combine_chunks()
-        record_batch = combined.to_batches()[0].take(pa.array(order))
+        run_rows = (np.arange(total) - np.repeat(first_row, row_counts)).astype(np.int32)
+    if row_kind is None:
+        op = pa.repeat(pa.scalar(_OPS[headers[0].cls.KIND], pa.string()), total)
+    else:
+        letters = np.frombuffer(_OP_LETTERS, np.uint8)[row_kind]
+        op = pa.Array.from_buffers(
+            pa.string(),
+            total,
+            [None, pa.py_buffer(np.arange(total + 1, dtype=np.int32)), pa.py_buffer(letters)],
+        )
+    before_present, after_present = _present_arrays(headers, run_header, row_counts, total)
+    meta = _meta_arrays(runs, numbers, row_counts)
+    record_batch = pa.RecordBatch.from_arrays(
+        [
+            op,
+            meta[0],
+            pa.array(run_rows, pa.int32()),
+            *meta[1:],
+            before,
+            after,
+            before_present,
+            after_present,
+        ],
+        names=_BATCH_NAMES,
+    )
     table_map = buffer.table_map
     return ChangeBatch(
         table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
@@ -1541,28 +1700,58 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     )  # fmt: skip
 
 
+def _present_arrays(
+    headers: list[RowsHeader], run_header: Any, row_counts: Any, total: int
+) -> tuple[Any, Any]:
+    """The before_present and after_present columns: each row's header's bitmaps as in its
+    event (null where its kind has no such image)."""
+    np = _np()
+    pa = _pa()
+    befores: list[bytes | None] = []
+    afters: list[bytes | None] = []
+    for header in headers:
+        kind = header.cls.KIND
+        present = header.columns_present
+        if kind == "write":
+            befores.append(None)
+            afters.append(present)
+        elif kind == "delete":
+            befores.append(present)
+            afters.append(None)
+        else:
+            befores.append(present)
+            afters.append(header.columns_present_after)
+    out = []
+    for values in (befores, afters):
+        if run_header is None or all(value == values[0] for value in values):
+            if values[0] is None:
+                out.append(pa.nulls(total, pa.binary()))
+            else:
+                out.append(pa.repeat(pa.scalar(values[0], pa.binary()), total))
+        else:
+            row_header = np.repeat(run_header, row_counts).astype(np.int32)
+            out.append(pa.array(values, pa.binary()).take(pa.array(row_header)))
+    return out[0], out[1]
+
+
 _get_area = itemgetter(_R_AREA)
-_get_a_start = itemgetter(_R_A_START)
-_get_a_end = itemgetter(_R_A_END)
 _get_gtid = itemgetter(_R_GTID)
-_get_header = itemgetter(_R_HEADER)
 _get_starts = itemgetter(_R_STARTS)
 # The row starts of a one-row event (read only, shared by those events' runs).
 _ONE_ROW = (0,)
-_RUN_FIELDS = [itemgetter(index) for index in range(4)]  # offset, log_pos, timestamp, server id
+# offset, log_pos, timestamp, server id, header index, a_start, a_end
+_RUN_NUMBERS = itemgetter(0, 1, 2, 3, _R_HEADER, _R_A_START, _R_A_END)
 
 
-def _meta_arrays(runs: Sequence[Record], counts: Sequence[int]) -> list[Any]:
+def _meta_arrays(runs: Sequence[Record], fields: Any, counts: Any) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
-    value per run, repeated for its rows)."""
+    value per run, repeated for its rows); ``fields``: the runs' first four fields, an int64
+    matrix."""
     pa = _pa()
     np = _np()
-    repeats = np.asarray(counts, np.int64)
+    repeats = counts
     count = len(runs)
-    arrays = [
-        pa.array(np.repeat(np.fromiter(map(get, runs), np.int64, count), repeats), pa.int64())
-        for get in _RUN_FIELDS
-    ]
+    arrays = [pa.array(np.repeat(fields[:, k], repeats), pa.int64()) for k in range(4)]
     gtids = list(map(_get_gtid, runs))
     try:  # (a run before any GTID has None in its GTID: TypeError)
         numbers: Any = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count)
@@ -1615,7 +1804,7 @@ def _vectorise(buffer: _TableBuffer) -> bool:
     average (large values joined from Python slices cost a copy more that way, and little
     Python per row the row decoder's way; with views Arrow copies them once)."""
     runs = buffer.runs
-    if buffer.rows < _VECTOR_MIN or None in map(_get_starts, runs):
+    if buffer.rows < _VECTOR_MIN or not buffer.walked:
         return False
     return (
         _VIEWS[0]
@@ -1787,7 +1976,7 @@ class ColumnarDecoder:
         # (a statement's last event has STMT_END, the others not), for events
         # that repeat them (see _known_rows).
         self._templates: dict[
-            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer, int]
+            tuple[int, bytes], tuple[RowsHeader, bytes, Scanner, _TableBuffer, int, int]
         ] = {}
 
     def flush(self) -> list[ChangeBatch]:
@@ -1902,7 +2091,7 @@ class ColumnarDecoder:
             if type_code in _ROWS_CODES:
                 template = templates.get((type_code, data[start : start + ctx.table_id_size + 2]))
                 if template is not None:
-                    header, prefix, scanner, buffer, header_index = template
+                    header, prefix, scanner, buffer, header_index, shift = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -1920,7 +2109,7 @@ class ColumnarDecoder:
                                 (offset, fields[4], fields[0], fields[2], self.gtid,
                                  None, header_index, starts, data, images, end)
                             )  # fmt: skip
-                            buffer.rows += len(starts)
+                            buffer.rows += len(starts) >> shift
                             if buffer.rows >= batch_rows:
                                 del buffers[table_id]
                                 out.append(_build_batch(buffer))
@@ -1990,7 +2179,7 @@ class ColumnarDecoder:
                     template = templates.get((type_code, data[start:id_end]))
                     if template is None:
                         break
-                    header, prefix, scanner, buffer, header_index = template
+                    header, prefix, scanner, buffer, header_index, shift = template
                     table_id = header.table_id
                     images = start + header.images_start
                     if (
@@ -2010,7 +2199,7 @@ class ColumnarDecoder:
                         (offset, fields[4], fields[0], fields[2], gtid,
                          None, header_index, starts, data, images, images_end)
                     )  # fmt: skip
-                    buffer.rows += len(starts)
+                    buffer.rows += len(starts) >> shift
                     if buffer.rows >= batch_rows:
                         del buffers[table_id]
                         out.append(_build_batch(buffer))
@@ -2046,7 +2235,7 @@ class ColumnarDecoder:
         template = self._templates.get((fields[1], data[start:id_end]))
         if template is None:
             return False
-        header, prefix, scanner, buffer, header_index = template
+        header, prefix, scanner, buffer, header_index, shift = template
         images = start + header.images_start
         if (
             self._buffers.get(header.table_id) is not buffer  # flushed since, or replaced
@@ -2065,7 +2254,7 @@ class ColumnarDecoder:
             (offset, fields[4], fields[0], fields[2], self.gtid, None, header_index, starts,
              area, 0, len(area))
         )  # fmt: skip
-        buffer.rows += len(starts)
+        buffer.rows += len(starts) >> shift
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
             out.append(_build_batch(buffer))
@@ -2153,18 +2342,21 @@ class ColumnarDecoder:
             buffer = _TableBuffer(key, table_map, shape, width, _column_names(table_map, width))
             self._buffers[header.table_id] = buffer
         header_index = buffer.header_index(header)
+        if starts is None:
+            buffer.walked = False
         buffer.runs.append(
             (offset, fields[4], fields[0], fields[2], self.gtid, rows, header_index, starts,
              area, 0, len(area))
         )  # fmt: skip
-        buffer.rows += len(rows) if rows is not None else len(starts or ())
+        shift = 0 if header.present_after is None else 1  # (an UPDATE's rows: two images)
+        buffer.rows += len(rows) if rows is not None else len(starts or ()) >> shift
         if starts is not None and scanner is not None and not header.compressed:
             if len(self._templates) >= 1024:
                 self._templates.clear()
             id_end = start + ctx.table_id_size + 2
             prefix = data[start : start + header.images_start]
             self._templates[(fields[1], data[start:id_end])] = (
-                header, prefix, scanner, buffer, header_index
+                header, prefix, scanner, buffer, header_index, shift
             )  # fmt: skip
         if buffer.rows >= self.batch_rows:
             del self._buffers[header.table_id]
