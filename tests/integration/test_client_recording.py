@@ -11,6 +11,7 @@ import os
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,6 +98,20 @@ def checksumless_primary(mariadb_factory: MariaDBFactory) -> tuple[MariaDBServer
     return primary, middle.at(*primary.master_status())
 
 
+def recorded_dump(primary: MariaDBServer, middle: Position) -> tuple[Any, Position, list[bytes]]:
+    """A client session recorded from ``middle`` (file/pos) up to the primary's GTID position
+    now: the recording, that position, and the packets of the dump (after the client's last
+    command)."""
+    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
+    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=False)
+    recording = record_session(primary.host, primary.port, config, middle, lambda p: p.covers(goal))
+    last_sent = max(i for i, (side, _) in enumerate(recording.exchanges) if side == "client")
+    dump = b"".join(data for side, data in recording.exchanges[last_sent + 1 :] if side == "server")
+    reader = PacketReader(check_sequence=False)
+    reader.feed(dump)
+    return recording, goal, list(reader)
+
+
 @pytest.mark.mariadb
 def test_client_a_real_primary_without_checksums_sends_the_resumed_dumps_fde_with_a_stale_crc(
     mariadb_factory: MariaDBFactory,
@@ -107,14 +122,8 @@ def test_client_a_real_primary_without_checksums_sends_the_resumed_dumps_fde_wit
     off, and ends with the primary's tables."""
     primary, middle = checksumless_primary(mariadb_factory)
     workload(primary, 4, 3)
-    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
-    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=False)
-    recording = record_session(primary.host, primary.port, config, middle, lambda p: p.covers(goal))
-    last_sent = max(i for i, (side, _) in enumerate(recording.exchanges) if side == "client")
-    dump = b"".join(data for side, data in recording.exchanges[last_sent + 1 :] if side == "server")
-    reader = PacketReader(check_sequence=False)
-    reader.feed(dump)
-    events = [payload[1:] for payload in reader]
+    recording, goal, payloads = recorded_dump(primary, middle)
+    events = [payload[1:] for payload in payloads]
     fde = events[1]
     assert fde[4] == EventType.FORMAT_DESCRIPTION
     assert struct.unpack_from("<I", fde, 13)[0] == 0  # log_pos 0: an artificial event
@@ -152,14 +161,8 @@ def test_client_resumes_in_a_file_without_checksums_after_the_primary_turned_the
     workload(primary, 4, 2)
     primary.execute("SET GLOBAL binlog_checksum = CRC32")
     workload(primary, 6, 3)
-    goal = Position.from_gtids(str(primary.query_one("SELECT @@gtid_binlog_pos")))
-    config = ClientConfig(user=USER, password=PASSWORD, server_id=42, gtid_mode=False)
-    recording = record_session(primary.host, primary.port, config, middle, lambda p: p.covers(goal))
-    last_sent = max(i for i, (side, _) in enumerate(recording.exchanges) if side == "client")
-    dump = b"".join(data for side, data in recording.exchanges[last_sent + 1 :] if side == "server")
-    reader = PacketReader(check_sequence=False)
-    reader.feed(dump)
-    events = [payload[1:] for payload in reader if payload[:1] == b"\x00"]
+    recording, goal, payloads = recorded_dump(primary, middle)
+    events = [payload[1:] for payload in payloads if payload[:1] == b"\x00"]
     fdes = [event for event in events if event[4] == EventType.FORMAT_DESCRIPTION]
     # The resumed file's (algorithm OFF, stale CRC), then the new file's (CRC32, valid).
     assert [fde[-5] for fde in fdes] == [0, 1]
