@@ -8,7 +8,8 @@ must-show 6, first half).
     python3 bench/bench_spark.py FILE [FILE...]       # real binlog files
 
 Spark: one local session per core count (``local[N]``, in its own process), the archive read
-once to warm the JVM and Python workers, then the median of ``--repeat`` runs of
+once to warm the JVM and Python workers (``--warmup N``: N times), then the median of
+``--repeat`` runs of
 ``spark.read.format("fakemaster_binlog").load(files).write.format("noop")`` (every change event
 built as Arrow and handed to Spark), in two forms: the generic change-event table (images as
 text maps, any number of tables) and the typed one of the archive's table (``.option("table",
@@ -79,7 +80,9 @@ def local_spark(cores: int, *paths: Path) -> Any:
     return spark
 
 
-def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -> dict[str, float]:
+def spark_worker(
+    cores: int, files: list[str], repeat: int, table: str | None, warmup: int = 1
+) -> dict[str, float]:
     spark = local_spark(cores)
     from fakemaster.spark import FORMAT_NAME, register
 
@@ -98,6 +101,8 @@ def spark_worker(cores: int, files: list[str], repeat: int, table: str | None) -
         if typed is not None:
             reader = reader.option("table", typed)
         rows = reader.load(files).count()  # warm-up
+        for _ in range(warmup - 1):  # (the JVM keeps compiling for many jobs)
+            reader.load(files).write.format("noop").mode("overwrite").save()
         times = []
         for _ in range(repeat):
             start = time.perf_counter()
@@ -164,11 +169,19 @@ def main(argv: list[str] | None = None) -> int:
         "--table", help="the typed read's table (default: the generated archive's bench.t)"
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--warmup", type=int, default=1,
+        help="untimed reads of each form before the timed ones (the first one a count)",
+    )  # fmt: skip
     parser.add_argument("--cores", default="1,2")
     parser.add_argument("--spark-worker", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.spark_worker:
-        print(json.dumps(spark_worker(args.spark_worker, args.paths, args.repeat, args.table)))
+        print(
+            json.dumps(
+                spark_worker(args.spark_worker, args.paths, args.repeat, args.table, args.warmup)
+            )
+        )
         return 0
     cores = [int(c) for c in args.cores.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -192,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                     str(n),
                     "--repeat",
                     str(args.repeat),
+                    "--warmup",
+                    str(args.warmup),
                     *(["--table", table] if table else []),
                     *files,
                 ],

@@ -17,6 +17,7 @@ them). The file is decoded whole before its batches are given out (sorted by ``s
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import io
 import os
@@ -24,10 +25,10 @@ import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fakemaster.constants import ColumnType, EventType
-from fakemaster.events import GtidEvent
+from fakemaster.constants import ChecksumAlg, ColumnType, EventType, GtidFlag
+from fakemaster.events import FormatDescriptionEvent, GtidEvent
 from fakemaster.spark import changes
 from fakemaster.spark.columns import BINARY, Catalogue, TableInfo, _real_type, table_info
 
@@ -508,10 +509,11 @@ _QUERY_RESET_TYPES = [int(EventType.XID), int(EventType.ROTATE)]
 _HEADER = struct.Struct("<IBII")  # timestamp, type, server id, length
 
 
-def _event_heads(source: Any) -> tuple[Any, Any] | None:
+def _event_heads(source: Any) -> tuple[Any, Any, _CommonGtids | None] | None:
     """The offset and type code of every event of a binlog file (a path or a BytesIO), from a
-    walk of the headers; None when the walk cannot tell (no magic, an encrypted file, a length
-    that does not frame): the decoder then decodes every event."""
+    walk of the headers, and its GTIDs when every one is a common GTID (``_common_gtids``);
+    None when the walk cannot tell (no magic, an encrypted file, a length that does not
+    frame): the decoder then decodes every event."""
     import mmap
 
     import numpy as np
@@ -523,10 +525,82 @@ def _event_heads(source: Any) -> tuple[Any, Any] | None:
             return None
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             found = _walk(memoryview(data))
-    return found if found is None else (np.asarray(found[0]), np.asarray(found[1]))
+    return found if found is None else (np.asarray(found[0]), np.asarray(found[1]), found[2])
 
 
-def _walk(data: Any) -> tuple[Any, Any] | None:
+class _CommonGtids(NamedTuple):
+    """A file's GTIDs read from its bytes, not decoded: every one the common GTID (a 19-byte
+    body without commit id or XA, zero padding), so that what the change events take from it
+    (server id, timestamp, domain-server-seq) lies at fixed places."""
+
+    offsets: Any  # int64 array, ascending
+    length: int  # the events' length (every one the same: 38, or 42 with a CRC)
+    server_ids: list[int]
+    ts_ms: list[int]
+    texts: list[str]
+
+
+def _common_gtids(data: Any, offsets: Any) -> _CommonGtids | None:
+    """The GTIDs at ``offsets`` of ``data`` (whole events, framed by the walk), or None when
+    one of them is not a common GTID (the decoder then decodes them, and says what is wrong
+    with one). Each GTID's CRC and length are checked by the decoder all the same."""
+    import numpy as np
+
+    buf = np.frombuffer(data, np.uint8)
+    try:
+        if not len(offsets):
+            return _CommonGtids(offsets, 0, [], [], [])
+        lengths = buf[offsets[:, None] + np.arange(9, 13)].view("<u4").ravel()
+        length = int(lengths[0])
+        if length not in (38, 42) or (lengths != length).any():
+            return None
+        head = buf[offsets[:, None] + np.arange(38)]  # the header and the 19-byte body
+        flags = head[:, 31]
+        if (flags & (GtidFlag.GROUP_COMMIT_ID | _XA_FLAGS)).any() or head[:, 32:].any():
+            return None
+        timestamps = head[:, 0:4].copy().view("<u4").ravel().astype(np.int64) * 1000
+        servers = head[:, 5:9].copy().view("<u4").ravel().tolist()
+        seqs = head[:, 19:27].copy().view("<u8").ravel().tolist()
+        domains = head[:, 27:31].copy().view("<u4").ravel().tolist()
+        texts = [f"{d}-{s}-{n}" for d, s, n in zip(domains, servers, seqs, strict=True)]
+        return _CommonGtids(offsets, length, servers, timestamps.tolist(), texts)
+    finally:
+        del buf  # (the caller releases the buffer: no export may be left)
+
+
+_XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
+
+
+def _runs(offsets: Any) -> tuple[Any, Any]:
+    """``offsets`` as runs of equal values (a rows event's rows share its offset): each run's
+    value and length, for work done once per event and repeated for its rows."""
+    import numpy as np
+
+    if not len(offsets):
+        return offsets, np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], offsets[1:] != offsets[:-1])))
+    return offsets[starts], np.diff(np.append(starts, len(offsets)))
+
+
+def _frames_gtids(fde: FormatDescriptionEvent, gtids: _CommonGtids) -> bool:
+    """Whether the file's FDE agrees with where ``_common_gtids`` read the GTIDs' fields (a
+    19-byte header; a CRC after each event when it says CRC32)."""
+    crc = fde.checksum_alg == ChecksumAlg.CRC32
+    return fde.header_length == 19 and (not gtids.texts or gtids.length == 38 + 4 * crc)
+
+
+def _apply_gtid(state: changes.FileState, gtids: _CommonGtids, k: int) -> None:
+    """What GTID ``k`` of ``gtids`` sets in ``state`` (as changes.add_event for a decoded
+    one: no XA in a common GTID)."""
+    state.gtid = gtids.texts[k]
+    state.server_id = gtids.server_ids[k]
+    state.ts_ms = gtids.ts_ms[k]
+    state.query = None
+    state.event = 0
+    state.xid = None
+
+
+def _walk(data: Any) -> tuple[Any, Any, _CommonGtids | None] | None:
     import numpy as np
 
     try:
@@ -547,7 +621,9 @@ def _walk(data: Any) -> tuple[Any, Any] | None:
             pos += length
         if pos != size:
             return None  # a partial event: the decoder says what is wrong
-        return np.frombuffer(offsets, np.int64).copy(), np.frombuffer(bytes(types), np.uint8)
+        every = np.frombuffer(offsets, np.int64).copy()
+        codes = np.frombuffer(bytes(types), np.uint8)
+        return every, codes, _common_gtids(data, every[codes == int(EventType.GTID)])
     finally:
         if isinstance(data, memoryview):
             data.release()
@@ -570,11 +646,18 @@ def _read_table(
 
         return BinlogContext(), events()
 
-    walked = _event_heads(source)
-    wanted = _STATE_TYPES if walked is not None else NON_ROWS_TYPES
+    heads = _event_heads(source)
+    walked = None if heads is None else heads[:2]
+    gtids = None if heads is None else heads[2]
+    if walked is None:
+        wanted = NON_ROWS_TYPES
+    elif gtids is None:
+        wanted = _STATE_TYPES
+    else:
+        wanted = _STATE_TYPES - {int(EventType.GTID)}  # read from the walk: not decoded
     state = changes.FileState(PurePosixPath(name).name, index, None)
     items = read_changes(source, verify_checksum=verify_checksum, events=wanted)
-    return _changes_table(items, state, raw_events, verify_checksum, typed, walked)
+    return _changes_table(items, state, raw_events, verify_checksum, typed, walked, gtids)
 
 
 def events_table(
@@ -620,13 +703,15 @@ def _changes_table(
     verify_checksum: bool,
     typed: TableInfo | None = None,
     walked: tuple[Any, Any] | None = None,
+    read_gtids: _CommonGtids | None = None,
 ) -> Any:
     """The table of the columnar decoder's output ``items`` (ChangeBatch objects and the
     ``(offset, event)`` of the other events) for one file's events, ``state`` its state (updated
     by the other events); ``raw_events`` gives the events again with a context to decode them
     (for the columns read value by value), only when needed. ``walked``: every event's offset
     and type code (``_event_heads``) when ``items`` has only the events of ``_STATE_TYPES``;
-    None when it has every event but the rows events."""
+    None when it has every event but the rows events. ``read_gtids``: the file's GTIDs read from
+    its bytes, when ``items`` has none of them (they set the state as decoded ones would)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -650,11 +735,21 @@ def _changes_table(
     mark_state: list[tuple[Any, Any, Any, Any]] = []
     batches: list[ChangeBatch] = []
     ddl_offsets: list[int] = []
+    gtid_at = [] if read_gtids is None else read_gtids.offsets.tolist()
+    applied = -1  # the last of ``gtids`` applied to ``state``
     for item in items:
         if isinstance(item, ChangeBatch):
             batches.append(item)
             continue
         pos, event = item
+        if read_gtids is not None:
+            if isinstance(event, FormatDescriptionEvent) and not _frames_gtids(event, read_gtids):
+                raise _Fallback
+            # The last GTID before this event sets the state, as add_event does.
+            last = bisect.bisect_left(gtid_at, pos) - 1
+            if last > applied:
+                applied = last
+                _apply_gtid(state, read_gtids, last)
         while next_reset < len(resets) and resets[next_reset] < pos:
             state.query = None
             next_reset += 1
@@ -675,28 +770,55 @@ def _changes_table(
         rows_offsets = [np.asarray(b.record_batch.column("event_offset")) for b in batches]
         every = np.unique(np.concatenate([np.asarray(event_offsets, np.int64), *rows_offsets]))
         gtids = np.asarray(sorted(set(gtid_offsets)), np.int64)
+    if read_gtids is not None and len(gtid_at) - 1 > applied:
+        _apply_gtid(state, read_gtids, len(gtid_at) - 1)
+    # Each mark's state (server id, GTID, timestamp, query), in offset order, then a null one.
+    mark_values = [
+        pa.array([s[k] for s in mark_state] + [None], type_)
+        for k, type_ in enumerate((pa.int64(), pa.string(), pa.int64(), pa.string()))
+    ]
     mark_at = np.asarray(marks, np.int64)
+    if read_gtids is not None and len(gtid_at):
+        # Each GTID is a mark too: the state it sets, with no query.
+        at = np.concatenate([read_gtids.offsets, mark_at])
+        order = np.argsort(at, kind="stable")
+        mark_at = at[order]
+        taken = pa.array(np.append(order, len(order)))  # (the null state stays last)
+        read = (
+            pa.array(read_gtids.server_ids, pa.int64()),
+            pa.array(read_gtids.texts, pa.string()),
+            pa.array(read_gtids.ts_ms, pa.int64()),
+            pa.nulls(len(gtid_at), pa.string()),
+        )
+        mark_values = [
+            pa.concat_arrays([first, rest]).take(taken)
+            for first, rest in zip(read, mark_values, strict=True)
+        ]
 
     def event_numbers(offsets: Any) -> Any:
+        offsets, counts = _runs(offsets)
+        return np.repeat(_event_numbers(offsets), counts)
+
+    def _event_numbers(offsets: Any) -> Any:
         rank = np.searchsorted(every, offsets)
         g = np.searchsorted(gtids, offsets, side="right") - 1
         grank = np.searchsorted(every, gtids[np.maximum(g, 0)]) if len(gtids) else rank
         return np.where(g >= 0, rank - grank, rank + 1).astype(np.int32)
 
     def state_of(offsets: Any) -> list[Any]:
+        offsets, counts = _runs(offsets)
         m = np.searchsorted(mark_at, offsets, side="right") - 1
-        at = np.where(m >= 0, m, len(mark_state))
+        at = np.where(m >= 0, m, len(mark_at))
         columns = []
-        for k, type_ in enumerate((pa.int64(), pa.string(), pa.int64(), pa.string())):
-            values = pa.array([s[k] for s in mark_state] + [None], type_)
+        for k, values in enumerate(mark_values):
             if k == 3 and len(resets):
                 # A reset after the last mark: no query (the reference's XID/ROTATE).
                 r = np.searchsorted(resets, offsets, side="right") - 1
                 since = (r >= 0) & (
                     (m < 0) | (resets[np.maximum(r, 0)] > mark_at[np.maximum(m, 0)])
                 )
-                at = np.where(since, len(mark_state), at)
-            columns.append(values.take(pa.array(at)))
+                at = np.where(since, len(mark_at), at)
+            columns.append(values.take(pa.array(np.repeat(at, counts))))
         return columns
 
     if typed is not None:
