@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The Spark tests (tests/spark) under each PySpark minor version the `spark` extra allows, in
 # throw-away virtual environments: the newest 4.0.x, 4.1.x (no admission control for Python
-# streaming sources) and 4.3.x by default. Not part of CI (minutes per version).
+# streaming sources), 4.2.x (the first with it) and 4.3.x by default. Not part of CI (minutes
+# per version).
 #
 #   bash scripts/spark-versions.sh [DIR] [VERSION...]
 #
 # DIR holds one venv per version (DIR/venv-spark-4.0, ...; made if absent, reused otherwise;
 # default: a new temporary directory, removed at the end). VERSIONs are pip specifiers' X.Y
-# (default: 4.0 4.1 4.3). Needs python3 (3.11+) with venv, Java 17, network access to PyPI, and
-# what tests/spark needs (MariaDB 10.11 for the real-primary tests). One version at a time; a
+# (default: 4.0 4.1 4.2 4.3). Needs python3 (3.11+) with venv, Java 17, network access to
+# PyPI, and what tests/spark needs (MariaDB 10.11 for the real-primary tests). One version at a time; a
 # summary line per version at the end (the exact pyspark, pyarrow and py4j versions tested);
 # the exit status is non-zero when any version failed. Extra pytest arguments: PYTEST_ARGS.
 set -uo pipefail
@@ -25,7 +26,7 @@ else
   trap 'rm -rf "$base"' EXIT
 fi
 versions=("$@")
-[[ ${#versions[@]} -gt 0 ]] || versions=(4.0 4.1 4.3)
+[[ ${#versions[@]} -gt 0 ]] || versions=(4.0 4.1 4.2 4.3)
 
 # The test extra's peers, less the linters (pyproject.toml [project.optional-dependencies]).
 deps=(pytest pytest-asyncio pytest-timeout hypothesis pymysql mysql-replication
