@@ -9,9 +9,9 @@
 # DIR holds one venv per version (DIR/venv-spark-4.0, ...; made if absent, reused otherwise;
 # default: a new temporary directory, removed at the end). VERSIONs are pip specifiers' X.Y
 # (default: 4.0 4.1 4.2 4.3). Needs python3 (3.11+) with venv, Java 17, network access to
-# PyPI, and what tests/spark needs (MariaDB 10.11 for the real-primary tests). One version at a time; a
-# summary line per version at the end (the exact pyspark, pyarrow and py4j versions tested);
-# the exit status is non-zero when any version failed. Extra pytest arguments: PYTEST_ARGS.
+# PyPI, and what tests/spark needs (MariaDB 10.11 for the real-primary tests). One version at
+# a time; a summary line per version at the end (the exact pyspark, pyarrow and py4j versions
+# tested); the exit status is non-zero when any version failed. Extra pytest arguments: PYTEST_ARGS.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
