@@ -147,6 +147,7 @@ _ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
 _FDE = int(EventType.FORMAT_DESCRIPTION)
 _TABLE_MAP = int(EventType.TABLE_MAP)
 _GTID = int(EventType.GTID)
+_QUERY = int(EventType.QUERY)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION)
 _OPS = {"write": "c", "update": "u", "delete": "d"}
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
@@ -1968,6 +1969,11 @@ class ColumnarDecoder:
         # Those feed_buffer takes from a file's read buffer (not a START_ENCRYPTION, which
         # the file reader acts on).
         self._inline = self._checked - {_START_ENCRYPTION}
+        # A QUERY that only flushes when it is DDL, and is not given out: the bodies of those
+        # seen before that are not DDL (a server's COMMIT of a non-transactional table's
+        # statement: the same bytes every time) are passed over as they were (decoded, not DDL).
+        self._quick_query = _QUERY if _QUERY in self.flush_on and _QUERY not in self.events else -1
+        self._queries: set[bytes] = set()
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
@@ -1996,6 +2002,8 @@ class ColumnarDecoder:
         out: list[Output] = []
         if type_code in self.flush_on:
             if type_code in DDL_EVENT_TYPES:
+                if type_code == self._quick_query and self._queries and self._known_query(data):
+                    return out
                 return self._decoded(offset, data)
             out += self.flush()
         ctx = self.ctx
@@ -2149,6 +2157,8 @@ class ColumnarDecoder:
         rows_codes = _ROWS_CODES
         table_map_code = _TABLE_MAP
         gtid_code = _GTID
+        quick_query = self._quick_query
+        queries = self._queries
         view_min = _VIEW_MIN
         batch_rows = self.batch_rows
         check = self.verify_checksum and ctx.checksum
@@ -2169,7 +2179,7 @@ class ColumnarDecoder:
                     length < min_length
                     or length >= view_min
                     or end > last + HEADER_LEN
-                    or type_code not in inline
+                    or (type_code not in inline and type_code != quick_query)
                 ):
                     break
                 data = buf[pos:end]
@@ -2213,6 +2223,8 @@ class ColumnarDecoder:
                         break
                     seq_no, domain_id, _ = unpack_gtid(data, start)
                     gtid = (domain_id, fields[2], seq_no)
+                elif type_code == quick_query and data[start : length - trailer] not in queries:
+                    break
                 pos = end
                 offset += length
         finally:
@@ -2260,13 +2272,30 @@ class ColumnarDecoder:
             out.append(_build_batch(buffer))
         return True
 
+    def _known_query(self, data: bytes) -> bool:
+        """Whether ``data`` (a QUERY event of the right length) has a body decoded before as
+        not DDL, and its CRC32 (when checked) is right."""
+        ctx = self.ctx
+        end = len(data) - (CHECKSUM_LEN if ctx.checksum else 0)
+        start = max(ctx.fde.header_length, HEADER_LEN)
+        if start > end or data[start:end] not in self._queries:
+            return False
+        return not (ctx.checksum and self.verify_checksum and _crc32(data) != CRC_RESIDUE)
+
     def _decoded(self, offset: int, data: bytes) -> list[Output]:
-        event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+        ctx = self.ctx
+        event = decode_event(data, ctx, offset, self.verify_checksum, self.allow_unknown)
         out: list[Output] = []
-        if event.type_code in self.flush_on and not (
-            isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL
-        ):
-            out += self.flush()
+        if event.type_code in self.flush_on:
+            if isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL:
+                if event.type_code == self._quick_query:
+                    # (its body alone says what it is: QUERY's post-header has a fixed size)
+                    if len(self._queries) >= 1024:
+                        self._queries.clear()
+                    end = len(data) - (CHECKSUM_LEN if ctx.checksum else 0)
+                    self._queries.add(data[max(ctx.fde.header_length, HEADER_LEN) : end])
+            else:
+                out += self.flush()
         if event.type_code == _GTID:
             self.gtid = (event.domain_id, event.server_id, event.seq_no)  # type: ignore[attr-defined]
         if event.type_code in self.events:
