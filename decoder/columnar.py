@@ -1567,23 +1567,6 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     images = int(image_counts.sum())
     if not total:
         return None
-    areas = list(map(_get_area, runs))
-    areas.append(_PADDING)
-    raw = b"".join(areas)
-    areas.pop()
-    bases = np.zeros(count, np.int64)
-    np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
-    image_starts = bases + numbers[:, 5]
-    image_ends = bases + numbers[:, 6]
-    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
-    np.cumsum(image_counts[:-1], out=first_image[1:])
-    if images == count and (image_counts == 1).all():  # one image per event: its images' start
-        starts = image_starts
-    else:
-        starts = np.fromiter(
-            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
-        ) + np.repeat(image_starts, image_counts)
-    images_read = _Images(raw)
     # Each image's bitmap: a run's images take its header's bitmaps in turn (an UPDATE's
     # before and after images).
     masks: list[int] = []
@@ -1595,7 +1578,72 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             if mask not in masks:
                 masks.append(mask)
         image_masks.append((masks.index(first_mask), masks.index(second_mask)))
-    if len(masks) == 1:
+    # With one bitmap and UPDATEs or several kinds, the images are read in the order of the
+    # ``before`` column's rows then the ``after`` column's (no take after): a row without such
+    # an image reads a placeholder image after the events' (every column NULL: nothing to
+    # copy), the struct null there.
+    placeholder = b""
+    if len(masks) == 1 and kind in (1, -1):
+        placeholder = b"\xff" * (((masks[0] & ((1 << width) - 1)).bit_count() + 7) >> 3)
+    areas = list(map(_get_area, runs))
+    areas.append(placeholder)
+    areas.append(_PADDING)
+    raw = b"".join(areas)
+    del areas[-2:]
+    sizes = np.fromiter(map(len, areas), np.int64, count)
+    bases = np.zeros(count, np.int64)
+    np.cumsum(sizes[:-1], out=bases[1:])
+    image_starts = bases + numbers[:, 5]
+    image_ends = bases + numbers[:, 6]
+    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
+    np.cumsum(image_counts[:-1], out=first_image[1:])
+    if images == count and (image_counts == 1).all():  # one image per event: its images' start
+        starts = image_starts
+    else:
+        starts = np.fromiter(
+            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
+        ) + np.repeat(image_starts, image_counts)
+    images_read = _Images(raw)
+    # The rows: each run's rows, their kinds and first images.
+    row_kind = None
+    if kind == 1:
+        row_image = np.arange(0, images, 2, dtype=np.int64)
+    elif kind == -1:
+        row_kind = np.repeat(run_kind, row_counts)
+        steps = np.where(row_kind == 1, 2, 1)
+        row_image = np.zeros(total, np.int64)
+        np.cumsum(steps[:-1], out=row_image[1:])
+    before = after = None
+    if placeholder:
+        # Each row's before and after image (-1: none), read in that order.
+        if row_kind is None:
+            before_of = row_image
+            after_of = row_image + 1
+            absent = None
+        else:
+            before_of = np.where(row_kind == 0, -1, row_image)
+            after_of = np.where(row_kind == 2, -1, row_image + (row_kind == 1))
+            absent = np.concatenate((row_kind == 0, row_kind == 2))
+        read_order = np.concatenate((before_of, after_of))
+        read_starts = starts[read_order]
+        if absent is not None:
+            read_starts[absent] = sizes.sum()
+        found = _vector_image(images_read, read_starts, readers, columns, masks[0], width)
+        if found is None:
+            return None
+        arrays, read_ends = found
+        ends = np.empty(images, np.int64)
+        if absent is None:
+            ends[read_order] = read_ends
+        else:
+            ends[read_order[~absent]] = read_ends[~absent]
+        image = pa.StructArray.from_arrays(
+            arrays, fields=fields, mask=None if absent is None else pa.array(absent)
+        )
+        before = image.slice(0, total)
+        after = image.slice(total, total)
+        positions = None
+    elif len(masks) == 1:
         found = _vector_image(images_read, starts, readers, columns, masks[0], width)
         if found is None:
             return None
@@ -1632,16 +1680,9 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     expected[(first_image + image_counts - 1)[filled]] = image_ends[filled]
     if not np.array_equal(ends, expected):
         return None
-    # The rows: each run's rows, their kinds and first images.
-    if kind == 1 or kind == -1:
-        if kind == 1:
-            row_kind = None
-            row_image = np.arange(0, images, 2, dtype=np.int64)
-        else:
-            row_kind = np.repeat(run_kind, row_counts)
-            steps = np.where(row_kind == 1, 2, 1)
-            row_image = np.zeros(total, np.int64)
-            np.cumsum(steps[:-1], out=row_image[1:])
+    if before is not None:  # (read in place)
+        assert after is not None
+    elif kind == 1 or kind == -1:  # (several bitmaps)
         before_at = row_image
         after_at = np.minimum(row_image + 1, images - 1)  # (a DELETE's: masked)
         if positions is not None:
@@ -1656,7 +1697,6 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             before = image.take(pa.array(before_at, mask=inserts))
             after = image.take(pa.array(after_at, mask=row_kind == 2))
     else:
-        row_kind = None
         if positions is not None:
             image = image.take(pa.array(positions))
         if kind == 2:
