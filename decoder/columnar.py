@@ -150,6 +150,9 @@ _GTID = int(EventType.GTID)
 _QUERY = int(EventType.QUERY)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION)
 _OPS = {"write": "c", "update": "u", "delete": "d"}
+# ColumnarDecoder.feed_buffer's actions per type code: only check it (CRC32, framing), a rows
+# event, a TABLE_MAP, a GTID, a QUERY that may be one passed over.
+_DO_CHECK, _DO_ROWS, _DO_TABLE_MAP, _DO_GTID, _DO_QUERY = range(5)
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 # A TIME2 hour/minute/second field from this on has hour bits MariaDB ignores (values.py).
 _TIME2_HMS_LIMIT = TIME2_HOURS << 12
@@ -2014,6 +2017,14 @@ class ColumnarDecoder:
         # statement: the same bytes every time) are passed over as they were (decoded, not DDL).
         self._quick_query = _QUERY if _QUERY in self.flush_on and _QUERY not in self.events else -1
         self._queries: set[bytes] = set()
+        # What feed_buffer does with each type code it takes (the others stop it).
+        self._actions = {code: _DO_CHECK for code in self._inline}
+        self._actions.update({code: _DO_ROWS for code in _ROWS_CODES & self._inline})
+        for code, action in ((_TABLE_MAP, _DO_TABLE_MAP), (_GTID, _DO_GTID)):
+            if code in self._inline:
+                self._actions[code] = action
+        if self._quick_query == _QUERY:
+            self._actions[_QUERY] = _DO_QUERY
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
@@ -2185,7 +2196,7 @@ class ColumnarDecoder:
         a bad length, a START_ENCRYPTION, one the short way finds wrong), before which nothing
         of it has been taken."""
         ctx = self.ctx
-        inline = self._inline
+        actions = self._actions
         templates = self._templates
         maps = self._maps
         buffers = self._buffers
@@ -2194,10 +2205,6 @@ class ColumnarDecoder:
         unpack_gtid = _unpack_gtid
         crc32 = _crc32
         residue = CRC_RESIDUE
-        rows_codes = _ROWS_CODES
-        table_map_code = _TABLE_MAP
-        gtid_code = _GTID
-        quick_query = self._quick_query
         queries = self._queries
         view_min = _VIEW_MIN
         batch_rows = self.batch_rows
@@ -2208,25 +2215,25 @@ class ColumnarDecoder:
         min_length = start + trailer  # (start is at least HEADER_LEN)
         gtid_min = min_length + GTID_BODY_MIN
         gtid = self.gtid
-        last = len(buf) - HEADER_LEN
+        size = len(buf)
+        last = size - HEADER_LEN
         try:
             while pos <= last:
                 fields = unpack_header(buf, pos)
-                type_code = fields[1]
                 length = fields[3]
                 end = pos + length
-                if (
-                    length < min_length
-                    or length >= view_min
-                    or end > last + HEADER_LEN
-                    or (type_code not in inline and type_code != quick_query)
-                ):
+                if end > size or not min_length <= length < view_min:
+                    break
+                action = actions.get(fields[1])
+                if action is None:
                     break
                 data = buf[pos:end]
                 if check and crc32(data) != residue:
                     break  # feed says what is wrong
-                if type_code in rows_codes:
-                    template = templates.get((type_code, data[start:id_end]))
+                if not action:  # (only checked)
+                    pass
+                elif action == _DO_ROWS:
+                    template = templates.get((fields[1], data[start:id_end]))
                     if template is None:
                         break
                     header, prefix, scanner, buffer, header_index, shift = template
@@ -2253,17 +2260,17 @@ class ColumnarDecoder:
                     if buffer.rows >= batch_rows:
                         del buffers[table_id]
                         out.append(_build_batch(buffer))
-                elif type_code == table_map_code:
+                elif action == _DO_TABLE_MAP:
                     table_map = maps.get(data[start : length - trailer])
                     if table_map is None:
                         break
                     table_maps[table_map.table_id] = table_map
-                elif type_code == gtid_code:
+                elif action == _DO_GTID:
                     if length < gtid_min:
                         break
                     seq_no, domain_id, _ = unpack_gtid(data, start)
                     gtid = (domain_id, fields[2], seq_no)
-                elif type_code == quick_query and data[start : length - trailer] not in queries:
+                elif data[start : length - trailer] not in queries:  # (_DO_QUERY)
                     break
                 pos = end
                 offset += length
