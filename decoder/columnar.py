@@ -1320,7 +1320,10 @@ def _vector_image(
     pos = starts
     limit = images.limit
     if present:
-        if int(starts.max()) > limit or int(starts.min()) < 0:
+        # ``bound``: at least the largest of ``pos`` (its max taken only when it could be past
+        # the images' end: each position stays in the images, checked before it is read).
+        bound = int(starts.max())
+        if bound > limit or int(starts.min()) < 0:
             return None
         null_bytes = (len(present) + 7) >> 3
         if null_bytes <= 8:
@@ -1332,6 +1335,7 @@ def _vector_image(
             null_matrix = images.matrix(starts, null_bytes)
             any_null = bool(null_matrix.any())
         pos = starts + null_bytes
+        bound += null_bytes
         null_columns = None
         if any_null:
             # Every column's NULL flags at once: row k of null_columns is the k-th present
@@ -1341,10 +1345,13 @@ def _vector_image(
         for bit, column in enumerate(present):
             reader = readers[column]
             nulls = null_columns[bit] if null_columns is not None else None
-            if int(pos.max()) > limit:
-                return None
+            if bound > limit:
+                bound = int(pos.max())
+                if bound > limit:
+                    return None
             if reader.fmt:
                 array = _vector_fixed(images, pos, nulls, reader, columns[column])
+                bound += reader.size
                 if nulls is None:
                     pos = pos + reader.size
                 else:
@@ -1358,7 +1365,8 @@ def _vector_image(
                 pos = value_starts + lengths
                 if nulls is not None:
                     pos[nulls] -= prefix
-                if int(pos.max()) > limit:
+                bound = int(pos.max())
+                if bound > limit:
                     return None
                 array = _vector_binary(images, value_starts, lengths, nulls)
             if array is None:
@@ -1589,13 +1597,17 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     if len(masks) == 1 and kind in (1, -1):
         placeholder = b"\xff" * (((masks[0] & ((1 << width) - 1)).bit_count() + 7) >> 3)
     areas = list(map(_get_area, runs))
-    areas.append(placeholder)
     areas.append(_PADDING)
+    if placeholder:  # (first: the images' largest start stays a real image's)
+        areas.insert(0, placeholder)
     raw = b"".join(areas)
-    del areas[-2:]
+    if placeholder:
+        del areas[0]
+    areas.pop()
     sizes = np.fromiter(map(len, areas), np.int64, count)
-    bases = np.zeros(count, np.int64)
+    bases = np.full(count, len(placeholder), np.int64)
     np.cumsum(sizes[:-1], out=bases[1:])
+    bases[1:] += len(placeholder)
     image_starts = bases + numbers[:, 5]
     image_ends = bases + numbers[:, 6]
     first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
@@ -1630,7 +1642,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         read_order = np.concatenate((before_of, after_of))
         read_starts = starts[read_order]
         if absent is not None:
-            read_starts[absent] = sizes.sum()
+            read_starts[absent] = 0  # the placeholder
         found = _vector_image(images_read, read_starts, readers, columns, masks[0], width)
         if found is None:
             return None
