@@ -1807,18 +1807,26 @@ def _meta_arrays(runs: Sequence[Record], fields: Any, counts: Any) -> list[Any]:
     np = _np()
     repeats = counts
     count = len(runs)
-    arrays = [pa.array(np.repeat(fields[:, k], repeats), pa.int64()) for k in range(4)]
+    total = int(counts.sum())
+    # Each column's values contiguous (one repeat for the four): zero-copy buffers.
+    repeated = np.repeat(np.ascontiguousarray(fields[:, :4].T), repeats, axis=1)
+    arrays = [
+        pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(repeated[k])])
+        for k in range(4)
+    ]
     gtids = list(map(_get_gtid, runs))
     try:  # (a run before any GTID has None in its GTID: TypeError)
         numbers: Any = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count)
     except TypeError:
         numbers = None
     if numbers is not None:
-        numbers = numbers.reshape(count, 3)
+        numbers = np.repeat(numbers.reshape(count, 3).T.astype(np.int64), repeats, axis=1)
+        seq = np.zeros((total, 2), np.int64)  # decimal128(20, 0): the seq as its low word
+        seq[:, 0] = numbers[2]
         arrays += [
-            pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
-            pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
-            pa.array(np.repeat(numbers[:, 2], repeats), pa.uint64()).cast(pa.decimal128(20, 0)),
+            pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(numbers[0])]),
+            pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(numbers[1])]),
+            pa.Array.from_buffers(pa.decimal128(20, 0), total, [None, pa.py_buffer(seq)]),
         ]
     else:
         domains: list[int | None] = []
