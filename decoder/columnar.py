@@ -998,22 +998,28 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
     null_bytes = (len(present) + 7) >> 3
     if not present:
         return
-    if null_bytes == 1:
-        lines.append("        nulls = data[pos]")
+    if null_bytes <= 4:  # (indexing costs less than a slice and int.from_bytes)
+        flags = " | ".join(
+            f"data[pos + {k}] << {8 * k}" if k else "data[pos]" for k in range(null_bytes)
+        )
+        lines.append(f"        nulls = {flags}")
     else:
         lines.append(f"        nulls = _fb(data[pos:pos + {null_bytes}], 'little')")
     lines.append(f"        pos += {null_bytes}")
 
-    def skip(indent: str, reader: ColumnReader) -> list[str]:
+    def skip(indent: str, reader: ColumnReader, fixed: int = 0) -> list[str]:
+        """``pos`` moved over ``fixed`` bytes then the column's value."""
         if reader.fmt:
-            return [f"{indent}pos += {reader.size}"] if reader.size else []
+            step = fixed + reader.size
+            return [f"{indent}pos += {step}"] if step else []
         prefix = reader.size
+        at = f"pos + {fixed}" if fixed else "pos"
         length = {
-            1: "data[pos]",
-            2: "(data[pos] | data[pos + 1] << 8)",
-            3: "(data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)",
-        }.get(prefix, "_u32(data, pos)[0]")
-        return [f"{indent}pos += {prefix} + {length}"]
+            1: f"data[{at}]",
+            2: f"(data[{at}] | data[{at} + 1] << 8)",
+            3: f"(data[{at}] | data[{at} + 1] << 8 | data[{at} + 2] << 16)",
+        }.get(prefix, f"_u32(data, {at})[0]")
+        return [f"{indent}pos += {fixed + prefix} + {length}"]
 
     lines.append(f"        if not nulls & {(1 << len(present)) - 1}:")
     fixed = 0
@@ -1023,10 +1029,8 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
         if reader.fmt:
             fixed += reader.size
             continue
-        if fixed:
-            body.append(f"            pos += {fixed}")
-            fixed = 0
-        body += skip("            ", reader)
+        body += skip("            ", reader, fixed)  # (the fixed-size values before it too)
+        fixed = 0
     if fixed:
         body.append(f"            pos += {fixed}")
     lines += body or ["            pass"]
@@ -1042,11 +1046,11 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
 def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
-    """A function ``(data, pos, end) -> image start positions`` relative to ``pos`` (None if
-    the rows do not end at ``end``): the row decoder's walk over the images without reading
-    the values. One start per row; for an UPDATE (``present_after`` given) two, the before
-    and the after image's. The first row is walked before the loop: an event of one row
-    (not an UPDATE) gives the shared ``_ONE_ROW`` tuple."""
+    """A function ``(data, pos, end) -> image start positions`` in ``data`` (None if the rows
+    do not end at ``end``): the row decoder's walk over the images without reading the
+    values. One start per row; for an UPDATE (``present_after`` given) two, the before and
+    the after image's. The first row is walked before the loop: an event of one row (not an
+    UPDATE) gives the shared ``_ONE_ROW`` tuple, its start relative to ``pos``."""
     walk: list[str] = []
     columns = [c for c in range(width) if present >> c & 1]
     any_column = bool(columns)
@@ -1056,14 +1060,14 @@ def compile_scanner(
         columns = [c for c in range(width) if present_after >> c & 1]
         any_column = any_column or bool(columns)
         first_walk.append("        middle = pos")
-        walk.append("        append(pos - first)")
+        walk.append("        append(pos)")
         _scan_image(first_walk, readers, columns)
         _scan_image(walk, readers, columns)
     if not any_column:
         walk.append("        return None")
         first_walk.append("        return None")
-    one, begun = ("_one", "[0]") if present_after is None else (
-        "(0, middle - first)", "[0, middle - first]"
+    one, begun = ("_one", "[first]") if present_after is None else (
+        "(first, middle)", "[first, middle]"
     )  # fmt: skip
     lines = [
         "def scan(data, pos, end):",
@@ -1078,7 +1082,7 @@ def compile_scanner(
         f"    starts = {begun}",
         "    append = starts.append",
         "    while pos < end:",
-        "        append(pos - first)",
+        "        append(pos)",
         *walk,
         "    return starts if pos == end else None",
     ]
@@ -1406,8 +1410,8 @@ class ChangeBatch:
 #    a_end)
 # ``rows``: the rows read at feed time (None: read when the batch is built); the header index:
 # its RowsHeader in the buffer's ``headers``; the row images are ``area[a_start:a_end]`` (the
-# event's bytes themselves when small: no copy of them); ``starts``: where each row starts,
-# relative to ``a_start`` (None: not walked; ``_ONE_ROW`` for one row).
+# event's bytes themselves when small: no copy of them); ``starts``: where each row starts in
+# ``area`` (None: not walked; for one row ``_ONE_ROW``: relative to ``a_start``).
 Record = tuple[Any, ...]
 _R_GTID, _R_ROWS, _R_HEADER, _R_STARTS, _R_AREA, _R_A_START, _R_A_END = 4, 5, 6, 7, 8, 9, 10
 
@@ -1615,9 +1619,10 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     if images == count and (image_counts == 1).all():  # one image per event: its images' start
         starts = image_starts
     else:
+        # (an event of one image: _ONE_ROW, its start relative to its images')
         starts = np.fromiter(
             itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
-        ) + np.repeat(image_starts, image_counts)
+        ) + np.repeat(np.where(image_counts == 1, image_starts, bases), image_counts)
     images_read = _Images(raw)
     # The rows: each run's rows, their kinds and first images.
     row_kind = None
