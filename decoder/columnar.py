@@ -1564,15 +1564,15 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     count = len(runs)
     kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
     image_counts = np.fromiter(map(len, map(_get_starts, runs)), np.int64, count)
-    numbers = np.fromiter(
-        itertools.chain.from_iterable(map(_RUN_NUMBERS, runs)), np.int64, 7 * count
-    ).reshape(count, 7)
+    numbers = np.empty((len(_RUN_NUMBERS), count), np.int64)  # one row per field
+    for row, getter in enumerate(_RUN_NUMBERS):
+        numbers[row] = np.fromiter(map(getter, runs), np.int64, count)
     if len(headers) == 1:
         run_header = None
         kind = kinds[0]
         row_counts = image_counts >> 1 if kind == 1 else image_counts
     else:
-        run_header = numbers[:, 4]
+        run_header = numbers[4]
         kind = -1  # (several headers: maybe several kinds)
         run_kind = np.asarray(kinds, np.int64)[run_header]
         if (run_kind == run_kind[0]).all():
@@ -1612,8 +1612,8 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     bases = np.full(count, len(placeholder), np.int64)
     np.cumsum(sizes[:-1], out=bases[1:])
     bases[1:] += len(placeholder)
-    image_starts = bases + numbers[:, 5]
-    image_ends = bases + numbers[:, 6]
+    image_starts = bases + numbers[5]
+    image_ends = bases + numbers[6]
     first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
     np.cumsum(image_counts[:-1], out=first_image[1:])
     if images == count and (image_counts == 1).all():  # one image per event: its images' start
@@ -1801,20 +1801,20 @@ _get_starts = itemgetter(_R_STARTS)
 # The row starts of a one-row event (read only, shared by those events' runs).
 _ONE_ROW = (0,)
 # offset, log_pos, timestamp, server id, header index, a_start, a_end
-_RUN_NUMBERS = itemgetter(0, 1, 2, 3, _R_HEADER, _R_A_START, _R_A_END)
+_RUN_NUMBERS = [itemgetter(k) for k in (0, 1, 2, 3, _R_HEADER, _R_A_START, _R_A_END)]
 
 
 def _meta_arrays(runs: Sequence[Record], fields: Any, counts: Any) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
-    value per run, repeated for its rows); ``fields``: the runs' first four fields, an int64
-    matrix."""
+    value per run, repeated for its rows); ``fields``: the runs' ``_RUN_NUMBERS``, an int64
+    row each."""
     pa = _pa()
     np = _np()
     repeats = counts
     count = len(runs)
     total = int(counts.sum())
     # Each column's values contiguous (one repeat for the four): zero-copy buffers.
-    repeated = np.repeat(np.ascontiguousarray(fields[:, :4].T), repeats, axis=1)
+    repeated = np.repeat(fields[:4], repeats, axis=1)
     arrays = [
         pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(repeated[k])])
         for k in range(4)
