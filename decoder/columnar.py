@@ -1783,15 +1783,31 @@ def _present_arrays(
             befores.append(present)
             afters.append(header.columns_present_after)
     out = []
+    row_header = None
     for values in (befores, afters):
         if run_header is None or all(value == values[0] for value in values):
             if values[0] is None:
                 out.append(pa.nulls(total, pa.binary()))
             else:
                 out.append(pa.repeat(pa.scalar(values[0], pa.binary()), total))
+            continue
+        if row_header is None:
+            row_header = np.repeat(run_header, row_counts)
+        given = {value for value in values if value is not None}
+        if len(given) == 1:  # one bitmap, null for some kinds (FULL images of several kinds)
+            (value,) = given
+            valid = np.asarray([v is not None for v in values])[row_header]
+            offsets = np.arange(0, (total + 1) * len(value), len(value), dtype=np.int32)
+            validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+            out.append(
+                pa.Array.from_buffers(
+                    pa.binary(),
+                    total,
+                    [validity, pa.py_buffer(offsets), pa.py_buffer(value * total)],
+                )
+            )
         else:
-            row_header = np.repeat(run_header, row_counts).astype(np.int32)
-            out.append(pa.array(values, pa.binary()).take(pa.array(row_header)))
+            out.append(pa.array(values, pa.binary()).take(pa.array(row_header.astype(np.int32))))
     return out[0], out[1]
 
 
