@@ -1228,17 +1228,21 @@ _VIEWS = [True]
 _INLINE = 12  # a binary view holds a value of up to 12 bytes itself
 
 
-def _view_masks() -> Any:
-    """Per value length 0 to 12: the bytes of its 16-byte binary view kept (its length, and
-    that many bytes of the value)."""
+def _view_masks() -> tuple[Any, Any]:
+    """Per value length 0 to 12, and 13 for any longer value: the bits of a 16-byte binary
+    view's two little-endian words kept (the first: its length and up to 4 bytes of the value;
+    the second: the value's bytes 4 to 11, none for a long value, whose offset goes there)."""
     np = _np()
-    masks = np.zeros((_INLINE + 1, 16), np.uint8)
+    first = np.zeros(_INLINE + 2, np.uint64)
+    second = np.zeros(_INLINE + 2, np.uint64)
     for length in range(_INLINE + 1):
-        masks[length, : 4 + length] = 0xFF
-    return masks
+        first[length] = (1 << (32 + 8 * min(length, 4))) - 1
+        second[length] = (1 << (8 * max(0, length - 4))) - 1
+    first[_INLINE + 1] = (1 << 64) - 1
+    return first, second
 
 
-_VIEW_MASKS: list[Any] = []
+_VIEW_MASKS: list[tuple[Any, Any]] = []
 
 
 def _binary_by_views(images: _Images, starts: Any, lengths: Any, nulls: Any) -> Any:
@@ -1254,18 +1258,27 @@ def _binary_by_views(images: _Images, starts: Any, lengths: Any, nulls: Any) -> 
         return None
     if not _VIEW_MASKS:
         _VIEW_MASKS.append(_view_masks())
+    first_masks, second_masks = _VIEW_MASKS[0]
     le8 = images.view("<u8")
     head = le8[starts]  # the value's bytes 0 to 7 (past its end: other bytes, masked below)
-    tail = le8[starts + 8]  # and 8 to 11
     views = np.empty((count, 2), np.uint64)
+    first = views[:, 0]
+    second = views[:, 1]
     thirty_two = np.uint64(32)
-    views[:, 0] = lengths.astype(np.uint64) | (head << thirty_two)
-    views[:, 1] = (head >> thirty_two) | (tail << thirty_two)
-    as_bytes = views.view(np.uint8)
-    as_bytes &= _VIEW_MASKS[0][np.minimum(lengths, _INLINE)]
+    which = np.minimum(lengths, _INLINE + 1)
+    np.left_shift(head, thirty_two, out=first)
+    first &= first_masks[which]
+    first |= lengths.astype(np.uint64)
     long = lengths > _INLINE
-    if long.any():  # buffer 0 (the images) at the value's offset
-        views[long, 1] = starts[long].astype(np.uint64) << thirty_two
+    if long.all():  # buffer 0 (the images) at the value's offset
+        np.left_shift(starts.astype(np.uint64), thirty_two, out=second)
+    else:
+        tail = le8[starts + 8]  # the value's bytes 8 to 11
+        np.right_shift(head, thirty_two, out=second)
+        second |= tail << thirty_two
+        second &= second_masks[which]
+        if long.any():
+            second[long] = starts[long].astype(np.uint64) << thirty_two
     validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
     try:
         array = pa.Array.from_buffers(

@@ -499,3 +499,34 @@ def test_wide_decimals_equal_the_row_decoder_values_in_arrow(
         check_generated(table_map, [event, event], 65536)
     finally:
         columnar._VECTOR_MIN = saved
+
+
+FAST_VIEWS = settings(max_examples=examples(2), deadline=None)
+
+
+@FAST_VIEWS
+@given(
+    st.lists(st.one_of(st.none(), st.binary(max_size=40)), min_size=1, max_size=30),
+    st.booleans(),
+)
+def test_binary_values_by_views_are_the_slices(values: list[bytes | None], long_only: bool) -> None:
+    """_vector_binary (binary views over the joined images, cast to binary) gives the values
+    at their starts: short (inline in the view), long (an offset), NULL, or every one long."""
+    import numpy as np  # (with pyarrow)
+
+    if long_only:
+        values = [None if v is None else v + bytes(13) for v in values]
+    raw = b""
+    starts, lengths = [], []
+    for index, value in enumerate(values):
+        raw += bytes([index % 251]) * (index % 3)  # other bytes between the values
+        starts.append(len(raw))
+        lengths.append(0 if value is None else len(value))
+        raw += value or b""
+    images = columnar._Images(raw + bytes(columnar._PAD))
+    nulls = np.array([v is None for v in values])
+    got = columnar._vector_binary(
+        images, np.array(starts, np.int64), np.array(lengths, np.int64), nulls
+    )
+    assert got.type == pa.binary()
+    assert got.to_pylist() == values
