@@ -572,6 +572,29 @@ def _civil_days(year: Any, month: Any, day: Any) -> tuple[Any, Any]:
     return era * 146097 + doe - 719468, valid
 
 
+# Per year * 13 + month (MySQL's packing) of years 0 to 9999 and one past them: the days from
+# 1970-01-01 to the month's day 0, and the month's length (0: not a month of years 1 to 9999,
+# or not a month): built once (_civil_days of every month's first day).
+_MONTHS: list[tuple[Any, Any]] = []
+_MONTHS_END = 10_000 * 13
+
+
+def _month_days(year_month: Any, day: Any) -> tuple[Any, Any]:
+    """_civil_days of (year * 13 + month, day) int64 arrays, by table."""
+    np = _np()
+    if not _MONTHS:
+        ym = np.arange(_MONTHS_END + 1, dtype=np.int64)
+        year, month = ym // 13, ym % 13
+        first, valid = _civil_days(year, month, np.ones_like(ym))
+        leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+        length = np.take(np.array(_MONTH_DAYS, np.int64), np.clip(month, 1, 12) - 1)
+        length = length + ((month == 2) & leap)
+        _MONTHS.append((first - 1, np.where(valid, length, 0)))
+    before, lengths = _MONTHS[0]
+    year_month = np.clip(year_month, 0, _MONTHS_END)  # (a NULL's bytes are not its own)
+    return before[year_month] + day, (day >= 1) & (day <= lengths[year_month])
+
+
 def _masked(values: Any, valid: Any, nulls: Any, arrow: Any) -> Any:
     np = _np()
     if nulls is not None:
@@ -616,7 +639,7 @@ def _datetime2_vector(fsp: int, arrow: Any) -> IntConverter:
             return None  # the per-value path raises the row decoder's error
         ymd = packed >> 17
         ym = ymd >> 5
-        days, valid = _civil_days(ym // 13, ym % 13, ymd & 31)
+        days, valid = _month_days(ym, ymd & 31)
         hms = packed & 0x1FFFF
         hour, minute, second = hms >> 12, (hms >> 6) & 63, hms & 63
         valid &= (hour <= 23) & (minute <= 59) & (second <= 59)
@@ -680,7 +703,9 @@ def _date_vector(arrow: Any) -> IntConverter:
     def vector(t: Any, nulls: Any) -> Any:
         np = _np()
         t = t.astype(np.int64)
-        days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
+        month = (t >> 5) & 15
+        days, valid = _month_days((t >> 9) * 13 + month, t & 31)
+        valid &= month <= 12
         return _masked(np.where(valid, days, 0).astype(np.int32), valid, nulls, arrow)
 
     return vector

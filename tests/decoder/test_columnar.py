@@ -530,3 +530,19 @@ def test_binary_values_by_views_are_the_slices(values: list[bytes | None], long_
     )
     assert got.type == pa.binary()
     assert got.to_pylist() == values
+
+
+def test_month_table_days_are_the_civil_days() -> None:
+    """_month_days (by table) gives _civil_days' days and validity for every year * 13 + month
+    of years 0 to 9999 and day 0 to 31, and invalid past them."""
+    import numpy as np  # (with pyarrow)
+
+    ym = np.repeat(np.arange(10_000 * 13, dtype=np.int64), 32)
+    day = np.tile(np.arange(32, dtype=np.int64), 10_000 * 13)
+    days, valid = columnar._month_days(ym, day)
+    want_days, want_valid = columnar._civil_days(ym // 13, ym % 13, day)
+    assert np.array_equal(valid, want_valid)
+    assert np.array_equal(days[valid], want_days[valid])
+    assert valid.sum() == 3_652_059  # the days of years 1 to 9999 (datetime.date)
+    _, outside = columnar._month_days(np.array([-1, -13, 10_000 * 13, 1 << 40]), np.ones(4, int))
+    assert not outside.any()
