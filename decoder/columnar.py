@@ -589,7 +589,7 @@ def _month_days(year_month: Any, day: Any) -> tuple[Any, Any]:
         leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
         length = np.take(np.array(_MONTH_DAYS, np.int64), np.clip(month, 1, 12) - 1)
         length = length + ((month == 2) & leap)
-        _MONTHS.append((first - 1, np.where(valid, length, 0)))
+        _MONTHS.append((first - 1, np.where(valid, length, 0).astype(np.uint8)))
     before, lengths = _MONTHS[0]
     year_month = np.clip(year_month, 0, _MONTHS_END)  # (a NULL's bytes are not its own)
     return before[year_month] + day, (day >= 1) & (day <= lengths[year_month])
