@@ -574,7 +574,7 @@ def _civil_days(year: Any, month: Any, day: Any) -> tuple[Any, Any]:
 
 # Per year * 13 + month (MySQL's packing) of years 0 to 9999 and one past them: the days from
 # 1970-01-01 to the month's day 0, and the month's length (0: not a month of years 1 to 9999,
-# or not a month): built once (_civil_days of every month's first day).
+# or not a month): built once, by summing the months' lengths.
 _MONTHS: list[tuple[Any, Any]] = []
 _MONTHS_END = 10_000 * 13
 
@@ -583,13 +583,14 @@ def _month_days(year_month: Any, day: Any) -> tuple[Any, Any]:
     """_civil_days of (year * 13 + month, day) int64 arrays, by table."""
     np = _np()
     if not _MONTHS:
-        ym = np.arange(_MONTHS_END + 1, dtype=np.int64)
-        year, month = ym // 13, ym % 13
-        first, valid = _civil_days(year, month, np.ones_like(ym))
-        leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
-        length = np.take(np.array(_MONTH_DAYS, np.int64), np.clip(month, 1, 12) - 1)
-        length = length + ((month == 2) & leap)
-        _MONTHS.append((first - 1, np.where(valid, length, 0).astype(np.uint8)))
+        years = np.arange(10_001)
+        leap = ((years % 4 == 0) & (years % 100 != 0)) | (years % 400 == 0)
+        table = np.tile(np.array((0, *_MONTH_DAYS), np.int32), (10_001, 1))  # month 0: none
+        table[:, 2] += leap
+        table[0] = table[10_000] = 0
+        length = table.ravel()[: _MONTHS_END + 1]
+        first = np.cumsum(length, dtype=np.int32) - length  # (days from 0001-01-01)
+        _MONTHS.append((first - (first[1970 * 13 + 1] + 1), length.astype(np.uint8)))
     before, lengths = _MONTHS[0]
     year_month = np.clip(year_month, 0, _MONTHS_END)  # (a NULL's bytes are not its own)
     return before[year_month] + day, (day >= 1) & (day <= lengths[year_month])
