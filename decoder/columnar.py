@@ -1122,9 +1122,11 @@ def compile_scanner(
     return scanner
 
 
-# Zero bytes after a batch's joined row images: an 8-byte read at any position up to 16 bytes
-# past the images' end stays in the buffer (a binary view's 12 bytes read as two words).
-_PAD = 24
+# Zero bytes after a batch's joined row images: an 8-byte read at any position up to 24 bytes
+# past the images' end stays in the buffer (a binary view's 12 bytes read as two words), and
+# so does a fixed-size value of up to 32 bytes (DECIMAL(65, 30) takes 30) at any position up to
+# the images' end (read through a strided view).
+_PAD = 32
 _PADDING = bytes(_PAD)
 
 
