@@ -757,7 +757,9 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> IntConverter | No
 def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter:
     """DECIMALs of more digits than an int64 holds: the unscaled value built in 32-bit limbs
     (numpy uint64 arrays, little-endian limb order), one digit group at a time (value * 10**digits
-    + group), then written as the decimal128/256's little-endian two's complement words."""
+    + group), then written as the decimal128/256's little-endian two's complement words.
+    The converter of an (n, size) uint8 matrix of the raw values; its ``from_images``
+    attribute: the same from a batch's images and the values' positions."""
     groups = decimal_groups(precision, scale)
     limbs = 4 if precision <= 38 else 8  # decimal128 / decimal256
     spans = []
@@ -770,24 +772,36 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
             (offset, nbytes, 10**digits, min(limbs, ((10**total).bit_length() + 31) // 32))
         )
         offset += nbytes
+    first_bytes = groups[0][0]
 
-    def vector(matrix: Any, nulls: Any) -> Any:
+    def convert(read: Callable[[int, int], Any], count: int, nulls: Any) -> Any:
+        """``read(start, nbytes)``: every value's bytes ``start`` to ``start + nbytes`` as
+        big-endian unsigned integers (uint64)."""
         np = _np()
         pa = _pa()
-        count = len(matrix)
-        m = np.array(matrix, np.uint8)  # a copy: flipped in place
-        positive = (m[:, 0] & 0x80) != 0
-        m[~positive] ^= 0xFF  # a negative value is stored with every bit inverted
-        m[:, 0] &= 0x7F  # and the sign bit
+        # The sign: the first byte's top bit set for a value >= 0; a negative value is stored
+        # with every bit inverted.
+        head = read(0, first_bytes)
+        sign_bit = np.uint64(1 << (8 * first_bytes - 1))
+        positive = (head & sign_bit) != 0
+        negative = ~positive
         if nulls is not None:
-            m[nulls] = 0
+            negative &= ~nulls
         acc = np.zeros((limbs, count), np.uint64)
         low = np.uint64(0xFFFFFFFF)
         bits = np.uint64(32)
         for start, nbytes, limit, used in spans:
-            group = _big_endian(m[:, start : start + nbytes])
+            group = head if start == 0 else read(start, nbytes)
+            group = np.where(negative, group ^ np.uint64((1 << (8 * nbytes)) - 1), group)
+            if start == 0:
+                group &= ~sign_bit
+            if nulls is not None:
+                group[nulls] = 0
             if (group >= limit).any():
                 return None  # the per-value path raises the row decoder's error
+            if start == 0:
+                acc[0] = group  # (under 2**32: a group has at most 4 bytes)
+                continue
             carry = group
             factor = np.uint64(limit)
             for limb in range(used):  # acc = acc * limit + group, limb by limb
@@ -795,9 +809,6 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
                 acc[limb] = value & low
                 carry = value >> bits
         # Negative values: two's complement over the limbs (invert, add one).
-        negative = ~positive
-        if nulls is not None:
-            negative &= ~nulls
         if negative.any():
             carry = negative.astype(np.uint64)
             for limb in range(limbs):
@@ -810,6 +821,23 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
             validity = pa.array(~nulls).buffers()[1]
         return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
 
+    def vector(matrix: Any, nulls: Any) -> Any:
+        return convert(
+            lambda start, nbytes: _big_endian(matrix[:, start : start + nbytes]), len(matrix), nulls
+        )
+
+    def from_images(images: _Images, positions: Any, nulls: Any) -> Any:
+        np = _np()
+        # (a value's bytes end at most at the images' end: past it, a NULL's, or wrong)
+        return convert(
+            lambda start, nbytes: images.unsigned(
+                np.minimum(positions + start, images.limit), nbytes, ">"
+            ),
+            len(positions),
+            nulls,
+        )
+
+    vector.from_images = from_images  # type: ignore[attr-defined]
     return vector
 
 
@@ -1206,6 +1234,9 @@ def _vector_fixed(
     integer = column.integer
     if integer is not None:
         return integer[1](images.unsigned(positions, size, integer[0]), mask)
+    from_images = getattr(column.matrix, "from_images", None)
+    if from_images is not None:  # wide DECIMALs
+        return from_images(images, positions, mask)
     return _matrix_array(images.matrix(positions, size), mask, reader, column)
 
 

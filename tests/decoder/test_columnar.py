@@ -491,14 +491,21 @@ def test_wide_decimals_equal_the_row_decoder_values_in_arrow(
     case: tuple[TableMapEvent, WriteRowsEvent], vector_min: int
 ) -> None:
     """DECIMALs of 19 to 65 digits converted a column at a time (numpy limbs: ``vector_min``
-    1) and value by value give the row decoder's values (decimal128 or decimal256)."""
-    saved = columnar._VECTOR_MIN
+    1; never left to the row decoder's way) and value by value give the row decoder's values
+    (decimal128 or decimal256)."""
+    saved = columnar._VECTOR_MIN, columnar._read_deferred
     columnar._VECTOR_MIN = vector_min
+
+    def read_deferred(buffer: Any, runs: Any) -> None:
+        assert vector_min > 1, "a column at a time, the values were left to the row decoder"
+        saved[1](buffer, runs)
+
+    columnar._read_deferred = read_deferred
     try:
         table_map, event = case
         check_generated(table_map, [event, event], 65536)
     finally:
-        columnar._VECTOR_MIN = saved
+        columnar._VECTOR_MIN, columnar._read_deferred = saved
 
 
 FAST_VIEWS = settings(max_examples=examples(2), deadline=None)
