@@ -998,6 +998,7 @@ class ColumnarShape(TableDecoder):
         super().__init__(column_types, column_meta, unsigned)
         self._arrow: list[_Column] | None = None
         self._scanners: dict[tuple[int, int, int | None], Scanner] = {}
+        self._fields: dict[tuple[str, ...], tuple[list[Any], Any]] = {}
 
     def _build(self) -> None:
         readers, columns = [], []
@@ -1033,6 +1034,18 @@ class ColumnarShape(TableDecoder):
             self._build()
         assert self._arrow is not None
         return self._arrow
+
+    def arrow_fields(self, names: tuple[str, ...]) -> tuple[list[Any], Any]:
+        """The Arrow fields of the first ``len(names)`` columns so named, and their struct."""
+        found = self._fields.get(names)
+        if found is None:
+            pa = _pa()
+            columns = self.arrow_columns()[: len(names)]
+            fields = [pa.field(name, c.arrow) for name, c in zip(names, columns, strict=True)]
+            if len(self._fields) >= self.MAX_READERS:
+                self._fields.clear()
+            found = self._fields[names] = (fields, pa.struct(fields))
+        return found
 
 
 columnar_shape = TableShapeCache(ColumnarShape).get
@@ -1629,8 +1642,7 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     width = buffer.width
     readers = buffer.shape.columns()[:width]
     columns = buffer.shape.arrow_columns()[:width]
-    fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
-    struct_type = pa.struct(fields)
+    fields, struct_type = buffer.shape.arrow_fields(buffer.names)
     runs = buffer.runs
     headers = buffer.headers
     count = len(runs)
