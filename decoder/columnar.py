@@ -2315,8 +2315,10 @@ class ColumnarDecoder:
     def feed_buffer(self, buf: bytes, pos: int, offset: int, out: list[Output]) -> tuple[int, int]:
         """``feed_block`` on the events framed straight from a read buffer (the ``inline`` of
         ``decoder.binlog_file.iter_raw_blocks``): from ``pos`` (the event there at
-        ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``;
-        returns where it stopped, ``(pos, offset)``: at the end of the buffer's whole events,
+        ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``
+        (of any size: the large rows events of a blob table too, kept as the event's bytes
+        sliced from the buffer, as small ones are), and a QUERY seen before that is not DDL
+        (``_queries``); returns where it stopped, ``(pos, offset)``: at the end of the buffer's whole events,
         or at an event to be framed and fed (to feed_block) as usual (one it does not handle,
         a bad length, a START_ENCRYPTION, one the short way finds wrong), before which nothing
         of it has been taken."""
@@ -2331,7 +2333,6 @@ class ColumnarDecoder:
         crc32 = _crc32
         residue = CRC_RESIDUE
         queries = self._queries
-        view_min = _VIEW_MIN
         batch_rows = self.batch_rows
         check = self.verify_checksum and ctx.checksum
         trailer = CHECKSUM_LEN if ctx.checksum else 0
@@ -2347,7 +2348,7 @@ class ColumnarDecoder:
                 fields = unpack_header(buf, pos)
                 length = fields[3]
                 end = pos + length
-                if end > size or not min_length <= length < view_min:
+                if end > size or length < min_length:
                     break
                 action = actions.get(fields[1])
                 if action is None:
