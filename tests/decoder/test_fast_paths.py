@@ -323,3 +323,51 @@ def test_repeated_commit_queries_pass_and_ddl_still_flushes(
             list(read_changes(path))
         assert error.value.event_type == "QUERY"
         assert list(read_changes(path, verify_checksum=False)) != []
+
+
+@pytest.mark.parametrize("damage", [False, True])
+def test_large_rows_events_from_the_read_buffer_equal_feed(damage: bool, tmp_path: Path) -> None:
+    """Rows events of 100 KB (a blob table's), taken from the read buffer by feed_buffer,
+    give what feed gives per event; a changed byte in one, the same error."""
+    from tests.peers.policy import require_module
+
+    require_module("pyarrow", "pip install 'fakemaster[spark]' (or pip install pyarrow)")
+    from decoder.columnar import ColumnarDecoder, read_changes
+
+    table_map = TableMapEvent(
+        table_id=9, database="d", table="t", column_types=(ColumnType.LONG, ColumnType.BLOB),
+        column_meta=(0, 4), nullable=(False, True),
+    )  # fmt: skip
+    events: list[Event] = [FormatDescriptionEvent()]
+    for seq in range(1, 9):
+        rows = tuple((seq * 10 + k, bytes([seq + k]) * (30_000 + k)) for k in range(4))
+        events += [
+            GtidEvent(seq_no=seq, flags2=8),
+            table_map,
+            WriteRowsEvent(table_id=9, rows_flags=1, width=2, columns_present=b"\x03", rows=rows),
+            UpdateRowsEvent(
+                table_id=9, rows_flags=1, width=2, columns_present=b"\x03",
+                columns_present_after=b"\x03", rows=tuple((row, (row[0], None)) for row in rows),
+            ),
+            XidEvent(xid=seq),
+        ]  # fmt: skip
+    data = binlog_bytes(events)
+    if damage:
+        where = len(data) * 2 // 3
+        data = data[:where] + bytes([data[where] ^ 0x10]) + data[where + 1 :]
+    path = tmp_path / "bin.000001"
+    path.write_bytes(data)
+
+    def per_event() -> Iterator[Any]:
+        decoder = ColumnarDecoder()
+        for offset, raw in iter_raw_events(io.BytesIO(data)):
+            yield from decoder.feed(offset, raw)
+        yield from decoder.flush()
+
+    got, error = outcome(lambda: read_changes(path))
+    expected, expected_error = outcome(per_event)
+    assert error == expected_error
+    assert (error is not None) == damage
+    assert batch_items(got) == batch_items(expected)
+    if not damage:
+        assert sum(item.num_rows for item in got) == 64
