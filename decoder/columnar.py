@@ -1679,8 +1679,8 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         image_masks.append((masks.index(first_mask), masks.index(second_mask)))
     # With one bitmap and UPDATEs or several kinds, the images are read in the order of the
     # ``before`` column's rows then the ``after`` column's (no take after): a row without such
-    # an image reads a placeholder image after the events' (every column NULL: nothing to
-    # copy), the struct null there.
+    # an image reads a placeholder image, first in the joined images (every column NULL:
+    # nothing to copy, its children null), the struct null there.
     placeholder = b""
     if len(masks) == 1 and kind in (1, -1):
         placeholder = b"\xff" * (((masks[0] & ((1 << width) - 1)).bit_count() + 7) >> 3)
@@ -2318,10 +2318,10 @@ class ColumnarDecoder:
         ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``
         (of any size: the large rows events of a blob table too, kept as the event's bytes
         sliced from the buffer, as small ones are), and a QUERY seen before that is not DDL
-        (``_queries``); returns where it stopped, ``(pos, offset)``: at the end of the buffer's whole events,
-        or at an event to be framed and fed (to feed_block) as usual (one it does not handle,
-        a bad length, a START_ENCRYPTION, one the short way finds wrong), before which nothing
-        of it has been taken."""
+        (``_queries``); returns where it stopped, ``(pos, offset)``: at the end of the
+        buffer's whole events, or at an event to be framed and fed (to feed_block) as usual
+        (one it does not handle, a bad length, a START_ENCRYPTION, one the short way finds
+        wrong), before which nothing of it has been taken."""
         ctx = self.ctx
         actions = self._actions
         templates = self._templates
