@@ -26,9 +26,9 @@ shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED
 DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows
 themselves is always given by ``(event_offset, row)``; within a batch they are in that order.
 :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset, event_bytes)`` per event,
-``flush()``), for a replication stream; ``read_changes`` on a path hands it the file's small
-events straight from the read buffer (``ColumnarDecoder.feed_buffer``: one header unpack per
-event, no ``(offset, bytes)`` pair), the others framed and fed as usual.
+``flush()``), for a replication stream; ``read_changes`` on a path hands it the file's events
+straight from the read buffer (``ColumnarDecoder.feed_buffer``: one header unpack per event, no
+``(offset, bytes)`` pair), the others framed and fed as usual.
 
 Each batch's record batch has one row per changed row:
 
@@ -81,7 +81,9 @@ batch of fewer than ``_VECTOR_MIN`` rows, the rows are read by the row decoder's
 decoder's refusals (digit groups out of range, fractions of a second or more...) are raised
 here too. Events of types not in ``events`` other than FORMAT_DESCRIPTION, TABLE_MAP, GTID, the
 rows events and (for ``flush_on``) QUERY are checked for framing and CRC32 only, not decoded; a
-GTID is read for its numbers only.
+GTID is read for its numbers only; a QUERY of ``flush_on`` not in ``events`` whose body equals
+one decoded before as not DDL (a server's COMMIT after each statement on a non-transactional
+table) is only checked.
 
 numpy: it comes with PySpark's Arrow support (``pyspark[sql]``) and with most pyarrow installs;
 this module imports it lazily and works without it (slower).
