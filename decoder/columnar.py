@@ -26,9 +26,9 @@ shape, before an event whose type is in ``flush_on`` (QUERY and QUERY_COMPRESSED
 DDL; not before BEGIN, COMMIT or ROLLBACK), and at the end of the input. The order of the rows
 themselves is always given by ``(event_offset, row)``; within a batch they are in that order.
 :class:`ColumnarDecoder` is the same thing sans-IO (``feed(offset, event_bytes)`` per event,
-``flush()``), for a replication stream; ``read_changes`` on a path hands it the file's small
-events straight from the read buffer (``ColumnarDecoder.feed_buffer``: one header unpack per
-event, no ``(offset, bytes)`` pair), the others framed and fed as usual.
+``flush()``), for a replication stream; ``read_changes`` on a path hands it the file's events
+straight from the read buffer (``ColumnarDecoder.feed_buffer``: one header unpack per event, no
+``(offset, bytes)`` pair), the others framed and fed as usual.
 
 Each batch's record batch has one row per changed row:
 
@@ -81,7 +81,9 @@ batch of fewer than ``_VECTOR_MIN`` rows, the rows are read by the row decoder's
 decoder's refusals (digit groups out of range, fractions of a second or more...) are raised
 here too. Events of types not in ``events`` other than FORMAT_DESCRIPTION, TABLE_MAP, GTID, the
 rows events and (for ``flush_on``) QUERY are checked for framing and CRC32 only, not decoded; a
-GTID is read for its numbers only.
+GTID is read for its numbers only; a QUERY of ``flush_on`` not in ``events`` whose body equals
+one decoded before as not DDL (a server's COMMIT after each statement on a non-transactional
+table) is only checked.
 
 numpy: it comes with PySpark's Arrow support (``pyspark[sql]``) and with most pyarrow installs;
 this module imports it lazily and works without it (slower).
@@ -147,8 +149,12 @@ _ROWS_CODES = frozenset(int(code) for code in ROWS_EVENT_CLASSES)
 _FDE = int(EventType.FORMAT_DESCRIPTION)
 _TABLE_MAP = int(EventType.TABLE_MAP)
 _GTID = int(EventType.GTID)
+_QUERY = int(EventType.QUERY)
 _START_ENCRYPTION = int(EventType.START_ENCRYPTION)
 _OPS = {"write": "c", "update": "u", "delete": "d"}
+# ColumnarDecoder.feed_buffer's actions per type code: only check it (CRC32, framing), a rows
+# event, a TABLE_MAP, a GTID, a QUERY that may be one passed over.
+_DO_CHECK, _DO_ROWS, _DO_TABLE_MAP, _DO_GTID, _DO_QUERY = range(5)
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 # A TIME2 hour/minute/second field from this on has hour bits MariaDB ignores (values.py).
 _TIME2_HMS_LIMIT = TIME2_HOURS << 12
@@ -568,6 +574,30 @@ def _civil_days(year: Any, month: Any, day: Any) -> tuple[Any, Any]:
     return era * 146097 + doe - 719468, valid
 
 
+# Per year * 13 + month (MySQL's packing) of years 0 to 9999 and one past them: the days from
+# 1970-01-01 to the month's day 0, and the month's length (0: not a month of years 1 to 9999,
+# or not a month): built once, by summing the months' lengths.
+_MONTHS: list[tuple[Any, Any]] = []
+_MONTHS_END = 10_000 * 13
+
+
+def _month_days(year_month: Any, day: Any) -> tuple[Any, Any]:
+    """_civil_days of (year * 13 + month, day) int64 arrays, by table."""
+    np = _np()
+    if not _MONTHS:
+        years = np.arange(10_001)
+        leap = ((years % 4 == 0) & (years % 100 != 0)) | (years % 400 == 0)
+        table = np.tile(np.array((0, *_MONTH_DAYS), np.int32), (10_001, 1))  # month 0: none
+        table[:, 2] += leap
+        table[0] = table[10_000] = 0
+        length = table.ravel()[: _MONTHS_END + 1]
+        first = np.cumsum(length, dtype=np.int32) - length  # (days from 0001-01-01)
+        _MONTHS.append((first - (first[1970 * 13 + 1] + 1), length.astype(np.uint8)))
+    before, lengths = _MONTHS[0]
+    year_month = np.clip(year_month, 0, _MONTHS_END)  # (a NULL's bytes are not its own)
+    return before[year_month] + day, (day >= 1) & (day <= lengths[year_month])
+
+
 def _masked(values: Any, valid: Any, nulls: Any, arrow: Any) -> Any:
     np = _np()
     if nulls is not None:
@@ -612,7 +642,7 @@ def _datetime2_vector(fsp: int, arrow: Any) -> IntConverter:
             return None  # the per-value path raises the row decoder's error
         ymd = packed >> 17
         ym = ymd >> 5
-        days, valid = _civil_days(ym // 13, ym % 13, ymd & 31)
+        days, valid = _month_days(ym, ymd & 31)
         hms = packed & 0x1FFFF
         hour, minute, second = hms >> 12, (hms >> 6) & 63, hms & 63
         valid &= (hour <= 23) & (minute <= 59) & (second <= 59)
@@ -676,7 +706,9 @@ def _date_vector(arrow: Any) -> IntConverter:
     def vector(t: Any, nulls: Any) -> Any:
         np = _np()
         t = t.astype(np.int64)
-        days, valid = _civil_days(t >> 9, (t >> 5) & 15, t & 31)
+        month = (t >> 5) & 15
+        days, valid = _month_days((t >> 9) * 13 + month, t & 31)
+        valid &= month <= 12
         return _masked(np.where(valid, days, 0).astype(np.int32), valid, nulls, arrow)
 
     return vector
@@ -727,7 +759,9 @@ def _decimal_vector(precision: int, scale: int, arrow: Any) -> IntConverter | No
 def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConverter:
     """DECIMALs of more digits than an int64 holds: the unscaled value built in 32-bit limbs
     (numpy uint64 arrays, little-endian limb order), one digit group at a time (value * 10**digits
-    + group), then written as the decimal128/256's little-endian two's complement words."""
+    + group), then written as the decimal128/256's little-endian two's complement words.
+    The converter of an (n, size) uint8 matrix of the raw values; its ``from_images``
+    attribute: the same from a batch's images and the values' positions."""
     groups = decimal_groups(precision, scale)
     limbs = 4 if precision <= 38 else 8  # decimal128 / decimal256
     spans = []
@@ -740,24 +774,36 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
             (offset, nbytes, 10**digits, min(limbs, ((10**total).bit_length() + 31) // 32))
         )
         offset += nbytes
+    first_bytes = groups[0][0]
 
-    def vector(matrix: Any, nulls: Any) -> Any:
+    def convert(read: Callable[[int, int], Any], count: int, nulls: Any) -> Any:
+        """``read(start, nbytes)``: every value's bytes ``start`` to ``start + nbytes`` as
+        big-endian unsigned integers (uint64)."""
         np = _np()
         pa = _pa()
-        count = len(matrix)
-        m = np.array(matrix, np.uint8)  # a copy: flipped in place
-        positive = (m[:, 0] & 0x80) != 0
-        m[~positive] ^= 0xFF  # a negative value is stored with every bit inverted
-        m[:, 0] &= 0x7F  # and the sign bit
+        # The sign: the first byte's top bit set for a value >= 0; a negative value is stored
+        # with every bit inverted.
+        head = read(0, first_bytes)
+        sign_bit = np.uint64(1 << (8 * first_bytes - 1))
+        positive = (head & sign_bit) != 0
+        negative = ~positive
         if nulls is not None:
-            m[nulls] = 0
+            negative &= ~nulls
         acc = np.zeros((limbs, count), np.uint64)
         low = np.uint64(0xFFFFFFFF)
         bits = np.uint64(32)
         for start, nbytes, limit, used in spans:
-            group = _big_endian(m[:, start : start + nbytes])
+            group = head if start == 0 else read(start, nbytes)
+            group = np.where(negative, group ^ np.uint64((1 << (8 * nbytes)) - 1), group)
+            if start == 0:
+                group &= ~sign_bit
+            if nulls is not None:
+                group[nulls] = 0
             if (group >= limit).any():
                 return None  # the per-value path raises the row decoder's error
+            if start == 0:
+                acc[0] = group  # (under 2**32: a group has at most 4 bytes)
+                continue
             carry = group
             factor = np.uint64(limit)
             for limb in range(used):  # acc = acc * limit + group, limb by limb
@@ -765,9 +811,6 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
                 acc[limb] = value & low
                 carry = value >> bits
         # Negative values: two's complement over the limbs (invert, add one).
-        negative = ~positive
-        if nulls is not None:
-            negative &= ~nulls
         if negative.any():
             carry = negative.astype(np.uint64)
             for limb in range(limbs):
@@ -780,6 +823,23 @@ def _wide_decimal_vector(precision: int, scale: int, arrow: Any) -> MatrixConver
             validity = pa.array(~nulls).buffers()[1]
         return pa.Array.from_buffers(arrow, count, [validity, pa.py_buffer(words.tobytes())])
 
+    def vector(matrix: Any, nulls: Any) -> Any:
+        return convert(
+            lambda start, nbytes: _big_endian(matrix[:, start : start + nbytes]), len(matrix), nulls
+        )
+
+    def from_images(images: _Images, positions: Any, nulls: Any) -> Any:
+        np = _np()
+        # (a value's bytes end at most at the images' end: past it, a NULL's, or wrong)
+        return convert(
+            lambda start, nbytes: images.unsigned(
+                np.minimum(positions + start, images.limit), nbytes, ">"
+            ),
+            len(positions),
+            nulls,
+        )
+
+    vector.from_images = from_images  # type: ignore[attr-defined]
     return vector
 
 
@@ -940,6 +1000,7 @@ class ColumnarShape(TableDecoder):
         super().__init__(column_types, column_meta, unsigned)
         self._arrow: list[_Column] | None = None
         self._scanners: dict[tuple[int, int, int | None], Scanner] = {}
+        self._fields: dict[tuple[str, ...], tuple[list[Any], Any]] = {}
 
     def _build(self) -> None:
         readers, columns = [], []
@@ -976,6 +1037,18 @@ class ColumnarShape(TableDecoder):
         assert self._arrow is not None
         return self._arrow
 
+    def arrow_fields(self, names: tuple[str, ...]) -> tuple[list[Any], Any]:
+        """The Arrow fields of the first ``len(names)`` columns so named, and their struct."""
+        found = self._fields.get(names)
+        if found is None:
+            pa = _pa()
+            columns = self.arrow_columns()[: len(names)]
+            fields = [pa.field(name, c.arrow) for name, c in zip(names, columns, strict=True)]
+            if len(self._fields) >= self.MAX_READERS:
+                self._fields.clear()
+            found = self._fields[names] = (fields, pa.struct(fields))
+        return found
+
 
 columnar_shape = TableShapeCache(ColumnarShape).get
 
@@ -994,22 +1067,28 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
     null_bytes = (len(present) + 7) >> 3
     if not present:
         return
-    if null_bytes == 1:
-        lines.append("        nulls = data[pos]")
+    if null_bytes <= 4:  # (indexing costs less than a slice and int.from_bytes)
+        flags = " | ".join(
+            f"data[pos + {k}] << {8 * k}" if k else "data[pos]" for k in range(null_bytes)
+        )
+        lines.append(f"        nulls = {flags}")
     else:
         lines.append(f"        nulls = _fb(data[pos:pos + {null_bytes}], 'little')")
     lines.append(f"        pos += {null_bytes}")
 
-    def skip(indent: str, reader: ColumnReader) -> list[str]:
+    def skip(indent: str, reader: ColumnReader, fixed: int = 0) -> list[str]:
+        """``pos`` moved over ``fixed`` bytes then the column's value."""
         if reader.fmt:
-            return [f"{indent}pos += {reader.size}"] if reader.size else []
+            step = fixed + reader.size
+            return [f"{indent}pos += {step}"] if step else []
         prefix = reader.size
+        at = f"pos + {fixed}" if fixed else "pos"
         length = {
-            1: "data[pos]",
-            2: "(data[pos] | data[pos + 1] << 8)",
-            3: "(data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16)",
-        }.get(prefix, "_u32(data, pos)[0]")
-        return [f"{indent}pos += {prefix} + {length}"]
+            1: f"data[{at}]",
+            2: f"(data[{at}] | data[{at} + 1] << 8)",
+            3: f"(data[{at}] | data[{at} + 1] << 8 | data[{at} + 2] << 16)",
+        }.get(prefix, f"_u32(data, {at})[0]")
+        return [f"{indent}pos += {fixed + prefix} + {length}"]
 
     lines.append(f"        if not nulls & {(1 << len(present)) - 1}:")
     fixed = 0
@@ -1019,10 +1098,8 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
         if reader.fmt:
             fixed += reader.size
             continue
-        if fixed:
-            body.append(f"            pos += {fixed}")
-            fixed = 0
-        body += skip("            ", reader)
+        body += skip("            ", reader, fixed)  # (the fixed-size values before it too)
+        fixed = 0
     if fixed:
         body.append(f"            pos += {fixed}")
     lines += body or ["            pass"]
@@ -1038,11 +1115,11 @@ def _scan_image(lines: list[str], readers: Sequence[ColumnReader], present: Sequ
 def compile_scanner(
     readers: Sequence[ColumnReader], width: int, present: int, present_after: int | None
 ) -> Scanner:
-    """A function ``(data, pos, end) -> image start positions`` relative to ``pos`` (None if
-    the rows do not end at ``end``): the row decoder's walk over the images without reading
-    the values. One start per row; for an UPDATE (``present_after`` given) two, the before
-    and the after image's. The first row is walked before the loop: an event of one row
-    (not an UPDATE) gives the shared ``_ONE_ROW`` tuple."""
+    """A function ``(data, pos, end) -> image start positions`` in ``data`` (None if the rows
+    do not end at ``end``): the row decoder's walk over the images without reading the
+    values. One start per row; for an UPDATE (``present_after`` given) two, the before and
+    the after image's. The first row is walked before the loop: an event of one row (not an
+    UPDATE) gives the shared ``_ONE_ROW`` tuple, its start relative to ``pos``."""
     walk: list[str] = []
     columns = [c for c in range(width) if present >> c & 1]
     any_column = bool(columns)
@@ -1052,14 +1129,14 @@ def compile_scanner(
         columns = [c for c in range(width) if present_after >> c & 1]
         any_column = any_column or bool(columns)
         first_walk.append("        middle = pos")
-        walk.append("        append(pos - first)")
+        walk.append("        append(pos)")
         _scan_image(first_walk, readers, columns)
         _scan_image(walk, readers, columns)
     if not any_column:
         walk.append("        return None")
         first_walk.append("        return None")
-    one, begun = ("_one", "[0]") if present_after is None else (
-        "(0, middle - first)", "[0, middle - first]"
+    one, begun = ("_one", "[first]") if present_after is None else (
+        "(first, middle)", "[first, middle]"
     )  # fmt: skip
     lines = [
         "def scan(data, pos, end):",
@@ -1074,7 +1151,7 @@ def compile_scanner(
         f"    starts = {begun}",
         "    append = starts.append",
         "    while pos < end:",
-        "        append(pos - first)",
+        "        append(pos)",
         *walk,
         "    return starts if pos == end else None",
     ]
@@ -1088,9 +1165,11 @@ def compile_scanner(
     return scanner
 
 
-# Zero bytes after a batch's joined row images: an 8-byte read at any position up to 16 bytes
-# past the images' end stays in the buffer (a binary view's 12 bytes read as two words).
-_PAD = 24
+# Zero bytes after a batch's joined row images: an 8-byte read at any position up to 24 bytes
+# past the images' end stays in the buffer (a binary view's 12 bytes read as two words), and
+# so does a fixed-size value of up to 32 bytes (DECIMAL(65, 30) takes 30) at any position up to
+# the images' end (read through a strided view).
+_PAD = 32
 _PADDING = bytes(_PAD)
 
 
@@ -1170,6 +1249,9 @@ def _vector_fixed(
     integer = column.integer
     if integer is not None:
         return integer[1](images.unsigned(positions, size, integer[0]), mask)
+    from_images = getattr(column.matrix, "from_images", None)
+    if from_images is not None:  # wide DECIMALs
+        return from_images(images, positions, mask)
     return _matrix_array(images.matrix(positions, size), mask, reader, column)
 
 
@@ -1220,17 +1302,21 @@ _VIEWS = [True]
 _INLINE = 12  # a binary view holds a value of up to 12 bytes itself
 
 
-def _view_masks() -> Any:
-    """Per value length 0 to 12: the bytes of its 16-byte binary view kept (its length, and
-    that many bytes of the value)."""
+def _view_masks() -> tuple[Any, Any]:
+    """Per value length 0 to 12, and 13 for any longer value: the bits of a 16-byte binary
+    view's two little-endian words kept (the first: its length and up to 4 bytes of the value;
+    the second: the value's bytes 4 to 11, none for a long value, whose offset goes there)."""
     np = _np()
-    masks = np.zeros((_INLINE + 1, 16), np.uint8)
+    first = np.zeros(_INLINE + 2, np.uint64)
+    second = np.zeros(_INLINE + 2, np.uint64)
     for length in range(_INLINE + 1):
-        masks[length, : 4 + length] = 0xFF
-    return masks
+        first[length] = (1 << (32 + 8 * min(length, 4))) - 1
+        second[length] = (1 << (8 * max(0, length - 4))) - 1
+    first[_INLINE + 1] = (1 << 64) - 1
+    return first, second
 
 
-_VIEW_MASKS: list[Any] = []
+_VIEW_MASKS: list[tuple[Any, Any]] = []
 
 
 def _binary_by_views(images: _Images, starts: Any, lengths: Any, nulls: Any) -> Any:
@@ -1246,18 +1332,27 @@ def _binary_by_views(images: _Images, starts: Any, lengths: Any, nulls: Any) -> 
         return None
     if not _VIEW_MASKS:
         _VIEW_MASKS.append(_view_masks())
+    first_masks, second_masks = _VIEW_MASKS[0]
     le8 = images.view("<u8")
     head = le8[starts]  # the value's bytes 0 to 7 (past its end: other bytes, masked below)
-    tail = le8[starts + 8]  # and 8 to 11
     views = np.empty((count, 2), np.uint64)
+    first = views[:, 0]
+    second = views[:, 1]
     thirty_two = np.uint64(32)
-    views[:, 0] = lengths.astype(np.uint64) | (head << thirty_two)
-    views[:, 1] = (head >> thirty_two) | (tail << thirty_two)
-    as_bytes = views.view(np.uint8)
-    as_bytes &= _VIEW_MASKS[0][np.minimum(lengths, _INLINE)]
+    which = np.minimum(lengths, _INLINE + 1)
+    np.left_shift(head, thirty_two, out=first)
+    first &= first_masks[which]
+    first |= lengths.astype(np.uint64)
     long = lengths > _INLINE
-    if long.any():  # buffer 0 (the images) at the value's offset
-        views[long, 1] = starts[long].astype(np.uint64) << thirty_two
+    if long.all():  # buffer 0 (the images) at the value's offset
+        np.left_shift(starts.astype(np.uint64), thirty_two, out=second)
+    else:
+        tail = le8[starts + 8]  # the value's bytes 8 to 11
+        np.right_shift(head, thirty_two, out=second)
+        second |= tail << thirty_two
+        second &= second_masks[which]
+        if long.any():
+            second[long] = starts[long].astype(np.uint64) << thirty_two
     validity = pa.array(~nulls).buffers()[1] if nulls is not None and nulls.any() else None
     try:
         array = pa.Array.from_buffers(
@@ -1316,7 +1411,10 @@ def _vector_image(
     pos = starts
     limit = images.limit
     if present:
-        if int(starts.max()) > limit or int(starts.min()) < 0:
+        # ``bound``: at least the largest of ``pos`` (its max taken only when it could be past
+        # the images' end: each position stays in the images, checked before it is read).
+        bound = int(starts.max())
+        if bound > limit or int(starts.min()) < 0:
             return None
         null_bytes = (len(present) + 7) >> 3
         if null_bytes <= 8:
@@ -1328,6 +1426,7 @@ def _vector_image(
             null_matrix = images.matrix(starts, null_bytes)
             any_null = bool(null_matrix.any())
         pos = starts + null_bytes
+        bound += null_bytes
         null_columns = None
         if any_null:
             # Every column's NULL flags at once: row k of null_columns is the k-th present
@@ -1337,10 +1436,13 @@ def _vector_image(
         for bit, column in enumerate(present):
             reader = readers[column]
             nulls = null_columns[bit] if null_columns is not None else None
-            if int(pos.max()) > limit:
-                return None
+            if bound > limit:
+                bound = int(pos.max())
+                if bound > limit:
+                    return None
             if reader.fmt:
                 array = _vector_fixed(images, pos, nulls, reader, columns[column])
+                bound += reader.size
                 if nulls is None:
                     pos = pos + reader.size
                 else:
@@ -1354,7 +1456,8 @@ def _vector_image(
                 pos = value_starts + lengths
                 if nulls is not None:
                     pos[nulls] -= prefix
-                if int(pos.max()) > limit:
+                bound = int(pos.max())
+                if bound > limit:
                     return None
                 array = _vector_binary(images, value_starts, lengths, nulls)
             if array is None:
@@ -1394,8 +1497,8 @@ class ChangeBatch:
 #    a_end)
 # ``rows``: the rows read at feed time (None: read when the batch is built); the header index:
 # its RowsHeader in the buffer's ``headers``; the row images are ``area[a_start:a_end]`` (the
-# event's bytes themselves when small: no copy of them); ``starts``: where each row starts,
-# relative to ``a_start`` (None: not walked; ``_ONE_ROW`` for one row).
+# event's bytes themselves when small: no copy of them); ``starts``: where each row starts in
+# ``area`` (None: not walked; for one row ``_ONE_ROW``: relative to ``a_start``).
 Record = tuple[Any, ...]
 _R_GTID, _R_ROWS, _R_HEADER, _R_STARTS, _R_AREA, _R_A_START, _R_A_END = 4, 5, 6, 7, 8, 9, 10
 
@@ -1541,22 +1644,21 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     width = buffer.width
     readers = buffer.shape.columns()[:width]
     columns = buffer.shape.arrow_columns()[:width]
-    fields = [pa.field(name, c.arrow) for name, c in zip(buffer.names, columns, strict=True)]
-    struct_type = pa.struct(fields)
+    fields, struct_type = buffer.shape.arrow_fields(buffer.names)
     runs = buffer.runs
     headers = buffer.headers
     count = len(runs)
     kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
     image_counts = np.fromiter(map(len, map(_get_starts, runs)), np.int64, count)
-    numbers = np.fromiter(
-        itertools.chain.from_iterable(map(_RUN_NUMBERS, runs)), np.int64, 7 * count
-    ).reshape(count, 7)
+    numbers = np.empty((len(_RUN_NUMBERS), count), np.int64)  # one row per field
+    for row, getter in enumerate(_RUN_NUMBERS):
+        numbers[row] = np.fromiter(map(getter, runs), np.int64, count)
     if len(headers) == 1:
         run_header = None
         kind = kinds[0]
         row_counts = image_counts >> 1 if kind == 1 else image_counts
     else:
-        run_header = numbers[:, 4]
+        run_header = numbers[4]
         kind = -1  # (several headers: maybe several kinds)
         run_kind = np.asarray(kinds, np.int64)[run_header]
         if (run_kind == run_kind[0]).all():
@@ -1566,23 +1668,6 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     images = int(image_counts.sum())
     if not total:
         return None
-    areas = list(map(_get_area, runs))
-    areas.append(_PADDING)
-    raw = b"".join(areas)
-    areas.pop()
-    bases = np.zeros(count, np.int64)
-    np.cumsum(np.fromiter(map(len, areas), np.int64, count)[:-1], out=bases[1:])
-    image_starts = bases + numbers[:, 5]
-    image_ends = bases + numbers[:, 6]
-    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
-    np.cumsum(image_counts[:-1], out=first_image[1:])
-    if images == count and (image_counts == 1).all():  # one image per event: its images' start
-        starts = image_starts
-    else:
-        starts = np.fromiter(
-            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
-        ) + np.repeat(image_starts, image_counts)
-    images_read = _Images(raw)
     # Each image's bitmap: a run's images take its header's bitmaps in turn (an UPDATE's
     # before and after images).
     masks: list[int] = []
@@ -1594,7 +1679,77 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             if mask not in masks:
                 masks.append(mask)
         image_masks.append((masks.index(first_mask), masks.index(second_mask)))
-    if len(masks) == 1:
+    # With one bitmap and UPDATEs or several kinds, the images are read in the order of the
+    # ``before`` column's rows then the ``after`` column's (no take after): a row without such
+    # an image reads a placeholder image, first in the joined images (every column NULL:
+    # nothing to copy, its children null), the struct null there.
+    placeholder = b""
+    if len(masks) == 1 and kind in (1, -1):
+        placeholder = b"\xff" * (((masks[0] & ((1 << width) - 1)).bit_count() + 7) >> 3)
+    areas = list(map(_get_area, runs))
+    areas.append(_PADDING)
+    if placeholder:  # (first: the images' largest start stays a real image's)
+        areas.insert(0, placeholder)
+    raw = b"".join(areas)
+    if placeholder:
+        del areas[0]
+    areas.pop()
+    sizes = np.fromiter(map(len, areas), np.int64, count)
+    bases = np.full(count, len(placeholder), np.int64)
+    np.cumsum(sizes[:-1], out=bases[1:])
+    bases[1:] += len(placeholder)
+    image_starts = bases + numbers[5]
+    image_ends = bases + numbers[6]
+    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
+    np.cumsum(image_counts[:-1], out=first_image[1:])
+    if images == count and (image_counts == 1).all():  # one image per event: its images' start
+        starts = image_starts
+    else:
+        # (an event of one image: _ONE_ROW, its start relative to its images')
+        starts = np.fromiter(
+            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
+        ) + np.repeat(np.where(image_counts == 1, image_starts, bases), image_counts)
+    images_read = _Images(raw)
+    # The rows: each run's rows, their kinds and first images.
+    row_kind = None
+    if kind == 1:
+        row_image = np.arange(0, images, 2, dtype=np.int64)
+    elif kind == -1:
+        row_kind = np.repeat(run_kind, row_counts)
+        steps = np.where(row_kind == 1, 2, 1)
+        row_image = np.zeros(total, np.int64)
+        np.cumsum(steps[:-1], out=row_image[1:])
+    before = after = None
+    if placeholder:
+        # Each row's before and after image (-1: none), read in that order.
+        if row_kind is None:
+            before_of = row_image
+            after_of = row_image + 1
+            absent = None
+        else:
+            before_of = np.where(row_kind == 0, -1, row_image)
+            after_of = np.where(row_kind == 2, -1, row_image + (row_kind == 1))
+            absent = np.concatenate((row_kind == 0, row_kind == 2))
+        read_order = np.concatenate((before_of, after_of))
+        read_starts = starts[read_order]
+        if absent is not None:
+            read_starts[absent] = 0  # the placeholder
+        found = _vector_image(images_read, read_starts, readers, columns, masks[0], width)
+        if found is None:
+            return None
+        arrays, read_ends = found
+        ends = np.empty(images, np.int64)
+        if absent is None:
+            ends[read_order] = read_ends
+        else:
+            ends[read_order[~absent]] = read_ends[~absent]
+        image = pa.StructArray.from_arrays(
+            arrays, fields=fields, mask=None if absent is None else pa.array(absent)
+        )
+        before = image.slice(0, total)
+        after = image.slice(total, total)
+        positions = None
+    elif len(masks) == 1:
         found = _vector_image(images_read, starts, readers, columns, masks[0], width)
         if found is None:
             return None
@@ -1631,16 +1786,9 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     expected[(first_image + image_counts - 1)[filled]] = image_ends[filled]
     if not np.array_equal(ends, expected):
         return None
-    # The rows: each run's rows, their kinds and first images.
-    if kind == 1 or kind == -1:
-        if kind == 1:
-            row_kind = None
-            row_image = np.arange(0, images, 2, dtype=np.int64)
-        else:
-            row_kind = np.repeat(run_kind, row_counts)
-            steps = np.where(row_kind == 1, 2, 1)
-            row_image = np.zeros(total, np.int64)
-            np.cumsum(steps[:-1], out=row_image[1:])
+    if before is not None:  # (read in place)
+        assert after is not None
+    elif kind == 1 or kind == -1:  # (several bitmaps)
         before_at = row_image
         after_at = np.minimum(row_image + 1, images - 1)  # (a DELETE's: masked)
         if positions is not None:
@@ -1655,7 +1803,6 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
             before = image.take(pa.array(before_at, mask=inserts))
             after = image.take(pa.array(after_at, mask=row_kind == 2))
     else:
-        row_kind = None
         if positions is not None:
             image = image.take(pa.array(positions))
         if kind == 2:
@@ -1722,15 +1869,31 @@ def _present_arrays(
             befores.append(present)
             afters.append(header.columns_present_after)
     out = []
+    row_header = None
     for values in (befores, afters):
         if run_header is None or all(value == values[0] for value in values):
             if values[0] is None:
                 out.append(pa.nulls(total, pa.binary()))
             else:
                 out.append(pa.repeat(pa.scalar(values[0], pa.binary()), total))
+            continue
+        if row_header is None:
+            row_header = np.repeat(run_header, row_counts)
+        given = {value for value in values if value is not None}
+        if len(given) == 1:  # one bitmap, null for some kinds (FULL images of several kinds)
+            (value,) = given
+            valid = np.asarray([v is not None for v in values])[row_header]
+            offsets = np.arange(0, (total + 1) * len(value), len(value), dtype=np.int32)
+            validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+            out.append(
+                pa.Array.from_buffers(
+                    pa.binary(),
+                    total,
+                    [validity, pa.py_buffer(offsets), pa.py_buffer(value * total)],
+                )
+            )
         else:
-            row_header = np.repeat(run_header, row_counts).astype(np.int32)
-            out.append(pa.array(values, pa.binary()).take(pa.array(row_header)))
+            out.append(pa.array(values, pa.binary()).take(pa.array(row_header.astype(np.int32))))
     return out[0], out[1]
 
 
@@ -1740,29 +1903,37 @@ _get_starts = itemgetter(_R_STARTS)
 # The row starts of a one-row event (read only, shared by those events' runs).
 _ONE_ROW = (0,)
 # offset, log_pos, timestamp, server id, header index, a_start, a_end
-_RUN_NUMBERS = itemgetter(0, 1, 2, 3, _R_HEADER, _R_A_START, _R_A_END)
+_RUN_NUMBERS = [itemgetter(k) for k in (0, 1, 2, 3, _R_HEADER, _R_A_START, _R_A_END)]
 
 
 def _meta_arrays(runs: Sequence[Record], fields: Any, counts: Any) -> list[Any]:
     """event_offset, log_pos, timestamp, server_id and the GTID columns of ``runs``' rows (one
-    value per run, repeated for its rows); ``fields``: the runs' first four fields, an int64
-    matrix."""
+    value per run, repeated for its rows); ``fields``: the runs' ``_RUN_NUMBERS``, an int64
+    row each."""
     pa = _pa()
     np = _np()
     repeats = counts
     count = len(runs)
-    arrays = [pa.array(np.repeat(fields[:, k], repeats), pa.int64()) for k in range(4)]
+    total = int(counts.sum())
+    # Each column's values contiguous (one repeat for the four): zero-copy buffers.
+    repeated = np.repeat(fields[:4], repeats, axis=1)
+    arrays = [
+        pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(repeated[k])])
+        for k in range(4)
+    ]
     gtids = list(map(_get_gtid, runs))
     try:  # (a run before any GTID has None in its GTID: TypeError)
         numbers: Any = np.fromiter(itertools.chain.from_iterable(gtids), np.uint64, 3 * count)
     except TypeError:
         numbers = None
     if numbers is not None:
-        numbers = numbers.reshape(count, 3)
+        numbers = np.repeat(numbers.reshape(count, 3).T.astype(np.int64), repeats, axis=1)
+        seq = np.zeros((total, 2), np.int64)  # decimal128(20, 0): the seq as its low word
+        seq[:, 0] = numbers[2]
         arrays += [
-            pa.array(np.repeat(numbers[:, 0], repeats).astype(np.int64), pa.int64()),
-            pa.array(np.repeat(numbers[:, 1], repeats).astype(np.int64), pa.int64()),
-            pa.array(np.repeat(numbers[:, 2], repeats), pa.uint64()).cast(pa.decimal128(20, 0)),
+            pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(numbers[0])]),
+            pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(numbers[1])]),
+            pa.Array.from_buffers(pa.decimal128(20, 0), total, [None, pa.py_buffer(seq)]),
         ]
     else:
         domains: list[int | None] = []
@@ -1968,6 +2139,19 @@ class ColumnarDecoder:
         # Those feed_buffer takes from a file's read buffer (not a START_ENCRYPTION, which
         # the file reader acts on).
         self._inline = self._checked - {_START_ENCRYPTION}
+        # A QUERY that only flushes when it is DDL, and is not given out: the bodies of those
+        # seen before that are not DDL (a server's COMMIT of a non-transactional table's
+        # statement: the same bytes every time) are passed over as they were (decoded, not DDL).
+        self._quick_query = _QUERY if _QUERY in self.flush_on and _QUERY not in self.events else -1
+        self._queries: set[bytes] = set()
+        # What feed_buffer does with each type code it takes (the others stop it).
+        self._actions = {code: _DO_CHECK for code in self._inline}
+        self._actions.update({code: _DO_ROWS for code in _ROWS_CODES & self._inline})
+        for code, action in ((_TABLE_MAP, _DO_TABLE_MAP), (_GTID, _DO_GTID)):
+            if code in self._inline:
+                self._actions[code] = action
+        if self._quick_query == _QUERY:
+            self._actions[_QUERY] = _DO_QUERY
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
         # The last TABLE_MAP decoded from each body: a server repeats it before every statement.
@@ -1996,6 +2180,8 @@ class ColumnarDecoder:
         out: list[Output] = []
         if type_code in self.flush_on:
             if type_code in DDL_EVENT_TYPES:
+                if type_code == self._quick_query and self._queries and self._known_query(data):
+                    return out
                 return self._decoded(offset, data)
             out += self.flush()
         ctx = self.ctx
@@ -2131,13 +2317,15 @@ class ColumnarDecoder:
     def feed_buffer(self, buf: bytes, pos: int, offset: int, out: list[Output]) -> tuple[int, int]:
         """``feed_block`` on the events framed straight from a read buffer (the ``inline`` of
         ``decoder.binlog_file.iter_raw_blocks``): from ``pos`` (the event there at
-        ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``;
-        returns where it stopped, ``(pos, offset)``: at the end of the buffer's whole events,
-        or at an event to be framed and fed (to feed_block) as usual (one it does not handle,
-        a bad length, a START_ENCRYPTION, one the short way finds wrong), before which nothing
-        of it has been taken."""
+        ``offset``), the events feed_block handles in its own loop, each wholly in ``buf``
+        (of any size: the large rows events of a blob table too, kept as the event's bytes
+        sliced from the buffer, as small ones are), and a QUERY seen before that is not DDL
+        (``_queries``); returns where it stopped, ``(pos, offset)``: at the end of the
+        buffer's whole events, or at an event to be framed and fed (to feed_block) as usual
+        (one it does not handle, a bad length, a START_ENCRYPTION, one the short way finds
+        wrong), before which nothing of it has been taken."""
         ctx = self.ctx
-        inline = self._inline
+        actions = self._actions
         templates = self._templates
         maps = self._maps
         buffers = self._buffers
@@ -2146,10 +2334,7 @@ class ColumnarDecoder:
         unpack_gtid = _unpack_gtid
         crc32 = _crc32
         residue = CRC_RESIDUE
-        rows_codes = _ROWS_CODES
-        table_map_code = _TABLE_MAP
-        gtid_code = _GTID
-        view_min = _VIEW_MIN
+        queries = self._queries
         batch_rows = self.batch_rows
         check = self.verify_checksum and ctx.checksum
         trailer = CHECKSUM_LEN if ctx.checksum else 0
@@ -2158,25 +2343,25 @@ class ColumnarDecoder:
         min_length = start + trailer  # (start is at least HEADER_LEN)
         gtid_min = min_length + GTID_BODY_MIN
         gtid = self.gtid
-        last = len(buf) - HEADER_LEN
+        size = len(buf)
+        last = size - HEADER_LEN
         try:
             while pos <= last:
                 fields = unpack_header(buf, pos)
-                type_code = fields[1]
                 length = fields[3]
                 end = pos + length
-                if (
-                    length < min_length
-                    or length >= view_min
-                    or end > last + HEADER_LEN
-                    or type_code not in inline
-                ):
+                if end > size or length < min_length:
+                    break
+                action = actions.get(fields[1])
+                if action is None:
                     break
                 data = buf[pos:end]
                 if check and crc32(data) != residue:
                     break  # feed says what is wrong
-                if type_code in rows_codes:
-                    template = templates.get((type_code, data[start:id_end]))
+                if not action:  # (only checked)
+                    pass
+                elif action == _DO_ROWS:
+                    template = templates.get((fields[1], data[start:id_end]))
                     if template is None:
                         break
                     header, prefix, scanner, buffer, header_index, shift = template
@@ -2203,16 +2388,18 @@ class ColumnarDecoder:
                     if buffer.rows >= batch_rows:
                         del buffers[table_id]
                         out.append(_build_batch(buffer))
-                elif type_code == table_map_code:
+                elif action == _DO_TABLE_MAP:
                     table_map = maps.get(data[start : length - trailer])
                     if table_map is None:
                         break
                     table_maps[table_map.table_id] = table_map
-                elif type_code == gtid_code:
+                elif action == _DO_GTID:
                     if length < gtid_min:
                         break
                     seq_no, domain_id, _ = unpack_gtid(data, start)
                     gtid = (domain_id, fields[2], seq_no)
+                elif data[start : length - trailer] not in queries:  # (_DO_QUERY)
+                    break
                 pos = end
                 offset += length
         finally:
@@ -2260,13 +2447,30 @@ class ColumnarDecoder:
             out.append(_build_batch(buffer))
         return True
 
+    def _known_query(self, data: bytes) -> bool:
+        """Whether ``data`` (a QUERY event of the right length) has a body decoded before as
+        not DDL, and its CRC32 (when checked) is right."""
+        ctx = self.ctx
+        end = len(data) - (CHECKSUM_LEN if ctx.checksum else 0)
+        start = max(ctx.fde.header_length, HEADER_LEN)
+        if start > end or data[start:end] not in self._queries:
+            return False
+        return not (ctx.checksum and self.verify_checksum and _crc32(data) != CRC_RESIDUE)
+
     def _decoded(self, offset: int, data: bytes) -> list[Output]:
-        event = decode_event(data, self.ctx, offset, self.verify_checksum, self.allow_unknown)
+        ctx = self.ctx
+        event = decode_event(data, ctx, offset, self.verify_checksum, self.allow_unknown)
         out: list[Output] = []
-        if event.type_code in self.flush_on and not (
-            isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL
-        ):
-            out += self.flush()
+        if event.type_code in self.flush_on:
+            if isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL:
+                if event.type_code == self._quick_query:
+                    # (its body alone says what it is: QUERY's post-header has a fixed size)
+                    if len(self._queries) >= 1024:
+                        self._queries.clear()
+                    end = len(data) - (CHECKSUM_LEN if ctx.checksum else 0)
+                    self._queries.add(data[max(ctx.fde.header_length, HEADER_LEN) : end])
+            else:
+                out += self.flush()
         if event.type_code == _GTID:
             self.gtid = (event.domain_id, event.server_id, event.seq_no)  # type: ignore[attr-defined]
         if event.type_code in self.events:

@@ -203,6 +203,43 @@ def check_generated(table_map: TableMapEvent, events: list[RowsEvent], batch_row
     check_batches(batches, decoded, f"{table_map.column_types}")
 
 
+@st.composite
+def wide_table_and_events(draw: st.DrawFn) -> tuple[TableMapEvent, list[RowsEvent]]:
+    """Tables of 17 to 40 columns: row images with 3 to 5 bytes of NULL flags (the scanners
+    read up to 4 by indexing, more with int.from_bytes)."""
+    table_map = draw(table_maps(min_columns=17, max_columns=40))
+    events = draw(st.lists(rows_events_for(table_map), min_size=1, max_size=3))
+    return table_map, events
+
+
+@settings(
+    max_examples=examples(1),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    deadline=None,
+)
+@given(wide_table_and_events())
+def test_wide_tables_equal_the_row_decoder_values_in_arrow(
+    case: tuple[TableMapEvent, list[RowsEvent]],
+) -> None:
+    """Every batch read a column at a time (the walk and the reads agree: none left to the
+    row decoder's way) with the row decoder's values."""
+    table_map, events = case
+    saved = columnar._VECTOR_MIN, columnar._vector_batch
+    built: list[bool] = []
+
+    def vector_batch(buffer: Any) -> Any:
+        batch = saved[1](buffer)
+        built.append(batch is not None)
+        return batch
+
+    columnar._VECTOR_MIN, columnar._vector_batch = 1, vector_batch
+    try:
+        check_generated(table_map, events, 65536)
+    finally:
+        columnar._VECTOR_MIN, columnar._vector_batch = saved
+    assert built == [True] * (any(event.rows for event in events))
+
+
 # --- real binlogs ---------------------------------------------------------------------------------
 
 
@@ -491,11 +528,65 @@ def test_wide_decimals_equal_the_row_decoder_values_in_arrow(
     case: tuple[TableMapEvent, WriteRowsEvent], vector_min: int
 ) -> None:
     """DECIMALs of 19 to 65 digits converted a column at a time (numpy limbs: ``vector_min``
-    1) and value by value give the row decoder's values (decimal128 or decimal256)."""
-    saved = columnar._VECTOR_MIN
+    1; never left to the row decoder's way) and value by value give the row decoder's values
+    (decimal128 or decimal256)."""
+    saved = columnar._VECTOR_MIN, columnar._read_deferred
     columnar._VECTOR_MIN = vector_min
+
+    def read_deferred(buffer: Any, runs: Any) -> None:
+        assert vector_min > 1, "a column at a time, the values were left to the row decoder"
+        saved[1](buffer, runs)
+
+    columnar._read_deferred = read_deferred
     try:
         table_map, event = case
         check_generated(table_map, [event, event], 65536)
     finally:
-        columnar._VECTOR_MIN = saved
+        columnar._VECTOR_MIN, columnar._read_deferred = saved
+
+
+FAST_VIEWS = settings(max_examples=examples(2), deadline=None)
+
+
+@FAST_VIEWS
+@given(
+    st.lists(st.one_of(st.none(), st.binary(max_size=40)), min_size=1, max_size=30),
+    st.booleans(),
+)
+def test_binary_values_by_views_are_the_slices(values: list[bytes | None], long_only: bool) -> None:
+    """_vector_binary (binary views over the joined images, cast to binary) gives the values
+    at their starts: short (inline in the view), long (an offset), NULL, or every one long."""
+    import numpy as np  # (with pyarrow)
+
+    if long_only:
+        values = [None if v is None else v + bytes(13) for v in values]
+    raw = b""
+    starts, lengths = [], []
+    for index, value in enumerate(values):
+        raw += bytes([index % 251]) * (index % 3)  # other bytes between the values
+        starts.append(len(raw))
+        lengths.append(0 if value is None else len(value))
+        raw += value or b""
+    images = columnar._Images(raw + bytes(columnar._PAD))
+    nulls = np.array([v is None for v in values])
+    got = columnar._vector_binary(
+        images, np.array(starts, np.int64), np.array(lengths, np.int64), nulls
+    )
+    assert got.type == pa.binary()
+    assert got.to_pylist() == values
+
+
+def test_month_table_days_are_the_civil_days() -> None:
+    """_month_days (by table) gives _civil_days' days and validity for every year * 13 + month
+    of years 0 to 9999 and day 0 to 31, and invalid past them."""
+    import numpy as np  # (with pyarrow)
+
+    ym = np.repeat(np.arange(10_000 * 13, dtype=np.int64), 32)
+    day = np.tile(np.arange(32, dtype=np.int64), 10_000 * 13)
+    days, valid = columnar._month_days(ym, day)
+    want_days, want_valid = columnar._civil_days(ym // 13, ym % 13, day)
+    assert np.array_equal(valid, want_valid)
+    assert np.array_equal(days[valid], want_days[valid])
+    assert valid.sum() == 3_652_059  # the days of years 1 to 9999 (datetime.date)
+    _, outside = columnar._month_days(np.array([-1, -13, 10_000 * 13, 1 << 40]), np.ones(4, int))
+    assert not outside.any()
