@@ -2142,7 +2142,7 @@ class ColumnarDecoder:
         # A QUERY that only flushes when it is DDL, and is not given out: the bodies of those
         # seen before that are not DDL (a server's COMMIT of a non-transactional table's
         # statement: the same bytes every time) are passed over as they were (decoded, not DDL).
-        self._quick_query = _QUERY if _QUERY in self.flush_on and _QUERY not in self.events else -1
+        self._skip_known_queries = _QUERY in self.flush_on and _QUERY not in self.events
         self._queries: set[bytes] = set()
         # What feed_buffer does with each type code it takes (the others stop it).
         self._actions = {code: _DO_CHECK for code in self._inline}
@@ -2150,7 +2150,7 @@ class ColumnarDecoder:
         for code, action in ((_TABLE_MAP, _DO_TABLE_MAP), (_GTID, _DO_GTID)):
             if code in self._inline:
                 self._actions[code] = action
-        if self._quick_query == _QUERY:
+        if self._skip_known_queries:
             self._actions[_QUERY] = _DO_QUERY
         self.gtid: tuple[int | None, int | None, int | None] = (None, None, None)
         self._buffers: dict[int, _TableBuffer] = {}
@@ -2180,7 +2180,7 @@ class ColumnarDecoder:
         out: list[Output] = []
         if type_code in self.flush_on:
             if type_code in DDL_EVENT_TYPES:
-                if type_code == self._quick_query and self._queries and self._known_query(data):
+                if type_code == _QUERY and self._queries and self._known_query(data):
                     return out
                 return self._decoded(offset, data)
             out += self.flush()
@@ -2463,7 +2463,7 @@ class ColumnarDecoder:
         out: list[Output] = []
         if event.type_code in self.flush_on:
             if isinstance(event, QueryEvent) and event.query.strip().upper() in _NOT_DDL:
-                if event.type_code == self._quick_query:
+                if event.type_code == _QUERY and self._skip_known_queries:
                     # (its body alone says what it is: QUERY's post-header has a fixed size)
                     if len(self._queries) >= 1024:
                         self._queries.clear()

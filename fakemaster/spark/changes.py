@@ -577,15 +577,33 @@ def read_changes(
         yield rows_to_arrow(out)
 
 
+def gtid_text(domain_id: int, server_id: int, seq_no: int) -> str:
+    """A GTID as the change events' ``source.gtid`` holds it."""
+    return f"{domain_id}-{server_id}-{seq_no}"
+
+
+def start_group(
+    state: FileState, gtid: str, server_id: int, ts_ms: int, xid: str | None = None
+) -> None:
+    """What a GTID sets in ``state``: a new event group (no annotated query yet)."""
+    state.gtid = gtid
+    state.server_id = server_id
+    state.ts_ms = ts_ms
+    state.query = None
+    state.event = 0
+    state.xid = xid
+
+
 def add_event(state: FileState, out: EventColumns, pos: int, event: Event) -> None:
     """One decoded event of ``state``'s file at offset ``pos``: its change events into ``out``."""
     if isinstance(event, GtidEvent):
-        state.gtid = f"{event.domain_id}-{event.server_id}-{event.seq_no}"
-        state.server_id = event.server_id
-        state.ts_ms = event.timestamp * 1000
-        state.query = None
-        state.event = 0
-        state.xid = _xid(event)
+        start_group(
+            state,
+            gtid_text(event.domain_id, event.server_id, event.seq_no),
+            event.server_id,
+            event.timestamp * 1000,
+            _xid(event),
+        )
         if state.xid is not None and event.flags2 & _PREPARED_XA:
             # The group's rows count at the XA COMMIT of its xid (none at XA ROLLBACK).
             _xa(state, out, pos, "XA_PREPARE")

@@ -27,8 +27,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fakemaster.constants import ChecksumAlg, ColumnType, EventType, GtidFlag
+from fakemaster.constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    ChecksumAlg,
+    ColumnType,
+    EventType,
+    GtidFlag,
+)
 from fakemaster.events import FormatDescriptionEvent, GtidEvent
+from fakemaster.header import EVENT_LENGTH_OFFSET, SERVER_ID_OFFSET
+from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED
 from fakemaster.spark import changes
 from fakemaster.spark.columns import BINARY, Catalogue, TableInfo, _real_type, table_info
 
@@ -550,25 +559,35 @@ def _common_gtids(data: Any, offsets: Any) -> _CommonGtids | None:
     try:
         if not len(offsets):
             return _CommonGtids(offsets, 0, [], [], [])
-        lengths = buf[offsets[:, None] + np.arange(9, 13)].view("<u4").ravel()
+        at = EVENT_LENGTH_OFFSET
+        lengths = buf[offsets[:, None] + np.arange(at, at + 4)].view("<u4").ravel()
         length = int(lengths[0])
-        if length not in (38, 42) or (lengths != length).any():
+        if length not in _COMMON_GTID_LENGTHS or (lengths != length).any():
             return None
-        head = buf[offsets[:, None] + np.arange(38)]  # the header and the 19-byte body
-        flags = head[:, 31]
-        if (flags & (GtidFlag.GROUP_COMMIT_ID | _XA_FLAGS)).any() or head[:, 32:].any():
+        head = buf[offsets[:, None] + np.arange(_COMMON_GTID_LENGTHS[0])]  # header and body
+        flags, padding = head[:, _GTID_FLAGS_AT], head[:, _GTID_FLAGS_AT + 1 :]
+        if (flags & (GtidFlag.GROUP_COMMIT_ID | _XA_FLAGS)).any() or padding.any():
             return None
-        timestamps = head[:, 0:4].copy().view("<u4").ravel().astype(np.int64) * 1000
-        servers = head[:, 5:9].copy().view("<u4").ravel().tolist()
-        seqs = head[:, 19:27].copy().view("<u8").ravel().tolist()
-        domains = head[:, 27:31].copy().view("<u4").ravel().tolist()
-        texts = [f"{d}-{s}-{n}" for d, s, n in zip(domains, servers, seqs, strict=True)]
-        return _CommonGtids(offsets, length, servers, timestamps.tolist(), texts)
+
+        def numbers(at: int, dtype: str) -> list[int]:
+            width = np.dtype(dtype).itemsize
+            return head[:, at : at + width].copy().view(dtype).ravel().tolist()
+
+        servers = numbers(SERVER_ID_OFFSET, "<u4")
+        seqs = numbers(HEADER_LEN, "<u8")
+        domains = numbers(HEADER_LEN + 8, "<u4")
+        texts = list(map(changes.gtid_text, domains, servers, seqs))
+        ts_ms = [t * 1000 for t in numbers(0, "<u4")]
+        return _CommonGtids(offsets, length, servers, ts_ms, texts)
     finally:
         del buf  # (the caller releases the buffer: no export may be left)
 
 
 _XA_FLAGS = GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA
+# A common GTID event: the header, seq_no, domain_id, flags2, zero padding to GTID_BODY_MIN;
+# then a CRC or not.
+_COMMON_GTID_LENGTHS = (HEADER_LEN + GTID_BODY_MIN, HEADER_LEN + GTID_BODY_MIN + CHECKSUM_LEN)
+_GTID_FLAGS_AT = HEADER_LEN + GTID_FIXED.size - 1
 
 
 def _runs(offsets: Any) -> tuple[Any, Any]:
@@ -586,18 +605,14 @@ def _frames_gtids(fde: FormatDescriptionEvent, gtids: _CommonGtids) -> bool:
     """Whether the file's FDE agrees with where ``_common_gtids`` read the GTIDs' fields (a
     19-byte header; a CRC after each event when it says CRC32)."""
     crc = fde.checksum_alg == ChecksumAlg.CRC32
-    return fde.header_length == 19 and (not gtids.texts or gtids.length == 38 + 4 * crc)
+    return fde.header_length == HEADER_LEN and (
+        not gtids.texts or gtids.length == _COMMON_GTID_LENGTHS[crc]
+    )
 
 
 def _apply_gtid(state: changes.FileState, gtids: _CommonGtids, k: int) -> None:
-    """What GTID ``k`` of ``gtids`` sets in ``state`` (as changes.add_event for a decoded
-    one: no XA in a common GTID)."""
-    state.gtid = gtids.texts[k]
-    state.server_id = gtids.server_ids[k]
-    state.ts_ms = gtids.ts_ms[k]
-    state.query = None
-    state.event = 0
-    state.xid = None
+    """What GTID ``k`` of ``gtids`` sets in ``state`` (no XA in a common GTID)."""
+    changes.start_group(state, gtids.texts[k], gtids.server_ids[k], gtids.ts_ms[k])
 
 
 def _walk(data: Any) -> tuple[Any, Any, _CommonGtids | None] | None:
