@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from decoder.binlog_file import iter_raw_events, read_binlog  # noqa: E402
 from encoder import encode_event  # noqa: E402
 from encoder.binlog_file import BinlogWriter  # noqa: E402
-from fakemaster.constants import ColumnType, OptionalMetadata  # noqa: E402
-from fakemaster.context import BinlogContext  # noqa: E402
-from fakemaster.events import (  # noqa: E402
+from fakemaster.vocabulary.constants import ColumnType, OptionalMetadata  # noqa: E402
+from fakemaster.vocabulary.context import BinlogContext  # noqa: E402
+from fakemaster.vocabulary.events import (  # noqa: E402
     Event,
     FormatDescriptionEvent,
     GtidEvent,
@@ -38,7 +38,7 @@ from fakemaster.events import (  # noqa: E402
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.values import DateTime  # noqa: E402
+from fakemaster.vocabulary.values import DateTime  # noqa: E402
 
 COLUMNS = [  # (name, type, metadata)
     ("id", ColumnType.LONG, 0),

@@ -52,9 +52,9 @@ from bench_codec import generated_events  # noqa: E402
 
 from decoder.binlog_file import read_binlog  # noqa: E402
 from encoder.binlog_file import BinlogWriter  # noqa: E402
-from fakemaster.constants import ColumnType, OptionalMetadata  # noqa: E402
-from fakemaster.context import BinlogContext  # noqa: E402
-from fakemaster.events import (  # noqa: E402
+from fakemaster.vocabulary.constants import ColumnType, OptionalMetadata  # noqa: E402
+from fakemaster.vocabulary.context import BinlogContext  # noqa: E402
+from fakemaster.vocabulary.events import (  # noqa: E402
     AnnotateRowsEvent,
     Event,
     FormatDescriptionEvent,

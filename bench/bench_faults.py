@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fakemaster.config import ServerConfig  # noqa: E402
-from fakemaster.events import QueryEvent, XidEvent  # noqa: E402
+from fakemaster.config.server_config import ServerConfig  # noqa: E402
 from fakemaster.faults import Fault, FaultEngine, FaultKind, Point, PointKind  # noqa: E402
 from fakemaster.faults.proxy import BackgroundFaultProxy  # noqa: E402
-from fakemaster.server import BackgroundFakeMaster  # noqa: E402
+from fakemaster.server.master import BackgroundFakeMaster  # noqa: E402
 from fakemaster.store import MemoryBinlogStore  # noqa: E402
+from fakemaster.vocabulary.events import QueryEvent, XidEvent  # noqa: E402
 
 __all__ = ["main"]
 

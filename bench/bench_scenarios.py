@@ -56,11 +56,11 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench.bench_serving import run_drains  # noqa: E402
 from encoder import encode_event  # noqa: E402
-from fakemaster.config import ServerConfig  # noqa: E402
-from fakemaster.context import BinlogContext  # noqa: E402
-from fakemaster.events import Event, RowsEvent, TableMapEvent  # noqa: E402
-from fakemaster.server import BackgroundFakeMaster  # noqa: E402
+from fakemaster.config.server_config import ServerConfig  # noqa: E402
+from fakemaster.server.master import BackgroundFakeMaster  # noqa: E402
 from fakemaster.store import MemoryBinlogStore  # noqa: E402
+from fakemaster.vocabulary.context import BinlogContext  # noqa: E402
+from fakemaster.vocabulary.events import Event, RowsEvent, TableMapEvent  # noqa: E402
 from scenarios import Scenario, compile_scenario, to_store  # noqa: E402
 from scenarios.compiler import flatten  # noqa: E402
 

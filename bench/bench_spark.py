@@ -138,7 +138,7 @@ def without_spark(files: list[str], repeat: int, table: str | None) -> dict[str,
     from functools import partial
 
     from fakemaster.spark.changes import file_index, find_table, read_changes
-    from fakemaster.spark.fast import read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
 
     readers: list[tuple[str, Any]] = [("reference", read_changes), ("columnar", read_changes_fast)]
     if table is not None:

@@ -40,7 +40,7 @@ def build_tables(files: list[str], out: Path, table: str) -> dict[str, Any]:
         find_table,
         typed_schema_ddl,
     )
-    from fakemaster.spark.fast import read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
 
     info = find_table(files[:1], table, None)
     ddls = {"generic": CHANGE_EVENT_DDL, "typed": typed_schema_ddl(info)}

@@ -68,7 +68,7 @@ def _client_only(port: int) -> Callable[[], int]:
     from fakemaster.client.blocking import BlockingReplica
     from fakemaster.client.position import Position
     from fakemaster.client.protocol import ClientConfig
-    from fakemaster.events import RowsEvent
+    from fakemaster.vocabulary.events import RowsEvent
 
     def run() -> int:
         config = ClientConfig(gtid_mode=False, non_blocking=True, heartbeat_period=0)

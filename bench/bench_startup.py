@@ -44,8 +44,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from fakemaster.config import ServerConfig  # noqa: E402
-from fakemaster.server import BackgroundFakeMaster, FakeMaster  # noqa: E402
+from fakemaster.config.server_config import ServerConfig  # noqa: E402
+from fakemaster.server.master import BackgroundFakeMaster, FakeMaster  # noqa: E402
 from fakemaster.store import MemoryBinlogStore  # noqa: E402
 from tests.peers.mariadb import (  # noqa: E402
     MariaDBServer,

@@ -24,13 +24,24 @@ from decoder.core import (
 )
 from decoder.encryption import FileDecryption
 from decoder.stream import check_magic, event_length
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.encryption import BinlogKeys
-from fakemaster.errors import DecodeError
-from fakemaster.events import Event
-from fakemaster.header import EVENT_LENGTH_OFFSET, FLAGS_OFFSET, TYPE_CODE_OFFSET, EventHeader
-from fakemaster.layouts import U32 as _LENGTH
+from fakemaster.vocabulary.constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    EventFlag,
+    EventType,
+)
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.encryption import BinlogKeys
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.header import (
+    EVENT_LENGTH_OFFSET,
+    FLAGS_OFFSET,
+    TYPE_CODE_OFFSET,
+    EventHeader,
+)
+from fakemaster.vocabulary.layouts import U32 as _LENGTH
 
 __all__ = ["Inline", "Readable", "Source", "iter_raw_blocks", "iter_raw_events", "read_binlog"]
 

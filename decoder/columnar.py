@@ -107,7 +107,7 @@ from decoder.core import CRC_RESIDUE, decode_event
 from decoder.row_images import TableDecoder
 from decoder.rows import RowsHeader, read_row_images, read_rows_header
 from decoder.values import ColumnReader, column_reader, value_converter
-from fakemaster.columns import (
+from fakemaster.vocabulary.columns import (
     BLOB_TYPES,
     FRAC_BYTES,
     FRAC_UNIT,
@@ -122,16 +122,16 @@ from fakemaster.columns import (
     decimal_groups,
     schema_precisions,
 )
-from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
-from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, ColumnType, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.encryption import BinlogKeys
-from fakemaster.errors import ChecksumError, DecodeError
-from fakemaster.events import ROWS_EVENT_CLASSES, Event, QueryEvent, TableMapEvent
-from fakemaster.header import CRC, HEADER
-from fakemaster.layouts import GTID_BODY_MIN, GTID_FIXED, U32
-from fakemaster.table_shapes import TableShapeCache
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
+from fakemaster.vocabulary.constants import CHECKSUM_LEN, HEADER_LEN, ColumnType, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.encryption import BinlogKeys
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError
+from fakemaster.vocabulary.events import ROWS_EVENT_CLASSES, Event, QueryEvent, TableMapEvent
+from fakemaster.vocabulary.header import CRC, HEADER
+from fakemaster.vocabulary.layouts import GTID_BODY_MIN, GTID_FIXED, U32
+from fakemaster.vocabulary.table_shapes import TableShapeCache
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp
 
 __all__ = [
     "DDL_EVENT_TYPES",

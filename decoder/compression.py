@@ -5,8 +5,8 @@ from __future__ import annotations
 import zlib
 
 from decoder.primitives import Buffer
-from fakemaster.constants import MAX_UNCOMPRESSED_LENGTH
-from fakemaster.errors import DecodeError
+from fakemaster.vocabulary.constants import MAX_UNCOMPRESSED_LENGTH
+from fakemaster.vocabulary.errors import DecodeError
 
 __all__ = ["decompress_record"]
 

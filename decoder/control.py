@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from decoder.primitives import U64, Buffer, need, read_bytes, read_uint
-from fakemaster.constants import HEADER_LEN, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import HEADER_LEN, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import (
     FormatDescriptionEvent,
     HeartbeatEvent,
     IncidentEvent,
@@ -15,8 +15,8 @@ from fakemaster.events import (
     StopEvent,
     UnknownEvent,
 )
-from fakemaster.header import EventHeader
-from fakemaster.layouts import (
+from fakemaster.vocabulary.header import EventHeader
+from fakemaster.vocabulary.layouts import (
     FDE_FIXED,
     FDE_SERVER_VERSION_OFFSET,
     HEARTBEAT_POSITIONS,

@@ -9,7 +9,7 @@ from typing import Any
 
 from decoder import control, gtid, query, rows, statement
 from decoder.primitives import Buffer
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     CHECKSUM_LEN,
     HEADER_LEN,
     ChecksumAlg,
@@ -17,10 +17,10 @@ from fakemaster.constants import (
     EventType,
     event_type_name,
 )
-from fakemaster.context import BinlogContext
-from fakemaster.errors import ChecksumError, DecodeError
-from fakemaster.events import Event
-from fakemaster.header import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.header import (
     CRC,
     EVENT_LENGTH_OFFSET,
     FLAGS_OFFSET,

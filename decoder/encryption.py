@@ -1,14 +1,14 @@
 """Encrypted binlog files: event decryption (mirror of encoder/encryption.py).
 
-The keys, the layout and the cipher are in fakemaster/encryption.py, which describes them.
+The keys, the layout and the cipher are in fakemaster/vocabulary/encryption.py, which describes them.
 :class:`FileDecryption` reads a file's events from its START_ENCRYPTION on; without an
 algorithm in the keys it finds AES_CBC or AES_CTR from the first encrypted event.
 """
 
 from __future__ import annotations
 
-from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
-from fakemaster.encryption import (
+from fakemaster.vocabulary.constants import CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
+from fakemaster.vocabulary.encryption import (
     BLOCK,
     START_ENCRYPTION_BODY_LEN,
     SYSTEM_DATA_KEY_ID,
@@ -17,10 +17,16 @@ from fakemaster.encryption import (
     crypt_event,
     crypto_problem,
 )
-from fakemaster.errors import DecodeError
-from fakemaster.events import StartEncryptionEvent
-from fakemaster.header import CRC, FLAGS_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
-from fakemaster.layouts import START_ENCRYPTION, U32
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import StartEncryptionEvent
+from fakemaster.vocabulary.header import (
+    CRC,
+    FLAGS_OFFSET,
+    LOG_POS_OFFSET,
+    TYPE_CODE_OFFSET,
+    event_crc,
+)
+from fakemaster.vocabulary.layouts import START_ENCRYPTION, U32
 
 __all__ = [
     "FileDecryption",

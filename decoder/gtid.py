@@ -34,12 +34,18 @@ from __future__ import annotations
 from decoder.builders import event_builder
 from decoder.control import header_fields
 from decoder.primitives import U32, U64, Buffer, name_text, need
-from fakemaster.constants import GTID_LIST_COUNT_MASK, EventType, GtidExtraFlag, GtidFlag
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import BinlogCheckpointEvent, Gtid, GtidEvent, GtidListEvent, XaXid
-from fakemaster.header import EventHeader
-from fakemaster.layouts import (
+from fakemaster.vocabulary.constants import GTID_LIST_COUNT_MASK, EventType, GtidExtraFlag, GtidFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import (
+    BinlogCheckpointEvent,
+    Gtid,
+    GtidEvent,
+    GtidListEvent,
+    XaXid,
+)
+from fakemaster.vocabulary.header import EventHeader
+from fakemaster.vocabulary.layouts import (
     GTID_BODY_MIN,
     GTID_FIXED,
     GTID_LIST_COUNT,

@@ -6,9 +6,9 @@ import struct
 from typing import Any, NamedTuple
 
 from decoder.values import column_reader, time_from_hms, value_converter
-from fakemaster.constants import ColumnType
-from fakemaster.errors import DecodeError
-from fakemaster.values import DateTime
+from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.values import DateTime
 
 __all__ = ["JsonOpaque", "parse_mysql_json"]
 

@@ -12,13 +12,13 @@ import zlib
 from collections.abc import Iterator
 
 from decoder.primitives import U16, U64, Buffer, name_text, need, read_packed_int
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     COMPRESSED_HEADER_LEN,
     MAX_PACKET_PAYLOAD,
     SEMI_SYNC_MAGIC,
 )
-from fakemaster.errors import DecodeError
-from fakemaster.packets import (
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.packets import (
     EOF_HEADER,
     ERR_HEADER,
     OK_HEADER,
@@ -29,9 +29,9 @@ from fakemaster.packets import (
     OkPacket,
     SemiSyncAck,
 )
-from fakemaster.packets import EOF_PACKET as _EOF
-from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
-from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
+from fakemaster.vocabulary.packets import EOF_PACKET as _EOF
+from fakemaster.vocabulary.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
+from fakemaster.vocabulary.packets import PACKET_HEADER as _PACKET_HEADER
 
 __all__ = [
     "PacketReader",

@@ -6,8 +6,8 @@ raises DecodeError with the position, never IndexError.
 
 from __future__ import annotations
 
-from fakemaster.errors import DecodeError
-from fakemaster.layouts import U8, U16, U32, U64, Buffer
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.layouts import U8, U16, U32, U64, Buffer
 
 __all__ = [
     "U8",

@@ -60,12 +60,17 @@ from typing import Any
 from decoder.compression import decompress_record
 from decoder.control import header_fields
 from decoder.primitives import U16, U32, U64, Buffer, name_text, need
-from fakemaster.constants import QUERY_STATUS_FIXED_SIZES, EventType, GtidExtraFlag, QueryStatus
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import ExecuteLoadQueryEvent, QueryEvent, StatusVar
-from fakemaster.header import EventHeader
-from fakemaster.layouts import (
+from fakemaster.vocabulary.constants import (
+    QUERY_STATUS_FIXED_SIZES,
+    EventType,
+    GtidExtraFlag,
+    QueryStatus,
+)
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import ExecuteLoadQueryEvent, QueryEvent, StatusVar
+from fakemaster.vocabulary.header import EventHeader
+from fakemaster.vocabulary.layouts import (
     LOAD_QUERY_EXTRA,
     MAX_DBS_IN_EVENT_MTS,
     PAIR16,

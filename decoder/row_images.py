@@ -22,9 +22,9 @@ from decoder.values import (
     fill_template,
     value_converter,
 )
-from fakemaster.errors import DecodeError
-from fakemaster.table_shapes import TableShapeCache
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.table_shapes import TableShapeCache
+from fakemaster.vocabulary.values import ABSENT
 
 __all__ = [
     "RowsReader",

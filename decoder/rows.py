@@ -24,7 +24,7 @@ from decoder.builders import event_builder
 from decoder.compression import decompress_record
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
 from decoder.row_images import TableDecoder, table_decoder
-from fakemaster.columns import (
+from fakemaster.vocabulary.columns import (
     METADATA_FORMS,
     METADATA_SIZE,
     NUMERIC_TYPES,
@@ -32,17 +32,17 @@ from fakemaster.columns import (
     schema_precisions,
     type_name,
 )
-from fakemaster.constants import ColumnType, EventType, OptionalMetadata
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import ColumnType, EventType, OptionalMetadata
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import (
     ROWS_EVENT_CLASSES,
     MetadataField,
     RowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
 )
-from fakemaster.header import EventHeader
+from fakemaster.vocabulary.header import EventHeader
 
 __all__ = [
     "DECODERS",

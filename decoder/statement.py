@@ -31,10 +31,10 @@ from __future__ import annotations
 from decoder.builders import event_builder
 from decoder.control import header_fields
 from decoder.primitives import U32, U64, Buffer, need
-from fakemaster.constants import EventType
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     AppendBlockEvent,
     BeginLoadQueryEvent,
@@ -46,8 +46,8 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.header import EventHeader
-from fakemaster.layouts import (
+from fakemaster.vocabulary.header import EventHeader
+from fakemaster.vocabulary.layouts import (
     INTVAR,
     MAX_BQUAL_SIZE,
     MAX_GTRID_SIZE,

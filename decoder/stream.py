@@ -14,12 +14,19 @@ from typing import NamedTuple
 from decoder.core import decode_event
 from decoder.packets import PacketReader, parse_binlog_packet, parse_err, parse_response
 from decoder.primitives import U32, Buffer
-from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import Event
-from fakemaster.header import EVENT_LENGTH_OFFSET
-from fakemaster.packets import EOF_HEADER, ERR_HEADER, EofPacket, ErrPacket, OkPacket, ServerError
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, HEADER_LEN
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
+from fakemaster.vocabulary.packets import (
+    EOF_HEADER,
+    ERR_HEADER,
+    EofPacket,
+    ErrPacket,
+    OkPacket,
+    ServerError,
+)
 
 __all__ = ["DecodedEvent", "EventSplitter", "StreamDecoder", "check_magic", "event_length"]
 

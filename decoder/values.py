@@ -1,5 +1,5 @@
 """Single column values of ROWS events: readers per column type and TABLE_MAP metadata (the
-column facts are in fakemaster/columns.py; whole row images in decoder/row_images.py; mirror of
+column facts are in fakemaster/vocabulary/columns.py; whole row images in decoder/row_images.py; mirror of
 encoder/values.py).
 
 Values come back as:
@@ -13,7 +13,7 @@ Values come back as:
 A reader decodes whatever the bytes hold, also values a server would never write (a DATETIME with
 month 15, a negative-zero DECIMAL), so that encoding the result gives back the same bytes. The
 exception are temporal bytes that MariaDB itself reads as another value than they spell (limits
-in fakemaster/columns.py): TIME2 hours beyond 10 bits, a fraction of a second or more (which is
+in fakemaster/vocabulary/columns.py): TIME2 hours beyond 10 bits, a fraction of a second or more (which is
 how a DATETIME2/TIMESTAMP2 fraction MariaDB reads as negative looks unsigned), TIMESTAMP seconds
 beyond 2038-01-19 03:14:07, an old DATETIME beyond a 32-bit date part, a MariaDB 5.3 TIME(n) of
 9984 hours or more or DATETIME(n) beyond 64 bits of microseconds. Those are a DecodeError: read
@@ -31,7 +31,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from fakemaster.columns import (
+from fakemaster.vocabulary.columns import (
     BLOB_TYPES,
     FRAC_BYTES,
     FRAC_UNIT,
@@ -54,11 +54,11 @@ from fakemaster.columns import (
     string_metadata,
     type_name,
 )
-from fakemaster.columns import TIME2_HOURS as _TIME2_HOURS
-from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
-from fakemaster.constants import ColumnType
-from fakemaster.errors import DecodeError
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import TIME2_HOURS as _TIME2_HOURS
+from fakemaster.vocabulary.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
+from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 
 __all__ = ["ColumnReader", "column_reader", "decode_value", "value_converter"]
 

@@ -9,12 +9,12 @@ from typing import BinaryIO, Protocol
 from encoder.core import encode_event
 from encoder.encryption import FileEncryption
 from encoder.primitives import U32, buffer_argument
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag
-from fakemaster.context import BinlogContext
-from fakemaster.encryption import BinlogKeys
-from fakemaster.errors import EncodeError
-from fakemaster.events import Event, FormatDescriptionEvent, StartEncryptionEvent
-from fakemaster.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.encryption import BinlogKeys
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import Event, FormatDescriptionEvent, StartEncryptionEvent
+from fakemaster.vocabulary.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
 
 __all__ = ["BinlogWriter", "Target", "Writable", "with_log_pos"]
 

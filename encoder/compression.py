@@ -9,7 +9,7 @@ from __future__ import annotations
 import zlib
 
 from encoder.primitives import buffer_argument
-from fakemaster.errors import EncodeError
+from fakemaster.vocabulary.errors import EncodeError
 
 __all__ = ["compress_record"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from encoder.primitives import U64, name_bytes
-from fakemaster.constants import HEADER_LEN
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import HEADER_LEN
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     HeartbeatEvent,
@@ -19,7 +19,7 @@ from fakemaster.events import (
     StopEvent,
     UnknownEvent,
 )
-from fakemaster.layouts import (
+from fakemaster.vocabulary.layouts import (
     FDE_FIXED,
     HEARTBEAT_POSITIONS,
     INCIDENT_HEAD,

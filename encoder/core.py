@@ -7,17 +7,17 @@ from typing import Any
 
 from encoder import control, gtid, query, rows, statement
 from encoder.fields import check_fields
-from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, EventType, event_type_name
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import CHECKSUM_LEN, HEADER_LEN, EventType, event_type_name
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     ROWS_EVENT_CLASSES,
     Event,
     FormatDescriptionEvent,
     RowsEvent,
     UnknownEvent,
 )
-from fakemaster.header import CRC, HEADER, event_crc
+from fakemaster.vocabulary.header import CRC, HEADER, event_crc
 
 __all__ = [
     "ENCODERS",

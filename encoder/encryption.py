@@ -2,7 +2,7 @@
 
 A file is encrypted the way MariaDB's ``encrypt_binlog=ON`` does it: the FDE and the
 START_ENCRYPTION event in clear, every later event encrypted on its own with IV = nonce +
-its file offset (the layout is described in fakemaster/encryption.py). Encrypting the plaintext
+its file offset (the layout is described in fakemaster/vocabulary/encryption.py). Encrypting the plaintext
 of a server's file with its nonce and key gives back the server's bytes.
 """
 
@@ -12,7 +12,7 @@ import os
 
 from encoder.fields import check_fields
 from encoder.primitives import buffer_argument
-from fakemaster.encryption import (
+from fakemaster.vocabulary.encryption import (
     NONCE_LEN,
     SCHEME,
     SYSTEM_DATA_KEY_ID,
@@ -21,8 +21,8 @@ from fakemaster.encryption import (
     crypt_event,
     crypto_problem,
 )
-from fakemaster.errors import DecodeError, EncodeError
-from fakemaster.events import StartEncryptionEvent
+from fakemaster.vocabulary.errors import DecodeError, EncodeError
+from fakemaster.vocabulary.events import StartEncryptionEvent
 
 __all__ = ["FileEncryption", "encrypt_event", "start_encryption_event"]
 

@@ -1,8 +1,8 @@
 """Every field of an event or packet checked before it is encoded.
 
-A field must have the type ``fakemaster/events.py`` (or ``fakemaster/packets.py``) declares for
-it; an integer must fit the width its layout gives it (``fakemaster/header.py``,
-``fakemaster/layouts.py``, ``fakemaster/packets.py``: the very Structs the encoders pack with);
+A field must have the type ``fakemaster/vocabulary/events.py`` (or ``fakemaster/vocabulary/packets.py``) declares for
+it; an integer must fit the width its layout gives it (``fakemaster/vocabulary/header.py``,
+``fakemaster/vocabulary/layouts.py``, ``fakemaster/vocabulary/packets.py``: the very Structs the encoders pack with);
 a text must be writable in its encoding; a byte string must fit its length field. A value the
 bytes cannot hold is an EncodeError naming the field (``xid.gtrid``, ``gtids[2].seq_no``),
 never a struct.error, OverflowError or TypeError from deeper down, and never a silently
@@ -24,8 +24,8 @@ from typing import Any
 
 from encoder.primitives import name_bytes
 from encoder.values import describe_value
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     AppendBlockEvent,
     BeginLoadQueryEvent,
     DeleteFileEvent,
@@ -48,8 +48,8 @@ from fakemaster.events import (
     XaPrepareEvent,
     XidEvent,
 )
-from fakemaster.header import HEADER
-from fakemaster.layouts import (
+from fakemaster.vocabulary.header import HEADER
+from fakemaster.vocabulary.layouts import (
     FDE_FIXED,
     GTID_FIXED,
     GTID_LIST_COUNT,
@@ -68,7 +68,7 @@ from fakemaster.layouts import (
     USER_VAR_VALUE_HEAD,
     XA_PREPARE_HEAD,
 )
-from fakemaster.packets import (
+from fakemaster.vocabulary.packets import (
     EOF_PACKET,
     ERR_HEAD,
     OK_STATUS_WARNINGS,

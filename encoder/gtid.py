@@ -9,11 +9,11 @@ import struct
 from collections.abc import Callable
 
 from encoder.primitives import U32, U64, name_bytes
-from fakemaster.constants import GTID_LIST_COUNT_MASK, GtidExtraFlag, GtidFlag
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import BinlogCheckpointEvent, Event, GtidEvent, GtidListEvent
-from fakemaster.layouts import (
+from fakemaster.vocabulary.constants import GTID_LIST_COUNT_MASK, GtidExtraFlag, GtidFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import BinlogCheckpointEvent, Event, GtidEvent, GtidListEvent
+from fakemaster.vocabulary.layouts import (
     GTID_BODY_MIN,
     GTID_FIXED,
     GTID_LIST_COUNT,

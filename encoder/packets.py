@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from encoder.primitives import buffer_argument, name_bytes, packed_int
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     COMPRESSED_HEADER_LEN,
     COMPRESSION_LEVEL,
     MAX_PACKET_PAYLOAD,
@@ -26,9 +26,9 @@ from fakemaster.constants import (
     PACKET_HEADER_LEN,
     SEMI_SYNC_MAGIC,
 )
-from fakemaster.errors import EncodeError
-from fakemaster.layouts import Buffer
-from fakemaster.packets import (
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.layouts import Buffer
+from fakemaster.vocabulary.packets import (
     EOF_HEADER,
     ERR_HEADER,
     OK_HEADER,
@@ -39,11 +39,11 @@ from fakemaster.packets import (
     OkPacket,
     SemiSyncAck,
 )
-from fakemaster.packets import EOF_PACKET as _EOF
-from fakemaster.packets import ERR_HEAD as _ERR_HEAD
-from fakemaster.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
-from fakemaster.packets import PACKET_HEADER as _PACKET_HEADER
-from fakemaster.packets import SEMI_SYNC_ACK_HEAD as _ACK_HEAD
+from fakemaster.vocabulary.packets import EOF_PACKET as _EOF
+from fakemaster.vocabulary.packets import ERR_HEAD as _ERR_HEAD
+from fakemaster.vocabulary.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
+from fakemaster.vocabulary.packets import PACKET_HEADER as _PACKET_HEADER
+from fakemaster.vocabulary.packets import SEMI_SYNC_ACK_HEAD as _ACK_HEAD
 
 __all__ = [
     "binlog_packet_parts",

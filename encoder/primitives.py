@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fakemaster.errors import EncodeError
-from fakemaster.layouts import U8, U16, U32, U64
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.layouts import U8, U16, U32, U64
 
 __all__ = [
     "U8",

@@ -13,11 +13,11 @@ from typing import Any
 
 from encoder.compression import compress_record
 from encoder.primitives import U64, name_bytes
-from fakemaster.constants import QUERY_STATUS_FIXED_SIZES, GtidExtraFlag, QueryStatus
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import Event, ExecuteLoadQueryEvent, QueryEvent, StatusVar
-from fakemaster.layouts import (
+from fakemaster.vocabulary.constants import QUERY_STATUS_FIXED_SIZES, GtidExtraFlag, QueryStatus
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import Event, ExecuteLoadQueryEvent, QueryEvent, StatusVar
+from fakemaster.vocabulary.layouts import (
     LOAD_QUERY_EXTRA,
     MAX_DBS_IN_EVENT_MTS,
     PAIR16,

@@ -9,7 +9,7 @@ from typing import Any
 from encoder.compression import compress_record
 from encoder.primitives import U16, name_bytes, packed_int
 from encoder.values import table_encoder
-from fakemaster.columns import (
+from fakemaster.vocabulary.columns import (
     METADATA_FORMS,
     METADATA_SIZE,
     NUMERIC_TYPES,
@@ -19,10 +19,10 @@ from fakemaster.columns import (
     schema_precisions,
     type_name,
 )
-from fakemaster.constants import OptionalMetadata
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import OptionalMetadata
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
     MetadataField,
     RowsEvent,
@@ -30,7 +30,7 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.values import ABSENT
 
 __all__ = [
     "ENCODERS",

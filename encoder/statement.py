@@ -9,9 +9,9 @@ import struct
 from collections.abc import Callable
 
 from encoder.primitives import U8, U32, U64
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     AppendBlockEvent,
     BeginLoadQueryEvent,
@@ -23,7 +23,7 @@ from fakemaster.events import (
     XaPrepareEvent,
     XidEvent,
 )
-from fakemaster.layouts import (
+from fakemaster.vocabulary.layouts import (
     INTVAR,
     MAX_BQUAL_SIZE,
     MAX_GTRID_SIZE,

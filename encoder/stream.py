@@ -18,12 +18,12 @@ from encoder.packets import (
     frame_parts,
 )
 from encoder.primitives import buffer_argument
-from fakemaster.constants import BINLOG_MAGIC
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import Event
-from fakemaster.layouts import Buffer
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket
+from fakemaster.vocabulary.constants import BINLOG_MAGIC
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.layouts import Buffer
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket
 
 __all__ = ["StreamEncoder"]
 

@@ -23,7 +23,7 @@ returned from a real server's bytes gives back those bytes, and a fake master ca
 deliberately odd values. Unless a replica would read those bytes as another value: TIME2 hours
 above 1023 (MariaDB reads 10 bits), TIMESTAMP seconds after 2038-01-19 03:14:07, an old DATETIME
 whose year*10000+month*100+day needs more than 32 bits, a MariaDB 5.3 TIME(n) of 9984 hours or
-more and a DATETIME(n) beyond 64 bits of microseconds are refused (fakemaster/columns.py).
+more and a DATETIME(n) beyond 64 bits of microseconds are refused (fakemaster/vocabulary/columns.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from functools import cache, lru_cache
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from fakemaster.columns import (
+from fakemaster.vocabulary.columns import (
     BLOB_TYPES,
     HIRES_DATETIME_BYTES,
     HIRES_DATETIME_LIMIT,
@@ -57,18 +57,18 @@ from fakemaster.columns import (
     string_metadata,
     type_name,
 )
-from fakemaster.columns import FRAC_UNIT as _FRAC_UNIT
-from fakemaster.columns import TIME2_HOURS as _TIME2_HOURS
-from fakemaster.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
-from fakemaster.constants import ColumnType
-from fakemaster.errors import EncodeError
-from fakemaster.layouts import F32 as _F32
-from fakemaster.layouts import F64 as _F64
-from fakemaster.layouts import U8 as _U8
-from fakemaster.layouts import U16 as _U16
-from fakemaster.layouts import U32 as _U32
-from fakemaster.table_shapes import TableShapeCache
-from fakemaster.values import ABSENT, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import FRAC_UNIT as _FRAC_UNIT
+from fakemaster.vocabulary.columns import TIME2_HOURS as _TIME2_HOURS
+from fakemaster.vocabulary.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
+from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.layouts import F32 as _F32
+from fakemaster.vocabulary.layouts import F64 as _F64
+from fakemaster.vocabulary.layouts import U8 as _U8
+from fakemaster.vocabulary.layouts import U16 as _U16
+from fakemaster.vocabulary.layouts import U32 as _U32
+from fakemaster.vocabulary.table_shapes import TableShapeCache
+from fakemaster.vocabulary.values import ABSENT, DateTime, Time, Timestamp
 
 __all__ = [
     "ColumnWriter",

@@ -17,27 +17,27 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fakemaster.config import ServerConfig
-    from fakemaster.context import BinlogContext
-    from fakemaster.encryption import BinlogKeys
-    from fakemaster.errors import DecodeError, EncodeError, FakemasterError
-    from fakemaster.server import BackgroundFakeMaster, FakeMaster
+    from fakemaster.config.server_config import ServerConfig
+    from fakemaster.server.master import BackgroundFakeMaster, FakeMaster
     from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+    from fakemaster.vocabulary.context import BinlogContext
+    from fakemaster.vocabulary.encryption import BinlogKeys
+    from fakemaster.vocabulary.errors import DecodeError, EncodeError, FakemasterError
 
 __version__ = "0.1.0"
 
 # Each lazily exposed name and the module that defines it.
 _LAZY = {
-    "BackgroundFakeMaster": "fakemaster.server",
-    "BinlogContext": "fakemaster.context",
-    "BinlogKeys": "fakemaster.encryption",
-    "DecodeError": "fakemaster.errors",
+    "BackgroundFakeMaster": "fakemaster.server.master",
+    "BinlogContext": "fakemaster.vocabulary.context",
+    "BinlogKeys": "fakemaster.vocabulary.encryption",
+    "DecodeError": "fakemaster.vocabulary.errors",
     "DirectoryBinlogStore": "fakemaster.store",
-    "EncodeError": "fakemaster.errors",
-    "FakeMaster": "fakemaster.server",
-    "FakemasterError": "fakemaster.errors",
+    "EncodeError": "fakemaster.vocabulary.errors",
+    "FakeMaster": "fakemaster.server.master",
+    "FakemasterError": "fakemaster.vocabulary.errors",
     "MemoryBinlogStore": "fakemaster.store",
-    "ServerConfig": "fakemaster.config",
+    "ServerConfig": "fakemaster.config.server_config",
 }
 
 __all__ = [

@@ -76,7 +76,7 @@ _WHERE = {
     "column": "scenarios.schema",
     "table": "scenarios.schema",
     "parse_create_table": "scenarios.create_table",
-    "replay": "scenarios.replay",
+    "replay": "scenarios.apply",
 }
 
 

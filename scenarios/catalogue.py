@@ -1,4 +1,4 @@
-"""A scenario's tables as the SQL layer's catalogue (:mod:`fakemaster.protocol.catalogue`):
+"""A scenario's tables as the SQL layer's catalogue (:mod:`fakemaster.sql.tables.catalogue`):
 tables, columns, keys and rows from the oracle at the number of points (transactions, DDL
 statements, XA COMMIT/ROLLBACK) released so far: a table's schema is the one it has there.
 
@@ -7,7 +7,7 @@ the snapshot is taken: :class:`ScenarioCatalogue` asks ``released()`` (the serve
 :class:`scenarios.live.ScenarioStore`), never a count of its own. Cells are the text MariaDB's
 ``SELECT`` sends: text columns as ``str`` (the server converts them to the connection's
 character set), byte columns raw, BIT columns as their big-endian bytes, TIMESTAMP columns as
-:class:`~fakemaster.protocol.catalogue.TimestampCell` (rendered in the session's time zone). Rows come in the table's key order (the model's order of
+:class:`~fakemaster.sql.tables.catalogue.TimestampCell` (rendered in the session's time zone). Rows come in the table's key order (the model's order of
 the key's values, text by :func:`collation_key`), insertion order for a table without a key.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from fakemaster.protocol.catalogue import (
+from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
     CatalogueKey,
     CatalogueTable,
@@ -24,7 +24,7 @@ from fakemaster.protocol.catalogue import (
     TimestampCell,
     general_ci_key,
 )
-from fakemaster.values import Timestamp
+from fakemaster.vocabulary.values import Timestamp
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle, cell_text
 from scenarios.schema import DEFAULT_COLLATION, NO_DEFAULT, Column, Table

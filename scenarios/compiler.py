@@ -70,8 +70,11 @@ from encoder.core import encode_body
 from encoder.primitives import packed_int
 from encoder.rows import rows_body
 from encoder.values import TableEncoder, table_encoder
-from fakemaster.columns import member_counts
-from fakemaster.constants import (
+from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.store.demo import DEFAULT_SQL_MODE_BITS, QUERY_FLAGS2, THREAD_ID
+from fakemaster.vocabulary.columns import member_counts
+from fakemaster.vocabulary.constants import (
     BINLOG_MAGIC,
     MARIADB_POST_HEADER_LENGTHS,
     EventFlag,
@@ -83,9 +86,8 @@ from fakemaster.constants import (
     RowsFlag,
     TableMapFlag,
 )
-from fakemaster.context import BinlogContext
-from fakemaster.demo import DEFAULT_SQL_MODE_BITS, QUERY_FLAGS2, THREAD_ID
-from fakemaster.events import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
     Event,
@@ -102,9 +104,7 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
-from fakemaster.store import MemoryBinlogStore
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.values import ABSENT
 from scenarios.ddl import AlterTable, CreateTable, DropTable, TruncateTable
 from scenarios.history import (
     Change,

@@ -6,7 +6,7 @@ optionally ``FIRST`` or ``AFTER col``: columns added, dropped, re-typed and reor
 ``DROP TABLE``, ``TRUNCATE [TABLE]`` and ``RENAME TABLE a TO b``. :func:`altered` gives the
 table an ALTER makes and, for each of its columns, where its values come from; the rows
 themselves are carried over by the model (:mod:`scenarios.history`) and, independently, by the
-replay (:mod:`scenarios.replay`).
+replay (:mod:`scenarios.apply`).
 
 What an ALTER may do is what keeps every existing value as it is, so that the server's
 conversion rules never come in: ``MODIFY`` keeps a column's type family (the same type with a

@@ -41,8 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from fakemaster.events import Gtid, XaXid
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
+from fakemaster.vocabulary.events import Gtid, XaXid
 from scenarios.create_table import parse_create_table, parse_ddl
 from scenarios.ddl import (
     Alteration,
@@ -540,7 +540,7 @@ class Scenario:
         its changes are not the tables' until :meth:`xa_commit` (and never after
         :meth:`xa_rollback`); until then its tables are locked (another step changing them is a
         HistoryError, as the server would make it wait). With ``one_phase``, ``XA COMMIT xid
-        ONE PHASE`` at once. ``xid``: an :class:`~fakemaster.events.XaXid`, a gtrid text, or
+        ONE PHASE`` at once. ``xid``: an :class:`~fakemaster.vocabulary.events.XaXid`, a gtrid text, or
         (gtrid, bqual, formatID). Only transactional tables."""
         key = xa_xid(xid)
         if key in self.prepared:

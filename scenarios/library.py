@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from fakemaster.events import Gtid
-from fakemaster.values import Time, Timestamp
+from fakemaster.vocabulary.events import Gtid
+from fakemaster.vocabulary.values import Time, Timestamp
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 from scenarios.values import float32

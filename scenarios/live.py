@@ -13,7 +13,7 @@ STATUS`` describes the same point (:meth:`ScenarioStore.snapshot_point`). Its
 ``SHOW``/``SELECT``/``information_schema`` from.
 
 Releasing from another thread than the server's goes through the server (the pytest plugin's
-handle and :class:`~fakemaster.server.BackgroundFakeMaster` do so); the store wakes waiting
+handle and :class:`~fakemaster.server.master.BackgroundFakeMaster` do so); the store wakes waiting
 dumps itself.
 """
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ScenarioError
 from scenarios.history import Ddl, Insert, Scenario, Transaction, Update, XaEnd, apply_ddl
 from scenarios.schema import Column, Table

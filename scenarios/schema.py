@@ -28,14 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakemaster.columns import (
+from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
+from fakemaster.vocabulary.columns import (
     STRING_REAL_CHAR,
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     string_meta_value,
 )
-from fakemaster.constants import ColumnType
-from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
+from fakemaster.vocabulary.constants import ColumnType
 from scenarios.errors import SchemaError
 
 __all__ = [

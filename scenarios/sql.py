@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.ddl import (
     AddColumn,
     Alteration,

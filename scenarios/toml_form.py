@@ -59,7 +59,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from fakemaster.events import Gtid
+from fakemaster.vocabulary.events import Gtid
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 

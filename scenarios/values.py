@@ -1,6 +1,6 @@
 """Plain Python values to the model's value of a column, exactly or not at all.
 
-The model keeps each value as the codec does (:mod:`fakemaster.values`, decoder/values.py), in
+The model keeps each value as the codec does (:mod:`fakemaster.vocabulary.values`, decoder/values.py), in
 its true range:
 
 ==========================  ========================================  ===========================
@@ -42,8 +42,8 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
-from fakemaster.columns import MICROSECONDS, TIMESTAMP_MAX_SECONDS
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import MICROSECONDS, TIMESTAMP_MAX_SECONDS
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ValueDoesNotFit
 from scenarios.schema import BLOB_SIZES, INTEGER_RANGES, Column
 

@@ -24,17 +24,17 @@ REPO = Path(__file__).resolve().parent.parent
 # number and type of the protocol. Anything else in fakemaster/ is the server and its tools.
 VOCABULARY = (
     "fakemaster",
-    "fakemaster.columns",
-    "fakemaster.constants",
-    "fakemaster.context",
-    "fakemaster.encryption",
-    "fakemaster.errors",
-    "fakemaster.events",
-    "fakemaster.header",
-    "fakemaster.layouts",
-    "fakemaster.packets",
-    "fakemaster.table_shapes",
-    "fakemaster.values",
+    "fakemaster.vocabulary.columns",
+    "fakemaster.vocabulary.constants",
+    "fakemaster.vocabulary.context",
+    "fakemaster.vocabulary.encryption",
+    "fakemaster.vocabulary.errors",
+    "fakemaster.vocabulary.events",
+    "fakemaster.vocabulary.header",
+    "fakemaster.vocabulary.layouts",
+    "fakemaster.vocabulary.packets",
+    "fakemaster.vocabulary.table_shapes",
+    "fakemaster.vocabulary.values",
 )
 CODEC = ("encoder", "decoder")
 

@@ -46,12 +46,12 @@ def test_import_fakemaster_loads_nothing_else_of_the_project() -> None:
 
 def test_fakemaster_exposes_its_first_names_lazily() -> None:
     import fakemaster
-    from fakemaster.config import ServerConfig
-    from fakemaster.context import BinlogContext
-    from fakemaster.encryption import BinlogKeys
-    from fakemaster.errors import DecodeError, EncodeError, FakemasterError
-    from fakemaster.server import BackgroundFakeMaster, FakeMaster
+    from fakemaster.config.server_config import ServerConfig
+    from fakemaster.server.master import BackgroundFakeMaster, FakeMaster
     from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+    from fakemaster.vocabulary.context import BinlogContext
+    from fakemaster.vocabulary.encryption import BinlogKeys
+    from fakemaster.vocabulary.errors import DecodeError, EncodeError, FakemasterError
 
     expected = {
         "BackgroundFakeMaster": BackgroundFakeMaster,
@@ -95,7 +95,7 @@ def test_the_codec_packages_expose_their_entry_points() -> None:
 
 
 def test_fakemaster_protocol_exposes_its_first_names_lazily() -> None:
-    """``fakemaster.config`` imports ``fakemaster.protocol.charsets``: the package itself must not
+    """``fakemaster.config.server_config`` imports ``fakemaster.protocol.charsets``: the package itself must not
     load the statement handlers."""
     loaded = loaded_after_importing(["fakemaster.protocol"])
     assert [name for name in loaded if name.split(".")[0] == "fakemaster"] == [
@@ -103,10 +103,10 @@ def test_fakemaster_protocol_exposes_its_first_names_lazily() -> None:
         "fakemaster.protocol",
     ]
     import fakemaster.protocol as protocol
-    from fakemaster.protocol.outcome import Outcome
-    from fakemaster.protocol.queries import execute
     from fakemaster.protocol.resultset import SqlError
-    from fakemaster.protocol.state import BinlogCatalog, ServerState, SessionState
+    from fakemaster.sql.outcome import Outcome
+    from fakemaster.sql.state import BinlogCatalog, ServerState, SessionState
+    from fakemaster.sql.statements import execute
 
     expected = {
         "BinlogCatalog": BinlogCatalog,

@@ -44,9 +44,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fakemaster.client.position import CommittedGroup
-from fakemaster.columns import column_names, unsigned_flags
-from fakemaster.constants import ColumnType, GtidFlag, OptionalMetadata
-from fakemaster.events import (
+from fakemaster.vocabulary.columns import column_names, unsigned_flags
+from fakemaster.vocabulary.constants import ColumnType, GtidFlag, OptionalMetadata
+from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
     GtidEvent,
     QueryEvent,
@@ -57,7 +57,7 @@ from fakemaster.events import (
     XaPrepareEvent,
     XaXid,
 )
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.values import ABSENT
 
 __all__ = [
     "DDL",

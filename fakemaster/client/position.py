@@ -20,7 +20,7 @@ sends one: the guard is against relays) and is dropped as a whole. Within a conn
 are not compared (with ``@slave_gtid_strict_mode=0`` a primary may send a lower sequence
 number after a higher one, and the group is new).
 
-Group boundaries follow the server's rule (``fakemaster.store.groups``,
+Group boundaries follow the server's rule (``fakemaster.vocabulary.groups``,
 ``Log_event::is_part_of_group``): a standalone GTID group ends with its first event that is not
 part of a group; a transaction ends with XID, XA_PREPARE, or a QUERY that is COMMIT or ROLLBACK.
 """
@@ -31,9 +31,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from fakemaster.constants import GtidFlag
-from fakemaster.errors import FakemasterError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import GtidFlag
+from fakemaster.vocabulary.errors import FakemasterError
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     Event,
     GtidEvent,
@@ -46,7 +46,7 @@ from fakemaster.events import (
     XaPrepareEvent,
     XidEvent,
 )
-from fakemaster.layouts import Buffer
+from fakemaster.vocabulary.layouts import Buffer
 
 __all__ = [
     "CommittedGroup",

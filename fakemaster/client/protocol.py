@@ -40,20 +40,6 @@ from decoder.primitives import read_packed_int
 from decoder.stream import DecodedEvent, StreamDecoder
 from encoder.packets import encode_semi_sync_ack, frame
 from fakemaster.client.position import Position
-from fakemaster.constants import Command
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError, FakemasterError
-from fakemaster.events import Event, HeartbeatEvent, RotateEvent
-from fakemaster.layouts import Buffer
-from fakemaster.packets import (
-    EOF_HEADER,
-    ER_MASTER_FATAL_ERROR_READING_BINLOG,
-    ERR_HEADER,
-    OK_HEADER,
-    ErrPacket,
-    SemiSyncAck,
-    ServerError,
-)
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     AuthSwitchRequest,
@@ -61,6 +47,20 @@ from fakemaster.protocol.handshake import (
     HandshakeResponse,
     HandshakeV10,
     native_password_response,
+)
+from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError, FakemasterError
+from fakemaster.vocabulary.events import Event, HeartbeatEvent, RotateEvent
+from fakemaster.vocabulary.layouts import Buffer
+from fakemaster.vocabulary.packets import (
+    EOF_HEADER,
+    ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    ERR_HEADER,
+    OK_HEADER,
+    ErrPacket,
+    SemiSyncAck,
+    ServerError,
 )
 
 __all__ = [

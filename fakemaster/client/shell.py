@@ -19,7 +19,7 @@ from fakemaster.client.protocol import (
     Ready,
     StreamEnded,
 )
-from fakemaster.events import HeartbeatEvent
+from fakemaster.vocabulary.events import HeartbeatEvent
 
 __all__ = ["ReconnectPolicy", "ReplicaShell"]
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fakemaster.errors import FakemasterError
+from fakemaster.vocabulary.errors import FakemasterError
 
 __all__ = [
     "GUARANTEES",

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fakemaster.contract.adapter import AT_LEAST_ONCE, AdapterRun, ClientChange, ClientOutput
-from fakemaster.events import QueryEvent, XaPrepareEvent
+from fakemaster.vocabulary.events import QueryEvent, XaPrepareEvent
 from scenarios.compiler import CompiledTransaction, compile_scenario
 from scenarios.history import Change, Insert, Scenario, Transaction, Update, XaEnd
 from scenarios.oracle import Cell, canonical_rows, cell_text

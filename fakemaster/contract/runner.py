@@ -26,7 +26,7 @@ from fakemaster.contract.checks import Verdict, judge
 from scenarios.history import Scenario
 
 if TYPE_CHECKING:
-    from fakemaster.config import ServerConfig
+    from fakemaster.config.server_config import ServerConfig
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -69,7 +69,7 @@ def scenario_config(
 ) -> ServerConfig:
     """The ServerConfig of a fake master serving ``scenario``: the variables its settings
     describe (the binlog tells server id, version and checksum), its GTID domain."""
-    from fakemaster.config import ServerConfig
+    from fakemaster.config.server_config import ServerConfig
     from scenarios.serving import scenario_variables
 
     variables = {
@@ -123,7 +123,7 @@ def run_case(
         with tempfile.TemporaryDirectory(prefix="fakemaster-check-") as temporary:
             return run_case(case, adapter, timeout=timeout, workdir=temporary)
     from fakemaster.faults.proxy import BackgroundFaultProxy
-    from fakemaster.server import BackgroundFakeMaster
+    from fakemaster.server.master import BackgroundFakeMaster
     from scenarios.compiler import compile_scenario, to_store
 
     directory = Path(workdir)

@@ -25,7 +25,7 @@ each event, recognised on the first event packet), event packets (the OK byte), 
 It holds the bytes of a packet until the packet is whole (a logical payload: all its chunks),
 then decides: which event it is (its index in the session, heartbeats not counted), which
 event group (GTID event to the event that ends the group, as the server's binlog readers
-decide it: :class:`fakemaster.store.groups.GroupTracker`), the faults due in it and at which
+decide it: :class:`fakemaster.vocabulary.groups.GroupTracker`), the faults due in it and at which
 byte. Packets it adds or drops (a duplicate, an ERR, a withheld heartbeat) shift the sequence
 numbers of the packets after them so the client sees an unbroken sequence; after an event that
 asked for a semi-sync ACK the server (and the replica) restart at 1, and so does the shift.
@@ -40,14 +40,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from encoder.packets import encode_eof, encode_err, frame
-from fakemaster.constants import (
-    CHECKSUM_LEN,
-    HEADER_LEN,
-    MAX_PACKET_PAYLOAD,
-    PACKET_HEADER_LEN,
-    SEMI_SYNC_MAGIC,
-    EventType,
-)
 from fakemaster.faults.plan import (
     EVENT_KINDS,
     CloseMode,
@@ -57,8 +49,17 @@ from fakemaster.faults.plan import (
     PointKind,
     Where,
 )
-from fakemaster.layouts import GTID_FIXED
-from fakemaster.packets import (
+from fakemaster.vocabulary.constants import (
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    MAX_PACKET_PAYLOAD,
+    PACKET_HEADER_LEN,
+    SEMI_SYNC_MAGIC,
+    EventType,
+)
+from fakemaster.vocabulary.groups import GroupTracker
+from fakemaster.vocabulary.layouts import GTID_FIXED
+from fakemaster.vocabulary.packets import (
     EOF_HEADER,
     ERR_HEADER,
     OK_HEADER,
@@ -66,7 +67,6 @@ from fakemaster.packets import (
     EofPacket,
     ErrPacket,
 )
-from fakemaster.store.groups import GroupTracker
 
 __all__ = ["Applied", "FaultEngine", "Output"]
 

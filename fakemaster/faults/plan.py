@@ -57,8 +57,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from fakemaster.errors import FakemasterError
-from fakemaster.packets import ER_MASTER_FATAL_ERROR_READING_BINLOG
+from fakemaster.vocabulary.errors import FakemasterError
+from fakemaster.vocabulary.packets import ER_MASTER_FATAL_ERROR_READING_BINLOG
 
 __all__ = [
     "ERROR_PRESETS",

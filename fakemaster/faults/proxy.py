@@ -35,7 +35,7 @@ from typing import Any
 
 from fakemaster.faults.engine import FaultEngine, Output
 from fakemaster.faults.plan import CloseMode, Fault, FaultPlan
-from fakemaster.loop_thread import LoopThread
+from fakemaster.server.loop_thread import LoopThread
 
 __all__ = ["BackgroundFaultProxy", "FaultProxy"]
 

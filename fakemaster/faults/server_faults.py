@@ -1,5 +1,5 @@
 """Faults only the primary can make (docs/faults.md, "hooks"), as data, applied to a running
-:class:`~fakemaster.server.FakeMaster`.
+:class:`~fakemaster.server.master.FakeMaster`.
 
 A :class:`ServerFault` is one of:
 

@@ -4,17 +4,17 @@
   mysql_native_password, capability flags;
 * :mod:`~fakemaster.protocol.resultset`: column definitions, text result sets, OK (with
   session-state tracking), ERR and EOF packets, MariaDB's error texts;
-* :mod:`~fakemaster.protocol.queries`: the table of statements the fake master answers and
+* :mod:`~fakemaster.sql.statements`: the table of statements the fake master answers and
   :func:`execute`, which answers a COM_QUERY;
-* the statements, one job a module: :mod:`~fakemaster.protocol.select`,
-  :mod:`~fakemaster.protocol.set_statement`, :mod:`~fakemaster.protocol.show`,
-  :mod:`~fakemaster.protocol.connection_statements` (KILL, USE, transactions),
-  :mod:`~fakemaster.protocol.unsupported`; :mod:`~fakemaster.protocol.expressions` evaluates
-  what SELECT and SET compute, to :mod:`~fakemaster.protocol.sqlvalue`'s typed values;
-* :mod:`~fakemaster.protocol.state`: the SQL-visible server and session state;
-  :mod:`~fakemaster.protocol.outcome`: what executing a statement gives;
-* :mod:`~fakemaster.protocol.sqltext`: the small SQL lexer and expression parser;
-* :mod:`~fakemaster.protocol.variables`: the system variables (scope, type, default);
+* the statements, one job a module: :mod:`~fakemaster.sql.answers.select`,
+  :mod:`~fakemaster.sql.answers.set_statement`, :mod:`~fakemaster.sql.answers.show`,
+  :mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions),
+  :mod:`~fakemaster.sql.answers.unsupported`; :mod:`~fakemaster.sql.expressions` evaluates
+  what SELECT and SET compute, to :mod:`~fakemaster.sql.sqlvalue`'s typed values;
+* :mod:`~fakemaster.sql.state`: the SQL-visible server and session state;
+  :mod:`~fakemaster.sql.outcome`: what executing a statement gives;
+* :mod:`~fakemaster.sql.sqltext`: the small SQL lexer and expression parser;
+* :mod:`~fakemaster.config.variables`: the system variables (scope, type, default);
 * :mod:`~fakemaster.protocol.charsets`: MariaDB 10.11's character sets and collations.
 
 The names needed to answer SQL without the network are here, imported on first use (the
@@ -28,19 +28,19 @@ from typing import TYPE_CHECKING
 from fakemaster import _lazy_attributes
 
 if TYPE_CHECKING:
-    from fakemaster.protocol.outcome import Outcome
-    from fakemaster.protocol.queries import execute
     from fakemaster.protocol.resultset import SqlError
-    from fakemaster.protocol.state import BinlogCatalog, ServerState, SessionState
+    from fakemaster.sql.outcome import Outcome
+    from fakemaster.sql.state import BinlogCatalog, ServerState, SessionState
+    from fakemaster.sql.statements import execute
 
 # Each lazily exposed name and the module that defines it.
 _LAZY = {
-    "BinlogCatalog": "fakemaster.protocol.state",
-    "Outcome": "fakemaster.protocol.outcome",
-    "ServerState": "fakemaster.protocol.state",
-    "SessionState": "fakemaster.protocol.state",
+    "BinlogCatalog": "fakemaster.sql.state",
+    "Outcome": "fakemaster.sql.outcome",
+    "ServerState": "fakemaster.sql.state",
+    "SessionState": "fakemaster.sql.state",
     "SqlError": "fakemaster.protocol.resultset",
-    "execute": "fakemaster.protocol.queries",
+    "execute": "fakemaster.sql.statements",
 }
 
 __all__ = ["BinlogCatalog", "Outcome", "ServerState", "SessionState", "SqlError", "execute"]

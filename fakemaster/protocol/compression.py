@@ -26,14 +26,14 @@ from typing import Protocol
 
 from decoder.packets import CompressedPacketReader
 from encoder.packets import CompressedWriter
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     MAX_PACKET_PAYLOAD,
     NET_BUFFER_LENGTH,
     NET_BUFFER_STEP,
     PACKET_HEADER_LEN,
     SEMI_SYNC_MAGIC,
 )
-from fakemaster.packets import OK_HEADER, SEMI_SYNC_ACK_REQUESTED
+from fakemaster.vocabulary.packets import OK_HEADER, SEMI_SYNC_ACK_REQUESTED
 
 __all__ = ["CompressedChannel", "CompressedDump", "DumpLike"]
 
@@ -130,7 +130,7 @@ class CompressedChannel:
 
 
 class DumpLike(Protocol):
-    """What :class:`CompressedDump` needs of ``fakemaster.dump.DumpStream``."""
+    """What :class:`CompressedDump` needs of ``fakemaster.core.dump.stream.DumpStream``."""
 
     @property
     def is_finished(self) -> bool: ...

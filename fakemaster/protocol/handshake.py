@@ -17,10 +17,10 @@ from enum import IntFlag
 
 from decoder.primitives import Buffer, read_packed_int
 from encoder.primitives import packed_int
-from fakemaster.errors import DecodeError
-from fakemaster.layouts import U16, U32
-from fakemaster.packets import SERVER_STATUS_AUTOCOMMIT
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.layouts import U16, U32
+from fakemaster.vocabulary.packets import SERVER_STATUS_AUTOCOMMIT
 
 __all__ = [
     "NATIVE_PASSWORD",

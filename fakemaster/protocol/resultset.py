@@ -20,9 +20,11 @@ from decoder.packets import parse_err
 from decoder.primitives import Buffer, read_packed_int
 from encoder.packets import encode_eof, encode_err, encode_ok
 from encoder.primitives import packed_int
-from fakemaster.constants import ColumnType
-from fakemaster.errors import DecodeError
-from fakemaster.packets import (
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
+from fakemaster.protocol.handshake import Capability, MariaDBCapability
+from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.packets import (
     EOF_HEADER,
     EOF_PACKET,
     OK_STATUS_WARNINGS,
@@ -30,8 +32,6 @@ from fakemaster.packets import (
     ErrPacket,
     OkPacket,
 )
-from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
-from fakemaster.protocol.handshake import Capability, MariaDBCapability
 
 __all__ = [
     "ERRORS",

@@ -22,12 +22,12 @@ from fakemaster.client.protocol import (
     parse_text_row,
     query_error,
 )
-from fakemaster.constants import Command
-from fakemaster.errors import DecodeError
-from fakemaster.packets import EOF_HEADER, ERR_HEADER, OK_HEADER, ErrPacket
 from fakemaster.protocol.handshake import (
     HandshakeV10,
 )
+from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.packets import EOF_HEADER, ERR_HEADER, OK_HEADER, ErrPacket
 
 __all__ = ["QueryConnection", "QueryResult", "Row"]
 

@@ -32,17 +32,23 @@ from dataclasses import dataclass
 
 from decoder.core import decode_event
 from fakemaster.client.position import GroupAssembler, Position, PositionError
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError, FakemasterError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import (
+    BINLOG_MAGIC,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    EventFlag,
+    EventType,
+)
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError, FakemasterError
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     HeartbeatEvent,
     RotateEvent,
     UnknownEvent,
 )
-from fakemaster.header import CRC, FLAGS_OFFSET, HEADER, EventHeader, event_crc
+from fakemaster.vocabulary.header import CRC, FLAGS_OFFSET, HEADER, EventHeader, event_crc
 
 __all__ = [
     "BinlogRebuilder",

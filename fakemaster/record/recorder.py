@@ -38,9 +38,6 @@ from fakemaster.client.protocol import (
     ReplicaConnection,
     query_error,
 )
-from fakemaster.constants import Command
-from fakemaster.errors import DecodeError
-from fakemaster.packets import EOF_HEADER, ERR_HEADER
 from fakemaster.record.query import QueryConnection, QueryResult
 from fakemaster.record.rebuild import (
     BinlogRebuilder,
@@ -51,6 +48,9 @@ from fakemaster.record.rebuild import (
     Write,
 )
 from fakemaster.record.replay import REPLAY_FILE, Replay
+from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.packets import EOF_HEADER, ERR_HEADER
 
 __all__ = [
     "BINLOG_SEND_ANNOTATE_ROWS_EVENT",

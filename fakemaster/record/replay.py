@@ -10,7 +10,7 @@ the recording ended.
 
 What wins. The served binlog bytes are the one source of truth: a replica applies them, and a
 primary's variables agree with the binlog it wrote. So a replayed value that the served files
-contradict (:mod:`fakemaster.served_variables`: version, server_id, checksum, row metadata,
+contradict (:mod:`fakemaster.config.served_variables`: version, server_id, checksum, row metadata,
 server collation, max_allowed_packet) is not served, and :func:`replay_settings` says so;
 values the files cannot tell (``gtid_domain_id``, ``sql_mode``, ``time_zone``...) are served as
 recorded. GTID positions (``@@gtid_binlog_pos``...) are always computed from the served files.
@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fakemaster.config import ServerConfig
-from fakemaster.errors import ConfigError, FakemasterError
-from fakemaster.protocol.variables import SYSTEM_VARIABLES, Value, setting_value
+from fakemaster.config.served_facts import BinlogSource
+from fakemaster.config.served_variables import ServedVariables
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.config.variables import SYSTEM_VARIABLES, Value, setting_value
 from fakemaster.record.replay_file import REPLAY_FILE, find_replay
-from fakemaster.served_facts import BinlogSource
-from fakemaster.served_variables import ServedVariables
+from fakemaster.vocabulary.errors import ConfigError, FakemasterError
 
 __all__ = [
     "FIELD_VARIABLES",

@@ -1,6 +1,6 @@
 """Client-side replication commands as scapy layers (the payload after the packet header).
 
-The layouts are the ones the server parses in ``fakemaster.session``
+The layouts are the ones the server parses in ``fakemaster.core.session``
 (``RegisterSlaveRequest.parse``, ``parse_binlog_dump``, ``parse_binlog_dump_gtid``) and the
 decoder in ``decoder.packets.parse_semi_sync_ack``; the tests check each layer against them.
 
@@ -33,7 +33,7 @@ from scapy.fields import (
 )
 from scapy.packet import Packet
 
-from fakemaster.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
+from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 
 __all__ = [
     "COMMAND_NAMES",

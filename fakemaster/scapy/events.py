@@ -1,6 +1,6 @@
 """Binlog events as scapy layers: the 19-byte header as fields, the body through the codec.
 
-``BinlogEvent`` shows and crafts the header (``fakemaster.header``'s layout) and carries the
+``BinlogEvent`` shows and crafts the header (``fakemaster.vocabulary.header``'s layout) and carries the
 body and CRC as bytes; what the body means comes from the project's decoder
 (``BinlogEvent.decode``), and a typed event becomes a layer through the encoder
 (``event_layer``), so no body layout is defined twice. ``BinlogEventPacket`` is a dump's packet
@@ -31,11 +31,12 @@ from scapy.packet import Packet, bind_layers
 
 from decoder import decode_event
 from encoder import encode_event
-from fakemaster.constants import HEADER_LEN, SEMI_SYNC_MAGIC, EventFlag, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import Event
-from fakemaster.header import (
+from fakemaster.scapy.state import current_state
+from fakemaster.vocabulary.constants import HEADER_LEN, SEMI_SYNC_MAGIC, EventFlag, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.header import (
     EVENT_LENGTH_OFFSET,
     FLAGS_OFFSET,
     HEADER,
@@ -44,8 +45,7 @@ from fakemaster.header import (
     TIMESTAMP_OFFSET,
     TYPE_CODE_OFFSET,
 )
-from fakemaster.packets import OK_HEADER, SEMI_SYNC_ACK_REQUESTED, SEMI_SYNC_HEADER_LEN
-from fakemaster.scapy.state import current_state
+from fakemaster.vocabulary.packets import OK_HEADER, SEMI_SYNC_ACK_REQUESTED, SEMI_SYNC_HEADER_LEN
 
 __all__ = [
     "EVENT_FLAG_NAMES",
@@ -138,7 +138,7 @@ class BinlogEvent(Packet):
         return text
 
 
-# The header fields are fakemaster.header's HEADER, field for field (sizes and offsets).
+# The header fields are fakemaster.vocabulary.header's HEADER, field for field (sizes and offsets).
 assert [field.sz for field in BinlogEvent.fields_desc[:6]] == [
     struct.calcsize("<" + code) for code in HEADER.format[1:]
 ]

@@ -38,15 +38,6 @@ from scapy.packet import Packet
 
 from decoder import PacketReader
 from encoder import frame
-from fakemaster.constants import HEADER_LEN, MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC, Command
-from fakemaster.header import EVENT_LENGTH_OFFSET
-from fakemaster.packets import (
-    EOF_HEADER,
-    EOF_PACKET,
-    ERR_HEADER,
-    OK_HEADER,
-    SEMI_SYNC_HEADER_LEN,
-)
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.scapy.commands import (
     ComBinlogDump,
@@ -56,6 +47,15 @@ from fakemaster.scapy.commands import (
 )
 from fakemaster.scapy.events import BinlogEventPacket, SemiSyncBinlogEventPacket
 from fakemaster.scapy.state import ConnectionState, current_state
+from fakemaster.vocabulary.constants import HEADER_LEN, MAX_PACKET_PAYLOAD, SEMI_SYNC_MAGIC, Command
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
+from fakemaster.vocabulary.packets import (
+    EOF_HEADER,
+    EOF_PACKET,
+    ERR_HEADER,
+    OK_HEADER,
+    SEMI_SYNC_HEADER_LEN,
+)
 
 __all__ = [
     "MariaDBColumnCount",

@@ -25,12 +25,12 @@ from scapy.sendrecv import sniff
 from scapy.sessions import TCPSession
 from scapy.utils import PcapReader
 
-from fakemaster.context import BinlogContext
-from fakemaster.events import Event
-from fakemaster.jsonform import JsonValue, event_to_json
-from fakemaster.listing import describe
+from fakemaster.forms.jsonform import JsonValue, event_to_json
+from fakemaster.forms.listing import describe
 from fakemaster.scapy.events import BinlogEvent
 from fakemaster.scapy.stream import ReplicationClient, ReplicationServer, install, uninstall
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import Event
 
 __all__ = ["PacketRecord", "dissect_pcap", "server_port", "truncated_frames"]
 

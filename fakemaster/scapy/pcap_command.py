@@ -40,8 +40,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Print the capture; exit status 1 (one ``error:`` line) when it cannot be read."""
     out = out if out is not None else sys.stdout
     try:
-        from fakemaster.context import BinlogContext
         from fakemaster.scapy.pcap import dissect_pcap, truncated_frames
+        from fakemaster.vocabulary.context import BinlogContext
     except ImportError as exc:
         print(f"error: the pcap command needs scapy 2.8 or later ({exc})", file=sys.stderr)
         return 1

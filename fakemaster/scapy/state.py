@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakemaster.context import BinlogContext
+from fakemaster.vocabulary.context import BinlogContext
 
 __all__ = ["STATE_KEY", "ConnectionState", "current_state", "following", "state_of"]
 

@@ -21,13 +21,13 @@ from scapy.layers.inet import TCP
 from scapy.packet import Packet, bind_layers, split_layers
 
 from decoder.packets import inflate_packets
-from fakemaster.errors import DecodeError
 from fakemaster.scapy.packets import (
     ReplicationClientPacket,
     ReplicationServerPacket,
     complete_prefix,
 )
 from fakemaster.scapy.state import ConnectionState, following, state_of
+from fakemaster.vocabulary.errors import DecodeError
 
 __all__ = ["ReplicationClient", "ReplicationServer", "dissect_stream", "install", "uninstall"]
 

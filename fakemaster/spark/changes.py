@@ -20,8 +20,9 @@ from itertools import chain
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from fakemaster.constants import GtidFlag
-from fakemaster.events import (
+from fakemaster.spark.columns import Catalogue, TableInfo, table_info
+from fakemaster.vocabulary.constants import GtidFlag
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     DeleteRowsEvent,
     Event,
@@ -34,7 +35,6 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.spark.columns import Catalogue, TableInfo, table_info
 
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from fakemaster.columns import column_names, string_metadata, unsigned_flags
-from fakemaster.constants import ColumnType, OptionalMetadata
-from fakemaster.events import TableMapEvent
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import column_names, string_metadata, unsigned_flags
+from fakemaster.vocabulary.constants import ColumnType, OptionalMetadata
+from fakemaster.vocabulary.events import TableMapEvent
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 
 __all__ = [
     "BINARY",

@@ -48,8 +48,8 @@ from fakemaster.spark.changes import (
     typed_batch,
     typed_schema_ddl,
 )
+from fakemaster.spark.changes_columnar import read_changes_fast
 from fakemaster.spark.columns import TableInfo, load_catalogue
-from fakemaster.spark.fast import read_changes_fast
 
 __all__ = [
     "BinlogBatchReader",

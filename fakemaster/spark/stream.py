@@ -7,7 +7,7 @@ scans use ``serverId + 1``), ``gtidMode`` (``true``: connect and resume by GTID,
 file and position, from ``startFile``/``startPos``, default the first file), ``maxRowsPerBatch``
 (admission control on Spark 4.2+: a batch ends at the first group boundary at or past that many
 change rows, at least one group), ``catalog``, ``columnar`` (default true: the batches are built
-from the groups' event bytes by the columnar path of :mod:`fakemaster.spark.fast`, the same rows
+from the groups' event bytes by the columnar path of :mod:`fakemaster.spark.changes_columnar`, the same rows
 as the reference path, which ``false`` selects and which a catalogue, a TIME column or another
 of that module's fallback cases selects for the events concerned).
 
@@ -41,11 +41,11 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
 from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import ClientConfig
-from fakemaster.constants import ChecksumAlg
-from fakemaster.events import FormatDescriptionEvent, GtidEvent, RowsEvent
 from fakemaster.spark.changes import EventColumns, FileState, add_event, file_index, rows_to_arrow
+from fakemaster.spark.changes_columnar import events_table
 from fakemaster.spark.columns import Catalogue, load_catalogue
-from fakemaster.spark.fast import events_table
+from fakemaster.vocabulary.constants import ChecksumAlg
+from fakemaster.vocabulary.events import FormatDescriptionEvent, GtidEvent, RowsEvent
 
 try:  # Spark 4.2+: admission control and availableNow
     from pyspark.sql.streaming.datasource import (
@@ -251,11 +251,11 @@ class _Batches:
     them: a batch once ``batch_rows`` change rows are held, at a group boundary.
 
     ``columnar``: the groups of each file are held as event bytes and converted together by
-    the columnar path (:func:`fakemaster.spark.fast.events_table`: the same rows as the
+    the columnar path (:func:`fakemaster.spark.changes_columnar.events_table`: the same rows as the
     reference), read the reference way (:func:`~fakemaster.spark.changes.add_event` per event,
     :func:`~fakemaster.spark.changes.rows_to_arrow`) where that path cannot give the reference
     form (a catalogue, a group without a GTID, an event received without its bytes, the
-    fallback cases of :mod:`fakemaster.spark.fast`). Otherwise every event the reference way.
+    fallback cases of :mod:`fakemaster.spark.changes_columnar`). Otherwise every event the reference way.
     The columnar path counts the rows events' rows towards ``batch_rows`` (the reference
     counts DDL and XA rows too), so its batches may end at other group boundaries; the rows,
     their order and their values are the same."""

@@ -17,7 +17,7 @@ Two backends:
 
 The base class and its reading API are in :mod:`~fakemaster.store.base`, the backends in
 :mod:`~fakemaster.store.memory` and :mod:`~fakemaster.store.directory`, how event groups end in
-raw bytes in :mod:`~fakemaster.store.groups`; the names users need are here, imported on first
+raw bytes in :mod:`~fakemaster.vocabulary.groups`; the names users need are here, imported on first
 use.
 
 Changes are announced without asyncio: :attr:`BinlogStore.version` increases and the callbacks

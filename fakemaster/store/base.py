@@ -21,7 +21,7 @@ from typing import Any
 
 from decoder.control import fde_has_checksum, fde_server_version
 from decoder.gtid import read_gtid_list
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     BINLOG_MAGIC,
     CHECKSUM_LEN,
     HEADER_LEN,
@@ -29,11 +29,11 @@ from fakemaster.constants import (
     ChecksumAlg,
     EventType,
 )
-from fakemaster.errors import DecodeError, FakemasterError
-from fakemaster.events import Gtid
-from fakemaster.gtid_state import BinlogState, GtidPosition
-from fakemaster.header import EVENT_LENGTH_OFFSET, SERVER_ID_OFFSET, TYPE_CODE_OFFSET
-from fakemaster.layouts import FDE_FIXED, GTID_FIXED, U32
+from fakemaster.vocabulary.errors import DecodeError, FakemasterError
+from fakemaster.vocabulary.events import Gtid
+from fakemaster.vocabulary.gtid_state import BinlogState, GtidPosition
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, SERVER_ID_OFFSET, TYPE_CODE_OFFSET
+from fakemaster.vocabulary.layouts import FDE_FIXED, GTID_FIXED, U32
 
 __all__ = [
     "MAGIC_LEN",
@@ -150,7 +150,7 @@ class BinlogStore:
         self._subscribers: list[Callable[[int], None]] = []
         self._indexes: dict[str, _FileIndex] = {}
         self._lock = threading.RLock()
-        # The semi-sync state of the primary serving this store (fakemaster.semi_sync keeps it
+        # The semi-sync state of the primary serving this store (fakemaster.store.semi_sync keeps it
         # so that it lives exactly as long as the store).
         self.semi_sync: Any = None
 

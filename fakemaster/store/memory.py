@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from encoder.core import encode_body
-from fakemaster.constants import (
+from fakemaster.store.base import MAGIC_LEN, BinlogStore, UnknownBinlogFile
+from fakemaster.vocabulary.constants import (
     BINLOG_MAGIC,
     CHECKSUM_LEN,
     HEADER_LEN,
@@ -20,9 +21,9 @@ from fakemaster.constants import (
     GtidFlag,
     event_type_name,
 )
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
@@ -37,10 +38,9 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.gtid_state import BinlogState
-from fakemaster.header import CRC, FLAGS_OFFSET, HEADER, event_crc
-from fakemaster.store.base import MAGIC_LEN, BinlogStore, UnknownBinlogFile
-from fakemaster.store.groups import GroupTracker
+from fakemaster.vocabulary.groups import GroupTracker
+from fakemaster.vocabulary.gtid_state import BinlogState
+from fakemaster.vocabulary.header import CRC, FLAGS_OFFSET, HEADER, event_crc
 
 __all__ = [
     "AppendedEvent",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fakemaster.constants import MARIADB_POST_HEADER_LENGTHS, EventType
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import MARIADB_POST_HEADER_LENGTHS, EventType
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     HeartbeatEvent,

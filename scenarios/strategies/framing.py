@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from fakemaster.constants import MARIADB_POST_HEADER_LENGTHS, MAX_PACKET_PAYLOAD
-from fakemaster.events import Event
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket, SemiSyncAck
+from fakemaster.vocabulary.constants import MARIADB_POST_HEADER_LENGTHS, MAX_PACKET_PAYLOAD
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket, SemiSyncAck
 from scenarios.strategies.control import control_events, file_names, format_description_events
 
 u16 = st.integers(0, 0xFFFF)

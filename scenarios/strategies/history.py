@@ -31,7 +31,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.ddl import (
     AddColumn,
     AlterTable,

@@ -23,7 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fakemaster.columns import (
+from fakemaster.vocabulary.columns import (
     BLOB_TYPES,
     NUMERIC_TYPES,
     STRING_REAL_CHAR,
@@ -35,8 +35,8 @@ from fakemaster.columns import (
     string_metadata,
     unsigned_flags,
 )
-from fakemaster.constants import ColumnType, OptionalMetadata, RowsFlag, TableMapFlag
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import ColumnType, OptionalMetadata, RowsFlag, TableMapFlag
+from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
     MetadataField,
     RowsEvent,
@@ -44,7 +44,7 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp
 
 # A value strategy draws at most this many bytes for a string column, unless asked for more.
 DEFAULT_MAX_STRING = 300

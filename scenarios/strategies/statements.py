@@ -11,8 +11,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fakemaster.constants import GtidExtraFlag, GtidFlag, QueryStatus
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import GtidExtraFlag, GtidFlag, QueryStatus
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     AppendBlockEvent,
     BeginLoadQueryEvent,

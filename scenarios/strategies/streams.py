@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from fakemaster.events import Event, FormatDescriptionEvent
+from fakemaster.vocabulary.events import Event, FormatDescriptionEvent
 from scenarios.strategies.control import control_events
 from scenarios.strategies.rows import table_maps_with_rows
 from scenarios.strategies.statements import gtid_side_events, statement_events

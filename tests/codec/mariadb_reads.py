@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from fakemaster.constants import ColumnType as T
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 
 __all__ = ["Reading", "Timeval", "read", "value_of"]
 

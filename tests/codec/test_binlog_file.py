@@ -18,10 +18,10 @@ from decoder.binlog_file import iter_raw_events, read_binlog
 from decoder.stream import StreamDecoder
 from encoder.binlog_file import BinlogWriter, with_log_pos
 from encoder.core import encode_event
-from fakemaster.constants import BINLOG_MAGIC, EventFlag
-from fakemaster.context import BinlogContext
-from fakemaster.errors import ChecksumError, DecodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, EventFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     HeartbeatEvent,
@@ -29,7 +29,7 @@ from fakemaster.events import (
     StopEvent,
     UnknownEvent,
 )
-from fakemaster.header import CRC, event_crc
+from fakemaster.vocabulary.header import CRC, event_crc
 from scenarios.strategies.framing import event_streams
 from tests.decoder.test_stream import (
     REAL_BINLOG_OFFSETS,

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from decoder.packets import CompressedPacketReader, PacketReader
 from encoder.packets import CompressedWriter, compress_frame, frame
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     COMPRESSED_HEADER_LEN,
     MAX_PACKET_PAYLOAD,
     MIN_COMPRESS_LENGTH,
     NET_BUFFER_LENGTH,
 )
-from fakemaster.errors import DecodeError, EncodeError
+from fakemaster.vocabulary.errors import DecodeError, EncodeError
 from scenarios.strategies.framing import cut_points, split_at
 from tests.fakemaster.compressed_wire import (
     compressed_packet,

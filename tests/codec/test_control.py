@@ -9,9 +9,9 @@ from hypothesis import given
 
 from decoder import decode_event
 from encoder import encode_event
-from fakemaster.constants import MARIADB_POST_HEADER_LENGTHS, EventFlag
-from fakemaster.context import BinlogContext
-from fakemaster.events import FormatDescriptionEvent, RotateEvent, StopEvent
+from fakemaster.vocabulary.constants import MARIADB_POST_HEADER_LENGTHS, EventFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import FormatDescriptionEvent, RotateEvent, StopEvent
 from scenarios.strategies.control import control_events, format_description_events
 
 # Fake ROTATE sent by a 10.2.10 primary (binlog-codec-facts.md §2.1).

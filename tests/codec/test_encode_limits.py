@@ -36,18 +36,18 @@ from decoder.core import decode_event
 from decoder.values import decode_value
 from encoder.core import encode_event
 from encoder.values import encode_value
-from fakemaster.columns import NUMERIC_TYPES, string_meta_value
-from fakemaster.constants import ColumnType as T
-from fakemaster.constants import OptionalMetadata as M
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.columns import NUMERIC_TYPES, string_meta_value
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.constants import OptionalMetadata as M
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     MetadataField,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp
 
 REPO = Path(__file__).resolve().parents[2]
 UTC = dt.UTC

@@ -39,11 +39,11 @@ from encoder.packets import (
     frame_parts,
 )
 from encoder.stream import StreamEncoder
-from fakemaster.constants import event_type_name
-from fakemaster.context import BinlogContext
-from fakemaster.encryption import BinlogKeys
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import event_type_name
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.encryption import BinlogKeys
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     RotateEvent,
@@ -52,7 +52,7 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket, SemiSyncAck
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket, SemiSyncAck
 from scenarios.strategies.control import control_events, format_description_events
 from scenarios.strategies.framing import eof_packets, err_packets, ok_packets, semi_sync_acks
 from scenarios.strategies.rows import table_maps, table_maps_with_rows
@@ -245,7 +245,7 @@ def test_refusals_name_the_field(event: Event, field: str, why: str) -> None:
 
 
 def test_an_unknown_event_cannot_take_a_modelled_type_code() -> None:
-    from fakemaster.events import UnknownEvent
+    from fakemaster.vocabulary.events import UnknownEvent
 
     with pytest.raises(EncodeError, match="QUERY") as caught:
         encode_event(UnknownEvent(code=2, body=b"x"))
@@ -254,8 +254,8 @@ def test_an_unknown_event_cannot_take_a_modelled_type_code() -> None:
 
 def test_xid_values_in_two_events_have_their_own_length_fields() -> None:
     """A GTID's XA xid has one-byte lengths, XA_PREPARE's four-byte ones limited to 64."""
-    from fakemaster.constants import GtidFlag
-    from fakemaster.events import GtidEvent, XaPrepareEvent
+    from fakemaster.vocabulary.constants import GtidFlag
+    from fakemaster.vocabulary.events import GtidEvent, XaPrepareEvent
 
     long_xid = XaXid(1, b"g" * 256, b"")
     with pytest.raises(EncodeError, match="holds 255") as caught:

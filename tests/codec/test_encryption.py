@@ -23,9 +23,9 @@ from encoder.binlog_file import BinlogWriter
 from encoder.core import encode_event
 from encoder.encryption import encrypt_event, start_encryption_event
 from fakemaster.cli import main
-from fakemaster.constants import BINLOG_MAGIC, EventFlag, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.encryption import (
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, EventFlag, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.encryption import (
     Algorithm,
     BinlogKeys,
     KeyFileError,
@@ -34,15 +34,15 @@ from fakemaster.encryption import (
     event_iv,
     parse_key_file,
 )
-from fakemaster.errors import ChecksumError, DecodeError, EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError, EncodeError
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     HeartbeatEvent,
     StartEncryptionEvent,
     StopEvent,
 )
-from fakemaster.header import CRC, event_crc
+from fakemaster.vocabulary.header import CRC, event_crc
 from scenarios.strategies.streams import event_streams
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.policy import require_peer

@@ -13,16 +13,16 @@ from hypothesis import given
 
 from decoder import decode_event
 from encoder import encode_event
-from fakemaster.constants import (
+from fakemaster.vocabulary.constants import (
     GTID_LIST_FLAG_IGN_GTIDS,
     GTID_LIST_FLAG_UNTIL_REACHED,
     EventFlag,
     GtidExtraFlag,
     GtidFlag,
 )
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
     Event,
     Gtid,
@@ -30,7 +30,7 @@ from fakemaster.events import (
     GtidListEvent,
     XaXid,
 )
-from fakemaster.layouts import EMPTY_GTID_LIST_PADDING
+from fakemaster.vocabulary.layouts import EMPTY_GTID_LIST_PADDING
 from scenarios.strategies.statements import (
     binlog_checkpoint_events,
     gtid_events,

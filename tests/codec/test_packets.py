@@ -27,9 +27,9 @@ from encoder.packets import (
     frame,
     frame_parts,
 )
-from fakemaster.constants import MAX_PACKET_PAYLOAD
-from fakemaster.errors import DecodeError, EncodeError
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket, SemiSyncAck
+from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD
+from fakemaster.vocabulary.errors import DecodeError, EncodeError
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket, SemiSyncAck
 from scenarios.strategies.framing import (
     BOUNDARY_PAYLOAD_SIZES,
     cut_points,

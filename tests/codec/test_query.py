@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from decoder import decode_event
 from encoder import encode_event
 from encoder.query import KNOWN_STATUS_CODES, status_vars_bytes
-from fakemaster.constants import EventFlag, QueryStatus
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import ExecuteLoadQueryEvent, QueryEvent, StatusVar
+from fakemaster.vocabulary.constants import EventFlag, QueryStatus
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import ExecuteLoadQueryEvent, QueryEvent, StatusVar
 from scenarios.strategies.statements import (
     STATUS_VALUES,
     UNKNOWN_STATUS_CODES,

@@ -16,12 +16,12 @@ from decoder.core import decode_event
 from decoder.row_images import table_decoder
 from encoder.core import encode_event
 from encoder.rows import present_bitmap
-from fakemaster.constants import ColumnType as T
-from fakemaster.constants import EventType
-from fakemaster.constants import OptionalMetadata as M
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError, EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.constants import EventType
+from fakemaster.vocabulary.constants import OptionalMetadata as M
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError, EncodeError
+from fakemaster.vocabulary.events import (
     ROWS_EVENT_CLASSES,
     DeleteRowsEvent,
     Event,
@@ -31,7 +31,7 @@ from fakemaster.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp
 from scenarios.strategies.rows import column_specs, rows_events_for, table_maps
 from tests.budget import examples
 

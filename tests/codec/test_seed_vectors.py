@@ -36,12 +36,12 @@ from encoder.packets import (
     frame,
 )
 from encoder.values import encode_value
-from fakemaster import constants
-from fakemaster.constants import Command, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.events import Event
-from fakemaster.session import RegisterSlaveRequest, parse_binlog_dump
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.core.session import RegisterSlaveRequest, parse_binlog_dump
+from fakemaster.vocabulary import constants
+from fakemaster.vocabulary.constants import Command, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import Event
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 
 VECTORS_PATH = Path(__file__).resolve().parent.parent / "golden" / "seed_vectors.json"
 VECTORS: list[dict[str, Any]] = json.loads(VECTORS_PATH.read_text(encoding="utf-8"))["vectors"]

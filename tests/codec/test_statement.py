@@ -16,9 +16,9 @@ from hypothesis import given
 
 from decoder import decode_event
 from encoder import encode_event
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     AppendBlockEvent,
     BeginLoadQueryEvent,

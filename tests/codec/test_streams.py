@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from decoder import StreamDecoder, read_binlog
 from encoder import BinlogWriter, StreamEncoder
-from fakemaster.errors import DecodeError
-from fakemaster.events import Event
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import Event
 from scenarios.strategies.streams import event_streams
 
 stream_settings = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from decoder.values import column_reader, decode_value
 from encoder.values import encode_value
-from fakemaster.constants import ColumnType as T
-from fakemaster.errors import DecodeError, EncodeError
-from fakemaster.values import DateTime, Time, Timestamp
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.errors import DecodeError, EncodeError
+from fakemaster.vocabulary.values import DateTime, Time, Timestamp
 from scenarios.strategies.rows import values_for
 from tests.budget import examples
 from tests.codec.mariadb_reads import Reading, Timeval, read, value_of

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from decoder.mysql_json import JsonOpaque, parse_mysql_json
 from decoder.values import column_reader, decode_value
 from encoder.values import encode_value
-from fakemaster.columns import decimal_size, string_meta_value, string_metadata
-from fakemaster.constants import ColumnType as T
-from fakemaster.errors import DecodeError, EncodeError
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import decimal_size, string_meta_value, string_metadata
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.errors import DecodeError, EncodeError
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.strategies.rows import ColumnSpec, column_specs, values_for
 from tests.budget import examples
 

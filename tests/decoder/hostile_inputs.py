@@ -17,10 +17,10 @@ from decoder import StreamDecoder, decode_event, read_binlog
 from decoder.mysql_json import parse_mysql_json
 from encoder import encode_event
 from encoder.compression import compress_record
-from fakemaster.constants import BINLOG_MAGIC, HEADER_LEN, ColumnType
-from fakemaster.context import BinlogContext
-from fakemaster.events import QueryEvent, TableMapEvent, WriteRowsEvent
-from fakemaster.header import EVENT_LENGTH_OFFSET
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, HEADER_LEN, ColumnType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import QueryEvent, TableMapEvent, WriteRowsEvent
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
 
 __all__ = [
     "CASES",

@@ -25,11 +25,11 @@ from decoder.binlog_file import read_binlog  # noqa: E402
 from decoder.columnar import ChangeBatch, ColumnarDecoder, arrow_type, read_changes  # noqa: E402
 from decoder.core import decode_event  # noqa: E402
 from encoder.core import encode_event  # noqa: E402
-from fakemaster.constants import ColumnType as T  # noqa: E402
-from fakemaster.constants import EventType  # noqa: E402
-from fakemaster.context import BinlogContext  # noqa: E402
-from fakemaster.errors import ChecksumError  # noqa: E402
-from fakemaster.events import (  # noqa: E402
+from fakemaster.vocabulary.constants import ColumnType as T  # noqa: E402
+from fakemaster.vocabulary.constants import EventType  # noqa: E402
+from fakemaster.vocabulary.context import BinlogContext  # noqa: E402
+from fakemaster.vocabulary.errors import ChecksumError  # noqa: E402
+from fakemaster.vocabulary.events import (  # noqa: E402
     DeleteRowsEvent,
     Event,
     GtidEvent,
@@ -38,7 +38,7 @@ from fakemaster.events import (  # noqa: E402
     UpdateRowsEvent,
     WriteRowsEvent,
 )
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp  # noqa: E402
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp  # noqa: E402
 from scenarios.strategies.rows import rows_events_for, table_maps  # noqa: E402
 from tests.budget import examples  # noqa: E402
 
@@ -474,7 +474,7 @@ def test_temporal_columns_of_every_precision(
 @pytest.mark.parametrize("variant", ["aes_cbc", "aes_ctr"])
 def test_encrypted_golden_binlogs(variant: str) -> None:
     """An encrypted file read with its keys gives the rows of the row decoder."""
-    from fakemaster.encryption import BinlogKeys
+    from fakemaster.vocabulary.encryption import BinlogKeys
 
     directory = GOLDEN / "encrypted"
     keys = BinlogKeys.from_key_file(directory / f"{variant}.keys")

@@ -6,9 +6,9 @@ import pytest
 
 from decoder import decode_event
 from encoder import encode_event
-from fakemaster.context import BinlogContext
-from fakemaster.errors import ChecksumError, DecodeError
-from fakemaster.events import IncidentEvent, RotateEvent, UnknownEvent
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError
+from fakemaster.vocabulary.events import IncidentEvent, RotateEvent, UnknownEvent
 
 ROTATE = encode_event(RotateEvent(next_file="mysql-bin.000002"), BinlogContext(checksum=True))
 
@@ -66,7 +66,7 @@ def test_an_fde_crc_counts_only_when_its_own_algorithm_is_crc32(checksum: bool) 
     """A FORMAT_DESCRIPTION always carries a CRC field; with its algorithm byte OFF a primary
     does not keep it current (a resumed dump's FDE has log_pos 0 and the CRC as written), and
     a replica does not check it, whatever checksum the stream negotiated."""
-    from fakemaster.events import FormatDescriptionEvent
+    from fakemaster.vocabulary.events import FormatDescriptionEvent
 
     algorithm = 1 if checksum else 0
     fde = encode_event(

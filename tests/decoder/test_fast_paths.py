@@ -31,10 +31,10 @@ from decoder.binlog_file import iter_raw_events, read_binlog
 from decoder.builders import event_builder
 from decoder.core import decode_event
 from encoder.binlog_file import BinlogWriter
-from fakemaster.constants import ColumnType, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.errors import ChecksumError, DecodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import ColumnType, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     Event,
     FormatDescriptionEvent,

@@ -24,11 +24,11 @@ from decoder import decode_event, iter_raw_events, read_binlog
 from decoder.mysql_json import _JsonReader, parse_mysql_json
 from encoder import encode_event
 from encoder.compression import compress_record
-from fakemaster.constants import BINLOG_MAGIC, CHECKSUM_LEN, MAX_UNCOMPRESSED_LENGTH
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import FormatDescriptionEvent, QueryEvent
-from fakemaster.header import EVENT_LENGTH_OFFSET
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, CHECKSUM_LEN, MAX_UNCOMPRESSED_LENGTH
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import FormatDescriptionEvent, QueryEvent
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
 from tests.decoder.hostile_inputs import (
     compressed_query_event,
     compressed_rows_event,
@@ -46,9 +46,9 @@ HANG_BOUND = 600  # seconds; a healthy run takes a few
 _CHILD = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
-from fakemaster.errors import DecodeError
-from fakemaster.events import FormatDescriptionEvent, QueryEvent
-from fakemaster.header import EVENT_LENGTH_OFFSET
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import FormatDescriptionEvent, QueryEvent
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
 from tests.decoder.hostile_inputs import CASES
 try:
     result = {{"value": repr(CASES[sys.argv[1]](sys.argv[2]))[:200]}}

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from decoder.packets import inflate_packets
 from encoder.packets import compress_frame
-from fakemaster.errors import DecodeError
+from fakemaster.vocabulary.errors import DecodeError
 from tests.budget import examples
 
 bodies = st.lists(

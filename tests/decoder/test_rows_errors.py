@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from decoder.core import decode_event
 from decoder.rows import decode_rows, decode_table_map
 from encoder.core import encode_event
-from fakemaster.constants import ColumnType as T
-from fakemaster.constants import EventType
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import TableMapEvent, UpdateRowsEvent, WriteRowsEvent
-from fakemaster.header import EventHeader
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.constants import EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import TableMapEvent, UpdateRowsEvent, WriteRowsEvent
+from fakemaster.vocabulary.header import EventHeader
+from fakemaster.vocabulary.values import ABSENT
 from scenarios.strategies.rows import rows_events_for, table_maps
 from tests.budget import examples
 

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from decoder import decode_event
 from encoder import encode_event
-from fakemaster.constants import EventType, GtidExtraFlag, GtidFlag, QueryStatus
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import Event, QueryEvent
-from fakemaster.header import CRC, HEADER, event_crc
+from fakemaster.vocabulary.constants import EventType, GtidExtraFlag, GtidFlag, QueryStatus
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import Event, QueryEvent
+from fakemaster.vocabulary.header import CRC, HEADER, event_crc
 from tests.budget import examples
 from tests.codec import test_gtid, test_query, test_statement
 

@@ -12,11 +12,11 @@ from decoder.stream import StreamDecoder
 from encoder.core import encode_event
 from encoder.packets import frame
 from encoder.stream import StreamEncoder
-from fakemaster.constants import MAX_PACKET_PAYLOAD, EventFlag
-from fakemaster.context import BinlogContext
-from fakemaster.errors import ChecksumError, DecodeError, EncodeError
-from fakemaster.events import Event, HeartbeatEvent, RotateEvent, StopEvent, UnknownEvent
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket, ServerError
+from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import ChecksumError, DecodeError, EncodeError
+from fakemaster.vocabulary.events import Event, HeartbeatEvent, RotateEvent, StopEvent, UnknownEvent
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket, ServerError
 from scenarios.strategies.control import control_events
 from scenarios.strategies.framing import (
     cut_points,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fakemaster.protocol.catalogue import CatalogueColumn, CatalogueKey, CatalogueTable, CellValue
+from fakemaster.sql.tables.catalogue import CatalogueColumn, CatalogueKey, CatalogueTable, CellValue
 
 __all__ = ["StaticCatalogue", "StaticSnapshot", "shop_catalogue"]
 

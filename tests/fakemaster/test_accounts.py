@@ -13,20 +13,20 @@ import struct
 import pytest
 
 from decoder.packets import parse_err
-from fakemaster.accounts import (
+from fakemaster.config.accounts import (
     ALL_PRIVILEGES,
     REPLICATION_PRIVILEGES,
     Account,
     Privilege,
     privilege_names,
 )
-from fakemaster.config import ServerConfig
-from fakemaster.protocol.outcome import OkResult
-from fakemaster.protocol.queries import execute
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.config.variables import SYSTEM_VARIABLES
+from fakemaster.core.session import Close, ServerSession, StartDump, State
 from fakemaster.protocol.resultset import SqlError
-from fakemaster.protocol.state import ServerState, SessionState
-from fakemaster.protocol.variables import SYSTEM_VARIABLES
-from fakemaster.session import Close, ServerSession, StartDump, State
+from fakemaster.sql.outcome import OkResult
+from fakemaster.sql.state import ServerState, SessionState
+from fakemaster.sql.statements import execute
 from tests.fakemaster.wire import SessionDriver
 
 DENIED = "Access denied; you need (at least one of) the {} privilege(s) for this operation"

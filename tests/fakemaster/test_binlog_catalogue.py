@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakemaster.events import QueryEvent
-from fakemaster.protocol.binlog_catalogue import BinlogCatalogue
-from fakemaster.protocol.catalogue import CatalogueTable
+from fakemaster.sql.tables.binlog_catalogue import BinlogCatalogue
+from fakemaster.sql.tables.catalogue import CatalogueTable
+from fakemaster.vocabulary.events import QueryEvent
 from scenarios import Settings
 from scenarios.catalogue import catalogue_table
 from scenarios.compiler import to_store

@@ -15,8 +15,9 @@ import pytest
 
 from encoder.binlog_file import BinlogWriter
 from fakemaster.cli import main
-from fakemaster.constants import GtidFlag
-from fakemaster.events import (
+from fakemaster.forms.listing import format_value
+from fakemaster.vocabulary.constants import GtidFlag
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     BinlogCheckpointEvent,
     DeleteRowsEvent,
@@ -34,7 +35,6 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.listing import format_value
 from tests.peers.policy import require_peer
 from tests.peers.workload import WorkloadResult
 

@@ -13,11 +13,11 @@ import pytest
 
 from decoder.packets import CompressedPacketReader
 from encoder.packets import frame
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import ServerSession
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ClientProtocol, read_result_set
-from fakemaster.protocol.state import ServerState
-from fakemaster.session import ServerSession
+from fakemaster.sql.state import ServerState
 from tests.fakemaster.compressed_wire import compressed_packet
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver
 

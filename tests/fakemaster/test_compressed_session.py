@@ -12,19 +12,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from encoder.packets import frame
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
-from fakemaster.constants import NET_BUFFER_LENGTH
-from fakemaster.dump import DumpStream
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.stream import DumpStream
+from fakemaster.core.session import Close, SendBytes, ServerSession, StartDump
 from fakemaster.protocol.compression import CompressedChannel, CompressedDump
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     HandshakeResponse,
     native_password_response,
 )
-from fakemaster.protocol.state import ServerState
-from fakemaster.session import Close, SendBytes, ServerSession, StartDump
+from fakemaster.sql.state import ServerState
 from fakemaster.store import DirectoryBinlogStore
+from fakemaster.vocabulary.constants import NET_BUFFER_LENGTH
 from scenarios.strategies.framing import cut_points, split_at
 from tests.fakemaster.compressed_wire import (
     CAPTURE_DIR,

@@ -1,4 +1,4 @@
-"""A whole replication connection driven without a socket (fakemaster.connection): login, the
+"""A whole replication connection driven without a socket (fakemaster.core.connection): login, the
 replica's statements, a binlog dump; the bytes are those a client of the running server reads
 for the same conversation."""
 
@@ -8,15 +8,15 @@ import struct
 from dataclasses import replace
 
 from encoder.packets import frame
-from fakemaster.config import ServerConfig
-from fakemaster.connection import ServerConnection, sent_bytes
-from fakemaster.constants import DumpFlag
-from fakemaster.dump import DumpStream
-from fakemaster.events import QueryEvent, XidEvent
-from fakemaster.protocol.state import ServerState
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.session import DumpRequest, ServerSession, StartDump
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.connection import ServerConnection, sent_bytes
+from fakemaster.core.dump.stream import DumpStream
+from fakemaster.core.session import DumpRequest, ServerSession, StartDump
+from fakemaster.server.master import BackgroundFakeMaster
+from fakemaster.sql.state import ServerState
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import DumpFlag
+from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from tests.fakemaster.wire import RawClient, SessionDriver
 
 USER, PASSWORD = "repl", "secret"

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 import pytest
 
 from decoder.packets import parse_err
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import Close, ServerSession
 from fakemaster.protocol.handshake import HandshakeResponse
-from fakemaster.protocol.state import ServerState
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.session import Close, ServerSession
+from fakemaster.server.master import BackgroundFakeMaster
+from fakemaster.sql.state import ServerState
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient, SessionDriver
 
 # What MariaDB sends a connection beyond max_connections+1, before any greeting.

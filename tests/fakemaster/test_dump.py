@@ -18,8 +18,13 @@ from hypothesis import strategies as st
 
 from decoder.core import decode_event
 from encoder import encode_event
-from fakemaster.config import ServerConfig
-from fakemaster.constants import (
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.events import begin_event, dummy_event
+from fakemaster.core.dump.stream import DumpStream, checksum_alg_at_connect
+from fakemaster.core.session import DumpRequest
+from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.store.semi_sync import SemiSyncMaster, semi_sync_master
+from fakemaster.vocabulary.constants import (
     MAX_PACKET_PAYLOAD,
     ChecksumAlg,
     Command,
@@ -28,10 +33,8 @@ from fakemaster.constants import (
     EventType,
     GtidFlag,
 )
-from fakemaster.context import BinlogContext
-from fakemaster.dump import DumpStream, checksum_alg_at_connect
-from fakemaster.dump_events import begin_event, dummy_event
-from fakemaster.events import (
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import (
     AnnotateRowsEvent,
     BinlogCheckpointEvent,
     Event,
@@ -47,10 +50,7 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.header import CRC, HEADER, event_crc
-from fakemaster.semi_sync import SemiSyncMaster, semi_sync_master
-from fakemaster.session import DumpRequest
-from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.header import CRC, HEADER, event_crc
 
 NOW = 1_700_000_000
 CRC32 = "CRC32"
@@ -1101,7 +1101,7 @@ def test_a_real_replica_follows_with_semi_sync(mariadb_factory: Callable[..., An
     a rotation and resumes by GTID after a reconnect."""
     import time
 
-    from fakemaster.server import BackgroundFakeMaster
+    from fakemaster.server.master import BackgroundFakeMaster
 
     store = MemoryBinlogStore(server_id=100)
     store.append_transaction([QueryEvent(query=b"CREATE DATABASE e")])
@@ -1178,7 +1178,7 @@ def test_a_dump_paused_between_chunks_holds_at_most_a_read_block() -> None:
     every paused dump keeps of the binlog adds up: it is one read block, not a whole chunk."""
     import tracemalloc
 
-    from fakemaster.dump import READ_BLOCK
+    from fakemaster.core.dump.stream import READ_BLOCK
 
     chunk_size = 4 * READ_BLOCK
     store = MemoryBinlogStore(clock=clock)
@@ -1218,7 +1218,7 @@ ENCRYPTED_NAMES = ("aes_cbc-bin", "aes_ctr-bin")
 
 
 def encrypted_keys(basename: str) -> Any:
-    from fakemaster.encryption import BinlogKeys
+    from fakemaster.vocabulary.encryption import BinlogKeys
 
     if basename == "aes_cbc-bin":
         return BinlogKeys.from_key_file(ENCRYPTED / "aes_cbc.keys")
@@ -1321,7 +1321,7 @@ def test_encrypted_file_without_keys_is_the_key_error(tmp_path: Path, basename: 
 
 
 def test_encrypted_file_with_the_wrong_key(tmp_path: Path) -> None:
-    from fakemaster.encryption import BinlogKeys
+    from fakemaster.vocabulary.encryption import BinlogKeys
 
     store = encrypted_store(tmp_path, "aes_cbc-bin")
     wrong = BinlogKeys({1: {1: bytes(range(32))}})

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from fakemaster.constants import HEADER_LEN
-from fakemaster.dump import DumpStream
-from fakemaster.events import QueryEvent
+from fakemaster.core.dump.stream import DumpStream
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import HEADER_LEN
+from fakemaster.vocabulary.events import QueryEvent
 from tests.fakemaster.test_dump import err_text, request, run, split
 
 __all__: list[str] = []

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakemaster.dump_framing import FramedSpan
-from fakemaster.dump_thread import SocketWriter, pump_dump
+from fakemaster.core.dump.framing import FramedSpan
+from fakemaster.server.sender import SocketWriter, pump_dump
 from tests.budget import examples
 
 

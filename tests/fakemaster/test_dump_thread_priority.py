@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.dump_thread import lower_thread_priority
-from fakemaster.errors import ConfigError
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
+from fakemaster.server.sender import lower_thread_priority
+from fakemaster.vocabulary.errors import ConfigError
 from tests.fakemaster.test_server_frame_cache import PASSWORD, USER, corpus, dump_bytes
 
 BULK_PREFIXES = ("fakemaster-sendfile", "fakemaster-frame")

@@ -1,4 +1,4 @@
-"""The event classes share one ``__eq__`` and ``__repr__`` (fakemaster.events.Event, built once
+"""The event classes share one ``__eq__`` and ``__repr__`` (fakemaster.vocabulary.events.Event, built once
 instead of per class for serve's start-up, issue #7): they must behave as the methods
 ``dataclass`` generates. The reference is a plain dataclass with the same fields, made by the
 standard library for each event class."""
@@ -10,8 +10,15 @@ from typing import Any
 
 import pytest
 
-from fakemaster import events
-from fakemaster.events import Event, Gtid, QueryEvent, StatusVar, WriteRowsEvent, XidEvent
+from fakemaster.vocabulary import events
+from fakemaster.vocabulary.events import (
+    Event,
+    Gtid,
+    QueryEvent,
+    StatusVar,
+    WriteRowsEvent,
+    XidEvent,
+)
 
 EVENT_CLASSES = [
     cls

@@ -1,4 +1,4 @@
-"""Dumps that send files framed once (fakemaster.framed_cache), driven without sockets.
+"""Dumps that send files framed once (fakemaster.server.frame_cache), driven without sockets.
 
 The shell's part is played by :func:`drain`: it answers every FramedSpan from the cache the way
 the asyncio shell does (look the run up, frame more in the same thread, send the run's bytes).
@@ -17,14 +17,14 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fakemaster.dump
-from fakemaster.constants import Command, DumpFlag
-from fakemaster.dump import DumpStream
-from fakemaster.dump_framing import FramedSpan
-from fakemaster.events import AnnotateRowsEvent, QueryEvent, XidEvent
-from fakemaster.framed_cache import FrameCache, span_end
-from fakemaster.session import DumpRequest
+import fakemaster.core.dump.stream
+from fakemaster.core.dump.framing import FramedSpan
+from fakemaster.core.dump.stream import DumpStream
+from fakemaster.core.session import DumpRequest
+from fakemaster.server.frame_cache import FrameCache, span_end
 from fakemaster.store import BinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.constants import Command, DumpFlag
+from fakemaster.vocabulary.events import AnnotateRowsEvent, QueryEvent, XidEvent
 from tests.budget import examples
 
 NOW = 1_700_000_000
@@ -129,7 +129,7 @@ def test_spans_from_the_cache_are_the_bytes_of_the_per_event_path(
     expected = per_event(store, flags=flags)
     cache = FrameCache(store, extend_bytes=extend_bytes)
     try:
-        with mock.patch.object(fakemaster.dump, "SPAN_MIN", span_min):
+        with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", span_min):
             # Twice: the second dump finds the first one's runs.
             for _ in range(2):
                 stream = DumpStream(store, request(flags=flags), chunk_size=chunk_size)
@@ -150,7 +150,7 @@ def test_a_gtid_dump_skips_event_by_event_then_sends_from_the_cache() -> None:
     start = f"0-1-{middle.seq_no // 2}"
     expected = per_event(store, connect_state=start)
     cache = FrameCache(store)
-    with mock.patch.object(fakemaster.dump, "SPAN_MIN", 1):
+    with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", 1):
         stream = DumpStream(store, request(connect_state=start))
         stream.allow_framed_spans()
         got = drain(stream, cache)
@@ -171,7 +171,7 @@ def test_a_corrupt_event_is_reported_as_without_the_cache() -> None:
     expected = per_event(store)
     assert b"bogus data in log event" in expected
     cache = FrameCache(store, extend_bytes=10_000)
-    with mock.patch.object(fakemaster.dump, "SPAN_MIN", 1):
+    with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", 1):
         stream = DumpStream(store, request())
         stream.allow_framed_spans()
         got = drain(stream, cache)
@@ -185,7 +185,7 @@ def test_disk_use_stays_within_the_budget() -> None:
     store = build_store(5, 60, 20)
     expected = per_event(store)
     cache = FrameCache(store, max_bytes=200_000, extend_bytes=50_000)
-    with mock.patch.object(fakemaster.dump, "SPAN_MIN", 1):
+    with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", 1):
         for _ in range(3):
             stream = DumpStream(store, request())
             stream.allow_framed_spans()
@@ -209,7 +209,7 @@ def test_parts_are_written_gathered_in_order_even_in_pieces(
     takes) and however little each call writes (a short write is simulated)."""
     import tempfile
 
-    from fakemaster import framed_cache
+    from fakemaster.server import frame_cache as framed_cache
 
     rng = random.Random(len(sizes))
     parts: list[Any] = []

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fakemaster.events import Gtid
-from fakemaster.gtid_state import (
+from fakemaster.vocabulary.events import Gtid
+from fakemaster.vocabulary.gtid_state import (
     ER_DUPLICATE_GTID_DOMAIN,
     ER_INCORRECT_GTID_STATE,
     PURGED_MESSAGE,

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fakemaster.config import ServerConfig
-from fakemaster.errors import DecodeError
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import ServerSession
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -33,8 +33,8 @@ from fakemaster.protocol.handshake import (
     native_password_response,
     new_scramble,
 )
-from fakemaster.protocol.state import ServerState
-from fakemaster.session import ServerSession
+from fakemaster.sql.state import ServerState
+from fakemaster.vocabulary.errors import DecodeError
 from tests.fakemaster.wire import packets
 
 REAL_HANDSHAKE_CLI = bytes.fromhex(

@@ -24,9 +24,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scenarios.strategies
-from fakemaster import events as events_module
-from fakemaster.constants import EventType, event_type_name
-from fakemaster.events import (
+from fakemaster.forms.jsonform import (
+    ANNOTATION_KEYS,
+    RAW_KEY,
+    TYPE_KEY,
+    JsonFormError,
+    event_from_json,
+    event_to_json,
+    type_code_from_name,
+)
+from fakemaster.vocabulary import events as events_module
+from fakemaster.vocabulary.constants import EventType, event_type_name
+from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
     Event,
     FormatDescriptionEvent,
@@ -44,16 +53,7 @@ from fakemaster.events import (
     XaPrepareEvent,
     XaXid,
 )
-from fakemaster.jsonform import (
-    ANNOTATION_KEYS,
-    RAW_KEY,
-    TYPE_KEY,
-    JsonFormError,
-    event_from_json,
-    event_to_json,
-    type_code_from_name,
-)
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp
 from tests.budget import examples
 
 _DOUBLE = struct.Struct("<d")
@@ -553,9 +553,9 @@ def test_classes_are_the_published_ones_before_garbage_collection() -> None:
     # collection: a fresh interpreter with the collector off must still build the real classes.
     script = (
         "import gc; gc.disable()\n"
-        "import fakemaster.events as events\n"
-        "from fakemaster.constants import EventType\n"
-        "from fakemaster.jsonform import _event_classes, event_from_json\n"
+        "import fakemaster.vocabulary.events as events\n"
+        "from fakemaster.vocabulary.constants import EventType\n"
+        "from fakemaster.forms.jsonform import _event_classes, event_from_json\n"
         "assert all(getattr(events, cls.__name__) is cls for cls in _event_classes())\n"
         "for code in EventType:\n"
         "    event = event_from_json({'type': code.name})\n"

@@ -49,33 +49,33 @@ runpy.run_module("fakemaster", run_name="__main__", alter_sys=True)
 # Only for the demo stream: the demo, the store that builds it in memory, and the encoder of
 # whole events that writes it.
 DEMO_ONLY = {
-    "fakemaster.demo",
+    "fakemaster.store.demo",
     "fakemaster.store.memory",
     "encoder.core",
     "encoder.rows",
 }
 # The SQL layer: loaded when a client logs in, not to listen.
 SQL_LAYER = {
-    "fakemaster.protocol.connection_statements",
-    "fakemaster.protocol.expressions",
-    "fakemaster.protocol.like",
-    "fakemaster.protocol.outcome",
-    "fakemaster.protocol.queries",
-    "fakemaster.protocol.select",
-    "fakemaster.protocol.set_statement",
-    "fakemaster.protocol.show",
-    "fakemaster.protocol.sqltext",
-    "fakemaster.protocol.unsupported",
+    "fakemaster.sql.answers.connection_statements",
+    "fakemaster.sql.expressions",
+    "fakemaster.sql.like",
+    "fakemaster.sql.outcome",
+    "fakemaster.sql.statements",
+    "fakemaster.sql.answers.select",
+    "fakemaster.sql.answers.set_statement",
+    "fakemaster.sql.answers.show",
+    "fakemaster.sql.sqltext",
+    "fakemaster.sql.answers.unsupported",
 }
 # Not needed to listen: the dump/build commands' tools, the decoder's file and stream readers,
 # the value checks and row value encoder under the packet encoder (loaded by the first OK
 # packet), the dump stream (by the first binlog dump request), the compressed protocol and
 # semi-sync replication (when asked for).
 NOT_TO_LISTEN = {
-    "fakemaster.dump",
-    "fakemaster.jsonform",
-    "fakemaster.listing",
-    "fakemaster.pytest_plugin",
+    "fakemaster.core.dump.stream",
+    "fakemaster.forms.jsonform",
+    "fakemaster.forms.listing",
+    "fakemaster.testing.plugin",
     "decoder.binlog_file",
     "decoder.stream",
     "encoder.binlog_file",
@@ -84,7 +84,7 @@ NOT_TO_LISTEN = {
     "encoder.values",
     # only for what a client or an option asks for: the compressed protocol, --semi-sync
     "fakemaster.protocol.compression",
-    "fakemaster.semi_sync",
+    "fakemaster.store.semi_sync",
 }
 
 # Not needed by ``serve``: the other commands' modules (the command line builds only the parser
@@ -162,7 +162,7 @@ def test_serving_a_binlog_directory_loads_neither_the_demo_nor_the_sql_layer(
         pass
     loaded = recorded(record)
     # It did serve: the directory store, the server and the session were loaded.
-    assert {"fakemaster.store.directory", "fakemaster.server", "fakemaster.session"} <= loaded
+    assert {"fakemaster.store.directory", "fakemaster.server.master", "fakemaster.core.session"} <= loaded
     assert sorted(loaded & DEMO_ONLY) == []
     assert sorted(loaded & SQL_LAYER) == []
     assert sorted(loaded & NOT_TO_LISTEN) == []
@@ -231,7 +231,7 @@ def test_the_demo_loads_its_encoder_but_not_the_sql_layer(tmp_path: Path) -> Non
     loaded = recorded(record)
     assert DEMO_ONLY <= loaded
     assert sorted(loaded & SQL_LAYER) == []
-    assert sorted(loaded & {"decoder.binlog_file", "encoder.binlog_file", "fakemaster.dump"}) == []
+    assert sorted(loaded & {"decoder.binlog_file", "encoder.binlog_file", "fakemaster.core.dump.stream"}) == []
 
 
 def test_a_login_and_a_query_load_the_sql_layer(tmp_path: Path) -> None:
@@ -247,9 +247,9 @@ def test_a_login_and_a_query_load_the_sql_layer(tmp_path: Path) -> None:
             connection.close()
     loaded = recorded(record)
     assert {
-        "fakemaster.protocol.connection_statements",
-        "fakemaster.protocol.queries",
-        "fakemaster.protocol.sqltext",
+        "fakemaster.sql.answers.connection_statements",
+        "fakemaster.sql.statements",
+        "fakemaster.sql.sqltext",
         "encoder.fields",
     } <= loaded
     assert sorted(loaded & DEMO_ONLY) == []
@@ -269,25 +269,25 @@ def test_the_codec_packages_load_their_modules_on_first_use() -> None:
 
 
 def test_the_server_loads_no_encoder_of_events_no_decoder_of_files_no_sql_layer() -> None:
-    loaded = set(loaded_after_importing(["fakemaster.server"]))
-    assert "fakemaster.session" in loaded
+    loaded = set(loaded_after_importing(["fakemaster.server.master"]))
+    assert "fakemaster.core.session" in loaded
     assert sorted(loaded & (DEMO_ONLY | SQL_LAYER | NOT_TO_LISTEN)) == []
     assert "fakemaster.store.memory" not in loaded
 
 
 def test_the_configuration_loads_no_event_classes_and_no_codec() -> None:
-    loaded = project_modules(loaded_after_importing(["fakemaster.config"]))
-    assert "fakemaster.config" in loaded
+    loaded = project_modules(loaded_after_importing(["fakemaster.config.server_config"]))
+    assert "fakemaster.config.server_config" in loaded
     assert [name for name in loaded if name.split(".")[0] != "fakemaster"] == []
-    assert "fakemaster.events" not in loaded
-    assert "fakemaster.encryption" not in loaded
+    assert "fakemaster.vocabulary.events" not in loaded
+    assert "fakemaster.vocabulary.encryption" not in loaded
 
 
 def test_the_command_line_loads_a_command_s_modules_when_it_runs() -> None:
     assert project_modules(loaded_after_importing(["fakemaster.cli"])) == [
         "fakemaster",
         "fakemaster.cli",
-        "fakemaster.errors",
+        "fakemaster.vocabulary.errors",
     ]
 
 

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.logs import LOGGER_NAME, log_to_stream_in_background, logger
-from fakemaster.server import FakeMaster
-from fakemaster.session import DumpRequest
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import DumpRequest
+from fakemaster.server.logs import LOGGER_NAME, log_to_stream_in_background, logger
+from fakemaster.server.master import FakeMaster
 from tests.fakemaster.wire import RawClient
 
 # Bounds a hang only: a healthy run never comes near it.

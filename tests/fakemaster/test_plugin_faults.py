@@ -16,22 +16,22 @@ from pymysql.connections import Connection
 from pymysql.constants import COMMAND
 
 from decoder import decode_event
-from fakemaster.context import BinlogContext
-from fakemaster.events import (
+from fakemaster.faults import Fault, FaultKind, FaultPlan, PlanError, Point, PointKind, Where
+from fakemaster.faults.server_faults import ServerFault, ServerFaultKind
+from fakemaster.testing.plugin import (
+    AsyncFakeMasterFactory,
+    FakeMasterFactory,
+    FakeMasterHandle,
+    load_faults,
+)
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     GtidEvent,
     GtidListEvent,
     QueryEvent,
     RotateEvent,
-)
-from fakemaster.faults import Fault, FaultKind, FaultPlan, PlanError, Point, PointKind, Where
-from fakemaster.faults.server_faults import ServerFault, ServerFaultKind
-from fakemaster.pytest_plugin import (
-    AsyncFakeMasterFactory,
-    FakeMasterFactory,
-    FakeMasterHandle,
-    load_faults,
 )
 from tests.peers.mariadb import mariadb_available
 from tests.peers.policy import require_peer

@@ -19,10 +19,18 @@ import pytest
 from decoder import decode_event
 from decoder.packets import parse_binlog_packet
 from encoder.packets import encode_semi_sync_ack
-from fakemaster.config import ServerConfig
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.store.semi_sync import semi_sync_master
+from fakemaster.testing.plugin import (
+    AsyncFakeMasterFactory,
+    AsyncFakeMasterHandle,
+    FakeMasterFactory,
+    FakeMasterHandle,
+)
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     Event,
     GtidEvent,
     QueryEvent,
@@ -31,15 +39,7 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.packets import SemiSyncAck
-from fakemaster.pytest_plugin import (
-    AsyncFakeMasterFactory,
-    AsyncFakeMasterHandle,
-    FakeMasterFactory,
-    FakeMasterHandle,
-)
-from fakemaster.semi_sync import semi_sync_master
-from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.packets import SemiSyncAck
 from tests.fakemaster.wire import RawClient
 from tests.peers.mariadb import mariadb_available
 from tests.peers.policy import require_peer
@@ -79,7 +79,7 @@ READ_BINLOG = """
     from pymysql.constants import COMMAND
 
     from decoder import decode_event
-    from fakemaster.context import BinlogContext
+    from fakemaster.vocabulary.context import BinlogContext
 
 
     def dump(dsn, *, blocking=False):
@@ -111,7 +111,7 @@ def test_inner_session_appends_and_reads_events_live(pytester: pytest.Pytester) 
     pytester.makepyfile(
         test_inner=READ_BINLOG
         + """
-    from fakemaster.events import GtidEvent, QueryEvent, RotateEvent
+    from fakemaster.vocabulary.events import GtidEvent, QueryEvent, RotateEvent
 
 
     def test_append_then_read(fake_master):
@@ -266,8 +266,8 @@ def test_inner_factory_and_marker(pytester: pytest.Pytester) -> None:
     import pymysql
     import pytest
 
-    from fakemaster.config import ServerConfig
-    from fakemaster.events import QueryEvent
+    from fakemaster.config.server_config import ServerConfig
+    from fakemaster.vocabulary.events import QueryEvent
 
     GOLDEN = {str(golden)!r}
 
@@ -628,7 +628,7 @@ def test_documentation_examples_run(pytester: pytest.Pytester) -> None:
 
 
 def test_documentation_names_every_setting() -> None:
-    from fakemaster.pytest_plugin import SETTINGS
+    from fakemaster.testing.plugin import SETTINGS
 
     text = DOC.read_text()
     for setting in SETTINGS:

@@ -21,12 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from decoder.packets import parse_err, parse_ok
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.config.variables import SYSTEM_VARIABLES
+from fakemaster.core.session import ServerSession
 from fakemaster.protocol.charsets import COLLATIONS_BY_ID, client_collation
 from fakemaster.protocol.handshake import Capability
-from fakemaster.protocol.like import LikePattern
-from fakemaster.protocol.queries import STATEMENTS, execute
 from fakemaster.protocol.resultset import (
     ClientProtocol,
     ColumnDefinition,
@@ -34,10 +34,10 @@ from fakemaster.protocol.resultset import (
     SqlError,
     read_result_set,
 )
-from fakemaster.protocol.sqltext import tokenize
-from fakemaster.protocol.state import ServerState, SessionState
-from fakemaster.protocol.variables import SYSTEM_VARIABLES
-from fakemaster.session import ServerSession
+from fakemaster.sql.like import LikePattern
+from fakemaster.sql.sqltext import tokenize
+from fakemaster.sql.state import ServerState, SessionState
+from fakemaster.sql.statements import STATEMENTS, execute
 from tests.budget import examples
 from tests.fakemaster.catalogue import shop_catalogue
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver

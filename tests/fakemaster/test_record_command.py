@@ -12,17 +12,17 @@ from pathlib import Path
 import pytest
 
 from fakemaster.cli import main
-from fakemaster.config import ServerConfig
-from fakemaster.constants import EventType
-from fakemaster.events import QueryEvent, XidEvent
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy
-from fakemaster.header import TYPE_CODE_OFFSET
 from fakemaster.record.query import QueryConnection
 from fakemaster.record.recorder import RecordOptions, StopRule, record
 from fakemaster.record.replay import Replay, replay_settings
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import EventType
+from fakemaster.vocabulary.events import QueryEvent, XidEvent
+from fakemaster.vocabulary.header import TYPE_CODE_OFFSET
 from tests.fakemaster.test_record_rebuild import build_store, events_of, files_of
 
 USER, PASSWORD = "repl", "pw"

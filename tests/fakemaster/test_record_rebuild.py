@@ -18,18 +18,18 @@ from hypothesis import strategies as st
 
 from decoder.stream import EventSplitter
 from encoder.core import encode_event
-from fakemaster.constants import EventFlag, EventType
-from fakemaster.context import BinlogContext
-from fakemaster.events import (
+from fakemaster.record.rebuild import BinlogRebuilder, RecordError, Truncate, Write
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import EventFlag, EventType
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import (
     HeartbeatEvent,
     QueryEvent,
     RotateEvent,
     StartEncryptionEvent,
     XidEvent,
 )
-from fakemaster.header import FLAGS_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
-from fakemaster.record.rebuild import BinlogRebuilder, RecordError, Truncate, Write
-from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.header import FLAGS_OFFSET, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
 from tests.budget import examples
 from tests.integration.streams import store_file_bytes
 

@@ -18,15 +18,15 @@ import time
 import pytest
 
 from decoder.packets import parse_err
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
-from fakemaster.constants import Command, DumpFlag
-from fakemaster.dump import DumpStream
-from fakemaster.events import QueryEvent
-from fakemaster.protocol.state import ServerState
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.session import DumpRequest, EndDump, ServerSession, StartDump
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.stream import DumpStream
+from fakemaster.core.session import DumpRequest, EndDump, ServerSession, StartDump
+from fakemaster.server.master import BackgroundFakeMaster
+from fakemaster.sql.state import ServerState
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import Command, DumpFlag
+from fakemaster.vocabulary.events import QueryEvent
 from tests.fakemaster.wire import RawClient, Reply, SessionDriver, packets
 
 SAME_ID = "A slave with the same server_uuid/server_id is already connected"
@@ -157,9 +157,9 @@ def test_a_replaced_replica_that_does_not_read_holds_up_nobody(
     """The older dump is in the middle of sending a large binlog to a replica that stopped
     reading: its ERR cannot go out between two packets, so after END_DUMP_WAIT the connection is
     cut, and the newer dump with the same server id streams meanwhile all the same."""
-    import fakemaster.server
+    import fakemaster.server.master
 
-    monkeypatch.setattr(fakemaster.server, "END_DUMP_WAIT", 0.2)
+    monkeypatch.setattr(fakemaster.server.master, "END_DUMP_WAIT", 0.2)
     store = MemoryBinlogStore(server_id=1)
     for number in range(400):
         query = b"INSERT INTO t VALUES ('" + b"s" * 50_000 + b"%d')" % number

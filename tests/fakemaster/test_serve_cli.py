@@ -27,10 +27,11 @@ from pymysql.constants import COMMAND
 
 from decoder import decode_event
 from decoder.binlog_file import read_binlog
-from fakemaster import demo
-from fakemaster.constants import BINLOG_MAGIC
-from fakemaster.context import BinlogContext
-from fakemaster.events import (
+from fakemaster.cli import demo
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import BINLOG_MAGIC
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
@@ -39,8 +40,7 @@ from fakemaster.events import (
     StopEvent,
     XidEvent,
 )
-from fakemaster.store import MemoryBinlogStore
-from fakemaster.values import Timestamp
+from fakemaster.vocabulary.values import Timestamp
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.policy import require_peer
 

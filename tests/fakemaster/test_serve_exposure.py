@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakemaster.serve_settings import is_loopback_host
+from fakemaster.cli.serve_settings import is_loopback_host
 from tests.fakemaster.test_serve_cli import run_cli, serve
 
 

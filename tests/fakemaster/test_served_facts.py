@@ -1,5 +1,5 @@
 """What the served binlog tells about its server, and the variables the fake master derives from
-it (``fakemaster.served_facts``, ``fakemaster.served_variables``), without a network.
+it (``fakemaster.config.served_facts``, ``fakemaster.config.served_variables``), without a network.
 
 Expected values come from the real MariaDB 10.11 that wrote the golden files (the variables it
 answered are in each ``expected.json``), from the settings a memory store was built with, or
@@ -20,11 +20,18 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from fakemaster.config import ServerConfig
-from fakemaster.constants import ColumnType, OptionalMetadata, QueryStatus
-from fakemaster.encryption import BinlogKeys
-from fakemaster.errors import ConfigError
-from fakemaster.events import (
+from fakemaster.config.served_facts import FactsScanner, RowMetadata, row_metadata_of
+from fakemaster.config.served_variables import ServedVariables, packet_size_for
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import ServerSession
+from fakemaster.sql.outcome import OkResult
+from fakemaster.sql.state import ServerState, SessionState
+from fakemaster.sql.statements import execute
+from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.constants import ColumnType, OptionalMetadata, QueryStatus
+from fakemaster.vocabulary.encryption import BinlogKeys
+from fakemaster.vocabulary.errors import ConfigError
+from fakemaster.vocabulary.events import (
     MetadataField,
     QueryEvent,
     StatusVar,
@@ -32,13 +39,6 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.protocol.outcome import OkResult
-from fakemaster.protocol.queries import execute
-from fakemaster.protocol.state import ServerState, SessionState
-from fakemaster.served_facts import FactsScanner, RowMetadata, row_metadata_of
-from fakemaster.served_variables import ServedVariables, packet_size_for
-from fakemaster.session import ServerSession
-from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 from tests.budget import examples
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "binlogs"
@@ -503,7 +503,7 @@ _TABLE_SHAPES = [
 
 def _facts_event_by_event(store: MemoryBinlogStore) -> tuple[Any, ...]:
     from decoder.core import decode_event
-    from fakemaster.context import BinlogContext
+    from fakemaster.vocabulary.context import BinlogContext
 
     row_metadata = None
     collation = None

@@ -3,7 +3,7 @@ connections, KILL of a dump, shutdown, errors inside handlers, backpressure; and
 column definitions compared with a real MariaDB 10.11 started by the test.
 
 Dumps here use :class:`ScriptedDump`, a minimal stand-in with the interface of
-``fakemaster.dump.DumpStream`` (the binlog side is tested with the store and the dump stream).
+``fakemaster.core.dump.stream.DumpStream`` (the binlog side is tested with the store and the dump stream).
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import pytest
 from decoder.packets import parse_err, parse_ok
 from decoder.primitives import read_packed_int
 from encoder.packets import frame
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import DumpRequest
 from fakemaster.protocol.handshake import (
     NOT_ADVERTISED_CAPABILITIES,
     NOT_ADVERTISED_MARIADB_CAPABILITIES,
@@ -34,8 +35,7 @@ from fakemaster.protocol.handshake import (
     HandshakeV10,
 )
 from fakemaster.protocol.resultset import ColumnDefinition
-from fakemaster.server import BackgroundFakeMaster, FakeMaster
-from fakemaster.session import DumpRequest
+from fakemaster.server.master import BackgroundFakeMaster, FakeMaster
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.policy import require_peer
@@ -729,8 +729,8 @@ def test_column_definitions_match_a_real_mariadb(mariadb_factory: MariaDBFactory
 
 
 def memory_store() -> Any:
-    from fakemaster.events import QueryEvent
     from fakemaster.store import MemoryBinlogStore
+    from fakemaster.vocabulary.events import QueryEvent
 
     store = MemoryBinlogStore(server_id=1)
     store.append_transaction([QueryEvent(query=b"CREATE DATABASE fm_test")])
@@ -790,7 +790,7 @@ def test_mariadb_binlog_reads_from_the_fake_master() -> None:
 
 @pytest.mark.mariadb
 def test_a_real_replica_replicates_from_the_fake_master(mariadb_factory: MariaDBFactory) -> None:
-    from fakemaster.events import QueryEvent
+    from fakemaster.vocabulary.events import QueryEvent
 
     store = memory_store()
     config = ServerConfig(user=USER, password=PASSWORD, semi_sync_enabled=True)

@@ -9,11 +9,11 @@ import struct
 import threading
 from typing import Any
 
-from fakemaster.config import ServerConfig
-from fakemaster.constants import DumpFlag
-from fakemaster.events import AnnotateRowsEvent, QueryEvent, XidEvent
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import DumpFlag
+from fakemaster.vocabulary.events import AnnotateRowsEvent, QueryEvent, XidEvent
 from tests.fakemaster.wire import RawClient
 
 USER, PASSWORD = "repl", "secret"

@@ -13,20 +13,9 @@ from hypothesis import strategies as st
 
 from decoder.packets import parse_err, parse_ok
 from encoder.packets import frame
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
-from fakemaster.constants import Command
-from fakemaster.protocol.handshake import (
-    NATIVE_PASSWORD,
-    SERVER_CAPABILITIES,
-    AuthSwitchRequest,
-    Capability,
-    HandshakeResponse,
-    native_password_response,
-)
-from fakemaster.protocol.resultset import ClientProtocol, read_result_set
-from fakemaster.protocol.state import ServerState
-from fakemaster.session import (
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import (
     Ack,
     Close,
     KillConnection,
@@ -37,6 +26,17 @@ from fakemaster.session import (
     StartTls,
     State,
 )
+from fakemaster.protocol.handshake import (
+    NATIVE_PASSWORD,
+    SERVER_CAPABILITIES,
+    AuthSwitchRequest,
+    Capability,
+    HandshakeResponse,
+    native_password_response,
+)
+from fakemaster.protocol.resultset import ClientProtocol, read_result_set
+from fakemaster.sql.state import ServerState
+from fakemaster.vocabulary.constants import Command
 from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver
 

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from fakemaster.accounts import REPLICATION_PRIVILEGES, Account, Privilege
-from fakemaster.config import ServerConfig
-from fakemaster.protocol.queries import execute
+from fakemaster.config.accounts import REPLICATION_PRIVILEGES, Account, Privilege
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.resultset import ResultSet, SqlError
-from fakemaster.protocol.state import ServerState, SessionState
+from fakemaster.sql.state import ServerState, SessionState
+from fakemaster.sql.statements import execute
 from tests.fakemaster.catalogue import StaticCatalogue, shop_catalogue
 
 ADMIN = Account.admin("root")

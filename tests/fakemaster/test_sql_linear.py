@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fakemaster.protocol.like import LikePattern
 from fakemaster.protocol.resultset import parser_stack_exhausted, syntax_error
-from fakemaster.protocol.sqltext import MAX_NESTING, Tok, tokenize
+from fakemaster.sql.like import LikePattern
+from fakemaster.sql.sqltext import MAX_NESTING, Tok, tokenize
 from tests.fakemaster.test_queries import error_of, make_session, values
 
 # --- LIKE ----------------------------------------------------------------------------------

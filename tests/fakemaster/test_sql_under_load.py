@@ -14,7 +14,7 @@ import socket
 import threading
 
 from decoder.packets import parse_err
-from fakemaster.server import FakeMaster
+from fakemaster.server.master import FakeMaster
 from tests.fakemaster.test_server import CONFIG, DumpRecorder, dump_command, open_raw, until
 from tests.fakemaster.wire import RawClient
 

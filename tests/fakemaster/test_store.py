@@ -13,10 +13,23 @@ from hypothesis import strategies as st
 
 from decoder.core import decode_event
 from decoder.stream import StreamDecoder
-from fakemaster.constants import BINLOG_MAGIC, ChecksumAlg, EventFlag, EventType, GtidFlag
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import (
+from fakemaster.store import (
+    BinlogReadError,
+    DirectoryBinlogStore,
+    MemoryBinlogStore,
+    UnknownBinlogFile,
+)
+from fakemaster.store.base import MAX_EVENT_SIZE
+from fakemaster.vocabulary.constants import (
+    BINLOG_MAGIC,
+    ChecksumAlg,
+    EventFlag,
+    EventType,
+    GtidFlag,
+)
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
@@ -32,16 +45,9 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.gtid_state import BinlogState
-from fakemaster.header import CRC, HEADER, event_crc
-from fakemaster.store import (
-    BinlogReadError,
-    DirectoryBinlogStore,
-    MemoryBinlogStore,
-    UnknownBinlogFile,
-)
-from fakemaster.store.base import MAX_EVENT_SIZE
-from fakemaster.store.groups import GroupTracker, is_commit_or_rollback
+from fakemaster.vocabulary.groups import GroupTracker, is_commit_or_rollback
+from fakemaster.vocabulary.gtid_state import BinlogState
+from fakemaster.vocabulary.header import CRC, HEADER, event_crc
 from tests.budget import examples
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "binlogs"

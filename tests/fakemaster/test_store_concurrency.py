@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from fakemaster.constants import BINLOG_MAGIC, EventFlag, EventType
-from fakemaster.dump import DumpStream
-from fakemaster.events import Event, QueryEvent, XidEvent
-from fakemaster.header import FLAGS_OFFSET
+from fakemaster.core.dump.stream import DumpStream
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 from fakemaster.store.base import MAGIC_LEN, BinlogStore
+from fakemaster.vocabulary.constants import BINLOG_MAGIC, EventFlag, EventType
+from fakemaster.vocabulary.events import Event, QueryEvent, XidEvent
+from fakemaster.vocabulary.header import FLAGS_OFFSET
 from tests.fakemaster.test_dump import (
     NOW,
     Sent,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from decoder.packets import PacketReader
 from encoder.packets import frame
+from fakemaster.core.session import Action, SendBytes, ServerSession
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     Capability,
@@ -20,7 +21,6 @@ from fakemaster.protocol.handshake import (
     HandshakeV10,
     native_password_response,
 )
-from fakemaster.session import Action, SendBytes, ServerSession
 
 # What the captured sessions used: a MySQL-flavoured 4.1 client with plugin auth.
 BASE_CAPABILITIES = int(

@@ -36,10 +36,10 @@ from decoder.binlog_file import iter_raw_events, read_binlog
 from decoder.core import decode_event
 from encoder.binlog_file import BinlogWriter
 from encoder.core import encode_event
-from fakemaster.constants import EventType, GtidFlag, event_type_name
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import EventType, GtidFlag, event_type_name
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import (
     Event,
     ExecuteLoadQueryEvent,
     GtidEvent,
@@ -51,7 +51,7 @@ from fakemaster.events import (
     XaXid,
     XidEvent,
 )
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.values import ABSENT
 from tests.integration.sql_text import RenderError, render
 from tests.peers.workload import DATABASE, TableResult, WorkloadResult
 
@@ -613,7 +613,7 @@ _ROWS_CODES = frozenset(
 
 
 def _column_types(table_map: TableMapEvent) -> str:
-    from fakemaster.constants import ColumnType
+    from fakemaster.vocabulary.constants import ColumnType
 
     names = []
     for code, meta in zip(table_map.column_types, table_map.column_meta, strict=False):
@@ -807,7 +807,7 @@ class BinlogFeatures:
 
 
 def binlog_features(reports: Sequence[FileReport]) -> BinlogFeatures:
-    from fakemaster.constants import ColumnType
+    from fakemaster.vocabulary.constants import ColumnType
 
     features = BinlogFeatures(files=len(reports))
     for n, report in enumerate(reports):

@@ -3,7 +3,7 @@
 The ground truth of the differential tests is what a real server sends for ``SELECT col``
 with ``character_set_results = NULL`` and ``time_zone = '+00:00'`` (see
 ``tests/peers/workload.py``). :func:`render` turns a value decoded from a ROWS event (the
-representations of ``fakemaster/values.py`` and ``decoder/values.py``) into those bytes, using
+representations of ``fakemaster/vocabulary/values.py`` and ``decoder/values.py``) into those bytes, using
 only what ``information_schema.COLUMNS`` says about the column, so that the two can be compared
 byte for byte.
 
@@ -26,7 +26,7 @@ import re
 from decimal import Decimal, localcontext
 from typing import Any
 
-from fakemaster.values import ABSENT, Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import ABSENT, Date, DateTime, Time, Timestamp
 from scenarios.text import RenderError, fcvt, format_double, format_float
 from tests.peers.workload import ColumnInfo
 

@@ -36,14 +36,15 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
-from fakemaster.columns import (
+from fakemaster.store import AppendedGroup, BinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.columns import (
     STRING_REAL_CHAR,
     STRING_REAL_ENUM,
     STRING_REAL_SET,
     string_meta_value,
 )
-from fakemaster.constants import ColumnType, EventFlag, OptionalMetadata, RowsFlag
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import ColumnType, EventFlag, OptionalMetadata, RowsFlag
+from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
     Event,
     Gtid,
@@ -55,8 +56,7 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.store import AppendedGroup, BinlogStore, MemoryBinlogStore
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.strategies.rows import ColumnSpec, optional_metadata_for
 from tests.integration.sql_text import render
 from tests.peers.workload import (

@@ -25,7 +25,7 @@ from fakemaster.contract.pytest import (  # noqa: F401
     mariadb_replica_server,
 )
 from fakemaster.contract.runner import run_case
-from fakemaster.events import QueryEvent
+from fakemaster.vocabulary.events import QueryEvent
 from scenarios import Oracle
 from scenarios.library import build
 from scenarios.oracle import canonical_rows

@@ -25,8 +25,8 @@ from fakemaster.client.protocol import (
     ProtocolError,
     ServerRefused,
 )
-from fakemaster.errors import ChecksumError
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
+from fakemaster.vocabulary.errors import ChecksumError
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.oracle import Oracle

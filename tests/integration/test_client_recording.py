@@ -19,8 +19,8 @@ from decoder.core import decode_event
 from decoder.packets import PacketReader
 from fakemaster.client.position import CommittedGroup, Position
 from fakemaster.client.protocol import ClientConfig
-from fakemaster.constants import EventType
-from fakemaster.errors import ChecksumError
+from fakemaster.vocabulary.constants import EventType
+from fakemaster.vocabulary.errors import ChecksumError
 from tests.fakemaster.client.recording import rechunked, record_session, replay_session
 from tests.integration.test_client_real_primary import (
     PASSWORD,

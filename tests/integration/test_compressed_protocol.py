@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.dump import DumpStream, semi_sync_master
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.stream import DumpStream, semi_sync_master
+from fakemaster.core.session import DumpRequest
 from fakemaster.protocol.handshake import Capability
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.session import DumpRequest
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 from tests.fakemaster.compressed_wire import CompressedClient, inner_stream, split_compressed
 from tests.fakemaster.test_server import tls_context  # noqa: F401 (a fixture)

@@ -15,15 +15,15 @@ from contextlib import ExitStack
 import pytest
 
 from encoder.packets import frame
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     HandshakeResponse,
     HandshakeV10,
     native_password_response,
 )
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient, packets
 from tests.peers.fixtures import MariaDBFactory
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from fakemaster.events import QueryEvent, XidEvent
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from tests.integration.serve_process import ServeProcess
 from tests.peers.policy import require_peer
 

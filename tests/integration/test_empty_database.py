@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 
 from decoder import decode_event
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
-from fakemaster.context import BinlogContext
-from fakemaster.events import Event, QueryEvent, RotateEvent
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.handshake import Capability, HandshakeResponse
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import Event, QueryEvent, RotateEvent
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.policy import require_peer
 

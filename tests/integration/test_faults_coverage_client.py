@@ -38,10 +38,10 @@ from fakemaster.client.protocol import (
     ConnectionLost,
     ServerRefused,
 )
-from fakemaster.dump import CHUNK_SIZE
-from fakemaster.events import QueryEvent
+from fakemaster.core.dump.stream import CHUNK_SIZE
 from fakemaster.faults import Fault, FaultPlan, Point, PointKind, Where
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent
 from scenarios.library import build
 from scenarios.oracle import Oracle
 from tests.fakemaster.client.apply import Tables, catalogue, initial, target

@@ -29,14 +29,14 @@ import pytest
 
 from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.protocol import ClientConfig, ServerRefused
-from fakemaster.config import ServerConfig
-from fakemaster.dump import CHUNK_SIZE
-from fakemaster.events import QueryEvent
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.stream import CHUNK_SIZE
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.proxy import BackgroundFaultProxy
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent
 from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.streams import (
     COUNTER,

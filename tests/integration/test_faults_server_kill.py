@@ -1,5 +1,5 @@
 """KILL of the dump thread: a real MariaDB 10.11 primary's ``KILL <thread>`` and the fake
-master's :meth:`~fakemaster.server.FakeMaster.kill_dump` (the path SQL ``KILL`` takes: the
+master's :meth:`~fakemaster.server.master.FakeMaster.kill_dump` (the path SQL ``KILL`` takes: the
 socket closes without a packet). A real MariaDB 10.11 replica reconnects by itself, in GTID and
 file/pos mode, and goes on with what is written afterwards; its status after the reconnect is
 the same against both primaries."""

@@ -3,10 +3,10 @@ primary and the fake master side by side, a real MariaDB 10.11 replica reacting 
 
 * ``PURGE BINARY LOGS TO`` a later file while a dump thread reads the first one: the primary
   keeps that file (``log_in_use``: the purge stops there); once the dump is gone the same
-  purge removes it. The fake master's :meth:`~fakemaster.server.FakeMaster.purge_to` does the
+  purge removes it. The fake master's :meth:`~fakemaster.server.master.FakeMaster.purge_to` does the
   same.
 * A replica that caught up, stopped, and whose dump was killed (KILL of the dump thread: on
-  the fake master :meth:`~fakemaster.server.FakeMaster.kill_dump`), comes back after its files
+  the fake master :meth:`~fakemaster.server.master.FakeMaster.kill_dump`), comes back after its files
   were purged: in file/pos mode and in GTID mode its IO thread stops with ERR 1236 and the text
   the real primary sends; the test asserts the same text from both primaries.
 """
@@ -21,10 +21,10 @@ from typing import Any, Protocol
 import pymysql
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.events import QueryEvent
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent
 from tests.integration.streams import (
     TypedStream,
     gtid_set,

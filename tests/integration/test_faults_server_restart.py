@@ -1,5 +1,5 @@
 """Restart of the primary and failover on the same port: :meth:`FakeMaster.restart
-<fakemaster.server.FakeMaster.restart>` closes every connection with FIN and serves the new
+<fakemaster.server.master.FakeMaster.restart>` closes every connection with FIN and serves the new
 identity; a real MariaDB 10.11 replica reconnects by itself.
 
 * The same binlog, going on in a new file after STOP, with the same or a new server id: the
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.integration.streams import (
     COUNTER,

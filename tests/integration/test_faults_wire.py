@@ -20,11 +20,11 @@ import pymysql
 import pytest
 from pymysqlreplication import BinLogStreamReader
 
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
 from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.proxy import BackgroundFaultProxy
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
 from tests.integration.streams import (
@@ -442,7 +442,7 @@ def test_faults_mariadb_binlog_raw_reads_a_20_mib_event_through_a_reslicing_prox
 ) -> None:
     """A 20 MiB event (two packets: 0xFFFFFF bytes and the rest) among small ones, re-sliced in
     pieces of 65521 bytes (a prime: the pieces end at every kind of place), arrives whole."""
-    from fakemaster.events import QueryEvent, XidEvent
+    from fakemaster.vocabulary.events import QueryEvent, XidEvent
 
     tool = mariadb_binlog()
     store = MemoryBinlogStore(server_id=MASTER_SERVER_ID, clock=lambda: 1_700_000_000)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fakemaster.constants import ColumnType, EventType
+from fakemaster.vocabulary.constants import ColumnType, EventType
 from tests.integration.replay import (
     BinlogFeatures,
     FileReport,

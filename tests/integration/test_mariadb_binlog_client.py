@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.constants import EventFlag
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import BinlogStore, DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.constants import EventFlag
 from tests.integration.streams import (
     BINLOG_IN_USE_OFFSET,
     TypedStream,

@@ -31,9 +31,14 @@ from typing import Any
 
 import pytest
 
-from fakemaster.constants import ChecksumAlg, ColumnType, EventType
-from fakemaster.events import FormatDescriptionEvent, StopEvent, TableMapEvent, UpdateRowsEvent
-from fakemaster.values import ABSENT
+from fakemaster.vocabulary.constants import ChecksumAlg, ColumnType, EventType
+from fakemaster.vocabulary.events import (
+    FormatDescriptionEvent,
+    StopEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+)
+from fakemaster.vocabulary.values import ABSENT
 from tests.integration.replay import BinlogFeatures, VariantCheck, binlog_features, check_variant
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer

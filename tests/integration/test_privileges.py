@@ -18,13 +18,13 @@ import pytest
 
 from decoder import decode_event
 from decoder.packets import parse_err
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
-from fakemaster.context import BinlogContext
-from fakemaster.events import QueryEvent
-from fakemaster.protocol.variables import SYSTEM_VARIABLES
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.config.variables import SYSTEM_VARIABLES
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import QueryEvent
 from tests.fakemaster.wire import RawClient
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer

@@ -37,12 +37,12 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from fakemaster.columns import STRING_REAL_ENUM, STRING_REAL_SET
-from fakemaster.config import ServerConfig
-from fakemaster.constants import ColumnType
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.columns import STRING_REAL_ENUM, STRING_REAL_SET
+from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from tests.integration.streams import Column, ServedGroup, TypedStream, table_by_name
 
 USER, PASSWORD = "repl", "pw"

@@ -38,8 +38,8 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import RowsEvent, TableMapEvent, UpdateRowsEvent
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore
 from tests.fakemaster.test_serve_cli import serve
 from tests.peers.fixtures import require_mariadb

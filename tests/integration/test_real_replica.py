@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.dump import DumpStream
-from fakemaster.semi_sync import semi_sync_master
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.session import DumpRequest
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.stream import DumpStream
+from fakemaster.core.session import DumpRequest
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.store.semi_sync import semi_sync_master
 from tests.integration.streams import (
     COUNTER,
     DATABASE,

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from fakemaster.accounts import Account
-from fakemaster.config import ServerConfig
-from fakemaster.events import QueryEvent
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.accounts import Account
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer

@@ -19,10 +19,10 @@ import subprocess
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from fakemaster.config import ServerConfig
-from fakemaster.events import QueryEvent
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent
 from tests.fakemaster.scapy.capture import check_capture, tcpdump_capture
 from tests.integration.streams import TypedStream, store_file_bytes
 from tests.peers.policy import require_module, require_peer

@@ -21,10 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakemaster.config import ServerConfig
-from fakemaster.events import QueryEvent
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent
 from tests.budget import examples
 from tests.fakemaster.wire import RawClient
 from tests.peers.policy import require_module

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.events import HeartbeatEvent
-from fakemaster.semi_sync import semi_sync_master
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.store.semi_sync import semi_sync_master
+from fakemaster.vocabulary.events import HeartbeatEvent
 from tests.fakemaster.scapy.capture import check_capture
 from tests.integration.streams import (
     TypedStream,

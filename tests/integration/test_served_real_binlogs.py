@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore
 from tests.integration.streams import gtid_set, gtid_slave_pos, replica_problem, wait_caught_up
 from tests.peers.fixtures import MariaDBFactory, require_mariadb

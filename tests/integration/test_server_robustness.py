@@ -34,15 +34,8 @@ from decoder.binlog_file import read_binlog
 from decoder.packets import PacketReader, parse_err
 from decoder.stream import StreamDecoder
 from encoder.packets import frame
-from fakemaster.config import ServerConfig
-from fakemaster.constants import (
-    HEADER_LEN,
-    MAX_PACKET_PAYLOAD,
-    Command,
-    EventFlag,
-    EventType,
-)
-from fakemaster.events import Event, QueryEvent, XidEvent
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.session import RegisterSlaveRequest
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     Capability,
@@ -50,9 +43,16 @@ from fakemaster.protocol.handshake import (
     HandshakeV10,
     native_password_response,
 )
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.session import RegisterSlaveRequest
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import (
+    HEADER_LEN,
+    MAX_PACKET_PAYLOAD,
+    Command,
+    EventFlag,
+    EventType,
+)
+from fakemaster.vocabulary.events import Event, QueryEvent, XidEvent
 from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
 from tests.integration.serve_process import ServeProcess
@@ -754,8 +754,8 @@ def big_store() -> MemoryBinlogStore:
 def served_stream(store: MemoryBinlogStore) -> bytes:
     """The bytes of a whole non-blocking dump (CRC32, capability 4), as the dump stream makes
     them."""
-    from fakemaster.dump import DumpStream
-    from fakemaster.session import DumpRequest
+    from fakemaster.core.dump.stream import DumpStream
+    from fakemaster.core.session import DumpRequest
 
     request = DumpRequest(
         command=Command.BINLOG_DUMP,

@@ -2,7 +2,7 @@
 binlog's TABLE_MAPs (binlog_row_metadata=FULL) tell of the tables, equal to what the real
 server's information_schema says for those facts: column names, positions, types, NULL-ability,
 character sets, the primary key. (Defaults, other keys and rows are not in the binlog: see
-fakemaster/protocol/binlog_catalogue.py.)"""
+fakemaster/sql/tables/binlog_catalogue.py.)"""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pymysql
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore
 from scenarios.library import build
 from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.resultset import ColumnDefinition
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.live import ScenarioStore

@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakemaster.accounts import REPLICATION_PRIVILEGES, Account, Privilege
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.accounts import REPLICATION_PRIVILEGES, Account, Privilege
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.catalogue import ScenarioSnapshot
 from scenarios.history import Scenario
 from scenarios.library import build

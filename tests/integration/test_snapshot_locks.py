@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pymysql
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.history import Scenario
 from scenarios.live import ScenarioStore
 from tests.fakemaster.test_server import wait_for

@@ -4,7 +4,7 @@ LOCK TABLES (what ``mariadb-dump --all-databases`` without ``--single-transactio
 
 ``mariadb-dump`` reads the structure of ``mysql.general_log`` and ``mysql.slow_log`` whenever it
 dumps the ``mysql`` database (10.11: ``dump_first_mysql_tables``, unconditionally), so a server
-that lists ``mysql`` must describe them (:mod:`fakemaster.protocol.system_tables`). On the real
+that lists ``mysql`` must describe them (:mod:`fakemaster.sql.tables.system_tables`). On the real
 server (general_log and slow_query_log OFF, the fixture's default) both are empty, as on the
 fake. Not compared: ``SHOW CREATE DATABASE mysql``, whose character set is the one the server
 had when its data directory was made (latin1 for the fixtures' data directory; the fake
@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
 from tests.fakemaster.wire import RawClient

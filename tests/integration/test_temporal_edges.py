@@ -1,5 +1,5 @@
 """A real MariaDB 10.11 replica reads temporal bytes as the codec does (the proof for
-``fakemaster/columns.py``'s limits and ``tests/codec/mariadb_reads.py``).
+``fakemaster/vocabulary/columns.py``'s limits and ``tests/codec/mariadb_reads.py``).
 
 * The edge values the encoder still accepts -- TIME2 1023:59:59.999999 and -838:59:59, every
   fsp at .9/.99/.../.999999 and at its smallest step, minute and second 59 (and the 63 their
@@ -34,13 +34,15 @@ from decoder import read_binlog
 from decoder.values import decode_value
 from encoder.binlog_file import BinlogWriter
 from encoder.core import encode_event
-from fakemaster.columns import HIRES_DATETIME_BYTES, HIRES_DATETIME_LIMIT
-from fakemaster.config import ServerConfig
-from fakemaster.constants import CHECKSUM_LEN, EventFlag, GtidFlag, RowsFlag
-from fakemaster.constants import ColumnType as T
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import (
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
+from fakemaster.store import BinlogStore, DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.columns import HIRES_DATETIME_BYTES, HIRES_DATETIME_LIMIT
+from fakemaster.vocabulary.constants import CHECKSUM_LEN, EventFlag, GtidFlag, RowsFlag
+from fakemaster.vocabulary.constants import ColumnType as T
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import (
     Event,
     GtidEvent,
     QueryEvent,
@@ -48,10 +50,8 @@ from fakemaster.events import (
     WriteRowsEvent,
     XidEvent,
 )
-from fakemaster.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.store import BinlogStore, DirectoryBinlogStore, MemoryBinlogStore
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from tests.codec.mariadb_reads import Reading, read
 from tests.integration.streams import (
     ReplicaTimeout,

@@ -1,7 +1,7 @@
 """The vocabulary's named offsets and layouts read a binlog a real MariaDB 10.11 just wrote.
 
-The server code patches and peeks at event bytes through these names (fakemaster/header.py,
-fakemaster/layouts.py) without decoding whole events; here each one is checked against the
+The server code patches and peeks at event bytes through these names (fakemaster/vocabulary/header.py,
+fakemaster/vocabulary/layouts.py) without decoding whole events; here each one is checked against the
 field the full decoder reads from the same bytes of a real server's file.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from decoder.binlog_file import iter_raw_events
 from decoder.core import decode_event
-from fakemaster.constants import CHECKSUM_LEN, HEADER_LEN, EventType, GtidFlag
-from fakemaster.context import BinlogContext
-from fakemaster.events import FormatDescriptionEvent, GtidEvent, GtidListEvent
-from fakemaster.header import (
+from fakemaster.vocabulary.constants import CHECKSUM_LEN, HEADER_LEN, EventType, GtidFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import FormatDescriptionEvent, GtidEvent, GtidListEvent
+from fakemaster.vocabulary.header import (
     EVENT_LENGTH_OFFSET,
     FLAGS_OFFSET,
     LOG_POS_OFFSET,
@@ -20,7 +20,7 @@ from fakemaster.header import (
     TIMESTAMP_OFFSET,
     TYPE_CODE_OFFSET,
 )
-from fakemaster.layouts import (
+from fakemaster.vocabulary.layouts import (
     EMPTY_GTID_LIST_PADDING,
     FDE_CREATE_TIMESTAMP_OFFSET,
     FDE_HEADER_LENGTH_OFFSET,

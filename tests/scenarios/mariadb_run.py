@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from decoder.binlog_file import read_binlog
-from fakemaster.constants import QueryStatus
-from fakemaster.events import (
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import QueryStatus
+from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
@@ -37,7 +38,6 @@ from fakemaster.events import (
     TableMapEvent,
     XidEvent,
 )
-from fakemaster.store import MemoryBinlogStore
 from scenarios.compiler import (
     CompiledTransaction,
     binlog_files,

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from fakemaster.constants import EventFlag, GtidFlag, QueryStatus
-from fakemaster.events import GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent
+from fakemaster.vocabulary.constants import EventFlag, GtidFlag, QueryStatus
+from fakemaster.vocabulary.events import GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent
+from scenarios.apply import replay
 from scenarios.compiler import compile_scenario
 from scenarios.create_table import parse_ddl
 from scenarios.errors import HistoryError, ScenarioError
 from scenarios.history import Ddl, Scenario, Settings
 from scenarios.oracle import Oracle, canonical_rows
-from scenarios.replay import replay
 from scenarios.sql import ddl_sql
 from scenarios.toml_form import load_scenario
 from tests.peers.mariadb import MariaDBServer

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from fakemaster.constants import RowsFlag
-from fakemaster.events import WriteRowsEvent
+from fakemaster.vocabulary.constants import RowsFlag
+from fakemaster.vocabulary.events import WriteRowsEvent
 from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
 from scenarios.strategies.history import scenarios

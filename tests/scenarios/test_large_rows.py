@@ -8,7 +8,7 @@ import io
 import pytest
 
 from decoder.binlog_file import read_binlog
-from fakemaster.events import WriteRowsEvent
+from fakemaster.vocabulary.events import WriteRowsEvent
 from scenarios.compiler import binlog_files, to_store
 from scenarios.history import Scenario, Settings
 from tests.peers.mariadb import MariaDBServer

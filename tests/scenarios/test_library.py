@@ -11,8 +11,8 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import QueryEvent, XAPrepareEvent, XidEvent
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios import Oracle, Scenario, to_store
 from scenarios.create_table import parse_ddl
 from scenarios.ddl import apply_ddl

@@ -10,8 +10,8 @@ from typing import Any
 import pymysql
 import pytest
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios import Oracle, Scenario, Settings
 from scenarios.compiler import binlog_files, to_store
 from scenarios.library import LIBRARY, build

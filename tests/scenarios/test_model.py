@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fakemaster.events import Gtid
+from fakemaster.vocabulary.events import Gtid
 from scenarios import HistoryError, Oracle, Scenario, Settings
 from scenarios.compiler import compile_scenario
 from scenarios.errors import ScenarioError, ValueDoesNotFit

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fakemaster.events import RowsEvent
+from fakemaster.vocabulary.events import RowsEvent
 from scenarios.compiler import compile_scenario, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings

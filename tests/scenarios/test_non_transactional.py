@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakemaster.constants import EventFlag, GtidFlag, QueryStatus
-from fakemaster.events import GtidEvent, QueryEvent, XidEvent
+from fakemaster.vocabulary.constants import EventFlag, GtidFlag, QueryStatus
+from fakemaster.vocabulary.events import GtidEvent, QueryEvent, XidEvent
 from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
 from tests.peers.mariadb import MariaDBServer

@@ -8,10 +8,10 @@ import io
 from hypothesis import given, settings
 
 from decoder.binlog_file import read_binlog
+from scenarios.apply import replay
 from scenarios.compiler import binlog_files, to_store
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle, canonical_rows
-from scenarios.replay import replay
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
 

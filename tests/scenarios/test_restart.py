@@ -10,8 +10,8 @@ import io
 import pytest
 
 from decoder.binlog_file import read_binlog
-from fakemaster.constants import ChecksumAlg
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import ChecksumAlg
+from fakemaster.vocabulary.events import (
     FormatDescriptionEvent,
     GtidEvent,
     GtidListEvent,

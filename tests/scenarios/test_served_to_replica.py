@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios import Oracle, Scenario, Settings, to_store
 from scenarios.oracle import canonical_rows
 from scenarios.sql import SESSION_SETUP, quote_name, setup_sql

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from fakemaster.events import AnnotateRowsEvent, TableMapEvent, UpdateRowsEvent
+from fakemaster.vocabulary.events import AnnotateRowsEvent, TableMapEvent, UpdateRowsEvent
+from scenarios.apply import replay
 from scenarios.compiler import binlog_files, compile_scenario, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, SetSettings, Settings
 from scenarios.oracle import Oracle, canonical_rows
-from scenarios.replay import replay
 from scenarios.sql import step_sql
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server

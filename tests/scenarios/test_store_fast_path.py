@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from decoder.binlog_file import read_binlog
 from encoder import encode_event
-from fakemaster.context import BinlogContext
-from fakemaster.errors import EncodeError
-from fakemaster.events import GtidEvent, RowsEvent, TableMapEvent
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import EncodeError
+from fakemaster.vocabulary.events import GtidEvent, RowsEvent, TableMapEvent
 from scenarios.compiler import (
     CompiledTransaction,
     CompileOptions,

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from fakemaster.events import Gtid, XaXid
+from fakemaster.vocabulary.events import Gtid, XaXid
 from scenarios import Scenario, Settings, compile_scenario
 from scenarios.compiler import binlog_files, to_store
 from scenarios.errors import ScenarioError

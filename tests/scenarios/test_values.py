@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fakemaster.values import Date, DateTime, Time, Timestamp
+from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ValueDoesNotFit
 from scenarios.schema import Column, column
 from scenarios.strategies.history import columns, values_for

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakemaster.constants import GtidExtraFlag, GtidFlag
-from fakemaster.events import GtidEvent, QueryEvent, XaPrepareEvent, XaXid, XidEvent
+from fakemaster.vocabulary.constants import GtidExtraFlag, GtidFlag
+from fakemaster.vocabulary.events import GtidEvent, QueryEvent, XaPrepareEvent, XaXid, XidEvent
 from scenarios.compiler import compile_scenario
 from scenarios.errors import HistoryError
 from scenarios.history import Scenario, Settings

@@ -103,7 +103,7 @@ def test_enum_members_are_decoded_from_the_column_charset() -> None:
     import io
 
     from fakemaster.spark.changes import read_changes
-    from fakemaster.spark.fast import read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
     from scenarios.compiler import binlog_files, to_store
     from scenarios.history import Scenario, Settings
 

@@ -44,8 +44,8 @@ def test_pipeline_batch_without_files(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_pipeline_stream_available_now(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from fakemaster.config import ServerConfig
-    from fakemaster.server import BackgroundFakeMaster
+    from fakemaster.config.server_config import ServerConfig
+    from fakemaster.server.master import BackgroundFakeMaster
     from scenarios.compiler import to_store
 
     scenario = build("multi_domain")

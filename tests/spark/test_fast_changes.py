@@ -1,4 +1,4 @@
-"""The columnar change-event path (fakemaster.spark.fast) gives the same table as the reference
+"""The columnar change-event path (fakemaster.spark.changes_columnar) gives the same table as the reference
 path (fakemaster.spark.changes.read_changes): every built-in scenario's files, bench_codec's
 generated rows, and generated histories of every column type (hypothesis)."""
 
@@ -21,7 +21,7 @@ def _tables(data: bytes, name: str, batch_rows: int) -> tuple[Any, Any]:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from fakemaster.spark.changes import arrow_schema, file_index, read_changes
-    from fakemaster.spark.fast import read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
 
     index = file_index(name, 0)
     schema = arrow_schema()

@@ -21,7 +21,7 @@ def _file(tmp_path: Path, gtids: bool) -> Path:
     from bench_codec import generated_events  # type: ignore[import-not-found]
 
     from encoder.binlog_file import BinlogWriter
-    from fakemaster.events import AnnotateRowsEvent, GtidEvent, QueryEvent, RotateEvent
+    from fakemaster.vocabulary.events import AnnotateRowsEvent, GtidEvent, QueryEvent, RotateEvent
 
     path = tmp_path / "walk.000001"
     with BinlogWriter(path, fix_positions=True) as writer:
@@ -45,7 +45,7 @@ def test_walked_events_give_the_reference_table(tmp_path: Path, gtids: bool) -> 
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from fakemaster.spark.changes import arrow_schema, read_changes
-    from fakemaster.spark.fast import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
 
     path = _file(tmp_path, gtids)
     assert _event_heads(str(path)) is not None  # the walk is taken, not the full decode
@@ -63,8 +63,8 @@ def test_walked_events_give_the_reference_table(tmp_path: Path, gtids: bool) -> 
 
 def test_a_file_that_does_not_frame_raises_as_before(tmp_path: Path) -> None:
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
-    from fakemaster.errors import DecodeError
-    from fakemaster.spark.fast import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
+    from fakemaster.vocabulary.errors import DecodeError
 
     path = _file(tmp_path, True)
     cut = tmp_path / "cut.000001"
@@ -83,8 +83,8 @@ def _gtid_file(tmp_path: Path, kind: str) -> Path:
     from bench_codec import generated_events
 
     from encoder.binlog_file import BinlogWriter
-    from fakemaster.constants import ChecksumAlg, GtidFlag
-    from fakemaster.events import (
+    from fakemaster.vocabulary.constants import ChecksumAlg, GtidFlag
+    from fakemaster.vocabulary.events import (
         FormatDescriptionEvent,
         GtidEvent,
         QueryEvent,
@@ -142,7 +142,7 @@ def test_gtids_read_from_the_walk_or_decoded_give_the_reference_table(
     import pyarrow as pa
 
     from fakemaster.spark.changes import arrow_schema, read_changes
-    from fakemaster.spark.fast import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
 
     path = _gtid_file(tmp_path, kind)
     heads = _event_heads(str(path))
@@ -163,9 +163,9 @@ def test_an_fde_that_disagrees_with_the_gtids_lengths_takes_the_reference_path(
     """GTIDs of 38 bytes read where the FDE says each event has a CRC: not read from the walk
     (the decoder's error, as the reference path gives it)."""
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
-    from fakemaster.errors import DecodeError
     from fakemaster.spark.changes import read_changes
-    from fakemaster.spark.fast import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
+    from fakemaster.vocabulary.errors import DecodeError
 
     crc = _gtid_file(tmp_path, "common").read_bytes()
     plain = _gtid_file(tmp_path, "no crc").read_bytes()

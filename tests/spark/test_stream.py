@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from scenarios import Oracle
 from scenarios.compiler import to_store

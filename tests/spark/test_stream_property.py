@@ -39,11 +39,11 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, FaultPlan, PointKind
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.faults.strategies import faults
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios import Oracle
 from scenarios.history import Ddl, Scenario, Transaction, XaEnd
 from scenarios.live import ScenarioStore

@@ -1,5 +1,5 @@
 """The typed change events of one table (the ``table`` option) built from the columnar
-decoder's typed columns (fakemaster.spark.fast with ``table=``) equal the reference: the generic
+decoder's typed columns (fakemaster.spark.changes_columnar with ``table=``) equal the reference: the generic
 change events (fakemaster.spark.changes.read_changes) converted value by value by
 ``typed_batch``. Every table of every built-in scenario's files, bench_codec's generated rows,
 and generated histories of every column type (hypothesis)."""
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from decoder.binlog_file import read_binlog
-from fakemaster.events import TableMapEvent
+from fakemaster.vocabulary.events import TableMapEvent
 from scenarios.compiler import binlog_files, to_store
 from scenarios.library import LIBRARY, build
 from scenarios.strategies.history import scenarios
@@ -37,7 +37,7 @@ def _assert_same_typed(data: bytes, name: str, batch_rows: int = 8192) -> int:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from fakemaster.spark.changes import file_index, find_table, read_changes, typed_batch
-    from fakemaster.spark.fast import read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
 
     index = file_index(name, 0)
     compared = 0
@@ -105,7 +105,7 @@ def test_a_table_map_with_other_metadata_starts_another_batch() -> None:
     change event carries the names its own TABLE_MAP gives (the reference path's)."""
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
     from fakemaster.spark.changes import read_changes
-    from fakemaster.spark.fast import read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
     from scenarios.history import Scenario, Settings
 
     scenario = Scenario(Settings(binlog_row_metadata="NO_LOG"))

@@ -16,7 +16,7 @@ from fakemaster.client.protocol import (
     ReplicaConnection,
     StreamEnded,
 )
-from fakemaster.events import HeartbeatEvent
+from fakemaster.vocabulary.events import HeartbeatEvent
 
 __all__ = ["Recording", "Replayed", "rechunked", "record_session", "replay_session"]
 

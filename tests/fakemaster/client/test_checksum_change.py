@@ -9,8 +9,8 @@ from __future__ import annotations
 from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.position import CommittedGroup, Position
 from fakemaster.client.protocol import ClientConfig
-from fakemaster.config import ServerConfig
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from scenarios import Scenario, Settings, to_store
 
 

@@ -13,8 +13,8 @@ from fakemaster.client.position import (
     format_gtids,
     parse_gtids,
 )
-from fakemaster.constants import GtidFlag
-from fakemaster.events import (
+from fakemaster.vocabulary.constants import GtidFlag
+from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
     GtidEvent,

@@ -23,11 +23,11 @@ from fakemaster.client.protocol import (
     ReplicaConnection,
     ServerRefused,
 )
-from fakemaster.constants import Command
-from fakemaster.context import BinlogContext
-from fakemaster.events import FormatDescriptionEvent, GtidEvent, RotateEvent, XidEvent
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket
 from fakemaster.protocol.handshake import AuthSwitchRequest, HandshakeResponse, HandshakeV10
+from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import FormatDescriptionEvent, GtidEvent, RotateEvent, XidEvent
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket
 
 SCRAMBLE = b"abcdefghij0123456789"
 SWITCHED = b"ZYXWVUTSRQ9876543210"

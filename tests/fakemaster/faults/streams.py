@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from fakemaster.constants import MAX_PACKET_PAYLOAD, EventType, GtidFlag
+from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventType, GtidFlag
 
 __all__ = [
     "CLIENT_PREFIX",

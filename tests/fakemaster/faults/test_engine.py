@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from decoder.packets import PacketReader, parse_binlog_packet, parse_err
 from encoder.packets import encode_err
-from fakemaster.constants import MAX_PACKET_PAYLOAD, EventType
 from fakemaster.faults.engine import FaultEngine, Output
 from fakemaster.faults.plan import (
     ERROR_PRESETS,
@@ -31,7 +30,8 @@ from fakemaster.faults.plan import (
     Where,
 )
 from fakemaster.faults.strategies import fault_plans
-from fakemaster.packets import ErrPacket
+from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventType
+from fakemaster.vocabulary.packets import ErrPacket
 from tests.budget import examples
 from tests.fakemaster.faults.streams import (
     DumpEvent,

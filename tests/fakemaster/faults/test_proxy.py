@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pymysql
 import pytest
 
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy, FaultProxy
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
 from tests.integration.streams import TypedStream

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fakemaster.config import ServerConfig
+from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults.plan import PlanError
 from fakemaster.faults.server_faults import (
     ServerFault,
@@ -15,7 +15,7 @@ from fakemaster.faults.server_faults import (
     load_server_faults,
     schedule,
 )
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.test_server_hooks import (
     PASSWORD,

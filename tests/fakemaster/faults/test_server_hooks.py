@@ -1,6 +1,6 @@
 """The fake master's server-side faults on the wire: a blocking dump read raw from a socket
 ends with FIN and no packet after its last event, whether its dump is killed
-(:meth:`FakeMaster.kill_dump <fakemaster.server.FakeMaster.kill_dump>`, like a real primary's
+(:meth:`FakeMaster.kill_dump <fakemaster.server.master.FakeMaster.kill_dump>`, like a real primary's
 KILL) or the server restarts (:meth:`FakeMaster.restart`, like a real primary's shutdown)."""
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import pymysql
 import pytest
 
 from decoder.binlog_file import read_binlog
-from fakemaster.config import ServerConfig
-from fakemaster.constants import BINLOG_MAGIC
-from fakemaster.dump import CHUNK_SIZE
-from fakemaster.events import (
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.core.dump.stream import CHUNK_SIZE
+from fakemaster.server.master import BackgroundFakeMaster
+from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.constants import BINLOG_MAGIC
+from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
     Event,
     FormatDescriptionEvent,
@@ -28,8 +30,6 @@ from fakemaster.events import (
     QueryEvent,
     StopEvent,
 )
-from fakemaster.server import BackgroundFakeMaster
-from fakemaster.store import MemoryBinlogStore
 from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
 from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.streams import TypedStream

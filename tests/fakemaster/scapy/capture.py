@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from decoder import read_binlog
-from fakemaster.constants import DumpFlag, EventFlag
-from fakemaster.events import AnnotateRowsEvent, Event, HeartbeatEvent, RotateEvent
+from fakemaster.vocabulary.constants import DumpFlag, EventFlag
+from fakemaster.vocabulary.events import AnnotateRowsEvent, Event, HeartbeatEvent, RotateEvent
 from tests.integration.streams import as_sent
 from tests.peers.policy import require_peer
 

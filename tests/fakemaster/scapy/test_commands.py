@@ -1,6 +1,6 @@
 """The client commands' layers against the server's own parsers and encoders.
 
-``fakemaster.session`` parses COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID for
+``fakemaster.core.session`` parses COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID for
 the server (and encodes COM_REGISTER_SLAVE for tests); ``encoder``/``decoder`` handle the
 semi-sync ACK. A layer built from fields must give the bytes those produce or accept with the
 same values, and dissecting those bytes must give back the fields.
@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from decoder.packets import parse_semi_sync_ack
 from encoder.packets import encode_semi_sync_ack
-from fakemaster.constants import Command
-from fakemaster.packets import SemiSyncAck
-from fakemaster.session import RegisterSlaveRequest, parse_binlog_dump, parse_binlog_dump_gtid
+from fakemaster.core.session import RegisterSlaveRequest, parse_binlog_dump, parse_binlog_dump_gtid
+from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.packets import SemiSyncAck
 from tests.budget import examples
 from tests.peers.policy import require_module
 

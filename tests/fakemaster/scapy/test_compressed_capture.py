@@ -7,10 +7,10 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from fakemaster.config import ServerConfig
-from fakemaster.events import QueryEvent, XidEvent
-from fakemaster.server import BackgroundFakeMaster
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from tests.fakemaster.compressed_wire import CompressedClient
 from tests.integration.streams import store_file_bytes
 from tests.peers.policy import require_module

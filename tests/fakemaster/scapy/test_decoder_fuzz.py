@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from decoder.core import decode_event
 from encoder import encode_event
-from fakemaster.constants import HEADER_LEN
-from fakemaster.context import BinlogContext
-from fakemaster.errors import DecodeError
-from fakemaster.events import Event
+from fakemaster.vocabulary.constants import HEADER_LEN
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.events import Event
 from scenarios.strategies.streams import event_streams
 from tests.budget import examples
 from tests.peers.policy import require_module

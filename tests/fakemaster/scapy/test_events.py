@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from encoder import encode_event, frame
 from encoder.packets import encode_binlog_packet
-from fakemaster.constants import HEADER_LEN
-from fakemaster.context import BinlogContext
-from fakemaster.events import Event, RotateEvent
+from fakemaster.vocabulary.constants import HEADER_LEN
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import Event, RotateEvent
 from scenarios.strategies.streams import event_streams
 from tests.budget import examples
 from tests.peers.policy import require_module

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from decoder.packets import parse_eof, parse_err, parse_ok
 from encoder import encode_event, frame
 from encoder.packets import encode_binlog_packet, encode_eof, encode_err, encode_ok
-from fakemaster.constants import MAX_PACKET_PAYLOAD
-from fakemaster.context import BinlogContext
-from fakemaster.events import RotateEvent
-from fakemaster.packets import EofPacket, ErrPacket, OkPacket
+from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import RotateEvent
+from fakemaster.vocabulary.packets import EofPacket, ErrPacket, OkPacket
 from scenarios.strategies.framing import eof_packets, err_packets, ok_packets
 from tests.budget import examples
 from tests.peers.policy import require_module

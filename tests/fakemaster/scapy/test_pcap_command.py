@@ -3,7 +3,7 @@
 The capture holds one connection (``fakemaster.scapy.capture.RecordedConnection``): the client
 sets the checksum and asks for a dump, the server answers OK, streams a ROTATE, an FDE and a
 QUERY, then an EOF. The command must print one line per packet and, with ``--json``, the events
-in the JSON form of ``fakemaster.jsonform``.
+in the JSON form of ``fakemaster.forms.jsonform``.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import pytest
 
 from encoder import encode_event, frame
 from encoder.packets import encode_binlog_packet, encode_eof, encode_ok
-from fakemaster.constants import EventFlag
-from fakemaster.context import BinlogContext
-from fakemaster.events import Event, FormatDescriptionEvent, QueryEvent, RotateEvent
-from fakemaster.jsonform import event_to_json
-from fakemaster.packets import EofPacket, OkPacket
+from fakemaster.forms.jsonform import event_to_json
+from fakemaster.vocabulary.constants import EventFlag
+from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.events import Event, FormatDescriptionEvent, QueryEvent, RotateEvent
+from fakemaster.vocabulary.packets import EofPacket, OkPacket
 from tests.peers.policy import require_module
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from decoder.binlog_file import read_binlog
-from fakemaster.events import RotateEvent
+from fakemaster.vocabulary.events import RotateEvent
 from tests.peers.policy import require_module, require_peer
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,0 +1,1 @@
+"""Readable and lossless forms of events: the ``mariadb-binlog -v`` style listing and the JSON form."""

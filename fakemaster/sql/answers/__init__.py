@@ -1,0 +1,1 @@
+"""The statements' answers, one job a module."""

@@ -1,0 +1,655 @@
+"""SELECT from tables: the served tables (from the catalogue's snapshot) and the
+information_schema ones, with column lists, WHERE, ORDER BY and LIMIT.
+
+What snapshot readers send: ``SELECT /*!40001 SQL_NO_CACHE */ `a`, `b` FROM `t``,
+``SELECT * FROM db.t WHERE id > 10 ORDER BY id LIMIT 1000`` (chunked reads), and
+``information_schema`` lookups (``WHERE table_schema = DATABASE() AND table_name = 't'``).
+The WHERE language is comparisons (``= <> != < <= > >= <=>``), ``IN``, ``LIKE``, ``IS [NOT]
+NULL``, ``BETWEEN``, ``AND``/``OR``/``NOT`` and parentheses, over columns, literals and
+``DATABASE()``: numbers compare as numbers, text as the case-insensitive collations of
+information_schema and of ``_ci`` columns do (case folded, trailing spaces ignored), bytes as
+bytes. A query on a table that holds no rows is answered without looking past its FROM (what
+mariadb-dump asks of information_schema.FILES uses subqueries and GROUP BY).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from fakemaster.config.accounts import INFORMATION_SCHEMA
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID
+from fakemaster.protocol.handshake import ServerStatus
+from fakemaster.protocol.resultset import (
+    Cell,
+    Column,
+    ColumnFlag,
+    ResultSet,
+    SqlError,
+    sql_error,
+    with_name,
+)
+from fakemaster.sql.answers.snapshot import read_snapshot
+from fakemaster.sql.like import LikePattern
+from fakemaster.sql.outcome import Context, Response
+from fakemaster.sql.sqltext import Parser, Tok, Token
+from fakemaster.sql.state import SessionState
+from fakemaster.sql.tables.catalogue import (
+    CatalogueTable,
+    CellValue,
+    TimestampCell,
+    column_definition,
+    find_table,
+    general_ci_key,
+)
+from fakemaster.sql.tables.information_schema import is_columns, is_rows
+from fakemaster.vocabulary.constants import ColumnType
+
+__all__ = [
+    "Source",
+    "encode_cells",
+    "from_table",
+    "select_from_table",
+    "table_source",
+    "where_condition",
+]
+
+_NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
+_SELECT_OPTIONS = (
+    "ALL",
+    "DISTINCT",
+    "DISTINCTROW",
+    "HIGH_PRIORITY",
+    "STRAIGHT_JOIN",
+    "SQL_SMALL_RESULT",
+    "SQL_BIG_RESULT",
+    "SQL_BUFFER_RESULT",
+    "SQL_CACHE",
+    "SQL_NO_CACHE",
+    "SQL_CALC_FOUND_ROWS",
+)
+
+
+@dataclass(slots=True)
+class Source:
+    """A table to read: its columns (their result-set definitions), whether each compares as a
+    number or as text, and its rows."""
+
+    database: str
+    name: str
+    names: list[str]
+    columns: list[Column]
+    numeric: list[bool]
+    folded: list[bool]  # text compared case-insensitively
+    rows: list[Sequence[CellValue]]
+    text_charsets: list[str | None]  # the character set of each text column
+    # Positions of the first column of each key (a WHERE on one uses an index).
+    indexed: frozenset[int] = frozenset()
+    # Columns a WHERE compared with a constant (filled while parsing it).
+    constrained: set[int] = field(default_factory=set)
+
+    def position(self, name: str) -> int | None:
+        lowered = name.lower()
+        for index, known in enumerate(self.names):
+            if known.lower() == lowered:
+                return index
+        return None
+
+
+def _from_index(tokens: list[Token]) -> int | None:
+    """The index of the FROM of a top-level select naming a table (not DUAL), if any."""
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token.is_op("("):
+            depth += 1
+        elif token.is_op(")"):
+            depth -= 1
+        elif depth == 0 and token.is_word("FROM"):
+            following = tokens[index + 1]
+            return None if following.is_word("DUAL") else index
+    return None
+
+
+def from_table(ctx: Context) -> bool:
+    """Whether this SELECT reads a table (then :func:`select_from_table` answers it)."""
+    return _from_index(ctx.tokens) is not None
+
+
+def table_source(session: SessionState, database: str | None, name: str) -> Source:
+    """The table ``database.name`` (the current database when None); SqlError 1046/1146."""
+    if database is None:
+        database = session.database
+        if database is None:
+            raise sql_error(1046)
+    if database.lower() == INFORMATION_SCHEMA:
+        columns = is_columns(name)
+        if columns is None:
+            raise sql_error(1109, name, "information_schema")
+        return Source(
+            INFORMATION_SCHEMA,
+            name,
+            [c.org_name for c in columns],
+            columns,
+            [c.text_chars is None for c in columns],
+            [True] * len(columns),
+            is_rows(name, session),
+            ["utf8mb3" if c.text_chars is not None else None for c in columns],
+        )
+    if session.locked_tables is not None and (database, name) not in session.locked_tables:
+        raise SqlError(1100, "HY000", f"Table '{name}' was not locked with LOCK TABLES")
+    catalogue = session.server.tables
+    table = find_table(catalogue, database, name) if catalogue is not None else None
+    account = session.account
+    if not account.may_use(database):
+        raise sql_error(1142, "SELECT", account.user, session.host, database, name)
+    if table is None:
+        raise sql_error(1146, database, name)
+    snapshot = read_snapshot(session).tables
+    rows = list(snapshot.rows(table)) if snapshot is not None else []
+    if any(c.data_type == "timestamp" for c in table.columns):
+        offset = _zone_offset(str(session.variables["time_zone"]))
+        rows = [
+            tuple(c.text(offset) if isinstance(c, TimestampCell) else c for c in row)
+            for row in rows
+        ]
+    return _user_source(table, rows)
+
+
+def _zone_offset(name: str) -> int:
+    """Seconds east of UTC of a time_zone value ('+hh:mm'; SYSTEM is this server's UTC)."""
+    match = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name.strip())
+    if not match:
+        return 0
+    seconds = int(match.group(2)) * 3600 + int(match.group(3)) * 60
+    return -seconds if match.group(1) == "-" else seconds
+
+
+def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Source:
+    firsts = {table.position(key.columns[0]) for key in table.keys if key.columns}
+    return Source(
+        table.database,
+        table.name,
+        [c.name for c in table.columns],
+        [column_definition(table, c) for c in table.columns],
+        [c.is_numeric for c in table.columns],
+        [bool(c.collation and not c.collation.endswith("_bin")) for c in table.columns],
+        rows,
+        [c.charset for c in table.columns],
+        frozenset(p for p in firsts if p is not None),
+    )
+
+
+Value = Any  # CellValue, or a literal (str, Decimal)
+Getter = Callable[[Sequence[CellValue]], Value]
+Predicate = Callable[[Sequence[CellValue]], bool]
+
+
+@dataclass(slots=True)
+class _Operand:
+    get: Getter
+    numeric: bool
+    folded: bool
+    position: int | None = None  # a column's
+
+
+def _note_constraint(source: Source, *operands: _Operand) -> None:
+    """A column compared with constants only: the read may use an index on it."""
+    columns = [o.position for o in operands if o.position is not None]
+    if len(columns) == 1:
+        source.constrained.add(columns[0])
+
+
+def select_from_table(ctx: Context) -> Response:
+    session = ctx.session
+    parser = ctx.parser(1)
+    distinct = False
+    while (option := parser.accept_word(*_SELECT_OPTIONS)) is not None:
+        distinct = distinct or option.is_word("DISTINCT", "DISTINCTROW")
+    # The select list, resolved once the table is known.
+    items: list[_Item] = []
+    while True:
+        start = parser.index
+        aggregate = None
+        if parser.accept_op("*"):
+            parts = ["*"]
+        elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
+            aggregate = parser.next().text.upper()
+            parser.expect_op("(")
+            if aggregate == "COUNT" and parser.accept_op("*"):
+                parts = ["*"]
+            else:
+                parts = [parser.name()]
+                while parser.accept_op("."):
+                    parts.append(parser.name())
+            parser.expect_op(")")
+        else:
+            parts = [parser.name()]
+            while parser.accept_op("."):
+                parts.append("*" if parser.accept_op("*") else parser.name())
+        shown = parser.source(parser.tokens[start], parser.index) if aggregate else parts[-1]
+        alias = None
+        if parts != ["*"] or aggregate:
+            if parser.accept_word("AS"):
+                alias = parser.name()
+            elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
+                "FROM"
+            ):
+                alias = parser.name()
+        items.append(_Item(alias, parts, shown, aggregate))
+        if not parser.accept_op(","):
+            break
+    aggregates = [item for item in items if item.aggregate]
+    if aggregates and len(aggregates) != len(items):
+        raise sql_error(1235, "columns beside aggregates without GROUP BY")
+    parser.expect_word("FROM")
+    first = parser.name()
+    database: str | None = None
+    name = first
+    if parser.accept_op("."):
+        database, name = first, parser.name()
+    source = table_source(session, database, name)
+    if not source.rows and not aggregates:
+        # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
+        columns, _ = _resolve_items(items, source, name)
+        return ResultSet(columns, [], extra_status=_NO_INDEX)
+    alias = ""
+    if parser.accept_word("AS"):
+        alias = parser.name()
+    elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
+        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
+    ):
+        alias = parser.name()
+    columns, positions = _resolve_items(items, source, alias or name)
+    rows = source.rows
+    if parser.accept_word("WHERE"):
+        predicate = _condition(parser, source, session)
+        rows = [row for row in rows if predicate(row)]
+    if parser.accept_word("ORDER"):
+        parser.expect_word("BY")
+        rows = _ordered(parser, source, rows)
+    offset, count = 0, None
+    if parser.accept_word("LIMIT"):
+        first_number = parser.integer()
+        if parser.accept_op(","):
+            offset, count = first_number, parser.integer()
+        else:
+            count = first_number
+            if parser.accept_word("OFFSET"):
+                offset = parser.integer()
+    if parser.accept_word("FOR"):
+        parser.expect_word("UPDATE")
+    elif parser.accept_word("LOCK"):
+        parser.expect_word("IN")
+        parser.expect_word("SHARE")
+        parser.expect_word("MODE")
+    parser.expect_end()
+    if aggregates:
+        return _aggregated(session, items, source, rows, alias or name)
+    selected = [tuple(row[p] for p in positions) for row in rows]
+    if distinct:
+        seen: set[tuple[CellValue, ...]] = set()
+        unique = []
+        for row in selected:
+            if row not in seen:
+                seen.add(row)
+                unique.append(row)
+        selected = unique
+    selected = selected[offset:] if count is None else selected[offset : offset + count]
+    charsets = [source.text_charsets[p] for p in positions]
+    # MariaDB flags a read that used no index (every information_schema read is one).
+    scanned = source.database == INFORMATION_SCHEMA or not (source.constrained & source.indexed)
+    return ResultSet(
+        columns,
+        encode_cells(session, selected, charsets),
+        extra_status=_NO_INDEX if scanned else (0, 0),
+    )
+
+
+@dataclass(slots=True)
+class _Item:
+    alias: str | None
+    parts: list[str]  # a column (maybe qualified), or ["*"]
+    shown: str  # its name in the result when not aliased
+    aggregate: str | None = None  # COUNT, MIN, MAX
+
+
+_AGGREGATES = ("COUNT", "MIN", "MAX")
+
+
+def _aggregated(
+    session: SessionState,
+    items: list[_Item],
+    source: Source,
+    rows: list[Sequence[CellValue]],
+    table_alias: str,
+) -> ResultSet:
+    """The one row of COUNT/MIN/MAX over ``rows`` (no GROUP BY)."""
+    columns: list[Column] = []
+    cells: list[CellValue] = []
+    charsets: list[str | None] = []
+    # MIN/MAX of a key's first column read the index (MariaDB: "Select tables optimized
+    # away"); COUNT and the others scan.
+    scanned = False
+    for item in items:
+        name = item.alias or item.shown
+        if item.parts == ["*"]:
+            columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
+            cells.append(str(len(rows)).encode())
+            charsets.append(None)
+            scanned = True
+            continue
+        position = source.position(item.parts[-1])
+        if position is None:
+            raise sql_error(1054, ".".join(item.parts), "field list")
+        values = [row[position] for row in rows if row[position] is not None]
+        if item.aggregate == "COUNT":
+            columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
+            cells.append(str(len(values)).encode())
+            charsets.append(None)
+            scanned = True
+            continue
+        base = source.columns[position]
+        flags = base.flags & (ColumnFlag.UNSIGNED | ColumnFlag.BINARY | ColumnFlag.ZEROFILL)
+        if base.text_chars is None or base.collation == BINARY_COLLATION_ID:
+            flags |= ColumnFlag.BINARY  # a value of the binary character set
+        if position not in source.indexed:
+            scanned = True
+        columns.append(
+            replace(base, name=name, flags=flags, schema="", table="", org_table="", org_name="")
+        )
+        operand = _Operand(
+            operator.itemgetter(0), source.numeric[position], source.folded[position]
+        )
+        key = _sort_key(operand)
+        chosen = (min if item.aggregate == "MIN" else max)(
+            ((v,) for v in values), key=key, default=None
+        )
+        cells.append(None if chosen is None else chosen[0])
+        charsets.append(source.text_charsets[position])
+    return ResultSet(
+        columns,
+        encode_cells(session, [tuple(cells)], charsets),
+        extra_status=_NO_INDEX if scanned or source.constrained else (0, 0),
+    )
+
+
+_COUNT_FLAGS = ColumnFlag.NOT_NULL | ColumnFlag.BINARY
+
+
+def _resolve_items(
+    items: list[_Item], source: Source, alias: str = ""
+) -> tuple[list[Column], list[int]]:
+    columns: list[Column] = []
+    positions: list[int] = []
+    for item in items:
+        item_alias, parts, shown = item.alias, item.parts, item.shown
+        if parts[-1] == "*":
+            for position, column in enumerate(source.columns):
+                columns.append(_aliased(column, column.name, alias))
+                positions.append(position)
+            continue
+        found = source.position(parts[-1])
+        if found is None:
+            raise sql_error(1054, ".".join(parts), "field list")
+        columns.append(_aliased(source.columns[found], item_alias or shown, alias))
+        positions.append(found)
+    return columns, positions
+
+
+def _aliased(column: Column, name: str, table_alias: str) -> Column:
+    named = with_name(column, name)
+    if table_alias:
+        named = replace(named, table=table_alias)
+    return named
+
+
+def encode_cells(
+    session: SessionState,
+    rows: Sequence[Sequence[CellValue]],
+    charsets: Sequence[str | None],
+) -> list[Sequence[Cell]]:
+    """Rows as sent: text in the connection's ``character_set_results`` (its own character set
+    when that is NULL or binary)."""
+    results = session.results_collation()
+    catalogue = session.server.tables
+    target = None if results is None or results.is_binary_charset else results.charset
+
+    def codec(charset: str) -> str:
+        found = catalogue.text_codec(charset) if catalogue is not None else None
+        return found or "utf-8"
+
+    encoders: list[Callable[[str], bytes]] = []
+    for charset in charsets:
+        name = codec(target or charset or "utf8mb4")
+        encoders.append(lambda text, name=name: text.encode(name, "replace"))  # type: ignore[misc]
+    offset = _zone_offset(str(session.variables["time_zone"]))
+
+    def sent(index: int, cell: CellValue) -> Cell:
+        if isinstance(cell, str):
+            return encoders[index](cell)
+        if isinstance(cell, TimestampCell):
+            return cell.text(offset)
+        return cell
+
+    return [tuple(sent(i, cell) for i, cell in enumerate(row)) for row in rows]
+
+
+# --- WHERE ------------------------------------------------------------------------------------
+
+
+def where_condition(
+    parser: Parser, source: Source, session: SessionState
+) -> Callable[[Sequence[CellValue]], bool]:
+    """The condition after a WHERE (the parser past it), over ``source``'s columns."""
+    return _condition(parser, source, session)
+
+
+def _condition(parser: Parser, source: Source, session: SessionState) -> Predicate:
+    terms = [_conjunction(parser, source, session)]
+    while parser.accept_word("OR") or parser.accept_op("||"):
+        terms.append(_conjunction(parser, source, session))
+    if len(terms) == 1:
+        return terms[0]
+    return lambda row: any(term(row) for term in terms)
+
+
+def _conjunction(parser: Parser, source: Source, session: SessionState) -> Predicate:
+    factors = [_factor(parser, source, session)]
+    while parser.accept_word("AND") or parser.accept_op("&&"):
+        factors.append(_factor(parser, source, session))
+    if len(factors) == 1:
+        return factors[0]
+    return lambda row: all(factor(row) for factor in factors)
+
+
+def _factor(parser: Parser, source: Source, session: SessionState) -> Predicate:
+    with parser.nested():
+        if parser.accept_word("NOT") or parser.accept_op("!"):
+            inner = _factor(parser, source, session)
+            return lambda row: not inner(row)
+        if parser.peek.is_op("("):
+            parser.next()
+            inner = _condition(parser, source, session)
+            parser.expect_op(")")
+            return inner
+        left = _operand(parser, source, session)
+        return _predicate(parser, left, source, session)
+
+
+def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionState) -> Predicate:
+    if parser.accept_word("IS"):
+        negate = parser.accept_word("NOT") is not None
+        parser.expect_word("NULL")
+        return lambda row: (left.get(row) is None) != negate
+    negate = parser.accept_word("NOT") is not None
+    if parser.accept_word("IN"):
+        parser.expect_op("(")
+        options = [_operand(parser, source, session)]
+        while parser.accept_op(","):
+            options.append(_operand(parser, source, session))
+        parser.expect_op(")")
+        if not negate:
+            _note_constraint(source, left, *options)
+
+        def within(row: Sequence[CellValue]) -> bool:
+            value = left.get(row)
+            if value is None:
+                return False
+            found = any(_compare(left, value, o, o.get(row)) == 0 for o in options)
+            return found != negate
+
+        return within
+    if parser.accept_word("LIKE"):
+        pattern_operand = _operand(parser, source, session)
+
+        def like(row: Sequence[CellValue]) -> bool:
+            value, pattern = left.get(row), pattern_operand.get(row)
+            if value is None or pattern is None:
+                return False
+            compiled = LikePattern.compile(_text(pattern))
+            return compiled.matches(_text(value)) != negate
+
+        return like
+    if parser.accept_word("BETWEEN"):
+        low = _operand(parser, source, session)
+        parser.expect_word("AND")
+        high = _operand(parser, source, session)
+        if not negate:
+            _note_constraint(source, left, low, high)
+
+        def between(row: Sequence[CellValue]) -> bool:
+            value = left.get(row)
+            a, b = low.get(row), high.get(row)
+            if value is None or a is None or b is None:
+                return False
+            inside = _compare(left, value, low, a) >= 0 and _compare(left, value, high, b) <= 0
+            return inside != negate
+
+        return between
+    if negate:
+        raise parser.error()
+    op = parser.next()
+    if op.kind is not Tok.OP or op.text not in ("=", "<>", "!=", "<", "<=", ">", ">=", "<=>"):
+        raise parser.error(op)
+    right = _operand(parser, source, session)
+    if op.text not in ("<>", "!="):
+        _note_constraint(source, left, right)
+    test = {
+        "=": lambda c: c == 0,
+        "<=>": lambda c: c == 0,
+        "<>": lambda c: c != 0,
+        "!=": lambda c: c != 0,
+        "<": lambda c: c < 0,
+        "<=": lambda c: c <= 0,
+        ">": lambda c: c > 0,
+        ">=": lambda c: c >= 0,
+    }[op.text]
+    null_safe = op.text == "<=>"
+
+    def compare(row: Sequence[CellValue]) -> bool:
+        a, b = left.get(row), right.get(row)
+        if a is None or b is None:
+            return null_safe and a is None and b is None
+        return bool(test(_compare(left, a, right, b)))
+
+    return compare
+
+
+def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:
+    token = parser.next()
+    if token.kind is Tok.STRING:
+        text = token.text
+        return _Operand(lambda row: text, False, True)
+    if token.kind is Tok.NUMBER:
+        number = Decimal(token.text)
+        return _Operand(lambda row: number, True, False)
+    if token.kind is Tok.HEX and token.raw is not None:
+        raw = token.raw
+        return _Operand(lambda row: raw, False, False)
+    if token.is_op("-") and parser.peek.kind is Tok.NUMBER:
+        negative = -Decimal(parser.next().text)
+        return _Operand(lambda row: negative, True, False)
+    if token.kind is Tok.WORD and token.text.upper() == "NULL":
+        return _Operand(lambda row: None, False, False)
+    if token.kind is Tok.WORD and token.text.upper() in ("DATABASE", "SCHEMA"):
+        if parser.accept_op("("):
+            parser.expect_op(")")
+            current = session.database
+            return _Operand(lambda row: current, False, True)
+    if token.kind in (Tok.WORD, Tok.QUOTED_IDENT):
+        parts = [token.text]
+        while parser.accept_op("."):
+            parts.append(parser.name())
+        position = source.position(parts[-1])
+        if position is None:
+            raise sql_error(1054, ".".join(parts), "where clause")
+        numeric, folded = source.numeric[position], source.folded[position]
+        return _Operand(lambda row: row[position], numeric, folded, position)
+    raise parser.error(token)
+
+
+def _text(value: Value) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def _number(value: Value) -> Decimal | None:
+    try:
+        return Decimal(_text(value).strip() or "0")
+    except InvalidOperation:
+        return None
+
+
+def _compare(left: _Operand, a: Value, right: _Operand, b: Value) -> int:
+    if left.numeric or right.numeric:
+        x, y = _number(a), _number(b)
+        if x is not None and y is not None:
+            return (x > y) - (x < y)
+    if isinstance(a, bytes) and isinstance(b, bytes) and not (left.folded or right.folded):
+        return (a > b) - (a < b)
+    s, t = _text(a).rstrip(" "), _text(b).rstrip(" ")
+    if left.folded or right.folded:
+        s, t = general_ci_key(s), general_ci_key(t)
+    return (s > t) - (s < t)
+
+
+def _ordered(
+    parser: Parser, source: Source, rows: list[Sequence[CellValue]]
+) -> list[Sequence[CellValue]]:
+    keys: list[tuple[int, bool]] = []
+    while True:
+        parts = [parser.name()]
+        while parser.accept_op("."):
+            parts.append(parser.name())
+        position = source.position(parts[-1])
+        if position is None:
+            raise sql_error(1054, ".".join(parts), "order clause")
+        descending = parser.accept_word("DESC") is not None
+        if not descending:
+            parser.accept_word("ASC")
+        keys.append((position, descending))
+        if not parser.accept_op(","):
+            break
+    ordered = list(rows)
+    for position, descending in reversed(keys):
+        operand = _Operand(
+            operator.itemgetter(position), source.numeric[position], source.folded[position]
+        )
+        ordered.sort(key=_sort_key(operand), reverse=descending)
+    return ordered
+
+
+def _sort_key(operand: _Operand) -> Callable[[Sequence[CellValue]], Any]:
+    def cmp(r1: Sequence[CellValue], r2: Sequence[CellValue]) -> int:
+        a, b = operand.get(r1), operand.get(r2)
+        if a is None or b is None:
+            return (a is not None) - (b is not None)
+        return _compare(operand, a, operand, b)
+
+    return functools.cmp_to_key(cmp)

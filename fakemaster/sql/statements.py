@@ -1,0 +1,269 @@
+"""COM_QUERY: the table of statements a fake master answers, and :func:`execute`.
+
+:data:`STATEMENTS` is the one table: a pattern on the statement text and the function that
+answers it. Every answer (column definitions, values, status bits, error texts) copies what a
+MariaDB 10.11 primary sends for the same statement (transcripts captured from one are in
+``tests/golden/mariadb_10_11_queries.json``).
+
+The handlers live in modules of one job each: :mod:`~fakemaster.sql.answers.select`,
+:mod:`~fakemaster.sql.answers.set_statement`, :mod:`~fakemaster.sql.answers.show`,
+:mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions) and
+:mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
+:mod:`~fakemaster.sql.state`, what they return in :mod:`~fakemaster.sql.outcome`.
+Executing a statement returns an :class:`~fakemaster.sql.outcome.Outcome`; side effects
+that need the network (killing another connection) are described in it for the session to
+carry out. ``SET STATEMENT ... FOR`` is answered here: it dispatches its inner statement.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fakemaster.config.variables import lookup
+from fakemaster.protocol.handshake import Capability
+from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
+from fakemaster.sql.answers.schema_show import (
+    show_columns,
+    show_create_database,
+    show_create_table,
+    show_databases,
+    show_events,
+    show_index,
+    show_routine_status,
+    show_table_status,
+    show_tables,
+)
+from fakemaster.sql.answers.select import select
+from fakemaster.sql.answers.set_statement import set_statement
+from fakemaster.sql.answers.show import (
+    show_binary_logs,
+    show_master_status,
+    show_slave_hosts,
+    show_status,
+    show_variables,
+    show_warnings,
+)
+from fakemaster.sql.answers.snapshot import (
+    flush_tables,
+    lock_tables,
+    savepoint,
+    start_consistent_snapshot,
+    unlock_tables,
+)
+from fakemaster.sql.answers.table_select import from_table, select_from_table
+from fakemaster.sql.answers.unsupported import not_supported
+from fakemaster.sql.outcome import Context, Handler, Outcome, Response
+from fakemaster.sql.sqltext import (
+    Parser,
+    Tok,
+    Token,
+    line_of,
+    split_statements,
+    tokenize,
+)
+from fakemaster.sql.state import SessionState
+
+__all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
+
+
+def set_statement_for(ctx: Context) -> Response:
+    """SET STATEMENT var=value[, ...] FOR <statement>: the settings only last for the inner
+    statement, which is all that is answered here, once the session may set them.
+
+    The statement is cut at the token level, each nested ``SET STATEMENT ... FOR`` in turn (a
+    real server takes them), in one pass: no pattern on the text, which would backtrack over a
+    long run of spaces, and no recursion however deep the nesting."""
+    tokens = ctx.tokens
+    parser = Parser(ctx.text, tokens, ctx.quote_text)
+    start = 0  # the SET of the current level
+    while tokens[start].is_word("SET") and tokens[start + 1].is_word("STATEMENT"):
+        settings = start + 2
+        index = next(
+            (i for i in range(settings, len(tokens)) if tokens[i].is_word("FOR")), len(tokens) - 1
+        )
+        if index == settings or tokens[index].kind is Tok.END:
+            raise parser.error(tokens[index])
+        if tokens[index + 1].kind is Tok.END:
+            raise parser.error(tokens[index + 1])
+        _check_statement_settings(ctx.session, tokens[settings:index])
+        start = index + 1
+    base = tokens[start].start
+    rebased = [
+        Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens[start:]
+    ]
+    return _dispatch(ctx.session, ctx.text[base:], rebased, ctx.outcome, ctx.quote_text[base:])
+
+
+def _check_statement_settings(session: SessionState, tokens: list[Token]) -> None:
+    """SqlError 1227 for the first variable SET STATEMENT names that the session may not set
+    (the settings are session ones)."""
+    for token, following in zip(tokens, tokens[1:], strict=False):
+        if token.kind is Tok.WORD and following.is_op("=", ":="):
+            var = lookup(token.text)
+            if var is not None:
+                session.require(var.session_privileges)
+
+
+def select_any(ctx: Context) -> Response:
+    """SELECT from a table (:mod:`~fakemaster.sql.answers.table_select`) or without one."""
+    if from_table(ctx):
+        return select_from_table(ctx)
+    return select(ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    pattern: re.Pattern[str]
+    handler: Handler
+    examples: tuple[str, ...]  # statements real clients send that this row answers
+
+
+def _statement(pattern: str, handler: Handler, *examples: str) -> Statement:
+    return Statement(re.compile(pattern, re.I | re.S), handler, examples)
+
+
+# fmt: off
+STATEMENTS: tuple[Statement, ...] = (
+    _statement(r"SET\s+STATEMENT\b", set_statement_for,
+               "SET STATEMENT max_statement_time=1 FOR SELECT 1"),
+    _statement(r"SELECT\b", select_any,
+               "SELECT UNIX_TIMESTAMP()", "SELECT @@GLOBAL.gtid_domain_id",
+               "SELECT @master_binlog_checksum", "SELECT VERSION()",
+               "SELECT @@version_comment LIMIT 1", "SELECT binlog_gtid_pos('mysql-bin.000001',4)",
+               "SELECT @rpl_semi_sync_slave=1", "select @@server_id",
+               "SELECT @@GLOBAL.gtid_binlog_pos", "SELECT @@GLOBAL.gtid_current_pos"),
+    _statement(r"SET\b", set_statement,
+               "SET @master_binlog_checksum= @@global.binlog_checksum",
+               "SET @master_heartbeat_period= 1000000000", "SET @mariadb_slave_capability=4",
+               "SET @slave_connect_state=''", "SET @slave_gtid_strict_mode=0",
+               "SET @slave_gtid_ignore_duplicates=0", "SET @slave_until_gtid='0-1-5'",
+               "SET @rpl_semi_sync_slave= 1", "SET skip_replication=1", "SET NAMES utf8",
+               "SET AUTOCOMMIT = 0",
+               "SET @master_binlog_checksum='NONE', @source_binlog_checksum='NONE'",
+               "set net_write_timeout=600"),
+    _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?VARIABLES\b", show_variables,
+               "SHOW VARIABLES LIKE 'SERVER_ID'", "SHOW GLOBAL VARIABLES LIKE 'BINLOG_CHECKSUM'",
+               "SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'",
+               "SHOW VARIABLES WHERE Variable_name IN ('rpl_semi_sync_master_enabled', "
+               "'rpl_semi_sync_source_enabled')"),
+    _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?STATUS\b", show_status,
+               "SHOW STATUS LIKE 'Uptime'"),
+    _statement(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\b", show_master_status, "SHOW MASTER STATUS"),
+    _statement(r"SHOW\s+(?:DATABASES|SCHEMAS)\b", show_databases, "SHOW DATABASES"),
+    _statement(r"SHOW\s+CREATE\s+(?:DATABASE|SCHEMA)\b", show_create_database,
+               "SHOW CREATE DATABASE IF NOT EXISTS `shop`"),
+    _statement(r"SHOW\s+CREATE\s+TABLE\b", show_create_table, "show create table `shop`.`t`"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES FROM `shop`",
+               "SHOW FULL TABLES IN `shop` where Table_Type = 'BASE TABLE'"),
+    _statement(r"SHOW\s+TABLE\s+STATUS\b", show_table_status, "SHOW TABLE STATUS FROM `shop` LIKE 't'"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\b", show_columns,
+               "SHOW FULL COLUMNS FROM `t` FROM `shop`", "show fields from `shop`.`t`"),
+    _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b", show_index,
+               "SHOW INDEX FROM `shop`.`t`"),
+    _statement(r"SHOW\s+EVENTS\b", show_events, "SHOW EVENTS FROM `shop`"),
+    _statement(r"SHOW\s+(?:FUNCTION|PROCEDURE|PACKAGE(?:\s+BODY)?)\s+STATUS\b",
+               show_routine_status, "SHOW FUNCTION STATUS WHERE Db = 'shop'",
+               "SHOW PACKAGE BODY STATUS LIKE 'p%'"),
+    _statement(r"FLUSH\b(?:\s|/\*!\d*|\*/|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
+               r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
+               flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
+    _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
+    _statement(r"LOCK\s+TABLES?\b", lock_tables,
+               "LOCK TABLES `shop`.`t` READ /*!32311 LOCAL */", "LOCK TABLE `shop`.`t` AS a WRITE"),
+    _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
+               "SAVEPOINT sp"),
+    _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,
+               "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
+    _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", show_binary_logs, "SHOW BINARY LOGS"),
+    _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
+    _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", show_warnings, "SHOW WARNINGS"),
+    _statement(r"KILL(?:\s+(?P<what>CONNECTION|QUERY))?\b", kill, "KILL 12", "KILL QUERY 12"),
+    _statement(r"USE\b", use_database, "USE information_schema"),
+    _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$", begin,
+               "BEGIN", "START TRANSACTION"),
+    _statement(r"(?:COMMIT|ROLLBACK)(?:\s+WORK)?\s*$", end_transaction, "COMMIT", "ROLLBACK"),
+    # Statements a real server knows but a fake master does not emulate: ER_NOT_SUPPORTED_YET
+    # (or OK when the config is lenient), never a misleading syntax error.
+    _statement(
+        r"(?:ALTER|ANALYZE|BINLOG|CALL|CHANGE|CHECK|CHECKSUM|CREATE|DEALLOCATE|DELETE|DESC|"
+        r"DESCRIBE|DO|DROP|EXECUTE|EXPLAIN|FLUSH|GRANT|HANDLER|HELP|INSERT|INSTALL|LOAD|LOCK|"
+        r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
+        r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
+        not_supported,
+        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
+    ),
+)
+# fmt: on
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def execute(session: SessionState, text: str) -> Outcome:
+    """Answer one COM_QUERY. Several statements separated by ';' need CLIENT_MULTI_STATEMENTS,
+    as on a real server; the answers stop at the first error."""
+    outcome = Outcome()
+    try:
+        tokens = tokenize(text)
+    except SqlError as lexing_error:
+        return _fail(session, outcome, lexing_error)
+    statements = split_statements(text, tokens)
+    if not statements:
+        return _fail(session, outcome, sql_error(1065))
+    if len(statements) > 1 and not session.capabilities & Capability.MULTI_STATEMENTS:
+        second = statements[1].start
+        return _fail(session, outcome, syntax_error(text[second:], line_of(text, second)))
+    for statement in statements:
+        outcome.keep_diagnostics = False
+        response = _dispatch(
+            session, statement.text, statement.tokens, outcome, text[statement.start :]
+        )
+        outcome.responses.append(response)
+        _note_state(session, outcome)
+        if not outcome.keep_diagnostics:
+            _record(session, response)
+        if isinstance(response, SqlError) or outcome.close_connection:
+            break
+    return outcome
+
+
+def _fail(session: SessionState, outcome: Outcome, error: SqlError) -> Outcome:
+    _record(session, error)
+    outcome.responses.append(error)
+    _note_state(session, outcome)
+    return outcome
+
+
+def _note_state(session: SessionState, outcome: Outcome) -> None:
+    outcome.statuses.append(session.status())
+    outcome.collations.append((session.results_collation(), session.connection_collation()))
+
+
+def _dispatch(
+    session: SessionState, text: str, tokens: list[Token], outcome: Outcome, quote_text: str
+) -> Response:
+    """Answer one statement; ``text`` and ``tokens`` start at its first token."""
+    for statement in STATEMENTS:
+        match = statement.pattern.match(text)
+        if match is None:
+            continue
+        context = Context(session, text, tokens, outcome, match, quote_text)
+        try:
+            return statement.handler(context)
+        except SqlError as error:
+            return error
+    return syntax_error(quote_text, 1)
+
+
+def _record(session: SessionState, response: Response) -> None:
+    if isinstance(response, SqlError):
+        session.diagnostics = [("Error", response.errno, response.message)]
+    else:
+        session.diagnostics = []

@@ -1,0 +1,1 @@
+"""The tables SQL reads: the served schemas' catalogue, the binlog catalogue, information_schema and system tables."""

@@ -1,0 +1,1 @@
+"""The pytest plugin of fakemaster and what it builds on."""

@@ -1,0 +1,3 @@
+"""The one vocabulary of the protocol: every layout, number, error and type, defined once.
+
+The encoder, the decoder, the server and the tools import it; it imports none of them."""
