@@ -76,14 +76,23 @@ def generated_events(transactions: int) -> Iterator[Event]:
         rows = []
         for _ in range(ROWS_PER_EVENT):
             row_id += 1
-            rows.append((
-                row_id, row_id * 1_000_003, row_id % 100, f"customer-{row_id}".encode(),
-                decimal.Decimal(row_id % 100000) / 100, row_id / 7.0,
-                DateTime(2024, 1 + row_id % 12, 1 + row_id % 28, 12, 30, row_id % 60),
-                b"x" * (row_id % 40),
-            ))
+            rows.append(
+                (
+                    row_id,
+                    row_id * 1_000_003,
+                    row_id % 100,
+                    f"customer-{row_id}".encode(),
+                    decimal.Decimal(row_id % 100000) / 100,
+                    row_id / 7.0,
+                    DateTime(2024, 1 + row_id % 12, 1 + row_id % 28, 12, 30, row_id % 60),
+                    b"x" * (row_id % 40),
+                )
+            )
         yield WriteRowsEvent(
-            table_id=42, rows_flags=1, width=len(COLUMNS), columns_present=b"\xff",
+            table_id=42,
+            rows_flags=1,
+            width=len(COLUMNS),
+            columns_present=b"\xff",
             rows=tuple(rows),
         )
         yield XidEvent(xid=seq)
@@ -131,9 +140,21 @@ def pmr_decode(paths: list[Path]) -> int:
             if raw[4] == 15:  # the FDE tells whether the file's events carry a CRC
                 use_checksum = raw[-5] == 1
             packet = BinLogPacketWrapper(
-                MysqlPacket(b"\x00" + raw, "utf8"), table_map, ControlConnection(),
-                (10, 11), use_checksum, allowed, None, None, None, None, False, False,
-                False, True, False,
+                MysqlPacket(b"\x00" + raw, "utf8"),
+                table_map,
+                ControlConnection(),
+                (10, 11),
+                use_checksum,
+                allowed,
+                None,
+                None,
+                None,
+                None,
+                False,
+                False,
+                False,
+                True,
+                False,
             )
             if isinstance(packet.event, PmrRowsEvent):
                 rows += len(packet.event.rows)

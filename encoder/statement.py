@@ -68,8 +68,12 @@ def encode_xa_prepare(event: XaPrepareEvent, ctx: BinlogContext) -> bytes:
             f"xid.bqual is {len(xid.bqual)} bytes, not 0..{MAX_BQUAL_SIZE}", field="xid.bqual"
         )
     head = _pack(
-        XA_PREPARE_HEAD, "XA_PREPARE",
-        int(event.one_phase), xid.format_id, len(xid.gtrid), len(xid.bqual),
+        XA_PREPARE_HEAD,
+        "XA_PREPARE",
+        int(event.one_phase),
+        xid.format_id,
+        len(xid.gtrid),
+        len(xid.bqual),
     )
     return head + xid.gtrid + xid.bqual
 
@@ -97,7 +101,6 @@ def encode_user_var(event: UserVarEvent, ctx: BinlogContext) -> bytes:
     )
     flags = b"" if event.value_flags is None else _pack(U8, "USER_VAR", event.value_flags)
     return b"".join((head, b"\x00", value_head, event.value, flags, event.trailing))
-
 
 
 def encode_annotate_rows(event: AnnotateRowsEvent, ctx: BinlogContext) -> bytes:

@@ -254,11 +254,9 @@ def apply_ddl(
         fills = [None if c.default is NO_DEFAULT else c.default for c in new.columns]
         kept = [
             tuple(
-                row[at] if at is not None else fill
-                for at, fill in zip(sources, fills, strict=True)
+                row[at] if at is not None else fill for at, fill in zip(sources, fills, strict=True)
             )
             for row in kept
         ]
     tables[new.qualified] = new
     rows[new.qualified] = kept
-

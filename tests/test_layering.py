@@ -124,9 +124,7 @@ def test_the_vocabulary_modules_exist() -> None:
         assert module_path(name).is_file(), name
 
 
-@pytest.mark.parametrize(
-    ("package", "forbidden"), [("encoder", "decoder"), ("decoder", "encoder")]
-)
+@pytest.mark.parametrize(("package", "forbidden"), [("encoder", "decoder"), ("decoder", "encoder")])
 def test_no_codec_module_imports_the_other_side(package: str, forbidden: str) -> None:
     offenders = {
         module: sorted(name for name in imported_modules(module) if within(name, forbidden))
@@ -155,9 +153,7 @@ def test_the_vocabulary_imports_neither_encoder_nor_decoder() -> None:
     offenders = {}
     for module in VOCABULARY:
         codec = sorted(
-            name
-            for name in imported_modules(module)
-            if any(within(name, side) for side in CODEC)
+            name for name in imported_modules(module) if any(within(name, side) for side in CODEC)
         )
         server_side = sorted(
             name
@@ -180,7 +176,9 @@ print(json.dumps(sorted(sys.modules)))
 def loaded_after_importing(modules: list[str] | tuple[str, ...]) -> list[str]:
     """``sys.modules`` of a fresh interpreter (repository first on its path) after importing
     ``modules``."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    )
     result = subprocess.run(
         [sys.executable, "-c", _LOAD_ALL, json.dumps(list(modules))],
         capture_output=True,
@@ -194,9 +192,7 @@ def loaded_after_importing(modules: list[str] | tuple[str, ...]) -> list[str]:
     return loaded
 
 
-@pytest.mark.parametrize(
-    ("package", "forbidden"), [("encoder", "decoder"), ("decoder", "encoder")]
-)
+@pytest.mark.parametrize(("package", "forbidden"), [("encoder", "decoder"), ("decoder", "encoder")])
 def test_importing_a_whole_codec_side_loads_nothing_of_the_other(
     package: str, forbidden: str
 ) -> None:
@@ -204,9 +200,7 @@ def test_importing_a_whole_codec_side_loads_nothing_of_the_other(
     loaded = loaded_after_importing(modules)
     assert set(modules) <= set(loaded)  # the import really happened
     assert [name for name in loaded if within(name, forbidden)] == []
-    assert [
-        name for name in loaded if within(name, "fakemaster") and name not in VOCABULARY
-    ] == []
+    assert [name for name in loaded if within(name, "fakemaster") and name not in VOCABULARY] == []
 
 
 def test_importing_the_vocabulary_loads_no_codec() -> None:

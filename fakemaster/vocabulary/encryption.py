@@ -24,6 +24,7 @@ finds it from the first encrypted event (the one giving a valid CRC32, or a log_
 the event's end offset). The ``cryptography`` package (extra ``fakemaster[crypto]``) is
 imported only when something is en- or decrypted.
 """
+
 from __future__ import annotations
 
 import hashlib

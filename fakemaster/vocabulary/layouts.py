@@ -91,6 +91,7 @@ def fde_has_checksum(server_version: bytes) -> bool:
         return version >= (5, 3, 0)
     return version >= (5, 6, 1)
 
+
 # --- HEARTBEAT (27): [position u64,] file name -----------------------------------------------
 # The position is written when the real one does not fit the header's log_pos (which is then 0):
 # from 4 GiB on. A reader takes the first 8 bytes for it when they read as a number in this

@@ -69,7 +69,12 @@ class DateTime(NamedTuple):
 
         try:
             return _dt.datetime(
-                self.year, self.month, self.day, self.hour, self.minute, self.second,
+                self.year,
+                self.month,
+                self.day,
+                self.hour,
+                self.minute,
+                self.second,
                 self.microsecond,
             )
         except ValueError:
@@ -99,7 +104,9 @@ class Time(NamedTuple):
         import datetime as _dt
 
         delta = _dt.timedelta(
-            hours=self.hour, minutes=self.minute, seconds=self.second,
+            hours=self.hour,
+            minutes=self.minute,
+            seconds=self.second,
             microseconds=self.microsecond,
         )
         return -delta if self.negative else delta

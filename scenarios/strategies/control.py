@@ -38,7 +38,10 @@ def headers(draw: st.DrawFn, flags: st.SearchStrategy[int] = u16) -> dict[str, i
 fde_versions = st.one_of(
     st.builds(
         "{}.{}.{}-MariaDB{}".format,
-        st.integers(5, 11), st.integers(3, 11), st.integers(0, 99), st.sampled_from(["", "-log"]),
+        st.integers(5, 11),
+        st.integers(3, 11),
+        st.integers(0, 99),
+        st.sampled_from(["", "-log"]),
     ),
     st.builds("5.{}.{}".format, st.integers(0, 5), st.integers(0, 99)),
 )
@@ -53,9 +56,10 @@ def format_description_events(draw: st.DrawFn) -> FormatDescriptionEvent:
         binlog_version=draw(st.sampled_from([4, 3, 0xFFFF])),
         server_version=version,
         server_version_tail=draw(
-            st.one_of(st.just(b""), st.binary(min_size=1, max_size=20).map(
-                lambda tail: tail.replace(b"\x00", b"x")
-            ))
+            st.one_of(
+                st.just(b""),
+                st.binary(min_size=1, max_size=20).map(lambda tail: tail.replace(b"\x00", b"x")),
+            )
         ),
         create_timestamp=draw(u32),
         header_length=draw(st.sampled_from([19, 19, 20])),
@@ -76,7 +80,9 @@ def heartbeat_events() -> st.SearchStrategy[HeartbeatEvent]:
     small = st.builds(lambda h, n: HeartbeatEvent(**h, file_name=n), headers(), file_names)
     big = st.builds(
         lambda h, p, n: HeartbeatEvent(**{**h, "log_pos": 0}, position=p, file_name=n),
-        headers(), st.integers(1 << 32, (1 << 48) - 1), file_names,
+        headers(),
+        st.integers(1 << 32, (1 << 48) - 1),
+        file_names,
     )
     return st.one_of(small, big)
 
@@ -89,15 +95,22 @@ def control_events() -> st.SearchStrategy[Event]:
         st.builds(lambda h: StopEvent(**h), headers()),
         st.builds(
             lambda h, s, k, n: StartEncryptionEvent(**h, scheme=s, key_version=k, nonce=n),
-            headers(), u8, u32, st.binary(min_size=12, max_size=12),
+            headers(),
+            u8,
+            u32,
+            st.binary(min_size=12, max_size=12),
         ),
         st.builds(
             lambda h, i, m: IncidentEvent(**h, incident=i, message=m),
-            headers(), u16, st.binary(max_size=255),
+            headers(),
+            u16,
+            st.binary(max_size=255),
         ),
         st.builds(
             lambda h, c, b: UnknownEvent(**h, code=c, body=b),
-            headers(flags=st.just(0x80)), st.integers(200, 255), st.binary(max_size=300),
+            headers(flags=st.just(0x80)),
+            st.integers(200, 255),
+            st.binary(max_size=300),
         ),
         st.builds(
             lambda h, c, b: UnknownEvent(**h, code=c, body=b),

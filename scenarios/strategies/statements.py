@@ -165,9 +165,7 @@ def _short_bytes() -> st.SearchStrategy[bytes]:
 
 def _gtid_flags3() -> st.SearchStrategy[tuple[int, int | None]]:
     alter = GtidExtraFlag.COMMIT_ALTER | GtidExtraFlag.ROLLBACK_ALTER
-    return u8.flatmap(
-        lambda flags: st.tuples(st.just(flags), u64 if flags & alter else st.none())
-    )
+    return u8.flatmap(lambda flags: st.tuples(st.just(flags), u64 if flags & alter else st.none()))
 
 
 _db_names = st.binary(max_size=64).map(lambda b: b.replace(b"\x00", b""))
@@ -234,7 +232,9 @@ typical_status_vars = st.builds(
         StatusVar(QueryStatus.CATALOG_NZ, b"std"),
         StatusVar(QueryStatus.CHARSET, charset),
     ),
-    u32, u64, st.tuples(u16, u16, u16),
+    u32,
+    u64,
+    st.tuples(u16, u16, u16),
 )
 
 
@@ -299,14 +299,18 @@ def xa_prepare_events() -> st.SearchStrategy[XaPrepareEvent]:
     )
     return st.builds(
         lambda h, one_phase, xid: XaPrepareEvent(**h, one_phase=one_phase, xid=xid),
-        headers(), st.booleans(), st.one_of(xids, full),
+        headers(),
+        st.booleans(),
+        st.one_of(xids, full),
     )
 
 
 def intvar_events() -> st.SearchStrategy[IntvarEvent]:
     return st.builds(
         lambda h, kind, value: IntvarEvent(**h, kind=kind, value=value),
-        headers(), st.one_of(st.sampled_from([1, 2]), u8), u64,
+        headers(),
+        st.one_of(st.sampled_from([1, 2]), u8),
+        u64,
     )
 
 
@@ -354,14 +358,18 @@ def annotate_rows_events() -> st.SearchStrategy[AnnotateRowsEvent]:
 def begin_load_query_events() -> st.SearchStrategy[BeginLoadQueryEvent]:
     return st.builds(
         lambda h, f, d: BeginLoadQueryEvent(**h, file_id=f, data=d),
-        headers(), u32, st.one_of(texts(), long_texts()),
+        headers(),
+        u32,
+        st.one_of(texts(), long_texts()),
     )
 
 
 def append_block_events() -> st.SearchStrategy[AppendBlockEvent]:
     return st.builds(
         lambda h, f, d: AppendBlockEvent(**h, file_id=f, data=d),
-        headers(), u32, st.one_of(texts(), long_texts()),
+        headers(),
+        u32,
+        st.one_of(texts(), long_texts()),
     )
 
 

@@ -15,12 +15,16 @@ from fakemaster.vocabulary.events import FormatDescriptionEvent, RotateEvent, St
 from scenarios.strategies.control import control_events, format_description_events
 
 # Fake ROTATE sent by a 10.2.10 primary (binlog-codec-facts.md §2.1).
-FAKE_ROTATE = bytes.fromhex(
-    "00000000 04 d9270000 2f000000 00000000 2000 0400000000000000".replace(" ", "")
-) + b"mysql-bin.000034" + bytes.fromhex("d53fead7")
+FAKE_ROTATE = (
+    bytes.fromhex("00000000 04 d9270000 2f000000 00000000 2000 0400000000000000".replace(" ", ""))
+    + b"mysql-bin.000034"
+    + bytes.fromhex("d53fead7")
+)
 
 # 10.2.10 announced 0 for MySQL's types 39-41, where 10.11 announces 10.
-POST_HEADER_LENGTHS_10_2 = MARIADB_POST_HEADER_LENGTHS[:38] + bytes(3) + MARIADB_POST_HEADER_LENGTHS[41:]
+POST_HEADER_LENGTHS_10_2 = (
+    MARIADB_POST_HEADER_LENGTHS[:38] + bytes(3) + MARIADB_POST_HEADER_LENGTHS[41:]
+)
 
 # FDE of the same capture (§1.3): 10.2.10-MariaDB-log, created 0, log_pos 256, alg CRC32.
 FDE = (
@@ -38,8 +42,12 @@ FDE = (
 def test_fake_rotate_golden_bytes() -> None:
     event = decode_event(FAKE_ROTATE, BinlogContext(checksum=True))
     assert event == RotateEvent(
-        timestamp=0, server_id=0x27D9, log_pos=0, flags=EventFlag.ARTIFICIAL,
-        position=4, next_file="mysql-bin.000034",
+        timestamp=0,
+        server_id=0x27D9,
+        log_pos=0,
+        flags=EventFlag.ARTIFICIAL,
+        position=4,
+        next_file="mysql-bin.000034",
     )
     assert event.is_artificial
     assert encode_event(event, BinlogContext(checksum=True)) == FAKE_ROTATE
@@ -92,5 +100,10 @@ def test_control_round_trip_with_and_without_crc(event: object) -> None:
     for checksum in (True, False):
         data = encode_event(event, BinlogContext(checksum=checksum))  # type: ignore[arg-type]
         assert decode_event(data, BinlogContext(checksum=checksum)) == event
-        assert encode_event(decode_event(data, BinlogContext(checksum=checksum)),
-                            BinlogContext(checksum=checksum)) == data
+        assert (
+            encode_event(
+                decode_event(data, BinlogContext(checksum=checksum)),
+                BinlogContext(checksum=checksum),
+            )
+            == data
+        )

@@ -155,14 +155,20 @@ def columns() -> st.SearchStrategy[Column]:
         # The old types: meta 0 is the pre-5.6 format, 1..6 MariaDB 5.3's format whose
         # precision the schema gives (BinlogContext.temporal_precisions).
         st.builds(
-            lambda family, fsp: Column(family, {"time": T.TIME, "datetime": T.DATETIME,
-                                                "timestamp": T.TIMESTAMP}[family], fsp),
+            lambda family, fsp: Column(
+                family,
+                {"time": T.TIME, "datetime": T.DATETIME, "timestamp": T.TIMESTAMP}[family],
+                fsp,
+            ),
             st.sampled_from(["time", "datetime", "timestamp"]),
             st.integers(0, 6),
         ),  # fmt: skip
         st.builds(
-            lambda family, fsp: Column(family, {"time2": T.TIME2, "datetime2": T.DATETIME2,
-                                                "timestamp2": T.TIMESTAMP2}[family], fsp),
+            lambda family, fsp: Column(
+                family,
+                {"time2": T.TIME2, "datetime2": T.DATETIME2, "timestamp2": T.TIMESTAMP2}[family],
+                fsp,
+            ),
             st.sampled_from(["time2", "datetime2", "timestamp2"]),
             st.integers(0, 6),
         ),  # fmt: skip
@@ -378,9 +384,9 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
             lambda s, whole, extra: Decimal(f"{s}{whole}.{extra}"),
             sign,
             st.integers(0, 10 ** (precision - scale) - 1),
-            st.integers(1, 9999).map(lambda digits: "0" * scale + str(digits)).filter(
-                lambda text: not text.endswith("0")
-            ),
+            st.integers(1, 9999)
+            .map(lambda digits: "0" * scale + str(digits))
+            .filter(lambda text: not text.endswith("0")),
         )
         too_large = st.builds(
             lambda s, whole: Decimal(f"{s}{whole}"),
@@ -392,8 +398,17 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
             too_large,
             too_large.map(int),
             st.sampled_from(
-                [Decimal("NaN"), Decimal("-Infinity"), Decimal("sNaN"), Decimal("1E+999999999"),
-                 Decimal("1E-999999999"), "1.2.3", "abc", "", True]
+                [
+                    Decimal("NaN"),
+                    Decimal("-Infinity"),
+                    Decimal("sNaN"),
+                    Decimal("1E+999999999"),
+                    Decimal("1E-999999999"),
+                    "1.2.3",
+                    "abc",
+                    "",
+                    True,
+                ]
             ),  # fmt: skip
             wrong_types("float", "bytes", "date"),
         )
@@ -419,8 +434,16 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
             st.builds(Date, st.just(2020), st.integers(-3, -1), st.just(1)),
             # A time of day would be dropped.
             st.builds(DateTime, st.just(2020), st.just(1), st.just(2), st.integers(1, 23)),
-            st.builds(dt.datetime, st.just(2020), st.just(1), st.just(2), st.just(0),
-                      st.just(0), st.just(0), st.integers(1, MICRO - 1)),  # fmt: skip
+            st.builds(
+                dt.datetime,
+                st.just(2020),
+                st.just(1),
+                st.just(2),
+                st.just(0),
+                st.just(0),
+                st.just(0),
+                st.integers(1, MICRO - 1),
+            ),  # fmt: skip
             wrong_types("str", "float"),
             st.just(Time(False, 1, 2, 3)),
         )
@@ -429,16 +452,34 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
         negative_zero = st.just(Time(True, 0, 0, 0, 0))
         return st.one_of(
             negative_zero,
-            st.builds(Time, st.booleans(), st.integers(0, 838), st.integers(0, 59),
-                      st.integers(0, 59), bad_fraction(fsp)),  # fmt: skip
-            st.builds(Time, st.booleans(), st.just(1), st.integers(limits[0], 1000),
-                      st.just(0)),  # fmt: skip
-            st.builds(Time, st.booleans(), st.just(1), st.just(0),
-                      st.integers(limits[1], 1000)),  # fmt: skip
-            st.builds(Time, st.booleans(), st.integers(839, 10**4) if fsp == 0
-                      else st.integers(1 << 32, 1 << 40), st.just(0), st.just(0)),  # fmt: skip
-            st.builds(Time, st.just(False), st.integers(HIRES_TIME_MAX_HOUR + 1, 10**5)
-                      if fsp else st.just(10**4), st.just(0), st.just(0)),  # fmt: skip
+            st.builds(
+                Time,
+                st.booleans(),
+                st.integers(0, 838),
+                st.integers(0, 59),
+                st.integers(0, 59),
+                bad_fraction(fsp),
+            ),  # fmt: skip
+            st.builds(
+                Time, st.booleans(), st.just(1), st.integers(limits[0], 1000), st.just(0)
+            ),  # fmt: skip
+            st.builds(
+                Time, st.booleans(), st.just(1), st.just(0), st.integers(limits[1], 1000)
+            ),  # fmt: skip
+            st.builds(
+                Time,
+                st.booleans(),
+                st.integers(839, 10**4) if fsp == 0 else st.integers(1 << 32, 1 << 40),
+                st.just(0),
+                st.just(0),
+            ),  # fmt: skip
+            st.builds(
+                Time,
+                st.just(False),
+                st.integers(HIRES_TIME_MAX_HOUR + 1, 10**5) if fsp else st.just(10**4),
+                st.just(0),
+                st.just(0),
+            ),  # fmt: skip
             # The issue's case as a timedelta (or one beyond the range when it fits).
             st.just(
                 -dt.timedelta(hours=838, minutes=59, seconds=59, microseconds=999999)
@@ -513,10 +554,21 @@ def not_holdable(column: Column) -> st.SearchStrategy[Any]:
     if family == "time2":
         return st.one_of(
             st.just(Time(True, 0, 0, 0, 0)),
-            st.builds(Time, st.booleans(), st.integers(0, 838), st.integers(0, 59),
-                      st.integers(0, 59), bad_fraction(fsp)),  # fmt: skip
-            st.builds(Time, st.booleans(), st.integers(TIME2_MAX_HOUR + 1, 1 << 20), st.just(0),
-                      st.just(0)),  # fmt: skip
+            st.builds(
+                Time,
+                st.booleans(),
+                st.integers(0, 838),
+                st.integers(0, 59),
+                st.integers(0, 59),
+                bad_fraction(fsp),
+            ),  # fmt: skip
+            st.builds(
+                Time,
+                st.booleans(),
+                st.integers(TIME2_MAX_HOUR + 1, 1 << 20),
+                st.just(0),
+                st.just(0),
+            ),  # fmt: skip
             st.builds(Time, st.booleans(), st.just(1), st.integers(64, 300), st.just(0)),
             st.builds(Time, st.booleans(), st.just(1), st.just(0), st.integers(64, 300)),
             st.just(
@@ -665,9 +717,7 @@ class Table:
         if self.names is not None:
             fields.append(MetadataField(M.COLUMN_NAME, self.names))
         for family, kind in (("set", M.SET_STR_VALUE), ("enum", M.ENUM_STR_VALUE)):
-            lists = [
-                member_lists(c.members or 0) for c in self.columns if c.family == family
-            ]
+            lists = [member_lists(c.members or 0) for c in self.columns if c.family == family]
             if lists and self.names is not None:
                 fields.append(MetadataField(kind, tuple(lists)))
         return TableMapEvent(

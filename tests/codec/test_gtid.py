@@ -44,8 +44,7 @@ def h(text: str) -> bytes:
 
 # --- 10.2.10 (facts §2.3-§2.5, §5.5) -------------------------------------------------------
 GTID_DDL_10_2 = h(
-    "94fd385a a2 d9270000 2a000000 5e060000 0800"
-    "8d26000000000000 00000000 29 000000000000 2287c061"
+    "94fd385a a2 d9270000 2a000000 5e060000 08008d26000000000000 00000000 29 000000000000 2287c061"
 )
 GTID_LIST_REAL_10_2 = h(
     "fbcc375a a3 d9270000 3b000000 3b010000 0000 02000000"
@@ -56,9 +55,7 @@ GTID_LIST_FAKE_10_2 = h(
     "00000000 d9270000 8c26000000000000 4a019422"
 )
 CHECKPOINT_10_2 = (
-    h("fbcc375a a1 d9270000 2b000000 66010000 0000 10000000")
-    + b"mysql-bin.000034"
-    + h("161ffe3f")
+    h("fbcc375a a1 d9270000 2b000000 66010000 0000 10000000") + b"mysql-bin.000034" + h("161ffe3f")
 )
 
 # --- 10.11.19 captures ----------------------------------------------------------------------
@@ -74,8 +71,7 @@ GTID_COMMIT_ID_10_11 = h(
     "dc00000000000000 cef5567c"
 )
 GTID_MAX_DOMAIN_10_11 = h(
-    "a572016b a2 4d000000 2a000000 a3030000 0800 feffffffffffffff ffffffff 0c"
-    "000000000000 faf8a715"
+    "a572016b a2 4d000000 2a000000 a3030000 0800 feffffffffffffff ffffffff 0c000000000000 faf8a715"
 )
 GTID_XA_PREPARED_10_11 = h(
     "8072016b a2 01000000 38000000 45150000 0800 1900000000000000 00000000 4c"
@@ -86,8 +82,7 @@ GTID_XA_COMPLETED_10_11 = h(
     "07000000 06 06 677472696431 627175616c31 f297df8b"
 )
 GTID_START_ALTER_10_11 = h(
-    "9072016b a2 01000000 2a000000 60020000 0800 2100000000000000 00000000 29 02"
-    "0000000000 7b177d6d"
+    "9072016b a2 01000000 2a000000 60020000 0800 2100000000000000 00000000 29 020000000000 7b177d6d"
 )
 GTID_COMMIT_ALTER_10_11 = h(
     "9072016b a2 01000000 2d000000 f0020000 0800 2200000000000000 00000000 29 04"
@@ -114,8 +109,12 @@ def test_gtid_ddl_10_2_capture() -> None:
     assert_golden(
         GTID_DDL_10_2,
         GtidEvent(
-            timestamp=0x5A38FD94, server_id=10201, log_pos=1630, flags=EventFlag.SUPPRESS_USE,
-            seq_no=9869, domain_id=0,
+            timestamp=0x5A38FD94,
+            server_id=10201,
+            log_pos=1630,
+            flags=EventFlag.SUPPRESS_USE,
+            seq_no=9869,
+            domain_id=0,
             flags2=GtidFlag.STANDALONE | GtidFlag.ALLOW_PARALLEL | GtidFlag.DDL,
         ),
     )
@@ -127,7 +126,10 @@ def test_gtid_list_real_10_2_capture() -> None:
     assert_golden(
         GTID_LIST_REAL_10_2,
         GtidListEvent(
-            timestamp=0x5A37CCFB, server_id=10201, log_pos=315, flags=0,
+            timestamp=0x5A37CCFB,
+            server_id=10201,
+            log_pos=315,
+            flags=0,
             gtids=(Gtid(0, 1, 30), Gtid(0, 10201, 9862)),
         ),
     )
@@ -136,7 +138,10 @@ def test_gtid_list_real_10_2_capture() -> None:
 def test_gtid_list_fake_10_2_capture() -> None:
     event = decode_event(GTID_LIST_FAKE_10_2, crc_ctx())
     assert event == GtidListEvent(
-        timestamp=0, server_id=10201, log_pos=1588, flags=EventFlag.ARTIFICIAL,
+        timestamp=0,
+        server_id=10201,
+        log_pos=1588,
+        flags=EventFlag.ARTIFICIAL,
         gtids=(Gtid(0, 10201, 9868),),
     )
     assert event.is_artificial
@@ -147,7 +152,10 @@ def test_binlog_checkpoint_10_2_capture() -> None:
     assert_golden(
         CHECKPOINT_10_2,
         BinlogCheckpointEvent(
-            timestamp=0x5A37CCFB, server_id=10201, log_pos=358, flags=0,
+            timestamp=0x5A37CCFB,
+            server_id=10201,
+            log_pos=358,
+            flags=0,
             file_name="mysql-bin.000034",
         ),
     )
@@ -158,8 +166,12 @@ def test_empty_gtid_list_of_a_fresh_10_11_server_has_two_padding_bytes() -> None
     assert_golden(
         EMPTY_GTID_LIST_10_11,
         GtidListEvent(
-            timestamp=0x6B017280, server_id=1, log_pos=285, flags=0,
-            gtids=(), padding=EMPTY_GTID_LIST_PADDING,
+            timestamp=0x6B017280,
+            server_id=1,
+            log_pos=285,
+            flags=0,
+            gtids=(),
+            padding=EMPTY_GTID_LIST_PADDING,
         ),
     )
 
@@ -168,7 +180,10 @@ def test_gtid_list_with_edge_values_10_11() -> None:
     assert_golden(
         GTID_LIST_3_10_11,
         GtidListEvent(
-            timestamp=0x6B0172A5, server_id=1, log_pos=331, flags=0,
+            timestamp=0x6B0172A5,
+            server_id=1,
+            log_pos=331,
+            flags=0,
             gtids=(Gtid(0, 1, 56), Gtid(2, 77, 2), Gtid(0xFFFFFFFF, 77, (1 << 64) - 2)),
         ),
     )
@@ -182,45 +197,93 @@ GTRID_BQUAL = XaXid(7, b"gtrid1", b"bqual1")
 @pytest.mark.parametrize(
     ("raw", "fields"),
     [
-        (GTID_COMMIT_ID_10_11, {
-            "server_id": 1, "seq_no": 54, "flags2": TRANSACTIONAL | GtidFlag.GROUP_COMMIT_ID,
-            "commit_id": 220,
-        }),
-        (GTID_MAX_DOMAIN_10_11, {
-            "server_id": 77, "seq_no": (1 << 64) - 2, "domain_id": 0xFFFFFFFF,
-            "flags2": TRANSACTIONAL,
-        }),
+        (
+            GTID_COMMIT_ID_10_11,
+            {
+                "server_id": 1,
+                "seq_no": 54,
+                "flags2": TRANSACTIONAL | GtidFlag.GROUP_COMMIT_ID,
+                "commit_id": 220,
+            },
+        ),
+        (
+            GTID_MAX_DOMAIN_10_11,
+            {
+                "server_id": 77,
+                "seq_no": (1 << 64) - 2,
+                "domain_id": 0xFFFFFFFF,
+                "flags2": TRANSACTIONAL,
+            },
+        ),
         # 10.11.19 marks an XA PREPARE group multi-engine with extra_engines 0xff.
-        (GTID_XA_PREPARED_10_11, {
-            "server_id": 1, "seq_no": 25, "flags2": TRANSACTIONAL | GtidFlag.PREPARED_XA,
-            "xid": GTRID_BQUAL, "flags_extra": GtidExtraFlag.MULTI_ENGINE, "extra_engines": 255,
-        }),
-        (GTID_XA_COMPLETED_10_11, {
-            "server_id": 1, "seq_no": 26,
-            "flags2": GtidFlag.STANDALONE | TRANSACTIONAL | GtidFlag.COMPLETED_XA,
-            "xid": GTRID_BQUAL,
-        }),
-        (GTID_START_ALTER_10_11, {
-            "server_id": 1, "seq_no": 33, "flags2": DDL,
-            "flags_extra": GtidExtraFlag.START_ALTER,
-        }),
-        (GTID_COMMIT_ALTER_10_11, {
-            "server_id": 1, "seq_no": 34, "flags2": DDL,
-            "flags_extra": GtidExtraFlag.COMMIT_ALTER, "sa_seq_no": 33,
-        }),
-        (GTID_ROLLBACK_ALTER_10_11, {
-            "server_id": 1, "seq_no": 59, "flags2": DDL,
-            "flags_extra": GtidExtraFlag.ROLLBACK_ALTER, "sa_seq_no": 58,
-        }),
+        (
+            GTID_XA_PREPARED_10_11,
+            {
+                "server_id": 1,
+                "seq_no": 25,
+                "flags2": TRANSACTIONAL | GtidFlag.PREPARED_XA,
+                "xid": GTRID_BQUAL,
+                "flags_extra": GtidExtraFlag.MULTI_ENGINE,
+                "extra_engines": 255,
+            },
+        ),
+        (
+            GTID_XA_COMPLETED_10_11,
+            {
+                "server_id": 1,
+                "seq_no": 26,
+                "flags2": GtidFlag.STANDALONE | TRANSACTIONAL | GtidFlag.COMPLETED_XA,
+                "xid": GTRID_BQUAL,
+            },
+        ),
+        (
+            GTID_START_ALTER_10_11,
+            {
+                "server_id": 1,
+                "seq_no": 33,
+                "flags2": DDL,
+                "flags_extra": GtidExtraFlag.START_ALTER,
+            },
+        ),
+        (
+            GTID_COMMIT_ALTER_10_11,
+            {
+                "server_id": 1,
+                "seq_no": 34,
+                "flags2": DDL,
+                "flags_extra": GtidExtraFlag.COMMIT_ALTER,
+                "sa_seq_no": 33,
+            },
+        ),
+        (
+            GTID_ROLLBACK_ALTER_10_11,
+            {
+                "server_id": 1,
+                "seq_no": 59,
+                "flags2": DDL,
+                "flags_extra": GtidExtraFlag.ROLLBACK_ALTER,
+                "sa_seq_no": 58,
+            },
+        ),
     ],
-    ids=["commit_id", "max_domain", "xa_prepared", "xa_completed", "start_alter",
-         "commit_alter", "rollback_alter"],
+    ids=[
+        "commit_id",
+        "max_domain",
+        "xa_prepared",
+        "xa_completed",
+        "start_alter",
+        "commit_alter",
+        "rollback_alter",
+    ],
 )
 def test_gtid_10_11_captures(raw: bytes, fields: dict[str, object]) -> None:
     event = decode_event(raw, crc_ctx())
     assert isinstance(event, GtidEvent)
-    header = {"timestamp": int.from_bytes(raw[:4], "little"),
-              "log_pos": int.from_bytes(raw[13:17], "little"), "flags": EventFlag.SUPPRESS_USE}
+    header = {
+        "timestamp": int.from_bytes(raw[:4], "little"),
+        "log_pos": int.from_bytes(raw[13:17], "little"),
+        "flags": EventFlag.SUPPRESS_USE,
+    }
     assert event == GtidEvent(**header, **fields)  # type: ignore[arg-type]
     assert encode_event(event, crc_ctx()) == raw
 
@@ -235,8 +298,9 @@ def test_gtid_body_is_padded_to_19_bytes() -> None:
 
 def test_gtid_trailing_bytes_of_a_newer_server_survive() -> None:
     # An 11.x-style flags_extra bit this codec does not know, with its 4-byte field.
-    newer = GtidEvent(seq_no=5, flags2=GtidFlag.TRANSACTIONAL, flags_extra=0x10,
-                      trailing=b"\x2a\x00\x00\x00\x00")
+    newer = GtidEvent(
+        seq_no=5, flags2=GtidFlag.TRANSACTIONAL, flags_extra=0x10, trailing=b"\x2a\x00\x00\x00\x00"
+    )
     raw = encode_event(newer, crc_ctx())
     assert raw[19 + 13 : 19 + 19] == b"\x10\x2a\x00\x00\x00\x00"
     assert decode_event(raw, crc_ctx()) == newer
@@ -298,7 +362,9 @@ def test_every_flags2_and_flags_extra_combination_round_trips() -> None:
     for flags2 in range(256):
         for flags_extra in [*range(16), 0x10, 0x80, 0xFF]:
             event = GtidEvent(
-                seq_no=(1 << 64) - 1, domain_id=0xFFFFFFFF, flags2=flags2,
+                seq_no=(1 << 64) - 1,
+                domain_id=0xFFFFFFFF,
+                flags2=flags2,
                 commit_id=(1 << 64) - 1 if flags2 & GtidFlag.GROUP_COMMIT_ID else None,
                 xid=xa if flags2 & (GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA) else None,
                 flags_extra=flags_extra,

@@ -133,15 +133,21 @@ def crc_ctx() -> BinlogContext:
 def test_flush_tables_10_2_capture() -> None:
     event = decode_event(FLUSH_TABLES_10_2, crc_ctx())
     assert event == QueryEvent(
-        timestamp=0x5A38FD94, server_id=10201, log_pos=1705, flags=0,
-        thread_id=33, exec_time=0, error_code=0,
+        timestamp=0x5A38FD94,
+        server_id=10201,
+        log_pos=1705,
+        flags=0,
+        thread_id=33,
+        exec_time=0,
+        error_code=0,
         status_vars=(
             StatusVar(QueryStatus.FLAGS2, 0),
             SQL_MODE,
             StatusVar(QueryStatus.CATALOG_NZ, b"std"),
             StatusVar(QueryStatus.CHARSET, (8, 8, 8)),
         ),
-        database="", query=b"flush tables",
+        database="",
+        query=b"flush tables",
     )
     assert encode_event(event, crc_ctx()) == FLUSH_TABLES_10_2
 
@@ -160,25 +166,62 @@ def test_10_11_create_table_carries_q_xid() -> None:
     ("raw", "status_vars"),
     [
         # Q_AUTO_INCREMENT (6 before 3: codes are not written in ascending order)
-        (AUTO_INCREMENT_VAR, (FLAGS2, SQL_MODE, CATALOG,
-                              StatusVar(QueryStatus.AUTO_INCREMENT, (5, 3)), CHARSET)),
-        (TIME_ZONE_HRNOW, (*DEFAULT_VARS, StatusVar(QueryStatus.TIME_ZONE, b"+03:00"),
-                           StatusVar(QueryStatus.HRNOW, 202266))),
+        (
+            AUTO_INCREMENT_VAR,
+            (FLAGS2, SQL_MODE, CATALOG, StatusVar(QueryStatus.AUTO_INCREMENT, (5, 3)), CHARSET),
+        ),
+        (
+            TIME_ZONE_HRNOW,
+            (
+                *DEFAULT_VARS,
+                StatusVar(QueryStatus.TIME_ZONE, b"+03:00"),
+                StatusVar(QueryStatus.HRNOW, 202266),
+            ),
+        ),
         (LC_TIME_NAMES, (*DEFAULT_VARS, StatusVar(QueryStatus.LC_TIME_NAMES, 4))),
         (TABLE_MAP_FOR_UPDATE, (*DEFAULT_VARS, StatusVar(QueryStatus.TABLE_MAP_FOR_UPDATE, 3))),
-        (INVOKER, (FLAGS2, SQL_MODE, CATALOG, StatusVar(QueryStatus.CHARSET, (45, 45, 8)),
-                   StatusVar(QueryStatus.INVOKER, (b"root", b"localhost")))),
+        (
+            INVOKER,
+            (
+                FLAGS2,
+                SQL_MODE,
+                CATALOG,
+                StatusVar(QueryStatus.CHARSET, (45, 45, 8)),
+                StatusVar(QueryStatus.INVOKER, (b"root", b"localhost")),
+            ),
+        ),
         (CHARSET_DATABASE, (*DEFAULT_VARS, StatusVar(QueryStatus.CHARSET_DATABASE, 47))),
         (START_ALTER_FLAGS3, (*DEFAULT_VARS, StatusVar(QueryStatus.GTID_FLAGS3, (2, None)))),
-        (COMMIT_ALTER_FLAGS3, (*DEFAULT_VARS, StatusVar(QueryStatus.XID, 143),
-                               StatusVar(QueryStatus.GTID_FLAGS3, (4, 33)))),
+        (
+            COMMIT_ALTER_FLAGS3,
+            (
+                *DEFAULT_VARS,
+                StatusVar(QueryStatus.XID, 143),
+                StatusVar(QueryStatus.GTID_FLAGS3, (4, 33)),
+            ),
+        ),
         # foreign_key_checks=0, unique_checks=0, sql_mode=''
-        (NO_FK_CHECKS, (StatusVar(QueryStatus.FLAGS2, 0x0D000000),
-                        StatusVar(QueryStatus.SQL_MODE, 0), CATALOG, CHARSET)),
+        (
+            NO_FK_CHECKS,
+            (
+                StatusVar(QueryStatus.FLAGS2, 0x0D000000),
+                StatusVar(QueryStatus.SQL_MODE, 0),
+                CATALOG,
+                CHARSET,
+            ),
+        ),
     ],
-    ids=["auto_increment", "time_zone_hrnow", "lc_time_names", "table_map_for_update",
-         "invoker", "charset_database", "flags3_start_alter", "flags3_commit_alter",
-         "flags2_no_fk_checks"],
+    ids=[
+        "auto_increment",
+        "time_zone_hrnow",
+        "lc_time_names",
+        "table_map_for_update",
+        "invoker",
+        "charset_database",
+        "flags3_start_alter",
+        "flags3_commit_alter",
+        "flags2_no_fk_checks",
+    ],
 )
 def test_10_11_status_variable_captures(raw: bytes, status_vars: tuple[StatusVar, ...]) -> None:
     event = decode_event(raw, crc_ctx())
@@ -192,8 +235,11 @@ def test_10_11_status_variable_captures(raw: bytes, status_vars: tuple[StatusVar
     ("raw", "query", "extra"),
     [
         (COMPRESSED_INSERT, b"INSERT INTO t (b) VALUES ('compressed query one')", ()),
-        (COMPRESSED_DDL, b"CREATE TABLE big (txt LONGTEXT) ENGINE=MyISAM",
-         (StatusVar(QueryStatus.XID, 201),)),
+        (
+            COMPRESSED_DDL,
+            b"CREATE TABLE big (txt LONGTEXT) ENGINE=MyISAM",
+            (StatusVar(QueryStatus.XID, 201),),
+        ),
     ],
     ids=["insert", "ddl"],
 )

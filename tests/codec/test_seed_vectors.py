@@ -65,7 +65,7 @@ def data_of(vector: dict[str, Any]) -> bytes:
 
 def tagged(expected: dict[str, Any]) -> Any:
     """The project value a single-key tagged JSON object stands for (see README.md)."""
-    (tag, value), = expected.items()
+    ((tag, value),) = expected.items()
     if tag == "text":
         return value.encode("utf-8")
     if tag == "hex":
@@ -193,7 +193,9 @@ def test_dumped_crc32_verifies(event: bytes, stated_crc: str | None) -> None:
         assert int.from_bytes(event[-4:], "little") == int(stated_crc, 16)
 
 
-@pytest.mark.parametrize("vector", [p for p in of_kind("event", "packets") if "doc_hex" in p.values[0]])
+@pytest.mark.parametrize(
+    "vector", [p for p in of_kind("event", "packets") if "doc_hex" in p.values[0]]
+)
 def test_corrected_dumps_are_proven_by_their_crc(vector: dict[str, Any]) -> None:
     """A dump printed with a defect: the printed bytes fail their own CRC, the corrected pass."""
     printed = bytes.fromhex(vector["doc_hex"])
@@ -373,8 +375,13 @@ def test_binlog_dump_packet(vector: dict[str, Any], index: int) -> None:
     it)."""
     payload = payload_of(vector, index)
     position, flags, server_id, file_name = parse_binlog_dump(payload[1:])
-    fields = {"command": payload[0], "position": position, "flags": flags,
-              "server_id": server_id, "file_name": file_name}
+    fields = {
+        "command": payload[0],
+        "position": position,
+        "flags": flags,
+        "server_id": server_id,
+        "file_name": file_name,
+    }
     assert_matches(fields, vector["packets"][index]["expected"], vector["id"])
     assert payload[0] == Command.BINLOG_DUMP
 
@@ -410,11 +417,30 @@ def test_row_image_values(vector: dict[str, Any]) -> None:
 
 
 def test_every_vector_kind_is_tested() -> None:
-    tested = {"event", "event_prefix", "file_fragment", "constant", "packets", "row_value",
-              "row_values"}
+    tested = {
+        "event",
+        "event_prefix",
+        "file_fragment",
+        "constant",
+        "packets",
+        "row_value",
+        "row_values",
+    }
     assert {vector["kind"] for vector in VECTORS} <= tested
     payloads = {item["payload"] for vector in VECTORS for item in vector.get("packets", ())}
-    framed_only = {"handshake", "handshake_response", "column_count", "column_definition",
-                   "text_row"}
-    assert payloads <= {"binlog_event", "ok", "eof", "semi_sync_ack", "com_query",
-                        *COMMAND_PAYLOADS, *framed_only}
+    framed_only = {
+        "handshake",
+        "handshake_response",
+        "column_count",
+        "column_definition",
+        "text_row",
+    }
+    assert payloads <= {
+        "binlog_event",
+        "ok",
+        "eof",
+        "semi_sync_ack",
+        "com_query",
+        *COMMAND_PAYLOADS,
+        *framed_only,
+    }

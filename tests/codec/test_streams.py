@@ -73,9 +73,13 @@ def test_network_stream_gives_the_same_events_however_chunked(
 @given(
     event_streams(max_groups=5),
     st.lists(
-        st.tuples(st.sampled_from(["flip", "cut", "insert", "drop"]), st.integers(0, 1 << 20),
-                  st.integers(1, 255)),
-        min_size=1, max_size=4,
+        st.tuples(
+            st.sampled_from(["flip", "cut", "insert", "drop"]),
+            st.integers(0, 1 << 20),
+            st.integers(1, 255),
+        ),
+        min_size=1,
+        max_size=4,
     ),
 )
 def test_damaged_files_raise_only_decode_errors(

@@ -78,10 +78,20 @@ GOLDEN_EVENTS = [
 ]
 MY_TYPES = sorted(
     {
-        EventType.GTID, EventType.GTID_LIST, EventType.BINLOG_CHECKPOINT, EventType.QUERY,
-        EventType.QUERY_COMPRESSED, EventType.EXECUTE_LOAD_QUERY, EventType.XID,
-        EventType.XA_PREPARE, EventType.INTVAR, EventType.RAND, EventType.USER_VAR,
-        EventType.ANNOTATE_ROWS, EventType.BEGIN_LOAD_QUERY, EventType.APPEND_BLOCK,
+        EventType.GTID,
+        EventType.GTID_LIST,
+        EventType.BINLOG_CHECKPOINT,
+        EventType.QUERY,
+        EventType.QUERY_COMPRESSED,
+        EventType.EXECUTE_LOAD_QUERY,
+        EventType.XID,
+        EventType.XA_PREPARE,
+        EventType.INTVAR,
+        EventType.RAND,
+        EventType.USER_VAR,
+        EventType.ANNOTATE_ROWS,
+        EventType.BEGIN_LOAD_QUERY,
+        EventType.APPEND_BLOCK,
         EventType.DELETE_FILE,
     }
 )
@@ -153,11 +163,17 @@ def test_gtid_body_shorter_than_19_bytes() -> None:
     [
         # MDEV-33672: flags_extra promises sa_seq_no, the event ends before it
         (_gtid_body(0, bytes((GtidExtraFlag.COMMIT_ALTER,)), bytes(5)), 14),
-        (_gtid_body(0, bytes((GtidExtraFlag.ROLLBACK_ALTER | GtidExtraFlag.MULTI_ENGINE,)),
-                    b"\x01", bytes(4)), 15),
+        (
+            _gtid_body(
+                0,
+                bytes((GtidExtraFlag.ROLLBACK_ALTER | GtidExtraFlag.MULTI_ENGINE,)),
+                b"\x01",
+                bytes(4),
+            ),
+            15,
+        ),
         # ... or extra_engines, flags_extra being the last byte
-        (_gtid_body(GtidFlag.GROUP_COMMIT_ID, bytes(8), bytes((GtidExtraFlag.MULTI_ENGINE,))),
-         22),
+        (_gtid_body(GtidFlag.GROUP_COMMIT_ID, bytes(8), bytes((GtidExtraFlag.MULTI_ENGINE,))), 22),
         # commit id promised by flags2 in a 19-byte body
         (_gtid_body(GtidFlag.GROUP_COMMIT_ID, bytes(6)), 13),
         # XA lengths running past the body
@@ -202,8 +218,13 @@ def test_binlog_checkpoint_name_length_must_match(body: bytes) -> None:
 # --- QUERY ----------------------------------------------------------------------------------
 
 
-def _query_body(status: bytes, db: bytes = b"d", query: bytes = b"q", db_nul: bytes = b"\x00",
-                db_len: int | None = None) -> bytes:
+def _query_body(
+    status: bytes,
+    db: bytes = b"d",
+    query: bytes = b"q",
+    db_nul: bytes = b"\x00",
+    db_len: int | None = None,
+) -> bytes:
     head = struct.pack("<IIBHH", 1, 0, len(db) if db_len is None else db_len, 0, len(status))
     return head + status + db + db_nul + query
 

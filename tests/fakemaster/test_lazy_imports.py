@@ -162,7 +162,11 @@ def test_serving_a_binlog_directory_loads_neither_the_demo_nor_the_sql_layer(
         pass
     loaded = recorded(record)
     # It did serve: the directory store, the server and the session were loaded.
-    assert {"fakemaster.store.directory", "fakemaster.server.master", "fakemaster.core.session"} <= loaded
+    assert {
+        "fakemaster.store.directory",
+        "fakemaster.server.master",
+        "fakemaster.core.session",
+    } <= loaded
     assert sorted(loaded & DEMO_ONLY) == []
     assert sorted(loaded & SQL_LAYER) == []
     assert sorted(loaded & NOT_TO_LISTEN) == []
@@ -231,7 +235,12 @@ def test_the_demo_loads_its_encoder_but_not_the_sql_layer(tmp_path: Path) -> Non
     loaded = recorded(record)
     assert DEMO_ONLY <= loaded
     assert sorted(loaded & SQL_LAYER) == []
-    assert sorted(loaded & {"decoder.binlog_file", "encoder.binlog_file", "fakemaster.core.dump.stream"}) == []
+    assert (
+        sorted(
+            loaded & {"decoder.binlog_file", "encoder.binlog_file", "fakemaster.core.dump.stream"}
+        )
+        == []
+    )
 
 
 def test_a_login_and_a_query_load_the_sql_layer(tmp_path: Path) -> None:

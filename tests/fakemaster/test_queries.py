@@ -490,6 +490,8 @@ def test_an_overflowing_double_literal_is_the_servers_error_not_a_crash() -> Non
     _, session = make_session()
     error = error_of(session, "SELECT 1e999")
     assert (error.errno, error.sqlstate, error.message) == (
-        1367, "22007", "Illegal double '1e999' value found during parsing"
+        1367,
+        "22007",
+        "Illegal double '1e999' value found during parsing",
     )
     assert values(session, "SELECT 1") == [[b"1"]]

@@ -29,9 +29,7 @@ def test_a_remote_host_with_an_empty_password_is_one_error_line() -> None:
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize(
-    "options", [["--password", "secret"], ["--allow-empty-password-remote"]]
-)
+@pytest.mark.parametrize("options", [["--password", "secret"], ["--allow-empty-password-remote"]])
 def test_a_password_or_the_explicit_option_lets_it_listen(options: list[str]) -> None:
     with serve("--host", "0.0.0.0", *options) as served:
         assert served.host == "0.0.0.0"

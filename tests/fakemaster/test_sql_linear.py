@@ -167,7 +167,13 @@ def test_a_sixteen_mebibyte_literal_is_read_whole() -> None:
     body = "x" * (16 << 20)
     tokens = tokenize(f"SELECT '{body}', \"{body}\", `{body}`")
     assert [token.kind for token in tokens] == [
-        Tok.WORD, Tok.STRING, Tok.OP, Tok.STRING, Tok.OP, Tok.QUOTED_IDENT, Tok.END
+        Tok.WORD,
+        Tok.STRING,
+        Tok.OP,
+        Tok.STRING,
+        Tok.OP,
+        Tok.QUOTED_IDENT,
+        Tok.END,
     ]
     assert tokens[1].text == tokens[3].text == tokens[5].text == body
 

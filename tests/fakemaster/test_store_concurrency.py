@@ -308,8 +308,7 @@ def test_rotations_from_another_thread_never_break_a_dump() -> None:
             written.set()
 
     streams = [
-        DumpStream(store, request(**BLOCKING))
-        for _ in range(THREAD_READERS + ROUND_ROBIN_READERS)
+        DumpStream(store, request(**BLOCKING)) for _ in range(THREAD_READERS + ROUND_ROBIN_READERS)
     ]
     sent = [bytearray() for _ in streams]
 

@@ -28,8 +28,7 @@ from fakemaster.sql.sqltext import DefaultValue, Expr, Parser, Tok, Word
 from fakemaster.sql.sqlvalue import SqlValue, UKind, format_double
 from fakemaster.sql.state import SessionState
 
-__all__ = [
-    "set_type_value","set_statement"]
+__all__ = ["set_type_value", "set_statement"]
 
 
 @dataclass(slots=True)

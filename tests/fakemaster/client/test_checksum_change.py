@@ -38,8 +38,6 @@ def test_resumed_inside_a_checksumless_file_after_checksums_were_turned_on() -> 
         groups = [item for item in items if isinstance(item, CommittedGroup)]
         assert [group.gtid for group in groups] == [group.gtid for group in whole[3:]]
         fdes = [
-            item.raw
-            for item in items
-            if not isinstance(item, CommittedGroup) and item.raw[4] == 15
+            item.raw for item in items if not isinstance(item, CommittedGroup) and item.raw[4] == 15
         ]
         assert [bytes(fde)[-5] for fde in fdes] == [0, 1]
