@@ -673,59 +673,11 @@ def compare_table(
             f" {len(columns)} ({', '.join(names)})"
         )
         return result
-    # Render every replayed cell; a rendering failure is a mismatch of its own.
-    rendered_rows: list[list[Any]] = []
-    for row in state.rows:
-        rendered: list[Any] = []
-        for value, column in zip(row, columns, strict=True):
-            if value is ABSENT:
-                rendered.append(ABSENT)
-                continue
-            try:
-                rendered.append(render(value, column))
-            except RenderError as exc:
-                rendered.append(_Unrenderable(value, str(exc)))
-            except Exception as exc:  # a renderer bug must still name the cell
-                rendered.append(_Unrenderable(value, f"{type(exc).__name__}: {exc}"))
-        rendered_rows.append(rendered)
+    rendered_rows = [_rendered_row(row, columns) for row in state.rows]
     key = [i for i, c in enumerate(columns) if c.column_key == "PRI"]
     server_rows = list(expected.rows)
-    unmatched_server = list(range(len(server_rows)))
-    pairs: list[tuple[int, int]] = []
-    unmatched_replayed: list[int] = []
-    if key:
-        by_key: dict[tuple[Any, ...], int] = {}
-        for n, srow in enumerate(server_rows):
-            by_key[tuple(srow[i] for i in key)] = n
-        for r, rrow in enumerate(rendered_rows):
-            k = tuple(rrow[i] for i in key)
-            n_or_none = by_key.pop(k, None)
-            if n_or_none is None:
-                unmatched_replayed.append(r)
-            else:
-                pairs.append((r, n_or_none))
-        unmatched_server = sorted(by_key.values())
-    else:
-        remaining = list(range(len(server_rows)))
-        order = sorted(
-            range(len(rendered_rows)), key=lambda r: sum(v is ABSENT for v in rendered_rows[r])
-        )
-        for r in order:
-            rrow = rendered_rows[r]
-            hit = next(
-                (
-                    n
-                    for n in remaining
-                    if all(v is ABSENT or v == s for v, s in zip(rrow, server_rows[n], strict=True))
-                ),
-                None,
-            )
-            if hit is None:
-                unmatched_replayed.append(r)
-            else:
-                remaining.remove(hit)
-                pairs.append((r, hit))
-        unmatched_server = remaining
+    pair = _pair_by_key if key else _pair_as_multiset
+    pairs, unmatched_replayed, unmatched_server = pair(rendered_rows, server_rows, key)
     for r, n in pairs:
         rrow, srow, decoded = rendered_rows[r], server_rows[n], state.rows[r]
         origins = state.origins[r]
@@ -765,6 +717,72 @@ def compare_table(
         del problems[max_problems:]
         problems.append("... (more problems cut)")
     return result
+
+
+def _rendered_row(row: Sequence[Any], columns: Sequence[Any]) -> list[Any]:
+    """Every replayed cell rendered as the server shows it; a rendering failure is a mismatch of
+    its own."""
+    rendered: list[Any] = []
+    for value, column in zip(row, columns, strict=True):
+        if value is ABSENT:
+            rendered.append(ABSENT)
+            continue
+        try:
+            rendered.append(render(value, column))
+        except RenderError as exc:
+            rendered.append(_Unrenderable(value, str(exc)))
+        except Exception as exc:  # a renderer bug must still name the cell
+            rendered.append(_Unrenderable(value, f"{type(exc).__name__}: {exc}"))
+    return rendered
+
+
+# (replayed row, server row) pairs, the replayed rows without a pair, the server rows without one.
+_Pairing = tuple[list[tuple[int, int]], list[int], list[int]]
+
+
+def _pair_by_key(
+    rendered_rows: list[list[Any]], server_rows: list[Any], key: list[int]
+) -> _Pairing:
+    by_key: dict[tuple[Any, ...], int] = {}
+    for n, srow in enumerate(server_rows):
+        by_key[tuple(srow[i] for i in key)] = n
+    pairs: list[tuple[int, int]] = []
+    unmatched_replayed: list[int] = []
+    for r, rrow in enumerate(rendered_rows):
+        n_or_none = by_key.pop(tuple(rrow[i] for i in key), None)
+        if n_or_none is None:
+            unmatched_replayed.append(r)
+        else:
+            pairs.append((r, n_or_none))
+    return pairs, unmatched_replayed, sorted(by_key.values())
+
+
+def _pair_as_multiset(
+    rendered_rows: list[list[Any]], server_rows: list[Any], _key: list[int]
+) -> _Pairing:
+    """Rows of a table without a primary key: the most complete replayed rows pick first."""
+    remaining = list(range(len(server_rows)))
+    pairs: list[tuple[int, int]] = []
+    unmatched_replayed: list[int] = []
+    order = sorted(
+        range(len(rendered_rows)), key=lambda r: sum(v is ABSENT for v in rendered_rows[r])
+    )
+    for r in order:
+        rrow = rendered_rows[r]
+        hit = next(
+            (
+                n
+                for n in remaining
+                if all(v is ABSENT or v == s for v, s in zip(rrow, server_rows[n], strict=True))
+            ),
+            None,
+        )
+        if hit is None:
+            unmatched_replayed.append(r)
+        else:
+            remaining.remove(hit)
+            pairs.append((r, hit))
+    return pairs, unmatched_replayed, remaining
 
 
 class _Unrenderable:

@@ -270,6 +270,13 @@ def _set_text(mask: int, members: list[str]) -> str:
     return ",".join(label for i, label in enumerate(members) if mask >> i & 1)
 
 
+# The kinds whose text form is ASCII (the rest are sent as their bytes).
+_TEXT_KINDS = frozenset(
+    {*_INT_BYTES, "decimal", "float", "double", "year", "date", "time", "datetime", "timestamp"}
+    | set(_FIXED_BINARY_SIZES)
+)
+
+
 def render(value: Any, column: ColumnInfo) -> bytes | None:
     """The text-protocol bytes of ``value`` (decoded from a row image) in ``column``.
 
@@ -281,67 +288,74 @@ def render(value: Any, column: ColumnInfo) -> bytes | None:
     if value is ABSENT:
         raise RenderError(f"column {column.name} is not in the row image (ABSENT)")
     kind = column.data_type
+    if kind in _TEXT_KINDS:
+        return _render_as_text(value, column).encode("ascii")
+    return _render_bytes(value, column)
+
+
+def _render_as_text(value: Any, column: ColumnInfo) -> str:
+    """A value whose text form is ASCII: numbers, temporal values, INET4/INET6/UUID."""
+    kind = column.data_type
     fsp = column.datetime_precision or 0
-    codec = python_codec(column.character_set_name)
-    text: str
     if kind in _INT_BYTES:
-        text = _render_integer(value, column)
-    elif kind == "decimal":
-        text = _render_decimal(value, column)
-    elif kind in ("float", "double"):
-        text = _render_real(value, column)
-    elif kind == "bit":
+        return _render_integer(value, column)
+    if kind == "decimal":
+        return _render_decimal(value, column)
+    if kind in ("float", "double"):
+        return _render_real(value, column)
+    if kind == "year":
+        _need(value, int, column)
+        return f"{value:04d}"
+    if kind == "date":
+        _need(value, Date, column)
+        return str(value)
+    if kind == "time":
+        _need(value, Time, column)
+        return str(value.format(fsp))
+    if kind == "datetime":
+        _need(value, DateTime, column)
+        return str(value.format(fsp))
+    if kind == "timestamp":
+        return _render_timestamp(value, fsp, column)
+    _need(value, bytes, column)
+    size = _FIXED_BINARY_SIZES[kind]
+    if len(value) > size:
+        raise RenderError(f"{len(value)} bytes do not fit {kind.upper()} ({size} bytes)")
+    data = value.ljust(size, b"\x00")
+    if kind == "inet4":
+        return ".".join(str(b) for b in data)
+    if kind == "inet6":
+        return _inet6_text(data)
+    return _uuid_text(data)
+
+
+def _render_bytes(value: Any, column: ColumnInfo) -> bytes:
+    """A value sent as its bytes: BIT, ENUM and SET labels, binary and character strings."""
+    kind = column.data_type
+    codec = python_codec(column.character_set_name)
+    if kind == "bit":
         _need(value, int, column)
         nbits = column.numeric_precision or 1
         if not 0 <= value < 1 << nbits:
             raise RenderError(f"{value} does not fit {column.column_type}")
-        return value.to_bytes((nbits + 7) // 8, "big")
-    elif kind == "year":
-        _need(value, int, column)
-        text = f"{value:04d}"
-    elif kind == "date":
-        _need(value, Date, column)
-        text = str(value)
-    elif kind == "time":
-        _need(value, Time, column)
-        text = value.format(fsp)
-    elif kind == "datetime":
-        _need(value, DateTime, column)
-        text = value.format(fsp)
-    elif kind == "timestamp":
-        text = _render_timestamp(value, fsp, column)
-    elif kind == "enum":
+        return bytes(value.to_bytes((nbits + 7) // 8, "big"))
+    if kind in ("enum", "set"):
         _need(value, int, column)
         members = enum_members(column.column_type)
-        if not 0 <= value <= len(members):
+        if kind == "set":
+            text = _set_text(value, members)
+        elif not 0 <= value <= len(members):
             raise RenderError(f"ENUM index {value} beyond the {len(members)} members")
-        text = "" if value == 0 else members[value - 1]
+        else:
+            text = "" if value == 0 else members[value - 1]
         return text.encode(codec) if codec else text.encode("utf-8")
-    elif kind == "set":
-        _need(value, int, column)
-        text = _set_text(value, enum_members(column.column_type))
-        return text.encode(codec) if codec else text.encode("utf-8")
-    elif kind == "binary":
+    if kind == "binary":
         _need(value, bytes, column)
         size = column.character_octet_length or 0
         if len(value) > size:
             raise RenderError(f"{len(value)} bytes do not fit {column.column_type}")
-        return value.ljust(size, b"\x00")
-    elif kind in _TEXT_TYPES or kind in _GEOMETRY_TYPES:
+        return bytes(value.ljust(size, b"\x00"))
+    if kind in _TEXT_TYPES or kind in _GEOMETRY_TYPES:
         _need(value, bytes, column)
-        return value
-    elif kind in _FIXED_BINARY_SIZES:
-        _need(value, bytes, column)
-        size = _FIXED_BINARY_SIZES[kind]
-        if len(value) > size:
-            raise RenderError(f"{len(value)} bytes do not fit {kind.upper()} ({size} bytes)")
-        data = value.ljust(size, b"\x00")
-        if kind == "inet4":
-            text = ".".join(str(b) for b in data)
-        elif kind == "inet6":
-            text = _inet6_text(data)
-        else:
-            text = _uuid_text(data)
-    else:
-        raise RenderError(f"rendering of {column.column_type!r} ({column.name}) is not implemented")
-    return text.encode("ascii")
+        return bytes(value)
+    raise RenderError(f"rendering of {column.column_type!r} ({column.name}) is not implemented")
