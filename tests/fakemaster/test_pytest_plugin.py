@@ -627,6 +627,18 @@ def test_documentation_examples_run(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=expected)
 
 
+def test_every_setting_is_a_server_config_field() -> None:
+    from dataclasses import fields
+
+    from fakemaster.testing.plugin import SETTINGS, RunSettings
+
+    config_fields = {field.name for field in fields(ServerConfig)}
+    assert {setting.field for setting in SETTINGS} <= config_fields
+    settings = RunSettings(server_id=7, binlog_checksum="NONE")
+    assert settings.config_fields() == {"server_id": 7, "binlog_checksum": "NONE"}
+    assert ServerConfig(**settings.config_fields()).server_id == 7
+
+
 def test_documentation_names_every_setting() -> None:
     from fakemaster.testing.plugin import SETTINGS
 
