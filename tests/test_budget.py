@@ -75,3 +75,14 @@ def test_examples_scale_the_active_profile() -> None:
     assert examples(1e-9) == 1  # never zero examples
     with pytest.raises(ValueError, match="positive"):
         examples(0)
+
+
+def test_the_ci_profile_draws_the_same_examples_on_every_run() -> None:
+    """CI's verdict must not depend on a random seed: the ci profile is derandomized and keeps
+    no example database (a failure found once is found every time, by every machine)."""
+    from hypothesis import settings
+
+    ci = settings.get_profile("ci")
+    assert ci.derandomize
+    assert ci.database is None
+    assert not settings.get_profile("dev").derandomize  # dev keeps exploring
