@@ -20,6 +20,7 @@ from fakemaster.protocol.resultset import (
     sql_error,
     syntax_error,
 )
+from fakemaster.vocabulary.errcodes import ER_BAD_FIELD_ERROR
 
 __all__ = [
     "COMPARISON_OPS",
@@ -116,7 +117,7 @@ _SCOPES = ("global", "session", "local")
 
 
 def tokenize(text: str) -> list[Token]:
-    """Tokens of ``text`` ending with an END token; SqlError 1064 on an unterminated quote."""
+    """Tokens of ``text`` ending with an END token; ER_PARSE_ERROR on an unterminated quote."""
     tokens: list[Token] = []
     pos = 0
     length = len(text)
@@ -566,4 +567,4 @@ def _number(text: str) -> Literal:
 
 
 def unknown_column(name: str, clause: str) -> SqlError:
-    return sql_error(1054, name, clause)
+    return sql_error(ER_BAD_FIELD_ERROR, name, clause)

@@ -8,6 +8,12 @@ from fakemaster.protocol.resultset import Cell, ResultSet, SqlError, sql_error
 from fakemaster.sql.expressions import Item, evaluate
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Literal, Parser, Tok
+from fakemaster.vocabulary.errcodes import (
+    ER_BAD_FIELD_ERROR,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NO_TABLES_USED,
+)
 
 __all__ = ["select"]
 
@@ -50,7 +56,7 @@ def select(ctx: Context) -> Response:
         try:
             items.append(evaluate(expr, alias if alias is not None else text, session, "SELECT"))
         except SqlError as error:
-            if error.errno != 1054:
+            if error.errno != ER_BAD_FIELD_ERROR:
                 raise
             deferred_error = error  # checked after the whole statement parsed, as MariaDB does
         if deferred_error is not None:
@@ -62,7 +68,7 @@ def select(ctx: Context) -> Response:
             raise parser.error()
     limit = _finish_select(parser, ctx)
     if star:
-        raise sql_error(1096)
+        raise sql_error(ER_NO_TABLES_USED)
     rows: list[Sequence[Cell]] = []
     if limit != 0:
         rows.append([item.value.text() for item in items])
@@ -96,10 +102,10 @@ def _finish_select(parser: Parser, ctx: Context) -> int | None:
             first = parser.name()
             if parser.accept_op("."):
                 table = parser.name()
-                raise sql_error(1146, first, table)
+                raise sql_error(ER_NO_SUCH_TABLE, first, table)
             if ctx.session.database is None:
-                raise sql_error(1046)
-            raise sql_error(1146, ctx.session.database, first)
+                raise sql_error(ER_NO_DB_ERROR)
+            raise sql_error(ER_NO_SUCH_TABLE, ctx.session.database, first)
     if parser.accept_word("WHERE"):
         condition = evaluate(parser.expression(), "", ctx.session, "WHERE").value.as_number()
         if not condition:

@@ -24,13 +24,11 @@ from typing import Any
 
 from fakemaster.config.accounts import INFORMATION_SCHEMA
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID
-from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.resultset import (
     Cell,
     Column,
     ColumnFlag,
     ResultSet,
-    SqlError,
     sql_error,
     with_name,
 )
@@ -49,6 +47,16 @@ from fakemaster.sql.tables.catalogue import (
 )
 from fakemaster.sql.tables.information_schema import is_columns, is_rows
 from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errcodes import (
+    ER_BAD_FIELD_ERROR,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NOT_SUPPORTED_YET,
+    ER_TABLE_NOT_LOCKED,
+    ER_TABLEACCESS_DENIED_ERROR,
+    ER_UNKNOWN_TABLE,
+)
+from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "Source",
@@ -121,15 +129,16 @@ def from_table(ctx: Context) -> bool:
 
 
 def table_source(session: SessionState, database: str | None, name: str) -> Source:
-    """The table ``database.name`` (the current database when None); SqlError 1046/1146."""
+    """The table ``database.name`` (the current database when None); ER_NO_DB_ERROR or
+    ER_NO_SUCH_TABLE."""
     if database is None:
         database = session.database
         if database is None:
-            raise sql_error(1046)
+            raise sql_error(ER_NO_DB_ERROR)
     if database.lower() == INFORMATION_SCHEMA:
         columns = is_columns(name)
         if columns is None:
-            raise sql_error(1109, name, "information_schema")
+            raise sql_error(ER_UNKNOWN_TABLE, name, "information_schema")
         return Source(
             INFORMATION_SCHEMA,
             name,
@@ -141,14 +150,16 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             ["utf8mb3" if c.text_chars is not None else None for c in columns],
         )
     if session.locked_tables is not None and (database, name) not in session.locked_tables:
-        raise SqlError(1100, "HY000", f"Table '{name}' was not locked with LOCK TABLES")
+        raise sql_error(ER_TABLE_NOT_LOCKED, name)
     catalogue = session.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     account = session.account
     if not account.may_use(database):
-        raise sql_error(1142, "SELECT", account.user, session.host, database, name)
+        raise sql_error(
+            ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
+        )
     if table is None:
-        raise sql_error(1146, database, name)
+        raise sql_error(ER_NO_SUCH_TABLE, database, name)
     snapshot = read_snapshot(session).tables
     rows = list(snapshot.rows(table)) if snapshot is not None else []
     if any(c.data_type == "timestamp" for c in table.columns):
@@ -245,7 +256,7 @@ def select_from_table(ctx: Context) -> Response:
             break
     aggregates = [item for item in items if item.aggregate]
     if aggregates and len(aggregates) != len(items):
-        raise sql_error(1235, "columns beside aggregates without GROUP BY")
+        raise sql_error(ER_NOT_SUPPORTED_YET, "columns beside aggregates without GROUP BY")
     parser.expect_word("FROM")
     first = parser.name()
     database: str | None = None
@@ -345,7 +356,7 @@ def _aggregated(
             continue
         position = source.position(item.parts[-1])
         if position is None:
-            raise sql_error(1054, ".".join(item.parts), "field list")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(item.parts), "field list")
         values = [row[position] for row in rows if row[position] is not None]
         if item.aggregate == "COUNT":
             columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
@@ -395,7 +406,7 @@ def _resolve_items(
             continue
         found = source.position(parts[-1])
         if found is None:
-            raise sql_error(1054, ".".join(parts), "field list")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "field list")
         columns.append(_aliased(source.columns[found], item_alias or shown, alias))
         positions.append(found)
     return columns, positions
@@ -587,7 +598,7 @@ def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:
             parts.append(parser.name())
         position = source.position(parts[-1])
         if position is None:
-            raise sql_error(1054, ".".join(parts), "where clause")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "where clause")
         numeric, folded = source.numeric[position], source.folded[position]
         return _Operand(lambda row: row[position], numeric, folded, position)
     raise parser.error(token)
@@ -629,7 +640,7 @@ def _ordered(
             parts.append(parser.name())
         position = source.position(parts[-1])
         if position is None:
-            raise sql_error(1054, ".".join(parts), "order clause")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "order clause")
         descending = parser.accept_word("DESC") is not None
         if not descending:
             parser.accept_word("ASC")
