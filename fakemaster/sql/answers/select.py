@@ -15,25 +15,36 @@ from fakemaster.vocabulary.errcodes import (
     ER_NO_TABLES_USED,
 )
 
-__all__ = ["select"]
+__all__ = ["SELECT_OPTIONS", "accept_select_options", "select"]
+
+# The words MariaDB takes between SELECT and the select list, in any order (select_option).
+SELECT_OPTIONS = (
+    "ALL",
+    "DISTINCT",
+    "DISTINCTROW",
+    "HIGH_PRIORITY",
+    "STRAIGHT_JOIN",
+    "SQL_SMALL_RESULT",
+    "SQL_BIG_RESULT",
+    "SQL_BUFFER_RESULT",
+    "SQL_CACHE",
+    "SQL_NO_CACHE",
+    "SQL_CALC_FOUND_ROWS",
+)
+
+
+def accept_select_options(parser: Parser) -> bool:
+    """Pass over the option words after SELECT; whether DISTINCT (or DISTINCTROW) was one."""
+    distinct = False
+    while (option := parser.accept_word(*SELECT_OPTIONS)) is not None:
+        distinct = distinct or option.is_word("DISTINCT", "DISTINCTROW")
+    return distinct
 
 
 def select(ctx: Context) -> Response:
+    """A SELECT of expressions, without tables (its option words change nothing here)."""
     parser = ctx.parser(1)
-    while parser.accept_word(
-        "ALL",
-        "DISTINCT",
-        "DISTINCTROW",
-        "HIGH_PRIORITY",
-        "STRAIGHT_JOIN",
-        "SQL_SMALL_RESULT",
-        "SQL_BIG_RESULT",
-        "SQL_BUFFER_RESULT",
-        "SQL_CACHE",
-        "SQL_NO_CACHE",
-        "SQL_CALC_FOUND_ROWS",
-    ):
-        pass
+    accept_select_options(parser)
     items: list[Item] = []
     session = ctx.session
     star = False

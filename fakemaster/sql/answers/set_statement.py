@@ -25,7 +25,7 @@ from fakemaster.protocol.resultset import SessionTrack, session_state_entry, sql
 from fakemaster.sql.expressions import evaluate, stored_user_value
 from fakemaster.sql.outcome import Context, OkResult, Response
 from fakemaster.sql.sqltext import DefaultValue, Expr, Parser, Tok, Word
-from fakemaster.sql.sqlvalue import SqlValue, UKind, format_double
+from fakemaster.sql.sqlvalue import SqlValue, UKind
 from fakemaster.sql.state import SessionState
 from fakemaster.vocabulary.errcodes import (
     ER_CANT_CHANGE_TX_CHARACTERISTICS,
@@ -277,41 +277,50 @@ def _set_system_variable(
 
 
 def _system_value(var: SystemVariable, expr: Expr, session: SessionState) -> Value:
-    name = var.name
-    if isinstance(expr, Word):
+    """The value ``SET [scope] var = expr`` stores, checked and converted as MariaDB does for
+    the variable's kind."""
+    if isinstance(expr, Word):  # SET var = word: the word is the value (ON, utf8mb4, ...)
         raw: SqlValue = SqlValue(UKind.STRING, expr.name, collation=UTF8MB3_GENERAL_CI)
     else:
         raw = evaluate(expr, "", session, "SET").value
     value = raw.value
     if isinstance(value, bytes):
         value = value.decode("utf-8", "surrogateescape")
-    shown = (
-        "NULL"
-        if value is None
-        else (format_double(value) if isinstance(value, float) else str(value))
-    )
     kind = var.kind
     if kind is VarKind.BOOL:
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE"):
-            return value.upper() in ("ON", "TRUE")
-        if isinstance(value, Decimal | float):
-            raise sql_error(ER_WRONG_TYPE_FOR_VAR, name)
-        raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, shown)
+        return _bool_value(var.name, value)
     if kind in (VarKind.UINT, VarKind.INT):
         if not isinstance(value, int):
-            raise sql_error(ER_WRONG_TYPE_FOR_VAR, name)
+            raise sql_error(ER_WRONG_TYPE_FOR_VAR, var.name)
         return max(value, 0) if kind is VarKind.UINT else value
     if kind is VarKind.DOUBLE:
         if isinstance(value, int | Decimal | float):
             return float(value)
-        raise sql_error(ER_WRONG_TYPE_FOR_VAR, name)
+        raise sql_error(ER_WRONG_TYPE_FOR_VAR, var.name)
     # strings, enums, sets, character sets, collations
+    return _text_value(var, raw.value, value)
+
+
+def _bool_value(name: str, value: int | Decimal | float | str | None) -> bool:
+    """ON/OFF/TRUE/FALSE (any case) or 0/1."""
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE"):
+        return value.upper() in ("ON", "TRUE")
+    if isinstance(value, Decimal | float):
+        raise sql_error(ER_WRONG_TYPE_FOR_VAR, name)
+    shown = "NULL" if value is None else str(value)
+    raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, shown)
+
+
+def _text_value(
+    var: SystemVariable, raw: object, value: int | Decimal | float | str | None
+) -> str | None:
+    """A string-like variable's value: NULL where the variable allows it, a character set's or
+    collation's own name, a time zone, one of the variable's choices, or the text itself."""
+    name = var.name
     if value is None:
-        if name == "character_set_results":
-            return None
-        if var.default is None:
+        if name == "character_set_results" or var.default is None:
             return None
         raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, "NULL")
     text = str(value)
@@ -326,19 +335,24 @@ def _system_value(var: SystemVariable, expr: Expr, session: SessionState) -> Val
             raise sql_error(ER_UNKNOWN_COLLATION, text)
         return collation.name
     if name == "time_zone":
-        if text.upper() == "SYSTEM":
-            return "SYSTEM"
-        if not re.fullmatch(r"[+-]\d{1,2}:\d{2}", text.strip()):
-            raise sql_error(ER_UNKNOWN_TIME_ZONE, text)
-        return text.strip()
+        return _time_zone(text)
     if var.choices is not None:
-        by_upper = {choice.upper(): choice for choice in var.choices}
         if var.is_set:
-            return set_type_value(var, name, raw.value, text)
+            return set_type_value(var, name, raw, text)
+        by_upper = {choice.upper(): choice for choice in var.choices}
         if text.upper() not in by_upper:
             raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, text)
         return by_upper[text.upper()]
     return text
+
+
+def _time_zone(text: str) -> str:
+    """SYSTEM or an offset from UTC such as ``+02:00`` (the forms taken here)."""
+    if text.upper() == "SYSTEM":
+        return "SYSTEM"
+    if not re.fullmatch(r"[+-]\d{1,2}:\d{2}", text.strip()):
+        raise sql_error(ER_UNKNOWN_TIME_ZONE, text)
+    return text.strip()
 
 
 def set_type_value(var: SystemVariable, name: str, value: object, text: str) -> str:

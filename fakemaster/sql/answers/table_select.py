@@ -32,6 +32,7 @@ from fakemaster.protocol.resultset import (
     sql_error,
     with_name,
 )
+from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.snapshot import read_snapshot
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
@@ -68,19 +69,6 @@ __all__ = [
 ]
 
 _NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
-_SELECT_OPTIONS = (
-    "ALL",
-    "DISTINCT",
-    "DISTINCTROW",
-    "HIGH_PRIORITY",
-    "STRAIGHT_JOIN",
-    "SQL_SMALL_RESULT",
-    "SQL_BIG_RESULT",
-    "SQL_BUFFER_RESULT",
-    "SQL_CACHE",
-    "SQL_NO_CACHE",
-    "SQL_CALC_FOUND_ROWS",
-)
 
 
 @dataclass(slots=True)
@@ -218,42 +206,8 @@ def _note_constraint(source: Source, *operands: _Operand) -> None:
 def select_from_table(ctx: Context) -> Response:
     session = ctx.session
     parser = ctx.parser(1)
-    distinct = False
-    while (option := parser.accept_word(*_SELECT_OPTIONS)) is not None:
-        distinct = distinct or option.is_word("DISTINCT", "DISTINCTROW")
-    # The select list, resolved once the table is known.
-    items: list[_Item] = []
-    while True:
-        start = parser.index
-        aggregate = None
-        if parser.accept_op("*"):
-            parts = ["*"]
-        elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
-            aggregate = parser.next().text.upper()
-            parser.expect_op("(")
-            if aggregate == "COUNT" and parser.accept_op("*"):
-                parts = ["*"]
-            else:
-                parts = [parser.name()]
-                while parser.accept_op("."):
-                    parts.append(parser.name())
-            parser.expect_op(")")
-        else:
-            parts = [parser.name()]
-            while parser.accept_op("."):
-                parts.append("*" if parser.accept_op("*") else parser.name())
-        shown = parser.source(parser.tokens[start], parser.index) if aggregate else parts[-1]
-        alias = None
-        if parts != ["*"] or aggregate:
-            if parser.accept_word("AS"):
-                alias = parser.name()
-            elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-                "FROM"
-            ):
-                alias = parser.name()
-        items.append(_Item(alias, parts, shown, aggregate))
-        if not parser.accept_op(","):
-            break
+    distinct = accept_select_options(parser)
+    items = _select_list(parser)  # resolved once the table is known
     aggregates = [item for item in items if item.aggregate]
     if aggregates and len(aggregates) != len(items):
         raise sql_error(ER_NOT_SUPPORTED_YET, "columns beside aggregates without GROUP BY")
@@ -268,13 +222,7 @@ def select_from_table(ctx: Context) -> Response:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
         columns, _ = _resolve_items(items, source, name)
         return ResultSet(columns, [], extra_status=_NO_INDEX)
-    alias = ""
-    if parser.accept_word("AS"):
-        alias = parser.name()
-    elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
-    ):
-        alias = parser.name()
+    alias = _table_alias(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
     if parser.accept_word("WHERE"):
@@ -283,33 +231,14 @@ def select_from_table(ctx: Context) -> Response:
     if parser.accept_word("ORDER"):
         parser.expect_word("BY")
         rows = _ordered(parser, source, rows)
-    offset, count = 0, None
-    if parser.accept_word("LIMIT"):
-        first_number = parser.integer()
-        if parser.accept_op(","):
-            offset, count = first_number, parser.integer()
-        else:
-            count = first_number
-            if parser.accept_word("OFFSET"):
-                offset = parser.integer()
-    if parser.accept_word("FOR"):
-        parser.expect_word("UPDATE")
-    elif parser.accept_word("LOCK"):
-        parser.expect_word("IN")
-        parser.expect_word("SHARE")
-        parser.expect_word("MODE")
+    offset, count = _limit_clause(parser)
+    _locking_clause(parser)
     parser.expect_end()
     if aggregates:
         return _aggregated(session, items, source, rows, alias or name)
     selected = [tuple(row[p] for p in positions) for row in rows]
     if distinct:
-        seen: set[tuple[CellValue, ...]] = set()
-        unique = []
-        for row in selected:
-            if row not in seen:
-                seen.add(row)
-                unique.append(row)
-        selected = unique
+        selected = list(dict.fromkeys(selected))  # the first of equal rows, in order
     selected = selected[offset:] if count is None else selected[offset : offset + count]
     charsets = [source.text_charsets[p] for p in positions]
     # MariaDB flags a read that used no index (every information_schema read is one).
@@ -319,6 +248,76 @@ def select_from_table(ctx: Context) -> Response:
         encode_cells(session, selected, charsets),
         extra_status=_NO_INDEX if scanned else (0, 0),
     )
+
+
+def _select_list(parser: Parser) -> list[_Item]:
+    items = [_select_item(parser)]
+    while parser.accept_op(","):
+        items.append(_select_item(parser))
+    return items
+
+
+def _select_item(parser: Parser) -> _Item:
+    """``*``, ``t.*``, a column (maybe qualified) or COUNT/MIN/MAX of one, maybe aliased."""
+    start = parser.index
+    aggregate = None
+    if parser.accept_op("*"):
+        parts = ["*"]
+    elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
+        aggregate = parser.next().text.upper()
+        parser.expect_op("(")
+        if aggregate == "COUNT" and parser.accept_op("*"):
+            parts = ["*"]
+        else:
+            parts = [parser.name()]
+            while parser.accept_op("."):
+                parts.append(parser.name())
+        parser.expect_op(")")
+    else:
+        parts = [parser.name()]
+        while parser.accept_op("."):
+            parts.append("*" if parser.accept_op("*") else parser.name())
+    shown = parser.source(parser.tokens[start], parser.index) if aggregate else parts[-1]
+    alias = None
+    if parts != ["*"] or aggregate:
+        if parser.accept_word("AS"):
+            alias = parser.name()
+        elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word("FROM"):
+            alias = parser.name()
+    return _Item(alias, parts, shown, aggregate)
+
+
+def _table_alias(parser: Parser) -> str:
+    """The alias after the table name, or ""."""
+    if parser.accept_word("AS"):
+        return parser.name()
+    if parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
+        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
+    ):
+        return parser.name()
+    return ""
+
+
+def _limit_clause(parser: Parser) -> tuple[int, int | None]:
+    """``LIMIT n``, ``LIMIT offset, n`` or ``LIMIT n OFFSET offset``: (offset, row count)."""
+    if not parser.accept_word("LIMIT"):
+        return 0, None
+    first = parser.integer()
+    if parser.accept_op(","):
+        return first, parser.integer()
+    if parser.accept_word("OFFSET"):
+        return parser.integer(), first
+    return 0, first
+
+
+def _locking_clause(parser: Parser) -> None:
+    """FOR UPDATE or LOCK IN SHARE MODE: parsed; they change nothing here."""
+    if parser.accept_word("FOR"):
+        parser.expect_word("UPDATE")
+    elif parser.accept_word("LOCK"):
+        parser.expect_word("IN")
+        parser.expect_word("SHARE")
+        parser.expect_word("MODE")
 
 
 @dataclass(slots=True)
