@@ -50,12 +50,25 @@ from fakemaster.protocol.handshake import (
 )
 from fakemaster.vocabulary.constants import Command
 from fakemaster.vocabulary.context import BinlogContext
+from fakemaster.vocabulary.errcodes import (
+    ER_ABORTING_CONNECTION,
+    ER_CON_COUNT_ERROR,
+    ER_CONNECTION_KILLED,
+    ER_MASTER_FATAL_ERROR_READING_BINLOG,
+    ER_NET_ERROR_ON_WRITE,
+    ER_NET_READ_ERROR,
+    ER_NET_READ_INTERRUPTED,
+    ER_NET_WRITE_INTERRUPTED,
+    ER_NOT_SUPPORTED_AUTH_MODE,
+    ER_SERVER_SHUTDOWN,
+    ER_SLAVE_FATAL_ERROR,
+    ER_TOO_MANY_USER_CONNECTIONS,
+)
 from fakemaster.vocabulary.errors import DecodeError, FakemasterError
 from fakemaster.vocabulary.events import Event, HeartbeatEvent, RotateEvent
 from fakemaster.vocabulary.layouts import Buffer
 from fakemaster.vocabulary.packets import (
     EOF_HEADER,
-    ER_MASTER_FATAL_ERROR_READING_BINLOG,
     ERR_HEADER,
     OK_HEADER,
     ErrPacket,
@@ -102,15 +115,15 @@ _SLAVE_CAPABILITY_GTID = 4  # MARIA_SLAVE_CAPABILITY_GTID
 _ANY_ERROR = None
 _CONNECTION_ERRORS = frozenset(
     {
-        1040,  # ER_CON_COUNT_ERROR
-        1053,  # ER_SERVER_SHUTDOWN
-        1152,  # ER_ABORTING_CONNECTION
-        1158,
-        1159,
-        1160,
-        1161,  # ER_NET_* read/write errors and timeouts
-        1203,  # ER_TOO_MANY_USER_CONNECTIONS
-        1927,  # ER_CONNECTION_KILLED
+        ER_CON_COUNT_ERROR,
+        ER_SERVER_SHUTDOWN,
+        ER_ABORTING_CONNECTION,
+        ER_NET_READ_ERROR,
+        ER_NET_READ_INTERRUPTED,
+        ER_NET_ERROR_ON_WRITE,
+        ER_NET_WRITE_INTERRUPTED,
+        ER_TOO_MANY_USER_CONNECTIONS,
+        ER_CONNECTION_KILLED,
     }
 )
 
@@ -294,7 +307,11 @@ def auth_answer(payload: bytes, password: str) -> bytes | None:
     switch = AuthSwitchRequest.decode(payload)
     if switch.plugin != NATIVE_PASSWORD:
         raise AuthError(
-            ErrPacket(1251, "08004", f"auth plugin {switch.plugin!r} is not supported"),
+            ErrPacket(
+                ER_NOT_SUPPORTED_AUTH_MODE,
+                "08004",
+                f"auth plugin {switch.plugin!r} is not supported",
+            ),
             "the login",
         )
     return native_password_response(password, switch.data)
@@ -419,7 +436,12 @@ class ReplicaConnection:
         answer = auth_answer(payload, self.config.password)
         if answer is None:
             raise AuthError(
-                ErrPacket(1251, "08004", f"unexpected auth packet 0x{payload[0]:02x}"), "the login"
+                ErrPacket(
+                    ER_NOT_SUPPORTED_AUTH_MODE,
+                    "08004",
+                    f"unexpected auth packet 0x{payload[0]:02x}",
+                ),
+                "the login",
             )
         self._send(answer)
 
@@ -470,7 +492,7 @@ class ReplicaConnection:
             if self.master_server_id == self.config.server_id:
                 raise ServerRefused(
                     ErrPacket(
-                        1593,
+                        ER_SLAVE_FATAL_ERROR,
                         "HY000",
                         "Fatal error: The slave I/O thread stops because master and slave have "
                         "equal MariaDB server ids",

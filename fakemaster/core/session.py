@@ -36,7 +36,6 @@ from fakemaster.protocol.handshake import (
     Capability,
     HandshakeResponse,
     HandshakeV10,
-    ServerStatus,
     check_native_password,
     new_scramble,
 )
@@ -52,7 +51,23 @@ from fakemaster.protocol.resultset import (
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
 from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command
+from fakemaster.vocabulary.errcodes import (
+    ER_ACCESS_DENIED_ERROR,
+    ER_CON_COUNT_ERROR,
+    ER_HANDSHAKE_ERROR,
+    ER_NET_PACKET_TOO_LARGE,
+    ER_NET_PACKETS_OUT_OF_ORDER,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NOT_SUPPORTED_AUTH_MODE,
+    ER_SLAVE_SAME_ID,
+    ER_SPECIFIC_ACCESS_DENIED_ERROR,
+    ER_UNKNOWN_COM_ERROR,
+    ER_UNKNOWN_ERROR,
+    ER_WRONG_TABLE_NAME,
+)
 from fakemaster.vocabulary.errors import DecodeError
+from fakemaster.vocabulary.packets import ServerStatus
 
 if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
     from fakemaster.protocol.compression import CompressedChannel, DumpLike
@@ -156,7 +171,7 @@ class RegisterSlaveRequest:
     def parse(cls, body: bytes) -> RegisterSlaveRequest:
         """The body after the command byte; SqlError 1105 with MariaDB's own messages."""
         if len(body) < 4:
-            raise sql_error(1105, "Failed to register slave: too long 'report-host'")
+            raise sql_error(ER_UNKNOWN_ERROR, "Failed to register slave: too long 'report-host'")
         server_id = struct.unpack_from("<I", body, 0)[0]
         pos = 4
         fields: list[bytes] = []
@@ -166,15 +181,15 @@ class RegisterSlaveRequest:
             ("Failed to register slave; too long 'report-password'", 97),
         ):
             if pos >= len(body):
-                raise sql_error(1105, what)
+                raise sql_error(ER_UNKNOWN_ERROR, what)
             length = body[pos]
             pos += 1
             if pos + length > len(body) or length >= limit:
-                raise sql_error(1105, what)
+                raise sql_error(ER_UNKNOWN_ERROR, what)
             fields.append(body[pos : pos + length])
             pos += length
         if pos + 10 > len(body):
-            raise sql_error(1105, "Wrong parameters to function register_slave")
+            raise sql_error(ER_UNKNOWN_ERROR, "Wrong parameters to function register_slave")
         port, rank, master_id = struct.unpack_from("<HII", body, pos)
         return cls(
             server_id=server_id,
@@ -332,7 +347,7 @@ class ServerSession:
             self.state = State.CLOSED
             self.close_reason = "too many connections"
             self._unregister()
-            return frame(sql_error(1040).payload(protocol_41=False), 0)[0]
+            return frame(sql_error(ER_CON_COUNT_ERROR).payload(protocol_41=False), 0)[0]
         capabilities = SERVER_CAPABILITIES | (Capability.SSL if self.tls_offered else 0)
         greeting = HandshakeV10(
             server_version=handshake_version(self.server.globals),
@@ -372,7 +387,9 @@ class ServerSession:
             self._flush(actions)
         except Exception as error:  # a bug here must not take the server down
             self.internal_errors.append(error)
-            self._send(actions, sql_error(1105, f"internal error: {error}").payload(), 1)
+            self._send(
+                actions, sql_error(ER_UNKNOWN_ERROR, f"internal error: {error}").payload(), 1
+            )
             self._flush(actions)
             self._close(actions, f"internal error: {error!r}")
         return actions
@@ -442,11 +459,11 @@ class ServerSession:
             # Nothing may be sent between the dump's packets: just hang up.
             self._close(actions, f"malformed packet during a dump: {error}")
         elif error.reason.startswith("packet sequence number"):
-            self._send_error(actions, sql_error(1156), seq=expected)
+            self._send_error(actions, sql_error(ER_NET_PACKETS_OUT_OF_ORDER), seq=expected)
             self._close(actions, "packets out of order")
         elif error.reason.startswith("packet payload exceeds"):
             # MariaDB counted the oversized packet's header: its ERR carries the next number.
-            self._send_error(actions, sql_error(1153), seq=expected + 1)
+            self._send_error(actions, sql_error(ER_NET_PACKET_TOO_LARGE), seq=expected + 1)
             self._close(actions, "packet too large")
         else:
             self._close(actions, f"malformed packet: {error}")
@@ -476,14 +493,16 @@ class ServerSession:
                 (payload[0] | payload[1] << 8) & Capability.PROTOCOL_41
             )
             reply_seq = self._response_seq + 1
-            self._send(actions, sql_error(1043).payload(protocol_41=protocol_41), reply_seq)
+            self._send(
+                actions, sql_error(ER_HANDSHAKE_ERROR).payload(protocol_41=protocol_41), reply_seq
+            )
             self._close(actions, "bad handshake")
             return
         reply_seq = self._response_seq + 1
         if response.ssl_request:
             if not self.tls_offered or self.tls_active:
                 # CLIENT_SSL not advertised (or a second request): what MariaDB says then.
-                self._send(actions, sql_error(1043).payload(), reply_seq)
+                self._send(actions, sql_error(ER_HANDSHAKE_ERROR).payload(), reply_seq)
                 self._close(actions, "TLS requested but not offered")
                 return
             self.tls_active = True
@@ -504,7 +523,7 @@ class ServerSession:
             )
         if plugin != NATIVE_PASSWORD:
             if not response.capabilities & Capability.PLUGIN_AUTH:
-                self._send(actions, sql_error(1251).payload(), reply_seq)
+                self._send(actions, sql_error(ER_NOT_SUPPORTED_AUTH_MODE).payload(), reply_seq)
                 self._close(actions, "client cannot switch authentication plugin")
                 return
             # Like MariaDB, switch to the account's plugin with a fresh scramble.
@@ -523,7 +542,11 @@ class ServerSession:
         account = self.server.accounts.get(user)
         if account is None or not check_native_password(account.password, self.scramble, auth):
             using = "YES" if auth else "NO"
-            self._send(actions, sql_error(1045, user, self.peer_host, using).payload(), next_seq)
+            self._send(
+                actions,
+                sql_error(ER_ACCESS_DENIED_ERROR, user, self.peer_host, using).payload(),
+                next_seq,
+            )
             self._close(actions, "access denied")
             return
         self._used_password = bool(auth)
@@ -531,7 +554,7 @@ class ServerSession:
             len(self.server.connections) > _max_connections(self.server)
             and not account.privileges & _IGNORES_MAX_CONNECTIONS
         ):
-            self._send(actions, sql_error(1040).payload(), next_seq)
+            self._send(actions, sql_error(ER_CON_COUNT_ERROR).payload(), next_seq)
             self._close(actions, "too many connections")
             return
         # The SQL layer (its lexer, parser and statement table) is loaded at the first login,
@@ -599,7 +622,7 @@ class ServerSession:
             self._ok(actions)
         elif command == Command.INIT_DB:
             if not body:
-                self._send_error(actions, sql_error(1046))
+                self._send_error(actions, sql_error(ER_NO_DB_ERROR))
                 return
             from fakemaster.sql.answers.connection_statements import change_database
 
@@ -612,11 +635,11 @@ class ServerSession:
         elif command == Command.FIELD_LIST:
             table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
             if not table:
-                self._send_error(actions, sql_error(1103, ""))
+                self._send_error(actions, sql_error(ER_WRONG_TABLE_NAME, ""))
             elif sql.database is None:
-                self._send_error(actions, sql_error(1046))
+                self._send_error(actions, sql_error(ER_NO_DB_ERROR))
             else:
-                self._send_error(actions, sql_error(1146, sql.database, table))
+                self._send_error(actions, sql_error(ER_NO_SUCH_TABLE, sql.database, table))
         elif command == _COM_STATISTICS:
             self._send(actions, self._statistics().encode(), 1)
         elif command == _COM_PROCESS_KILL:
@@ -631,7 +654,9 @@ class ServerSession:
             self._register_slave(sql, body, actions)
         elif command in self._dump_commands() and not sql.account.has_any(DUMP_PRIVILEGE):
             # Refused before the packet is read; the connection stays usable.
-            self._send_error(actions, sql_error(1227, privilege_names(DUMP_PRIVILEGE)))
+            self._send_error(
+                actions, sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(DUMP_PRIVILEGE))
+            )
         elif command == Command.BINLOG_DUMP:
             position, flags, server_id, raw_name = parse_binlog_dump(body)
             self._start_dump(
@@ -641,7 +666,7 @@ class ServerSession:
             try:
                 flags, server_id, raw_name, position, gtid_set = parse_binlog_dump_gtid(body)
             except DecodeError:
-                self._send_error(actions, sql_error(1043))
+                self._send_error(actions, sql_error(ER_HANDSHAKE_ERROR))
                 self._close(actions, "malformed COM_BINLOG_DUMP_GTID")
                 return
             self._start_dump(
@@ -655,7 +680,7 @@ class ServerSession:
                 gtid_set,
             )
         else:
-            self._send_error(actions, sql_error(1047))
+            self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
 
     def _dump_commands(self) -> tuple[int, ...]:
         if self.config.mysql_gtid_dump:
@@ -709,7 +734,7 @@ class ServerSession:
         elif option == 1:
             sql.capabilities &= ~Capability.MULTI_STATEMENTS
         else:
-            self._send_error(actions, sql_error(1047))
+            self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
             return
         if self.protocol.deprecate_eof:
             self._ok(actions)
@@ -743,7 +768,9 @@ class ServerSession:
             # account, before it reads the packet.
             account = sql.account
             using = "YES" if self._used_password else "NO"
-            self._send_error(actions, sql_error(1045, account.user, account.host, using))
+            self._send_error(
+                actions, sql_error(ER_ACCESS_DENIED_ERROR, account.user, account.host, using)
+            )
             return
         try:
             request = RegisterSlaveRequest.parse(body)
@@ -868,8 +895,6 @@ class ServerSession:
             self.server.close_connection(self.thread_id)
 
 
-# A newer COM_BINLOG_DUMP from the same replica server id ends the older dump with it.
-ER_SLAVE_SAME_ID = 4052
 # What COM_BINLOG_DUMP and COM_REGISTER_SLAVE need.
 DUMP_PRIVILEGE = Privilege.REPLICATION_SLAVE
 

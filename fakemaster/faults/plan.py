@@ -57,8 +57,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from fakemaster.vocabulary.errcodes import ER_MASTER_FATAL_ERROR_READING_BINLOG, ER_SERVER_SHUTDOWN
 from fakemaster.vocabulary.errors import FakemasterError
-from fakemaster.vocabulary.packets import ER_MASTER_FATAL_ERROR_READING_BINLOG
 
 __all__ = [
     "ERROR_PRESETS",
@@ -168,7 +168,7 @@ ERROR_PRESETS: Mapping[str, ErrorPreset] = MappingProxyType(
         # when it shuts down: it closes the socket (FIN) without a packet (docs/faults.md);
         # use a ``cut`` with close="fin" to do what it does, this preset to test a client's
         # handling of the ERR that other servers and proxies send.
-        "shutdown": ErrorPreset(1053, "08S01", "Server shutdown in progress"),
+        "shutdown": ErrorPreset(ER_SERVER_SHUTDOWN, "08S01", "Server shutdown in progress"),
     }
 )
 

@@ -20,7 +20,7 @@ from encoder.primitives import packed_int
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.layouts import U16, U32
-from fakemaster.vocabulary.packets import SERVER_STATUS_AUTOCOMMIT
+from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "NATIVE_PASSWORD",
@@ -34,7 +34,6 @@ __all__ = [
     "HandshakeResponse",
     "HandshakeV10",
     "MariaDBCapability",
-    "ServerStatus",
     "check_native_password",
     "native_password_response",
     "new_scramble",
@@ -83,25 +82,6 @@ class MariaDBCapability(IntFlag):
     STMT_BULK_OPERATIONS = 1 << 2
     EXTENDED_METADATA = 1 << 3
     CACHE_METADATA = 1 << 4
-
-
-class ServerStatus(IntFlag):
-    IN_TRANS = 0x0001
-    AUTOCOMMIT = SERVER_STATUS_AUTOCOMMIT
-    MORE_RESULTS_EXISTS = 0x0008
-    QUERY_NO_GOOD_INDEX_USED = 0x0010
-    QUERY_NO_INDEX_USED = 0x0020
-    CURSOR_EXISTS = 0x0040
-    LAST_ROW_SENT = 0x0080
-    DB_DROPPED = 0x0100
-    NO_BACKSLASH_ESCAPES = 0x0200
-    METADATA_CHANGED = 0x0400
-    QUERY_WAS_SLOW = 0x0800
-    PS_OUT_PARAMS = 0x1000
-    IN_TRANS_READONLY = 0x2000
-    SESSION_STATE_CHANGED = 0x4000
-    # MariaDB's own: sql_mode has ANSI_QUOTES (not in MySQL's list).
-    ANSI_QUOTES = 0x8000
 
 
 # What MariaDB 10.11.19 advertises without TLS (captured: 0x81fff7fe, extended 0x1d).

@@ -23,6 +23,53 @@ from encoder.primitives import packed_int
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errcodes import (
+    ER_ACCESS_DENIED_ERROR,
+    ER_BAD_DB_ERROR,
+    ER_BAD_FIELD_ERROR,
+    ER_CANT_CHANGE_TX_CHARACTERISTICS,
+    ER_CANT_LOCK_LOG_TABLE,
+    ER_COLLATION_CHARSET_MISMATCH,
+    ER_CON_COUNT_ERROR,
+    ER_CONNECTION_KILLED,
+    ER_DBACCESS_DENIED_ERROR,
+    ER_EMPTY_QUERY,
+    ER_GLOBAL_VARIABLE,
+    ER_HANDSHAKE_ERROR,
+    ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_KILL_DENIED_ERROR,
+    ER_LOCAL_VARIABLE,
+    ER_NET_PACKET_TOO_LARGE,
+    ER_NET_PACKETS_OUT_OF_ORDER,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NO_SUCH_THREAD,
+    ER_NO_TABLES_USED,
+    ER_NONUNIQ_TABLE,
+    ER_NOT_SUPPORTED_AUTH_MODE,
+    ER_NOT_SUPPORTED_YET,
+    ER_PARSE_ERROR,
+    ER_QUERY_INTERRUPTED,
+    ER_SLAVE_SAME_ID,
+    ER_SP_DOES_NOT_EXIST,
+    ER_SPECIFIC_ACCESS_DENIED_ERROR,
+    ER_TABLE_NOT_LOCKED,
+    ER_TABLEACCESS_DENIED_ERROR,
+    ER_UNKNOWN_CHARACTER_SET,
+    ER_UNKNOWN_COLLATION,
+    ER_UNKNOWN_COM_ERROR,
+    ER_UNKNOWN_ERROR,
+    ER_UNKNOWN_STRUCTURED_VARIABLE,
+    ER_UNKNOWN_SYSTEM_VARIABLE,
+    ER_UNKNOWN_TABLE,
+    ER_UNKNOWN_TIME_ZONE,
+    ER_VARIABLE_IS_READONLY,
+    ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+    ER_WRONG_TABLE_NAME,
+    ER_WRONG_TYPE_FOR_VAR,
+    ER_WRONG_VALUE_FOR_VAR,
+)
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import (
     EOF_HEADER,
@@ -31,6 +78,7 @@ from fakemaster.vocabulary.packets import (
     EofPacket,
     ErrPacket,
     OkPacket,
+    ServerStatus,
 )
 
 __all__ = [
@@ -336,7 +384,7 @@ def ok_payload(
         if session_state or info:
             tail = packed_int(len(info)) + info
         if session_state:
-            status |= 0x4000  # SERVER_SESSION_STATE_CHANGED
+            status |= ServerStatus.SESSION_STATE_CHANGED
             state = b"".join(session_state)
             tail += packed_int(len(state)) + state
     return encode_ok(
@@ -378,57 +426,86 @@ class SqlError(Exception):
 
 # errno -> (SQLSTATE, message format), texts as MariaDB 10.11 sends them.
 ERRORS: dict[int, tuple[str, str]] = {
-    1040: ("08004", "Too many connections"),
-    1043: ("08S01", "Bad handshake"),
-    1044: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),
-    1045: ("28000", "Access denied for user '{0}'@'{1}' (using password: {2})"),
-    1046: ("3D000", "No database selected"),
-    1047: ("08S01", "Unknown command"),
-    1049: ("42000", "Unknown database '{0}'"),
-    1054: ("42S22", "Unknown column '{0}' in '{1}'"),
-    1064: (
+    ER_CON_COUNT_ERROR: ("08004", "Too many connections"),
+    ER_HANDSHAKE_ERROR: ("08S01", "Bad handshake"),
+    ER_DBACCESS_DENIED_ERROR: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),
+    ER_ACCESS_DENIED_ERROR: ("28000", "Access denied for user '{0}'@'{1}' (using password: {2})"),
+    ER_NO_DB_ERROR: ("3D000", "No database selected"),
+    ER_UNKNOWN_COM_ERROR: ("08S01", "Unknown command"),
+    ER_BAD_DB_ERROR: ("42000", "Unknown database '{0}'"),
+    ER_BAD_FIELD_ERROR: ("42S22", "Unknown column '{0}' in '{1}'"),
+    ER_PARSE_ERROR: (
         "42000",
         "You have an error in your SQL syntax; check the manual that corresponds to your "
         "MariaDB server version for the right syntax to use near '{0}' at line {1}",
     ),
-    1065: ("42000", "Query was empty"),
-    1094: ("HY000", "Unknown thread id: {0}"),
-    1095: ("HY000", "You are not owner of thread {0}"),
-    1096: ("HY000", "No tables used"),
-    1105: ("HY000", "{0}"),
-    1103: ("42000", "Incorrect table name '{0}'"),
-    1109: ("42S02", "Unknown table '{0}' in {1}"),
-    1115: ("42000", "Unknown character set: '{0}'"),
-    1142: ("42000", "{0} command denied to user '{1}'@'{2}' for table `{3}`.`{4}`"),
-    1146: ("42S02", "Table '{0}.{1}' doesn't exist"),
-    1153: ("08S01", "Got a packet bigger than 'max_allowed_packet' bytes"),
-    1156: ("08S01", "Got packets out of order"),
-    1193: ("HY000", "Unknown system variable '{0}'"),
-    1227: (
+    ER_EMPTY_QUERY: ("42000", "Query was empty"),
+    ER_NONUNIQ_TABLE: ("42000", "Not unique table/alias: '{0}'"),
+    ER_NO_SUCH_THREAD: ("HY000", "Unknown thread id: {0}"),
+    ER_KILL_DENIED_ERROR: ("HY000", "You are not owner of thread {0}"),
+    ER_NO_TABLES_USED: ("HY000", "No tables used"),
+    ER_TABLE_NOT_LOCKED: ("HY000", "Table '{0}' was not locked with LOCK TABLES"),
+    ER_UNKNOWN_ERROR: ("HY000", "{0}"),
+    ER_WRONG_TABLE_NAME: ("42000", "Incorrect table name '{0}'"),
+    ER_UNKNOWN_TABLE: ("42S02", "Unknown table '{0}' in {1}"),
+    ER_UNKNOWN_CHARACTER_SET: ("42000", "Unknown character set: '{0}'"),
+    ER_TABLEACCESS_DENIED_ERROR: (
+        "42000",
+        "{0} command denied to user '{1}'@'{2}' for table `{3}`.`{4}`",
+    ),
+    ER_NO_SUCH_TABLE: ("42S02", "Table '{0}.{1}' doesn't exist"),
+    ER_NET_PACKET_TOO_LARGE: ("08S01", "Got a packet bigger than 'max_allowed_packet' bytes"),
+    ER_NET_PACKETS_OUT_OF_ORDER: ("08S01", "Got packets out of order"),
+    ER_UNKNOWN_SYSTEM_VARIABLE: ("HY000", "Unknown system variable '{0}'"),
+    ER_SPECIFIC_ACCESS_DENIED_ERROR: (
         "42000",
         "Access denied; you need (at least one of) the {0} privilege(s) for this operation",
     ),
-    1228: ("HY000", "Variable '{0}' is a SESSION variable and can't be used with SET GLOBAL"),
-    1229: ("HY000", "Variable '{0}' is a GLOBAL variable and should be set with SET GLOBAL"),
-    1231: ("42000", "Variable '{0}' can't be set to the value of '{1}'"),
-    1232: ("42000", "Incorrect argument type to variable '{0}'"),
-    1235: ("42000", "This version of MariaDB doesn't yet support '{0}'"),
-    1238: ("HY000", "Variable '{0}' is a {1} variable"),
-    1251: (
+    ER_LOCAL_VARIABLE: (
+        "HY000",
+        "Variable '{0}' is a SESSION variable and can't be used with SET GLOBAL",
+    ),
+    ER_GLOBAL_VARIABLE: (
+        "HY000",
+        "Variable '{0}' is a GLOBAL variable and should be set with SET GLOBAL",
+    ),
+    ER_WRONG_VALUE_FOR_VAR: ("42000", "Variable '{0}' can't be set to the value of '{1}'"),
+    ER_WRONG_TYPE_FOR_VAR: ("42000", "Incorrect argument type to variable '{0}'"),
+    ER_NOT_SUPPORTED_YET: ("42000", "This version of MariaDB doesn't yet support '{0}'"),
+    ER_INCORRECT_GLOBAL_LOCAL_VAR: ("HY000", "Variable '{0}' is a {1} variable"),
+    ER_NOT_SUPPORTED_AUTH_MODE: (
         "08004",
         "Client does not support authentication protocol requested by server; "
         "consider upgrading MariaDB client",
     ),
-    1253: ("42000", "COLLATION '{0}' is not valid for CHARACTER SET '{1}'"),
-    1273: ("HY000", "Unknown collation: '{0}'"),
-    1298: ("HY000", "Unknown or incorrect time zone: '{0}'"),
-    1305: ("42000", "FUNCTION {0} does not exist"),
-    1317: ("70100", "Query execution was interrupted"),
-    1582: ("42000", "Incorrect parameter count in the call to native function '{0}'"),
-    1621: ("HY000", "{0} variable '{1}' is read-only. Use SET {2} to assign the value"),
-    1927: ("70100", "Connection was killed"),
-    4052: ("HY000", "A slave with the same server_uuid/server_id is already connected"),
-    4081: ("HY000", "Unknown structured system variable or ROW routine variable '{0}'"),
+    ER_COLLATION_CHARSET_MISMATCH: (
+        "42000",
+        "COLLATION '{0}' is not valid for CHARACTER SET '{1}'",
+    ),
+    ER_UNKNOWN_COLLATION: ("HY000", "Unknown collation: '{0}'"),
+    ER_UNKNOWN_TIME_ZONE: ("HY000", "Unknown or incorrect time zone: '{0}'"),
+    ER_SP_DOES_NOT_EXIST: ("42000", "{0} {1} does not exist"),
+    ER_QUERY_INTERRUPTED: ("70100", "Query execution was interrupted"),
+    ER_ILLEGAL_VALUE_FOR_TYPE: ("22007", "Illegal {0} '{1}' value found during parsing"),
+    ER_CANT_LOCK_LOG_TABLE: ("HY000", "You can't use locks with log tables"),
+    ER_CANT_CHANGE_TX_CHARACTERISTICS: (
+        "25001",
+        "Transaction characteristics can't be changed while a transaction is in progress",
+    ),
+    ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT: (
+        "42000",
+        "Incorrect parameter count in the call to native function '{0}'",
+    ),
+    ER_VARIABLE_IS_READONLY: (
+        "HY000",
+        "{0} variable '{1}' is read-only. Use SET {2} to assign the value",
+    ),
+    ER_CONNECTION_KILLED: ("70100", "Connection was killed"),
+    ER_SLAVE_SAME_ID: ("HY000", "A slave with the same server_uuid/server_id is already connected"),
+    ER_UNKNOWN_STRUCTURED_VARIABLE: (
+        "HY000",
+        "Unknown structured system variable or ROW routine variable '{0}'",
+    ),
 }
 
 
@@ -440,15 +517,17 @@ def sql_error(errno: int, *args: object) -> SqlError:
 def syntax_error(near: str, line: int = 1) -> SqlError:
     """ER_PARSE_ERROR quoting the statement from the first token the parser rejected (MariaDB
     quotes at most 80 characters, the last three "..." when it cut)."""
-    return sql_error(1064, _near(near), line)
+    return sql_error(ER_PARSE_ERROR, _near(near), line)
 
 
 def parser_stack_exhausted(near: str, line: int = 1) -> SqlError:
     """ER_PARSE_ERROR as MariaDB 10.11 sends it for a statement nested deeper than its parser's
     stack holds (about 32,000 levels of parentheses, NOT or unary minus): "memory exhausted" in
     place of the usual sentence, quoting from the token that did not fit."""
-    sqlstate, _ = ERRORS[1064]
-    return SqlError(1064, sqlstate, f"memory exhausted near '{_near(near)}' at line {line}")
+    sqlstate, _ = ERRORS[ER_PARSE_ERROR]
+    return SqlError(
+        ER_PARSE_ERROR, sqlstate, f"memory exhausted near '{_near(near)}' at line {line}"
+    )
 
 
 def _near(text: str) -> str:

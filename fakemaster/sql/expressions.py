@@ -17,7 +17,6 @@ from fakemaster.protocol.resultset import (
     NOT_FIXED_DEC,
     Column,
     ColumnFlag,
-    SqlError,
     sql_error,
     text_column,
 )
@@ -36,6 +35,15 @@ from fakemaster.sql.sqltext import (
 from fakemaster.sql.sqlvalue import SqlValue, UKind
 from fakemaster.sql.state import SessionState
 from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errcodes import (
+    ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_PARSE_ERROR,
+    ER_SP_DOES_NOT_EXIST,
+    ER_UNKNOWN_CHARACTER_SET,
+    ER_UNKNOWN_STRUCTURED_VARIABLE,
+    ER_UNKNOWN_SYSTEM_VARIABLE,
+    ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
+)
 
 __all__ = [
     "FUNCTIONS",
@@ -70,7 +78,11 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
     if isinstance(expr, FunctionCall):
         function = FUNCTIONS.get(expr.name)
         if function is None:
-            raise sql_error(1305, f"{session.database or ''}.{expr.name.lower()}".lstrip("."))
+            raise sql_error(
+                ER_SP_DOES_NOT_EXIST,
+                "FUNCTION",
+                f"{session.database or ''}.{expr.name.lower()}".lstrip("."),
+            )
         return function(expr, name, session)
     if isinstance(expr, Comparison):
         left = evaluate(expr.left, "", session, clause)
@@ -104,7 +116,7 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         return item
     if isinstance(expr, Word):
         raise unknown_column(expr.name, clause)
-    raise sql_error(1064, "DEFAULT", 1)
+    raise sql_error(ER_PARSE_ERROR, "DEFAULT", 1)
 
 
 def _literal(expr: Literal, name: str, session: SessionState) -> Item:
@@ -132,9 +144,7 @@ def _literal(expr: Literal, name: str, session: SessionState) -> Item:
     if isinstance(value, float):
         if math.isinf(value):
             # What MariaDB 10.11.19 answers for SELECT 1e999 (the connection stays).
-            raise SqlError(
-                1367, "22007", f"Illegal double '{expr.text}' value found during parsing"
-            )
+            raise sql_error(ER_ILLEGAL_VALUE_FOR_TYPE, "double", expr.text)
         column = Column(name, ColumnType.DOUBLE, length=len(expr.text), flags=not_null, decimals=31)
         return Item(column, SqlValue(UKind.DOUBLE, value), False)
     if isinstance(value, bytes):
@@ -160,7 +170,7 @@ def _introducer_collation(introducer: str, session: SessionState) -> int | None:
         return BINARY_COLLATION_ID if connection.id == BINARY_COLLATION_ID else None
     collation = charset_default(introducer)
     if collation is None:
-        raise sql_error(1115, introducer)
+        raise sql_error(ER_UNKNOWN_CHARACTER_SET, introducer)
     return collation.id
 
 
@@ -192,10 +202,10 @@ def _user_variable(var_name: str, name: str, session: SessionState) -> Item:
 
 def _system_variable(ref: SysVarRef, name: str, session: SessionState) -> Item:
     if "." in ref.name:
-        raise sql_error(4081, ref.name.split(".", 1)[0])
+        raise sql_error(ER_UNKNOWN_STRUCTURED_VARIABLE, ref.name.split(".", 1)[0])
     var = lookup(ref.name)
     if var is None:
-        raise sql_error(1193, ref.name)
+        raise sql_error(ER_UNKNOWN_SYSTEM_VARIABLE, ref.name)
     value = session.value_of(var, ref.scope)
     kind = var.kind
     if kind is VarKind.BOOL:
@@ -225,7 +235,7 @@ def _system_text(name: str, chars: int, value: str | None, *, not_null: bool = F
 
 def _no_args(call: FunctionCall, count: int = 0) -> None:
     if len(call.args) != count:
-        raise sql_error(1582, call.name.lower())
+        raise sql_error(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, call.name.lower())
 
 
 def _fn_version(call: FunctionCall, name: str, session: SessionState) -> Item:

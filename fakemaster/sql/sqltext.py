@@ -20,6 +20,7 @@ from fakemaster.protocol.resultset import (
     sql_error,
     syntax_error,
 )
+from fakemaster.vocabulary.errcodes import ER_BAD_FIELD_ERROR
 
 __all__ = [
     "COMPARISON_OPS",
@@ -116,7 +117,7 @@ _SCOPES = ("global", "session", "local")
 
 
 def tokenize(text: str) -> list[Token]:
-    """Tokens of ``text`` ending with an END token; SqlError 1064 on an unterminated quote."""
+    """Tokens of ``text`` ending with an END token; ER_PARSE_ERROR on an unterminated quote."""
     tokens: list[Token] = []
     pos = 0
     length = len(text)
@@ -504,12 +505,7 @@ class Parser:
         if kind is Tok.NUMBER:
             return _number(token.text)
         if kind is Tok.STRING:
-            # Adjacent string literals concatenate ('a' 'b' is 'ab'), joined once.
-            parts = [token.text]
-            while self.peek.kind is Tok.STRING and not self.peek.extra:
-                parts.append(self.next().text)
-            value = "".join(parts)
-            return Literal(value, value, collation_hint=token.extra)
+            return self._string_literal(token)
         if kind is Tok.HEX:
             return Literal(token.raw, token.text)
         if kind is Tok.USER_VAR:
@@ -519,42 +515,61 @@ class Parser:
         if kind is Tok.SYS_VAR:
             return SysVarRef(token.text, token.extra)
         if kind is Tok.OP:
-            if token.text == "(":
-                inner = self.expression()
-                self.expect_op(")")
-                return inner
-            if token.text == "-":
-                following = self.peek
-                if following.kind is Tok.NUMBER:
-                    self.next()
-                    number = _number(following.text)
-                    assert isinstance(number.value, int | Decimal | float)
-                    return Literal(-number.value, "-" + following.text)
-                return Negation(self.operand())
-            raise self.error(token)
+            return self._operator_operand(token)
         if kind is Tok.QUOTED_IDENT:
             return Word(token.text, quoted=True)
         if kind is Tok.WORD:
-            upper = token.text.upper()
-            if upper == "NULL":
-                return Literal(None, token.text)
-            if upper in ("TRUE", "FALSE"):
-                return Literal(1 if upper == "TRUE" else 0, token.text, is_bool=True)
-            if upper == "DEFAULT" and not self.peek.is_op("("):
-                return DefaultValue()
-            if upper in RESERVED:
-                raise self.error(token)
-            if self.peek.is_op("("):
-                self.next()
-                args: list[Expr] = []
-                if not self.accept_op(")"):
-                    args.append(self.expression())
-                    while self.accept_op(","):
-                        args.append(self.expression())
-                    self.expect_op(")")
-                return FunctionCall(upper, tuple(args))
-            return Word(token.text)
+            return self._word_operand(token)
         raise self.error(token)
+
+    def _string_literal(self, first: Token) -> Literal:
+        # Adjacent string literals concatenate ('a' 'b' is 'ab'), joined once.
+        parts = [first.text]
+        while self.peek.kind is Tok.STRING and not self.peek.extra:
+            parts.append(self.next().text)
+        value = "".join(parts)
+        return Literal(value, value, collation_hint=first.extra)
+
+    def _operator_operand(self, token: Token) -> Expr:
+        """An operand that starts with an operator: ``( expression )`` or a minus."""
+        if token.text == "(":
+            inner = self.expression()
+            self.expect_op(")")
+            return inner
+        if token.text == "-":
+            following = self.peek
+            if following.kind is Tok.NUMBER:
+                self.next()
+                number = _number(following.text)
+                assert isinstance(number.value, int | Decimal | float)
+                return Literal(-number.value, "-" + following.text)
+            return Negation(self.operand())
+        raise self.error(token)
+
+    def _word_operand(self, token: Token) -> Expr:
+        """NULL, TRUE, FALSE, DEFAULT, a function call or a name."""
+        upper = token.text.upper()
+        if upper == "NULL":
+            return Literal(None, token.text)
+        if upper in ("TRUE", "FALSE"):
+            return Literal(1 if upper == "TRUE" else 0, token.text, is_bool=True)
+        if upper == "DEFAULT" and not self.peek.is_op("("):
+            return DefaultValue()
+        if upper in RESERVED:
+            raise self.error(token)
+        if self.accept_op("("):
+            return FunctionCall(upper, self._call_arguments())
+        return Word(token.text)
+
+    def _call_arguments(self) -> tuple[Expr, ...]:
+        """The arguments of a function call, after its ``(``, through the ``)``."""
+        args: list[Expr] = []
+        if not self.accept_op(")"):
+            args.append(self.expression())
+            while self.accept_op(","):
+                args.append(self.expression())
+            self.expect_op(")")
+        return tuple(args)
 
 
 def _number(text: str) -> Literal:
@@ -566,4 +581,4 @@ def _number(text: str) -> Literal:
 
 
 def unknown_column(name: str, clause: str) -> SqlError:
-    return sql_error(1054, name, clause)
+    return sql_error(ER_BAD_FIELD_ERROR, name, clause)

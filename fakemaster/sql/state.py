@@ -23,12 +23,16 @@ from fakemaster.protocol.charsets import (
     collation_by_id,
     collation_by_name,
 )
-from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.resultset import sql_error
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.tables.catalogue import Snapshot, TableCatalogue
 from fakemaster.sql.tables.system_tables import SYSTEM_DATABASE, SystemSnapshot, WithSystemTables
+from fakemaster.vocabulary.errcodes import (
+    ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_SPECIFIC_ACCESS_DENIED_ERROR,
+)
 from fakemaster.vocabulary.errors import ConfigError
+from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "BinlogCatalog",
@@ -299,9 +303,10 @@ class SessionState:
         return session
 
     def require(self, accepted: Privilege) -> None:
-        """SqlError 1227 naming ``accepted`` unless the account holds one of them."""
+        """ER_SPECIFIC_ACCESS_DENIED_ERROR naming ``accepted`` unless the account holds one of
+        them."""
         if not self.account.has_any(accepted):
-            raise sql_error(1227, privilege_names(accepted))
+            raise sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(accepted))
 
     def set_results_charset(self, charset: Value, collation: Collation | None = None) -> None:
         """Set character_set_results to a character set (None: NULL) or a collation."""
@@ -339,14 +344,15 @@ class SessionState:
         return collation_by_id(self.results_collation_id)
 
     def value_of(self, var: SystemVariable, scope: str) -> Value:
-        """The value ``SELECT @@[scope.]name`` reads; SqlError 1238 for the wrong scope."""
+        """The value ``SELECT @@[scope.]name`` reads; ER_INCORRECT_GLOBAL_LOCAL_VAR for the
+        wrong scope."""
         name = var.name
         if scope == "global":
             if not var.allows_global():
-                raise sql_error(1238, name, "SESSION")
+                raise sql_error(ER_INCORRECT_GLOBAL_LOCAL_VAR, name, "SESSION")
             return self.server.dynamic_global(name)
         if scope in ("session", "local") and not var.allows_session():
-            raise sql_error(1238, name, "GLOBAL")
+            raise sql_error(ER_INCORRECT_GLOBAL_LOCAL_VAR, name, "GLOBAL")
         if not var.allows_session():
             return self.server.dynamic_global(name)
         return self._session_value(name)

@@ -64,6 +64,7 @@ from fakemaster.sql.sqltext import (
     tokenize,
 )
 from fakemaster.sql.state import SessionState
+from fakemaster.vocabulary.errcodes import ER_EMPTY_QUERY
 
 __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
 
@@ -97,8 +98,8 @@ def set_statement_for(ctx: Context) -> Response:
 
 
 def _check_statement_settings(session: SessionState, tokens: list[Token]) -> None:
-    """SqlError 1227 for the first variable SET STATEMENT names that the session may not set
-    (the settings are session ones)."""
+    """ER_SPECIFIC_ACCESS_DENIED_ERROR for the first variable SET STATEMENT names that the
+    session may not set (the settings are session ones)."""
     for token, following in zip(tokens, tokens[1:], strict=False):
         if token.kind is Tok.WORD and following.is_op("=", ":="):
             var = lookup(token.text)
@@ -216,7 +217,7 @@ def execute(session: SessionState, text: str) -> Outcome:
         return _fail(session, outcome, lexing_error)
     statements = split_statements(text, tokens)
     if not statements:
-        return _fail(session, outcome, sql_error(1065))
+        return _fail(session, outcome, sql_error(ER_EMPTY_QUERY))
     if len(statements) > 1 and not session.capabilities & Capability.MULTI_STATEMENTS:
         second = statements[1].start
         return _fail(session, outcome, syntax_error(text[second:], line_of(text, second)))

@@ -17,12 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from fakemaster.vocabulary.errcodes import ER_DUPLICATE_GTID_DOMAIN, ER_INCORRECT_GTID_STATE
 from fakemaster.vocabulary.errors import FakemasterError
 from fakemaster.vocabulary.events import Gtid
 
 __all__ = [
-    "ER_DUPLICATE_GTID_DOMAIN",
-    "ER_INCORRECT_GTID_STATE",
     "PURGED_MESSAGE",
     "BinlogState",
     "GtidPosition",
@@ -38,8 +37,6 @@ __all__ = [
     "strict_hole_message",
 ]
 
-ER_INCORRECT_GTID_STATE = 1941
-ER_DUPLICATE_GTID_DOMAIN = 1943
 
 MAX_UINT32 = 0xFFFFFFFF
 MAX_UINT64 = 0xFFFFFFFFFFFFFFFF

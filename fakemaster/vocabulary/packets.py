@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from enum import IntFlag
 
 from fakemaster.vocabulary.errors import FakemasterError
 
 __all__ = [
     "EOF_HEADER",
     "EOF_PACKET",
-    "ER_MASTER_FATAL_ERROR_READING_BINLOG",
     "ERR_HEAD",
     "ERR_HEADER",
     "OK_HEADER",
@@ -35,6 +35,7 @@ __all__ = [
     "OkPacket",
     "SemiSyncAck",
     "ServerError",
+    "ServerStatus",
 ]
 
 # Every packet: length (low 3 bytes) | sequence number << 24, then the payload.
@@ -46,12 +47,32 @@ ERR_HEADER = 0xFF
 SEMI_SYNC_HEADER_LEN = 2  # 0xEF + flag, after the 0x00 of every event packet
 SEMI_SYNC_ACK_REQUESTED = 0x01
 SERVER_STATUS_AUTOCOMMIT = 0x0002
-ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 # The fixed parts of the payloads above.
 OK_STATUS_WARNINGS = struct.Struct("<HH")  # after the two packed integers
 ERR_HEAD = struct.Struct("<BH")
 EOF_PACKET = struct.Struct("<BHH")
 SEMI_SYNC_ACK_HEAD = struct.Struct("<BQ")
+
+
+class ServerStatus(IntFlag):
+    """The status flags of OK and EOF packets (SERVER_STATUS_* / SERVER_* in mysql_com.h)."""
+
+    IN_TRANS = 0x0001
+    AUTOCOMMIT = SERVER_STATUS_AUTOCOMMIT
+    MORE_RESULTS_EXISTS = 0x0008
+    QUERY_NO_GOOD_INDEX_USED = 0x0010
+    QUERY_NO_INDEX_USED = 0x0020
+    CURSOR_EXISTS = 0x0040
+    LAST_ROW_SENT = 0x0080
+    DB_DROPPED = 0x0100
+    NO_BACKSLASH_ESCAPES = 0x0200
+    METADATA_CHANGED = 0x0400
+    QUERY_WAS_SLOW = 0x0800
+    PS_OUT_PARAMS = 0x1000
+    IN_TRANS_READONLY = 0x2000
+    SESSION_STATE_CHANGED = 0x4000
+    # MariaDB's own: sql_mode has ANSI_QUOTES (not in MySQL's list).
+    ANSI_QUOTES = 0x8000
 
 
 @dataclass(frozen=True, slots=True)

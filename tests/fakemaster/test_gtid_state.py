@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fakemaster.vocabulary.errcodes import ER_DUPLICATE_GTID_DOMAIN, ER_INCORRECT_GTID_STATE
 from fakemaster.vocabulary.events import Gtid
 from fakemaster.vocabulary.gtid_state import (
-    ER_DUPLICATE_GTID_DOMAIN,
-    ER_INCORRECT_GTID_STATE,
     PURGED_MESSAGE,
     BinlogState,
     GtidPosition,

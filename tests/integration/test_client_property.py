@@ -21,7 +21,7 @@ from fakemaster.faults import Fault, FaultKind, FaultPlan
 from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.strategies import faults
 from fakemaster.testing.plugin import FakeMasterFactory
-from fakemaster.vocabulary.packets import ER_MASTER_FATAL_ERROR_READING_BINLOG
+from fakemaster.vocabulary.errcodes import ER_MASTER_FATAL_ERROR_READING_BINLOG
 from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle

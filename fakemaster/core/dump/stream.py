@@ -61,6 +61,7 @@ from fakemaster.vocabulary.constants import (
     SlaveCapability,
 )
 from fakemaster.vocabulary.encryption import SCHEME
+from fakemaster.vocabulary.errcodes import ER_MASTER_FATAL_ERROR_READING_BINLOG
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.events import Gtid
 from fakemaster.vocabulary.groups import GROUP_PART_TYPES, is_commit_or_rollback
@@ -84,13 +85,12 @@ from fakemaster.vocabulary.layouts import GTID_FIXED as _GTID_PEEK
 from fakemaster.vocabulary.layouts import U16 as _U16
 from fakemaster.vocabulary.layouts import U32 as _U32
 from fakemaster.vocabulary.layouts import U64 as _U64
+from fakemaster.vocabulary.packets import PACKET_HEADER as _PACKET_HEADER
 from fakemaster.vocabulary.packets import (
-    ER_MASTER_FATAL_ERROR_READING_BINLOG,
     SERVER_STATUS_AUTOCOMMIT,
     EofPacket,
     ErrPacket,
 )
-from fakemaster.vocabulary.packets import PACKET_HEADER as _PACKET_HEADER
 
 if TYPE_CHECKING:
     from fakemaster.vocabulary.encryption import BinlogKeys

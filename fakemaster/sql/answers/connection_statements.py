@@ -15,6 +15,14 @@ from fakemaster.sql.answers.snapshot import release_table_locks
 from fakemaster.sql.outcome import Context, KillRequest, OkResult, Response
 from fakemaster.sql.sqltext import Tok, unknown_column
 from fakemaster.sql.state import SessionState
+from fakemaster.vocabulary.errcodes import (
+    ER_BAD_DB_ERROR,
+    ER_CONNECTION_KILLED,
+    ER_DBACCESS_DENIED_ERROR,
+    ER_KILL_DENIED_ERROR,
+    ER_NO_SUCH_THREAD,
+    ER_QUERY_INTERRUPTED,
+)
 
 __all__ = [
     "apply_client_capabilities",
@@ -47,14 +55,14 @@ def kill(ctx: Context) -> Response:
     session = ctx.session
     target = server.connections.get(thread_id)
     if target is None:
-        raise sql_error(1094, thread_id)
+        raise sql_error(ER_NO_SUCH_THREAD, thread_id)
     if target.user != session.user and not session.account.has_any(KILL_OTHER_USER_PRIVILEGES):
-        raise sql_error(1095, thread_id)
+        raise sql_error(ER_KILL_DENIED_ERROR, thread_id)
     if thread_id == session.thread_id:
         if query_only:
-            raise sql_error(1317)  # the KILL statement is the query it interrupts
+            raise sql_error(ER_QUERY_INTERRUPTED)  # the KILL statement is the query it interrupts
         ctx.outcome.close_connection = True
-        raise sql_error(1927)
+        raise sql_error(ER_CONNECTION_KILLED)
     ctx.outcome.kills.append(KillRequest(thread_id, query_only))
     return OkResult()
 
@@ -79,17 +87,17 @@ def apply_client_capabilities(session: SessionState, capabilities: int) -> None:
 
 
 def change_database(session: SessionState, name: str) -> OkResult:
-    """USE / COM_INIT_DB / the database of the handshake: SqlError 1044 for a database the
-    account may not use (whether it exists or not), then 1049 for one the server does not
-    have. Names are case-sensitive but for information_schema's, as on Linux."""
+    """USE / COM_INIT_DB / the database of the handshake: ER_DBACCESS_DENIED_ERROR for a
+    database the account may not use (whether it exists or not), then ER_BAD_DB_ERROR for one
+    the server does not have. Names are case-sensitive but for information_schema's, as on Linux."""
     account = session.account
     if not account.may_use(name):
-        raise sql_error(1044, account.user, account.host, name)
+        raise sql_error(ER_DBACCESS_DENIED_ERROR, account.user, account.host, name)
     actual = name if name.lower() != INFORMATION_SCHEMA else INFORMATION_SCHEMA
     server = session.server
     known = actual in server.config.databases  # before reading the served tables' catalogue
     if not known and actual not in server.databases():
-        raise sql_error(1049, name)
+        raise sql_error(ER_BAD_DB_ERROR, name)
     session.database = actual
     if actual == "information_schema":
         session.variables["character_set_database"] = "utf8mb3"

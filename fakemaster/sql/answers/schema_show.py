@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
 from fakemaster.sql.answers.table_select import Source, encode_cells, where_condition
 from fakemaster.sql.like import LikePattern
@@ -20,6 +19,13 @@ from fakemaster.sql.sqltext import Parser, Tok
 from fakemaster.sql.state import SessionState
 from fakemaster.sql.tables.catalogue import CatalogueTable, CellValue, create_table_text, find_table
 from fakemaster.sql.tables.information_schema import is_columns, is_rows
+from fakemaster.vocabulary.errcodes import (
+    ER_BAD_DB_ERROR,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_TABLEACCESS_DENIED_ERROR,
+)
+from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "show_table_status",
@@ -84,9 +90,9 @@ def _database(ctx: Context, parser: Parser) -> str:
     elif ctx.session.database is not None:
         name = ctx.session.database
     else:
-        raise sql_error(1046)
+        raise sql_error(ER_NO_DB_ERROR)
     if name not in ctx.server.databases():
-        raise sql_error(1049, name)
+        raise sql_error(ER_BAD_DB_ERROR, name)
     return name
 
 
@@ -157,7 +163,7 @@ def show_create_database(ctx: Context) -> Response:
     name = parser.name()
     parser.expect_end()
     if name not in ctx.server.databases():
-        raise sql_error(1049, name)
+        raise sql_error(ER_BAD_DB_ERROR, name)
     charset = ctx.server.globals["character_set_server"]
     collation = ctx.server.globals["collation_server"]
     if name == "information_schema":
@@ -174,8 +180,9 @@ def show_create_database(ctx: Context) -> Response:
 
 
 def _table(ctx: Context, parser: Parser, command: str = "SELECT") -> CatalogueTable:
-    """The table a SHOW names; SqlError 1142 (``command`` denied) unless the account may use
-    its database, then 1146 when there is no such table (MariaDB checks in that order)."""
+    """The table a SHOW names; ER_TABLEACCESS_DENIED_ERROR (``command`` denied) unless the
+    account may use its database, then ER_NO_SUCH_TABLE when there is no such table (MariaDB
+    checks in that order)."""
     first = parser.name()
     database = None
     name = first
@@ -186,14 +193,16 @@ def _table(ctx: Context, parser: Parser, command: str = "SELECT") -> CatalogueTa
     if database is None:
         database = ctx.session.database
         if database is None:
-            raise sql_error(1046)
+            raise sql_error(ER_NO_DB_ERROR)
     account = ctx.session.account
     if not account.may_use(database):
-        raise sql_error(1142, command, account.user, ctx.session.host, database, name)
+        raise sql_error(
+            ER_TABLEACCESS_DENIED_ERROR, command, account.user, ctx.session.host, database, name
+        )
     catalogue = ctx.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     if table is None:
-        raise sql_error(1146, database, name)
+        raise sql_error(ER_NO_SUCH_TABLE, database, name)
     return table
 
 

@@ -8,26 +8,43 @@ from fakemaster.protocol.resultset import Cell, ResultSet, SqlError, sql_error
 from fakemaster.sql.expressions import Item, evaluate
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Literal, Parser, Tok
+from fakemaster.vocabulary.errcodes import (
+    ER_BAD_FIELD_ERROR,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NO_TABLES_USED,
+)
 
-__all__ = ["select"]
+__all__ = ["SELECT_OPTIONS", "accept_select_options", "select"]
+
+# The words MariaDB takes between SELECT and the select list, in any order (select_option).
+SELECT_OPTIONS = (
+    "ALL",
+    "DISTINCT",
+    "DISTINCTROW",
+    "HIGH_PRIORITY",
+    "STRAIGHT_JOIN",
+    "SQL_SMALL_RESULT",
+    "SQL_BIG_RESULT",
+    "SQL_BUFFER_RESULT",
+    "SQL_CACHE",
+    "SQL_NO_CACHE",
+    "SQL_CALC_FOUND_ROWS",
+)
+
+
+def accept_select_options(parser: Parser) -> bool:
+    """Pass over the option words after SELECT; whether DISTINCT (or DISTINCTROW) was one."""
+    distinct = False
+    while (option := parser.accept_word(*SELECT_OPTIONS)) is not None:
+        distinct = distinct or option.is_word("DISTINCT", "DISTINCTROW")
+    return distinct
 
 
 def select(ctx: Context) -> Response:
+    """A SELECT of expressions, without tables (its option words change nothing here)."""
     parser = ctx.parser(1)
-    while parser.accept_word(
-        "ALL",
-        "DISTINCT",
-        "DISTINCTROW",
-        "HIGH_PRIORITY",
-        "STRAIGHT_JOIN",
-        "SQL_SMALL_RESULT",
-        "SQL_BIG_RESULT",
-        "SQL_BUFFER_RESULT",
-        "SQL_CACHE",
-        "SQL_NO_CACHE",
-        "SQL_CALC_FOUND_ROWS",
-    ):
-        pass
+    accept_select_options(parser)
     items: list[Item] = []
     session = ctx.session
     star = False
@@ -50,7 +67,7 @@ def select(ctx: Context) -> Response:
         try:
             items.append(evaluate(expr, alias if alias is not None else text, session, "SELECT"))
         except SqlError as error:
-            if error.errno != 1054:
+            if error.errno != ER_BAD_FIELD_ERROR:
                 raise
             deferred_error = error  # checked after the whole statement parsed, as MariaDB does
         if deferred_error is not None:
@@ -62,7 +79,7 @@ def select(ctx: Context) -> Response:
             raise parser.error()
     limit = _finish_select(parser, ctx)
     if star:
-        raise sql_error(1096)
+        raise sql_error(ER_NO_TABLES_USED)
     rows: list[Sequence[Cell]] = []
     if limit != 0:
         rows.append([item.value.text() for item in items])
@@ -96,10 +113,10 @@ def _finish_select(parser: Parser, ctx: Context) -> int | None:
             first = parser.name()
             if parser.accept_op("."):
                 table = parser.name()
-                raise sql_error(1146, first, table)
+                raise sql_error(ER_NO_SUCH_TABLE, first, table)
             if ctx.session.database is None:
-                raise sql_error(1046)
-            raise sql_error(1146, ctx.session.database, first)
+                raise sql_error(ER_NO_DB_ERROR)
+            raise sql_error(ER_NO_SUCH_TABLE, ctx.session.database, first)
     if parser.accept_word("WHERE"):
         condition = evaluate(parser.expression(), "", ctx.session, "WHERE").value.as_number()
         if not condition:

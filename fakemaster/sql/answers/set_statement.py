@@ -21,12 +21,27 @@ from fakemaster.config.variables import (
     show_text,
 )
 from fakemaster.protocol.charsets import UTF8MB3_GENERAL_CI, charset_default, collation_by_name
-from fakemaster.protocol.resultset import SessionTrack, SqlError, session_state_entry, sql_error
+from fakemaster.protocol.resultset import SessionTrack, session_state_entry, sql_error
 from fakemaster.sql.expressions import evaluate, stored_user_value
 from fakemaster.sql.outcome import Context, OkResult, Response
 from fakemaster.sql.sqltext import DefaultValue, Expr, Parser, Tok, Word
-from fakemaster.sql.sqlvalue import SqlValue, UKind, format_double
+from fakemaster.sql.sqlvalue import SqlValue, UKind
 from fakemaster.sql.state import SessionState
+from fakemaster.vocabulary.errcodes import (
+    ER_CANT_CHANGE_TX_CHARACTERISTICS,
+    ER_COLLATION_CHARSET_MISMATCH,
+    ER_GLOBAL_VARIABLE,
+    ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_LOCAL_VARIABLE,
+    ER_UNKNOWN_CHARACTER_SET,
+    ER_UNKNOWN_COLLATION,
+    ER_UNKNOWN_STRUCTURED_VARIABLE,
+    ER_UNKNOWN_SYSTEM_VARIABLE,
+    ER_UNKNOWN_TIME_ZONE,
+    ER_VARIABLE_IS_READONLY,
+    ER_WRONG_TYPE_FOR_VAR,
+    ER_WRONG_VALUE_FOR_VAR,
+)
 
 __all__ = ["set_type_value", "set_statement"]
 
@@ -102,11 +117,7 @@ def _set_transaction(parser: Parser, session: SessionState, scope: str) -> Respo
         for name in changes:
             session.require(SYSTEM_VARIABLES[name].global_privileges)
     if session.in_transaction and scope == "":
-        raise SqlError(
-            1568,
-            "25001",
-            "Transaction characteristics can't be changed while a transaction is in progress",
-        )
+        raise sql_error(ER_CANT_CHANGE_TX_CHARACTERISTICS)
     if scope == "global":
         session.server.globals.update(changes)
     elif scope in ("session", "local"):
@@ -137,7 +148,7 @@ def _set_item(parser: Parser, session: SessionState, default_scope: str) -> _Ass
         name = token.text
         scope = token.extra or scope
         if "." in name:
-            raise sql_error(4081, name.split(".", 1)[0])
+            raise sql_error(ER_UNKNOWN_STRUCTURED_VARIABLE, name.split(".", 1)[0])
     else:
         word = parser.accept_word("GLOBAL", "SESSION", "LOCAL")
         if word is not None:
@@ -147,7 +158,7 @@ def _set_item(parser: Parser, session: SessionState, default_scope: str) -> _Ass
             raise parser.error(name_token)
         name = name_token.text
         if parser.peek.is_op(".") and name_token.kind is Tok.WORD:
-            raise sql_error(4081, name)
+            raise sql_error(ER_UNKNOWN_STRUCTURED_VARIABLE, name)
     parser.expect_op("=", ":=")
     expr = parser.expression()
     return _set_system_variable(session, name, scope, expr)
@@ -165,15 +176,15 @@ def _set_names(parser: Parser, session: SessionState) -> _Assignment:
         name = parser.name()
         charset = charset_default(name)
         if charset is None:
-            raise sql_error(1115, name)
+            raise sql_error(ER_UNKNOWN_CHARACTER_SET, name)
         collation = charset
         if parser.accept_word("COLLATE"):
             collation_name = parser.name()
             collation = collation_by_name(collation_name)
             if collation is None:
-                raise sql_error(1273, collation_name)
+                raise sql_error(ER_UNKNOWN_COLLATION, collation_name)
             if collation.charset != charset.charset:
-                raise sql_error(1253, collation.name, charset.charset)
+                raise sql_error(ER_COLLATION_CHARSET_MISMATCH, collation.name, charset.charset)
     assert charset is not None and collation is not None
     chosen_charset, chosen_collation = charset.charset, collation.name
 
@@ -198,7 +209,7 @@ def _set_character_set(parser: Parser, session: SessionState) -> _Assignment:
         name = parser.name()
         charset = charset_default(name)
         if charset is None:
-            raise sql_error(1115, name)
+            raise sql_error(ER_UNKNOWN_CHARACTER_SET, name)
     assert charset is not None
     database_charset = str(session.variables["character_set_database"])
     database_collation = str(session.variables["collation_database"])
@@ -223,17 +234,17 @@ def _set_system_variable(
 ) -> _Assignment:
     var = lookup(written_name)
     if var is None:
-        raise sql_error(1193, written_name)
+        raise sql_error(ER_UNKNOWN_SYSTEM_VARIABLE, written_name)
     name = var.name
     is_global = scope == "global"
     if var.read_only:
-        raise sql_error(1238, name, "read only")
+        raise sql_error(ER_INCORRECT_GLOBAL_LOCAL_VAR, name, "read only")
     if is_global and not var.allows_global():
-        raise sql_error(1228, name)
+        raise sql_error(ER_LOCAL_VARIABLE, name)
     if not is_global and not var.allows_session():
-        raise sql_error(1229, name)
+        raise sql_error(ER_GLOBAL_VARIABLE, name)
     if not is_global and var.session_read_only:
-        raise sql_error(1621, "SESSION", name, "GLOBAL")
+        raise sql_error(ER_VARIABLE_IS_READONLY, "SESSION", name, "GLOBAL")
     # After the scope checks, before the value is looked at (a bad value by a user without
     # the privilege is still 1227), as MariaDB orders them.
     session.require(var.global_privileges if is_global else var.session_privileges)
@@ -266,68 +277,82 @@ def _set_system_variable(
 
 
 def _system_value(var: SystemVariable, expr: Expr, session: SessionState) -> Value:
-    name = var.name
-    if isinstance(expr, Word):
+    """The value ``SET [scope] var = expr`` stores, checked and converted as MariaDB does for
+    the variable's kind."""
+    if isinstance(expr, Word):  # SET var = word: the word is the value (ON, utf8mb4, ...)
         raw: SqlValue = SqlValue(UKind.STRING, expr.name, collation=UTF8MB3_GENERAL_CI)
     else:
         raw = evaluate(expr, "", session, "SET").value
     value = raw.value
     if isinstance(value, bytes):
         value = value.decode("utf-8", "surrogateescape")
-    shown = (
-        "NULL"
-        if value is None
-        else (format_double(value) if isinstance(value, float) else str(value))
-    )
     kind = var.kind
     if kind is VarKind.BOOL:
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE"):
-            return value.upper() in ("ON", "TRUE")
-        if isinstance(value, Decimal | float):
-            raise sql_error(1232, name)
-        raise sql_error(1231, name, shown)
+        return _bool_value(var.name, value)
     if kind in (VarKind.UINT, VarKind.INT):
         if not isinstance(value, int):
-            raise sql_error(1232, name)
+            raise sql_error(ER_WRONG_TYPE_FOR_VAR, var.name)
         return max(value, 0) if kind is VarKind.UINT else value
     if kind is VarKind.DOUBLE:
         if isinstance(value, int | Decimal | float):
             return float(value)
-        raise sql_error(1232, name)
+        raise sql_error(ER_WRONG_TYPE_FOR_VAR, var.name)
     # strings, enums, sets, character sets, collations
+    return _text_value(var, raw.value, value)
+
+
+def _bool_value(name: str, value: int | Decimal | float | str | None) -> bool:
+    """ON/OFF/TRUE/FALSE (any case) or 0/1."""
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.upper() in ("ON", "OFF", "TRUE", "FALSE"):
+        return value.upper() in ("ON", "TRUE")
+    if isinstance(value, Decimal | float):
+        raise sql_error(ER_WRONG_TYPE_FOR_VAR, name)
+    shown = "NULL" if value is None else str(value)
+    raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, shown)
+
+
+def _text_value(
+    var: SystemVariable, raw: object, value: int | Decimal | float | str | None
+) -> str | None:
+    """A string-like variable's value: NULL where the variable allows it, a character set's or
+    collation's own name, a time zone, one of the variable's choices, or the text itself."""
+    name = var.name
     if value is None:
-        if name == "character_set_results":
+        if name == "character_set_results" or var.default is None:
             return None
-        if var.default is None:
-            return None
-        raise sql_error(1231, name, "NULL")
+        raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, "NULL")
     text = str(value)
     if name in CHARSET_VARIABLES:
         charset = charset_default(text)
         if charset is None:
-            raise sql_error(1115, text)
+            raise sql_error(ER_UNKNOWN_CHARACTER_SET, text)
         return charset.charset
     if name in COLLATION_VARIABLES:
         collation = collation_by_name(text)
         if collation is None:
-            raise sql_error(1273, text)
+            raise sql_error(ER_UNKNOWN_COLLATION, text)
         return collation.name
     if name == "time_zone":
-        if text.upper() == "SYSTEM":
-            return "SYSTEM"
-        if not re.fullmatch(r"[+-]\d{1,2}:\d{2}", text.strip()):
-            raise sql_error(1298, text)
-        return text.strip()
+        return _time_zone(text)
     if var.choices is not None:
-        by_upper = {choice.upper(): choice for choice in var.choices}
         if var.is_set:
-            return set_type_value(var, name, raw.value, text)
+            return set_type_value(var, name, raw, text)
+        by_upper = {choice.upper(): choice for choice in var.choices}
         if text.upper() not in by_upper:
-            raise sql_error(1231, name, text)
+            raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, text)
         return by_upper[text.upper()]
     return text
+
+
+def _time_zone(text: str) -> str:
+    """SYSTEM or an offset from UTC such as ``+02:00`` (the forms taken here)."""
+    if text.upper() == "SYSTEM":
+        return "SYSTEM"
+    if not re.fullmatch(r"[+-]\d{1,2}:\d{2}", text.strip()):
+        raise sql_error(ER_UNKNOWN_TIME_ZONE, text)
+    return text.strip()
 
 
 def set_type_value(var: SystemVariable, name: str, value: object, text: str) -> str:
@@ -336,7 +361,7 @@ def set_type_value(var: SystemVariable, name: str, value: object, text: str) -> 
     choices = var.choices or ()
     if isinstance(value, int):
         if value < 0 or value >= 1 << len(choices):
-            raise sql_error(1231, name, text)
+            raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, text)
         chosen = {choice for bit, choice in enumerate(choices) if value >> bit & 1}
     else:
         by_upper = {choice.upper(): choice for choice in choices}
@@ -345,7 +370,7 @@ def set_type_value(var: SystemVariable, name: str, value: object, text: str) -> 
             if not part:
                 continue
             if part not in by_upper:
-                raise sql_error(1231, name, text)
+                raise sql_error(ER_WRONG_VALUE_FOR_VAR, name, text)
             chosen.add(by_upper[part])
     if name == "sql_mode":
         for combination in [mode for mode in chosen if mode in SQL_MODE_COMBINATIONS]:

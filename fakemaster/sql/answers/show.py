@@ -8,13 +8,14 @@ from collections.abc import Callable, Sequence
 
 from fakemaster.config.accounts import Privilege
 from fakemaster.config.variables import SYSTEM_VARIABLES, show_text
-from fakemaster.protocol.handshake import Capability, ServerStatus
+from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import Cell, Column, ColumnFlag, ResultSet, text_column
 from fakemaster.sql.answers.snapshot import binlog_snapshot_status
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Parser, Tok, unknown_column
 from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "BINLOG_STATUS_PRIVILEGES",

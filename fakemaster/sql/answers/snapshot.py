@@ -18,11 +18,19 @@ snapshot, the current ones outside one (what ``mariadb-dump --single-transaction
 from __future__ import annotations
 
 from fakemaster.config.accounts import Privilege
-from fakemaster.protocol.resultset import SqlError, sql_error
+from fakemaster.protocol.resultset import sql_error
 from fakemaster.sql.outcome import Context, OkResult, Response
 from fakemaster.sql.state import SessionSnapshot, SessionState
 from fakemaster.sql.tables.catalogue import find_table
 from fakemaster.sql.tables.system_tables import is_system_table
+from fakemaster.vocabulary.errcodes import (
+    ER_CANT_LOCK_LOG_TABLE,
+    ER_DBACCESS_DENIED_ERROR,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NONUNIQ_TABLE,
+    ER_SP_DOES_NOT_EXIST,
+)
 
 __all__ = [
     "binlog_snapshot_status",
@@ -124,7 +132,7 @@ def lock_tables(ctx: Context) -> Response:
             parser.accept_word("LOW_PRIORITY")
             parser.expect_word("WRITE")
         if alias.lower() in aliases:
-            raise SqlError(1066, "42000", f"Not unique table/alias: '{alias}'")
+            raise sql_error(ER_NONUNIQ_TABLE, alias)
         aliases.add(alias.lower())
         named.append((database, name))
         if not parser.accept_op(","):
@@ -134,14 +142,14 @@ def lock_tables(ctx: Context) -> Response:
     catalogue = ctx.server.tables
     for database, name in named:
         if database is None:
-            raise sql_error(1046)
+            raise sql_error(ER_NO_DB_ERROR)
         if not (account.has_any(Privilege.LOCK_TABLES) and account.may_use(database)):
-            raise sql_error(1044, account.user, account.host, database)
+            raise sql_error(ER_DBACCESS_DENIED_ERROR, account.user, account.host, database)
         table = find_table(catalogue, database, name) if catalogue is not None else None
         if table is None:
-            raise sql_error(1146, database, name)
+            raise sql_error(ER_NO_SUCH_TABLE, database, name)
         if is_system_table(table):
-            raise SqlError(1556, "HY000", "You can't use locks with log tables")
+            raise sql_error(ER_CANT_LOCK_LOG_TABLE)
     ctx.server.lock_tables(session.thread_id)
     session.locked_tables = frozenset((db, name) for db, name in named if db is not None)
     return OkResult()
@@ -201,7 +209,7 @@ def _index(session: SessionState, name: str) -> int:
     for index, known in enumerate(session.savepoints):
         if known.lower() == name.lower():
             return index
-    raise SqlError(1305, "42000", f"SAVEPOINT {name} does not exist")
+    raise sql_error(ER_SP_DOES_NOT_EXIST, "SAVEPOINT", name)
 
 
 def binlog_snapshot_status(session: SessionState) -> list[tuple[str, str]]:

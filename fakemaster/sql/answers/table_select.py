@@ -24,16 +24,15 @@ from typing import Any
 
 from fakemaster.config.accounts import INFORMATION_SCHEMA
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID
-from fakemaster.protocol.handshake import ServerStatus
 from fakemaster.protocol.resultset import (
     Cell,
     Column,
     ColumnFlag,
     ResultSet,
-    SqlError,
     sql_error,
     with_name,
 )
+from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.snapshot import read_snapshot
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
@@ -49,6 +48,16 @@ from fakemaster.sql.tables.catalogue import (
 )
 from fakemaster.sql.tables.information_schema import is_columns, is_rows
 from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.errcodes import (
+    ER_BAD_FIELD_ERROR,
+    ER_NO_DB_ERROR,
+    ER_NO_SUCH_TABLE,
+    ER_NOT_SUPPORTED_YET,
+    ER_TABLE_NOT_LOCKED,
+    ER_TABLEACCESS_DENIED_ERROR,
+    ER_UNKNOWN_TABLE,
+)
+from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "Source",
@@ -60,19 +69,6 @@ __all__ = [
 ]
 
 _NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
-_SELECT_OPTIONS = (
-    "ALL",
-    "DISTINCT",
-    "DISTINCTROW",
-    "HIGH_PRIORITY",
-    "STRAIGHT_JOIN",
-    "SQL_SMALL_RESULT",
-    "SQL_BIG_RESULT",
-    "SQL_BUFFER_RESULT",
-    "SQL_CACHE",
-    "SQL_NO_CACHE",
-    "SQL_CALC_FOUND_ROWS",
-)
 
 
 @dataclass(slots=True)
@@ -121,15 +117,16 @@ def from_table(ctx: Context) -> bool:
 
 
 def table_source(session: SessionState, database: str | None, name: str) -> Source:
-    """The table ``database.name`` (the current database when None); SqlError 1046/1146."""
+    """The table ``database.name`` (the current database when None); ER_NO_DB_ERROR or
+    ER_NO_SUCH_TABLE."""
     if database is None:
         database = session.database
         if database is None:
-            raise sql_error(1046)
+            raise sql_error(ER_NO_DB_ERROR)
     if database.lower() == INFORMATION_SCHEMA:
         columns = is_columns(name)
         if columns is None:
-            raise sql_error(1109, name, "information_schema")
+            raise sql_error(ER_UNKNOWN_TABLE, name, "information_schema")
         return Source(
             INFORMATION_SCHEMA,
             name,
@@ -141,14 +138,16 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             ["utf8mb3" if c.text_chars is not None else None for c in columns],
         )
     if session.locked_tables is not None and (database, name) not in session.locked_tables:
-        raise SqlError(1100, "HY000", f"Table '{name}' was not locked with LOCK TABLES")
+        raise sql_error(ER_TABLE_NOT_LOCKED, name)
     catalogue = session.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     account = session.account
     if not account.may_use(database):
-        raise sql_error(1142, "SELECT", account.user, session.host, database, name)
+        raise sql_error(
+            ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
+        )
     if table is None:
-        raise sql_error(1146, database, name)
+        raise sql_error(ER_NO_SUCH_TABLE, database, name)
     snapshot = read_snapshot(session).tables
     rows = list(snapshot.rows(table)) if snapshot is not None else []
     if any(c.data_type == "timestamp" for c in table.columns):
@@ -207,45 +206,11 @@ def _note_constraint(source: Source, *operands: _Operand) -> None:
 def select_from_table(ctx: Context) -> Response:
     session = ctx.session
     parser = ctx.parser(1)
-    distinct = False
-    while (option := parser.accept_word(*_SELECT_OPTIONS)) is not None:
-        distinct = distinct or option.is_word("DISTINCT", "DISTINCTROW")
-    # The select list, resolved once the table is known.
-    items: list[_Item] = []
-    while True:
-        start = parser.index
-        aggregate = None
-        if parser.accept_op("*"):
-            parts = ["*"]
-        elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
-            aggregate = parser.next().text.upper()
-            parser.expect_op("(")
-            if aggregate == "COUNT" and parser.accept_op("*"):
-                parts = ["*"]
-            else:
-                parts = [parser.name()]
-                while parser.accept_op("."):
-                    parts.append(parser.name())
-            parser.expect_op(")")
-        else:
-            parts = [parser.name()]
-            while parser.accept_op("."):
-                parts.append("*" if parser.accept_op("*") else parser.name())
-        shown = parser.source(parser.tokens[start], parser.index) if aggregate else parts[-1]
-        alias = None
-        if parts != ["*"] or aggregate:
-            if parser.accept_word("AS"):
-                alias = parser.name()
-            elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-                "FROM"
-            ):
-                alias = parser.name()
-        items.append(_Item(alias, parts, shown, aggregate))
-        if not parser.accept_op(","):
-            break
+    distinct = accept_select_options(parser)
+    items = _select_list(parser)  # resolved once the table is known
     aggregates = [item for item in items if item.aggregate]
     if aggregates and len(aggregates) != len(items):
-        raise sql_error(1235, "columns beside aggregates without GROUP BY")
+        raise sql_error(ER_NOT_SUPPORTED_YET, "columns beside aggregates without GROUP BY")
     parser.expect_word("FROM")
     first = parser.name()
     database: str | None = None
@@ -257,13 +222,7 @@ def select_from_table(ctx: Context) -> Response:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
         columns, _ = _resolve_items(items, source, name)
         return ResultSet(columns, [], extra_status=_NO_INDEX)
-    alias = ""
-    if parser.accept_word("AS"):
-        alias = parser.name()
-    elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
-    ):
-        alias = parser.name()
+    alias = _table_alias(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
     if parser.accept_word("WHERE"):
@@ -272,33 +231,14 @@ def select_from_table(ctx: Context) -> Response:
     if parser.accept_word("ORDER"):
         parser.expect_word("BY")
         rows = _ordered(parser, source, rows)
-    offset, count = 0, None
-    if parser.accept_word("LIMIT"):
-        first_number = parser.integer()
-        if parser.accept_op(","):
-            offset, count = first_number, parser.integer()
-        else:
-            count = first_number
-            if parser.accept_word("OFFSET"):
-                offset = parser.integer()
-    if parser.accept_word("FOR"):
-        parser.expect_word("UPDATE")
-    elif parser.accept_word("LOCK"):
-        parser.expect_word("IN")
-        parser.expect_word("SHARE")
-        parser.expect_word("MODE")
+    offset, count = _limit_clause(parser)
+    _locking_clause(parser)
     parser.expect_end()
     if aggregates:
         return _aggregated(session, items, source, rows, alias or name)
     selected = [tuple(row[p] for p in positions) for row in rows]
     if distinct:
-        seen: set[tuple[CellValue, ...]] = set()
-        unique = []
-        for row in selected:
-            if row not in seen:
-                seen.add(row)
-                unique.append(row)
-        selected = unique
+        selected = list(dict.fromkeys(selected))  # the first of equal rows, in order
     selected = selected[offset:] if count is None else selected[offset : offset + count]
     charsets = [source.text_charsets[p] for p in positions]
     # MariaDB flags a read that used no index (every information_schema read is one).
@@ -308,6 +248,76 @@ def select_from_table(ctx: Context) -> Response:
         encode_cells(session, selected, charsets),
         extra_status=_NO_INDEX if scanned else (0, 0),
     )
+
+
+def _select_list(parser: Parser) -> list[_Item]:
+    items = [_select_item(parser)]
+    while parser.accept_op(","):
+        items.append(_select_item(parser))
+    return items
+
+
+def _select_item(parser: Parser) -> _Item:
+    """``*``, ``t.*``, a column (maybe qualified) or COUNT/MIN/MAX of one, maybe aliased."""
+    start = parser.index
+    aggregate = None
+    if parser.accept_op("*"):
+        parts = ["*"]
+    elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
+        aggregate = parser.next().text.upper()
+        parser.expect_op("(")
+        if aggregate == "COUNT" and parser.accept_op("*"):
+            parts = ["*"]
+        else:
+            parts = [parser.name()]
+            while parser.accept_op("."):
+                parts.append(parser.name())
+        parser.expect_op(")")
+    else:
+        parts = [parser.name()]
+        while parser.accept_op("."):
+            parts.append("*" if parser.accept_op("*") else parser.name())
+    shown = parser.source(parser.tokens[start], parser.index) if aggregate else parts[-1]
+    alias = None
+    if parts != ["*"] or aggregate:
+        if parser.accept_word("AS"):
+            alias = parser.name()
+        elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word("FROM"):
+            alias = parser.name()
+    return _Item(alias, parts, shown, aggregate)
+
+
+def _table_alias(parser: Parser) -> str:
+    """The alias after the table name, or ""."""
+    if parser.accept_word("AS"):
+        return parser.name()
+    if parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
+        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
+    ):
+        return parser.name()
+    return ""
+
+
+def _limit_clause(parser: Parser) -> tuple[int, int | None]:
+    """``LIMIT n``, ``LIMIT offset, n`` or ``LIMIT n OFFSET offset``: (offset, row count)."""
+    if not parser.accept_word("LIMIT"):
+        return 0, None
+    first = parser.integer()
+    if parser.accept_op(","):
+        return first, parser.integer()
+    if parser.accept_word("OFFSET"):
+        return parser.integer(), first
+    return 0, first
+
+
+def _locking_clause(parser: Parser) -> None:
+    """FOR UPDATE or LOCK IN SHARE MODE: parsed; they change nothing here."""
+    if parser.accept_word("FOR"):
+        parser.expect_word("UPDATE")
+    elif parser.accept_word("LOCK"):
+        parser.expect_word("IN")
+        parser.expect_word("SHARE")
+        parser.expect_word("MODE")
 
 
 @dataclass(slots=True)
@@ -345,7 +355,7 @@ def _aggregated(
             continue
         position = source.position(item.parts[-1])
         if position is None:
-            raise sql_error(1054, ".".join(item.parts), "field list")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(item.parts), "field list")
         values = [row[position] for row in rows if row[position] is not None]
         if item.aggregate == "COUNT":
             columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
@@ -395,7 +405,7 @@ def _resolve_items(
             continue
         found = source.position(parts[-1])
         if found is None:
-            raise sql_error(1054, ".".join(parts), "field list")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "field list")
         columns.append(_aliased(source.columns[found], item_alias or shown, alias))
         positions.append(found)
     return columns, positions
@@ -587,7 +597,7 @@ def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:
             parts.append(parser.name())
         position = source.position(parts[-1])
         if position is None:
-            raise sql_error(1054, ".".join(parts), "where clause")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "where clause")
         numeric, folded = source.numeric[position], source.folded[position]
         return _Operand(lambda row: row[position], numeric, folded, position)
     raise parser.error(token)
@@ -629,7 +639,7 @@ def _ordered(
             parts.append(parser.name())
         position = source.position(parts[-1])
         if position is None:
-            raise sql_error(1054, ".".join(parts), "order clause")
+            raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "order clause")
         descending = parser.accept_word("DESC") is not None
         if not descending:
             parser.accept_word("ASC")

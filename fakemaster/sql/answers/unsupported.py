@@ -11,6 +11,7 @@ from fakemaster.config.accounts import Privilege
 from fakemaster.protocol.resultset import sql_error
 from fakemaster.sql.outcome import Context, OkResult, Response
 from fakemaster.sql.sqltext import Tok
+from fakemaster.vocabulary.errcodes import ER_NOT_SUPPORTED_YET
 
 __all__ = ["not_supported"]
 
@@ -55,7 +56,7 @@ def not_supported(ctx: Context) -> Response:
             break
     if not ctx.server.config.strict_queries:
         return OkResult()
-    return sql_error(1235, tokens[0].text.upper())
+    return sql_error(ER_NOT_SUPPORTED_YET, tokens[0].text.upper())
 
 
 # Statements the fake master does not carry out but a user without these privileges is refused
