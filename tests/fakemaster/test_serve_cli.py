@@ -27,8 +27,7 @@ from pymysql.constants import COMMAND
 
 from decoder import decode_event
 from decoder.binlog_file import read_binlog
-from fakemaster.cli import demo
-from fakemaster.store import MemoryBinlogStore
+from fakemaster.store import MemoryBinlogStore, demo
 from fakemaster.vocabulary.constants import BINLOG_MAGIC
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (

@@ -244,7 +244,8 @@ def test_bad_tls_files_are_one_error_line(tmp_path: Path, files: list[str], mess
 
 
 def test_the_frame_cache_options_reach_the_configuration(tmp_path: Path) -> None:
-    from fakemaster.cli import _settings, build_parser
+    from fakemaster.cli import build_parser
+    from fakemaster.cli.serve import _settings
     from fakemaster.config.server_config import ServerConfig
 
     defaults = _settings(build_parser().parse_args(["serve"]))
