@@ -1,8 +1,10 @@
-"""The ``serve`` options that say what a binlog cannot: system variables and TLS.
+"""The ``serve`` options made a ServerConfig, and those that say what a binlog cannot: system
+variables and TLS.
 
 ``--variable NAME=VALUE`` sets a global system variable the way a server option does
 (``--max-allowed-packet=64M``, ``--binlog-row-metadata=FULL``); ``--ssl-cert`` and
-``--ssl-key`` give the server its certificate, as MariaDB's options of the same names.
+``--ssl-key`` give the server its certificate, as MariaDB's options of the same names. A
+password-less account is offered beyond this machine only when told to.
 """
 
 from __future__ import annotations
@@ -11,11 +13,24 @@ import argparse
 import ipaddress
 import ssl
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from fakemaster.cli.common import CommandError, load_key_file
 from fakemaster.config.variables import Value, lookup, setting_value
 from fakemaster.vocabulary.errors import ConfigError
 
-__all__ = ["is_loopback_host", "server_tls_context", "variable_setting"]
+if TYPE_CHECKING:
+    from fakemaster.config.server_config import ServerConfig
+    from fakemaster.store import BinlogStore
+
+__all__ = [
+    "check_exposure",
+    "is_loopback_host",
+    "options_config",
+    "served_config",
+    "server_tls_context",
+    "variable_setting",
+]
 
 
 def variable_setting(text: str) -> tuple[str, Value]:
@@ -58,3 +73,76 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _global(name: str, value: Any) -> Any:
+    """The value of global ``name`` when the server option says ``value``."""
+    from fakemaster.config.server_config import ServerConfig
+
+    return ServerConfig(variables={name: value}).global_variables()[name]
+
+
+def options_config(args: argparse.Namespace, **fields: Any) -> ServerConfig:
+    """The ServerConfig the options describe (ConfigError for a contradictory one)."""
+    from fakemaster.config.server_config import ServerConfig
+
+    variables = dict(getattr(args, "scenario_variables", {}))
+    for name, value in args.variables:
+        if name in variables and _global(name, variables[name]) != _global(name, value):
+            raise CommandError(
+                f"--variable {name}={value} contradicts the scenario's {name}={variables[name]}"
+            )
+        variables[name] = value
+    given = {
+        "server_id": args.server_id,
+        "version": args.version_string,
+        "binlog_checksum": args.checksum,
+    }
+    for name, value in given.items():
+        if value is not None and name in variables and variables[name] != value:
+            raise CommandError(f"{name} is given twice: {value!r} and {variables[name]!r}")
+    return ServerConfig(
+        host=args.host,
+        port=args.port,
+        server_id=args.server_id,
+        version=args.version_string,
+        user=args.user,
+        password=args.password,
+        binlog_checksum=args.checksum,
+        gtid_domain_id=args.gtid_domain_id or 0,
+        semi_sync_enabled=args.semi_sync,
+        semi_sync_timeout_ms=args.semi_sync_timeout,
+        default_heartbeat_period_ns=round((args.heartbeat or 0) * 1e9),
+        variables=variables,
+        frame_cache_bytes=args.frame_cache_mb << 20,
+        frame_cache_dir=args.frame_cache_dir,
+        dump_thread_niceness=args.dump_thread_niceness,
+        **fields,
+    )
+
+
+def served_config(args: argparse.Namespace, store: BinlogStore) -> ServerConfig:
+    """The ServerConfig ``serve`` runs with: the options', the served binlog's basename, the
+    keys of ``--key-file`` and the TLS context of ``--ssl-cert``/``--ssl-key``."""
+    keys = load_key_file(args.key_file)
+    tls = None
+    if args.ssl_cert is not None or args.ssl_key is not None:
+        if args.ssl_cert is None or args.ssl_key is None:
+            raise CommandError("--ssl-cert and --ssl-key go together")
+        tls = server_tls_context(args.ssl_cert, args.ssl_key)
+    return options_config(args, binlog_basename=store.basename, binlog_keys=keys, ssl_context=tls)
+
+
+def check_exposure(config: ServerConfig, allowed: bool) -> None:
+    """Refuse to offer a password-less account beyond this machine unless told to."""
+    if allowed or is_loopback_host(config.host):
+        return
+    open_accounts = sorted(
+        user for user, account in config.all_accounts().items() if not account.password
+    )
+    if open_accounts:
+        raise CommandError(
+            f"--host {config.host} is not a loopback address and account(s) "
+            f"{', '.join(map(repr, open_accounts))} have no password: give --password, or "
+            "--allow-empty-password-remote to serve them anyway"
+        )

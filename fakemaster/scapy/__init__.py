@@ -6,8 +6,8 @@ event packets whose events are decoded by ``decoder``, split packets, and stream
 follow both directions of a connection in a capture; ``dissect_pcap`` reads a capture file.
 
 Names are imported on first use: ``import fakemaster`` never imports this package, and
-``import fakemaster.scapy`` (or its ``pcap_command``, which the CLI registers) imports scapy
-only when a layer is asked for.
+``import fakemaster.scapy`` (or its ``command``, the ``pcap`` command the CLI registers) imports
+scapy only when a layer is asked for.
 """
 
 from __future__ import annotations

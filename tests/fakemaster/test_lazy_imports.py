@@ -94,13 +94,17 @@ NOT_TO_LISTEN = {
 # Not needed by ``serve``: the other commands' modules (the command line builds only the parser
 # of the command it runs), and the replay reader when the directory has no replay file.
 OTHER_COMMANDS = {
+    "fakemaster.cli.build",
+    "fakemaster.cli.dump",
+    "fakemaster.cli.record",
+    "fakemaster.cli.scenarios",
     "fakemaster.contract",
     "fakemaster.contract.command",
     "fakemaster.record.replay",
     "fakemaster.scapy",
-    "fakemaster.scapy.pcap_command",
+    "fakemaster.scapy.command",
     "fakemaster.spark",
-    "fakemaster.spark.pipeline_command",
+    "fakemaster.spark.command",
     # The background log writes from a thread of its own, not through logging.handlers (which
     # imports pickle); asyncio does not load them either.
     "logging.handlers",
@@ -300,6 +304,9 @@ def test_the_command_line_loads_a_command_s_modules_when_it_runs() -> None:
     assert project_modules(loaded_after_importing(["fakemaster.cli"])) == [
         "fakemaster",
         "fakemaster.cli",
+        "fakemaster.cli.collection_hold",
+        "fakemaster.cli.common",
+        "fakemaster.vocabulary",
         "fakemaster.vocabulary.errors",
     ]
 

@@ -244,16 +244,19 @@ def test_bad_tls_files_are_one_error_line(tmp_path: Path, files: list[str], mess
 
 
 def test_the_frame_cache_options_reach_the_configuration(tmp_path: Path) -> None:
-    from fakemaster.cli import _settings, build_parser
+    from fakemaster.cli import build_parser
+    from fakemaster.cli.serve_settings import options_config
     from fakemaster.config.server_config import ServerConfig
 
-    defaults = _settings(build_parser().parse_args(["serve"]))
+    defaults = options_config(build_parser().parse_args(["serve"]))
     assert defaults.frame_cache_bytes == ServerConfig().frame_cache_bytes
     assert defaults.frame_cache_dir is None
     args = ["serve", "--frame-cache-mb", "0", "--frame-cache-dir", str(tmp_path)]
-    chosen = _settings(build_parser().parse_args(args))
+    chosen = options_config(build_parser().parse_args(args))
     assert (chosen.frame_cache_bytes, chosen.frame_cache_dir) == (0, str(tmp_path))
     assert (
-        _settings(build_parser().parse_args(["serve", "--frame-cache-mb", "3"])).frame_cache_bytes
+        options_config(
+            build_parser().parse_args(["serve", "--frame-cache-mb", "3"])
+        ).frame_cache_bytes
         == 3 << 20
     )

@@ -2,7 +2,8 @@
 
 One line per MySQL packet (events described like ``dump``), or with ``--json`` one JSON object
 per packet (events in the JSON form of docs/json-form.md). The CLI registers it with
-``add_parser(subparsers)``; scapy is imported only when the command runs.
+``add_parser(subparsers)``; scapy is imported only when the command runs. (The scapy layers of
+the protocol's COM_* commands are in ``commands.py``.)
 """
 
 from __future__ import annotations

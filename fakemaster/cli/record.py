@@ -1,0 +1,99 @@
+"""``python -m fakemaster record --upstream HOST:PORT --out DIR``: a real primary's binlog files
+and its answers to a replica's setup statements, recorded for ``serve`` to replay
+(docs/record.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fakemaster.cli.common import EXIT_OK, CommandError, Subparsers, int_range, seconds
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "record",
+        help="record a real primary's binlog and answers, for serve to replay",
+        description=(
+            "Connect to a MariaDB primary as a replica and record what it serves into DIR: its "
+            "binlog files from the first one, byte for byte (as mariadb-binlog --raw writes "
+            "them), their index, and fakemaster-replay.json with its answers to a replica's "
+            "setup statements (docs/record.md). `serve --binlog-dir DIR` replays it. By "
+            "default the recording ends at the end of the primary's binlog."
+        ),
+    )
+    parser.add_argument("--upstream", required=True, metavar="HOST:PORT", help="the primary")
+    parser.add_argument(
+        "--user", default="root", help="account (%(default)s); it needs REPLICATION SLAVE"
+    )
+    parser.add_argument("--password", default="", help="its password (default: none)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="where the recording goes (created; must hold no binlog index)",
+    )
+    until = parser.add_mutually_exclusive_group()
+    until.add_argument(
+        "--until-idle",
+        type=seconds,
+        metavar="SECONDS",
+        help="follow the binlog, stop once no event came for SECONDS",
+    )
+    until.add_argument(
+        "--stop-at",
+        metavar="GTID|FILE:POS",
+        help="follow the binlog, stop once the group of GTID (D-S-N, or a list) "
+        "or the position FILE:POS is recorded whole",
+    )
+    parser.add_argument(
+        "--server-id",
+        type=int_range(1, 0xFFFFFFFF),
+        metavar="N",
+        help="the server id to register as a replica with (default: 4000000001)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from fakemaster.record.recorder import (
+        DEFAULT_REPLICA_SERVER_ID,
+        RecordOptions,
+        StopRule,
+        record,
+    )
+    from fakemaster.vocabulary.errors import FakemasterError
+
+    host, sep, port = str(args.upstream).rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise CommandError(f"--upstream: expected HOST:PORT, got {args.upstream!r}")
+    if args.stop_at is not None:
+        try:
+            stop = StopRule.parse_stop_at(args.stop_at)
+        except ValueError as exc:
+            raise CommandError(f"--stop-at: {exc}") from None
+    else:
+        stop = StopRule(until_idle=args.until_idle)
+    options = RecordOptions(
+        host=host.strip("[]"),
+        port=int(port),
+        out=args.out,
+        user=args.user,
+        password=args.password,
+        stop=stop,
+        server_id=args.server_id or DEFAULT_REPLICA_SERVER_ID,
+    )
+    try:
+        summary = record(options, progress=lambda text: print(text, flush=True))
+    except (FakemasterError, OSError) as exc:
+        raise CommandError(f"record: {exc}") from None
+    last, size = summary.files[-1]
+    print(
+        f"recorded {len(summary.files)} binlog file(s), {summary.events} events, to {last}:{size}"
+        f" (GTIDs {summary.gtids or 'none'}; stopped by {summary.stopped_by}); replay file "
+        f"{summary.replay}"
+    )
+    return EXIT_OK
