@@ -8,6 +8,7 @@ and so are ``fakemaster.protocol``'s.
 from __future__ import annotations
 
 import importlib
+import types
 
 import pytest
 
@@ -30,7 +31,15 @@ PUBLIC_MODULES = sorted(
 def test_every_public_module_declares_what_it_exports(name: str) -> None:
     module = importlib.import_module(name)
     exported = module.__dict__.get("__all__")
-    assert isinstance(exported, list) and exported, f"{name} declares no __all__"
+    assert isinstance(exported, list), f"{name} declares no __all__"
+    if not exported:
+        # Only a folder of modules may export nothing: a package whose __init__ defines no name.
+        defined = [
+            attribute
+            for attribute, value in vars(module).items()
+            if not attribute.startswith("_") and not isinstance(value, types.ModuleType)
+        ]
+        assert hasattr(module, "__path__") and defined == [], f"{name}.__all__ is empty"
     assert len(set(exported)) == len(exported), f"{name}.__all__ repeats a name"
     missing = [attribute for attribute in exported if not hasattr(module, attribute)]
     assert missing == [], f"{name}.__all__ names what it does not have"

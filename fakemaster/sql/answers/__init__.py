@@ -1,1 +1,3 @@
 """The statements' answers, one job a module."""
+
+__all__: list[str] = []
