@@ -52,7 +52,7 @@ from fakemaster.protocol.resultset import (
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
 from fakemaster.vocabulary.commands import BinlogDump, BinlogDumpGtid, RegisterSlave
-from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command
+from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 from fakemaster.vocabulary.errors import DecodeError
 
 if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
@@ -176,7 +176,7 @@ class DumpRequest:
     def non_blocking(self) -> bool:
         """MariaDB ends the dump with EOF at the end of the binlog for BINLOG_DUMP_NON_BLOCK
         and for a replica that says it is server 0."""
-        return bool(self.flags & 0x01) or self.server_id == 0
+        return bool(self.flags & DumpFlag.NON_BLOCK) or self.server_id == 0
 
 
 # --- the state machine --------------------------------------------------------------------
