@@ -32,6 +32,7 @@ from fakemaster.faults import Fault, FaultEngine, FaultKind, Point, PointKind  #
 from fakemaster.faults.proxy import BackgroundFaultProxy  # noqa: E402
 from fakemaster.server.master import BackgroundFakeMaster  # noqa: E402
 from fakemaster.store import MemoryBinlogStore  # noqa: E402
+from fakemaster.vocabulary.commands import BinlogDump  # noqa: E402
 from fakemaster.vocabulary.events import QueryEvent, XidEvent  # noqa: E402
 
 __all__ = ["main"]
@@ -64,7 +65,7 @@ def synthetic_stream(size: int) -> bytes:
 
 def dump_command() -> bytes:
     response = struct.pack("<IIB23x", 0x000FA685, 1 << 24, 33) + b"repl\x00\x00"
-    dump = b"\x12" + struct.pack("<IHI", 4, 0, 2) + b"mysql-bin.000001"
+    dump = BinlogDump(server_id=2, file_name=b"mysql-bin.000001").encode()
     return (
         struct.pack("<I", len(response) | 1 << 24) + response + struct.pack("<I", len(dump)) + dump
     )

@@ -59,13 +59,15 @@ def _lazy_attributes(
     package: str, namespace: dict[str, Any], lazy: dict[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's ``__getattr__`` and ``__dir__`` for names imported on first use (``lazy``:
-    each name and the module that defines it); ``fakemaster.protocol`` uses it too."""
+    each name and the module that defines it, or for a submodule exposed as a name, the
+    submodule itself); the project's packages and ``scenarios`` use it."""
 
     def getattr_(name: str) -> Any:
         module = lazy.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        imported = importlib.import_module(module)
+        value = imported if module == f"{package}.{name}" else getattr(imported, name)
         namespace[name] = value  # the next access skips this function
         return value
 

@@ -19,8 +19,29 @@ Names are imported on first use (``import scenarios`` loads nothing else).
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from fakemaster import _lazy_attributes
+
+if TYPE_CHECKING:
+    from scenarios.apply import replay
+    from scenarios.compiler import CompileOptions, binlog_files, compile_scenario, to_store
+    from scenarios.create_table import parse_create_table
+    from scenarios.errors import HistoryError, ScenarioError, SchemaError, ValueDoesNotFit
+    from scenarios.history import (
+        Ddl,
+        Idle,
+        Restart,
+        Rotate,
+        Scenario,
+        SetSettings,
+        Settings,
+        Transaction,
+        XaEnd,
+    )
+    from scenarios.live import ScenarioStore, release_at_rate
+    from scenarios.oracle import Oracle
+    from scenarios.schema import Table, column, table
 
 __all__ = [
     "CompileOptions",
@@ -50,7 +71,8 @@ __all__ = [
     "to_store",
 ]
 
-_WHERE = {
+# Each name and the module that defines it.
+_LAZY = {
     "CompileOptions": "scenarios.compiler",
     "binlog_files": "scenarios.compiler",
     "compile_scenario": "scenarios.compiler",
@@ -80,14 +102,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scenarios' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from encoder.packets import frame  # noqa: E402
 from fakemaster.protocol.handshake import Capability  # noqa: E402
+from fakemaster.vocabulary.commands import BinlogDump  # noqa: E402
 from tests.fakemaster.compressed_wire import (  # noqa: E402
     COMPRESSED_CAPABILITIES,
     CompressedClient,
@@ -249,8 +250,10 @@ def dump(
     for sql in setup:
         client.query(sql)
     flags = 0 if semi_sync else NON_BLOCK
-    body = struct.pack("<IHI", position, flags, DUMP_SERVER_ID) + file.encode()
-    sent = client.command(b"\x12" + body)
+    dump = BinlogDump(
+        position=position, flags=flags, server_id=DUMP_SERVER_ID, file_name=file.encode()
+    )
+    sent = client.command(dump.encode())
     if semi_sync:
         # The type of the event after the 0x00 0xEF flag header and its 4-byte timestamp.
         while client.read()[7] != HEARTBEAT:

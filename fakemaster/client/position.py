@@ -34,18 +34,14 @@ from dataclasses import dataclass, field, replace
 from fakemaster.vocabulary.constants import GtidFlag
 from fakemaster.vocabulary.errors import FakemasterError
 from fakemaster.vocabulary.events import (
-    AnnotateRowsEvent,
     Event,
     GtidEvent,
-    IntvarEvent,
     QueryEvent,
-    RandEvent,
     RotateEvent,
-    TableMapEvent,
-    UserVarEvent,
     XaPrepareEvent,
     XidEvent,
 )
+from fakemaster.vocabulary.groups import GROUP_PART_TYPES
 from fakemaster.vocabulary.layouts import Buffer
 
 __all__ = [
@@ -58,7 +54,6 @@ __all__ = [
 ]
 
 _GTID = re.compile(r"^\s*(\d+)-(\d+)-(\d+)\s*$")
-_GROUP_PARTS = (GtidEvent, IntvarEvent, RandEvent, UserVarEvent, TableMapEvent, AnnotateRowsEvent)
 
 
 def parse_gtids(text: str) -> dict[int, tuple[int, int]]:
@@ -220,7 +215,7 @@ class GroupAssembler:
         if self._pending is None:
             if isinstance(event, (XidEvent, XaPrepareEvent)) or _is_commit(event):
                 raise PositionError(f"{type(event).__name__} outside an event group")
-            if isinstance(event, QueryEvent) or isinstance(event, _GROUP_PARTS):
+            if isinstance(event, QueryEvent) or _is_group_part(event):
                 # A group without a GTID event (a binlog of a server without GTIDs).
                 self._pending = []
                 self._gtid = None
@@ -237,7 +232,7 @@ class GroupAssembler:
                 return [ReceivedEvent(event, self._file, end, raw=raw)]
         received = ReceivedEvent(event, self._file, end, self._gtid, raw)
         if self._standalone:
-            if isinstance(event, _GROUP_PARTS):
+            if _is_group_part(event):
                 self._pending.append(received)
                 return []
             return self._commit(received)
@@ -300,6 +295,12 @@ class GroupAssembler:
         for event in events:
             out += self.feed(event)
         return out
+
+
+def _is_group_part(event: Event) -> bool:
+    """An event of a group's body (GTID, INTVAR, RAND, USER_VAR, TABLE_MAP, ANNOTATE_ROWS): the
+    class's type code, so an UnknownEvent carrying one of those codes is not taken for one."""
+    return event.TYPE in GROUP_PART_TYPES
 
 
 def _is_commit(event: Event) -> bool:

@@ -30,7 +30,6 @@ Use: :meth:`ReplicaConnection.feed` the bytes read from the socket; it returns w
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -48,7 +47,8 @@ from fakemaster.protocol.handshake import (
     HandshakeV10,
     native_password_response,
 )
-from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
+from fakemaster.vocabulary.constants import Command, DumpFlag
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.errcodes import (
     ER_ABORTING_CONNECTION,
@@ -98,7 +98,7 @@ __all__ = [
     "query_error",
 ]
 
-BINLOG_DUMP_NON_BLOCK = 0x01
+BINLOG_DUMP_NON_BLOCK = int(DumpFlag.NON_BLOCK)
 # What the client asks for: MariaDB's own client library's core set, without a database,
 # TLS, compression or CLIENT_DEPRECATE_EOF (result sets end with EOF packets).
 CLIENT_CAPABILITIES = (
@@ -533,19 +533,11 @@ class ReplicaConnection:
 
     def _register_slave(self) -> bytes:
         config = self.config
-        host = config.report_host.encode()
-        user = b""
-        password = b""
-        return b"".join(
-            (
-                bytes((Command.REGISTER_SLAVE,)),
-                struct.pack("<I", config.server_id),
-                bytes((len(host),)) + host,
-                bytes((len(user),)) + user,
-                bytes((len(password),)) + password,
-                struct.pack("<HII", config.report_port, 0, 0),
-            )
-        )
+        return RegisterSlave(
+            server_id=config.server_id,
+            host=config.report_host.encode(),
+            port=config.report_port,
+        ).encode()
 
     def _setup_reply(self, payload: bytes) -> None:
         step = self._current
@@ -598,8 +590,10 @@ class ReplicaConnection:
         else:
             file_name, position = self.start.file.encode(), self.start.position
         flags = BINLOG_DUMP_NON_BLOCK if config.non_blocking else 0
-        body = struct.pack("<IHI", position, flags, config.server_id) + file_name
-        self._send(bytes((Command.BINLOG_DUMP,)) + body, new_command=True)
+        dump = BinlogDump(
+            position=position, flags=flags, server_id=config.server_id, file_name=file_name
+        )
+        self._send(dump.encode(), new_command=True)
         self._decoder = _RawKeepingDecoder(
             network=True,
             semi_sync=self.semi_sync,

@@ -19,8 +19,15 @@ The main names are imported on first use (``import fakemaster.contract`` loads n
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from fakemaster import _lazy_attributes
+
+if TYPE_CHECKING:
+    from fakemaster.contract.adapter import CallableAdapter, CommandAdapter, Endpoint, OutputWriter
+    from fakemaster.contract.cases import Case, builtin_cases, generated_cases
+    from fakemaster.contract.checks import Verdict
+    from fakemaster.contract.runner import CaseResult, run_case, run_cases
 
 __all__ = [
     "CallableAdapter",
@@ -36,7 +43,8 @@ __all__ = [
     "run_cases",
 ]
 
-_WHERE = {
+# Each name and the module that defines it.
+_LAZY = {
     "CallableAdapter": "fakemaster.contract.adapter",
     "CommandAdapter": "fakemaster.contract.adapter",
     "Endpoint": "fakemaster.contract.adapter",
@@ -51,14 +59,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'fakemaster.contract' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)

@@ -50,7 +50,8 @@ from fakemaster.protocol.resultset import (
 )
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
-from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command
+from fakemaster.vocabulary.commands import BinlogDump, BinlogDumpGtid, RegisterSlave
+from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 from fakemaster.vocabulary.errcodes import (
     ER_ACCESS_DENIED_ERROR,
     ER_CON_COUNT_ERROR,
@@ -79,14 +80,11 @@ __all__ = [
     "DumpRequest",
     "EndDump",
     "KillConnection",
-    "RegisterSlaveRequest",
     "SendBytes",
     "ServerSession",
     "StartDump",
     "StartTls",
     "State",
-    "parse_binlog_dump",
-    "parse_binlog_dump_gtid",
 ]
 
 # --- actions ------------------------------------------------------------------------------
@@ -155,66 +153,6 @@ Action = SendBytes | StartDump | Close | KillConnection | EndDump | Ack | StartT
 
 
 @dataclass(frozen=True, kw_only=True)
-class RegisterSlaveRequest:
-    """COM_REGISTER_SLAVE: server_id(4) host user password (1-byte lengths) port(2) rank(4)
-    master_id(4)."""
-
-    server_id: int
-    host: bytes
-    user: bytes
-    password: bytes
-    port: int
-    rank: int
-    master_id: int
-
-    @classmethod
-    def parse(cls, body: bytes) -> RegisterSlaveRequest:
-        """The body after the command byte; SqlError 1105 with MariaDB's own messages."""
-        if len(body) < 4:
-            raise sql_error(ER_UNKNOWN_ERROR, "Failed to register slave: too long 'report-host'")
-        server_id = struct.unpack_from("<I", body, 0)[0]
-        pos = 4
-        fields: list[bytes] = []
-        for what, limit in (
-            ("Failed to register slave: too long 'report-host'", 766),
-            ("Failed to register slave: too long 'report-user'", 385),
-            ("Failed to register slave; too long 'report-password'", 97),
-        ):
-            if pos >= len(body):
-                raise sql_error(ER_UNKNOWN_ERROR, what)
-            length = body[pos]
-            pos += 1
-            if pos + length > len(body) or length >= limit:
-                raise sql_error(ER_UNKNOWN_ERROR, what)
-            fields.append(body[pos : pos + length])
-            pos += length
-        if pos + 10 > len(body):
-            raise sql_error(ER_UNKNOWN_ERROR, "Wrong parameters to function register_slave")
-        port, rank, master_id = struct.unpack_from("<HII", body, pos)
-        return cls(
-            server_id=server_id,
-            host=fields[0],
-            user=fields[1],
-            password=fields[2],
-            port=port,
-            rank=rank,
-            master_id=master_id,
-        )
-
-    def encode(self) -> bytes:
-        return b"".join(
-            (
-                bytes((Command.REGISTER_SLAVE,)),
-                struct.pack("<I", self.server_id),
-                bytes((len(self.host),)) + self.host,
-                bytes((len(self.user),)) + self.user,
-                bytes((len(self.password),)) + self.password,
-                struct.pack("<HII", self.port, self.rank, self.master_id),
-            )
-        )
-
-
-@dataclass(frozen=True, kw_only=True)
 class DumpRequest:
     """A replica asked for the binlog: the command's fields and the session settings that
     decide what a MariaDB primary streams (its user variables and skip_replication)."""
@@ -253,37 +191,7 @@ class DumpRequest:
     def non_blocking(self) -> bool:
         """MariaDB ends the dump with EOF at the end of the binlog for BINLOG_DUMP_NON_BLOCK
         and for a replica that says it is server 0."""
-        return bool(self.flags & 0x01) or self.server_id == 0
-
-
-def parse_binlog_dump(body: bytes) -> tuple[int, int, int, bytes]:
-    """COM_BINLOG_DUMP body: pos(4) flags(2) server_id(4) file name (rest of the packet).
-
-    MariaDB reads the fixed fields without a length check; missing bytes read as zero here.
-    """
-    fixed = body[:10].ljust(10, b"\0")
-    position, flags, server_id = struct.unpack("<IHI", fixed)
-    return position, flags, server_id, body[10:]
-
-
-def parse_binlog_dump_gtid(body: bytes) -> tuple[int, int, bytes, int, bytes]:
-    """MySQL COM_BINLOG_DUMP_GTID body: flags(2) server_id(4) name_len(4) name pos(8)
-    [data_len(4) gtid set]. Returns (flags, server_id, name, position, gtid set)."""
-    if len(body) < 10:
-        raise DecodeError("truncated COM_BINLOG_DUMP_GTID", offset=len(body))
-    flags, server_id, name_length = struct.unpack_from("<HII", body, 0)
-    pos = 10
-    name = body[pos : pos + name_length]
-    pos += name_length
-    if len(body) < pos + 8:
-        raise DecodeError("truncated COM_BINLOG_DUMP_GTID position", offset=len(body))
-    position = struct.unpack_from("<Q", body, pos)[0]
-    pos += 8
-    gtid_set = b""
-    if flags & 0x04 and len(body) >= pos + 4:
-        size = struct.unpack_from("<I", body, pos)[0]
-        gtid_set = body[pos + 4 : pos + 4 + size]
-    return flags, server_id, name, position, gtid_set
+        return bool(self.flags & DumpFlag.NON_BLOCK) or self.server_id == 0
 
 
 # --- the state machine --------------------------------------------------------------------
@@ -658,27 +566,15 @@ class ServerSession:
                 actions, sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(DUMP_PRIVILEGE))
             )
         elif command == Command.BINLOG_DUMP:
-            position, flags, server_id, raw_name = parse_binlog_dump(body)
-            self._start_dump(
-                sql, actions, Command.BINLOG_DUMP, position, flags, server_id, raw_name, None
-            )
+            self._start_dump(sql, actions, BinlogDump.parse(body))
         elif command == Command.BINLOG_DUMP_GTID and self.config.mysql_gtid_dump:
             try:
-                flags, server_id, raw_name, position, gtid_set = parse_binlog_dump_gtid(body)
+                dump = BinlogDumpGtid.parse(body)
             except DecodeError:
                 self._send_error(actions, sql_error(ER_HANDSHAKE_ERROR))
                 self._close(actions, "malformed COM_BINLOG_DUMP_GTID")
                 return
-            self._start_dump(
-                sql,
-                actions,
-                Command.BINLOG_DUMP_GTID,
-                position,
-                flags,
-                server_id,
-                raw_name,
-                gtid_set,
-            )
+            self._start_dump(sql, actions, dump)
         else:
             self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
 
@@ -773,9 +669,9 @@ class ServerSession:
             )
             return
         try:
-            request = RegisterSlaveRequest.parse(body)
-        except SqlError as error:
-            self._send_error(actions, error)
+            request = RegisterSlave.parse(body)
+        except DecodeError as error:
+            self._send_error(actions, sql_error(ER_UNKNOWN_ERROR, error.reason))
             return
         host = request.host.decode("utf-8", "surrogateescape") or self.peer_host
         master_id = request.master_id or int(self.server.globals["server_id"] or 0)
@@ -793,27 +689,21 @@ class ServerSession:
         self._ok(actions)
 
     def _start_dump(
-        self,
-        sql: SessionState,
-        actions: list[Action],
-        command: int,
-        position: int,
-        flags: int,
-        server_id: int,
-        raw_name: bytes,
-        gtid_set: bytes | None,
+        self, sql: SessionState, actions: list[Action], dump: BinlogDump | BinlogDumpGtid
     ) -> None:
         variables = sql.user_variables
         heartbeat = _number(variables.get("master_heartbeat_period"))
+        server_id = dump.server_id
+        raw_name = dump.file_name
         request = DumpRequest(
-            command=command,
+            command=dump.COMMAND,
             thread_id=self.thread_id,
             server_id=server_id,
-            position=position,
-            flags=flags,
+            position=dump.position,
+            flags=dump.flags,
             file_name=raw_name.split(b"\0", 1)[0].decode("utf-8", "surrogateescape"),
             raw_file_name=raw_name,
-            mysql_gtid_set=gtid_set,
+            mysql_gtid_set=dump.gtid_set if isinstance(dump, BinlogDumpGtid) else None,
             master_binlog_checksum=_text(variables.get("master_binlog_checksum")),
             slave_capability=int(_number(variables.get("mariadb_slave_capability")) or 0),
             connect_state=_text(variables.get("slave_connect_state")),
@@ -832,7 +722,7 @@ class ServerSession:
         )
         self.state = State.DUMPING
         self.info.dumping = True
-        if command == Command.BINLOG_DUMP:
+        if dump.COMMAND == Command.BINLOG_DUMP:
             older = self.server.claim_dump(self.thread_id, server_id)
             if older is not None:
                 actions.append(EndDump(older, sql_error(ER_SLAVE_SAME_ID)))

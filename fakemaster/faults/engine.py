@@ -55,6 +55,7 @@ from fakemaster.vocabulary.constants import (
     MAX_PACKET_PAYLOAD,
     PACKET_HEADER_LEN,
     SEMI_SYNC_MAGIC,
+    Command,
     EventType,
 )
 from fakemaster.vocabulary.groups import GroupTracker
@@ -70,8 +71,9 @@ from fakemaster.vocabulary.packets import (
 
 __all__ = ["Applied", "FaultEngine", "Output"]
 
-_COM_BINLOG_DUMP = 0x12
-_COM_BINLOG_DUMP_GTID = 0x1E  # MySQL's; a MariaDB primary answers it with an error
+# The command bytes that start a dump session (MySQL's COM_BINLOG_DUMP_GTID too: a MariaDB
+# primary answers it with an error).
+_DUMP_COMMANDS = (bytes((Command.BINLOG_DUMP,)), bytes((Command.BINLOG_DUMP_GTID,)))
 _CLIENT_COMPRESS = 0x20
 _CLIENT_SSL = 0x800
 _HEARTBEATS = frozenset({EventType.HEARTBEAT, EventType.HEARTBEAT_V2})
@@ -239,7 +241,7 @@ class FaultEngine:
                     if capabilities & (_CLIENT_SSL | _CLIENT_COMPRESS):
                         self.opaque = True
                         return data
-            elif seq == 0 and first[:1] in (b"\x12", b"\x1e"):
+            elif seq == 0 and first[:1] in _DUMP_COMMANDS:
                 self._start_dump()
                 break
         return data

@@ -19,10 +19,9 @@ purged or damaged binlog) stops the recording with that error.
 from __future__ import annotations
 
 import socket
-import struct
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -48,7 +47,8 @@ from fakemaster.record.rebuild import (
     Write,
 )
 from fakemaster.record.replay import REPLAY_FILE, Replay
-from fakemaster.vocabulary.constants import Command
+from fakemaster.vocabulary.commands import BinlogDump
+from fakemaster.vocabulary.constants import Command, DumpFlag
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import EOF_HEADER, ERR_HEADER
 
@@ -71,10 +71,7 @@ _QUERIES = (
     " @@GLOBAL.gtid_slave_pos",
     "SHOW BINARY LOGS",
 )
-# COM_BINLOG_DUMP: header (4), command (1), position (4), flags (2), server id (4), file name.
-BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02
-_DUMP_FLAGS_OFFSET = 4 + 1 + 4
-_FLAGS = struct.Struct("<H")
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = int(DumpFlag.SEND_ANNOTATE_ROWS)
 _GTID_VARIABLES = ("gtid_binlog_pos", "gtid_current_pos", "gtid_binlog_state", "gtid_slave_pos")
 
 
@@ -320,10 +317,9 @@ def with_annotate_rows(outgoing: bytes) -> bytes:
     size = int.from_bytes(outgoing[:3], "little")
     if len(outgoing) != 4 + size or size < 11 or outgoing[4] != Command.BINLOG_DUMP:
         raise ProtocolError("the client queued something else than one COM_BINLOG_DUMP")
-    packet = bytearray(outgoing)
-    flags = _FLAGS.unpack_from(packet, _DUMP_FLAGS_OFFSET)[0] | BINLOG_SEND_ANNOTATE_ROWS_EVENT
-    _FLAGS.pack_into(packet, _DUMP_FLAGS_OFFSET, flags)
-    return bytes(packet)
+    dump = BinlogDump.parse(outgoing[5:])
+    amended = replace(dump, flags=dump.flags | BINLOG_SEND_ANNOTATE_ROWS_EVENT)
+    return outgoing[:4] + amended.encode()  # the same length: the packet header stands
 
 
 class _Dump:

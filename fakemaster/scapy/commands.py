@@ -1,8 +1,8 @@
 """Client-side replication commands as scapy layers (the payload after the packet header).
 
-The layouts are the ones the server parses in ``fakemaster.core.session``
-(``RegisterSlaveRequest.parse``, ``parse_binlog_dump``, ``parse_binlog_dump_gtid``) and the
-decoder in ``decoder.packets.parse_semi_sync_ack``; the tests check each layer against them.
+The layouts are the vocabulary's (``fakemaster.vocabulary.commands``: ``RegisterSlave``,
+``BinlogDump``, ``BinlogDumpGtid``) and the decoder's (``decoder.packets.parse_semi_sync_ack``);
+the tests check each layer against them.
 
 * COM_REGISTER_SLAVE (0x15): server_id(4) host user password (1-byte lengths) port(2)
   rank(4) master_id(4)
@@ -33,6 +33,7 @@ from scapy.fields import (
 )
 from scapy.packet import Packet
 
+from fakemaster.vocabulary.commands import GTID_DUMP_THROUGH_GTID
 from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 
 __all__ = [
@@ -48,8 +49,6 @@ __all__ = [
 COMMAND_NAMES = {int(command): f"COM_{command.name}" for command in Command}
 # Bit i of the dump flags, by name (FlagsField takes a list indexed by bit).
 DUMP_FLAG_NAMES = [flag.name or "" for flag in DumpFlag]
-# MySQL's COM_BINLOG_DUMP_GTID flag BINLOG_THROUGH_GTID: a GTID set (data_len + data) follows the position.
-GTID_DUMP_THROUGH_GTID = 0x04
 
 
 def _gtid_set_present(pkt: Any) -> bool:

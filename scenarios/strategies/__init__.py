@@ -4,13 +4,11 @@ scenarios) and the codec-level ones (``control``, ``statements``, ``rows``, ``fr
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from fakemaster import _lazy_attributes
 
 __all__ = ["control", "framing", "history", "rows", "statements", "streams"]
 
+# Each name is a submodule of this package.
+_LAZY = {name: f"{__name__}.{name}" for name in __all__}
 
-def __getattr__(name: str) -> ModuleType:
-    if name not in __all__:
-        raise AttributeError(f"module 'scenarios.strategies' has no attribute {name!r}")
-    return importlib.import_module(f"{__name__}.{name}")
+__getattr__, __dir__ = _lazy_attributes(__name__, globals(), _LAZY)

@@ -36,8 +36,8 @@ from encoder.packets import (
     frame,
 )
 from encoder.values import encode_value
-from fakemaster.core.session import RegisterSlaveRequest, parse_binlog_dump
 from fakemaster.vocabulary import constants
+from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
 from fakemaster.vocabulary.constants import Command, EventType
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import Event
@@ -362,7 +362,7 @@ COMMAND_PAYLOADS = ("com_register_slave", "com_binlog_dump")
 def test_register_slave_packet(vector: dict[str, Any], index: int) -> None:
     payload = payload_of(vector, index)
     assert payload[0] == Command.REGISTER_SLAVE
-    request = RegisterSlaveRequest.parse(payload[1:])
+    request = RegisterSlave.parse(payload[1:])
     expected = dict(vector["packets"][index]["expected"])
     assert expected.pop("command") == payload[0]
     assert_matches(request, expected, vector["id"])
@@ -371,19 +371,13 @@ def test_register_slave_packet(vector: dict[str, Any], index: int) -> None:
 
 @pytest.mark.parametrize(("vector", "index"), packet_params("com_binlog_dump"))
 def test_binlog_dump_packet(vector: dict[str, Any], index: int) -> None:
-    """Parsed only: nothing in the project encodes COM_BINLOG_DUMP (the fake primary only reads
-    it)."""
     payload = payload_of(vector, index)
-    position, flags, server_id, file_name = parse_binlog_dump(payload[1:])
-    fields = {
-        "command": payload[0],
-        "position": position,
-        "flags": flags,
-        "server_id": server_id,
-        "file_name": file_name,
-    }
-    assert_matches(fields, vector["packets"][index]["expected"], vector["id"])
     assert payload[0] == Command.BINLOG_DUMP
+    request = BinlogDump.parse(payload[1:])
+    expected = dict(vector["packets"][index]["expected"])
+    assert expected.pop("command") == payload[0]
+    assert_matches(request, expected, vector["id"])
+    assert request.encode() == payload
 
 
 # --- row values --------------------------------------------------------------------------------

@@ -8,8 +8,6 @@ is ``tests/integration/test_privileges.py``).
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 
 from decoder.packets import parse_err
@@ -27,6 +25,7 @@ from fakemaster.protocol.resultset import SqlError
 from fakemaster.sql.outcome import OkResult
 from fakemaster.sql.state import ServerState, SessionState
 from fakemaster.sql.statements import execute
+from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
 from tests.fakemaster.wire import SessionDriver
 
 DENIED = "Access denied; you need (at least one of) the {} privilege(s) for this operation"
@@ -342,8 +341,8 @@ def test_init_db_refused() -> None:
     assert driver.session.state is State.COMMAND
 
 
-REGISTER = b"\x15" + struct.pack("<I", 77) + b"\x00\x00\x00" + struct.pack("<HII", 0, 0, 0)
-DUMP = b"\x12" + struct.pack("<IHI", 4, 0, 5) + b"mysql-bin.000001"
+REGISTER = RegisterSlave(server_id=77).encode()
+DUMP = BinlogDump(position=4, flags=0, server_id=5, file_name=b"mysql-bin.000001").encode()
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ for the same conversation."""
 
 from __future__ import annotations
 
-import struct
 from dataclasses import replace
 
 from encoder.packets import frame
@@ -15,6 +14,7 @@ from fakemaster.core.session import DumpRequest, ServerSession, StartDump
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.sql.state import ServerState
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import DumpFlag
 from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from tests.fakemaster.wire import RawClient, SessionDriver
@@ -35,8 +35,9 @@ def corpus() -> MemoryBinlogStore:
 
 
 def dump_command(server_id: int) -> bytes:
-    body = struct.pack("<IHI", 4, DumpFlag.NON_BLOCK, server_id) + b"mysql-bin.000001"
-    return b"\x12" + body
+    return BinlogDump(
+        flags=DumpFlag.NON_BLOCK, server_id=server_id, file_name=b"mysql-bin.000001"
+    ).encode()
 
 
 def connection_over(store: MemoryBinlogStore) -> ServerConnection:

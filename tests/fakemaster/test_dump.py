@@ -24,6 +24,7 @@ from fakemaster.core.dump.stream import DumpStream, checksum_alg_at_connect
 from fakemaster.core.session import DumpRequest
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 from fakemaster.store.semi_sync import SemiSyncMaster, semi_sync_master
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import (
     MAX_PACKET_PAYLOAD,
     ChecksumAlg,
@@ -1024,16 +1025,12 @@ def _real_dump(server: Any, fields: dict[str, Any]) -> bytes:
                 cursor.execute(
                     "SET @slave_gtid_strict_mode = %s", (int(fields.get("gtid_strict_mode", 0)),)
                 )
-        command = (
-            struct.pack(
-                "<BIHI",
-                Command.BINLOG_DUMP,
-                fields.get("position", 4),
-                fields.get("flags", DumpFlag.NON_BLOCK),
-                0,
-            )
-            + fields.get("file_name", "mysql-bin.000001").encode()
-        )
+        command = BinlogDump(
+            position=fields.get("position", 4),
+            flags=fields.get("flags", DumpFlag.NON_BLOCK),
+            server_id=0,
+            file_name=fields.get("file_name", "mysql-bin.000001").encode(),
+        ).encode()
         sock = connection._sock
         assert sock is not None
         sock.sendall(struct.pack("<I", len(command))[:3] + b"\x00" + command)

@@ -6,7 +6,6 @@ expected events are what the same server sends without the proxy (read on its ow
 from __future__ import annotations
 
 import asyncio
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from fakemaster.testing.plugin import (
     FakeMasterHandle,
     load_faults,
 )
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (
     Event,
@@ -55,7 +55,9 @@ def start_dump(
             "SET @master_binlog_checksum = @@global.binlog_checksum, @mariadb_slave_capability = 4"
         )
     flags = 0 if blocking else 1  # 1: BINLOG_DUMP_NON_BLOCK, EOF at the end
-    request = struct.pack("<IHI", 4, flags, REPLICA_ID) + file_name.encode()
+    request = BinlogDump(
+        position=4, flags=flags, server_id=REPLICA_ID, file_name=file_name.encode()
+    ).body()
     connection._execute_command(COMMAND.COM_BINLOG_DUMP, request)
     return connection
 

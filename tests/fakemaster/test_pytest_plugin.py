@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import re
 import socket
-import struct
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from fakemaster.testing.plugin import (
     FakeMasterFactory,
     FakeMasterHandle,
 )
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.errors import EncodeError
 from fakemaster.vocabulary.events import (
@@ -46,7 +46,6 @@ from tests.peers.policy import require_peer
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "pytest-plugin.md"
-COM_BINLOG_DUMP = 0x12
 # Bounds a wait for something that must come; only a hang reaches it.
 HANG = 60.0
 
@@ -440,8 +439,8 @@ class SemiSyncReplica:
             "SET @rpl_semi_sync_slave = 1",
         ):
             assert self.client.query(sql)[0][:1] == b"\x00"
-        request = struct.pack("<IHI", 4, 0, 200) + b"mysql-bin.000001"
-        self.client.write(bytes([COM_BINLOG_DUMP]) + request, 0)
+        request = BinlogDump(position=4, flags=0, server_id=200, file_name=b"mysql-bin.000001")
+        self.client.write(request.encode(), 0)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 

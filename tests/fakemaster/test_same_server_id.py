@@ -25,6 +25,7 @@ from fakemaster.core.session import DumpRequest, EndDump, ServerSession, StartDu
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.sql.state import ServerState
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import Command, DumpFlag
 from fakemaster.vocabulary.events import QueryEvent
 from tests.fakemaster.wire import RawClient, Reply, SessionDriver, packets
@@ -34,7 +35,9 @@ CONFIG = ServerConfig(user="repl", password="pw", extra_users={"other": "pw"})
 
 
 def dump_packet(server_id: int, flags: int = 0) -> bytes:
-    return b"\x12" + struct.pack("<IHI", 4, flags, server_id) + b"mysql-bin.000001"
+    return BinlogDump(
+        position=4, flags=flags, server_id=server_id, file_name=b"mysql-bin.000001"
+    ).encode()
 
 
 def replica(server: ServerState, user: str = "repl") -> SessionDriver:

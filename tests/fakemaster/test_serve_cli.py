@@ -10,7 +10,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from pymysql.constants import COMMAND
 from decoder import decode_event
 from decoder.binlog_file import read_binlog
 from fakemaster.store import MemoryBinlogStore, demo
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import BINLOG_MAGIC
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (
@@ -192,7 +192,7 @@ def test_sigint_stops_it_with_a_dump_running_and_heartbeats_flow() -> None:
             assert cur.fetchone() == ("NONE",)
             cur.execute("SET @master_binlog_checksum = 'NONE', @mariadb_slave_capability = 4")
         # A blocking dump (flags 0): after the last event it waits for more.
-        dump = struct.pack("<IHI", 4, 0, 1234) + b"mysql-bin.000001"
+        dump = BinlogDump(position=4, flags=0, server_id=1234, file_name=b"mysql-bin.000001").body()
         conn._execute_command(COMMAND.COM_BINLOG_DUMP, dump)
         ctx = BinlogContext(checksum=False)
         last: Event | None = None

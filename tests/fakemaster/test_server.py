@@ -36,6 +36,7 @@ from fakemaster.protocol.handshake import (
 )
 from fakemaster.protocol.resultset import ColumnDefinition
 from fakemaster.server.master import BackgroundFakeMaster, FakeMaster
+from fakemaster.vocabulary.commands import BinlogDump
 from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.policy import require_peer
@@ -108,7 +109,9 @@ class DumpRecorder:
 
 
 def dump_command(server_id: int = 2, flags: int = 0) -> bytes:
-    return b"\x12" + struct.pack("<IHI", 4, flags, server_id) + b"mysql-bin.000001"
+    return BinlogDump(
+        position=4, flags=flags, server_id=server_id, file_name=b"mysql-bin.000001"
+    ).encode()
 
 
 def wait_for(condition: Callable[[], bool], timeout: float = HANG) -> None:

@@ -5,13 +5,13 @@ at once, with and without annotations."""
 from __future__ import annotations
 
 import random
-import struct
 import threading
 from typing import Any
 
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import DumpFlag
 from fakemaster.vocabulary.events import AnnotateRowsEvent, QueryEvent, XidEvent
 from tests.fakemaster.wire import RawClient
@@ -45,8 +45,8 @@ def dump_bytes(port: int, server_id: int, flags: int = DumpFlag.NON_BLOCK) -> by
     try:
         client.query("SET @master_binlog_checksum='CRC32'")
         client.query("SET @mariadb_slave_capability=4")
-        body = struct.pack("<IHI", 4, flags, server_id) + b"mysql-bin.000001"
-        client.write(b"\x12" + body)
+        dump = BinlogDump(flags=flags, server_id=server_id, file_name=b"mysql-bin.000001")
+        client.write(dump.encode())
         out = bytearray()
         packet = 0  # where the next packet starts
         while True:

@@ -19,7 +19,6 @@ from fakemaster.core.session import (
     Ack,
     Close,
     KillConnection,
-    RegisterSlaveRequest,
     SendBytes,
     ServerSession,
     StartDump,
@@ -36,6 +35,12 @@ from fakemaster.protocol.handshake import (
 )
 from fakemaster.protocol.resultset import ClientProtocol, read_result_set
 from fakemaster.sql.state import ServerState
+from fakemaster.vocabulary.commands import (
+    GTID_DUMP_THROUGH_GTID,
+    BinlogDump,
+    BinlogDumpGtid,
+    RegisterSlave,
+)
 from fakemaster.vocabulary.constants import Command
 from tests.budget import examples
 from tests.fakemaster.wire import BASE_CAPABILITIES, SessionDriver
@@ -422,7 +427,7 @@ def register_payload(**fields: object) -> bytes:
         "master_id": 0,
     }
     values.update(fields)
-    return RegisterSlaveRequest(**values).encode()  # type: ignore[arg-type]
+    return RegisterSlave(**values).encode()  # type: ignore[arg-type]
 
 
 def show_slave_hosts(driver: SessionDriver) -> list[tuple[bytes | None, ...]]:
@@ -496,7 +501,7 @@ def test_binlog_dump_request_carries_the_session_settings() -> None:
     ]:
         assert parse_ok(driver.query(statement).payloads[0])
     driver.send(register_payload(server_id=200))
-    payload = b"\x12" + struct.pack("<IHI", 4, 2, 200) + b"mysql-bin.000001"
+    payload = BinlogDump(position=4, flags=2, server_id=200, file_name=b"mysql-bin.000001").encode()
     request = start_dump(driver, payload).request
     assert request.command == Command.BINLOG_DUMP
     assert (request.position, request.flags, request.server_id) == (4, 2, 200)
@@ -515,7 +520,7 @@ def test_binlog_dump_request_carries_the_session_settings() -> None:
 
 def test_binlog_dump_defaults_without_settings() -> None:
     driver = logged_in(default_heartbeat_period_ns=5)
-    request = start_dump(driver, b"\x12" + struct.pack("<IHI", 4, 1, 0)).request
+    request = start_dump(driver, BinlogDump(position=4, flags=1, server_id=0).encode()).request
     assert request.master_binlog_checksum is None
     assert request.connect_state is None and not request.gtid_mode
     assert request.slave_capability == 0
@@ -528,7 +533,7 @@ def test_python_mysql_replication_dump_quirk() -> None:
     """pmr declares 14 payload bytes but writes 15: the name is three NULs and a stray 0x00
     byte stays in the socket; the session must neither choke on it nor answer it."""
     driver = logged_in()
-    body = b"\x12" + struct.pack("<IHI", 4, 1, 100) + b"\0\0\0"
+    body = BinlogDump(position=4, flags=1, server_id=100, file_name=b"\0\0\0").encode()
     wire = struct.pack("<I", 14)[:3] + b"\x00" + body + b"\x00"
     reply = driver.send_raw(wire)
     [action] = reply.of_type(StartDump)
@@ -541,7 +546,9 @@ def test_python_mysql_replication_dump_quirk() -> None:
 def test_semi_sync_acks_during_a_dump() -> None:
     driver = logged_in()
     driver.query("SET @rpl_semi_sync_slave= 1")
-    start_dump(driver, b"\x12" + struct.pack("<IHI", 4, 0, 9) + b"mysql-bin.000001")
+    start_dump(
+        driver, BinlogDump(position=4, flags=0, server_id=9, file_name=b"mysql-bin.000001").encode()
+    )
     ack = b"\xef" + struct.pack("<Q", 1234) + b"mysql-bin.000001"
     reply = driver.send(ack, 0)
     assert reply.actions == [Ack(1234, "mysql-bin.000001")]
@@ -552,7 +559,7 @@ def test_semi_sync_acks_during_a_dump() -> None:
 
 def test_oversized_packet_during_a_dump_hangs_up_silently() -> None:
     driver = logged_in(max_allowed_packet=1024)
-    start_dump(driver, b"\x12" + struct.pack("<IHI", 4, 0, 9))
+    start_dump(driver, BinlogDump(position=4, flags=0, server_id=9).encode())
     reply = driver.send_raw(struct.pack("<I", 5000)[:3] + b"\x00" + b"x" * 100)
     assert reply.data == b""
     assert reply.of_type(Close)
@@ -560,11 +567,13 @@ def test_oversized_packet_during_a_dump_hangs_up_silently() -> None:
 
 def test_mysql_binlog_dump_gtid_is_unknown_unless_enabled() -> None:
     name = b"mysql-bin.000001"
-    body = struct.pack("<HII", 4, 300, len(name)) + name + struct.pack("<QI", 4, 8) + b"\x01" * 8
+    payload = BinlogDumpGtid(
+        flags=GTID_DUMP_THROUGH_GTID, server_id=300, file_name=name, gtid_set=b"\x01" * 8
+    ).encode()
     driver = logged_in()
-    assert driver.send(b"\x1e" + body).payloads == [b"\xff\x17\x04#08S01Unknown command"]
+    assert driver.send(payload).payloads == [b"\xff\x17\x04#08S01Unknown command"]
     enabled = logged_in(mysql_gtid_dump=True)
-    request = start_dump(enabled, b"\x1e" + body).request
+    request = start_dump(enabled, payload).request
     assert request.command == Command.BINLOG_DUMP_GTID
     assert (request.flags, request.server_id, request.file_name) == (4, 300, "mysql-bin.000001")
     assert request.position == 4 and request.mysql_gtid_set == b"\x01" * 8
@@ -598,7 +607,7 @@ def test_garbage_never_raises(prefix: str, data: list[bytes]) -> None:
     if prefix != "none":
         driver.login()
     if prefix == "dump":
-        driver.send(b"\x12" + struct.pack("<IHI", 4, 0, 1))
+        driver.send(BinlogDump(position=4, flags=0, server_id=1).encode())
     for chunk in data:
         for action in driver.session.receive_data(chunk):
             assert isinstance(action, SendBytes | Close | StartDump | KillConnection | Ack)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 import ssl
-import struct
 import subprocess
 import time
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from fakemaster.core.session import DumpRequest
 from fakemaster.protocol.handshake import Capability
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from tests.fakemaster.compressed_wire import CompressedClient, inner_stream, split_compressed
 from tests.fakemaster.test_server import tls_context  # noqa: F401 (a fixture)
 from tests.integration.streams import (
@@ -68,8 +68,9 @@ def non_blocking_dump(host: str, port: int, user: str, password: str, first_file
     client = CompressedClient(host, port, user, password)
     client.query("SET @master_binlog_checksum= @@global.binlog_checksum")
     client.query("SET @mariadb_slave_capability= 4")
-    body = struct.pack("<IHI", 4, 1, 99) + first_file.encode()
-    client.command(b"\x12" + body)
+    client.command(
+        BinlogDump(position=4, flags=1, server_id=99, file_name=first_file.encode()).encode()
+    )
     return client.until_closed()
 
 

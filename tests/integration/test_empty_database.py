@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import socket
-import struct
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +24,8 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.handshake import Capability, HandshakeResponse
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
+from fakemaster.vocabulary.constants import DumpFlag
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import Event, QueryEvent, RotateEvent
 from tests.peers.fixtures import MariaDBFactory
@@ -33,8 +34,6 @@ from tests.peers.policy import require_peer
 pytestmark = pytest.mark.mariadb
 
 USER, PASSWORD = "repl", "pw"
-BINLOG_DUMP = 0x12
-NON_BLOCK = 0x01
 
 
 def connector() -> Any:
@@ -133,8 +132,8 @@ def replica_session(conn: Any) -> list[tuple[Any, ...]]:
 
 def dump_events(conn: Any) -> list[Event]:
     """A non-blocking COM_BINLOG_DUMP from the start, over the connector's own connection."""
-    body = struct.pack("<IHI", 4, NON_BLOCK, 0) + b"mysql-bin.000001"
-    packet = bytes(conn._send_cmd(BINLOG_DUMP, body))
+    dump = BinlogDump(flags=DumpFlag.NON_BLOCK, server_id=0, file_name=b"mysql-bin.000001")
+    packet = bytes(conn._send_cmd(dump.COMMAND, dump.body()))
     context = BinlogContext.for_checksum(True)  # @master_binlog_checksum is CRC32
     events = []
     while packet[4] == 0x00:

@@ -13,7 +13,6 @@ primary and the fake master side by side, a real MariaDB 10.11 replica reacting 
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -24,6 +23,7 @@ import pytest
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.events import QueryEvent
 from tests.integration.streams import (
     TypedStream,
@@ -44,7 +44,6 @@ REPLICA_ID = 2
 # stays in that file.
 BIG_FILE = 24 << 20
 BIG_STATEMENT = 1 << 20
-COM_BINLOG_DUMP = 0x12
 NO_LOG_FILE = (
     "Got fatal error 1236 from master when reading data from binary log: "
     "'Could not find first log file name in binary log index file'"
@@ -220,8 +219,8 @@ def stalled_dump(primary: Primary) -> Any:
     with connection.cursor() as cursor:
         cursor.execute("SET @master_binlog_checksum = 'CRC32'")
         cursor.execute("SET @mariadb_slave_capability = 4")
-    body = struct.pack("<IHI", 4, 0, 77) + primary.files()[0].encode()
-    connection._execute_command(COM_BINLOG_DUMP, body)
+    dump = BinlogDump(server_id=77, file_name=primary.files()[0].encode())
+    connection._execute_command(dump.COMMAND, dump.body())
     return connection
 
 

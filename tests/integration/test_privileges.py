@@ -23,6 +23,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.config.variables import SYSTEM_VARIABLES
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import QueryEvent
 from tests.fakemaster.wire import RawClient
@@ -255,8 +256,8 @@ def test_init_db(pair: Pair) -> None:
     fake.close()
 
 
-REGISTER = b"\x15" + struct.pack("<I", 77) + b"\x00\x00\x00" + struct.pack("<HII", 0, 0, 0)
-DUMP = b"\x12" + struct.pack("<IHI", 4, 0, 5) + b"mysql-bin.000001"
+REGISTER = RegisterSlave(server_id=77).encode()
+DUMP = BinlogDump(position=4, flags=0, server_id=5, file_name=b"mysql-bin.000001").encode()
 
 
 @pytest.mark.parametrize("user", ["nopriv", "repl"])
@@ -330,7 +331,9 @@ def test_a_dump_still_works_after_refused_set_global(pair: Pair) -> None:
     # As a replica starts: it takes the primary's checksum setting, then dumps.
     replica = RawClient(fake.host, fake.port, "repl", PASSWORD)
     replica.query("SET @master_binlog_checksum= @@global.binlog_checksum")
-    replica.write(b"\x12" + struct.pack("<IHI", 4, 1, 0) + b"mysql-bin.000001")
+    replica.write(
+        BinlogDump(position=4, flags=1, server_id=0, file_name=b"mysql-bin.000001").encode()
+    )
     # Events checked with CRC32, as the primary's untouched setting says they come.
     context = BinlogContext.for_checksum(True)
     events = []

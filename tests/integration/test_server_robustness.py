@@ -35,7 +35,6 @@ from decoder.packets import PacketReader, parse_err
 from decoder.stream import StreamDecoder
 from encoder.packets import frame
 from fakemaster.config.server_config import ServerConfig
-from fakemaster.core.session import RegisterSlaveRequest
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     Capability,
@@ -45,6 +44,7 @@ from fakemaster.protocol.handshake import (
 )
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
 from fakemaster.vocabulary.constants import (
     HEADER_LEN,
     MAX_PACKET_PAYLOAD,
@@ -64,7 +64,6 @@ IO_TIMEOUT = 60.0
 CONFIG = ServerConfig(user=USER, password=PASSWORD, semi_sync_enabled=True)
 
 _U32 = struct.Struct("<I")
-_DUMP_HEAD = struct.Struct("<IHI")
 _LENGTH_OFFSET = 9
 _LOG_POS_OFFSET = 13
 _FLAGS_OFFSET = 17
@@ -207,10 +206,6 @@ class Wire:
 
     def close(self) -> None:
         self.sock.close()
-
-
-def dump_body(position: int, flags: int, server_id: int, name: bytes) -> bytes:
-    return _DUMP_HEAD.pack(position, flags, server_id) + name
 
 
 def is_ok(payload: bytes) -> bool:
@@ -538,7 +533,7 @@ def test_any_command_with_a_malformed_body(
 
 # --- COM_REGISTER_SLAVE -------------------------------------------------------------------------
 
-REGISTER = RegisterSlaveRequest(
+REGISTER = RegisterSlave(
     server_id=7,
     host=b"replica-host",
     user=b"ruser",
@@ -616,9 +611,12 @@ def dump_bodies(draw: st.DrawFn) -> bytes:
         return non_blocking(draw(st.binary(max_size=40)))
     name = draw(st.one_of(st.sampled_from(NAMES), st.binary(max_size=30)))
     position = draw(st.one_of(st.integers(0, 1300), st.integers(0, 0xFFFFFFFF)))
-    body = dump_body(
-        position, draw(st.integers(0, 0xFFFF)) | 1, draw(st.integers(0, 2**32 - 1)), name
-    )
+    body = BinlogDump(
+        position=position,
+        flags=draw(st.integers(0, 0xFFFF)) | 1,
+        server_id=draw(st.integers(0, 2**32 - 1)),
+        file_name=name,
+    ).body()
     if kind == "truncated":
         body = body[: draw(st.integers(0, len(body)))]
     return non_blocking(body)
@@ -648,7 +646,8 @@ def test_every_truncation_of_a_binlog_dump(served: Served, length: int) -> None:
     wire = Wire(served.port)
     wire.login()
     wire.prepare_dump()
-    wire.send(b"\x12" + dump_body(4, 1, 5, b"mysql-bin.000001")[:length], 0)
+    dump = BinlogDump(flags=1, server_id=5, file_name=b"mysql-bin.000001").encode()
+    wire.send(dump[: 1 + length], 0)
     packets = wire.hang_up_and_collect()
     check_dump_answer(packets)
     # Missing fields read as zero: no position is impossible (ERR); with no name the dump
@@ -689,7 +688,7 @@ def start_semi_sync_dump(served: Served) -> tuple[Wire, StreamDecoder]:
     wire.login()
     wire.prepare_dump(semi_sync=True)
     name, position = served.master.call(served.store.master_status)
-    wire.send(b"\x12" + dump_body(position, 0, 77, name.encode()), 0)
+    wire.send(BinlogDump(position=position, server_id=77, file_name=name.encode()).encode(), 0)
     decoder = StreamDecoder(network=True, semi_sync=True)
     events = read_events(wire, decoder, 2)
     assert [e.type_code for e in events] == [EventType.ROTATE, EventType.FORMAT_DESCRIPTION]
@@ -830,7 +829,7 @@ def start_dump(
     wire = Wire(port)
     wire.login()
     wire.prepare_dump()
-    wire.send(b"\x12" + dump_body(4, flags, server_id, name), 0)
+    wire.send(BinlogDump(flags=flags, server_id=server_id, file_name=name).encode(), 0)
     return wire
 
 

@@ -24,6 +24,7 @@ from fakemaster.client.protocol import (
     ServerRefused,
 )
 from fakemaster.protocol.handshake import AuthSwitchRequest, HandshakeResponse, HandshakeV10
+from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave, parse_command
 from fakemaster.vocabulary.constants import Command
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import FormatDescriptionEvent, GtidEvent, RotateEvent, XidEvent
@@ -145,11 +146,9 @@ def test_client_core_logs_in_through_an_auth_switch_and_dumps() -> None:
             gtid_domain_id=0,
         )
     ]
-    dump = primary.commands[-1]
-    assert dump[0] == Command.BINLOG_DUMP
-    assert struct.unpack_from("<IHI", dump, 1) == (4, 0, 42) and dump[11:] == b""
+    assert parse_command(primary.commands[-1]) == BinlogDump(position=4, flags=0, server_id=42)
     register = next(c for c in primary.commands if c[0] == Command.REGISTER_SLAVE)
-    assert struct.unpack_from("<I", register, 1)[0] == 42
+    assert RegisterSlave.parse(register[1:]).server_id == 42
     # The dump: events, then ERR 1236 in the same read.
     ctx = BinlogContext(checksum=True)
     events = [
@@ -184,9 +183,10 @@ def test_client_core_file_pos_mode_asks_binlog_gtid_pos_and_dumps_from_the_posit
     run_setup(core, primary)
     assert "SELECT binlog_gtid_pos('mysql-bin.000003',1234)" in primary.queries
     assert not any("slave_connect_state" in q for q in primary.queries)
-    dump = primary.commands[-1]
-    assert struct.unpack_from("<IHI", dump, 1) == (1234, 0, 42)
-    assert dump[11:] == b"mysql-bin.000003" and core.binlog_gtid_pos == "0-1-9"
+    assert parse_command(primary.commands[-1]) == BinlogDump(
+        position=1234, flags=0, server_id=42, file_name=b"mysql-bin.000003"
+    )
+    assert core.binlog_gtid_pos == "0-1-9"
 
 
 def test_client_core_gtid_mode_sends_its_position_as_the_connect_state() -> None:

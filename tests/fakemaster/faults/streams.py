@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventType, GtidFlag
 
 __all__ = [
@@ -112,7 +113,7 @@ CLIENT_PREFIX = b""  # a test connection's client bytes before the dump: see dum
 def dump_command(file_name: bytes = b"mysql-bin.000001") -> bytes:
     """A handshake response (seq 1, no TLS, no compression) then COM_BINLOG_DUMP (seq 0)."""
     response = struct.pack("<IIB23x", 0x000FA685, 1 << 24, 33) + b"repl\x00\x00"
-    dump = bytes((0x12,)) + struct.pack("<IHI", 4, 0, 2) + file_name
+    dump = BinlogDump(position=4, flags=0, server_id=2, file_name=file_name).encode()
     return (
         struct.pack("<I", len(response) | 1 << 24) + response + struct.pack("<I", len(dump)) + dump
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.core.dump.stream import CHUNK_SIZE
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import BINLOG_MAGIC
 from fakemaster.vocabulary.events import (
     BinlogCheckpointEvent,
@@ -190,7 +190,9 @@ def test_purge_keeps_the_file_a_dump_reads_unless_forced() -> None:
             with conn.cursor() as cursor:
                 cursor.execute("SET @master_binlog_checksum = 'CRC32'")
                 cursor.execute("SET @mariadb_slave_capability = 4")
-            payload = b"\x12" + struct.pack("<IHI", 4, 0, 77) + b"mysql-bin.000001"
+            payload = BinlogDump(
+                position=4, flags=0, server_id=77, file_name=b"mysql-bin.000001"
+            ).encode()
             sock = conn._sock
             sock.sendall(len(payload).to_bytes(3, "little") + b"\x00" + payload)
             wait_until(lambda: master.dumps() == [(1, 77, "mysql-bin.000001")])

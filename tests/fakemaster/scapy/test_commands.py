@@ -1,8 +1,8 @@
-"""The client commands' layers against the server's own parsers and encoders.
+"""The client commands' layers against the vocabulary's parsers and encoders.
 
-``fakemaster.core.session`` parses COM_REGISTER_SLAVE, COM_BINLOG_DUMP and COM_BINLOG_DUMP_GTID for
-the server (and encodes COM_REGISTER_SLAVE for tests); ``encoder``/``decoder`` handle the
-semi-sync ACK. A layer built from fields must give the bytes those produce or accept with the
+``fakemaster.vocabulary.commands`` parses COM_REGISTER_SLAVE, COM_BINLOG_DUMP and
+COM_BINLOG_DUMP_GTID for the server and encodes them for the client; ``encoder``/``decoder``
+handle the semi-sync ACK. A layer built from fields must give the bytes those produce or accept with the
 same values, and dissecting those bytes must give back the fields.
 """
 
@@ -13,7 +13,12 @@ from hypothesis import strategies as st
 
 from decoder.packets import parse_semi_sync_ack
 from encoder.packets import encode_semi_sync_ack
-from fakemaster.core.session import RegisterSlaveRequest, parse_binlog_dump, parse_binlog_dump_gtid
+from fakemaster.vocabulary.commands import (
+    GTID_DUMP_THROUGH_GTID,
+    BinlogDump,
+    BinlogDumpGtid,
+    RegisterSlave,
+)
 from fakemaster.vocabulary.constants import Command
 from fakemaster.vocabulary.packets import SemiSyncAck
 from tests.budget import examples
@@ -40,7 +45,7 @@ names = st.binary(max_size=300).filter(lambda name: b"\0" not in name)
 def test_register_slave_is_the_request_the_server_parses(
     server_id: int, host: bytes, user: bytes, password: bytes, port: int, rank: int, master_id: int
 ) -> None:
-    request = RegisterSlaveRequest(
+    request = RegisterSlave(
         server_id=server_id,
         host=host,
         user=user,
@@ -59,7 +64,7 @@ def test_register_slave_is_the_request_the_server_parses(
         master_id=master_id,
     )
     assert bytes(layer) == request.encode()
-    assert RegisterSlaveRequest.parse(bytes(layer)[1:]) == request
+    assert RegisterSlave.parse(bytes(layer)[1:]) == request
     back = ComRegisterSlave(request.encode())
     assert (back.cmd, back.server_id, back.host, back.user, back.password) == (
         Command.REGISTER_SLAVE,
@@ -79,7 +84,9 @@ def test_binlog_dump_is_what_the_server_parses(
     layer = ComBinlogDump(position=position, flags=flags, server_id=server_id, file_name=name)
     data = bytes(layer)
     assert data[0] == Command.BINLOG_DUMP
-    assert parse_binlog_dump(data[1:]) == (position, flags, server_id, name)
+    dump = BinlogDump(position=position, flags=flags, server_id=server_id, file_name=name)
+    assert data == dump.encode()
+    assert BinlogDump.parse(data[1:]) == dump
     back = ComBinlogDump(data)
     assert (back.position, int(back.flags), back.server_id, back.file_name) == (
         position,
@@ -100,14 +107,18 @@ def test_binlog_dump_is_what_the_server_parses(
 def test_binlog_dump_gtid_is_what_the_server_parses(
     flags: int, server_id: int, name: bytes, position: int, gtid_set: bytes
 ) -> None:
-    with_set = bool(flags & 0x04)
+    with_set = bool(flags & GTID_DUMP_THROUGH_GTID)
     layer = ComBinlogDumpGtid(flags=flags, server_id=server_id, file_name=name, position=position)
     if with_set:
         layer.gtid_set = gtid_set
     data = bytes(layer)
     assert data[0] == Command.BINLOG_DUMP_GTID
     expected_set = gtid_set if with_set else b""
-    assert parse_binlog_dump_gtid(data[1:]) == (flags, server_id, name, position, expected_set)
+    dump = BinlogDumpGtid(
+        flags=flags, server_id=server_id, file_name=name, position=position, gtid_set=expected_set
+    )
+    assert data == dump.encode()
+    assert BinlogDumpGtid.parse(data[1:]) == dump
     back = ComBinlogDumpGtid(data)
     assert (int(back.flags), back.server_id, back.file_name, back.position) == (
         flags,

@@ -4,12 +4,12 @@ equal to the served file's."""
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from tests.fakemaster.compressed_wire import CompressedClient
 from tests.integration.streams import store_file_bytes
@@ -37,7 +37,11 @@ def test_a_compressed_dump_dissects(tmp_path: Path) -> None:
             client = CompressedClient(proxy.host, proxy.port, USER, PASSWORD)
             client.query("SET @master_binlog_checksum= @@global.binlog_checksum")
             client.query("SET @mariadb_slave_capability= 4")
-            client.command(b"\x12" + struct.pack("<IHI", 4, 1, 99) + b"mysql-bin.000001")
+            client.command(
+                BinlogDump(
+                    position=4, flags=1, server_id=99, file_name=b"mysql-bin.000001"
+                ).encode()
+            )
             streamed = client.until_closed()
         assert master.errors == []
     assert streamed
