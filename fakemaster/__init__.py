@@ -59,7 +59,8 @@ def _lazy_attributes(
     package: str, namespace: dict[str, Any], lazy: dict[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """A package's ``__getattr__`` and ``__dir__`` for names imported on first use (``lazy``:
-    each name and the module that defines it); ``fakemaster.protocol`` uses it too."""
+    each name and the module that defines it); the subpackages ``protocol``, ``sql`` and
+    ``store`` use it too."""
 
     def getattr_(name: str) -> Any:
         module = lazy.get(name)

@@ -29,7 +29,7 @@ from fakemaster.protocol.resultset import SqlError
 from fakemaster.server.logs import log_loop_exception, logger
 from fakemaster.server.loop_thread import LoopThread
 from fakemaster.server.socket_connection import READ_SIZE, DumpStreamLike, SocketConnection
-from fakemaster.sql.state import BinlogCatalog, ServerState
+from fakemaster.sql.state import BinlogPositions, ServerState
 
 DumpFactory = Callable[[DumpRequest], DumpStreamLike]
 
@@ -48,15 +48,15 @@ class FakeMaster:
         store: Any = None,
         *,
         dump_factory: DumpFactory | None = None,
-        catalog: BinlogCatalog | None = None,
+        positions: BinlogPositions | None = None,
     ) -> None:
         self.config = config or ServerConfig()
         self.store = store
         self._dump_factory = dump_factory
-        self._catalog_given = catalog is not None
-        if catalog is None and store is not None and hasattr(store, "binary_logs"):
-            catalog = store
-        self.state = ServerState(self.config, catalog, tables=_table_catalogue(store))
+        self._positions_given = positions is not None
+        if positions is None and store is not None and hasattr(store, "binary_logs"):
+            positions = store
+        self.state = ServerState(self.config, positions, tables=_table_catalogue(store))
         _gate_releases(store, self.state)
         # Exceptions raised inside connection handlers (the server keeps running).
         self.errors: list[BaseException] = []
@@ -406,10 +406,10 @@ class FakeMaster:
             start_watching = getattr(store, "start_watching", None)
             if callable(start_watching):
                 start_watching()
-        catalog = self.state.catalog
-        if not self._catalog_given:
-            catalog = self.store if hasattr(self.store, "binary_logs") else None
-        state = ServerState(self.config, catalog, tables=_table_catalogue(self.store))
+        positions = self.state.positions
+        if not self._positions_given:
+            positions = self.store if hasattr(self.store, "binary_logs") else None
+        state = ServerState(self.config, positions, tables=_table_catalogue(self.store))
         _gate_releases(self.store, state)
         state.check_served()
         state.on_config_error = self.record_error
