@@ -1,12 +1,12 @@
 """The asyncio shell of the fake master: the listening server and its connections.
 
-Everything protocol-related happens in the sans-IO session and dump stream; the shell only
+Everything protocol-related happens in the sans-IO session and dump stream (:mod:`fakemaster.core`); the shell only
 moves bytes, waits, and keeps connections independent of each other: each has its own task
 (:class:`~fakemaster.server.socket_connection.SocketConnection`), a slow replica holds back only its
 own dump, and an exception in one connection is recorded in :attr:`FakeMaster.errors` and ends
 only that connection. This module holds what connections share: the listening socket, the
 registry of connections (KILL, a dump replaced by one with the same server id), binlog change
-notifications, the frame cache and the dump threads.
+notifications, the frame cache and the sender threads.
 
 Use :class:`FakeMaster` from async code (``async with FakeMaster(config, store) as master``) or
 :class:`BackgroundFakeMaster` from synchronous code (it runs the server in a thread).
@@ -102,8 +102,8 @@ class FakeMaster:
 
     def send_span(self, span: FramedSpan, writer: Any, *, local: bool = True) -> None:
         """Write what the frame cache holds (or frames now) of ``span`` with ``writer`` (a
-        dump thread's :class:`~fakemaster.server.sender.SocketWriter`); sets span.reached. Runs
-        in the dump thread.
+        sender thread's :class:`~fakemaster.server.sender.SocketWriter`); sets span.reached. Runs
+        in the sender thread.
 
         To a ``local`` replica (same host) the bytes go as a view of the cache file mapped in
         memory, to a remote one with ``sendfile``. Measured on loopback, ``sendfile`` was the
