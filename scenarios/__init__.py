@@ -73,8 +73,8 @@ _WHERE = {
     "ScenarioStore": "scenarios.live",
     "release_at_rate": "scenarios.live",
     "Table": "scenarios.schema",
-    "column": "scenarios.schema",
-    "table": "scenarios.schema",
+    "column": "scenarios.builder",
+    "table": "scenarios.builder",
     "parse_create_table": "scenarios.create_table",
     "replay": "scenarios.apply",
 }

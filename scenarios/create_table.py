@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from scenarios.columns import make_column, resolve_collation
 from scenarios.ddl import (
     AddColumn,
     Alteration,
@@ -30,15 +31,13 @@ from scenarios.ddl import (
 )
 from scenarios.errors import SchemaError
 from scenarios.schema import (
-    _ALIASES,
     DEFAULT_COLLATION,
     INTEGER_RANGES,
     NO_DEFAULT,
+    TYPE_ALIASES,
     TYPE_NAMES,
     Column,
     Table,
-    _resolve_collation,
-    make_column,
 )
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
@@ -422,7 +421,7 @@ class _Parser:
             raise SchemaError(f"CREATE TABLE: NATIONAL types are not modelled ({token.at})")
         if word == "character":
             word = "varchar" if self.accept("VARYING") else "char"
-        kind = _ALIASES.get(word, word)
+        kind = TYPE_ALIASES.get(word, word)
         if kind not in TYPE_NAMES:
             raise SchemaError(f"CREATE TABLE: type {token.text!r} is not modelled (at {token.at})")
         fields: dict[str, Any] = {"type": kind}
@@ -546,7 +545,7 @@ class _Parser:
                 raise self.fail("a table option (ENGINE, CHARSET, COLLATE, COMMENT)")
         if charset is None and collation is None:
             return engine, DEFAULT_COLLATION
-        return engine, _resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
+        return engine, resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
 
     def _then(self, word: str) -> bool:
         self.expect(word)
