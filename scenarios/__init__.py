@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     )
     from scenarios.live import ScenarioStore, release_at_rate
     from scenarios.oracle import Oracle
-    from scenarios.schema import Table, column, table
+    from scenarios.builder import column, table
+    from scenarios.schema import Table
 
 __all__ = [
     "CompileOptions",
@@ -95,8 +96,8 @@ _LAZY = {
     "ScenarioStore": "scenarios.live",
     "release_at_rate": "scenarios.live",
     "Table": "scenarios.schema",
-    "column": "scenarios.schema",
-    "table": "scenarios.schema",
+    "column": "scenarios.builder",
+    "table": "scenarios.builder",
     "parse_create_table": "scenarios.create_table",
     "replay": "scenarios.apply",
 }

@@ -1,7 +1,7 @@
 """A scenario compiled to the events a MariaDB 10.11 primary writes for the same statements,
 and to binlog files (through the encoder, in a :class:`~fakemaster.store.MemoryBinlogStore`).
 
-Per transaction that changes rows (InnoDB: :func:`scenarios.sql.transaction_sql`)::
+Per transaction that changes rows (InnoDB: :func:`scenarios.script.transaction_sql`)::
 
     GTID (flags2 TRANSACTIONAL|ALLOW_PARALLEL, the transaction's domain and server id)
     per statement that changes rows:
@@ -105,13 +105,11 @@ from fakemaster.vocabulary.events import (
     XidEvent,
 )
 from fakemaster.vocabulary.values import ABSENT
+from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.ddl import AlterTable, CreateTable, DropTable, TruncateTable
 from scenarios.history import (
-    Change,
     Ddl,
-    Delete,
     Idle,
-    Insert,
     Restart,
     Rotate,
     Row,
@@ -120,7 +118,6 @@ from scenarios.history import (
     Settings,
     Step,
     Transaction,
-    Update,
     XaEnd,
     xa_text,
 )

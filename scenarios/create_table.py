@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from scenarios.columns import make_column, resolve_collation
 from scenarios.ddl import (
     AddColumn,
     Alteration,
@@ -30,15 +31,13 @@ from scenarios.ddl import (
 )
 from scenarios.errors import SchemaError
 from scenarios.schema import (
-    _ALIASES,
     DEFAULT_COLLATION,
     INTEGER_RANGES,
     NO_DEFAULT,
+    TYPE_ALIASES,
     TYPE_NAMES,
     Column,
     Table,
-    _resolve_collation,
-    make_column,
 )
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
@@ -79,43 +78,11 @@ def tokenize(text: str) -> list[Token]:
                 raise SchemaError(f"unterminated comment at {pos}")
             pos = close + 2
         elif ch in ("'", '"'):
-            start = pos
-            pos += 1
-            parts: list[str] = []
-            while True:
-                if pos >= end:
-                    raise SchemaError(f"unterminated string at {start}")
-                c = text[pos]
-                if c == "\\" and pos + 1 < end:
-                    parts.append(_ESCAPES.get(text[pos + 1], text[pos + 1]))
-                    pos += 2
-                elif c == ch:
-                    if text.startswith(ch, pos + 1):
-                        parts.append(ch)
-                        pos += 2
-                    else:
-                        pos += 1
-                        break
-                else:
-                    parts.append(c)
-                    pos += 1
-            tokens.append(Token("string", "".join(parts), start))
+            token, pos = _string(text, pos)
+            tokens.append(token)
         elif ch == "`":
-            start = pos
-            pos += 1
-            parts = []
-            while True:
-                close = text.find("`", pos)
-                if close < 0:
-                    raise SchemaError(f"unterminated quoted name at {start}")
-                parts.append(text[pos:close])
-                if text.startswith("`", close + 1):
-                    parts.append("`")
-                    pos = close + 2
-                else:
-                    pos = close + 1
-                    break
-            tokens.append(Token("quoted", "".join(parts), start))
+            token, pos = _quoted_name(text, pos)
+            tokens.append(token)
         elif ch in _PUNCT:
             tokens.append(Token("punct", ch, pos))
             pos += 1
@@ -139,6 +106,46 @@ def tokenize(text: str) -> list[Token]:
         else:
             raise SchemaError(f"unexpected character {ch!r} at {pos}")
     return tokens
+
+
+def _string(text: str, start: int) -> tuple[Token, int]:
+    """The string literal opening at ``start`` (quote doubled or backslash-escaped inside) and
+    the position after it."""
+    quote = text[start]
+    end = len(text)
+    pos = start + 1
+    parts: list[str] = []
+    while True:
+        if pos >= end:
+            raise SchemaError(f"unterminated string at {start}")
+        c = text[pos]
+        if c == "\\" and pos + 1 < end:
+            parts.append(_ESCAPES.get(text[pos + 1], text[pos + 1]))
+            pos += 2
+        elif c == quote:
+            if not text.startswith(quote, pos + 1):
+                return Token("string", "".join(parts), start), pos + 1
+            parts.append(quote)
+            pos += 2
+        else:
+            parts.append(c)
+            pos += 1
+
+
+def _quoted_name(text: str, start: int) -> tuple[Token, int]:
+    """The backquoted name opening at ``start`` (a doubled backquote inside is one) and the
+    position after it."""
+    pos = start + 1
+    parts: list[str] = []
+    while True:
+        close = text.find("`", pos)
+        if close < 0:
+            raise SchemaError(f"unterminated quoted name at {start}")
+        parts.append(text[pos:close])
+        if not text.startswith("`", close + 1):
+            return Token("quoted", "".join(parts), start), close + 1
+        parts.append("`")
+        pos = close + 2
 
 
 def _digits_end(text: str, pos: int) -> int:
@@ -422,7 +429,7 @@ class _Parser:
             raise SchemaError(f"CREATE TABLE: NATIONAL types are not modelled ({token.at})")
         if word == "character":
             word = "varchar" if self.accept("VARYING") else "char"
-        kind = _ALIASES.get(word, word)
+        kind = TYPE_ALIASES.get(word, word)
         if kind not in TYPE_NAMES:
             raise SchemaError(f"CREATE TABLE: type {token.text!r} is not modelled (at {token.at})")
         fields: dict[str, Any] = {"type": kind}
@@ -546,7 +553,7 @@ class _Parser:
                 raise self.fail("a table option (ENGINE, CHARSET, COLLATE, COMMENT)")
         if charset is None and collation is None:
             return engine, DEFAULT_COLLATION
-        return engine, _resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
+        return engine, resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
 
     def _then(self, word: str) -> bool:
         self.expect(word)

@@ -166,8 +166,6 @@ def altered(
                 raise SchemaError(f"{table.qualified}: ADD {new.name}: the column exists")
             if not new.nullable and new.default is None:
                 raise SchemaError(f"{table.qualified}: ADD {new.name}: NOT NULL with DEFAULT NULL")
-            from scenarios.schema import NO_DEFAULT
-
             if not new.nullable and new.default is NO_DEFAULT:
                 raise SchemaError(
                     f"{table.qualified}: ADD {new.name}: a NOT NULL column needs a DEFAULT"

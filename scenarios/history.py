@@ -32,6 +32,10 @@ variables of the binlog. DDL statements (:meth:`Scenario.ddl`, :meth:`Scenario.a
 ``create_table`` after the first step, ``drop_table``, ``truncate_table``, ``rename_table``) are
 steps too (:class:`Ddl`): the rows of a change always have the schema of their table at that
 point.
+
+The changes a transaction holds are :mod:`scenarios.changes`' classes; :attr:`Ddl.sql` and
+:meth:`Scenario.describe` spell SQL with :mod:`scenarios.sql`, below this module; the
+statements that replay whole steps on a server are :mod:`scenarios.script`'s, above it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from typing import Any
 
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from fakemaster.vocabulary.events import Gtid, XaXid
+from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.create_table import parse_create_table, parse_ddl
 from scenarios.ddl import (
     Alteration,
@@ -57,6 +62,7 @@ from scenarios.ddl import (
 )
 from scenarios.errors import HistoryError, ScenarioError, SchemaError
 from scenarios.schema import NO_DEFAULT, Table
+from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
 
@@ -66,11 +72,8 @@ __all__ = [
     "Restart",
     "ROW_METADATA",
     "DEFAULT_SERVER_VERSION",
-    "Change",
     "Contents",
     "Ddl",
-    "Delete",
-    "Insert",
     "Rotate",
     "Row",
     "Scenario",
@@ -80,7 +83,6 @@ __all__ = [
     "Step",
     "Transaction",
     "TransactionBuilder",
-    "Update",
     "XaEnd",
     "apply_ddl",
     "xa_text",
@@ -129,47 +131,6 @@ class Settings:
                 f"binlog_row_event_max_size is a multiple of {ROW_EVENT_MAX_SIZE_BLOCK}, at least"
                 f" {ROW_EVENT_MAX_SIZE_BLOCK} (the server rounds it down), not {size}"
             )
-
-
-# --- the changes, resolved to whole rows ---------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Insert:
-    """One INSERT statement: ``rows`` whole rows (model values), ``given`` the positions of the
-    columns the statement names (the others took their defaults)."""
-
-    table: Table
-    rows: tuple[Row, ...]
-    given: tuple[int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Update:
-    """One UPDATE statement of one row: ``before`` and ``after`` whole rows, ``assigned`` the
-    positions of the columns its SET names."""
-
-    table: Table
-    before: Row
-    after: Row
-    assigned: tuple[int, ...]
-
-    @property
-    def changes_nothing(self) -> bool:
-        return all(
-            type(a) is type(b) and a == b for a, b in zip(self.before, self.after, strict=True)
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Delete:
-    """One DELETE statement of one row (``before``, whole)."""
-
-    table: Table
-    before: Row
-
-
-Change = Insert | Update | Delete
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +191,6 @@ class Ddl:
     def sql(self) -> str:
         """The statement as it is run (and logged: DROP TABLE is logged as the server rewrites
         it, see :mod:`scenarios.compiler`)."""
-        from scenarios.sql import ddl_sql
-
         return ddl_sql(self.statement)
 
 
@@ -762,8 +721,6 @@ class Scenario:
     def describe(self) -> str:
         """The scenario as readable text: its settings, the DDL and initial rows of its tables,
         and each transaction's statements (the SQL that makes it)."""
-        from scenarios.sql import create_table_sql, insert_rows_sql, statement_sql
-
         lines = [
             f"Scenario({self.initial_settings!r}, gtid_state={[str(g) for g in self.gtid_state]})"
         ]

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
+from scenarios.changes import Insert, Update
 from scenarios.errors import ScenarioError
-from scenarios.history import Ddl, Insert, Scenario, Transaction, Update, XaEnd, apply_ddl
+from scenarios.history import Ddl, Scenario, Transaction, XaEnd, apply_ddl
 from scenarios.schema import Column, Table
 from scenarios.state import Contents, LiveTables, Row
 from scenarios.text import format_double, format_float

@@ -2,20 +2,9 @@
 members, and the table's keys; what the binlog says of each column follows from them.
 
 A table is declared from ``CREATE TABLE`` text (:func:`scenarios.create_table.parse_create_table`)
-or with the builder here; both give equal :class:`Table` objects::
-
-    orders = table(
-        "shop.orders",
-        column("id", "BIGINT UNSIGNED", null=False),
-        column("status", "ENUM('new','paid')", null=False, default="new"),
-        column("note", "VARCHAR(200)"),
-        primary_key=("id",),
-    )
-
-Every column is resolved when declared: its collation (``CHARACTER SET`` alone gives the set's
-default collation, ``COLLATE`` alone its set; a character column with neither gets the table's,
-``utf8mb4_general_ci`` unless the table says otherwise) and its default converted to the model's
-value (see :mod:`scenarios.values`).
+or with the builder (:func:`scenarios.builder.table`, :func:`scenarios.builder.column`); both
+give equal :class:`Table` objects, their columns resolved by :mod:`scenarios.columns`. This
+module is the bottom of the schema modules: it imports none of them.
 
 The key that row images and UPDATE/DELETE use is the PRIMARY KEY, or else the first UNIQUE key
 whose columns are all NOT NULL (what MariaDB promotes to primary key); a table with neither has
@@ -24,11 +13,10 @@ no key: it may hold duplicate rows, changed and deleted by their whole value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakemaster.protocol.charsets import Collation, charset_default, collation_by_name
+from fakemaster.protocol.charsets import Collation, collation_by_name
 from fakemaster.vocabulary.columns import (
     STRING_REAL_CHAR,
     STRING_REAL_ENUM,
@@ -48,11 +36,10 @@ __all__ = [
     "NO_DEFAULT",
     "TEMPORAL_TYPES",
     "TYPE_NAMES",
+    "TYPE_ALIASES",
     "Column",
     "Table",
-    "column",
-    "parse_type",
-    "table",
+    "sql_string",
 ]
 
 DEFAULT_COLLATION = "utf8mb4_general_ci"
@@ -123,7 +110,7 @@ TYPE_NAMES = frozenset(
         "set",
     }
 )
-_ALIASES = {
+TYPE_ALIASES = {
     "integer": "int",
     "int1": "tinyint",
     "int2": "smallint",
@@ -372,139 +359,3 @@ class Table:
         """Every key that no two rows may share (NULLs never collide)."""
         keys = [self.primary_key] if self.primary_key else []
         return tuple(tuple(self.position(n) for n in names) for names in (*keys, *self.unique_keys))
-
-
-# --- the builder ---------------------------------------------------------------------------
-
-
-def parse_type(text: str) -> dict[str, Any]:
-    """The type fields of a type spelled as SQL (``"DECIMAL(10,2) UNSIGNED"``,
-    ``"ENUM('a','b')"``, ``"VARCHAR(20)"``...), as keyword arguments of :class:`Column`."""
-    from scenarios.create_table import parse_column_type
-
-    return parse_column_type(text)
-
-
-def column(
-    name: str,
-    type: str,
-    *,
-    null: bool = True,
-    default: Any = NO_DEFAULT,
-    charset: str | None = None,
-    collation: str | None = None,
-    unsigned: bool = False,
-    table_collation: str = DEFAULT_COLLATION,
-) -> Column:
-    """A column from its SQL type text and options (see the module docstring)."""
-    fields = parse_type(type)
-    if unsigned:
-        fields["unsigned"] = True
-    return make_column(
-        name,
-        fields,
-        nullable=null,
-        default=default,
-        charset=charset or fields.pop("charset", None),
-        collation=collation or fields.pop("collation", None),
-        table_collation=table_collation,
-    )
-
-
-def make_column(
-    name: str,
-    fields: dict[str, Any],
-    *,
-    nullable: bool,
-    default: Any,
-    charset: str | None,
-    collation: str | None,
-    table_collation: str,
-    table_name: str = "(a column declaration)",
-) -> Column:
-    """A resolved column (shared by the builder and the CREATE TABLE parser; ``table_name``
-    names the table in the error of a default that does not fit)."""
-    fields = dict(fields)
-    fields.pop("charset", None)
-    fields.pop("collation", None)
-    kind = fields["type"]
-    if kind in CHARACTER_TYPES:
-        resolved = _resolve_collation(name, charset, collation, table_collation)
-        if kind == "json":
-            resolved = "utf8mb4_bin"
-    elif kind in BINARY_TYPES:
-        if charset not in (None, "binary") or collation not in (None, "binary"):
-            raise SchemaError(f"column {name}: {kind} has no character set")
-        resolved = "binary"
-    else:
-        if charset is not None or collation is not None:
-            raise SchemaError(f"column {name}: {kind} has no character set")
-        resolved = None
-    if resolved == "binary" and kind in ("char", "varchar", *_TEXT_TO_BLOB):
-        # CHARACTER SET binary makes a byte type, as SHOW CREATE TABLE shows it.
-        fields["type"] = {"char": "binary", "varchar": "varbinary", **_TEXT_TO_BLOB}[kind]
-    base = Column(name=name, nullable=nullable, collation=resolved, **fields)
-    if default is NO_DEFAULT or default is None:
-        if default is None and not nullable:
-            raise SchemaError(f"column {name}: NOT NULL with DEFAULT NULL")
-        return _replace_default(base, default)
-    from scenarios.values import convert
-
-    return _replace_default(base, convert(base, default, table=table_name))
-
-
-_TEXT_TO_BLOB = {
-    "tinytext": "tinyblob",
-    "text": "blob",
-    "mediumtext": "mediumblob",
-    "longtext": "longblob",
-}
-
-
-def _replace_default(item: Column, default: Any) -> Column:
-    from dataclasses import replace
-
-    return replace(item, default=default)
-
-
-def _resolve_collation(
-    name: str, charset: str | None, collation: str | None, table_collation: str
-) -> str:
-    if collation is not None:
-        found = collation_by_name(collation)
-        if found is None:
-            raise SchemaError(f"column {name}: unknown collation {collation!r}")
-        if charset is not None and charset_default(charset) is None:
-            raise SchemaError(f"column {name}: unknown character set {charset!r}")
-        if charset is not None and found.charset != charset_default(charset).charset:  # type: ignore[union-attr]
-            raise SchemaError(
-                f"column {name}: collation {collation!r} is not of character set {charset!r}"
-            )
-        return found.name
-    if charset is not None:
-        found = charset_default(charset)
-        if found is None:
-            raise SchemaError(f"column {name}: unknown character set {charset!r}")
-        return found.name
-    return table_collation
-
-
-def table(
-    name: str,
-    *columns: Column,
-    primary_key: Sequence[str] = (),
-    unique: Sequence[Sequence[str]] = (),
-    engine: str = "InnoDB",
-) -> Table:
-    """A table ``"database.name"`` from columns made by :func:`column`."""
-    database, dot, bare = name.partition(".")
-    if not dot or not database or not bare:
-        raise SchemaError(f"a table is named database.table, not {name!r}")
-    return Table(
-        database,
-        bare,
-        tuple(columns),
-        primary_key=tuple(primary_key),
-        unique_keys=tuple(tuple(names) for names in unique),
-        engine=engine,
-    )

@@ -1,5 +1,8 @@
-"""A scenario as SQL: the DDL of its tables and the statements of its transactions, to run on a
-real MariaDB (the differential tests) and to quote in ANNOTATE_ROWS events.
+"""The SQL of one thing of a scenario: a row change, a DDL statement, a table's CREATE TABLE and
+its rows, a value as a literal; to run on a real MariaDB and to quote in ANNOTATE_ROWS events.
+
+Below :mod:`scenarios.history` (which spells its DDL steps and describes itself with these):
+the statements of whole steps and of a whole scenario are :mod:`scenarios.script`'s.
 
 The statements assume a session with ``time_zone = '+00:00'`` (TIMESTAMP literals are UTC) and
 a utf8mb4 connection. Every name is quoted; byte columns are compared through ``HEX()`` so that
@@ -13,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
+from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.ddl import (
     AddColumn,
     Alteration,
@@ -24,25 +28,8 @@ from scenarios.ddl import (
     RenameTable,
     TruncateTable,
 )
-from scenarios.history import (
-    SETTABLE,
-    Change,
-    Ddl,
-    Delete,
-    Idle,
-    Insert,
-    Restart,
-    Rotate,
-    Row,
-    Scenario,
-    SetSettings,
-    Step,
-    Transaction,
-    Update,
-    XaEnd,
-    xa_text,
-)
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
+from scenarios.state import Row
 from scenarios.values import python_codec
 
 __all__ = [
@@ -56,10 +43,6 @@ __all__ = [
     "qualified",
     "quote_name",
     "statement_sql",
-    "step_sql",
-    "transaction_sql",
-    "set_sql",
-    "setup_sql",
 ]
 
 # The session's time zone: TIMESTAMP literals are UTC.
@@ -153,60 +136,6 @@ def statement_sql(change: Change) -> str:
     return f"DELETE FROM {qualified(table)} WHERE {_where(table, change.before)}"
 
 
-def transaction_sql(transaction: Transaction) -> list[str]:
-    """The statements of ``transaction``, from choosing its GTID domain and server id to its
-    COMMIT (an XA transaction: XA START to XA PREPARE, or XA COMMIT ... ONE PHASE)."""
-    ids = [
-        f"SET SESSION gtid_domain_id = {transaction.domain_id}",
-        f"SET SESSION server_id = {transaction.server_id}",
-    ]
-    statements = [statement_sql(change) for change in transaction.changes]
-    if transaction.xa is None:
-        return [*ids, "BEGIN", *statements, "COMMIT"]
-    xid = xa_text(transaction.xa)
-    end = f"XA COMMIT {xid} ONE PHASE" if transaction.one_phase else f"XA PREPARE {xid}"
-    return [*ids, f"XA START {xid}", *statements, f"XA END {xid}", end]
-
-
-def step_sql(step: Step) -> list[str]:
-    """The statements of a step: a transaction's, a DDL statement or an XA COMMIT/ROLLBACK
-    (with its GTID domain and server id), the SETs of settings, or ``FLUSH BINARY LOGS``. After
-    an ``XA PREPARE`` the session is left (a new one goes on), as a prepared XA transaction
-    survives its session."""
-    if isinstance(step, Rotate):
-        return ["FLUSH BINARY LOGS"]
-    if isinstance(step, Restart | Idle):
-        return []  # no statement: the server is restarted, or time passes
-    if isinstance(step, SetSettings):
-        return [set_sql(name, value) for name, value in step.changes]
-    if isinstance(step, XaEnd):
-        assert step.transaction.xa is not None
-        verb = "COMMIT" if step.commit else "ROLLBACK"
-        return [
-            f"SET SESSION gtid_domain_id = {step.domain_id}",
-            f"SET SESSION server_id = {step.server_id}",
-            f"XA {verb} {xa_text(step.transaction.xa)}",
-        ]
-    if isinstance(step, Ddl):
-        return [
-            f"SET SESSION gtid_domain_id = {step.domain_id}",
-            f"SET SESSION server_id = {step.server_id}",
-            step.sql,
-        ]
-    return transaction_sql(step)
-
-
-def set_sql(name: str, value: Any) -> str:
-    """The ``SET`` that changes a setting (:data:`~scenarios.history.SETTABLE`)."""
-    if name == "binlog_checksum":
-        text = "CRC32" if value else "NONE"
-    elif isinstance(value, bool):
-        text = "ON" if value else "OFF"
-    else:
-        text = str(value)
-    return f"SET {SETTABLE[name]} {name} = {text}"
-
-
 def _place(first: bool, after: str | None) -> str:
     if first:
         return " FIRST"
@@ -272,15 +201,3 @@ def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:
         + ")"
         for row in rows
     ]
-
-
-def setup_sql(scenario: Scenario) -> list[str]:
-    """What makes a server hold the scenario's tables with their initial rows: CREATE DATABASE
-    (of every database the history uses), CREATE TABLE and INSERTs."""
-    statements = []
-    for database in scenario.databases:
-        statements.append(f"CREATE DATABASE IF NOT EXISTS {quote_name(database)}")
-    for name, table in scenario.initial_tables.items():
-        statements.append(create_table_sql(table))
-        statements += insert_rows_sql(table, scenario.initial.rows[name])
-    return statements

@@ -97,68 +97,85 @@ def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Sc
     """The scenario of a parsed TOML document."""
     _only(data, _TOP, f"{source}: top level")
     settings = _settings(data.get("settings", {}), source)
+    scenario = Scenario(settings, gtid_state=_gtid_state(data, source))
+    for number, item in enumerate(_list(data, "tables", source), 1):
+        _create_table(scenario, item, f"{source}: tables[{number}]")
+    for number, step in enumerate(_list(data, "steps", source), 1):
+        _step(scenario, step, f"{source}: steps[{number}]")
+    return scenario
+
+
+def _gtid_state(data: Mapping[str, Any], source: str) -> list[Gtid]:
     gtid_state = data.get("gtid_state", [])
     if not isinstance(gtid_state, list):
         raise TomlScenarioError(f"{source}: gtid_state is a list of 'domain-server-seq' texts")
     try:
-        state = [Gtid.parse(str(text)) for text in gtid_state]
+        return [Gtid.parse(str(text)) for text in gtid_state]
     except (ValueError, TypeError) as exc:
         raise TomlScenarioError(f"{source}: gtid_state: {exc}") from None
-    scenario = Scenario(settings, gtid_state=state)
-    for number, item in enumerate(_list(data, "tables", source), 1):
-        where = f"{source}: tables[{number}]"
-        if not isinstance(item, dict):
-            raise TomlScenarioError(f"{where}: a table is a table with 'create' and 'rows'")
-        _only(item, {"create", "rows"}, where)
-        create = item.get("create")
-        if not isinstance(create, str):
-            raise TomlScenarioError(f"{where}: 'create' (CREATE TABLE text) is missing")
-        rows = item.get("rows", [])
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise TomlScenarioError(f"{where}: 'rows' is a list of column = value tables")
-        try:
-            scenario.create_table(create, [_values(row) for row in rows])
-        except ScenarioError as exc:
-            raise TomlScenarioError(f"{where}: {exc}") from None
-    for number, step in enumerate(_list(data, "steps", source), 1):
-        where = f"{source}: steps[{number}]"
-        if not isinstance(step, dict):
-            raise TomlScenarioError(f"{where}: a step is a table")
-        if "rotate" in step:
-            _only(step, {"rotate"}, where)
-            if step["rotate"] is not True:
-                raise TomlScenarioError(f"{where}: rotate = true is the only form")
-            scenario.rotate()
-            continue
-        if "ddl" in step:
-            _ddl(scenario, step, where)
-            continue
-        if "set" in step:
-            _only(step, {"set"}, where)
-            if not isinstance(step["set"], dict):
-                raise TomlScenarioError(f"{where}: set is an inline table of settings")
-            try:
-                scenario.set(**_setting_values(step["set"], f"{where}: set"))
-            except TomlScenarioError:
-                raise
-            except (ScenarioError, TypeError) as exc:
-                raise TomlScenarioError(f"{where}: {exc}") from None
-            continue
-        if "restart" in step:
-            _restart(scenario, step, where)
-            continue
-        if "idle" in step:
-            _only(step, {"idle"}, where)
-            try:
-                scenario.idle(step["idle"])
-            except ScenarioError as exc:
-                raise TomlScenarioError(f"{where}: {exc}") from None
-            continue
-        if "xa_commit" in step or "xa_rollback" in step:
-            _xa_end(scenario, step, where)
-            continue
+
+
+def _create_table(scenario: Scenario, item: Any, where: str) -> None:
+    if not isinstance(item, dict):
+        raise TomlScenarioError(f"{where}: a table is a table with 'create' and 'rows'")
+    _only(item, {"create", "rows"}, where)
+    create = item.get("create")
+    if not isinstance(create, str):
+        raise TomlScenarioError(f"{where}: 'create' (CREATE TABLE text) is missing")
+    rows = item.get("rows", [])
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TomlScenarioError(f"{where}: 'rows' is a list of column = value tables")
+    try:
+        scenario.create_table(create, [_values(row) for row in rows])
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _step(scenario: Scenario, step: Any, where: str) -> None:
+    """One step, of the kind its keys say (a transaction when none does)."""
+    if not isinstance(step, dict):
+        raise TomlScenarioError(f"{where}: a step is a table")
+    if "rotate" in step:
+        _rotate(scenario, step, where)
+    elif "ddl" in step:
+        _ddl(scenario, step, where)
+    elif "set" in step:
+        _set(scenario, step, where)
+    elif "restart" in step:
+        _restart(scenario, step, where)
+    elif "idle" in step:
+        _idle(scenario, step, where)
+    elif "xa_commit" in step or "xa_rollback" in step:
+        _xa_end(scenario, step, where)
+    else:
         _transaction(scenario, step, where)
-    return scenario
+
+
+def _rotate(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"rotate"}, where)
+    if step["rotate"] is not True:
+        raise TomlScenarioError(f"{where}: rotate = true is the only form")
+    scenario.rotate()
+
+
+def _set(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"set"}, where)
+    if not isinstance(step["set"], dict):
+        raise TomlScenarioError(f"{where}: set is an inline table of settings")
+    try:
+        scenario.set(**_setting_values(step["set"], f"{where}: set"))
+    except TomlScenarioError:
+        raise
+    except (ScenarioError, TypeError) as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _idle(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    _only(step, {"idle"}, where)
+    try:
+        scenario.idle(step["idle"])
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
 
 
 def _ids(step: Mapping[str, Any], where: str) -> dict[str, int | None]:

@@ -2,7 +2,7 @@
 
 Every module of encoder/, decoder/ and fakemaster/ (its subpackages included) declares
 ``__all__``, and each name in it exists; ``fakemaster``'s own names are imported on first use,
-and so are ``fakemaster.protocol``'s.
+and so are those of ``fakemaster.protocol`` and ``fakemaster.sql``.
 """
 
 from __future__ import annotations
@@ -104,8 +104,8 @@ def test_the_codec_packages_expose_their_entry_points() -> None:
 
 
 def test_fakemaster_protocol_exposes_its_first_names_lazily() -> None:
-    """``fakemaster.config.server_config`` imports ``fakemaster.protocol.charsets``: the package itself must not
-    load the statement handlers."""
+    """``fakemaster.config.server_config`` imports ``fakemaster.protocol.charsets``: the package
+    itself must not load the packet builders."""
     loaded = loaded_after_importing(["fakemaster.protocol"])
     assert [name for name in loaded if name.split(".")[0] == "fakemaster"] == [
         "fakemaster",
@@ -113,22 +113,38 @@ def test_fakemaster_protocol_exposes_its_first_names_lazily() -> None:
     ]
     import fakemaster.protocol as protocol
     from fakemaster.protocol.resultset import SqlError
+
+    assert protocol.SqlError is SqlError
+    assert protocol.__all__ == ["SqlError"]
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        protocol.Nothing  # noqa: B018
+
+
+def test_fakemaster_sql_exposes_its_first_names_lazily() -> None:
+    """``import fakemaster.sql`` loads none of the statement handlers; its names come on first
+    use."""
+    loaded = loaded_after_importing(["fakemaster.sql"])
+    assert [name for name in loaded if name.split(".")[0] == "fakemaster"] == [
+        "fakemaster",
+        "fakemaster.sql",
+    ]
+    import fakemaster.sql as sql
     from fakemaster.sql.outcome import Outcome
-    from fakemaster.sql.state import BinlogCatalog, ServerState, SessionState
+    from fakemaster.sql.state import BinlogPositions, ServerState, SessionState
     from fakemaster.sql.statements import execute
 
     expected = {
-        "BinlogCatalog": BinlogCatalog,
+        "BinlogPositions": BinlogPositions,
         "Outcome": Outcome,
         "ServerState": ServerState,
         "SessionState": SessionState,
-        "SqlError": SqlError,
         "execute": execute,
     }
-    assert {name: getattr(protocol, name) for name in expected} == expected
-    assert set(protocol.__all__) == set(expected)
+    assert {name: getattr(sql, name) for name in expected} == expected
+    assert set(sql.__all__) == set(expected)
+    assert set(sql.__all__) <= set(dir(sql))
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
-        protocol.Nothing  # noqa: B018
+        sql.Nothing  # noqa: B018
 
 
 def test_the_store_package_exposes_what_users_import() -> None:

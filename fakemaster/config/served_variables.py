@@ -114,12 +114,12 @@ class ServedVariables:
         self._synced_once = False
 
     @staticmethod
-    def for_catalog(config: ServerConfig, catalog: Any) -> ServedVariables:
-        """For a server whose SQL side reads ``catalog``: its facts when it is a binlog store
+    def for_positions(config: ServerConfig, positions: Any) -> ServedVariables:
+        """For a server whose SQL side reads ``positions``: its facts when it is a binlog store
         (anything with the reading API), else the configuration's word only."""
-        reads = all(callable(getattr(catalog, name, None)) for name in _SOURCE_METHODS)
+        reads = all(callable(getattr(positions, name, None)) for name in _SOURCE_METHODS)
         return ServedVariables(
-            config, catalog if reads else None, keys=getattr(config, "binlog_keys", None)
+            config, positions if reads else None, keys=getattr(config, "binlog_keys", None)
         )
 
     @property

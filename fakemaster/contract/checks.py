@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 
 from fakemaster.contract.adapter import AT_LEAST_ONCE, AdapterRun, ClientChange, ClientOutput
 from fakemaster.vocabulary.events import QueryEvent, XaPrepareEvent
+from scenarios.changes import Change, Insert, Update
 from scenarios.compiler import CompiledTransaction, compile_scenario
-from scenarios.history import Change, Insert, Scenario, Transaction, Update, XaEnd
+from scenarios.history import Scenario, Transaction, XaEnd
 from scenarios.oracle import Cell, canonical_rows, cell_text
 from scenarios.schema import Table
 from scenarios.state import Row

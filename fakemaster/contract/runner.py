@@ -90,7 +90,8 @@ def write_snapshot(scenario: Scenario, path: Path) -> Path:
     """The snapshot file of ``scenario``'s initial tables (see
     :mod:`fakemaster.contract.adapter`)."""
     from scenarios.oracle import canonical_rows
-    from scenarios.sql import SESSION_SETUP, create_table_sql, setup_sql
+    from scenarios.script import setup_sql
+    from scenarios.sql import SESSION_SETUP, create_table_sql
 
     lines: list[dict[str, object]] = []
     for name, table in scenario.initial_tables.items():  # the tables before the first step

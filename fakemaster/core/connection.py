@@ -1,4 +1,4 @@
-"""One client connection of the fake primary, sans-IO: the session and its binlog dump.
+"""The sans-IO composition of one client connection: its session and its binlog dump stream.
 
 :class:`ServerConnection` is what the asyncio shell (:mod:`fakemaster.server.master`) runs for each
 socket, and what a test drives without one: bytes from the client go to

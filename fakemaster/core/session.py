@@ -1,9 +1,10 @@
-"""One client connection of the fake master, as a sans-IO state machine.
+"""The protocol and SQL state machine of one client connection, sans-IO: handshake, login, commands.
 
-The shell (``fakemaster/server/master.py``) writes :meth:`ServerSession.initial_bytes`, feeds whatever
-it reads to :meth:`ServerSession.receive_data` and carries out the returned actions in order:
-send bytes, start streaming a binlog dump, close, kill another connection, end another
-connection's dump with an error, pass a semi-sync ACK to the running dump. The session never raises: malformed input gets the ERR packet a real
+Its owner (:class:`~fakemaster.core.connection.ServerConnection`, for the socket shell) writes
+:meth:`ServerSession.initial_bytes`, feeds whatever it reads to :meth:`ServerSession.receive_data`
+and carries out the returned actions in order: send bytes, start streaming a binlog dump, close,
+kill another connection, end another connection's dump with an error, pass a semi-sync ACK to
+the running dump. The session never raises: malformed input gets the ERR packet a real
 MariaDB 10.11 would send (or a clean close), and a bug inside it becomes ERR 1105 + close with
 the exception kept in :attr:`ServerSession.internal_errors`.
 

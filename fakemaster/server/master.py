@@ -1,12 +1,12 @@
 """The asyncio shell of the fake master: the listening server and its connections.
 
-Everything protocol-related happens in the sans-IO session and dump stream; the shell only
+Everything protocol-related happens in the sans-IO session and dump stream (:mod:`fakemaster.core`); the shell only
 moves bytes, waits, and keeps connections independent of each other: each has its own task
 (:class:`~fakemaster.server.socket_connection.SocketConnection`), a slow replica holds back only its
 own dump, and an exception in one connection is recorded in :attr:`FakeMaster.errors` and ends
 only that connection. This module holds what connections share: the listening socket, the
 registry of connections (KILL, a dump replaced by one with the same server id), binlog change
-notifications, the frame cache and the dump threads.
+notifications, the frame cache and the sender threads.
 
 Use :class:`FakeMaster` from async code (``async with FakeMaster(config, store) as master``) or
 :class:`BackgroundFakeMaster` from synchronous code (it runs the server in a thread).
@@ -29,7 +29,7 @@ from fakemaster.protocol.resultset import SqlError
 from fakemaster.server.logs import log_loop_exception, logger
 from fakemaster.server.loop_thread import LoopThread
 from fakemaster.server.socket_connection import READ_SIZE, DumpStreamLike, SocketConnection
-from fakemaster.sql.state import BinlogCatalog, ServerState
+from fakemaster.sql.state import BinlogPositions, ServerState
 
 DumpFactory = Callable[[DumpRequest], DumpStreamLike]
 
@@ -48,15 +48,15 @@ class FakeMaster:
         store: Any = None,
         *,
         dump_factory: DumpFactory | None = None,
-        catalog: BinlogCatalog | None = None,
+        positions: BinlogPositions | None = None,
     ) -> None:
         self.config = config or ServerConfig()
         self.store = store
         self._dump_factory = dump_factory
-        self._catalog_given = catalog is not None
-        if catalog is None and store is not None and hasattr(store, "binary_logs"):
-            catalog = store
-        self.state = ServerState(self.config, catalog, tables=_table_catalogue(store))
+        self._positions_given = positions is not None
+        if positions is None and store is not None and hasattr(store, "binary_logs"):
+            positions = store
+        self.state = ServerState(self.config, positions, tables=_table_catalogue(store))
         _gate_releases(store, self.state)
         # Exceptions raised inside connection handlers (the server keeps running).
         self.errors: list[BaseException] = []
@@ -102,8 +102,8 @@ class FakeMaster:
 
     def send_span(self, span: FramedSpan, writer: Any, *, local: bool = True) -> None:
         """Write what the frame cache holds (or frames now) of ``span`` with ``writer`` (a
-        dump thread's :class:`~fakemaster.server.sender.SocketWriter`); sets span.reached. Runs
-        in the dump thread.
+        sender thread's :class:`~fakemaster.server.sender.SocketWriter`); sets span.reached. Runs
+        in the sender thread.
 
         To a ``local`` replica (same host) the bytes go as a view of the cache file mapped in
         memory, to a remote one with ``sendfile``. Measured on loopback, ``sendfile`` was the
@@ -406,10 +406,10 @@ class FakeMaster:
             start_watching = getattr(store, "start_watching", None)
             if callable(start_watching):
                 start_watching()
-        catalog = self.state.catalog
-        if not self._catalog_given:
-            catalog = self.store if hasattr(self.store, "binary_logs") else None
-        state = ServerState(self.config, catalog, tables=_table_catalogue(self.store))
+        positions = self.state.positions
+        if not self._positions_given:
+            positions = self.store if hasattr(self.store, "binary_logs") else None
+        state = ServerState(self.config, positions, tables=_table_catalogue(self.store))
         _gate_releases(self.store, state)
         state.check_served()
         state.on_config_error = self.record_error

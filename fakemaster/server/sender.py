@@ -1,4 +1,4 @@
-"""A dump's packets written to the replica's socket from a worker thread: a dump thread.
+"""The sender: an OS thread that writes a dump stream's packets to the replica's socket.
 
 The asyncio transport sends from the event loop's thread, so every byte every replica gets
 would be copied by one core, with a hop through the loop per chunk. A dump on a plain TCP

@@ -1,7 +1,7 @@
-"""One client connection in the asyncio shell: a socket, its sans-IO protocol, its dump task.
+"""The socket shell of one client connection: its asyncio task, socket and dump task.
 
 Everything protocol-related happens in :class:`fakemaster.core.connection.ServerConnection`; this
-module moves bytes, waits, runs the dump (through the transport, or on plain TCP in a dump
+module moves bytes, waits, runs the dump (through the transport, or on plain TCP in a sender
 thread: :mod:`fakemaster.server.sender`), and keeps the connection independent of the others.
 """
 
@@ -77,9 +77,9 @@ class SocketConnection:
         # A plain dump reads the binlog in a worker thread; the call in flight, if any
         # (nothing else may touch the dump until it returns).
         self.dump_call: asyncio.Future[Any] | None = None
-        # Whether a dump thread writes the dump (plain TCP), and whether one is writing now
+        # Whether a sender thread writes the dump (plain TCP), and whether one is writing now
         # (what a replica that stopped reading keeps the dump waiting in).
-        self.dump_thread = False
+        self.sender_writes = False
         self.pumping = False
         # Set by another connection: end the dump with this error (as soon as no packet is
         # half sent), then close.
@@ -209,10 +209,10 @@ class SocketConnection:
     def start_dump(self, request: DumpRequest) -> None:
         dump = self.protocol.dump
         assert dump is not None
-        # On plain TCP a dump thread writes the dump to the socket itself, and sends the
+        # On plain TCP a sender thread writes the dump to the socket itself, and sends the
         # files it can from the frame cache.
-        self.dump_thread = self.tls is None and self.protocol.dump_reads_off_loop
-        if self.dump_thread and self.master.frame_cache is not None:
+        self.sender_writes = self.tls is None and self.protocol.dump_reads_off_loop
+        if self.sender_writes and self.master.frame_cache is not None:
             self.protocol.allow_framed_spans()
         self.dump_task = asyncio.create_task(self._stream(dump, request))
 
@@ -252,7 +252,7 @@ class SocketConnection:
         await writer.drain()
 
     async def _pump(self) -> bool:
-        """Let a dump thread write what the dump has to send now; True if it wrote."""
+        """Let a sender thread write what the dump has to send now; True if it wrote."""
         from fakemaster.server.sender import SocketWriter, pump_dump
 
         writer = self.writer
@@ -320,7 +320,7 @@ class SocketConnection:
                 if self.end_error is not None:
                     await self._send_end_error(dump, self.end_error)
                     break
-                if self.dump_thread:
+                if self.sender_writes:
                     wrote = await self._pump()
                     self.dump_started.set()
                     if wrote and not dump.is_finished:

@@ -37,7 +37,9 @@ def add_parser(subparsers: Any) -> None:
     )
     batch.add_argument("--out", required=True, metavar="DIR", help="the output directory")
     batch.add_argument(
+        "--catalogue",
         "--catalog",
+        dest="catalogue",
         metavar="JSON|FILE",
         help="a schema catalogue: column names, keys, charsets, defaults per table",
     )
@@ -69,7 +71,13 @@ def add_parser(subparsers: Any) -> None:
     stream.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="the streaming query's checkpoint"
     )
-    stream.add_argument("--catalog", metavar="JSON|FILE", help="a schema catalogue")
+    stream.add_argument(
+        "--catalogue",
+        "--catalog",
+        dest="catalogue",
+        metavar="JSON|FILE",
+        help="a schema catalogue",
+    )
     stream.add_argument(
         "--max-rows-per-batch",
         type=int,
@@ -124,8 +132,8 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     spark = _session(args)
     register(spark)
     reader = spark.read.format(FORMAT_NAME)
-    if args.catalog:
-        reader = reader.option("catalog", args.catalog)
+    if args.catalogue:
+        reader = reader.option("catalog", args.catalogue)
     if args.snapshot:
         reader = reader.option("snapshot", args.snapshot)
     started = time.monotonic()
@@ -135,7 +143,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     )
     watcher.start()
     try:
-        catalogue = load_catalogue(args.catalog)
+        catalogue = load_catalogue(args.catalogue)
         materialiser = Materialiser(spark, args.out, catalogue)
         results = materialiser.apply(reader.load(files), args.batch_id)
     except Exception as exc:  # noqa: BLE001 - one error line, as every command
@@ -190,8 +198,8 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         .option("user", args.user)
         .option("password", args.password)
     )
-    if args.catalog:
-        reader = reader.option("catalog", args.catalog)
+    if args.catalogue:
+        reader = reader.option("catalog", args.catalogue)
     if args.max_rows_per_batch:
         from fakemaster.spark.stream import ADMISSION_CONTROL
 
@@ -204,7 +212,7 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         reader = reader.option("maxRowsPerBatch", str(args.max_rows_per_batch))
     if args.start_gtid:
         reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)
-    materialiser = Materialiser(spark, args.out, load_catalogue(args.catalog))
+    materialiser = Materialiser(spark, args.out, load_catalogue(args.catalogue))
 
     def apply(frame: Any, batch_id: int) -> None:
         started = time.monotonic()

@@ -306,9 +306,9 @@ def _fn_binlog_gtid_pos(call: FunctionCall, name: str, session: SessionState) ->
     file_text = file_item.value.text()
     position = pos_item.value.as_number()
     result: str | None = None
-    catalog = session.server.catalog
-    if file_text is not None and position is not None and catalog is not None:
-        result = catalog.binlog_gtid_pos(
+    positions = session.server.positions
+    if file_text is not None and position is not None and positions is not None:
+        result = positions.binlog_gtid_pos(
             file_text.decode("utf-8", "surrogateescape"), int(position)
         )
     column = text_column(name, 16777216, type=ColumnType.LONG_BLOB, collation=UTF8MB3_GENERAL_CI)

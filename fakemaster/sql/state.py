@@ -1,8 +1,9 @@
 """The SQL-visible state behind COM_QUERY.
 
 :class:`ServerState` is one per fake master (global variables, connected threads and
-registered replicas, the binlog catalogue); :class:`SessionState` one per connection
-(session and user variables, current database, transaction flag).
+registered replicas, the binlog files and GTID positions of :class:`BinlogPositions`);
+:class:`SessionState` one per connection (session and user variables, current database,
+transaction flag).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from fakemaster.vocabulary.errors import ConfigError
 from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
-    "BinlogCatalog",
+    "BinlogPositions",
     "ConnectionInfo",
     "ReplicaInfo",
     "ServerState",
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 
-class BinlogCatalog(Protocol):
+class BinlogPositions(Protocol):
     """What SQL statements need to know about the binlog (the store provides it)."""
 
     def binary_logs(self) -> Sequence[tuple[str, int]]:
@@ -107,16 +108,16 @@ class ServerState:
     def __init__(
         self,
         config: ServerConfig,
-        catalog: BinlogCatalog | None = None,
+        positions: BinlogPositions | None = None,
         *,
         clock: Callable[[], float] = time.time,
         port: int | None = None,
         tables: TableCatalogue | None = None,
     ) -> None:
         self.config = config
-        self.catalog = catalog
-        # The served tables (SHOW, SELECT, information_schema): see protocol.catalogue; with
-        # the mysql database's own (protocol.system_tables) when the server lists mysql.
+        self.positions = positions
+        # The served tables (SHOW, SELECT, information_schema): see sql.tables.catalogue; with
+        # the mysql database's own (sql.tables.system_tables) when the server lists mysql.
         self.tables: TableCatalogue | None = WithSystemTables(
             tables, system=SYSTEM_DATABASE in config.databases
         )
@@ -126,7 +127,7 @@ class ServerState:
         # The variables the served binlog settles (version, server_id, ...): see
         # fakemaster.config.served_variables. A contradiction with the configuration found after
         # check_served() goes to on_config_error (raised when None).
-        self.served = ServedVariables.for_catalog(config, catalog)
+        self.served = ServedVariables.for_positions(config, positions)
         self.on_config_error: Callable[[ConfigError], None] | None = None
         self.connections: dict[int, ConnectionInfo] = {}
         # Connections holding FLUSH TABLES WITH READ LOCK: while any does, nothing commits (a
@@ -210,14 +211,14 @@ class ServerState:
     def snapshot_point(self) -> SessionSnapshot:
         """The tables and SHOW MASTER STATUS at this instant (one step of the binlog's own
         when it offers one: ``snapshot_point()`` of a scenario's store)."""
-        catalog = self.catalog
-        point = getattr(catalog, "snapshot_point", None)
+        positions = self.positions
+        point = getattr(positions, "snapshot_point", None)
         if point is not None:
             tables, (file_name, position), gtid_pos = point()
             return SessionSnapshot(SystemSnapshot(tables), file_name, position, gtid_pos)
-        logs = list(catalog.binary_logs()) if catalog is not None else []
+        logs = list(positions.binary_logs()) if positions is not None else []
         file_name, position = logs[-1] if logs else ("", 0)
-        gtid_pos = catalog.gtid_binlog_pos() if catalog is not None else ""
+        gtid_pos = positions.gtid_binlog_pos() if positions is not None else ""
         tables = self.tables.snapshot() if self.tables is not None else None
         return SessionSnapshot(tables, file_name, position, gtid_pos)
 
@@ -232,11 +233,11 @@ class ServerState:
         """A global value, with the ones computed from the binlog or the clock filled in."""
         if name in SERVED_VARIABLES:
             self.sync_served()
-        catalog = self.catalog
+        positions = self.positions
         if name in ("gtid_binlog_pos", "gtid_current_pos"):
-            return catalog.gtid_binlog_pos() if catalog is not None else self.globals[name]
+            return positions.gtid_binlog_pos() if positions is not None else self.globals[name]
         if name == "gtid_binlog_state":
-            return catalog.gtid_binlog_state() if catalog is not None else self.globals[name]
+            return positions.gtid_binlog_state() if positions is not None else self.globals[name]
         return self.globals[name]
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
+from scenarios.columns import make_column
 from scenarios.ddl import (
     AddColumn,
     AlterTable,
@@ -52,7 +53,7 @@ from scenarios.history import (
     Settings,
     TransactionBuilder,
 )
-from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table, make_column
+from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table
 from scenarios.values import float32
 
 __all__ = [

@@ -14,8 +14,9 @@ from fakemaster.sql.tables.catalogue import CatalogueTable
 from fakemaster.vocabulary.events import QueryEvent
 from scenarios import Settings
 from scenarios.catalogue import catalogue_table
+from scenarios.changes import Update
 from scenarios.compiler import to_store
-from scenarios.history import Scenario, Update
+from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.strategies.history import scenarios
 from tests.budget import examples

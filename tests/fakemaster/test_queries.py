@@ -46,7 +46,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "mariadb_10_11_queries
 TRANSCRIPTS = json.loads(GOLDEN.read_text())
 
 
-class GoldenCatalog:
+class GoldenPositions:
     """The binlog state of the server the transcripts were captured from."""
 
     def binary_logs(self) -> Sequence[tuple[str, int]]:
@@ -94,7 +94,7 @@ def _result_columns(payloads: list[bytes]) -> list[bytes]:
 @pytest.mark.parametrize("index", range(len(TRANSCRIPTS["sessions"])))
 def test_transcript_replays_byte_for_byte(index: int) -> None:
     session_doc = TRANSCRIPTS["sessions"][index]
-    server = ServerState(golden_config(), GoldenCatalog())
+    server = ServerState(golden_config(), GoldenPositions())
     client = SessionDriver(ServerSession(server))
     login = client.login(capabilities=session_doc["capabilities"], charset=session_doc["charset"])
     assert login.payloads == [bytes.fromhex("00000002000000")]
@@ -145,7 +145,7 @@ ADMIN = Account.admin("repl", "secret")
 def make_session(**config: object) -> tuple[ServerState, SessionState]:
     server = ServerState(
         ServerConfig(**config),  # type: ignore[arg-type]
-        GoldenCatalog(),
+        GoldenPositions(),
         tables=shop_catalogue(),  # what the snapshot statements' examples read
     )
     info = server.open_connection("127.0.0.1")
@@ -231,7 +231,7 @@ def test_multi_statements_need_the_capability() -> None:
 
 
 def test_multi_statement_status_flags_on_the_wire() -> None:
-    server = ServerState(golden_config(), GoldenCatalog())
+    server = ServerState(golden_config(), GoldenPositions())
     client = SessionDriver(ServerSession(server))
     client.login(capabilities=BASE_CAPABILITIES | Capability.MULTI_STATEMENTS)
     payloads = client.query("SET @a=1; SELECT @a").payloads
@@ -373,7 +373,7 @@ def test_show_variables_where_forms() -> None:
 
 @pytest.mark.parametrize("collation_id", sorted(COLLATIONS_BY_ID)[:40] + [0, 255, 1000])
 def test_text_columns_follow_the_connection_character_set(collation_id: int) -> None:
-    server = ServerState(golden_config(), GoldenCatalog())
+    server = ServerState(golden_config(), GoldenPositions())
     client = SessionDriver(ServerSession(server))
     client.login(charset=collation_id & 0xFF)
     chosen = client_collation(collation_id & 0xFF) or COLLATIONS_BY_ID[45]
@@ -474,7 +474,7 @@ def test_tokenizer_raises_only_syntax_errors(sql: str) -> None:
 
 
 def test_error_packets_carry_sqlstate() -> None:
-    server = ServerState(golden_config(), GoldenCatalog())
+    server = ServerState(golden_config(), GoldenPositions())
     client = SessionDriver(ServerSession(server))
     client.login()
     err = parse_err(client.query("SELECT @@GLOBAL.GTID_MODE").payloads[0])

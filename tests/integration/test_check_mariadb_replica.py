@@ -29,7 +29,8 @@ from fakemaster.vocabulary.events import QueryEvent
 from scenarios import Oracle
 from scenarios.library import build
 from scenarios.oracle import canonical_rows
-from scenarios.sql import SESSION_SETUP, setup_sql
+from scenarios.script import setup_sql
+from scenarios.sql import SESSION_SETUP
 from tests.peers.fixtures import require_mariadb
 
 pytestmark = pytest.mark.mariadb

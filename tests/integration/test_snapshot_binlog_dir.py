@@ -15,7 +15,8 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore
 from scenarios.library import build
-from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
+from scenarios.script import setup_sql, step_sql
+from scenarios.sql import SESSION_SETUP, quote_name
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 

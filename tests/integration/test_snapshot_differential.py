@@ -21,11 +21,12 @@ import pytest
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.resultset import ColumnDefinition
 from fakemaster.server.master import BackgroundFakeMaster
+from scenarios.builder import column, table
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.live import ScenarioStore
-from scenarios.schema import column, table
-from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
+from scenarios.script import setup_sql, step_sql
+from scenarios.sql import SESSION_SETUP, quote_name
 from tests.fakemaster.wire import RawClient
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer

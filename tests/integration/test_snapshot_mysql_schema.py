@@ -21,7 +21,8 @@ import pytest
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
-from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
+from scenarios.script import setup_sql, step_sql
+from scenarios.sql import SESSION_SETUP, quote_name
 from tests.fakemaster.wire import RawClient
 from tests.integration.test_snapshot_differential import _describe, keyed
 from tests.peers.fixtures import require_mariadb

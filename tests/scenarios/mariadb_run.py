@@ -54,7 +54,8 @@ from scenarios.history import (
     Transaction,
 )
 from scenarios.oracle import Oracle, canonical_rows
-from scenarios.sql import SESSION_SETUP, quote_name, setup_sql, step_sql
+from scenarios.script import setup_sql, step_sql
+from scenarios.sql import SESSION_SETUP, quote_name
 from tests.peers.mariadb import MariaDBServer
 
 __all__ = ["ServerRun", "normalised_differences", "run_on_server", "select_cells"]

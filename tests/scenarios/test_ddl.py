@@ -161,7 +161,7 @@ def test_changes_name_tables_as_they_are() -> None:
     with pytest.raises(HistoryError, match="the table exists"):
         scenario.create_table("CREATE TABLE d.x (id INT PRIMARY KEY)")
     scenario.alter_table("d.u", "ADD COLUMN v INT")
-    from scenarios.history import Insert
+    from scenarios.changes import Insert
 
     with pytest.raises(HistoryError, match="with that schema"):
         scenario.add_transaction([Insert(old, ((1,),), (0,))])

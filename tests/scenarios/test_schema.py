@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
+from scenarios.builder import column, table
 from scenarios.create_table import parse_create_table
 from scenarios.errors import SchemaError, ValueDoesNotFit
-from scenarios.schema import NO_DEFAULT, column, table
+from scenarios.schema import NO_DEFAULT
 from scenarios.sql import create_table_sql
 from scenarios.strategies.history import tables
 from tests.budget import examples

@@ -13,7 +13,8 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios import Oracle, Scenario, Settings, to_store
 from scenarios.oracle import canonical_rows
-from scenarios.sql import SESSION_SETUP, quote_name, setup_sql
+from scenarios.script import setup_sql
+from scenarios.sql import SESSION_SETUP, quote_name
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
 from tests.integration.streams import wait_caught_up, wait_for_replica

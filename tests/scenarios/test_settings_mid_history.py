@@ -12,7 +12,7 @@ from scenarios.compiler import binlog_files, compile_scenario, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, SetSettings, Settings
 from scenarios.oracle import Oracle, canonical_rows
-from scenarios.sql import step_sql
+from scenarios.script import step_sql
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import decoded_events

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
+from scenarios.builder import column
 from scenarios.errors import ValueDoesNotFit
-from scenarios.schema import Column, column
+from scenarios.schema import Column
 from scenarios.strategies.history import columns, values_for
 from scenarios.values import convert, float32
 from tests.budget import examples

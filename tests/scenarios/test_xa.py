@@ -13,7 +13,7 @@ from scenarios.compiler import compile_scenario
 from scenarios.errors import HistoryError
 from scenarios.history import Scenario, Settings
 from scenarios.oracle import Oracle
-from scenarios.sql import step_sql
+from scenarios.script import step_sql
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import assert_replay_agrees

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from scenarios import Oracle
+from scenarios.changes import Insert
 from scenarios.compiler import binlog_files, to_store
-from scenarios.history import Insert, Scenario, Settings
+from scenarios.history import Scenario, Settings
 from scenarios.library import LIBRARY, build
 from scenarios.oracle import canonical_rows, cell_text, client_row
 from scenarios.schema import NO_DEFAULT

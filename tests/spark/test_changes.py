@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from scenarios.changes import Insert, Update
 from scenarios.compiler import binlog_files, to_store
-from scenarios.history import Insert, Update
 from scenarios.library import build
 from tests.peers.policy import require_module
 

@@ -1,4 +1,4 @@
-"""The dump thread of a MariaDB 10.11 primary, sans-IO: COM_BINLOG_DUMP in, packets out.
+"""The dump stream, sans-IO: COM_BINLOG_DUMP in, the packets a MariaDB 10.11 dump thread sends out.
 
 :class:`DumpStream` produces exactly the bytes ``mysql_binlog_send`` (``sql/sql_repl.cc``)
 sends: for every file a fake ROTATE and the file's FORMAT_DESCRIPTION (rewritten), then the

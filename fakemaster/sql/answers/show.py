@@ -234,8 +234,8 @@ BINLOG_STATUS_PRIVILEGES = Privilege.SUPER | Privilege.BINLOG_MONITOR
 
 
 def _binary_logs(ctx: Context) -> list[tuple[str, int]]:
-    catalog = ctx.server.catalog
-    return list(catalog.binary_logs()) if catalog is not None else []
+    positions = ctx.server.positions
+    return list(positions.binary_logs()) if positions is not None else []
 
 
 def show_slave_hosts(ctx: Context) -> Response:

@@ -216,8 +216,8 @@ def binlog_snapshot_status(session: SessionState) -> list[tuple[str, str]]:
     """The Binlog_snapshot_file and Binlog_snapshot_position status rows."""
     point = session.snapshot
     if point is None:
-        catalog = session.server.catalog
-        logs = list(catalog.binary_logs()) if catalog is not None else []
+        positions = session.server.positions
+        logs = list(positions.binary_logs()) if positions is not None else []
         file_name, position = logs[-1] if logs else ("", 0)
     else:
         file_name, position = point.file_name, point.position
