@@ -25,6 +25,7 @@ from fakemaster import _lazy_attributes
 
 if TYPE_CHECKING:
     from scenarios.apply import replay
+    from scenarios.builder import column, table
     from scenarios.compiler import CompileOptions, binlog_files, compile_scenario, to_store
     from scenarios.create_table import parse_create_table
     from scenarios.errors import HistoryError, ScenarioError, SchemaError, ValueDoesNotFit
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     )
     from scenarios.live import ScenarioStore, release_at_rate
     from scenarios.oracle import Oracle
-    from scenarios.builder import column, table
     from scenarios.schema import Table
 
 __all__ = [
