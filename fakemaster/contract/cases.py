@@ -25,6 +25,7 @@ from scenarios.history import Scenario, Settings
 __all__ = [
     "DEFAULT_GENERATED",
     "GENERATED_KINDS",
+    "SCENARIO_FAULTS",
     "Case",
     "builtin_cases",
     "generated_case",
@@ -73,8 +74,9 @@ def _one(kind: FaultKind, point: Point, **params: object) -> FaultPlan:
     return FaultPlan((Fault(kind, point, 0, dict(params)),))
 
 
-# scenario -> [(fault label, plan, what it shows)]
-_FAULTS: dict[str, list[tuple[str, FaultPlan, str]]] = {
+# scenario -> [(fault label, plan, what it shows)]: every built-in scenario has its faults
+# (tests/test_checklists.py).
+SCENARIO_FAULTS: dict[str, list[tuple[str, FaultPlan, str]]] = {
     "every_type": [
         (
             "trickle",
@@ -220,7 +222,7 @@ def builtin_cases() -> list[Case]:
     for name, (text, builder) in LIBRARY.items():
         summary = " ".join(text.split())
         cases.append(Case(f"{name}/clean", builder, FaultPlan(), f"{summary} No faults."))
-        for label, plan, what in _FAULTS.get(name, []):
+        for label, plan, what in SCENARIO_FAULTS.get(name, []):
             cases.append(Case(f"{name}/{label}", builder, plan, f"{summary} Fault: {what}."))
     return cases
 

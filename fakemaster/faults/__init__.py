@@ -1,6 +1,8 @@
 """Faults at the wire: fault plans (data), a sans-IO fault engine over one connection's
 server->client bytes, and an asyncio TCP proxy that runs the engine in front of any server.
 
+* :mod:`fakemaster.faults.kinds`: one row per :class:`FaultKind` (its parameters, how a seed
+  and hypothesis draw them).
 * :mod:`fakemaster.faults.plan`: what goes wrong, where: :class:`FaultPlan` of :class:`Fault`
   values, each at a :class:`Point` of the dump stream; JSON and TOML; drawn from a seed.
 * :mod:`fakemaster.faults.engine`: :class:`FaultEngine`, which follows packets and events of

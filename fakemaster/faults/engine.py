@@ -36,8 +36,9 @@ from __future__ import annotations
 import math
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from encoder.packets import encode_eof, encode_err, frame
 from fakemaster.faults.plan import (
@@ -69,7 +70,7 @@ from fakemaster.vocabulary.packets import (
     ErrPacket,
 )
 
-__all__ = ["Applied", "FaultEngine", "Output"]
+__all__ = ["ACTIVATIONS", "EVENT_CHANGES", "Applied", "FaultEngine", "Output"]
 
 # The command bytes that start a dump session (MySQL's COM_BINLOG_DUMP_GTID too: a MariaDB
 # primary answers it with an error).
@@ -82,6 +83,8 @@ _SERVER_ID_AT = 5
 _LOG_POS_AT = 13
 _EOF_MAX = 9  # an EOF payload is shorter than this (a longer 0xFE payload is not an EOF)
 _BANDWIDTH_SLICES = 50  # a rate-limited stream goes out in pieces of rate/50 bytes (20 ms)
+# The regimes under which nothing more goes out.
+_SILENCING = frozenset({FaultKind.BLACKHOLE, FaultKind.ERROR, FaultKind.EOF})
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +189,47 @@ def _event_has_crc(event: bytes) -> bool:
     return len(event) >= HEADER_LEN + CHECKSUM_LEN and zlib.crc32(
         event[:-CHECKSUM_LEN]
     ) == int.from_bytes(event[-CHECKSUM_LEN:], "little")
+
+
+# --- the kinds that change one event: (fault, event) -> (the event, a note, copies to add) ---
+
+EventChange = Callable[[Fault, bytes], tuple[bytes, str, int]]
+
+
+def _truncate(fault: Fault, event: bytes) -> tuple[bytes, str, int]:
+    keep = fault.params["keep"]
+    keep = len(event) // 2 if keep is None else keep
+    keep = max(1, min(keep, len(event) - 1))
+    return event[:keep], f"kept {keep} of {len(event)} bytes", 0
+
+
+def _corrupt_crc(fault: Fault, event: bytes) -> tuple[bytes, str, int]:
+    changed = bytearray(event)
+    has_crc = _event_has_crc(event)
+    offset = fault.params["offset"]
+    if fault.params["target"] == "crc":
+        if not has_crc:
+            return event, "not applied: the event has no valid CRC32", 0
+        at = len(event) - CHECKSUM_LEN + (offset or 0)
+    else:
+        end = len(event) - (CHECKSUM_LEN if has_crc else 0)
+        at = min(HEADER_LEN if offset is None else offset, end - 1)
+    changed[at] ^= int(fault.params["mask"])
+    return bytes(changed), f"flipped event byte {at}", 0
+
+
+def _duplicate(fault: Fault, event: bytes) -> tuple[bytes, str, int]:
+    return event, "", int(fault.params["count"])
+
+
+# What each event kind (kinds.py: changes_one_event) does to the event at its point.
+EVENT_CHANGES: Mapping[FaultKind, EventChange] = MappingProxyType(
+    {
+        FaultKind.CORRUPT_CRC: _corrupt_crc,
+        FaultKind.TRUNCATE: _truncate,
+        FaultKind.DUPLICATE: _duplicate,
+    }
+)
 
 
 class FaultEngine:
@@ -477,10 +521,9 @@ class FaultEngine:
         copies = 0
         changed = event
         for number, fault in enumerate(due):
-            if fault.kind is FaultKind.DUPLICATE:
-                copies += int(fault.params["count"])
-            elif fault.kind in EVENT_KINDS:
-                changed, notes[number] = self._change_event(fault, changed)
+            if fault.kind in EVENT_KINDS:
+                changed, notes[number], added = EVENT_CHANGES[fault.kind](fault, changed)
+                copies += added
         start = self._out_offset
         shift_before = self._shift
         if changed is event and not self._shift:
@@ -554,26 +597,6 @@ class FaultEngine:
                     self.pending.remove(fault)
         return found
 
-    def _change_event(self, fault: Fault, event: bytes) -> tuple[bytes, str]:
-        """The event after a corrupt_crc or truncate fault, and a note of what was done."""
-        changed = bytearray(event)
-        if fault.kind is FaultKind.TRUNCATE:
-            keep = fault.params["keep"]
-            keep = len(event) // 2 if keep is None else keep
-            keep = max(1, min(keep, len(event) - 1))
-            return bytes(changed[:keep]), f"kept {keep} of {len(event)} bytes"
-        has_crc = _event_has_crc(event)
-        offset = fault.params["offset"]
-        if fault.params["target"] == "crc":
-            if not has_crc:
-                return event, "not applied: the event has no valid CRC32"
-            at = len(event) - CHECKSUM_LEN + (offset or 0)
-        else:
-            end = len(event) - (CHECKSUM_LEN if has_crc else 0)
-            at = min(HEADER_LEN if offset is None else offset, end - 1)
-        changed[at] ^= int(fault.params["mask"])
-        return bytes(changed), f"flipped event byte {at}"
-
     # --- delivery -----------------------------------------------------------------------------
 
     def _fire_time_faults(self, now: float) -> list[Output]:
@@ -615,33 +638,44 @@ class FaultEngine:
 
     def _activate(self, fault: Fault, now: float) -> list[Output]:
         self.applied.append(Applied(fault, self._out_offset))
-        kind = fault.kind
-        if kind is FaultKind.CUT:
-            return self._close(CloseMode(fault.params["close"]), now)
-        if kind is FaultKind.STALL:
-            duration = fault.params.get("duration")
-            if duration is None:
-                if self._held is None:
-                    self._held = []
-                return []
-            self._stall_until = max(self._stall_until, now + float(duration))
-            return []
-        if kind in (FaultKind.ERROR, FaultKind.EOF):
-            if kind is FaultKind.ERROR:
-                preset = fault.error_packet()
-                payload = encode_err(ErrPacket(preset.errno, preset.sqlstate, preset.message))
-                seq = self._out_next if preset.seq is None else preset.seq
-            else:
-                payload = encode_eof(EofPacket())
-                seq = self._out_next
-            data, _, self._out_next = self._frame(payload, seq)
-            out = self._shape(data, now)
-            close = CloseMode(fault.params["close"])
-            if close is CloseMode.NONE:
-                self._regimes.append(_Regime(fault, math.inf))  # nothing more goes out
-                return out
-            return out + self._close(close, now)
+        return ACTIVATIONS[fault.kind](self, fault, now)
+
+    def _cut(self, fault: Fault, now: float) -> list[Output]:
+        return self._close(CloseMode(fault.params["close"]), now)
+
+    def _stall(self, fault: Fault, now: float) -> list[Output]:
         duration = fault.params.get("duration")
+        if duration is None:
+            if self._held is None:
+                self._held = []
+            return []
+        self._stall_until = max(self._stall_until, now + float(duration))
+        return []
+
+    def _send_err(self, fault: Fault, now: float) -> list[Output]:
+        preset = fault.error_packet()
+        payload = encode_err(ErrPacket(preset.errno, preset.sqlstate, preset.message))
+        seq = self._out_next if preset.seq is None else preset.seq
+        return self._send_last(fault, payload, seq, now)
+
+    def _send_eof(self, fault: Fault, now: float) -> list[Output]:
+        return self._send_last(fault, encode_eof(EofPacket()), self._out_next, now)
+
+    def _send_last(self, fault: Fault, payload: bytes, seq: int, now: float) -> list[Output]:
+        """``payload`` as a packet, then the close the fault asks for (or silence)."""
+        data, _, self._out_next = self._frame(payload, seq)
+        out = self._shape(data, now)
+        close = CloseMode(fault.params["close"])
+        if close is CloseMode.NONE:
+            self._regimes.append(_Regime(fault, math.inf))  # nothing more goes out
+            return out
+        return out + self._close(close, now)
+
+    def _start_regime(self, fault: Fault, now: float) -> list[Output]:
+        """From now on, for the fault's duration, the engine reads it where it sends what the
+        kind changes (``_active(kind)``, ``_SILENCING``)."""
+        duration = fault.params.get("duration")
+        kind = fault.kind
         until = math.inf if kind is FaultKind.BLACKHOLE or duration is None else now + duration
         self._regimes.append(_Regime(fault, until))
         return []
@@ -666,9 +700,7 @@ class FaultEngine:
 
     def _blackholed(self, now: float) -> bool:
         return any(
-            regime.fault.kind in (FaultKind.BLACKHOLE, FaultKind.ERROR, FaultKind.EOF)
-            and now < regime.until
-            for regime in self._regimes
+            regime.fault.kind in _SILENCING and now < regime.until for regime in self._regimes
         )
 
     def _shape(self, data: bytes, now: float) -> list[Output]:
@@ -715,3 +747,24 @@ class FaultEngine:
         at = max(now, self._last_at)
         self._last_at = at
         return self._kept([Output(data, at)])
+
+
+# What each kind that acts at its point does there (the event kinds: EVENT_CHANGES). A regime
+# lasts its duration and does its work where the engine reads it: ``_active(FaultKind.X)`` or
+# ``_SILENCING`` (tests/test_checklists.py checks that every regime kind is read somewhere).
+Activation = Callable[[FaultEngine, Fault, float], list[Output]]
+ACTIVATIONS: Mapping[FaultKind, Activation] = MappingProxyType(
+    {
+        FaultKind.CUT: FaultEngine._cut,
+        FaultKind.STALL: FaultEngine._stall,
+        FaultKind.ERROR: FaultEngine._send_err,
+        FaultKind.EOF: FaultEngine._send_eof,
+        FaultKind.BLACKHOLE: FaultEngine._start_regime,
+        FaultKind.TRICKLE: FaultEngine._start_regime,
+        FaultKind.BANDWIDTH: FaultEngine._start_regime,
+        FaultKind.LATENCY: FaultEngine._start_regime,
+        FaultKind.WITHHOLD_HEARTBEAT: FaultEngine._start_regime,
+        FaultKind.WRONG_HEARTBEAT: FaultEngine._start_regime,
+        FaultKind.DROP_ACKS: FaultEngine._start_regime,
+    }
+)

@@ -47,7 +47,6 @@ form (TOML shown; JSON is the same structure, with ``"session": null`` also acce
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import tomllib
@@ -57,8 +56,18 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from fakemaster.vocabulary.errcodes import ER_MASTER_FATAL_ERROR_READING_BINLOG, ER_SERVER_SHUTDOWN
-from fakemaster.vocabulary.errors import FakemasterError
+from fakemaster.faults.kinds import (
+    ERROR_PRESETS,
+    EVENT_KINDS,
+    KINDS,
+    CloseMode,
+    ErrorPreset,
+    FaultKind,
+    Param,
+    PlanError,
+    is_int,
+    is_number,
+)
 
 __all__ = [
     "ERROR_PRESETS",
@@ -77,27 +86,6 @@ __all__ = [
 ]
 
 
-class PlanError(FakemasterError, ValueError):
-    """A fault plan (or a part of one) that is not valid; the message says which part."""
-
-
-class FaultKind(StrEnum):
-    CUT = "cut"
-    BLACKHOLE = "blackhole"
-    STALL = "stall"
-    TRICKLE = "trickle"
-    BANDWIDTH = "bandwidth"
-    LATENCY = "latency"
-    CORRUPT_CRC = "corrupt_crc"
-    TRUNCATE = "truncate"
-    DUPLICATE = "duplicate"
-    ERROR = "error"
-    EOF = "eof"
-    WITHHOLD_HEARTBEAT = "withhold_heartbeat"
-    WRONG_HEARTBEAT = "wrong_heartbeat"
-    DROP_ACKS = "drop_acks"
-
-
 class PointKind(StrEnum):
     EVENT = "event"
     TRANSACTION = "transaction"
@@ -112,162 +100,15 @@ class Where(StrEnum):
     AFTER = "after"
 
 
-class CloseMode(StrEnum):
-    FIN = "fin"  # an orderly close (shutdown of the write side, then close)
-    RST = "rst"  # an abortive close (SO_LINGER 0): the peer gets ECONNRESET
-    NONE = "none"  # keep the connection open, forward nothing more
-
-
-# Kinds that change one event rather than the stream from a point on.
-EVENT_KINDS = frozenset({FaultKind.CORRUPT_CRC, FaultKind.TRUNCATE, FaultKind.DUPLICATE})
 _GROUP_POINTS = frozenset({PointKind.TRANSACTION, PointKind.GTID})
 _GTID_TEXT = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 _U32 = (1 << 32) - 1
 _U64 = (1 << 64) - 1
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorPreset:
-    """An ERR packet a real primary sends mid-dump: errno, SQLSTATE, text, and the sequence
-    number it carries (None: the next of the connection's packets)."""
-
-    errno: int
-    sqlstate: str
-    message: str
-    seq: int | None = None
-
-
-# ERR packets by name, for ``error`` faults (``preset``). Texts are MariaDB 10.11's.
-ERROR_PRESETS: Mapping[str, ErrorPreset] = MappingProxyType(
-    {
-        # Binlog read errors of the dump thread (sql_repl.cc, read_log_event), as ERR 1236.
-        "truncated": ErrorPreset(
-            ER_MASTER_FATAL_ERROR_READING_BINLOG,
-            "HY000",
-            "binlog truncated in the middle of event; consider out of disk space on master",
-        ),
-        "bogus": ErrorPreset(
-            ER_MASTER_FATAL_ERROR_READING_BINLOG, "HY000", "bogus data in log event"
-        ),
-        "too_large": ErrorPreset(
-            ER_MASTER_FATAL_ERROR_READING_BINLOG,
-            "HY000",
-            "log event entry exceeded max_allowed_packet; Increase max_allowed_packet on master",
-        ),
-        "crc": ErrorPreset(
-            ER_MASTER_FATAL_ERROR_READING_BINLOG,
-            "HY000",
-            "event read from binlog did not pass crc check",
-        ),
-        "purged": ErrorPreset(
-            ER_MASTER_FATAL_ERROR_READING_BINLOG,
-            "HY000",
-            "Could not find first log file name in binary log index file",
-        ),
-        # ER_SERVER_SHUTDOWN. A MariaDB 10.11 primary does NOT send it to a dumping connection
-        # when it shuts down: it closes the socket (FIN) without a packet (docs/faults.md);
-        # use a ``cut`` with close="fin" to do what it does, this preset to test a client's
-        # handling of the ERR that other servers and proxies send.
-        "shutdown": ErrorPreset(ER_SERVER_SHUTDOWN, "08S01", "Server shutdown in progress"),
-    }
-)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(float(value))  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True, slots=True)
-class _Param:
-    kind: str  # "int", "float", "str", "choice"
-    default: Any
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple[str, ...] = ()
-    optional: bool = False  # None allowed
-    required: bool = False
-
-    def check(self, name: str, value: Any) -> Any:
-        if value is None:
-            if self.optional and not self.required:
-                return None
-            raise PlanError(f"parameter {name!r} is required")
-        if self.kind == "int":
-            if not _is_int(value):
-                raise PlanError(f"parameter {name!r} must be an integer, not {value!r}")
-        elif self.kind == "float":
-            if not _is_number(value):
-                raise PlanError(f"parameter {name!r} must be a finite number, not {value!r}")
-            value = float(value)
-        elif self.kind == "str":
-            if not isinstance(value, str):
-                raise PlanError(f"parameter {name!r} must be a string, not {value!r}")
-        elif value not in self.choices:
-            raise PlanError(
-                f"parameter {name!r} must be one of {list(self.choices)}, not {value!r}"
-            )
-        if self.minimum is not None and value < self.minimum:
-            raise PlanError(f"parameter {name!r} must be at least {self.minimum}, not {value!r}")
-        if self.maximum is not None and value > self.maximum:
-            raise PlanError(f"parameter {name!r} must be at most {self.maximum}, not {value!r}")
-        return value
-
-
-_CLOSES = tuple(mode.value for mode in CloseMode)
-_DURATION = _Param("float", None, minimum=0.0, optional=True)
-
-# The parameters of each kind: name -> (type, default, bounds).
-PARAMETERS: Mapping[FaultKind, Mapping[str, _Param]] = MappingProxyType(
-    {
-        FaultKind.CUT: {"close": _Param("choice", "fin", choices=("fin", "rst"))},
-        FaultKind.BLACKHOLE: {},
-        # No duration: a hold, until the shell releases it (FaultProxy.release).
-        FaultKind.STALL: {"duration": _DURATION},
-        FaultKind.TRICKLE: {
-            "size": _Param("int", 1, minimum=1),
-            "interval": _Param("float", 0.0, minimum=0.0),
-            "duration": _DURATION,
-        },
-        FaultKind.BANDWIDTH: {
-            "rate": _Param("int", None, minimum=1, required=True),
-            "duration": _DURATION,
-        },
-        FaultKind.LATENCY: {
-            "delay": _Param("float", None, minimum=0.0, required=True),
-            "duration": _DURATION,
-        },
-        FaultKind.CORRUPT_CRC: {
-            "target": _Param("choice", "crc", choices=("crc", "body")),
-            # crc: which byte of the CRC (0-3); body: which byte of the event, counted from
-            # its first byte (the header's timestamp), before the CRC.
-            "offset": _Param("int", None, minimum=0, optional=True),
-            "mask": _Param("int", 0xFF, minimum=1, maximum=0xFF),
-        },
-        FaultKind.TRUNCATE: {"keep": _Param("int", None, minimum=1, optional=True)},
-        FaultKind.DUPLICATE: {"count": _Param("int", 1, minimum=1, maximum=16)},
-        FaultKind.ERROR: {
-            "preset": _Param("choice", "truncated", choices=tuple(ERROR_PRESETS)),
-            "errno": _Param("int", None, minimum=1, maximum=0xFFFF, optional=True),
-            "sqlstate": _Param("str", None, optional=True),
-            "message": _Param("str", None, optional=True),
-            "seq": _Param("int", None, minimum=0, maximum=0xFF, optional=True),
-            "close": _Param("choice", "fin", choices=_CLOSES),
-        },
-        FaultKind.EOF: {"close": _Param("choice", "fin", choices=_CLOSES)},
-        FaultKind.WITHHOLD_HEARTBEAT: {"duration": _DURATION},
-        # The replica's semi-sync ACKs (client->server) are dropped from the point on.
-        FaultKind.DROP_ACKS: {"duration": _DURATION},
-        # Heartbeats from the point on carry this position (header log_pos) and/or file name.
-        FaultKind.WRONG_HEARTBEAT: {
-            "position": _Param("int", None, minimum=0, maximum=_U32, optional=True),
-            "file": _Param("str", None, optional=True),
-            "duration": _DURATION,
-        },
-    }
+# The parameters of each kind: name -> (type, default, bounds); kinds.py holds them.
+PARAMETERS: Mapping[FaultKind, Mapping[str, Param]] = MappingProxyType(
+    {kind: row.parameters for kind, row in KINDS.items()}
 )
 
 
@@ -307,12 +148,12 @@ class Point:
                 raise PlanError(f"a gtid point's value must be a string, not {value!r}")
             _parse_gtid(value)
         elif kind is PointKind.TIME:
-            if not _is_number(value) or float(value) < 0:
+            if not is_number(value) or float(value) < 0:
                 raise PlanError(f"a time point must be a number of seconds >= 0, not {value!r}")
             object.__setattr__(self, "value", float(value))
-        elif not _is_int(value) or int(value) < 0:
+        elif not is_int(value) or int(value) < 0:
             raise PlanError(f"a {kind.value} point must be an integer >= 0, not {value!r}")
-        if not _is_int(self.offset) or self.offset < 0:
+        if not is_int(self.offset) or self.offset < 0:
             raise PlanError(f"a point's offset must be an integer >= 0, not {self.offset!r}")
         if kind in (PointKind.BYTE, PointKind.TIME):
             if where is not Where.BEFORE or self.offset:
@@ -322,7 +163,7 @@ class Point:
                 raise PlanError("a point inside an event or a group needs an offset >= 1")
         elif self.offset:
             raise PlanError("an offset is only for points 'inside' an event or a group")
-        if not _is_int(self.into) or self.into < 0:
+        if not is_int(self.into) or self.into < 0:
             raise PlanError(f"a point's 'into' must be an integer >= 0, not {self.into!r}")
         if self.into and (kind not in _GROUP_POINTS or where is Where.AFTER):
             raise PlanError("'into' is only for transaction/gtid points before or inside a group")
@@ -380,7 +221,7 @@ class Fault:
         object.__setattr__(self, "kind", kind)
         if not isinstance(self.at, Point):
             raise PlanError(f"a fault's point must be a Point, not {self.at!r}")
-        if self.session is not None and (not _is_int(self.session) or self.session < 0):
+        if self.session is not None and (not is_int(self.session) or self.session < 0):
             raise PlanError(f"session must be an integer >= 0 or None, not {self.session!r}")
         schema = PARAMETERS[kind]
         unknown = set(self.params) - set(schema)
@@ -470,7 +311,7 @@ class FaultPlan:
             if not isinstance(fault, Fault):
                 raise PlanError(f"a plan holds Fault values, not {fault!r}")
         object.__setattr__(self, "faults", faults)
-        if self.seed is not None and not _is_int(self.seed):
+        if self.seed is not None and not is_int(self.seed):
             raise PlanError(f"seed must be an integer, not {self.seed!r}")
 
     def __len__(self) -> int:
@@ -607,7 +448,7 @@ def random_plan(
     (about 64 bytes each); each fault goes to one of the first ``sessions`` dump sessions.
     Durations are at most ``max_duration`` seconds; cuts and errors are drawn as often as
     other kinds."""
-    if not _is_int(seed):
+    if not is_int(seed):
         raise PlanError(f"seed must be an integer, not {seed!r}")
     if count < 0 or events < 3 or transactions < 1 or sessions < 1:
         raise PlanError(
@@ -627,7 +468,7 @@ def random_plan(
                 kind,
                 _random_point(rng, kind, events, transactions),
                 rng.randrange(sessions),
-                _random_params(rng, kind, max_duration),
+                KINDS[kind].random_params(rng, max_duration),
             )
         )
     return FaultPlan(tuple(faults), seed)
@@ -651,35 +492,3 @@ def _random_point(rng: random.Random, kind: FaultKind, events: int, transactions
         into = 0 if where is Where.AFTER or rng.random() < 0.5 else rng.randrange(1, 64)
         return Point(PointKind.TRANSACTION, rng.randrange(transactions), where, offset, into)
     return Point(PointKind.BYTE, rng.randrange(events * 64))
-
-
-def _random_params(rng: random.Random, kind: FaultKind, max_duration: float) -> dict[str, Any]:
-    def duration() -> float:
-        return round(rng.uniform(0.0, max_duration), 3)
-
-    if kind is FaultKind.CUT:
-        return {"close": rng.choice(("fin", "rst"))}
-    if kind is FaultKind.STALL:
-        return {"duration": duration()}
-    if kind is FaultKind.TRICKLE:
-        return {"size": rng.randrange(1, 64), "duration": duration()}
-    if kind is FaultKind.BANDWIDTH:
-        return {"rate": rng.randrange(1 << 10, 1 << 20), "duration": duration()}
-    if kind is FaultKind.LATENCY:
-        return {"delay": round(rng.uniform(0.0, max_duration / 4), 3), "duration": duration()}
-    if kind is FaultKind.CORRUPT_CRC:
-        target = rng.choice(("crc", "body"))
-        return {"target": target, "offset": rng.randrange(4) if target == "crc" else None}
-    if kind is FaultKind.DUPLICATE:
-        return {"count": rng.randrange(1, 3)}
-    if kind is FaultKind.ERROR:
-        return {"preset": rng.choice(tuple(ERROR_PRESETS)), "close": rng.choice(("fin", "rst"))}
-    if kind is FaultKind.WITHHOLD_HEARTBEAT:
-        return {"duration": duration()}
-    if kind is FaultKind.DROP_ACKS:
-        return {"duration": duration()}
-    if kind is FaultKind.WRONG_HEARTBEAT:
-        if rng.random() < 0.5:
-            return {"position": rng.randrange(4, 1 << 16)}
-        return {"file": f"mysql-bin.{rng.randrange(1, 1000):06d}"}
-    return {}

@@ -1,6 +1,7 @@
 """Hypothesis strategies for fault plans, to draw separately from the history they apply to (so
 that each shrinks on its own: a failing case shrinks towards fewer faults, simpler points and
-default parameters).
+default parameters). Each kind's parameters are drawn as its row in
+:mod:`fakemaster.faults.kinds` says.
 
 ``hypothesis`` is imported when this module is (it is a test dependency, not a dependency of
 fakemaster): import this module from tests, not from code that serves.
@@ -13,16 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fakemaster.faults.plan import (
-    ERROR_PRESETS,
-    EVENT_KINDS,
-    Fault,
-    FaultKind,
-    FaultPlan,
-    Point,
-    PointKind,
-    Where,
-)
+from fakemaster.faults.kinds import EVENT_KINDS, KINDS, FaultKind
+from fakemaster.faults.plan import Fault, FaultPlan, Point, PointKind, Where
 
 __all__ = ["fault_plans", "faults", "points"]
 
@@ -70,66 +63,6 @@ def points(
     return Point(point_kind, group, where, offset, into)
 
 
-def _params(kind: FaultKind, max_duration: float) -> st.SearchStrategy[dict[str, Any]]:
-    durations = st.one_of(st.none(), st.floats(0.0, max_duration))
-    if kind is FaultKind.CUT:
-        return st.fixed_dictionaries({"close": st.sampled_from(["fin", "rst"])})
-    if kind is FaultKind.STALL:
-        return st.fixed_dictionaries({"duration": st.floats(0.0, max_duration)})
-    if kind is FaultKind.TRICKLE:
-        return st.fixed_dictionaries(
-            {"size": st.integers(1, 64)},
-            optional={"interval": st.floats(0.0, 0.01), "duration": durations},
-        )
-    if kind is FaultKind.BANDWIDTH:
-        return st.fixed_dictionaries(
-            {"rate": st.integers(1, 1 << 20)}, optional={"duration": durations}
-        )
-    if kind is FaultKind.LATENCY:
-        return st.fixed_dictionaries(
-            {"delay": st.floats(0.0, max_duration)}, optional={"duration": durations}
-        )
-    if kind is FaultKind.CORRUPT_CRC:
-        return st.one_of(
-            st.fixed_dictionaries(
-                {"target": st.just("crc")},
-                optional={"offset": st.integers(0, 3), "mask": st.integers(1, 255)},
-            ),
-            st.fixed_dictionaries(
-                {"target": st.just("body")},
-                optional={"offset": st.integers(0, 300), "mask": st.integers(1, 255)},
-            ),
-        )
-    if kind is FaultKind.TRUNCATE:
-        return st.fixed_dictionaries({}, optional={"keep": st.integers(1, 300)})
-    if kind is FaultKind.DUPLICATE:
-        return st.fixed_dictionaries({}, optional={"count": st.integers(1, 3)})
-    if kind is FaultKind.ERROR:
-        return st.fixed_dictionaries(
-            {},
-            optional={
-                "preset": st.sampled_from(sorted(ERROR_PRESETS)),
-                "close": st.sampled_from(["fin", "rst", "none"]),
-            },
-        )
-    if kind is FaultKind.EOF:
-        return st.fixed_dictionaries({}, optional={"close": st.sampled_from(["fin", "rst"])})
-    if kind in (FaultKind.WITHHOLD_HEARTBEAT, FaultKind.DROP_ACKS):
-        return st.fixed_dictionaries({}, optional={"duration": durations})
-    if kind is FaultKind.WRONG_HEARTBEAT:
-        return st.one_of(
-            st.fixed_dictionaries(
-                {"position": st.integers(0, (1 << 32) - 1)},
-                optional={"file": st.from_regex(r"mysql-bin\.[0-9]{6}", fullmatch=True)},
-            ),
-            st.fixed_dictionaries(
-                {"file": st.from_regex(r"mysql-bin\.[0-9]{6}", fullmatch=True)},
-                optional={"duration": durations},
-            ),
-        )
-    return st.just({})
-
-
 @st.composite
 def faults(
     draw: st.DrawFn,
@@ -145,7 +78,7 @@ def faults(
     kind = draw(st.sampled_from(chosen))
     point = draw(points(kind, **point_bounds))
     session = draw(st.integers(0, sessions - 1))
-    return Fault(kind, point, session, draw(_params(kind, max_duration)))
+    return Fault(kind, point, session, draw(KINDS[kind].hypothesis_params(st, max_duration)))
 
 
 def fault_plans(

@@ -185,9 +185,9 @@ def hexdump_lines(offset: int, raw: bytes) -> list[str]:
 
 def describe(event: Event, context: BinlogContext) -> tuple[str, list[str]]:
     """The header-line description of ``event`` and its detail lines."""
-    describer = _DESCRIBERS.get(type(event))
+    describer = DESCRIBERS.get(type(event))
     if describer is None:
-        for cls, candidate in _DESCRIBERS.items():
+        for cls, candidate in DESCRIBERS.items():
             if isinstance(event, cls):
                 describer = candidate
                 break
@@ -537,7 +537,9 @@ def _has_fraction(value: Any) -> bool:
     return isinstance(value, (DateTime, Time, Timestamp)) and bool(value.microsecond)
 
 
-_DESCRIBERS: dict[type, Any] = {
+# The describer of each event class (a subclass falls back to its base's, then to the generic
+# "Class field=value" line): tests/test_checklists.py checks every event class has one.
+DESCRIBERS: dict[type, Any] = {
     FormatDescriptionEvent: _describe_fde,
     RotateEvent: _describe_rotate,
     StopEvent: _describe_stop,
@@ -563,4 +565,4 @@ _DESCRIBERS: dict[type, Any] = {
     RowsEvent: _describe_rows,
 }
 
-__all__ = ["Lister", "describe", "format_value", "hexdump_lines", "list_events"]
+__all__ = ["DESCRIBERS", "Lister", "describe", "format_value", "hexdump_lines", "list_events"]
