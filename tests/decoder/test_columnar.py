@@ -20,9 +20,9 @@ require_module("pyarrow", "pip install 'fakemaster[spark]' (or pip install pyarr
 
 import pyarrow as pa  # noqa: E402
 
-from decoder import columnar  # noqa: E402
 from decoder.binlog_file import read_binlog  # noqa: E402
 from decoder.columnar import ChangeBatch, ColumnarDecoder, arrow_type, read_changes  # noqa: E402
+from decoder.columnar import batches as columnar  # noqa: E402
 from decoder.core import decode_event  # noqa: E402
 from encoder.core import encode_event  # noqa: E402
 from fakemaster.vocabulary.constants import ColumnType as T  # noqa: E402
