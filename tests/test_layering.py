@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 # number and type of the protocol. Anything else in fakemaster/ is the server and its tools.
 VOCABULARY = (
     "fakemaster",
+    "fakemaster.vocabulary",
     "fakemaster.vocabulary.columns",
     "fakemaster.vocabulary.constants",
     "fakemaster.vocabulary.context",
