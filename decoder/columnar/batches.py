@@ -194,43 +194,20 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     np = _np()
     pa = _pa()
     width = buffer.width
-    readers = buffer.shape.columns()[:width]
-    columns = buffer.shape.arrow_columns()[:width]
-    fields, struct_type = buffer.shape.arrow_fields(buffer.names)
+    struct_type = buffer.shape.arrow_fields(buffer.names)[1]
     runs = buffer.runs
     headers = buffer.headers
     count = len(runs)
-    kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
     image_counts = np.fromiter(map(len, map(_get_starts, runs)), np.int64, count)
     numbers = np.empty((len(_RUN_NUMBERS), count), np.int64)  # one row per field
     for row, getter in enumerate(_RUN_NUMBERS):
         numbers[row] = np.fromiter(map(getter, runs), np.int64, count)
-    if len(headers) == 1:
-        run_header = None
-        kind = kinds[0]
-        row_counts = image_counts >> 1 if kind == 1 else image_counts
-    else:
-        run_header = numbers[4]
-        kind = -1  # (several headers: maybe several kinds)
-        run_kind = np.asarray(kinds, np.int64)[run_header]
-        if (run_kind == run_kind[0]).all():
-            kind = kinds[int(run_header[0])]
-        row_counts = np.where(run_kind == 1, image_counts >> 1, image_counts)
+    run_header = None if len(headers) == 1 else numbers[4]
+    kind, run_kind, row_counts = _run_kinds(headers, run_header, image_counts)
     total = int(row_counts.sum())
-    images = int(image_counts.sum())
     if not total:
         return None
-    # Each image's bitmap: a run's images take its header's bitmaps in turn (an UPDATE's
-    # before and after images).
-    masks: list[int] = []
-    image_masks = []
-    for header in headers:
-        first_mask = header.present
-        second_mask = header.present if header.present_after is None else header.present_after
-        for mask in (first_mask, second_mask):
-            if mask not in masks:
-                masks.append(mask)
-        image_masks.append((masks.index(first_mask), masks.index(second_mask)))
+    masks, image_masks = _bitmaps(headers)
     # With one bitmap and UPDATEs or several kinds, the images are read in the order of the
     # ``before`` column's rows then the ``after`` column's (no take after): a row without such
     # an image reads a placeholder image, first in the joined images (every column NULL:
@@ -238,152 +215,38 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
     placeholder = b""
     if len(masks) == 1 and kind in (1, -1):
         placeholder = b"\xff" * (((masks[0] & ((1 << width) - 1)).bit_count() + 7) >> 3)
-    areas = list(map(_get_area, runs))
-    areas.append(_PADDING)
-    if placeholder:  # (first: the images' largest start stays a real image's)
-        areas.insert(0, placeholder)
-    raw = b"".join(areas)
+    raw, bases = _joined_images(runs, placeholder)
+    layout = _ImageLayout(runs, image_counts, bases, numbers)
+    images = _Images(raw)
+    row_kind, row_image = _row_images(kind, run_kind, row_counts, layout.images, total)
+    read = _ImageReads(buffer, images, layout)
     if placeholder:
-        del areas[0]
-    areas.pop()
-    sizes = np.fromiter(map(len, areas), np.int64, count)
-    bases = np.full(count, len(placeholder), np.int64)
-    np.cumsum(sizes[:-1], out=bases[1:])
-    bases[1:] += len(placeholder)
-    image_starts = bases + numbers[5]
-    image_ends = bases + numbers[6]
-    first_image = np.zeros(count, np.int64)  # each run's first image in the batch's images
-    np.cumsum(image_counts[:-1], out=first_image[1:])
-    if images == count and (image_counts == 1).all():  # one image per event: its images' start
-        starts = image_starts
-    else:
-        # (an event of one image: _ONE_ROW, its start relative to its images')
-        starts = np.fromiter(
-            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, images
-        ) + np.repeat(np.where(image_counts == 1, image_starts, bases), image_counts)
-    images_read = _Images(raw)
-    # The rows: each run's rows, their kinds and first images.
-    row_kind = None
-    if kind == 1:
-        row_image = np.arange(0, images, 2, dtype=np.int64)
-    elif kind == -1:
-        row_kind = np.repeat(run_kind, row_counts)
-        steps = np.where(row_kind == 1, 2, 1)
-        row_image = np.zeros(total, np.int64)
-        np.cumsum(steps[:-1], out=row_image[1:])
-    before = after = None
-    if placeholder:
-        # Each row's before and after image (-1: none), read in that order.
-        if row_kind is None:
-            before_of = row_image
-            after_of = row_image + 1
-            absent = None
-        else:
-            before_of = np.where(row_kind == 0, -1, row_image)
-            after_of = np.where(row_kind == 2, -1, row_image + (row_kind == 1))
-            absent = np.concatenate((row_kind == 0, row_kind == 2))
-        read_order = np.concatenate((before_of, after_of))
-        read_starts = starts[read_order]
-        if absent is not None:
-            read_starts[absent] = 0  # the placeholder
-        found = _vector_image(images_read, read_starts, readers, columns, masks[0], width)
-        if found is None:
+        found = read.before_then_after(masks[0], row_kind, row_image, total)
+        if found is None or not layout.ends_agree(found[2]):
             return None
-        arrays, read_ends = found
-        ends = np.empty(images, np.int64)
-        if absent is None:
-            ends[read_order] = read_ends
-        else:
-            ends[read_order[~absent]] = read_ends[~absent]
-        image = pa.StructArray.from_arrays(
-            arrays, fields=fields, mask=None if absent is None else pa.array(absent)
-        )
-        before = image.slice(0, total)
-        after = image.slice(total, total)
-        positions = None
-    elif len(masks) == 1:
-        found = _vector_image(images_read, starts, readers, columns, masks[0], width)
-        if found is None:
+        before, after, _ = found
+    else:
+        image_mask_ids = None
+        if len(masks) > 1:
+            image_mask_ids = layout.mask_ids(run_header, image_masks)
+        in_order = read.in_binlog_order(masks, image_mask_ids)
+        if in_order is None or not layout.ends_agree(in_order[1]):
             return None
-        arrays, ends = found
-        image = pa.StructArray.from_arrays(arrays, fields=fields)
-        positions = None  # an image's row in ``image``: its index
-    else:
-        image_header = np.repeat(
-            run_header if run_header is not None else np.zeros(count, np.int64), image_counts
+        image, _, positions = in_order
+        before, after = _before_and_after(
+            image, positions, kind, row_kind, row_image, total, struct_type
         )
-        second = (np.arange(images) - np.repeat(first_image, image_counts)) & 1
-        mask_ids = np.asarray(image_masks, np.int64)[image_header, second]
-        ends = np.empty(images, np.int64)
-        positions = np.empty(images, np.int64)
-        parts = []
-        base = 0
-        for index, mask in enumerate(masks):
-            selected = np.flatnonzero(mask_ids == index)
-            if not len(selected):
-                continue
-            found = _vector_image(images_read, starts[selected], readers, columns, mask, width)
-            if found is None:
-                return None
-            arrays, ends[selected] = found
-            positions[selected] = base + np.arange(len(selected))
-            base += len(selected)
-            parts.append(pa.StructArray.from_arrays(arrays, fields=fields))
-        image = pa.concat_arrays(parts)
-    # Each image ends where the next image of its event starts, an event's last image where
-    # its images end.
-    expected = np.empty(images, np.int64)
-    expected[:-1] = starts[1:]
-    filled = image_counts > 0
-    expected[(first_image + image_counts - 1)[filled]] = image_ends[filled]
-    if not np.array_equal(ends, expected):
-        return None
-    if before is not None:  # (read in place)
-        assert after is not None
-    elif kind == 1 or kind == -1:  # (several bitmaps)
-        before_at = row_image
-        after_at = np.minimum(row_image + 1, images - 1)  # (a DELETE's: masked)
-        if positions is not None:
-            before_at = positions[before_at]
-            after_at = positions[after_at]
-        if row_kind is None:  # updates only
-            before = image.take(pa.array(before_at))
-            after = image.take(pa.array(after_at))
-        else:
-            inserts = row_kind == 0
-            after_at = np.where(inserts, before_at, after_at)
-            before = image.take(pa.array(before_at, mask=inserts))
-            after = image.take(pa.array(after_at, mask=row_kind == 2))
-    else:
-        if positions is not None:
-            image = image.take(pa.array(positions))
-        if kind == 2:
-            before, after = image, pa.nulls(total, struct_type)
-        else:
-            before, after = pa.nulls(total, struct_type), image
-    # The other columns.
-    first_row = np.zeros(count, np.int64)
-    np.cumsum(row_counts[:-1], out=first_row[1:])
-    if total == count and (row_counts == 1).all():
-        run_rows = np.zeros(total, np.int32)
-    else:
-        run_rows = (np.arange(total) - np.repeat(first_row, row_counts)).astype(np.int32)
     if row_kind is None:
         op = pa.repeat(pa.scalar(_OPS[headers[0].cls.KIND], pa.string()), total)
     else:
-        letters = np.frombuffer(_OP_LETTERS, np.uint8)[row_kind]
-        op = pa.Array.from_buffers(
-            pa.string(),
-            total,
-            [None, pa.py_buffer(np.arange(total + 1, dtype=np.int32)), pa.py_buffer(letters)],
-        )
+        op = _op_column(row_kind, total)
     before_present, after_present = _present_arrays(headers, run_header, row_counts, total)
     meta = _meta_arrays(runs, numbers, row_counts)
     record_batch = pa.RecordBatch.from_arrays(
         [
             op,
             meta[0],
-            pa.array(run_rows, pa.int32()),
+            pa.array(_rows_in_events(row_counts, count, total), pa.int32()),
             *meta[1:],
             before,
             after,
@@ -397,6 +260,260 @@ def _vector_batch(buffer: _TableBuffer) -> ChangeBatch | None:
         table_map.database, table_map.table, table_map.table_id, buffer.names, table_map,
         record_batch,
     )  # fmt: skip
+
+
+def _run_kinds(headers: list[RowsHeader], run_header: Any, image_counts: Any) -> tuple[Any, ...]:
+    """The batch's kind code (-1: maybe several), each run's kind code (None with one
+    header) and each run's row count (an UPDATE's rows: two images each)."""
+    np = _np()
+    kinds = [_KIND_CODES[header.cls.KIND] for header in headers]
+    if run_header is None:
+        kind = kinds[0]
+        return kind, None, image_counts >> 1 if kind == 1 else image_counts
+    kind = -1  # (several headers: maybe several kinds)
+    run_kind = np.asarray(kinds, np.int64)[run_header]
+    if (run_kind == run_kind[0]).all():
+        kind = kinds[int(run_header[0])]
+    return kind, run_kind, np.where(run_kind == 1, image_counts >> 1, image_counts)
+
+
+def _bitmaps(headers: list[RowsHeader]) -> tuple[list[int], list[tuple[int, int]]]:
+    """The batch's distinct column-present bitmaps, and per header the index in them of its
+    first and second image's (a run's images take its header's bitmaps in turn: an UPDATE's
+    before and after images)."""
+    masks: list[int] = []
+    image_masks = []
+    for header in headers:
+        first_mask = header.present
+        second_mask = header.present if header.present_after is None else header.present_after
+        for mask in (first_mask, second_mask):
+            if mask not in masks:
+                masks.append(mask)
+        image_masks.append((masks.index(first_mask), masks.index(second_mask)))
+    return masks, image_masks
+
+
+def _joined_images(runs: list[Record], placeholder: bytes) -> tuple[bytes, Any]:
+    """The runs' row image areas joined after ``placeholder`` and before ``_PADDING``, and
+    where each run's area starts in them."""
+    np = _np()
+    count = len(runs)
+    areas = list(map(_get_area, runs))
+    areas.append(_PADDING)
+    if placeholder:  # (first: the images' largest start stays a real image's)
+        areas.insert(0, placeholder)
+    raw = b"".join(areas)
+    if placeholder:
+        del areas[0]
+    areas.pop()
+    sizes = np.fromiter(map(len, areas), np.int64, count)
+    bases = np.full(count, len(placeholder), np.int64)
+    np.cumsum(sizes[:-1], out=bases[1:])
+    bases[1:] += len(placeholder)
+    return raw, bases
+
+
+class _ImageLayout:
+    """Where a batch's row images are in its joined images: per run its image count, where
+    its images start and end and its first image's index; per image its start."""
+
+    __slots__ = ("counts", "first", "images", "run_ends", "run_starts", "starts")
+
+    def __init__(self, runs: list[Record], counts: Any, bases: Any, numbers: Any) -> None:
+        """``bases``: where each run's area starts in the joined images; ``numbers``: the
+        runs' ``_RUN_NUMBERS``."""
+        np = _np()
+        self.counts = counts
+        self.run_starts = bases + numbers[5]
+        self.run_ends = bases + numbers[6]
+        self.images = int(counts.sum())
+        self.first = np.zeros(len(counts), np.int64)  # each run's first image in the batch
+        np.cumsum(counts[:-1], out=self.first[1:])
+        self.starts = self._image_starts(runs, bases)
+
+    def _image_starts(self, runs: list[Record], bases: Any) -> Any:
+        """Each image's start in the joined images."""
+        np = _np()
+        counts = self.counts
+        if self.images == len(runs) and (counts == 1).all():  # one image per event
+            return self.run_starts
+        # (an event of one image: _ONE_ROW, its start relative to its images')
+        return np.fromiter(
+            itertools.chain.from_iterable(map(_get_starts, runs)), np.int64, self.images
+        ) + np.repeat(np.where(counts == 1, self.run_starts, bases), counts)
+
+    def mask_ids(self, run_header: Any, image_masks: list[tuple[int, int]]) -> Any:
+        """Each image's bitmap, as its index in the batch's bitmaps."""
+        np = _np()
+        counts = self.counts
+        if run_header is None:
+            run_header = np.zeros(len(counts), np.int64)
+        image_header = np.repeat(run_header, counts)
+        second = (np.arange(self.images) - np.repeat(self.first, counts)) & 1
+        return np.asarray(image_masks, np.int64)[image_header, second]
+
+    def ends_agree(self, ends: Any) -> bool:
+        """Whether each image ends where the next image of its event starts, an event's last
+        image where its images end."""
+        np = _np()
+        counts = self.counts
+        expected = np.empty(self.images, np.int64)
+        expected[:-1] = self.starts[1:]
+        filled = counts > 0
+        expected[(self.first + counts - 1)[filled]] = self.run_ends[filled]
+        return bool(np.array_equal(ends, expected))
+
+
+def _row_images(
+    kind: int, run_kind: Any, row_counts: Any, images: int, total: int
+) -> tuple[Any, Any]:
+    """Each row's kind code (None when the batch has one kind) and first image (None when
+    it is the row itself: one kind of one image)."""
+    np = _np()
+    if kind == 1:
+        return None, np.arange(0, images, 2, dtype=np.int64)
+    if kind == -1:
+        row_kind = np.repeat(run_kind, row_counts)
+        steps = np.where(row_kind == 1, 2, 1)
+        row_image = np.zeros(total, np.int64)
+        np.cumsum(steps[:-1], out=row_image[1:])
+        return row_kind, row_image
+    return None, None
+
+
+class _ImageReads:
+    """A batch's row images read into struct arrays of its columns (``_vector_image``)."""
+
+    __slots__ = ("columns", "fields", "images", "layout", "readers", "width")
+
+    def __init__(self, buffer: _TableBuffer, images: _Images, layout: _ImageLayout) -> None:
+        width = buffer.width
+        self.width = width
+        self.readers = buffer.shape.columns()[:width]
+        self.columns = buffer.shape.arrow_columns()[:width]
+        self.fields = buffer.shape.arrow_fields(buffer.names)[0]
+        self.images = images
+        self.layout = layout
+
+    def _read(self, starts: Any, mask: int) -> tuple[list[Any], Any] | None:
+        return _vector_image(self.images, starts, self.readers, self.columns, mask, self.width)
+
+    def before_then_after(
+        self, mask: int, row_kind: Any, row_image: Any, total: int
+    ) -> tuple[Any, Any, Any] | None:
+        """The before and after columns read in place (one bitmap: each row's before then
+        after image, the placeholder where it has none), and each image's end."""
+        np = _np()
+        pa = _pa()
+        # Each row's before and after image (-1: none), read in that order.
+        if row_kind is None:
+            before_of = row_image
+            after_of = row_image + 1
+            absent = None
+        else:
+            before_of = np.where(row_kind == 0, -1, row_image)
+            after_of = np.where(row_kind == 2, -1, row_image + (row_kind == 1))
+            absent = np.concatenate((row_kind == 0, row_kind == 2))
+        read_order = np.concatenate((before_of, after_of))
+        read_starts = self.layout.starts[read_order]
+        if absent is not None:
+            read_starts[absent] = 0  # the placeholder
+        found = self._read(read_starts, mask)
+        if found is None:
+            return None
+        arrays, read_ends = found
+        ends = np.empty(self.layout.images, np.int64)
+        if absent is None:
+            ends[read_order] = read_ends
+        else:
+            ends[read_order[~absent]] = read_ends[~absent]
+        image = pa.StructArray.from_arrays(
+            arrays, fields=self.fields, mask=None if absent is None else pa.array(absent)
+        )
+        return image.slice(0, total), image.slice(total, total), ends
+
+    def in_binlog_order(self, masks: list[int], mask_ids: Any) -> tuple[Any, Any, Any] | None:
+        """Every image as a row of one struct array, each image's end and its row in that
+        array (None: its index): with several bitmaps, the images of each read together."""
+        np = _np()
+        pa = _pa()
+        starts = self.layout.starts
+        if mask_ids is None:
+            found = self._read(starts, masks[0])
+            if found is None:
+                return None
+            arrays, ends = found
+            return pa.StructArray.from_arrays(arrays, fields=self.fields), ends, None
+        images = self.layout.images
+        ends = np.empty(images, np.int64)
+        positions = np.empty(images, np.int64)
+        parts = []
+        base = 0
+        for index, mask in enumerate(masks):
+            selected = np.flatnonzero(mask_ids == index)
+            if not len(selected):
+                continue
+            found = self._read(starts[selected], mask)
+            if found is None:
+                return None
+            arrays, ends[selected] = found
+            positions[selected] = base + np.arange(len(selected))
+            base += len(selected)
+            parts.append(pa.StructArray.from_arrays(arrays, fields=self.fields))
+        return pa.concat_arrays(parts), ends, positions
+
+
+def _before_and_after(
+    image: Any,
+    positions: Any,
+    kind: int,
+    row_kind: Any,
+    row_image: Any,
+    total: int,
+    struct_type: Any,
+) -> tuple[Any, Any]:
+    """The before and after columns taken from ``image`` (the batch's images in binlog order;
+    ``positions``: each image's row in it, None: its index)."""
+    np = _np()
+    pa = _pa()
+    if kind == 1 or kind == -1:  # (several bitmaps)
+        before_at = row_image
+        after_at = np.minimum(row_image + 1, len(image) - 1)  # (a DELETE's: masked)
+        if positions is not None:
+            before_at = positions[before_at]
+            after_at = positions[after_at]
+        if row_kind is None:  # updates only
+            return image.take(pa.array(before_at)), image.take(pa.array(after_at))
+        inserts = row_kind == 0
+        after_at = np.where(inserts, before_at, after_at)
+        before = image.take(pa.array(before_at, mask=inserts))
+        return before, image.take(pa.array(after_at, mask=row_kind == 2))
+    if positions is not None:
+        image = image.take(pa.array(positions))
+    nulls = pa.nulls(total, struct_type)
+    return (image, nulls) if kind == 2 else (nulls, image)
+
+
+def _op_column(row_kind: Any, total: int) -> Any:
+    """The op column of rows of several kinds: one letter per row, as string data."""
+    np = _np()
+    pa = _pa()
+    letters = np.frombuffer(_OP_LETTERS, np.uint8)[row_kind]
+    return pa.Array.from_buffers(
+        pa.string(),
+        total,
+        [None, pa.py_buffer(np.arange(total + 1, dtype=np.int32)), pa.py_buffer(letters)],
+    )
+
+
+def _rows_in_events(row_counts: Any, count: int, total: int) -> Any:
+    """The row column: each row's index in its event."""
+    np = _np()
+    if total == count and (row_counts == 1).all():
+        return np.zeros(total, np.int32)
+    first_row = np.zeros(count, np.int64)
+    np.cumsum(row_counts[:-1], out=first_row[1:])
+    return (np.arange(total) - np.repeat(first_row, row_counts)).astype(np.int32)
 
 
 def _present_arrays(
