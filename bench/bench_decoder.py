@@ -1,5 +1,5 @@
 """The decoder alone next to python-mysql-replication, on the same binlog bytes, in one run:
-three shapes, fakemaster's row decoder and its Arrow path (decoder/columnar.py); medians of
+three shapes, fakemaster's row decoder and its Arrow path (decoder/columnar/); medians of
 interleaved rounds, reported as ratios.
 
     python3 bench/bench_decoder.py                     # all three shapes
@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="keep the captured corpus here")
     parser.add_argument(
         "--readers", nargs="+", default=list(READERS), choices=list(READERS),
-        help="(fakemaster alone measures a checkout without decoder/columnar.py)",
+        help="(fakemaster alone measures a checkout without decoder/columnar/)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     failed = False

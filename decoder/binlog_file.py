@@ -139,6 +139,21 @@ def _raw_events(
         offset += length
 
 
+def _magic_length(buf: bytes, offset: int, allow_truncated_tail: bool) -> int | None:
+    """The length of the binlog magic that starts ``buf`` (the file's first bytes, at
+    ``offset``), checked; None for a file too short to hold it when ``allow_truncated_tail``
+    (a file still being written: nothing to read yet)."""
+    magic = buf[: len(BINLOG_MAGIC)]
+    check_magic(magic, offset)
+    if len(magic) < len(BINLOG_MAGIC):
+        if allow_truncated_tail:
+            return None
+        raise DecodeError(
+            f"not a binlog file: {len(magic)} bytes, no complete magic", offset=offset
+        )
+    return len(BINLOG_MAGIC)
+
+
 def _file_blocks(
     fileobj: Readable,
     allow_truncated_tail: bool,
@@ -162,16 +177,11 @@ def _file_blocks(
     buf = _read_exact(fileobj, _READ_BUFFER)
     pos = 0
     if expect_magic:
-        magic = buf[: len(BINLOG_MAGIC)]
-        check_magic(magic, offset)
-        if len(magic) < len(BINLOG_MAGIC):
-            if allow_truncated_tail:
-                return
-            raise DecodeError(
-                f"not a binlog file: {len(magic)} bytes, no complete magic", offset=offset
-            )
-        pos = len(BINLOG_MAGIC)
-        offset += len(BINLOG_MAGIC)
+        magic_length = _magic_length(buf, offset, allow_truncated_tail)
+        if magic_length is None:
+            return
+        pos = magic_length
+        offset += magic_length
     unpack_length = _LENGTH.unpack_from
     block: list[tuple[int, bytes]] = []
     append = block.append

@@ -343,79 +343,136 @@ def column_reader(column_type: int, meta: int, unsigned: bool = False) -> Column
     """The reader of one column; DecodeError for a type or metadata no value can have."""
     size = INTEGER_SIZES.get(column_type)
     if size is not None:
-        if size == 3:
-            signed = "" if unsigned else ", signed=True"
-            return ColumnReader("3s", 3, (f"{{v}} = _fb({{v}}, 'little'{signed})",))
-        code = {1: "b", 2: "h", 4: "i", 8: "q"}[size]
-        return ColumnReader(code.upper() if unsigned else code, size)
+        return _integer_reader(size, unsigned)
+    reader = _READERS.get(column_type)
+    if reader is None:
+        raise _invalid(f"unknown column type {column_type}")
+    return reader(column_type, meta)
+
+
+def _integer_reader(size: int, unsigned: bool) -> ColumnReader:
+    if size == 3:
+        signed = "" if unsigned else ", signed=True"
+        return ColumnReader("3s", 3, (f"{{v}} = _fb({{v}}, 'little'{signed})",))
+    code = {1: "b", 2: "h", 4: "i", 8: "q"}[size]
+    return ColumnReader(code.upper() if unsigned else code, size)
+
+
+def _float_reader(column_type: int, meta: int) -> ColumnReader:
     if column_type == ColumnType.FLOAT:
         _expect_meta(column_type, meta, 4)
         return ColumnReader("f", 4)
-    if column_type == ColumnType.DOUBLE:
-        _expect_meta(column_type, meta, 8)
-        return ColumnReader("d", 8)
-    if column_type == ColumnType.NEWDECIMAL:
-        precision, scale = meta & 0xFF, meta >> 8
-        if not 1 <= precision or scale > precision:
-            raise _invalid(f"invalid DECIMAL({precision},{scale}) metadata")
-        size = decimal_size(precision, scale)
-        return ColumnReader(f"{size}s", size, _decimal_code(precision, scale))
-    if column_type == ColumnType.YEAR:
-        return ColumnReader("B", 1, ("{v} = {v} + 1900 if {v} else 0",))
-    if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
-        return ColumnReader(
-            "3s",
-            3,
-            ("t_ = _fb({v}, 'little')", "{v} = _new(_Date, (t_ >> 9, t_ >> 5 & 15, t_ & 31))"),
-        )
-    if column_type in HIRES_TYPES and meta:
+    _expect_meta(column_type, meta, 8)
+    return ColumnReader("d", 8)
+
+
+def _newdecimal_reader(column_type: int, meta: int) -> ColumnReader:
+    precision, scale = meta & 0xFF, meta >> 8
+    if not 1 <= precision or scale > precision:
+        raise _invalid(f"invalid DECIMAL({precision},{scale}) metadata")
+    size = decimal_size(precision, scale)
+    return ColumnReader(f"{size}s", size, _decimal_code(precision, scale))
+
+
+def _old_decimal_reader(column_type: int, meta: int) -> ColumnReader:
+    raise _invalid("old DECIMAL (type 0) values carry no length in the binlog")
+
+
+def _year_reader(column_type: int, meta: int) -> ColumnReader:
+    return ColumnReader("B", 1, ("{v} = {v} + 1900 if {v} else 0",))
+
+
+def _date_reader(column_type: int, meta: int) -> ColumnReader:
+    return ColumnReader(
+        "3s",
+        3,
+        ("t_ = _fb({v}, 'little')", "{v} = _new(_Date, (t_ >> 9, t_ >> 5 & 15, t_ & 31))"),
+    )
+
+
+def _old_temporal_reader(column_type: int, meta: int) -> ColumnReader:
+    """TIME, DATETIME, TIMESTAMP: MySQL 5.5's formats, or MariaDB 5.3's with a precision."""
+    if meta:
         return _hires_reader(column_type, meta)
     if column_type == ColumnType.TIME:
         return ColumnReader("3s", 3, ("{v} = _time_old({v})",))
     if column_type == ColumnType.DATETIME:
         return ColumnReader("Q", 8, ("{v} = _datetime_old({v})",))
-    if column_type == ColumnType.TIMESTAMP:
-        return ColumnReader(
-            "I",
-            4,
-            (
-                f"if {{v}} > {_MAX_SECONDS}:",
-                "    raise _timestamp_invalid('TIMESTAMP', {v})",
-                "{v} = _new(_Timestamp, ({v}, 0))",
-            ),
-        )
-    if column_type in (ColumnType.DATETIME2, ColumnType.TIMESTAMP2, ColumnType.TIME2):
-        fsp = meta
-        if fsp > MAX_FSP:
-            raise _invalid(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
-        if column_type == ColumnType.DATETIME2:
-            size = 5 + FRAC_BYTES[fsp]
-            return ColumnReader(f"{size}s", size, _datetime2_code(fsp))
-        if column_type == ColumnType.TIMESTAMP2:
-            size = 4 + FRAC_BYTES[fsp]
-            return ColumnReader(f"{size}s", size, _timestamp2_code(fsp))
-        size = 3 + FRAC_BYTES[fsp]
-        return ColumnReader(f"{size}s", size, (f"{{v}} = _time2_{fsp}({{v}})",))
-    if column_type == ColumnType.BIT:
-        size = bit_size(meta)
-        return ColumnReader(f"{size}s", size, ("{v} = _fb({v}, 'big')",))
-    if column_type in (ColumnType.STRING, ColumnType.ENUM, ColumnType.SET):
-        byte0 = meta & 0xFF
-        if byte0 in (STRING_REAL_ENUM, STRING_REAL_SET) or column_type != ColumnType.STRING:
-            return _little_endian_reader(meta >> 8)
-        _, max_len = string_metadata(meta)
-        return ColumnReader("", 2 if max_len > 255 else 1)
-    if column_type in VARCHAR_TYPES:
-        return ColumnReader("", 2 if meta > 255 else 1)
-    if column_type in BLOB_TYPES:
-        if not 1 <= meta <= 4:
-            raise _invalid(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
-        return ColumnReader("", meta)
-    if column_type == ColumnType.NULL:
-        return ColumnReader("0s", 0)
-    if column_type == ColumnType.DECIMAL:
-        raise _invalid("old DECIMAL (type 0) values carry no length in the binlog")
-    raise _invalid(f"unknown column type {column_type}")
+    return ColumnReader(
+        "I",
+        4,
+        (
+            f"if {{v}} > {_MAX_SECONDS}:",
+            "    raise _timestamp_invalid('TIMESTAMP', {v})",
+            "{v} = _new(_Timestamp, ({v}, 0))",
+        ),
+    )
+
+
+def _temporal2_reader(column_type: int, meta: int) -> ColumnReader:
+    """DATETIME2, TIMESTAMP2, TIME2 (MySQL 5.6's formats)."""
+    fsp = meta
+    if fsp > MAX_FSP:
+        raise _invalid(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
+    if column_type == ColumnType.DATETIME2:
+        size = 5 + FRAC_BYTES[fsp]
+        return ColumnReader(f"{size}s", size, _datetime2_code(fsp))
+    if column_type == ColumnType.TIMESTAMP2:
+        size = 4 + FRAC_BYTES[fsp]
+        return ColumnReader(f"{size}s", size, _timestamp2_code(fsp))
+    size = 3 + FRAC_BYTES[fsp]
+    return ColumnReader(f"{size}s", size, (f"{{v}} = _time2_{fsp}({{v}})",))
+
+
+def _bit_reader(column_type: int, meta: int) -> ColumnReader:
+    size = bit_size(meta)
+    return ColumnReader(f"{size}s", size, ("{v} = _fb({v}, 'big')",))
+
+
+def _string_reader(column_type: int, meta: int) -> ColumnReader:
+    """STRING (CHAR, BINARY, or an ENUM or SET by its real type), ENUM, SET."""
+    byte0 = meta & 0xFF
+    if byte0 in (STRING_REAL_ENUM, STRING_REAL_SET) or column_type != ColumnType.STRING:
+        return _little_endian_reader(meta >> 8)
+    _, max_len = string_metadata(meta)
+    return ColumnReader("", 2 if max_len > 255 else 1)
+
+
+def _varchar_reader(column_type: int, meta: int) -> ColumnReader:
+    return ColumnReader("", 2 if meta > 255 else 1)
+
+
+def _blob_reader(column_type: int, meta: int) -> ColumnReader:
+    if not 1 <= meta <= 4:
+        raise _invalid(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
+    return ColumnReader("", meta)
+
+
+def _null_reader(column_type: int, meta: int) -> ColumnReader:
+    return ColumnReader("0s", 0)
+
+
+# column_reader's reader per column type (integers aside), from its type and metadata.
+_READERS: dict[int, Callable[[int, int], ColumnReader]] = {
+    ColumnType.FLOAT: _float_reader,
+    ColumnType.DOUBLE: _float_reader,
+    ColumnType.NEWDECIMAL: _newdecimal_reader,
+    ColumnType.DECIMAL: _old_decimal_reader,
+    ColumnType.YEAR: _year_reader,
+    ColumnType.DATE: _date_reader,
+    ColumnType.NEWDATE: _date_reader,
+    **dict.fromkeys(HIRES_TYPES, _old_temporal_reader),
+    ColumnType.DATETIME2: _temporal2_reader,
+    ColumnType.TIMESTAMP2: _temporal2_reader,
+    ColumnType.TIME2: _temporal2_reader,
+    ColumnType.BIT: _bit_reader,
+    ColumnType.STRING: _string_reader,
+    ColumnType.ENUM: _string_reader,
+    ColumnType.SET: _string_reader,
+    **dict.fromkeys(VARCHAR_TYPES, _varchar_reader),
+    **dict.fromkeys(BLOB_TYPES, _blob_reader),
+    ColumnType.NULL: _null_reader,
+}
 
 
 def _hires_reader(column_type: int, fsp: int) -> ColumnReader:

@@ -1,4 +1,4 @@
-"""decoder/columnar.py: rows events into Arrow columns. Its output is checked against the row
+"""decoder/columnar/: rows events into Arrow columns. Its output is checked against the row
 decoder's values (decoder.decode_event / read_binlog) converted to Arrow independently: Python
 objects (Decimal, datetime, timedelta, bytes) handed to ``pyarrow.array``, for generated rows
 events of every column type and for the real MariaDB 10.11 golden binlogs."""
@@ -20,9 +20,18 @@ require_module("pyarrow", "pip install 'fakemaster[spark]' (or pip install pyarr
 
 import pyarrow as pa  # noqa: E402
 
-from decoder import columnar  # noqa: E402
 from decoder.binlog_file import read_binlog  # noqa: E402
-from decoder.columnar import ChangeBatch, ColumnarDecoder, arrow_type, read_changes  # noqa: E402
+from decoder.columnar import (  # noqa: E402  # noqa: E402
+    ChangeBatch,
+    ColumnarDecoder,
+    arrow_type,
+    batches,
+    images,
+    libraries,
+    numeric,
+    read_changes,
+)
+from decoder.columnar import decoder as columnar_decoder  # noqa: E402
 from decoder.core import decode_event  # noqa: E402
 from encoder.core import encode_event  # noqa: E402
 from fakemaster.vocabulary.constants import ColumnType as T  # noqa: E402
@@ -180,12 +189,12 @@ def test_generated_rows_events_equal_the_row_decoder_values_in_arrow(
     """``vector_min``: from how many values a column is converted by numpy (1: always), or
     never (the per-value Python conversions)."""
     table_map, events = case
-    saved = columnar._VECTOR_MIN
-    columnar._VECTOR_MIN = vector_min
+    saved = libraries._VECTOR_MIN
+    libraries._VECTOR_MIN = vector_min
     try:
         check_generated(table_map, events, batch_rows)
     finally:
-        columnar._VECTOR_MIN = saved
+        libraries._VECTOR_MIN = saved
 
 
 def check_generated(table_map: TableMapEvent, events: list[RowsEvent], batch_rows: int) -> None:
@@ -224,7 +233,7 @@ def test_wide_tables_equal_the_row_decoder_values_in_arrow(
     """Every batch read a column at a time (the walk and the reads agree: none left to the
     row decoder's way) with the row decoder's values."""
     table_map, events = case
-    saved = columnar._VECTOR_MIN, columnar._vector_batch
+    saved = libraries._VECTOR_MIN, batches._vector_batch
     built: list[bool] = []
 
     def vector_batch(buffer: Any) -> Any:
@@ -232,11 +241,11 @@ def test_wide_tables_equal_the_row_decoder_values_in_arrow(
         built.append(batch is not None)
         return batch
 
-    columnar._VECTOR_MIN, columnar._vector_batch = 1, vector_batch
+    libraries._VECTOR_MIN, batches._vector_batch = 1, vector_batch
     try:
         check_generated(table_map, events, 65536)
     finally:
-        columnar._VECTOR_MIN, columnar._vector_batch = saved
+        libraries._VECTOR_MIN, batches._vector_batch = saved
     assert built == [True] * (any(event.rows for event in events))
 
 
@@ -262,8 +271,8 @@ def precisions(variant: str) -> dict[tuple[str, str], tuple[int, ...]]:
 def test_real_binlogs_equal_the_row_decoder_values_in_arrow(
     variant: str, vector_min: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(columnar, "_VECTOR_MIN", vector_min)
-    monkeypatch.setattr(columnar, "_VIEW_MIN", 0)  # row images kept as views of the events
+    monkeypatch.setattr(libraries, "_VECTOR_MIN", vector_min)
+    monkeypatch.setattr(columnar_decoder, "_VIEW_MIN", 0)  # row images kept as views of the events
     files = golden_files(variant)
     assert files
     known = precisions(variant)
@@ -408,7 +417,7 @@ def test_a_corrupted_rows_event_is_a_checksum_error() -> None:
 def test_rows_carry_the_gtid_and_header_of_their_transaction(
     vector_min: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(columnar, "_VECTOR_MIN", vector_min)
+    monkeypatch.setattr(libraries, "_VECTOR_MIN", vector_min)
     known = precisions("default")
     for path in golden_files("default"):
         expected: dict[int, tuple[Any, ...]] = {}
@@ -439,7 +448,7 @@ def test_temporal_columns_of_every_precision(
 ) -> None:
     """TIME2/DATETIME2/TIMESTAMP2 of fsp 0..6: negative times with and without a fraction,
     zero and invalid dates, the zero timestamp, NULLs."""
-    monkeypatch.setattr(columnar, "_VECTOR_MIN", vector_min)
+    monkeypatch.setattr(libraries, "_VECTOR_MIN", vector_min)
     fsps = range(7)
     types = (T.TIME2,) * 7 + (T.DATETIME2,) * 7 + (T.TIMESTAMP2,) * 7 + (T.DATE,)
     table_map = TableMapEvent(
@@ -530,19 +539,19 @@ def test_wide_decimals_equal_the_row_decoder_values_in_arrow(
     """DECIMALs of 19 to 65 digits converted a column at a time (numpy limbs: ``vector_min``
     1; never left to the row decoder's way) and value by value give the row decoder's values
     (decimal128 or decimal256)."""
-    saved = columnar._VECTOR_MIN, columnar._read_deferred
-    columnar._VECTOR_MIN = vector_min
+    saved = libraries._VECTOR_MIN, batches._read_deferred
+    libraries._VECTOR_MIN = vector_min
 
     def read_deferred(buffer: Any, runs: Any) -> None:
         assert vector_min > 1, "a column at a time, the values were left to the row decoder"
         saved[1](buffer, runs)
 
-    columnar._read_deferred = read_deferred
+    batches._read_deferred = read_deferred
     try:
         table_map, event = case
         check_generated(table_map, [event, event], 65536)
     finally:
-        columnar._VECTOR_MIN, columnar._read_deferred = saved
+        libraries._VECTOR_MIN, batches._read_deferred = saved
 
 
 FAST_VIEWS = settings(max_examples=examples(2), deadline=None)
@@ -567,10 +576,10 @@ def test_binary_values_by_views_are_the_slices(values: list[bytes | None], long_
         starts.append(len(raw))
         lengths.append(0 if value is None else len(value))
         raw += value or b""
-    images = columnar._Images(raw + bytes(columnar._PAD))
+    joined = images._Images(raw + bytes(images._PAD))
     nulls = np.array([v is None for v in values])
-    got = columnar._vector_binary(
-        images, np.array(starts, np.int64), np.array(lengths, np.int64), nulls
+    got = images._vector_binary(
+        joined, np.array(starts, np.int64), np.array(lengths, np.int64), nulls
     )
     assert got.type == pa.binary()
     assert got.to_pylist() == values
@@ -583,10 +592,10 @@ def test_month_table_days_are_the_civil_days() -> None:
 
     ym = np.repeat(np.arange(10_000 * 13, dtype=np.int64), 32)
     day = np.tile(np.arange(32, dtype=np.int64), 10_000 * 13)
-    days, valid = columnar._month_days(ym, day)
-    want_days, want_valid = columnar._civil_days(ym // 13, ym % 13, day)
+    days, valid = numeric._month_days(ym, day)
+    want_days, want_valid = numeric._civil_days(ym // 13, ym % 13, day)
     assert np.array_equal(valid, want_valid)
     assert np.array_equal(days[valid], want_days[valid])
     assert valid.sum() == 3_652_059  # the days of years 1 to 9999 (datetime.date)
-    _, outside = columnar._month_days(np.array([-1, -13, 10_000 * 13, 1 << 40]), np.ones(4, int))
+    _, outside = numeric._month_days(np.array([-1, -13, 10_000 * 13, 1 << 40]), np.ones(4, int))
     assert not outside.any()

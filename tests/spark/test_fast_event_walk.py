@@ -45,7 +45,8 @@ def test_walked_events_give_the_reference_table(tmp_path: Path, gtids: bool) -> 
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from fakemaster.spark.changes import arrow_schema, read_changes
-    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
+    from fakemaster.spark.event_walk import _event_heads
 
     path = _file(tmp_path, gtids)
     assert _event_heads(str(path)) is not None  # the walk is taken, not the full decode
@@ -63,7 +64,8 @@ def test_walked_events_give_the_reference_table(tmp_path: Path, gtids: bool) -> 
 
 def test_a_file_that_does_not_frame_raises_as_before(tmp_path: Path) -> None:
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
-    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
+    from fakemaster.spark.event_walk import _event_heads
     from fakemaster.vocabulary.errors import DecodeError
 
     path = _file(tmp_path, True)
@@ -142,7 +144,8 @@ def test_gtids_read_from_the_walk_or_decoded_give_the_reference_table(
     import pyarrow as pa
 
     from fakemaster.spark.changes import arrow_schema, read_changes
-    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
+    from fakemaster.spark.event_walk import _event_heads
 
     path = _gtid_file(tmp_path, kind)
     heads = _event_heads(str(path))
@@ -164,7 +167,8 @@ def test_an_fde_that_disagrees_with_the_gtids_lengths_takes_the_reference_path(
     (the decoder's error, as the reference path gives it)."""
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
     from fakemaster.spark.changes import read_changes
-    from fakemaster.spark.changes_columnar import _event_heads, read_changes_fast
+    from fakemaster.spark.changes_columnar import read_changes_fast
+    from fakemaster.spark.event_walk import _event_heads
     from fakemaster.vocabulary.errors import DecodeError
 
     crc = _gtid_file(tmp_path, "common").read_bytes()

@@ -1,4 +1,4 @@
-"""The columnar path's vectorised texts (fakemaster.spark.changes_columnar) equal the reference converters'
+"""The columnar path's vectorised texts (fakemaster.spark.column_texts) equal the reference converters'
 value by value: DOUBLE/FLOAT as ``repr(float(v))`` (fakemaster.spark.columns), DATETIME and
 TIMESTAMP as ``YYYY-MM-DD hh:mm:ss[.fraction]`` (the per-value rule the fast path used before),
 on drawn values including the edges of Python's fixed notation, signed zeros, non-finite values
@@ -43,7 +43,7 @@ def test_double_texts_are_the_reference_texts(values: list[float | None]) -> Non
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from fakemaster.spark.changes_columnar import _double_texts
+    from fakemaster.spark.column_texts import _double_texts
 
     got = _double_texts(pa.array(values, pa.float64())).to_pylist()
     assert got == [None if v is None else _float_text(v) for v in values]
@@ -55,7 +55,7 @@ def test_float_texts_are_the_reference_texts(values: list[float | None]) -> None
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
     import pyarrow as pa
 
-    from fakemaster.spark.changes_columnar import _double_texts
+    from fakemaster.spark.column_texts import _double_texts
 
     got = _double_texts(pa.array(values, pa.float32())).to_pylist()
     assert got == [None if v is None else _float_text(v) for v in values]
@@ -77,7 +77,7 @@ def test_datetime_texts_are_the_reference_texts(
     require_module("pyarrow", "pip install 'fakemaster[spark]'")
     import pyarrow as pa
 
-    from fakemaster.spark.changes_columnar import _datetime_text, _datetime_vector
+    from fakemaster.spark.column_texts import _datetime_text, _datetime_vector
 
     field = pa.array(values, pa.timestamp("us"))
     if utc:
