@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pymysql
 
 __all__ = ["packet_starts", "raw_dump"]
@@ -27,11 +29,18 @@ def _ends_with_eof(data: bytes) -> bool:
 
 
 def raw_dump(
-    host: str, port: int, user: str, password: str, *, non_blocking: bool = True
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    *,
+    non_blocking: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[bytes, str]:
     """The bytes a dump from the start of mysql-bin.000001 receives, and how it ended: "eof"
     (the EOF packet that ends a non-blocking dump), "fin" (the peer closed) or "rst" (reset).
-    A blocking dump reads until the peer closes."""
+    A blocking dump reads until the peer closes. ``progress`` is told the number of bytes
+    received so far after every read (a test waits on it, never on the server's state)."""
     conn = pymysql.connect(host=host, port=port, user=user, password=password)
     try:
         with conn.cursor() as cursor:
@@ -54,6 +63,8 @@ def raw_dump(
             if not chunk:
                 return bytes(data), "fin"
             data += chunk
+            if progress is not None:
+                progress(len(data))
             if _ends_with_eof(bytes(data)):
                 return bytes(data), "eof"
     finally:
