@@ -11,7 +11,7 @@ Number formatting follows the server (``strings/dtoa.c`` ``my_gcvt``/``my_fcvt``
   = ``DBL_DIG``), else ``e`` notation without ``+`` or leading exponent zeros (``3.40282e38``);
 * ``FLOAT(M,D)``/``DOUBLE(M,D)``: fixed notation with exactly D decimals (``my_fcvt``).
 
-(Moved here from the test suite's ``tests/integration/sql_text.py``, which imports them.)
+(Moved here from the test suite's ``tests/support/sql_text.py``, which imports them.)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 """Capture what a real MariaDB server sends on compressed connections (CLIENT_COMPRESS).
 
 Starts a private mariadbd (tests/peers/mariadb.py), connects raw-socket clients that log in
-with CLIENT_COMPRESS (tests/fakemaster/compressed_wire.py) and records, for every step of
+with CLIENT_COMPRESS (tests/support/compressed_wire.py) and records, for every step of
 every session, the exact bytes the client sent and the exact bytes the server answered; then
 a small binlog (one 40000-byte event, a rotation) and the compressed non-blocking dumps of it,
 without semi-sync (non-blocking, to its EOF) and with it (blocking, to the
@@ -35,12 +35,12 @@ sys.path.insert(0, str(REPO_ROOT))
 from encoder.packets import frame  # noqa: E402
 from fakemaster.protocol.handshake import Capability  # noqa: E402
 from fakemaster.vocabulary.commands import BinlogDump  # noqa: E402
-from tests.fakemaster.compressed_wire import (  # noqa: E402
+from tests.peers.mariadb import MariaDBServer  # noqa: E402
+from tests.support.compressed_wire import (  # noqa: E402
     COMPRESSED_CAPABILITIES,
     CompressedClient,
     compressed_packet,
 )
-from tests.peers.mariadb import MariaDBServer  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "tests" / "golden" / "compressed_protocol"
 USER, PASSWORD = "repl", "secret"

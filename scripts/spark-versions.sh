@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Spark tests (tests/spark) under each PySpark minor version the `spark` extra allows, in
+# The Spark tests (tests/fakemaster/spark) under each PySpark minor version the `spark` extra allows, in
 # throw-away virtual environments: the newest 4.0.x, 4.1.x (no admission control for Python
 # streaming sources), 4.2.x (the first with it) and 4.3.x by default. Not part of CI (minutes
 # per version).
@@ -9,7 +9,7 @@
 # DIR holds one venv per version (DIR/venv-spark-4.0, ...; made if absent, reused otherwise;
 # default: a new temporary directory, removed at the end). VERSIONs are pip specifiers' X.Y
 # (default: 4.0 4.1 4.2 4.3). Needs python3 (3.11+) with venv, Java 17, network access to
-# PyPI, and what tests/spark needs (MariaDB 10.11 for the real-primary tests). One version at
+# PyPI, and what tests/fakemaster/spark needs (MariaDB 10.11 for the real-primary tests). One version at
 # a time; a summary line per version at the end (the exact pyspark, pyarrow and py4j versions
 # tested); the exit status is non-zero when any version failed. Extra pytest arguments: PYTEST_ARGS.
 set -uo pipefail
@@ -51,7 +51,7 @@ print(" ".join(f"{n} {v(n)}" for n in ("pyspark", "pyarrow", "py4j")))')
   # PYTHONPATH: the checkout, not an installed copy (the Spark workers inherit it too).
   # shellcheck disable=SC2086
   if PYTHONPATH=$repo HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-ci} \
-    "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/spark ${PYTEST_ARGS:-}; then
+    "$venv/bin/python" -m pytest -p no:cacheprovider -q tests/fakemaster/spark ${PYTEST_ARGS:-}; then
     summary+=("$version: passed ($installed)")
   else
     summary+=("$version: FAILED ($installed)")

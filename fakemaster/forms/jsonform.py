@@ -80,23 +80,17 @@ class _EventKind:
 
 
 def _event_classes() -> list[type[Event]]:
-    found: list[type[Event]] = []
-    pending: list[type[Event]] = [Event]
-    while pending:
-        cls = pending.pop()
-        for sub in cls.__subclasses__():
-            if sub not in found and _is_published(sub):
-                found.append(sub)
-                pending.append(sub)
-    return found
-
-
-def _is_published(cls: type) -> bool:
-    """Whether ``cls`` is the class its module names: ``dataclass(slots=True)`` replaces each
-    class by a copy, and the discarded original stays among ``__subclasses__()`` until the
-    garbage collector runs."""
-    module = sys.modules.get(cls.__module__)
-    return module is not None and getattr(module, cls.__qualname__, None) is cls
+    """The vocabulary's event classes, read from its module: never ``__subclasses__()``, which
+    also holds the originals ``dataclass(slots=True)`` replaced (until the garbage collector
+    runs) and any subclass some other code defines."""
+    return [
+        value
+        for value in vars(events_module).values()
+        if isinstance(value, type)
+        and issubclass(value, Event)
+        and value is not Event
+        and value.__module__ == events_module.__name__
+    ]
 
 
 def _build_kinds() -> dict[int, _EventKind]:

@@ -6,7 +6,7 @@ VARCHAR, TEXT, DECIMAL, DOUBLE, ENUM, DATETIME(6), TIMESTAMP(3), DATE), a few tr
 inserts, updates and deletes (one touching both tables), DDL, and a rotation, so that
 ``mariadb-binlog --read-from-remote-server`` or a real replica shows something at once. The
 events mirror the real server's byte for byte (status variables, TABLE_MAP metadata, row
-images); only timestamps and XIDs are this process's own (``tests/fakemaster/test_serve_cli.py``
+images); only timestamps and XIDs are this process's own (``tests/fakemaster/cli/test_serve_cli.py``
 compares them with a real server's binlog).
 
 :class:`DemoWriter` writes the stream into a :class:`~fakemaster.store.MemoryBinlogStore` and,

@@ -27,7 +27,7 @@ from fakemaster.vocabulary.constants import (
 )
 from fakemaster.vocabulary.errors import DecodeError, EncodeError
 from scenarios.strategies.framing import cut_points, split_at
-from tests.fakemaster.compressed_wire import (
+from tests.support.compressed_wire import (
     compressed_packet,
     inner_stream,
     load_capture,

@@ -10,7 +10,7 @@ NULLs), and ``build`` refuses to write a lossy file.
 
 Each column's limits are computed here from its declared type and metadata (widths, ranges,
 precisions, members), never asked of the encoder; where MariaDB reads fewer bits than the bytes
-have (TIME2 hours, TIMESTAMP seconds, ...: tests/codec/mariadb_reads.py) the limit is what it
+have (TIME2 hours, TIMESTAMP seconds, ...: tests/support/mariadb_reads.py) the limit is what it
 reads.
 """
 

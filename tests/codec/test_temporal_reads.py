@@ -1,6 +1,6 @@
 """The decoder reads a temporal value's bytes as MariaDB 10.11 reads them, or refuses them.
 
-The model of what MariaDB reads is ``tests/codec/mariadb_reads.py`` (from ``sql/compat56.cc``
+The model of what MariaDB reads is ``tests/support/mariadb_reads.py`` (from ``sql/compat56.cc``
 and ``sql/field.cc``, checked against a real replica by
 ``tests/integration/test_temporal_edges.py``). For any bytes of any temporal column: the decoder
 gives exactly the model's reading, or raises DecodeError -- and then the model's reading is not
@@ -24,7 +24,7 @@ from fakemaster.vocabulary.errors import DecodeError, EncodeError
 from fakemaster.vocabulary.values import DateTime, Time, Timestamp
 from scenarios.strategies.rows import values_for
 from tests.budget import examples
-from tests.codec.mariadb_reads import Reading, Timeval, read, value_of
+from tests.support.mariadb_reads import Reading, Timeval, read, value_of
 
 FSPS = range(7)
 # (column type, precision): TIME/DATETIME/TIMESTAMP with a precision are MariaDB 5.3's format.

@@ -29,7 +29,8 @@ from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.events import FormatDescriptionEvent, QueryEvent
 from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
-from tests.decoder.hostile_inputs import (
+from tests.peers.policy import require_peer
+from tests.support.hostile_inputs import (
     compressed_query_event,
     compressed_rows_event,
     huge_length_file,
@@ -37,7 +38,6 @@ from tests.decoder.hostile_inputs import (
     shared_json_chain,
     zeros_zlib_stream,
 )
-from tests.peers.policy import require_peer
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 512 << 20
@@ -49,7 +49,7 @@ resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.events import FormatDescriptionEvent, QueryEvent
 from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET
-from tests.decoder.hostile_inputs import CASES
+from tests.support.hostile_inputs import CASES
 try:
     result = {{"value": repr(CASES[sys.argv[1]](sys.argv[2]))[:200]}}
 except DecodeError as exc:

@@ -13,7 +13,7 @@ from fakemaster.client.protocol import ClientConfig
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Where
 from scenarios.library import LIBRARY, build
 from scenarios.oracle import Oracle
-from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.support.client_apply import Tables, catalogue, initial, target
 
 TX = PointKind.TRANSACTION
 PLANS = {

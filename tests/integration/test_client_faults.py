@@ -30,7 +30,7 @@ from fakemaster.vocabulary.errors import ChecksumError
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.oracle import Oracle
-from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.support.client_apply import Tables, catalogue, initial, target
 
 SCENARIO = "rotation_storm"  # 40 transactions over many files
 NET_TIMEOUT = 1.0  # where the verdict is that the client's read timeout fires

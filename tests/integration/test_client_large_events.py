@@ -10,7 +10,7 @@ from fakemaster.client.changes import group_changes
 from fakemaster.client.protocol import ClientConfig
 from scenarios.history import Scenario, Settings
 from scenarios.oracle import Oracle
-from tests.fakemaster.client.apply import Tables, target
+from tests.support.client_apply import Tables, target
 
 SIZE = 17 * 1024 * 1024
 

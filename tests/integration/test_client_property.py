@@ -27,7 +27,7 @@ from scenarios.history import Scenario
 from scenarios.oracle import Oracle
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
-from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.support.client_apply import Tables, catalogue, initial, target
 
 # Faults the client meets on its first two connections; every kind, at points inside the
 # short histories drawn (a point past the end of the stream never happens).

@@ -21,7 +21,6 @@ from fakemaster.client.position import CommittedGroup, Position
 from fakemaster.client.protocol import ClientConfig
 from fakemaster.vocabulary.constants import EventType
 from fakemaster.vocabulary.errors import ChecksumError
-from tests.fakemaster.client.recording import rechunked, record_session, replay_session
 from tests.integration.test_client_real_primary import (
     PASSWORD,
     SCHEMA,
@@ -34,6 +33,7 @@ from tests.integration.test_client_real_primary import (
 )
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
+from tests.support.recording import rechunked, record_session, replay_session
 
 # The FORMAT_DESCRIPTION's "created" timestamp: after the header, the binlog version (2) and
 # the server version (50).

@@ -14,7 +14,7 @@ from fakemaster.client.protocol import ClientConfig
 from scenarios.compiler import compile_scenario
 from scenarios.library import LIBRARY, build
 from scenarios.oracle import Oracle
-from tests.fakemaster.client.apply import Tables, catalogue, initial, target
+from tests.support.client_apply import Tables, catalogue, initial, target
 
 
 def replicate(master: Any, scenario: Any, **settings: Any) -> tuple[Tables, BlockingReplica]:

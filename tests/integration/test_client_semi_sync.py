@@ -19,7 +19,6 @@ from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.oracle import Oracle
-from tests.fakemaster.client.apply import Tables, catalogue, initial, target
 from tests.integration.test_client_real_primary import (
     PASSWORD,
     TABLES,
@@ -29,6 +28,7 @@ from tests.integration.test_client_real_primary import (
     workload,
 )
 from tests.peers.fixtures import MariaDBFactory
+from tests.support.client_apply import Tables, catalogue, initial, target
 
 SCENARIO = "rotation_storm"
 EXTRA = 3  # transactions committed while the client is connected

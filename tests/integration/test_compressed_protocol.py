@@ -33,21 +33,21 @@ from fakemaster.protocol.handshake import Capability
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore, MemoryBinlogStore
 from fakemaster.vocabulary.commands import BinlogDump
-from tests.fakemaster.compressed_wire import CompressedClient, inner_stream, split_compressed
-from tests.fakemaster.test_server import tls_context  # noqa: F401 (a fixture)
-from tests.integration.streams import (
-    TypedStream,
-    gtid_set,
-    replica_problem,
-    wait_caught_up,
-    wait_for_replica,
-)
+from tests.fakemaster.server.test_server import tls_context  # noqa: F401 (a fixture)
 from tests.integration.test_real_replica import append_acked_groups, caught_up, check_tables
 from tests.integration.test_served_real_binlogs import compare_with_primary
 from tests.peers.fixtures import MariaDBFactory, require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
 from tests.peers.workload import WorkloadResult, run_codec_workload
+from tests.support.compressed_wire import CompressedClient, inner_stream, split_compressed
+from tests.support.streams import (
+    TypedStream,
+    gtid_set,
+    replica_problem,
+    wait_caught_up,
+    wait_for_replica,
+)
 
 USER, PASSWORD = "repl", "pw"
 COMPRESSED_REPLICA = {"slave_compressed_protocol": "ON"}

@@ -24,8 +24,8 @@ from fakemaster.protocol.handshake import (
     native_password_response,
 )
 from fakemaster.server.master import BackgroundFakeMaster
-from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient, packets
 from tests.peers.fixtures import MariaDBFactory
+from tests.support.wire import BASE_CAPABILITIES, RawClient, packets
 
 MAX_CONNECTIONS = 10
 MAX_ALLOWED_PACKET = 1 << 20

@@ -18,8 +18,8 @@ import pytest
 
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.events import QueryEvent, XidEvent
-from tests.integration.serve_process import ServeProcess
 from tests.peers.policy import require_peer
+from tests.support.serve_process import ServeProcess
 
 USER, PASSWORD = "repl", "secret"
 REPLICAS = 20

@@ -44,10 +44,10 @@ from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.events import QueryEvent
 from scenarios.library import build
 from scenarios.oracle import Oracle
-from tests.fakemaster.client.apply import Tables, catalogue, initial, target
-from tests.integration.socket_buffers import kernel_socket_buffers
 from tests.integration.test_client_faults import config_for as wire_config
 from tests.integration.test_client_faults import cut, read_to, replicate
+from tests.support.client_apply import Tables, catalogue, initial, target
+from tests.support.socket_buffers import kernel_socket_buffers
 
 __all__: list[str] = []
 

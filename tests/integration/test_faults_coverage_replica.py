@@ -1,7 +1,7 @@
 """A real MariaDB 10.11 replica under the fault kinds the other real-replica tests do not reach
 (docs/faults.md, "Where each kind is shown"): one replica for the whole module, reset between
 cases (STOP SLAVE, RESET SLAVE ALL, its copy of the schema dropped, gtid_slave_pos emptied),
-each case a fresh fake master (the schema and four batches of tests/integration/streams.py)
+each case a fresh fake master (the schema and four batches of tests/support/streams.py)
 behind a fault proxy.
 
 * cuts FIN/RST before, inside and after an event, after a whole transaction and after exactly
@@ -37,8 +37,9 @@ from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.events import QueryEvent
-from tests.integration.socket_buffers import kernel_socket_buffers
-from tests.integration.streams import (
+from tests.peers.mariadb import MariaDBServer
+from tests.support.socket_buffers import kernel_socket_buffers
+from tests.support.streams import (
     COUNTER,
     DATABASE,
     TABLES,
@@ -49,7 +50,6 @@ from tests.integration.streams import (
     wait_caught_up,
     wait_for_replica,
 )
-from tests.peers.mariadb import MariaDBServer
 
 __all__: list[str] = []
 

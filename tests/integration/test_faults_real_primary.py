@@ -158,7 +158,7 @@ def test_faults_dropped_acks_make_a_real_semi_sync_primary_time_out(
     ACKs: the primary's commit is acknowledged (yes_tx). Session 1 (after STOP/START SLAVE)
     drops them: the commit waits rpl_semi_sync_master_timeout, then the primary turns
     semi-sync off (status OFF, no_tx counted) and the replica still gets the row."""
-    from tests.integration.streams import wait_for_replica
+    from tests.support.streams import wait_for_replica
 
     primary = mariadb_factory(
         {"rpl_semi_sync_master_enabled": "ON", "rpl_semi_sync_master_timeout": 500},

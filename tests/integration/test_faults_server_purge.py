@@ -25,15 +25,15 @@ from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.events import QueryEvent
-from tests.integration.streams import (
+from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
+from tests.support.streams import (
     TypedStream,
     gtid_set,
     gtid_slave_pos,
     replica_problem,
     wait_for_replica,
 )
-from tests.peers.fixtures import MariaDBFactory
-from tests.peers.mariadb import MariaDBServer
 
 __all__: list[str] = []
 

@@ -21,15 +21,6 @@ import pytest
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
-from tests.integration.streams import (
-    COUNTER,
-    DATABASE,
-    TABLES,
-    TypedStream,
-    rendered_rows,
-    replica_problem,
-    replica_table,
-)
 from tests.integration.test_faults_server_purge import (
     NO_LOG_FILE,
     PASSWORD,
@@ -42,6 +33,15 @@ from tests.integration.test_faults_server_purge import (
 )
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
+from tests.support.streams import (
+    COUNTER,
+    DATABASE,
+    TABLES,
+    TypedStream,
+    rendered_rows,
+    replica_problem,
+    replica_table,
+)
 
 __all__: list[str] = []
 

@@ -26,8 +26,11 @@ from fakemaster.faults.plan import ERROR_PRESETS
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
-from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
-from tests.integration.streams import (
+from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_peer
+from tests.support.rawdump import packet_starts, raw_dump
+from tests.support.streams import (
     COUNTER,
     DATABASE,
     TABLES,
@@ -38,9 +41,6 @@ from tests.integration.streams import (
     wait_caught_up,
     wait_for_replica,
 )
-from tests.peers.fixtures import MariaDBFactory
-from tests.peers.mariadb import MariaDBServer
-from tests.peers.policy import require_peer
 
 USER, PASSWORD = "repl", "pw"
 MASTER_SERVER_ID = 100

@@ -7,7 +7,7 @@ the rows the server returned afterwards, see ``scripts/capture-golden-binlogs.py
   and the whole file re-written with ``BinlogWriter`` equals the original byte for byte;
 * the row events of all the variant's files, replayed in order, leave every table exactly as
   the server returned it over SQL (each cell rendered to text-protocol bytes by
-  ``tests.integration.sql_text``).
+  ``tests.support.sql_text``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from fakemaster.vocabulary.constants import ColumnType, EventType
-from tests.integration.replay import (
+from tests.peers.workload import WorkloadResult
+from tests.support.replay import (
     BinlogFeatures,
     FileReport,
     VariantCheck,
@@ -27,7 +28,6 @@ from tests.integration.replay import (
     check_variant,
     roundtrip_file,
 )
-from tests.peers.workload import WorkloadResult
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "binlogs"
 

@@ -30,13 +30,13 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import BinlogStore, DirectoryBinlogStore, MemoryBinlogStore
 from fakemaster.vocabulary.constants import EventFlag
-from tests.integration.streams import (
+from tests.peers.policy import require_peer
+from tests.support.streams import (
     BINLOG_IN_USE_OFFSET,
     TypedStream,
     as_sent,
     store_file_bytes,
 )
-from tests.peers.policy import require_peer
 
 USER, PASSWORD = "repl", "pw"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "binlogs"

@@ -6,7 +6,7 @@ For each workload variant a private server (temporary datadir, loopback) runs th
 * every event of every binlog file it wrote decodes, re-encodes (fresh context per file) to its
   exact bytes, and each whole file re-written with ``BinlogWriter`` equals the original;
 * replaying the decoded row events of all the files leaves every table exactly as the server
-  returns it over SQL (cells rendered by ``tests.integration.sql_text``);
+  returns it over SQL (cells rendered by ``tests.support.sql_text``);
 * the binlogs really contain what the variant is meant to exercise (compressed event types, an
   XA_PREPARE, a ROTATE, a rows event over 16 MiB, partial images, several TABLE_MAPs in one
   transaction, every column type, ...), so that the test cannot pass on empty coverage.
@@ -39,7 +39,6 @@ from fakemaster.vocabulary.events import (
     UpdateRowsEvent,
 )
 from fakemaster.vocabulary.values import ABSENT
-from tests.integration.replay import BinlogFeatures, VariantCheck, binlog_features, check_variant
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.workload import (
@@ -52,6 +51,7 @@ from tests.peers.workload import (
     run_full_metadata_workload,
     run_minimal_image_workload,
 )
+from tests.support.replay import BinlogFeatures, VariantCheck, binlog_features, check_variant
 
 pytestmark = pytest.mark.mariadb
 

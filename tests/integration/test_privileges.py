@@ -26,9 +26,9 @@ from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import QueryEvent
-from tests.fakemaster.wire import RawClient
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.mariadb import MariaDBServer
+from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
 

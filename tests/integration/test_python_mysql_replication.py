@@ -1,6 +1,6 @@
 """python-mysql-replication's ``BinLogStreamReader`` reads a stream served by the fake master.
 
-The stream (``tests/integration/streams.py``) has TABLE_MAPs with FULL optional metadata and the
+The stream (``tests/support/streams.py``) has TABLE_MAPs with FULL optional metadata and the
 fake master answers ``SHOW VARIABLES LIKE 'BINLOG_ROW_METADATA'`` with FULL, which is what the
 library needs to name the columns (without it every column is ``UNKNOWN_COL<n>``). It spans
 three files: a ROTATE, then a primary restart (STOP event).
@@ -43,7 +43,7 @@ from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.columns import STRING_REAL_ENUM, STRING_REAL_SET
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
-from tests.integration.streams import Column, ServedGroup, TypedStream, table_by_name
+from tests.support.streams import Column, ServedGroup, TypedStream, table_by_name
 
 USER, PASSWORD = "repl", "pw"
 SERVER_ID = 100

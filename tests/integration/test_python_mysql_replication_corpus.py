@@ -41,7 +41,7 @@ from pymysqlreplication.row_event import RowsEvent, TableMapEvent, UpdateRowsEve
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore
-from tests.fakemaster.test_serve_cli import serve
+from tests.fakemaster.cli.test_serve_cli import serve
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.workload import DATABASE, WorkloadResult, run_codec_workload

@@ -1,6 +1,6 @@
 """A real MariaDB 10.11 replica follows a stream served by the fake master.
 
-The stream (``tests/integration/streams.py``) is built with the encoder into a memory store:
+The stream (``tests/support/streams.py``) is built with the encoder into a memory store:
 CREATE TABLE statements, then transactions of ROWS events with known values across many column
 types plus a statement-based counter increment. The replica, started by the test, replicates it
 in GTID mode and in file/pos mode with heartbeats and semi-sync on, across live appends,
@@ -24,7 +24,9 @@ from fakemaster.core.session import DumpRequest
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.store.semi_sync import semi_sync_master
-from tests.integration.streams import (
+from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
+from tests.support.streams import (
     COUNTER,
     DATABASE,
     TABLES,
@@ -36,8 +38,6 @@ from tests.integration.streams import (
     wait_caught_up,
     wait_for_replica,
 )
-from tests.peers.fixtures import MariaDBFactory
-from tests.peers.mariadb import MariaDBServer
 
 USER, PASSWORD = "repl", "pw"
 MASTER_SERVER_ID = 100

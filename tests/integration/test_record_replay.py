@@ -28,13 +28,13 @@ import pytest
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.record.recorder import RecordOptions, record
-from tests.integration.serve_process import REPO_ROOT, ServeProcess
-from tests.integration.streams import as_sent, gtid_set, gtid_slave_pos, wait_caught_up
 from tests.integration.test_served_real_binlogs import compare_with_primary
 from tests.peers.fixtures import MariaDBFactory, require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
 from tests.peers.workload import WorkloadResult, run_codec_workload
+from tests.support.serve_process import REPO_ROOT, ServeProcess
+from tests.support.streams import as_sent, gtid_set, gtid_slave_pos, wait_caught_up
 
 USER, PASSWORD = "repl", "pw"
 # What the replay must answer as the primary does (SELECT @@GLOBAL.x on both).

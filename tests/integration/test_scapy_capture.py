@@ -23,9 +23,9 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.events import QueryEvent
-from tests.fakemaster.scapy.capture import check_capture, tcpdump_capture
-from tests.integration.streams import TypedStream, store_file_bytes
 from tests.peers.policy import require_module, require_peer
+from tests.support.capture import check_capture, tcpdump_capture
+from tests.support.streams import TypedStream, store_file_bytes
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 

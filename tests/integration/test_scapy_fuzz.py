@@ -26,8 +26,8 @@ from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.events import QueryEvent
 from tests.budget import examples
-from tests.fakemaster.wire import RawClient
 from tests.peers.policy import require_module
+from tests.support.wire import RawClient
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 

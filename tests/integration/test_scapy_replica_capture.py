@@ -20,16 +20,16 @@ from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.store.semi_sync import semi_sync_master
 from fakemaster.vocabulary.events import HeartbeatEvent
-from tests.fakemaster.scapy.capture import check_capture
-from tests.integration.streams import (
+from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_module
+from tests.support.capture import check_capture
+from tests.support.streams import (
     TypedStream,
     store_file_bytes,
     wait_caught_up,
     wait_for_replica,
 )
-from tests.peers.fixtures import MariaDBFactory
-from tests.peers.mariadb import MariaDBServer
-from tests.peers.policy import require_module
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 

@@ -24,7 +24,6 @@ import pytest
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import DirectoryBinlogStore
-from tests.integration.streams import gtid_set, gtid_slave_pos, replica_problem, wait_caught_up
 from tests.peers.fixtures import MariaDBFactory, require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.workload import (
@@ -35,6 +34,7 @@ from tests.peers.workload import (
     run_compressed_workload,
     run_minimal_image_workload,
 )
+from tests.support.streams import gtid_set, gtid_slave_pos, replica_problem, wait_caught_up
 
 USER, PASSWORD = "repl", "pw"
 

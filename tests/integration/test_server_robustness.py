@@ -54,8 +54,8 @@ from fakemaster.vocabulary.constants import (
 )
 from fakemaster.vocabulary.events import Event, QueryEvent, XidEvent
 from tests.budget import examples
-from tests.fakemaster.wire import BASE_CAPABILITIES, RawClient
-from tests.integration.serve_process import ServeProcess
+from tests.support.serve_process import ServeProcess
+from tests.support.wire import BASE_CAPABILITIES, RawClient
 
 USER, PASSWORD = "repl", "secret"
 HOST = "127.0.0.1"

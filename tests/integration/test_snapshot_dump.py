@@ -31,12 +31,12 @@ from scenarios.live import ScenarioStore
 from scenarios.oracle import Oracle, canonical_rows
 from scenarios.serving import scenario_variables
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.fakemaster.test_server import wait_for
-from tests.integration.streams import wait_caught_up, wait_for_replica
+from tests.fakemaster.server.test_server import wait_for
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
-from tests.scenarios.mariadb_run import select_cells
+from tests.support.mariadb_run import select_cells
+from tests.support.streams import wait_caught_up, wait_for_replica
 
 pytestmark = pytest.mark.mariadb
 
@@ -267,7 +267,7 @@ def test_a_dump_of_serve_live_seeds_a_replica_that_ends_with_the_oracles_tables(
     """``serve --scenario NAME --live RATE``: the dump runs while transactions are released at
     a rate (wherever its snapshot falls, the replica must end right)."""
     from scenarios.compiler import to_store
-    from tests.fakemaster.test_serve_cli import serve
+    from tests.fakemaster.cli.test_serve_cli import serve
 
     require_peer(
         "mariadb-dump and mariadb clients", _have_clients(), "apt-get install mariadb-client"

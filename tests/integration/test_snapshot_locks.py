@@ -15,7 +15,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.history import Scenario
 from scenarios.live import ScenarioStore
-from tests.fakemaster.test_server import wait_for
+from tests.fakemaster.server.test_server import wait_for
 
 
 def shop() -> Scenario:

@@ -23,10 +23,10 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.fakemaster.wire import RawClient
 from tests.integration.test_snapshot_differential import _describe, keyed
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
 

@@ -1,5 +1,5 @@
 """A real MariaDB 10.11 replica reads temporal bytes as the codec does (the proof for
-``fakemaster/vocabulary/columns.py``'s limits and ``tests/codec/mariadb_reads.py``).
+``fakemaster/vocabulary/columns.py``'s limits and ``tests/support/mariadb_reads.py``).
 
 * The edge values the encoder still accepts -- TIME2 1023:59:59.999999 and -838:59:59, every
   fsp at .9/.99/.../.999999 and at its smallest step, minute and second 59 (and the 63 their
@@ -52,8 +52,10 @@ from fakemaster.vocabulary.events import (
 )
 from fakemaster.vocabulary.header import CRC, LOG_POS_OFFSET, TYPE_CODE_OFFSET, event_crc
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
-from tests.codec.mariadb_reads import Reading, read
-from tests.integration.streams import (
+from tests.peers.fixtures import MariaDBFactory
+from tests.peers.mariadb import MariaDBServer
+from tests.support.mariadb_reads import Reading, read
+from tests.support.streams import (
     ReplicaTimeout,
     as_sent,
     gtid_set,
@@ -62,8 +64,6 @@ from tests.integration.streams import (
     store_file_bytes,
     wait_caught_up,
 )
-from tests.peers.fixtures import MariaDBFactory
-from tests.peers.mariadb import MariaDBServer
 
 USER, PASSWORD = "repl", "pw"
 MASTER_SERVER_ID = 100
@@ -538,7 +538,7 @@ def test_a_replica_reads_mariadb_53_edge_values_as_the_decoder(
 
 
 # Bytes the decoder refuses, by column name, and why. Each is read by MariaDB as the model says
-# (tests/codec/mariadb_reads.py): another value than the bytes spell, or no value kept.
+# (tests/support/mariadb_reads.py): another value than the bytes spell, or no value kept.
 MODERN_REFUSED = [
     ("t0", "c05042"),  # 1029:01:02 spelled: hours are 10 bits
     ("t6", "3fafbe000000"),  # -1029:01:02

@@ -18,8 +18,8 @@ from scenarios.oracle import Oracle, canonical_rows
 from scenarios.sql import ddl_sql
 from scenarios.toml_form import load_scenario
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import decoded_events
+from tests.support.mariadb_run import compare_with_server
 
 
 def reshaped(settings: Settings | None = None) -> Scenario:

@@ -1,6 +1,6 @@
 """THE differential: scenarios rendered as SQL and run on a real MariaDB 10.11 write the events
 the compiler gives, field for field under the minimal normalisation of
-:func:`tests.scenarios.mariadb_run.normalised_differences`, and leave the tables the oracle
+:func:`tests.support.mariadb_run.normalised_differences`, and leave the tables the oracle
 says (read back with SELECT)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from scenarios.history import Scenario, Settings
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
+from tests.support.mariadb_run import compare_with_server
 
 pytestmark = pytest.mark.mariadb
 

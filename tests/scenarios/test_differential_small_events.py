@@ -14,7 +14,7 @@ from scenarios.strategies.history import scenarios
 from tests.budget import examples
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
+from tests.support.mariadb_run import compare_with_server
 
 pytestmark = pytest.mark.mariadb
 

@@ -12,7 +12,7 @@ from fakemaster.vocabulary.events import WriteRowsEvent
 from scenarios.compiler import binlog_files, to_store
 from scenarios.history import Scenario, Settings
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
+from tests.support.mariadb_run import compare_with_server
 
 SIXTEEN_MIB = 1 << 24
 

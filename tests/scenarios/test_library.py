@@ -21,10 +21,10 @@ from scenarios.library import LIBRARY, build
 from scenarios.schema import NO_DEFAULT, Table
 from scenarios.serving import scenario_variables
 from scenarios.values import convert
-from tests.fakemaster.test_serve_cli import run_cli
+from tests.fakemaster.cli.test_serve_cli import run_cli
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_served_to_replica import replica, replicate_and_compare
+from tests.support.mariadb_run import compare_with_server
 
 # The real replica fixture, shared with test_served_to_replica (the server: conftest.py).
 __all__ = ["replica"]

@@ -17,8 +17,8 @@ from fakemaster.client.protocol import ClientConfig
 from scenarios.library import SERVING, Serving, build, serving
 from scenarios.live import ScenarioStore, release_at_rate
 from scenarios.oracle import Oracle, canonical_rows
-from tests.fakemaster.client.apply import Tables, catalogue, target
-from tests.fakemaster.test_serve_cli import serve
+from tests.fakemaster.cli.test_serve_cli import serve
+from tests.support.client_apply import Tables, catalogue, target
 
 
 def _client(master: Any, scenario: Any, start: Position, until: Any, **settings: Any) -> Any:

@@ -17,7 +17,7 @@ from scenarios.compiler import binlog_files, to_store
 from scenarios.library import LIBRARY, build
 from scenarios.live import ScenarioStore
 from scenarios.oracle import canonical_rows
-from tests.fakemaster.test_serve_cli import run_cli, serve
+from tests.fakemaster.cli.test_serve_cli import run_cli, serve
 
 
 def small() -> Scenario:

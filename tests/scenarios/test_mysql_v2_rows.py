@@ -48,7 +48,7 @@ def test_v2_rows_are_not_compressed() -> None:
 
 def test_python_mysql_replication_reads_v2_rows(fake_master_factory: Any) -> None:
     require_module("pymysqlreplication", "pip install mysql-replication")
-    from tests.scenarios.toy_client import apply_row_events
+    from tests.support.toy_client import apply_row_events
 
     scenario = Scenario(V2)
     scenario.create_table(

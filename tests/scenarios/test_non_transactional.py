@@ -11,8 +11,8 @@ from fakemaster.vocabulary.events import GtidEvent, QueryEvent, XidEvent
 from scenarios.compiler import compile_scenario
 from scenarios.history import Scenario, Settings
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import assert_replay_agrees
+from tests.support.mariadb_run import compare_with_server
 
 
 def mixed(settings: Settings | None = None) -> Scenario:

@@ -23,8 +23,8 @@ from scenarios.compiler import binlog_files, compile_scenario, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import assert_replay_agrees
+from tests.support.mariadb_run import compare_with_server
 
 
 def restarted() -> Scenario:

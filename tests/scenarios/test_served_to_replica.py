@@ -17,16 +17,16 @@ from scenarios.script import setup_sql
 from scenarios.sql import SESSION_SETUP, quote_name
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
-from tests.integration.streams import wait_caught_up, wait_for_replica
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import select_cells
 from tests.scenarios.test_ddl import reshaped
 from tests.scenarios.test_differential import big_rows, compressible, shop
 from tests.scenarios.test_non_transactional import mixed
 from tests.scenarios.test_restart import restarted
 from tests.scenarios.test_settings_mid_history import changing
 from tests.scenarios.test_xa import xa
+from tests.support.mariadb_run import select_cells
+from tests.support.streams import wait_caught_up, wait_for_replica
 
 pytestmark = pytest.mark.mariadb
 

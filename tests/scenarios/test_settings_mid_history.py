@@ -14,8 +14,8 @@ from scenarios.history import Scenario, SetSettings, Settings
 from scenarios.oracle import Oracle, canonical_rows
 from scenarios.script import step_sql
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import decoded_events
+from tests.support.mariadb_run import compare_with_server
 
 
 def changing() -> Scenario:

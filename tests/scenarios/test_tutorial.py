@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scenarios import Oracle, Scenario, Settings, to_store
-from tests.scenarios.toy_client import apply_row_events
+from tests.support.toy_client import apply_row_events
 
 
 # --- the client under test: copies every table it sees into dicts --------------------------

@@ -15,8 +15,8 @@ from scenarios.history import Scenario, Settings
 from scenarios.oracle import Oracle
 from scenarios.script import step_sql
 from tests.peers.mariadb import MariaDBServer
-from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.test_properties import assert_replay_agrees
+from tests.support.mariadb_run import compare_with_server
 
 
 def xa(settings: Settings | None = None) -> Scenario:

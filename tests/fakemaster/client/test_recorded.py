@@ -17,7 +17,7 @@ from fakemaster.client.changes import DDL, group_changes
 from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import EventReceived, Ready, ReplicaConnection
 from fakemaster.vocabulary.constants import Command
-from tests.fakemaster.client.recording import Recording, rechunked, replay_session
+from tests.support.recording import Recording, rechunked, replay_session
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "client_session" / "real_primary.json"
 DOCUMENT: dict[str, Any] = json.loads(GOLDEN.read_text(encoding="utf-8"))

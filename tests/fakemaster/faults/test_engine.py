@@ -1,6 +1,6 @@
 """The fault engine over generated dump streams and generated faults, without sockets or sleep.
 
-Expected outputs are framed by the tests' own framer (tests/fakemaster/faults/streams.py) from
+Expected outputs are framed by the tests' own framer (tests/support/fault_streams.py) from
 the event list with the planned change made to it (an event repeated, changed, removed, an ERR
 in its place), or cut from the unfaulted stream at an offset computed from the event list, so
 they never come from the engine's renumbering. The decoder's PacketReader (sequence numbers
@@ -33,7 +33,7 @@ from fakemaster.faults.strategies import fault_plans
 from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventType
 from fakemaster.vocabulary.packets import ErrPacket
 from tests.budget import examples
-from tests.fakemaster.faults.streams import (
+from tests.support.fault_streams import (
     DumpEvent,
     Stream,
     dump_command,

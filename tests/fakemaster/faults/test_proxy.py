@@ -18,8 +18,8 @@ from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind, Whe
 from fakemaster.faults.proxy import BackgroundFaultProxy, FaultProxy
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
-from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
-from tests.integration.streams import TypedStream
+from tests.support.rawdump import packet_starts, raw_dump
+from tests.support.streams import TypedStream
 
 USER, PASSWORD = "repl", "pw"
 

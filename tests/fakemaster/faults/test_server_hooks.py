@@ -30,9 +30,9 @@ from fakemaster.vocabulary.events import (
     QueryEvent,
     StopEvent,
 )
-from tests.fakemaster.faults.rawdump import packet_starts, raw_dump
-from tests.integration.socket_buffers import kernel_socket_buffers
-from tests.integration.streams import TypedStream
+from tests.support.rawdump import packet_starts, raw_dump
+from tests.support.socket_buffers import kernel_socket_buffers
+from tests.support.streams import TypedStream
 
 __all__: list[str] = []
 

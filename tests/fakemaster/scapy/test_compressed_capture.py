@@ -11,9 +11,9 @@ from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.events import QueryEvent, XidEvent
-from tests.fakemaster.compressed_wire import CompressedClient
-from tests.integration.streams import store_file_bytes
 from tests.peers.policy import require_module
+from tests.support.compressed_wire import CompressedClient
+from tests.support.streams import store_file_bytes
 
 USER, PASSWORD = "repl", "pw"
 
@@ -22,7 +22,7 @@ def test_a_compressed_dump_dissects(tmp_path: Path) -> None:
     require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
     from fakemaster.scapy import dissect_pcap
     from fakemaster.scapy.capture import CaptureProxy
-    from tests.fakemaster.scapy.capture import check_capture
+    from tests.support.capture import check_capture
 
     store = MemoryBinlogStore(server_id=1, clock=lambda: 1_700_000_000)
     for number in range(300):
