@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from fakemaster import _lazy_attributes
 
 if TYPE_CHECKING:
-    from scenarios.apply import replay
+    from scenarios.apply import apply_events
     from scenarios.builder import column, table
     from scenarios.compiler import CompileOptions, binlog_files, compile_scenario, to_store
     from scenarios.create_table import parse_create_table
@@ -67,7 +67,7 @@ __all__ = [
     "compile_scenario",
     "parse_create_table",
     "release_at_rate",
-    "replay",
+    "apply_events",
     "table",
     "to_store",
 ]
@@ -99,7 +99,7 @@ _LAZY = {
     "column": "scenarios.builder",
     "table": "scenarios.builder",
     "parse_create_table": "scenarios.create_table",
-    "replay": "scenarios.apply",
+    "apply_events": "scenarios.apply",
 }
 
 

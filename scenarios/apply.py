@@ -38,7 +38,7 @@ from scenarios.errors import ScenarioError, SchemaError
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
 from scenarios.state import Contents, Row
 
-__all__ = ["ReplayError", "Replica", "replay"]
+__all__ = ["ApplyError", "Replica", "apply_events"]
 
 _GROUP_QUERIES = (b"BEGIN", b"COMMIT", b"ROLLBACK")
 
@@ -49,7 +49,7 @@ def _xid_text(xid: XaXid) -> str:
     return f"X'{xid.gtrid.hex()}',X'{xid.bqual.hex()}',{xid.format_id}"
 
 
-class ReplayError(ScenarioError):
+class ApplyError(ScenarioError):
     """The events cannot be applied to the tables (an unknown table, no row matches a before
     image, a row image of another width...)."""
 
@@ -74,20 +74,20 @@ class Replica:
     def feed(self, event: Event) -> None:
         if isinstance(event, GtidEvent):
             if self._group is not None and self._group.changes:
-                raise ReplayError("an event group ended without XID or COMMIT")
+                raise ApplyError("an event group ended without XID or COMMIT")
             self._group = _Pending()
         elif isinstance(event, TableMapEvent):
             name = f"{event.database}.{event.table}"
             table = self.tables.get(name)
             if table is None:
-                raise ReplayError(f"TABLE_MAP of unknown table {name}")
+                raise ApplyError(f"TABLE_MAP of unknown table {name}")
             if len(event.column_types) != table.width:
-                raise ReplayError(f"TABLE_MAP of {name} has {len(event.column_types)} columns")
+                raise ApplyError(f"TABLE_MAP of {name} has {len(event.column_types)} columns")
             self._maps[event.table_id] = table
         elif isinstance(event, RowsEvent):
             table = self._maps.get(event.table_id)
             if table is None:
-                raise ReplayError(f"rows event of unmapped table id {event.table_id}")
+                raise ApplyError(f"rows event of unmapped table id {event.table_id}")
             if self._group is None:
                 self._apply(table, event)
             else:
@@ -111,7 +111,7 @@ class Replica:
         for event in events:
             self.feed(event)
         if self._group is not None and self._group.changes:
-            raise ReplayError("the stream ended inside an event group")
+            raise ApplyError("the stream ended inside an event group")
         return self.contents
 
     # --- XA --------------------------------------------------------------------------------
@@ -123,10 +123,10 @@ class Replica:
         if verb == "END":
             return
         if verb not in ("COMMIT", "ROLLBACK"):
-            raise ReplayError(f"an XA statement that is not modelled: {query!r}")
+            raise ApplyError(f"an XA statement that is not modelled: {query!r}")
         changes = self.prepared.pop(xid, None)
         if changes is None:
-            raise ReplayError(f"{query!r}: no prepared XA transaction {xid}")
+            raise ApplyError(f"{query!r}: no prepared XA transaction {xid}")
         if verb == "COMMIT":
             for table, rows_event in changes:
                 self._apply(table, rows_event)
@@ -141,14 +141,14 @@ class Replica:
         try:
             statement = parse_ddl(event.query.decode(), event.database or None)
         except (SchemaError, UnicodeDecodeError) as exc:
-            raise ReplayError(
+            raise ApplyError(
                 f"a QUERY event that is no modelled DDL: {event.query!r}: {exc}"
             ) from None
         if isinstance(statement, CreateTable):
             if statement.table.qualified in self.tables:
-                raise ReplayError(f"CREATE TABLE {statement.table.qualified}: the table exists")
+                raise ApplyError(f"CREATE TABLE {statement.table.qualified}: the table exists")
         elif f"{statement.database}.{statement.name}" not in self.tables:
-            raise ReplayError(
+            raise ApplyError(
                 f"DDL on unknown table {statement.database}.{statement.name}: {event.query!r}"
             )
         apply_ddl(statement, self.tables, self.contents.rows)
@@ -173,7 +173,7 @@ class Replica:
 
     def _values(self, table: Table, image: Any) -> list[Any]:
         if len(image) != table.width:
-            raise ReplayError(f"{table.qualified}: a row image of {len(image)} values")
+            raise ApplyError(f"{table.qualified}: a row image of {len(image)} values")
         out: list[Any] = []
         for column, value in zip(table.columns, image, strict=True):
             if value is ABSENT or value is None:
@@ -192,7 +192,7 @@ class Replica:
         for column, value in zip(table.columns, values, strict=True):
             if value is ABSENT:
                 if column.default is NO_DEFAULT and not column.nullable:
-                    raise ReplayError(
+                    raise ApplyError(
                         f"{table.qualified}: a write image without {column.name}, which has no"
                         " default"
                     )
@@ -206,9 +206,11 @@ class Replica:
         for index, row in enumerate(rows):
             if all(type(row[p]) is type(v) and row[p] == v for p, v in present):
                 return index
-        raise ReplayError(f"{table.qualified}: no row matches the before image {image!r}")
+        raise ApplyError(f"{table.qualified}: no row matches the before image {image!r}")
 
 
-def replay(tables: Mapping[str, Table], initial: Contents, events: Iterable[Event]) -> Contents:
+def apply_events(
+    tables: Mapping[str, Table], initial: Contents, events: Iterable[Event]
+) -> Contents:
     """The tables after ``events`` (decoded) are applied to ``initial``."""
     return Replica(tables, initial).feed_all(events)

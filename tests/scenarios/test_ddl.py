@@ -9,7 +9,7 @@ import pytest
 
 from fakemaster.vocabulary.constants import EventFlag, GtidFlag, QueryStatus
 from fakemaster.vocabulary.events import GtidEvent, QueryEvent, TableMapEvent, WriteRowsEvent
-from scenarios.apply import replay
+from scenarios.apply import apply_events
 from scenarios.compiler import compile_scenario
 from scenarios.create_table import parse_ddl
 from scenarios.errors import HistoryError, ScenarioError
@@ -103,7 +103,7 @@ def test_ddl_groups_are_what_the_server_writes() -> None:
 
 def test_the_replayed_stream_follows_the_ddl() -> None:
     scenario = reshaped(Settings(binlog_row_metadata="NO_LOG", binlog_row_image="MINIMAL"))
-    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
+    replayed = apply_events(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
     oracle = Oracle(scenario)
     assert set(replayed.rows) == set(scenario.tables)
     for name, table in scenario.tables.items():

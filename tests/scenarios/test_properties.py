@@ -8,7 +8,7 @@ import io
 from hypothesis import given, settings
 
 from decoder.binlog_file import read_binlog
-from scenarios.apply import replay
+from scenarios.apply import apply_events
 from scenarios.compiler import binlog_files, to_store
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle, canonical_rows
@@ -27,7 +27,7 @@ def decoded_events(scenario: Scenario) -> list[object]:
 def assert_replay_agrees(scenario: Scenario) -> None:
     """The scenario's decoded binlog applied as a replica applies it ends with the oracle's
     final tables."""
-    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
+    replayed = apply_events(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
     oracle = Oracle(scenario)
     for name, table in scenario.tables.items():
         assert canonical_rows(table, replayed.rows[name]) == canonical_rows(

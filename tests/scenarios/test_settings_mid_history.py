@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fakemaster.vocabulary.events import AnnotateRowsEvent, TableMapEvent, UpdateRowsEvent
-from scenarios.apply import replay
+from scenarios.apply import apply_events
 from scenarios.compiler import binlog_files, compile_scenario, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, SetSettings, Settings
@@ -68,7 +68,7 @@ def test_each_step_is_compiled_under_the_settings_of_its_point() -> None:
 
 def test_the_replayed_stream_agrees_across_checksum_changes() -> None:
     scenario = changing()
-    replayed = replay(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
+    replayed = apply_events(scenario.initial_tables, scenario.initial, decoded_events(scenario))  # type: ignore[arg-type]
     table = scenario.tables["s.t"]
     assert canonical_rows(table, replayed.rows["s.t"]) == canonical_rows(
         table, Oracle(scenario).final.rows["s.t"]
