@@ -90,7 +90,8 @@ def imported_modules(module: str, *, runtime_only: bool = False) -> set[str]:
     """Every module name ``module`` imports, wherever the statement stands (with
     ``runtime_only``, except under ``if TYPE_CHECKING:``).
 
-    ``from a import b`` counts as ``a``, and as ``a.b`` when that is a module of the repository;
+    ``from a import b`` counts as ``a``, or as ``a.b`` alone when that is a module of the
+    repository;
     a call of ``import_module``/``__import__`` with a literal first argument counts as that name.
     """
     tree = ast.parse(module_path(module).read_text("utf-8"))
@@ -100,10 +101,16 @@ def imported_modules(module: str, *, runtime_only: bool = False) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(module, node)
-            found.add(source)
-            for alias in node.names:
-                if is_module(f"{source}.{alias.name}"):
-                    found.add(f"{source}.{alias.name}")
+            submodules = [
+                f"{source}.{alias.name}"
+                for alias in node.names
+                if is_module(f"{source}.{alias.name}")
+            ]
+            found.update(submodules)
+            # ``from package import submodule`` needs the submodule only (a package is always
+            # initialised before its submodules, so that is no edge of the import graph).
+            if len(submodules) < len(node.names):
+                found.add(source)
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")

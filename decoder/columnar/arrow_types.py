@@ -28,6 +28,27 @@ from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "IntConverter",
+    "ListConverter",
+    "MatrixConverter",
+    "VectorConverter",
+    "arrow_type",
+    "_Column",
+    "_DAY_US",
+    "_TEMPORAL_KIND",
+    "_date_converter",
+    "_datetime2_converter",
+    "_decimal_converter",
+    "_fraction",
+    "_nulls",
+    "_objects_converter",
+    "_timestamp2_converter",
+]
+
+
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 _DAY_US = 86_400 * MICROSECONDS
 _from_bytes = int.from_bytes

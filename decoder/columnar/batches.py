@@ -23,6 +23,16 @@ from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.events import TableMapEvent
 from fakemaster.vocabulary.values import ABSENT
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "ChangeBatch",
+    "_TableBuffer",
+    "_build_batch",
+    "_column_names",
+]
+
+
 _OPS = {"write": "c", "update": "u", "delete": "d"}
 
 

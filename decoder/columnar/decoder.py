@@ -27,6 +27,13 @@ from fakemaster.vocabulary.events import ROWS_EVENT_CLASSES, Event, QueryEvent, 
 from fakemaster.vocabulary.header import CRC, HEADER
 from fakemaster.vocabulary.layouts import GTID_BODY_MIN, GTID_FIXED, U32
 
+__all__ = [
+    "ColumnarDecoder",
+    "DDL_EVENT_TYPES",
+    "read_changes",
+]
+
+
 DDL_EVENT_TYPES = frozenset({int(EventType.QUERY), int(EventType.QUERY_COMPRESSED)})
 # Statements of these QUERY events change no table: no flush before them.
 _NOT_DDL = frozenset({b"BEGIN", b"COMMIT", b"ROLLBACK", b"XA END", b"XA COMMIT"})

@@ -14,6 +14,16 @@ from decoder.columnar.arrow_types import _Column
 from decoder.columnar.libraries import _np, _pa
 from decoder.values import ColumnReader, value_converter
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "_Images",
+    "_PADDING",
+    "_VIEWS",
+    "_vector_image",
+]
+
+
 _NUMERIC_DTYPES = {
     "b": "<i1", "B": "<u1", "h": "<i2", "H": "<u2", "i": "<i4", "I": "<u4", "q": "<i8",
     "Q": "<u8", "f": "<f4", "d": "<f8",

@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "_np",
+    "_pa",
+]
+
+
 _PYARROW: list[Any] = []
 
 

@@ -19,6 +19,23 @@ from decoder.columnar.libraries import _np, _pa
 from fakemaster.vocabulary.columns import MICROSECONDS, TIME2_HOURS, decimal_groups
 from fakemaster.vocabulary.columns import TIMESTAMP_MAX_SECONDS as _MAX_SECONDS
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "_by_matrix",
+    "_date_vector",
+    "_datetime2_vector",
+    "_decimal_vector",
+    "_decimal_words",
+    "_int_vector",
+    "_time2_vector",
+    "_timestamp2_vector",
+    "_values_vector",
+    "_wide_decimal_vector",
+    "_year_vector",
+]
+
+
 if TYPE_CHECKING:
     from decoder.columnar.images import _Images
 

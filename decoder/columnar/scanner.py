@@ -10,6 +10,12 @@ from typing import Any
 
 from decoder.values import ColumnReader
 
+__all__ = [
+    "Scanner",
+    "compile_scanner",
+]
+
+
 _from_bytes = int.from_bytes
 # The row starts of a one-row event (read only, shared by those events' runs).
 _ONE_ROW = (0,)

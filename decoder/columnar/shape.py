@@ -42,6 +42,12 @@ from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.table_shapes import TableShapeCache
 
+__all__ = [
+    "ColumnarShape",
+    "columnar_shape",
+]
+
+
 # The row decoder's statements for an unsigned 8-byte value read as bytes (BIT(64), SET of 64
 # members), and its byte order.
 _WORD_CODES = {

@@ -15,6 +15,19 @@ from fakemaster.spark.columns import TableInfo
 from fakemaster.vocabulary.constants import EventType
 from fakemaster.vocabulary.header import TYPE_CODE_OFFSET
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "RawEvents",
+    "_image",
+    "_patched",
+    "_present_matrix",
+    "_repairs",
+    "_typed_image",
+    "_typed_schema",
+]
+
+
 if TYPE_CHECKING:
     from fakemaster.vocabulary.context import BinlogContext
 

@@ -56,6 +56,12 @@ from fakemaster.spark.event_walk import _apply_gtid, _CommonGtids, _event_heads,
 from fakemaster.vocabulary.constants import ColumnType, EventType
 from fakemaster.vocabulary.events import FormatDescriptionEvent, GtidEvent
 
+__all__ = [
+    "events_table",
+    "read_changes_fast",
+]
+
+
 if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
 

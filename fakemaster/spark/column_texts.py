@@ -14,6 +14,17 @@ from typing import Any
 from fakemaster.spark.columns import _real_type
 from fakemaster.vocabulary.constants import ColumnType
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "_Fallback",
+    "_TEMPORAL",
+    "_datetime_text",
+    "_datetime_vector",
+    "_double_texts",
+    "_texts",
+]
+
 
 class _Fallback(Exception):
     """The typed columns cannot give the reference text form: read the file the reference way."""

@@ -25,6 +25,16 @@ from fakemaster.vocabulary.events import FormatDescriptionEvent
 from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, HEADER, SERVER_ID_OFFSET
 from fakemaster.vocabulary.layouts import GTID_BODY_MIN, GTID_FIXED, U32
 
+# What the package's other modules (and the tests) take from here; the names with an
+# underscore are the package's own, not the project's API.
+__all__ = [
+    "_CommonGtids",
+    "_apply_gtid",
+    "_event_heads",
+    "_frames_gtids",
+]
+
+
 # HEADER's first four fields: timestamp, type code, server id, event length.
 _HEADER = struct.Struct(HEADER.format[:5])
 
