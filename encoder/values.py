@@ -184,7 +184,8 @@ def _int_writer(column_type: int, size: int, unsigned: bool) -> ColumnWriter:
     if size == 3:
 
         def pre(value: Any) -> bytes:
-            return value.to_bytes(3, "little", signed=signed)
+            packed: bytes = value.to_bytes(3, "little", signed=signed)
+            return packed
 
         return ColumnWriter("3s", 3, pre, encode)
     # struct's own range check is exactly the column's: signed codes for signed columns.
@@ -335,7 +336,8 @@ def _date(value: Any) -> bytes:
     if hour is not None and (hour or value.minute or value.second or value.microsecond):
         raise _cannot("DATE", value, "a DATE has no time of day")
     _check_fields("DATE", value, (("year", year, 1 << 15), ("month", month, 16), ("day", day, 32)))
-    return (day | month << 5 | year << 9).to_bytes(3, "little")
+    packed: int = day | month << 5 | year << 9
+    return packed.to_bytes(3, "little")
 
 
 def _time_fields(name: str, value: Any) -> tuple[bool, Any, Any, Any, Any]:
@@ -358,7 +360,7 @@ def _time_old(value: Any) -> bytes:
         "TIME", value, (("hour", hour, 1 << 24), ("minute", minute, 100), ("second", second, 100))
     )
     _no_fraction("TIME", value, microsecond)
-    number = hour * 10000 + minute * 100 + second
+    number: int = hour * 10000 + minute * 100 + second
     try:
         return (-number if negative else number).to_bytes(3, "little", signed=True)
     except OverflowError:
@@ -376,7 +378,7 @@ def _datetime_old(value: Any) -> int:
     _check_fields("DATETIME", value, (("year", value.year, 1 << 64), *fields))
     _no_fraction("DATETIME", value, value.microsecond)
     _no_time_zone("DATETIME", value)
-    number = value.year
+    number: int = value.year
     for _, field, _ in fields:
         number = number * 100 + field
     if number >= OLD_DATETIME_LIMIT:
@@ -394,6 +396,7 @@ def _timestamp_parts(value: Any) -> tuple[Any, Any]:
 
 
 def _timestamp_old(value: Any) -> int:
+    seconds: int
     seconds, microsecond = _timestamp_parts(value)
     _check_fields("TIMESTAMP", value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
     _no_fraction("TIMESTAMP", value, microsecond)
@@ -440,7 +443,8 @@ def _datetime2_pre(fsp: int) -> Callable[[Any], bytes]:
             _no_time_zone(name, value)
         ymd = (year * 13 + month) << 5 | day
         packed = (ymd << 17 | hour << 12 | minute << 6 | second) + 0x8000000000
-        return (packed << (8 * nbytes) | microsecond // byte_unit).to_bytes(size, "big")
+        stored: int = packed << (8 * nbytes) | microsecond // byte_unit
+        return stored.to_bytes(size, "big")
 
     return encode_datetime2
 
@@ -460,7 +464,8 @@ def _timestamp2_pre(fsp: int) -> Callable[[Any], bytes]:
             microsecond % unit
         ):
             _fraction_error(name, value, microsecond, fsp)
-        return (seconds << (8 * nbytes) | microsecond // byte_unit).to_bytes(size, "big")
+        packed: int = seconds << (8 * nbytes) | microsecond // byte_unit
+        return packed.to_bytes(size, "big")
 
     return encode_timestamp2
 
@@ -487,6 +492,7 @@ def _time2_pre(fsp: int) -> Callable[[Any], bytes]:
         ):
             _fraction_error(name, value, microsecond, fsp)
         hms = hour << 12 | minute << 6 | second
+        stored: int
         if nbytes == 3:
             packed = hms << 24 | microsecond
             stored = (-packed if negative else packed) + 0x800000000000
@@ -534,8 +540,8 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
             seconds, microsecond = _timestamp_parts(value)
             _check_fields(name, value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
             check_fraction(value, microsecond)
-            units = microsecond // unit
-            return (seconds << (8 * nbytes) | units).to_bytes(4 + nbytes, "big")
+            packed: int = seconds << (8 * nbytes) | microsecond // unit
+            return packed.to_bytes(4 + nbytes, "big")
 
         return encode_timestamp
     if column_type == ColumnType.TIME:
@@ -552,7 +558,7 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
             )
             check_fraction(value, microsecond)
             packed = ((hour * 60 + minute) * 60 + second) * 10**fsp + microsecond // unit
-            stored = zero - packed if negative else zero + packed
+            stored: int = zero - packed if negative else zero + packed
             if not 0 <= stored < 1 << (8 * size):
                 raise _cannot(name, value, "out of range")
             return stored.to_bytes(size, "big")
@@ -589,7 +595,7 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
         check_fraction(value, microsecond)
         _no_time_zone(name, value)
         seconds = ((((year * 13 + month) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second
-        packed = seconds * 10**fsp + microsecond // unit
+        packed: int = seconds * 10**fsp + microsecond // unit
         if packed >= limit:
             raise _cannot(name, value, why)
         return packed.to_bytes(size, "big")
@@ -659,13 +665,14 @@ def _variable_writer(name: str, prefix: int) -> ColumnWriter:
             if not isinstance(value, (bytes, bytearray, memoryview)):
                 raise _cannot(name, value, "not bytes")
             value = bytes(value)
-        if len(value) > limit:
+        data: bytes = value
+        if len(data) > limit:
             raise _cannot(
                 name,
                 value,
-                f"{len(value)} bytes, its {prefix}-byte length holds at most {limit}",
+                f"{len(data)} bytes, its {prefix}-byte length holds at most {limit}",
             )
-        return len(value).to_bytes(prefix, "little") + value
+        return len(data).to_bytes(prefix, "little") + data
 
     return ColumnWriter("", prefix, None, encode)
 

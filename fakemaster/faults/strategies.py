@@ -133,6 +133,7 @@ def _params(kind: FaultKind, max_duration: float) -> st.SearchStrategy[dict[str,
 @st.composite
 def faults(
     draw: st.DrawFn,
+    /,
     *,
     kinds: Iterable[FaultKind | str] | None = None,
     sessions: int = 1,

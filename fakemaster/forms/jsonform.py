@@ -21,7 +21,7 @@ import sys
 import types
 import typing
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeVar
 
 from fakemaster.vocabulary import events as events_module
 from fakemaster.vocabulary import values as values_module
@@ -547,7 +547,12 @@ def _object_from_json(data: JsonValue, cls: type) -> Any:
     return _construct(cls, data, what=cls.__name__)
 
 
-def _construct(cls: type, data: dict[str, JsonValue], *, what: str, fixed: Any = None) -> Any:
+Constructed = TypeVar("Constructed")
+
+
+def _construct(
+    cls: type[Constructed], data: dict[str, JsonValue], *, what: str, fixed: Any = None
+) -> Constructed:
     hints = _field_hints(cls)
     if dataclasses.is_dataclass(cls):
         names = [f.name for f in _init_fields(cls)]

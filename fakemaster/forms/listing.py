@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -537,7 +537,9 @@ def _has_fraction(value: Any) -> bool:
     return isinstance(value, (DateTime, Time, Timestamp)) and bool(value.microsecond)
 
 
-_DESCRIBERS: dict[type, Any] = {
+# A describer takes an event of its key's class (which a dict's type cannot say: hence Any).
+_Describer = Callable[[Any, BinlogContext], tuple[str, list[str]]]
+_DESCRIBERS: dict[type[Event], _Describer] = {
     FormatDescriptionEvent: _describe_fde,
     RotateEvent: _describe_rotate,
     StopEvent: _describe_stop,
