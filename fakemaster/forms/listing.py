@@ -14,7 +14,7 @@ import datetime as _dt
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fakemaster.vocabulary.constants import (
     CHECKSUM_LEN,
@@ -434,7 +434,7 @@ def _describe_rows(event: RowsEvent, ctx: BinlogContext) -> tuple[str, list[str]
     for row in event.rows:
         details.append(f"### {verb} {target}")
         if isinstance(event, UpdateRowsEvent):
-            before, after = row
+            before, after = cast("RowPair", row)  # an UPDATE's rows are pairs
             details.append("### WHERE")
             details.extend(_row_lines(before, table))
             details.append("### SET")
@@ -564,5 +564,8 @@ _DESCRIBERS: dict[type[Event], _Describer] = {
     TableMapEvent: _describe_table_map,
     RowsEvent: _describe_rows,
 }
+
+if TYPE_CHECKING:
+    from fakemaster.vocabulary.events import RowPair
 
 __all__ = ["Lister", "describe", "format_value", "hexdump_lines", "list_events"]

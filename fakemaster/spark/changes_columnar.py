@@ -25,7 +25,7 @@ import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from fakemaster.spark import changes
 from fakemaster.spark.columns import BINARY, Catalogue, TableInfo, _real_type, table_info
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from decoder.binlog_file import Source
     from fakemaster.vocabulary.context import BinlogContext
+    from fakemaster.vocabulary.events import RowPair
     from fakemaster.vocabulary.layouts import Buffer
 
 __all__ = ["NON_ROWS_TYPES", "events_table", "read_changes_fast"]
@@ -352,7 +353,8 @@ def _repairs(
         for row, side, c in wanted[offset]:
             image = event.rows[row]
             if isinstance(event, UpdateRowsEvent):
-                image = image[0] if side == "before" else image[1]
+                pair = cast("RowPair", image)  # an UPDATE's rows are pairs
+                image = pair[0] if side == "before" else pair[1]
             found[(offset, row, side, c)] = image[c]
     return found
 
