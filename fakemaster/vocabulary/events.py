@@ -19,13 +19,18 @@ from fakemaster.vocabulary.constants import (
     EventType,
 )
 
+# A row image: per table column its value, or ABSENT for a column the image leaves out; an
+# UPDATE's row is a (before, after) pair of them.
 if TYPE_CHECKING:
     from fakemaster.vocabulary.values import ColumnValue, _Absent
 
-# A row image: per table column its value, or ABSENT for a column the image leaves out; an
-# UPDATE's row is a (before, after) pair of them.
-RowImage: TypeAlias = "tuple[ColumnValue | _Absent, ...]"
-RowPair: TypeAlias = "tuple[RowImage, RowImage]"
+    RowImage: TypeAlias = tuple[ColumnValue | _Absent, ...]
+    RowPair: TypeAlias = tuple[RowImage, RowImage]
+else:
+    # At run time both read as Any: the field checks (encoder/fields.py) and the JSON form
+    # (forms/jsonform.py) read these annotations, and a row's values are not theirs to check
+    # but the column writers' and the value forms'.
+    RowImage = RowPair = Any
 
 __all__ = [
     "ROWS_EVENT_CLASSES",
