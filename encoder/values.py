@@ -696,73 +696,154 @@ def column_writer(
     them (an ENUM index is then at most that, 0 being the server's '' for an invalid value;
     a SET bitmask has no bit beyond them).
     """
-    size = INTEGER_SIZES.get(column_type)
-    if size is not None:
-        return _int_writer(column_type, size, unsigned)
-    if column_type == ColumnType.FLOAT:
-        _expect_meta(column_type, meta, 4)
-        return _fixed_writer("FLOAT", "4s", _float32)
-    if column_type == ColumnType.DOUBLE:
-        _expect_meta(column_type, meta, 8)
-        return _double_writer()
-    if column_type == ColumnType.NEWDECIMAL:
-        precision, scale = meta & 0xFF, meta >> 8
-        if not 1 <= precision or scale > precision:
-            raise EncodeError(f"invalid DECIMAL({precision},{scale}) metadata")
-        pre = _decimal_pre(precision, scale)
-        return _fixed_writer(f"DECIMAL({precision},{scale})", f"{len(pre(0))}s", pre)
-    if column_type == ColumnType.YEAR:
-        return _fixed_writer("YEAR", "B", _year)
-    if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
-        return _fixed_writer(type_name(column_type), "3s", _date)
-    if column_type in HIRES_TYPES and meta:
-        if meta > MAX_FSP:
-            raise EncodeError(f"{type_name(column_type)} precision {meta} is above {MAX_FSP}")
-        pre = _hires_pre(column_type, meta)
-        name = f"{type_name(column_type)}({meta})"
-        return _fixed_writer(name, f"{len(pre(_HIRES_SAMPLE[column_type]))}s", pre)
-    if column_type == ColumnType.TIME:
-        return _fixed_writer("TIME", "3s", _time_old)
-    if column_type == ColumnType.DATETIME:
-        return _fixed_writer("DATETIME", "Q", _datetime_old)
-    if column_type == ColumnType.TIMESTAMP:
-        return _fixed_writer("TIMESTAMP", "I", _timestamp_old)
-    if column_type in (ColumnType.DATETIME2, ColumnType.TIMESTAMP2, ColumnType.TIME2):
-        fsp = meta
-        if fsp > MAX_FSP:
-            raise EncodeError(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
-        name = f"{type_name(column_type)}({fsp})"
-        if column_type == ColumnType.DATETIME2:
-            return _fixed_writer(name, f"{5 + frac_bytes(fsp)}s", _datetime2_pre(fsp))
-        if column_type == ColumnType.TIMESTAMP2:
-            return _fixed_writer(name, f"{4 + frac_bytes(fsp)}s", _timestamp2_pre(fsp))
-        return _fixed_writer(name, f"{3 + frac_bytes(fsp)}s", _time2_pre(fsp))
-    if column_type == ColumnType.BIT:
-        size = bit_size(meta)
-        bits = (meta >> 8) * 8 + (meta & 0xFF)
-        return _fixed_writer(f"BIT({bits})", f"{size}s", _bit_pre(size, bits))
-    if column_type in (ColumnType.STRING, ColumnType.ENUM, ColumnType.SET):
-        byte0 = meta & 0xFF
-        real_type = column_type if column_type != ColumnType.STRING else byte0
-        if real_type in (STRING_REAL_ENUM, STRING_REAL_SET):
-            if members is None:
-                return _little_endian_writer(type_name(real_type), meta >> 8, None)
-            if real_type == STRING_REAL_ENUM:
-                return _little_endian_writer(f"ENUM({members} members)", meta >> 8, members + 1)
-            return _little_endian_writer(f"SET({members} members)", meta >> 8, 1 << members)
-        _, max_len = string_metadata(meta)
-        return _variable_writer(f"CHAR({max_len} bytes)", 2 if max_len > 255 else 1)
-    if column_type in VARCHAR_TYPES:
-        return _variable_writer(f"{type_name(column_type)}({meta} bytes)", 2 if meta > 255 else 1)
-    if column_type in BLOB_TYPES:
-        if not 1 <= meta <= 4:
-            raise EncodeError(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
-        return _variable_writer(type_name(column_type), meta)
-    if column_type == ColumnType.NULL:
-        return _fixed_writer("NULL", "0s", _null_pre)
-    if column_type == ColumnType.DECIMAL:
-        raise EncodeError("old DECIMAL (type 0) values carry no length in the binlog")
-    raise EncodeError(f"unknown column type {column_type}")
+    build = _WRITER_BUILDERS.get(column_type)
+    if build is None:
+        raise EncodeError(f"unknown column type {column_type}")
+    return build(column_type, meta, unsigned, members)
+
+
+# Each builder takes (column_type, meta, unsigned, members); most need only some of them.
+
+
+def _integer_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    return _int_writer(column_type, INTEGER_SIZES[column_type], unsigned)
+
+
+def _float_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    _expect_meta(column_type, meta, 4)
+    return _fixed_writer("FLOAT", "4s", _float32)
+
+
+def _double_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    _expect_meta(column_type, meta, 8)
+    return _double_writer()
+
+
+def _decimal_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    precision, scale = meta & 0xFF, meta >> 8
+    if not 1 <= precision or scale > precision:
+        raise EncodeError(f"invalid DECIMAL({precision},{scale}) metadata")
+    pre = _decimal_pre(precision, scale)
+    return _fixed_writer(f"DECIMAL({precision},{scale})", f"{len(pre(0))}s", pre)
+
+
+def _year_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    return _fixed_writer("YEAR", "B", _year)
+
+
+def _date_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    return _fixed_writer(type_name(column_type), "3s", _date)
+
+
+# The old TIME, DATETIME and TIMESTAMP without fractional seconds: (struct code, encoder).
+_OLD_TEMPORAL: dict[int, tuple[str, Callable[[Any], Any]]] = {
+    ColumnType.TIME: ("3s", _time_old),
+    ColumnType.DATETIME: ("Q", _datetime_old),
+    ColumnType.TIMESTAMP: ("I", _timestamp_old),
+}
+
+
+def _old_temporal_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    if not meta:
+        fmt, pre = _OLD_TEMPORAL[column_type]
+        return _fixed_writer(type_name(column_type), fmt, pre)
+    # A precision (from the schema) means the MariaDB 5.3 format with fractional seconds.
+    if meta > MAX_FSP:
+        raise EncodeError(f"{type_name(column_type)} precision {meta} is above {MAX_FSP}")
+    hires = _hires_pre(column_type, meta)
+    name = f"{type_name(column_type)}({meta})"
+    return _fixed_writer(name, f"{len(hires(_HIRES_SAMPLE[column_type]))}s", hires)
+
+
+# DATETIME2, TIMESTAMP2, TIME2: (bytes before the fraction, encoder for a precision).
+_TEMPORAL2: dict[int, tuple[int, Callable[[int], Callable[[Any], bytes]]]] = {
+    ColumnType.DATETIME2: (5, _datetime2_pre),
+    ColumnType.TIMESTAMP2: (4, _timestamp2_pre),
+    ColumnType.TIME2: (3, _time2_pre),
+}
+
+
+def _temporal2_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    fsp = meta
+    if fsp > MAX_FSP:
+        raise EncodeError(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
+    whole_bytes, encoder_for = _TEMPORAL2[column_type]
+    name = f"{type_name(column_type)}({fsp})"
+    return _fixed_writer(name, f"{whole_bytes + frac_bytes(fsp)}s", encoder_for(fsp))
+
+
+def _bit_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    size = bit_size(meta)
+    bits = (meta >> 8) * 8 + (meta & 0xFF)
+    return _fixed_writer(f"BIT({bits})", f"{size}s", _bit_pre(size, bits))
+
+
+def _string_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    byte0 = meta & 0xFF
+    real_type = column_type if column_type != ColumnType.STRING else byte0
+    if real_type in (STRING_REAL_ENUM, STRING_REAL_SET):
+        if members is None:
+            return _little_endian_writer(type_name(real_type), meta >> 8, None)
+        if real_type == STRING_REAL_ENUM:
+            return _little_endian_writer(f"ENUM({members} members)", meta >> 8, members + 1)
+        return _little_endian_writer(f"SET({members} members)", meta >> 8, 1 << members)
+    _, max_len = string_metadata(meta)
+    return _variable_writer(f"CHAR({max_len} bytes)", 2 if max_len > 255 else 1)
+
+
+def _varchar_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    return _variable_writer(f"{type_name(column_type)}({meta} bytes)", 2 if meta > 255 else 1)
+
+
+def _blob_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    if not 1 <= meta <= 4:
+        raise EncodeError(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
+    return _variable_writer(type_name(column_type), meta)
+
+
+def _null_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    return _fixed_writer("NULL", "0s", _null_pre)
+
+
+def _old_decimal_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    raise EncodeError("old DECIMAL (type 0) values carry no length in the binlog")
+
+
+_WRITER_BUILDERS: dict[int, Callable[[int, int, bool, int | None], ColumnWriter]] = {
+    **dict.fromkeys(INTEGER_SIZES, _integer_column),
+    ColumnType.FLOAT: _float_column,
+    ColumnType.DOUBLE: _double_column,
+    ColumnType.NEWDECIMAL: _decimal_column,
+    ColumnType.YEAR: _year_column,
+    ColumnType.DATE: _date_column,
+    ColumnType.NEWDATE: _date_column,
+    **dict.fromkeys(HIRES_TYPES, _old_temporal_column),
+    **dict.fromkeys(_TEMPORAL2, _temporal2_column),
+    ColumnType.BIT: _bit_column,
+    ColumnType.STRING: _string_column,
+    ColumnType.ENUM: _string_column,
+    ColumnType.SET: _string_column,
+    **dict.fromkeys(VARCHAR_TYPES, _varchar_column),
+    **dict.fromkeys(BLOB_TYPES, _blob_column),
+    ColumnType.NULL: _null_column,
+    ColumnType.DECIMAL: _old_decimal_column,
+}
 
 
 def _expect_meta(column_type: int, meta: int, expected: int) -> None:
