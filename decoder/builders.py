@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["event_builder"]
 
+Built = TypeVar("Built", bound="DataclassInstance")
 
-def event_builder(cls: type[Any], names: tuple[str, ...]) -> Callable[..., Any]:
+
+def event_builder(cls: type[Built], names: tuple[str, ...]) -> Callable[..., Built]:
     """A function ``build(*values)`` giving ``cls(**dict(zip(names, values)))``; ``names`` must
     be every field of the dataclass ``cls``."""
     declared = [f.name for f in dataclasses.fields(cls)]
@@ -31,5 +36,5 @@ def event_builder(cls: type[Any], names: tuple[str, ...]) -> Callable[..., Any]:
     lines.append("    return event")
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     exec(compile("\n".join(lines) + "\n", f"<{cls.__name__} builder>", "exec"), namespace)
-    build: Callable[..., Any] = namespace["build"]
+    build: Callable[..., Built] = namespace["build"]
     return build

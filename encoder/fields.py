@@ -310,48 +310,75 @@ def _refuse(path: str, value: Any, why: str) -> EncodeError:
 
 
 def _check(spec: Spec, value: Any, path: str) -> None:
-    kind, limit = spec.kind, spec.limit
-    if kind == "any":
-        return
-    if kind == "optional":
-        if value is not None:
-            _check(spec.inner, value, path)
-    elif kind == "int":
-        if not isinstance(value, int):
-            raise _refuse(path, value, "not an int")
-        if limit is not None and not 0 <= value < limit:
-            raise _refuse(path, value, f"not in 0..{limit - 1} ({limit.bit_length() - 1} bits)")
-    elif kind == "bool":
-        # 0 and 1 are read back as False and True, which equal them.
-        if not isinstance(value, int) or value not in (0, 1):
-            raise _refuse(path, value, "not a bool")
-    elif kind == "bytes":
-        if not isinstance(value, (bytes, bytearray)):
-            raise _refuse(path, value, "not bytes")
-        if limit is not None and len(value) > limit:
-            raise _refuse(path, value, f"{len(value)} bytes, its length field holds {limit}")
-    elif kind == "str":
-        if not isinstance(value, str):
-            raise _refuse(path, value, "not a str")
-        assert spec.encode is not None
-        try:
-            size = len(spec.encode(value))
-        except UnicodeEncodeError as exc:
-            raise _refuse(path, value, f"cannot be written: {exc.reason}") from None
-        if limit is not None and size > limit:
-            raise _refuse(path, value, f"{size} bytes, its length field holds {limit}")
-    elif kind == "sequence":
-        if not isinstance(value, (tuple, list)):
-            raise _refuse(path, value, "not a tuple")
-        if spec.inner.kind != "any":
-            for index, item in enumerate(value):
-                _check(spec.inner, item, f"{path}[{index}]")
-    else:
-        assert spec.record is not None
-        if not isinstance(value, spec.record):
-            raise _refuse(path, value, f"not a {spec.record.__name__}")
-        for name, inner in spec.inner:
-            _check(inner, getattr(value, name), f"{path}.{name}")
+    if spec.kind != "any":
+        _KIND_CHECKS.get(spec.kind, _check_record)(spec, value, path)
+
+
+def _check_optional(spec: Spec, value: Any, path: str) -> None:
+    if value is not None:
+        _check(spec.inner, value, path)
+
+
+def _check_int(spec: Spec, value: Any, path: str) -> None:
+    limit = spec.limit
+    if not isinstance(value, int):
+        raise _refuse(path, value, "not an int")
+    if limit is not None and not 0 <= value < limit:
+        raise _refuse(path, value, f"not in 0..{limit - 1} ({limit.bit_length() - 1} bits)")
+
+
+def _check_bool(spec: Spec, value: Any, path: str) -> None:
+    # 0 and 1 are read back as False and True, which equal them.
+    if not isinstance(value, int) or value not in (0, 1):
+        raise _refuse(path, value, "not a bool")
+
+
+def _check_bytes(spec: Spec, value: Any, path: str) -> None:
+    limit = spec.limit
+    if not isinstance(value, (bytes, bytearray)):
+        raise _refuse(path, value, "not bytes")
+    if limit is not None and len(value) > limit:
+        raise _refuse(path, value, f"{len(value)} bytes, its length field holds {limit}")
+
+
+def _check_str(spec: Spec, value: Any, path: str) -> None:
+    limit = spec.limit
+    if not isinstance(value, str):
+        raise _refuse(path, value, "not a str")
+    assert spec.encode is not None
+    try:
+        size = len(spec.encode(value))
+    except UnicodeEncodeError as exc:
+        raise _refuse(path, value, f"cannot be written: {exc.reason}") from None
+    if limit is not None and size > limit:
+        raise _refuse(path, value, f"{size} bytes, its length field holds {limit}")
+
+
+def _check_sequence(spec: Spec, value: Any, path: str) -> None:
+    if not isinstance(value, (tuple, list)):
+        raise _refuse(path, value, "not a tuple")
+    if spec.inner.kind != "any":
+        for index, item in enumerate(value):
+            _check(spec.inner, item, f"{path}[{index}]")
+
+
+def _check_record(spec: Spec, value: Any, path: str) -> None:
+    assert spec.record is not None
+    if not isinstance(value, spec.record):
+        raise _refuse(path, value, f"not a {spec.record.__name__}")
+    for name, inner in spec.inner:
+        _check(inner, getattr(value, name), f"{path}.{name}")
+
+
+# The full check of each kind of field (a record's is the default).
+_KIND_CHECKS: dict[str, Callable[[Spec, Any, str], None]] = {
+    "optional": _check_optional,
+    "int": _check_int,
+    "bool": _check_bool,
+    "bytes": _check_bytes,
+    "str": _check_str,
+    "sequence": _check_sequence,
+}
 
 
 # --- the quick check: compiled, true for the usual values ---------------------------------

@@ -184,7 +184,8 @@ def _int_writer(column_type: int, size: int, unsigned: bool) -> ColumnWriter:
     if size == 3:
 
         def pre(value: Any) -> bytes:
-            return value.to_bytes(3, "little", signed=signed)
+            packed: bytes = value.to_bytes(3, "little", signed=signed)
+            return packed
 
         return ColumnWriter("3s", 3, pre, encode)
     # struct's own range check is exactly the column's: signed codes for signed columns.
@@ -335,7 +336,8 @@ def _date(value: Any) -> bytes:
     if hour is not None and (hour or value.minute or value.second or value.microsecond):
         raise _cannot("DATE", value, "a DATE has no time of day")
     _check_fields("DATE", value, (("year", year, 1 << 15), ("month", month, 16), ("day", day, 32)))
-    return (day | month << 5 | year << 9).to_bytes(3, "little")
+    packed: int = day | month << 5 | year << 9
+    return packed.to_bytes(3, "little")
 
 
 def _time_fields(name: str, value: Any) -> tuple[bool, Any, Any, Any, Any]:
@@ -358,7 +360,7 @@ def _time_old(value: Any) -> bytes:
         "TIME", value, (("hour", hour, 1 << 24), ("minute", minute, 100), ("second", second, 100))
     )
     _no_fraction("TIME", value, microsecond)
-    number = hour * 10000 + minute * 100 + second
+    number: int = hour * 10000 + minute * 100 + second
     try:
         return (-number if negative else number).to_bytes(3, "little", signed=True)
     except OverflowError:
@@ -376,7 +378,7 @@ def _datetime_old(value: Any) -> int:
     _check_fields("DATETIME", value, (("year", value.year, 1 << 64), *fields))
     _no_fraction("DATETIME", value, value.microsecond)
     _no_time_zone("DATETIME", value)
-    number = value.year
+    number: int = value.year
     for _, field, _ in fields:
         number = number * 100 + field
     if number >= OLD_DATETIME_LIMIT:
@@ -394,6 +396,7 @@ def _timestamp_parts(value: Any) -> tuple[Any, Any]:
 
 
 def _timestamp_old(value: Any) -> int:
+    seconds: int
     seconds, microsecond = _timestamp_parts(value)
     _check_fields("TIMESTAMP", value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
     _no_fraction("TIMESTAMP", value, microsecond)
@@ -440,7 +443,8 @@ def _datetime2_pre(fsp: int) -> Callable[[Any], bytes]:
             _no_time_zone(name, value)
         ymd = (year * 13 + month) << 5 | day
         packed = (ymd << 17 | hour << 12 | minute << 6 | second) + 0x8000000000
-        return (packed << (8 * nbytes) | microsecond // byte_unit).to_bytes(size, "big")
+        stored: int = packed << (8 * nbytes) | microsecond // byte_unit
+        return stored.to_bytes(size, "big")
 
     return encode_datetime2
 
@@ -460,7 +464,8 @@ def _timestamp2_pre(fsp: int) -> Callable[[Any], bytes]:
             microsecond % unit
         ):
             _fraction_error(name, value, microsecond, fsp)
-        return (seconds << (8 * nbytes) | microsecond // byte_unit).to_bytes(size, "big")
+        packed: int = seconds << (8 * nbytes) | microsecond // byte_unit
+        return packed.to_bytes(size, "big")
 
     return encode_timestamp2
 
@@ -487,6 +492,7 @@ def _time2_pre(fsp: int) -> Callable[[Any], bytes]:
         ):
             _fraction_error(name, value, microsecond, fsp)
         hms = hour << 12 | minute << 6 | second
+        stored: int
         if nbytes == 3:
             packed = hms << 24 | microsecond
             stored = (-packed if negative else packed) + 0x800000000000
@@ -534,8 +540,8 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
             seconds, microsecond = _timestamp_parts(value)
             _check_fields(name, value, (("seconds", seconds, _MAX_SECONDS + 1),), _TIMESTAMP_END)
             check_fraction(value, microsecond)
-            units = microsecond // unit
-            return (seconds << (8 * nbytes) | units).to_bytes(4 + nbytes, "big")
+            packed: int = seconds << (8 * nbytes) | microsecond // unit
+            return packed.to_bytes(4 + nbytes, "big")
 
         return encode_timestamp
     if column_type == ColumnType.TIME:
@@ -552,7 +558,7 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
             )
             check_fraction(value, microsecond)
             packed = ((hour * 60 + minute) * 60 + second) * 10**fsp + microsecond // unit
-            stored = zero - packed if negative else zero + packed
+            stored: int = zero - packed if negative else zero + packed
             if not 0 <= stored < 1 << (8 * size):
                 raise _cannot(name, value, "out of range")
             return stored.to_bytes(size, "big")
@@ -589,7 +595,7 @@ def _hires_pre(column_type: int, fsp: int) -> Callable[[Any], bytes]:
         check_fraction(value, microsecond)
         _no_time_zone(name, value)
         seconds = ((((year * 13 + month) * 32 + day) * 24 + hour) * 60 + minute) * 60 + second
-        packed = seconds * 10**fsp + microsecond // unit
+        packed: int = seconds * 10**fsp + microsecond // unit
         if packed >= limit:
             raise _cannot(name, value, why)
         return packed.to_bytes(size, "big")
@@ -659,13 +665,14 @@ def _variable_writer(name: str, prefix: int) -> ColumnWriter:
             if not isinstance(value, (bytes, bytearray, memoryview)):
                 raise _cannot(name, value, "not bytes")
             value = bytes(value)
-        if len(value) > limit:
+        data: bytes = value
+        if len(data) > limit:
             raise _cannot(
                 name,
                 value,
-                f"{len(value)} bytes, its {prefix}-byte length holds at most {limit}",
+                f"{len(data)} bytes, its {prefix}-byte length holds at most {limit}",
             )
-        return len(value).to_bytes(prefix, "little") + value
+        return len(data).to_bytes(prefix, "little") + data
 
     return ColumnWriter("", prefix, None, encode)
 
@@ -689,73 +696,154 @@ def column_writer(
     them (an ENUM index is then at most that, 0 being the server's '' for an invalid value;
     a SET bitmask has no bit beyond them).
     """
-    size = INTEGER_SIZES.get(column_type)
-    if size is not None:
-        return _int_writer(column_type, size, unsigned)
-    if column_type == ColumnType.FLOAT:
-        _expect_meta(column_type, meta, 4)
-        return _fixed_writer("FLOAT", "4s", _float32)
-    if column_type == ColumnType.DOUBLE:
-        _expect_meta(column_type, meta, 8)
-        return _double_writer()
-    if column_type == ColumnType.NEWDECIMAL:
-        precision, scale = meta & 0xFF, meta >> 8
-        if not 1 <= precision or scale > precision:
-            raise EncodeError(f"invalid DECIMAL({precision},{scale}) metadata")
-        pre = _decimal_pre(precision, scale)
-        return _fixed_writer(f"DECIMAL({precision},{scale})", f"{len(pre(0))}s", pre)
-    if column_type == ColumnType.YEAR:
-        return _fixed_writer("YEAR", "B", _year)
-    if column_type in (ColumnType.DATE, ColumnType.NEWDATE):
-        return _fixed_writer(type_name(column_type), "3s", _date)
-    if column_type in HIRES_TYPES and meta:
-        if meta > MAX_FSP:
-            raise EncodeError(f"{type_name(column_type)} precision {meta} is above {MAX_FSP}")
-        pre = _hires_pre(column_type, meta)
-        name = f"{type_name(column_type)}({meta})"
-        return _fixed_writer(name, f"{len(pre(_HIRES_SAMPLE[column_type]))}s", pre)
-    if column_type == ColumnType.TIME:
-        return _fixed_writer("TIME", "3s", _time_old)
-    if column_type == ColumnType.DATETIME:
-        return _fixed_writer("DATETIME", "Q", _datetime_old)
-    if column_type == ColumnType.TIMESTAMP:
-        return _fixed_writer("TIMESTAMP", "I", _timestamp_old)
-    if column_type in (ColumnType.DATETIME2, ColumnType.TIMESTAMP2, ColumnType.TIME2):
-        fsp = meta
-        if fsp > MAX_FSP:
-            raise EncodeError(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
-        name = f"{type_name(column_type)}({fsp})"
-        if column_type == ColumnType.DATETIME2:
-            return _fixed_writer(name, f"{5 + frac_bytes(fsp)}s", _datetime2_pre(fsp))
-        if column_type == ColumnType.TIMESTAMP2:
-            return _fixed_writer(name, f"{4 + frac_bytes(fsp)}s", _timestamp2_pre(fsp))
-        return _fixed_writer(name, f"{3 + frac_bytes(fsp)}s", _time2_pre(fsp))
-    if column_type == ColumnType.BIT:
-        size = bit_size(meta)
-        bits = (meta >> 8) * 8 + (meta & 0xFF)
-        return _fixed_writer(f"BIT({bits})", f"{size}s", _bit_pre(size, bits))
-    if column_type in (ColumnType.STRING, ColumnType.ENUM, ColumnType.SET):
-        byte0 = meta & 0xFF
-        real_type = column_type if column_type != ColumnType.STRING else byte0
-        if real_type in (STRING_REAL_ENUM, STRING_REAL_SET):
-            if members is None:
-                return _little_endian_writer(type_name(real_type), meta >> 8, None)
-            if real_type == STRING_REAL_ENUM:
-                return _little_endian_writer(f"ENUM({members} members)", meta >> 8, members + 1)
-            return _little_endian_writer(f"SET({members} members)", meta >> 8, 1 << members)
-        _, max_len = string_metadata(meta)
-        return _variable_writer(f"CHAR({max_len} bytes)", 2 if max_len > 255 else 1)
-    if column_type in VARCHAR_TYPES:
-        return _variable_writer(f"{type_name(column_type)}({meta} bytes)", 2 if meta > 255 else 1)
-    if column_type in BLOB_TYPES:
-        if not 1 <= meta <= 4:
-            raise EncodeError(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
-        return _variable_writer(type_name(column_type), meta)
-    if column_type == ColumnType.NULL:
-        return _fixed_writer("NULL", "0s", _null_pre)
-    if column_type == ColumnType.DECIMAL:
-        raise EncodeError("old DECIMAL (type 0) values carry no length in the binlog")
-    raise EncodeError(f"unknown column type {column_type}")
+    build = _WRITER_BUILDERS.get(column_type)
+    if build is None:
+        raise EncodeError(f"unknown column type {column_type}")
+    return build(column_type, meta, unsigned, members)
+
+
+# Each builder takes (column_type, meta, unsigned, members); most need only some of them.
+
+
+def _integer_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    return _int_writer(column_type, INTEGER_SIZES[column_type], unsigned)
+
+
+def _float_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    _expect_meta(column_type, meta, 4)
+    return _fixed_writer("FLOAT", "4s", _float32)
+
+
+def _double_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    _expect_meta(column_type, meta, 8)
+    return _double_writer()
+
+
+def _decimal_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    precision, scale = meta & 0xFF, meta >> 8
+    if not 1 <= precision or scale > precision:
+        raise EncodeError(f"invalid DECIMAL({precision},{scale}) metadata")
+    pre = _decimal_pre(precision, scale)
+    return _fixed_writer(f"DECIMAL({precision},{scale})", f"{len(pre(0))}s", pre)
+
+
+def _year_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    return _fixed_writer("YEAR", "B", _year)
+
+
+def _date_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    return _fixed_writer(type_name(column_type), "3s", _date)
+
+
+# The old TIME, DATETIME and TIMESTAMP without fractional seconds: (struct code, encoder).
+_OLD_TEMPORAL: dict[int, tuple[str, Callable[[Any], Any]]] = {
+    ColumnType.TIME: ("3s", _time_old),
+    ColumnType.DATETIME: ("Q", _datetime_old),
+    ColumnType.TIMESTAMP: ("I", _timestamp_old),
+}
+
+
+def _old_temporal_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    if not meta:
+        fmt, pre = _OLD_TEMPORAL[column_type]
+        return _fixed_writer(type_name(column_type), fmt, pre)
+    # A precision (from the schema) means the MariaDB 5.3 format with fractional seconds.
+    if meta > MAX_FSP:
+        raise EncodeError(f"{type_name(column_type)} precision {meta} is above {MAX_FSP}")
+    hires = _hires_pre(column_type, meta)
+    name = f"{type_name(column_type)}({meta})"
+    return _fixed_writer(name, f"{len(hires(_HIRES_SAMPLE[column_type]))}s", hires)
+
+
+# DATETIME2, TIMESTAMP2, TIME2: (bytes before the fraction, encoder for a precision).
+_TEMPORAL2: dict[int, tuple[int, Callable[[int], Callable[[Any], bytes]]]] = {
+    ColumnType.DATETIME2: (5, _datetime2_pre),
+    ColumnType.TIMESTAMP2: (4, _timestamp2_pre),
+    ColumnType.TIME2: (3, _time2_pre),
+}
+
+
+def _temporal2_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    fsp = meta
+    if fsp > MAX_FSP:
+        raise EncodeError(f"{type_name(column_type)} precision {fsp} is above {MAX_FSP}")
+    whole_bytes, encoder_for = _TEMPORAL2[column_type]
+    name = f"{type_name(column_type)}({fsp})"
+    return _fixed_writer(name, f"{whole_bytes + frac_bytes(fsp)}s", encoder_for(fsp))
+
+
+def _bit_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    size = bit_size(meta)
+    bits = (meta >> 8) * 8 + (meta & 0xFF)
+    return _fixed_writer(f"BIT({bits})", f"{size}s", _bit_pre(size, bits))
+
+
+def _string_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    byte0 = meta & 0xFF
+    real_type = column_type if column_type != ColumnType.STRING else byte0
+    if real_type in (STRING_REAL_ENUM, STRING_REAL_SET):
+        if members is None:
+            return _little_endian_writer(type_name(real_type), meta >> 8, None)
+        if real_type == STRING_REAL_ENUM:
+            return _little_endian_writer(f"ENUM({members} members)", meta >> 8, members + 1)
+        return _little_endian_writer(f"SET({members} members)", meta >> 8, 1 << members)
+    _, max_len = string_metadata(meta)
+    return _variable_writer(f"CHAR({max_len} bytes)", 2 if max_len > 255 else 1)
+
+
+def _varchar_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    return _variable_writer(f"{type_name(column_type)}({meta} bytes)", 2 if meta > 255 else 1)
+
+
+def _blob_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    if not 1 <= meta <= 4:
+        raise EncodeError(f"{type_name(column_type)} length-prefix size {meta} is not 1..4")
+    return _variable_writer(type_name(column_type), meta)
+
+
+def _null_column(column_type: int, meta: int, unsigned: bool, members: int | None) -> ColumnWriter:
+    return _fixed_writer("NULL", "0s", _null_pre)
+
+
+def _old_decimal_column(
+    column_type: int, meta: int, unsigned: bool, members: int | None
+) -> ColumnWriter:
+    raise EncodeError("old DECIMAL (type 0) values carry no length in the binlog")
+
+
+_WRITER_BUILDERS: dict[int, Callable[[int, int, bool, int | None], ColumnWriter]] = {
+    **dict.fromkeys(INTEGER_SIZES, _integer_column),
+    ColumnType.FLOAT: _float_column,
+    ColumnType.DOUBLE: _double_column,
+    ColumnType.NEWDECIMAL: _decimal_column,
+    ColumnType.YEAR: _year_column,
+    ColumnType.DATE: _date_column,
+    ColumnType.NEWDATE: _date_column,
+    **dict.fromkeys(HIRES_TYPES, _old_temporal_column),
+    **dict.fromkeys(_TEMPORAL2, _temporal2_column),
+    ColumnType.BIT: _bit_column,
+    ColumnType.STRING: _string_column,
+    ColumnType.ENUM: _string_column,
+    ColumnType.SET: _string_column,
+    **dict.fromkeys(VARCHAR_TYPES, _varchar_column),
+    **dict.fromkeys(BLOB_TYPES, _blob_column),
+    ColumnType.NULL: _null_column,
+    ColumnType.DECIMAL: _old_decimal_column,
+}
 
 
 def _expect_meta(column_type: int, meta: int, expected: int) -> None:

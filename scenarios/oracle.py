@@ -56,7 +56,7 @@ def cell_text(column: Column, value: Any) -> Cell:
     if kind == "year":
         return f"{value:04d}"
     if kind == "enum":
-        return column.members[value - 1]
+        return column.members[int(value) - 1]
     if kind == "set":
         return ",".join(m for i, m in enumerate(column.members) if value >> i & 1)
     if isinstance(value, Date):

@@ -62,11 +62,6 @@ def _big_endian(matrix: Any) -> Any:
     return _unsigned(matrix, ">")
 
 
-def _little_endian(matrix: Any) -> Any:
-    """The rows of an (n, size) uint8 matrix as little-endian unsigned integers (uint64)."""
-    return _unsigned(matrix, "<")
-
-
 # The numpy unsigned integer width holding a value of 1 to 8 bytes.
 _WIDTHS = (0, 1, 2, 4, 4, 8, 8, 8, 8)
 

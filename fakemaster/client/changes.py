@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fakemaster.client.position import CommittedGroup
 from fakemaster.vocabulary.columns import column_names, unsigned_flags
@@ -58,6 +58,9 @@ from fakemaster.vocabulary.events import (
     XaXid,
 )
 from fakemaster.vocabulary.values import ABSENT
+
+if TYPE_CHECKING:
+    from fakemaster.vocabulary.events import RowPair
 
 __all__ = [
     "DDL",
@@ -186,7 +189,8 @@ def group_changes(
                 operation, after = INSERT, shape.image(raw)
             elif isinstance(event, UpdateRowsEvent):
                 operation = UPDATE
-                before, after = shape.image(raw[0]), shape.image(raw[1])
+                pair = cast("RowPair", raw)  # an UPDATE's rows are pairs
+                before, after = shape.image(pair[0]), shape.image(pair[1])
             elif isinstance(event, DeleteRowsEvent):
                 operation, before = DELETE, shape.image(raw)
             else:

@@ -35,7 +35,7 @@ class ReconnectPolicy:
 
     def backoff(self, failures: int) -> float:
         """Seconds to wait before the next connection after ``failures`` in a row."""
-        return min(self.delay * 2 ** (failures - 1), self.max_delay)
+        return min(self.delay * 2.0 ** (failures - 1), self.max_delay)
 
 
 @dataclass

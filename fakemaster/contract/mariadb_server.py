@@ -650,7 +650,8 @@ class MariaDBServer:
         import pymysql.converters  # type: ignore[import-untyped]
 
         def quote(text: str) -> str:
-            return "'" + pymysql.converters.escape_string(text) + "'"
+            escaped: str = pymysql.converters.escape_string(text)
+            return "'" + escaped + "'"
 
         options = [
             f"MASTER_HOST={quote(host)}",

@@ -281,7 +281,7 @@ class ServerSession:
             if self._awaiting_first_packet():
                 data = self._first_packet(data, actions)
             self._reader.feed(data)
-            while self.state is not State.CLOSED:
+            while not self.closed:  # (the property: each step may close the session)
                 if self.state is State.DUMPING:
                     self._reader.expect_sequence(None)
                 try:

@@ -66,6 +66,7 @@ def points(
 @st.composite
 def faults(
     draw: st.DrawFn,
+    /,
     *,
     kinds: Iterable[FaultKind | str] | None = None,
     sessions: int = 1,

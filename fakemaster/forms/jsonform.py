@@ -20,8 +20,9 @@ import re
 import sys
 import types
 import typing
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeVar
 
 from fakemaster.vocabulary import events as events_module
 from fakemaster.vocabulary import values as values_module
@@ -472,37 +473,60 @@ def value_from_json(data: JsonValue, hint: Any = Any) -> Any:
         )
     if origin is not None:
         return _untyped_from_json(data)
-    if hint is bytes:
-        if isinstance(data, str):  # plain text is accepted for hand-written input
-            return data.encode("utf-8")
-        value = _untyped_from_json(data)
-        if not isinstance(value, bytes):
-            raise JsonFormError(f"expected bytes, got {data!r}")
-        return value
-    if hint is bool:
-        if not isinstance(data, bool):
-            raise JsonFormError(f"expected true or false, got {data!r}")
-        return data
-    if hint is int:
-        if not isinstance(data, int) or isinstance(data, bool):
-            raise JsonFormError(f"expected an integer, got {data!r}")
-        return data
-    if hint is str:
-        if not isinstance(data, str):
-            raise JsonFormError(f"expected a string, got {data!r}")
-        return data
-    if hint is float:
-        if isinstance(data, (int, float)) and not isinstance(data, bool):
-            return float(data)
-        value = _untyped_from_json(data)
-        if not isinstance(value, float):
-            raise JsonFormError(f"expected a number, got {data!r}")
-        return value
+    plain = _PLAIN_FROM_JSON.get(hint)
+    if plain is not None:
+        return plain(data)
     if isinstance(hint, type) and (dataclasses.is_dataclass(hint) or _is_namedtuple_class(hint)):
         if hint in (Date, DateTime, Time, Timestamp):
             return _untyped_from_json(data)
         return _object_from_json(data, hint)
     return _untyped_from_json(data)
+
+
+def _bytes_field_from_json(data: JsonValue) -> bytes:
+    if isinstance(data, str):  # plain text is accepted for hand-written input
+        return data.encode("utf-8")
+    value = _untyped_from_json(data)
+    if not isinstance(value, bytes):
+        raise JsonFormError(f"expected bytes, got {data!r}")
+    return value
+
+
+def _bool_field_from_json(data: JsonValue) -> bool:
+    if not isinstance(data, bool):
+        raise JsonFormError(f"expected true or false, got {data!r}")
+    return data
+
+
+def _int_field_from_json(data: JsonValue) -> int:
+    if not isinstance(data, int) or isinstance(data, bool):
+        raise JsonFormError(f"expected an integer, got {data!r}")
+    return data
+
+
+def _str_field_from_json(data: JsonValue) -> str:
+    if not isinstance(data, str):
+        raise JsonFormError(f"expected a string, got {data!r}")
+    return data
+
+
+def _float_field_from_json(data: JsonValue) -> float:
+    if isinstance(data, (int, float)) and not isinstance(data, bool):
+        return float(data)
+    value = _untyped_from_json(data)
+    if not isinstance(value, float):
+        raise JsonFormError(f"expected a number, got {data!r}")
+    return value
+
+
+# The value of a field annotated with a plain type, from its JSON form.
+_PLAIN_FROM_JSON: dict[object, Callable[[JsonValue], object]] = {
+    bytes: _bytes_field_from_json,
+    bool: _bool_field_from_json,
+    int: _int_field_from_json,
+    str: _str_field_from_json,
+    float: _float_field_from_json,
+}
 
 
 def _untyped_from_json(data: JsonValue) -> Any:
@@ -541,7 +565,12 @@ def _object_from_json(data: JsonValue, cls: type) -> Any:
     return _construct(cls, data, what=cls.__name__)
 
 
-def _construct(cls: type, data: dict[str, JsonValue], *, what: str, fixed: Any = None) -> Any:
+Constructed = TypeVar("Constructed")
+
+
+def _construct(
+    cls: type[Constructed], data: dict[str, JsonValue], *, what: str, fixed: Any = None
+) -> Constructed:
     hints = _field_hints(cls)
     if dataclasses.is_dataclass(cls):
         names = [f.name for f in _init_fields(cls)]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fakemaster.vocabulary.constants import (
     CHECKSUM_LEN,
@@ -434,7 +434,7 @@ def _describe_rows(event: RowsEvent, ctx: BinlogContext) -> tuple[str, list[str]
     for row in event.rows:
         details.append(f"### {verb} {target}")
         if isinstance(event, UpdateRowsEvent):
-            before, after = row
+            before, after = cast("RowPair", row)  # an UPDATE's rows are pairs
             details.append("### WHERE")
             details.extend(_row_lines(before, table))
             details.append("### SET")
@@ -537,9 +537,12 @@ def _has_fraction(value: Any) -> bool:
     return isinstance(value, (DateTime, Time, Timestamp)) and bool(value.microsecond)
 
 
+# A describer takes an event of its key's class (which a dict's type cannot say: hence Any).
+_Describer = Callable[[Any, BinlogContext], tuple[str, list[str]]]
+
 # The describer of each event class (a subclass falls back to its base's, then to the generic
 # "Class field=value" line): tests/test_checklists.py checks every event class has one.
-DESCRIBERS: dict[type, Any] = {
+DESCRIBERS: dict[type[Event], _Describer] = {
     FormatDescriptionEvent: _describe_fde,
     RotateEvent: _describe_rotate,
     StopEvent: _describe_stop,
@@ -564,5 +567,8 @@ DESCRIBERS: dict[type, Any] = {
     TableMapEvent: _describe_table_map,
     RowsEvent: _describe_rows,
 }
+
+if TYPE_CHECKING:
+    from fakemaster.vocabulary.events import RowPair
 
 __all__ = ["DESCRIBERS", "Lister", "describe", "format_value", "hexdump_lines", "list_events"]

@@ -7,7 +7,7 @@ decoder's, ``_repairs``), or as a table's typed structs (``_typed_image``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fakemaster.spark import changes
 from fakemaster.spark.column_texts import _TEMPORAL, _Fallback
@@ -30,6 +30,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from fakemaster.vocabulary.context import BinlogContext
+    from fakemaster.vocabulary.events import RowPair
 
 RawEvents = Callable[[], "tuple[BinlogContext, Iterator[tuple[int, Any]]]"]
 """The events of a table again, with a context to decode them (see ``_repairs``)."""
@@ -129,7 +130,8 @@ def _repairs(
         for row, side, c in wanted[offset]:
             image = event.rows[row]
             if isinstance(event, UpdateRowsEvent):
-                image = image[0] if side == "before" else image[1]
+                pair = cast("RowPair", image)  # an UPDATE's rows are pairs
+                image = pair[0] if side == "before" else pair[1]
             found[(offset, row, side, c)] = image[c]
     return found
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fakemaster.spark.columns import Catalogue, TableInfo, table_info
 from fakemaster.vocabulary.constants import GtidFlag
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from decoder.binlog_file import Source
+    from fakemaster.vocabulary.events import RowPair
 
 __all__ = [
     "CHANGE_EVENT_DDL",
@@ -479,9 +480,10 @@ def _rows(state: FileState, out: EventColumns, pos: int, event: RowsEvent) -> No
         out.after.null(count)
     else:
         assert isinstance(event, UpdateRowsEvent)
-        _add_images(out.before, info, present, [r[0] for r in event.rows])
+        pairs = cast("tuple[RowPair, ...]", event.rows)  # an UPDATE's rows are pairs
+        _add_images(out.before, info, present, [r[0] for r in pairs])
         after_present = _present(event.columns_present_after, width)
-        _add_images(out.after, info, after_present, [r[1] for r in event.rows])
+        _add_images(out.after, info, after_present, [r[1] for r in pairs])
     out.add_common(
         count,
         op,

@@ -279,6 +279,7 @@ def _charsets(table_map: TableMapEvent, real_types: Sequence[int]) -> list[str |
     """Per column, the charset its TABLE_MAP says (None for non-character columns or when it
     says nothing)."""
     out: list[str | None] = [None] * len(real_types)
+    wanted: Callable[[int], bool]
     for kinds, wanted in (
         (
             (OptionalMetadata.DEFAULT_CHARSET, OptionalMetadata.COLUMN_CHARSET),

@@ -92,7 +92,8 @@ def _common_gtids(data: Any, offsets: Any) -> _CommonGtids | None:
 
         def numbers(at: int, dtype: str) -> list[int]:
             width = np.dtype(dtype).itemsize
-            return head[:, at : at + width].copy().view(dtype).ravel().tolist()
+            values: list[int] = head[:, at : at + width].copy().view(dtype).ravel().tolist()
+            return values
 
         servers = numbers(SERVER_ID_OFFSET, "<u4")
         seqs = numbers(HEADER_LEN, "<u8")

@@ -345,7 +345,7 @@ class BinlogStore:
         pos = 0
         size = len(data)
         while pos + HEADER_LEN <= size:
-            length = U32.unpack_from(data, pos + EVENT_LENGTH_OFFSET)[0]
+            length: int = U32.unpack_from(data, pos + EVENT_LENGTH_OFFSET)[0]
             start = base + pos
             if length < HEADER_LEN or length > MAX_EVENT_SIZE:
                 index.scan_stopped = True

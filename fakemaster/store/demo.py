@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
 from fakemaster.store import DEFAULT_SERVER_VERSION, AppendedGroup, MemoryBinlogStore
@@ -36,6 +37,9 @@ from fakemaster.vocabulary.events import (
     XidEvent,
 )
 from fakemaster.vocabulary.values import Date, DateTime, Timestamp
+
+if TYPE_CHECKING:
+    from fakemaster.vocabulary.events import RowImage, RowPair
 
 __all__ = ["DEMO_DATABASE", "DEMO_STATEMENTS", "DemoTable", "DemoWriter", "demo_store"]
 
@@ -222,7 +226,7 @@ def row_statement(query: str, table: DemoTable, rows_event: Event) -> list[Event
     return [AnnotateRowsEvent(query=query.encode()), table.table_map(), rows_event]
 
 
-def write_rows(table: DemoTable, rows: Sequence[tuple[object, ...]]) -> WriteRowsEvent:
+def write_rows(table: DemoTable, rows: Sequence[RowImage]) -> WriteRowsEvent:
     return WriteRowsEvent(
         table_id=table.table_id,
         rows_flags=RowsFlag.STMT_END,
@@ -232,9 +236,7 @@ def write_rows(table: DemoTable, rows: Sequence[tuple[object, ...]]) -> WriteRow
     )
 
 
-def update_rows(
-    table: DemoTable, rows: Sequence[tuple[tuple[object, ...], tuple[object, ...]]]
-) -> UpdateRowsEvent:
+def update_rows(table: DemoTable, rows: Sequence[RowPair]) -> UpdateRowsEvent:
     return UpdateRowsEvent(
         table_id=table.table_id,
         rows_flags=RowsFlag.STMT_END,
@@ -245,7 +247,7 @@ def update_rows(
     )
 
 
-def delete_rows(table: DemoTable, rows: Sequence[tuple[object, ...]]) -> DeleteRowsEvent:
+def delete_rows(table: DemoTable, rows: Sequence[RowImage]) -> DeleteRowsEvent:
     return DeleteRowsEvent(
         table_id=table.table_id,
         rows_flags=RowsFlag.STMT_END,

@@ -188,7 +188,7 @@ def decrypt_key_file(
     ciphertext = data[salt_end:]
     if not ciphertext or len(ciphertext) % BLOCK:
         raise KeyFileError("cannot decrypt the key file: its length is not whole AES blocks")
-    padded = decryptor.update(ciphertext) + decryptor.finalize()
+    padded: bytes = decryptor.update(ciphertext) + decryptor.finalize()
     pad = padded[-1]
     if not 1 <= pad <= BLOCK or padded[-pad:] != bytes([pad]) * pad:
         raise KeyFileError("cannot decrypt the key file: wrong file key?")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from fakemaster.vocabulary.constants import (
     MARIADB_POST_HEADER_LENGTHS,
@@ -18,6 +18,19 @@ from fakemaster.vocabulary.constants import (
     EventFlag,
     EventType,
 )
+
+# A row image: per table column its value, or ABSENT for a column the image leaves out; an
+# UPDATE's row is a (before, after) pair of them.
+if TYPE_CHECKING:
+    from fakemaster.vocabulary.values import ColumnValue, _Absent
+
+    RowImage: TypeAlias = tuple[ColumnValue | _Absent, ...]
+    RowPair: TypeAlias = tuple[RowImage, RowImage]
+else:
+    # At run time both read as Any: the field checks (encoder/fields.py) and the JSON form
+    # (forms/jsonform.py) read these annotations, and a row's values are not theirs to check
+    # but the column writers' and the value forms'.
+    RowImage = RowPair = Any
 
 __all__ = [
     "ROWS_EVENT_CLASSES",
@@ -426,7 +439,8 @@ class RowsEvent(Event):
     compressed: bool = False
     width: int = 0
     columns_present: bytes = b""
-    rows: tuple[Any, ...] = ()
+    # A row image each, or for UPDATE a (before, after) pair of them.
+    rows: tuple[RowImage | RowPair, ...] = ()
 
     _CODES: ClassVar[dict[tuple[int, bool], int]] = {}
 

@@ -6,12 +6,22 @@ so temporal values keep their fields as stored instead of being forced into ``da
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 if TYPE_CHECKING:  # imported by the conversions that need it: the codec and server do not
     import datetime as _dt
+    from decimal import Decimal
 
-__all__ = ["ABSENT", "Date", "DateTime", "Time", "Timestamp"]
+__all__ = ["ABSENT", "ColumnValue", "Date", "DateTime", "Time", "Timestamp"]
+
+# One column's value in a row image: what decoder/values.py gives (the first line; None for
+# NULL) and what encoder/values.py also takes (the second: a str only for a DECIMAL, a date,
+# datetime or timedelta for the temporal types, bytes-like objects for the byte types). A
+# string, so that neither decimal nor datetime is imported to name it.
+ColumnValue: TypeAlias = (
+    "int | float | Decimal | bytes | Date | DateTime | Time | Timestamp | None"
+    " | str | _dt.date | _dt.timedelta | bytearray | memoryview"
+)
 
 
 class _Absent:

@@ -562,7 +562,11 @@ def rows_events_for(
 
 @st.composite
 def table_maps_with_rows(
-    draw: st.DrawFn, max_columns: int = 12, max_table_id: int = (1 << 48) - 1, **rows_options: Any
+    draw: st.DrawFn,
+    /,
+    max_columns: int = 12,
+    max_table_id: int = (1 << 48) - 1,
+    **rows_options: Any,
 ) -> tuple[TableMapEvent, RowsEvent]:
     """A TABLE_MAP and a rows event of its table."""
     table_map = draw(table_maps(max_columns=max_columns, max_table_id=max_table_id))

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from encoder.packets import frame_parts
-from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventType
-from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, HEADER_LEN, TYPE_CODE_OFFSET
+from fakemaster.vocabulary.constants import HEADER_LEN, MAX_PACKET_PAYLOAD, EventType
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
 
 __all__ = ["LARGE_EVENT", "FramedBlock", "FramedSpan", "SpanEnd", "frame_block"]
 

@@ -770,13 +770,10 @@ class DumpStream:
         capability = self.capability
         out: bytes | memoryview = event
         if type_code == EventType.ANNOTATE_ROWS and not self.flags & DumpFlag.SEND_ANNOTATE_ROWS:
-            if capability >= SlaveCapability.TOLERATE_HOLES:
+            kept = self._unasked_annotate(event, capability)
+            if kept is None:
                 return None
-            if capability < SlaveCapability.ANNOTATE:
-                replaced = dummy_event(event, self._alg)
-                if replaced is None:
-                    raise DumpError(MSG_ANNOTATE_DUMMY, coordinates=True)
-                out = replaced
+            out = kept
         if type_code == EventType.GTID and capability < SlaveCapability.GTID:
             # make_compatible_event measures the event with its CRC.
             if len(event) < HEADER_LEN + _GTID_BODY_LEN:
@@ -804,6 +801,18 @@ class DumpStream:
         ):
             return None
         return self._event_packet(out, end)
+
+    def _unasked_annotate(self, event: memoryview, capability: int) -> bytes | memoryview | None:
+        """An ANNOTATE_ROWS the replica did not ask for: left out (None) for a replica that
+        tolerates holes, a dummy event for one that knows no ANNOTATE_ROWS, else as it is."""
+        if capability >= SlaveCapability.TOLERATE_HOLES:
+            return None
+        if capability >= SlaveCapability.ANNOTATE:
+            return event
+        replaced = dummy_event(event, self._alg)
+        if replaced is None:
+            raise DumpError(MSG_ANNOTATE_DUMMY, coordinates=True)
+        return replaced
 
     def _track_gtid(self, event: memoryview, checksum: bool) -> None:
         """The GTID bookkeeping of a dump by GTID: skip groups before the start position,

@@ -549,25 +549,29 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
     right = _operand(parser, source, session)
     if op.text not in ("<>", "!="):
         _note_constraint(source, left, right)
-    test = {
-        "=": lambda c: c == 0,
-        "<=>": lambda c: c == 0,
-        "<>": lambda c: c != 0,
-        "!=": lambda c: c != 0,
-        "<": lambda c: c < 0,
-        "<=": lambda c: c <= 0,
-        ">": lambda c: c > 0,
-        ">=": lambda c: c >= 0,
-    }[op.text]
+    test = _COMPARISON_TESTS[op.text]
     null_safe = op.text == "<=>"
 
     def compare(row: Sequence[CellValue]) -> bool:
         a, b = left.get(row), right.get(row)
         if a is None or b is None:
             return null_safe and a is None and b is None
-        return bool(test(_compare(left, a, right, b)))
+        return test(_compare(left, a, right, b))
 
     return compare
+
+
+# Each comparison operator as a test of the sign of _compare's result.
+_COMPARISON_TESTS: dict[str, Callable[[int], bool]] = {
+    "=": lambda c: c == 0,
+    "<=>": lambda c: c == 0,
+    "<>": lambda c: c != 0,
+    "!=": lambda c: c != 0,
+    "<": lambda c: c < 0,
+    "<=": lambda c: c <= 0,
+    ">": lambda c: c > 0,
+    ">=": lambda c: c >= 0,
+}
 
 
 def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from encoder.packets import frame_parts
 from fakemaster.core.dump.framing import LARGE_EVENT, frame_block
-from fakemaster.vocabulary.constants import MAX_PACKET_PAYLOAD, EventType
-from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, HEADER_LEN, TYPE_CODE_OFFSET
+from fakemaster.vocabulary.constants import HEADER_LEN, MAX_PACKET_PAYLOAD, EventType
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
 from tests.budget import examples
 
 TYPES = [
