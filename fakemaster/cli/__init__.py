@@ -4,7 +4,10 @@ Each command is a module of its own with the same shape: ``add_parser(subparsers
 command's parser and sets its ``handler``, ``run(args)``, which returns the exit status.
 ``COMMANDS`` names the modules; a command's module is imported only to build its parser, so
 ``serve`` loads none of the others'. Bad input (a corrupt binlog, a bad JSON line, an event that
-cannot be encoded) gives one ``error: ...`` line on stderr and exit status 1, never a traceback.
+cannot be encoded) gives one ``error: ...`` line on stderr and exit status 1, never a traceback;
+a usage error exit status 2. Every parser is a :class:`~fakemaster.cli.options.CommandParser`
+(no abbreviations, ``-V``/``--version``); options more than one command takes come from
+fakemaster.cli.options.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Sequence
 
 from fakemaster.cli.collection_hold import hold_collection, resume_collection
 from fakemaster.cli.common import EXIT_ERROR, EXIT_OK, CommandError, Handler
+from fakemaster.cli.options import CommandParser
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -27,10 +31,10 @@ COMMANDS: dict[str, str] = {
     "build": "fakemaster.cli.build",
     "serve": "fakemaster.cli.serve",
     "scenarios": "fakemaster.cli.scenarios",
-    "pcap": "fakemaster.scapy.command",
-    "check": "fakemaster.contract.command",
+    "pcap": "fakemaster.cli.pcap",
+    "check": "fakemaster.cli.check",
     "record": "fakemaster.cli.record",
-    "pipeline": "fakemaster.spark.command",
+    "pipeline": "fakemaster.cli.pipeline",
 }
 
 
@@ -38,8 +42,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser. Given the arguments (``argv``) and a command name as the first
     one, only that command's parser is built: ``serve`` does not import and build the other
     commands' (issue #7, readiness); otherwise (no command, ``--help``, a wrong name) all of them."""
-    parser = argparse.ArgumentParser(
-        prog="fakemaster", description="A fake MariaDB primary and byte-exact binlog codec."
+    parser = CommandParser(
+        prog="fakemaster",
+        description="A fake MariaDB primary and byte-exact binlog codec.",
+        epilog="Exit status: 0 done, 1 an error (one 'error:' line; for check, a case "
+        "failed), 2 a usage error.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     names = [argv[0]] if argv and argv[0] in COMMANDS else list(COMMANDS)

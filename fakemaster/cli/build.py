@@ -33,8 +33,12 @@ def add_parser(subparsers: Subparsers) -> None:
             "nothing is rounded, truncated or wrapped, and no file is left behind."
         ),
     )
-    parser.add_argument("events", metavar="EVENTS.jsonl", help="JSON lines file, or - for stdin")
-    parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
+    parser.add_argument(
+        "events", metavar="EVENTS", help="JSON lines file (dump --json's output), or - for stdin"
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, type=Path, metavar="FILE", help="the binlog file to write"
+    )
     parser.add_argument(
         "--fix-positions",
         action="store_true",

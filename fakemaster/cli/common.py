@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_ERROR",
     "EXIT_OK",
+    "EXIT_USAGE",
     "CommandError",
     "Handler",
     "Subparsers",
@@ -35,6 +36,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_USAGE = 2  # argparse's, for a command line it cannot parse
 
 
 class CommandError(Exception):

@@ -1,4 +1,4 @@
-"""``python -m fakemaster record --upstream HOST:PORT --out DIR``: a real primary's binlog files
+"""``python -m fakemaster record --host HOST --port PORT --out DIR``: a real primary's binlog files
 and its answers to a replica's setup statements, recorded for ``serve`` to replay
 (docs/record.md)."""
 
@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from fakemaster.cli.common import EXIT_OK, CommandError, Subparsers, int_range, seconds
+from fakemaster.cli.options import add_connection_options, add_deprecated_alias
 
 __all__ = ["add_parser", "run"]
 
@@ -24,11 +25,15 @@ def add_parser(subparsers: Subparsers) -> None:
             "default the recording ends at the end of the primary's binlog."
         ),
     )
-    parser.add_argument("--upstream", required=True, metavar="HOST:PORT", help="the primary")
-    parser.add_argument(
-        "--user", default="root", help="account (%(default)s); it needs REPLICATION SLAVE"
+    add_connection_options(parser, listening=False, host="127.0.0.1", port=3306, user="root")
+    add_deprecated_alias(
+        parser,
+        "--upstream",
+        replacement="--host HOST --port PORT",
+        dest="host",
+        convert=_host_port,
+        metavar="HOST:PORT",
     )
-    parser.add_argument("--password", default="", help="its password (default: none)")
     parser.add_argument(
         "--out",
         required=True,
@@ -58,6 +63,14 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def _host_port(text: str, namespace: argparse.Namespace) -> None:
+    """``--upstream HOST:PORT`` (deprecated) as ``--host HOST --port PORT``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not host or not 0 < int(port) <= 65535:
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    namespace.host, namespace.port = host.strip("[]"), int(port)
+
+
 def run(args: argparse.Namespace) -> int:
     from fakemaster.record.recorder import (
         DEFAULT_REPLICA_SERVER_ID,
@@ -67,9 +80,6 @@ def run(args: argparse.Namespace) -> int:
     )
     from fakemaster.vocabulary.errors import FakemasterError
 
-    host, sep, port = str(args.upstream).rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise CommandError(f"--upstream: expected HOST:PORT, got {args.upstream!r}")
     if args.stop_at is not None:
         try:
             stop = StopRule.parse_stop_at(args.stop_at)
@@ -78,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         stop = StopRule(until_idle=args.until_idle)
     options = RecordOptions(
-        host=host.strip("[]"),
-        port=int(port),
+        host=args.host,
+        port=args.port,
         out=args.out,
         user=args.user,
         password=args.password,

@@ -13,6 +13,8 @@ __all__ = ["add_parser", "run"]
 def add_parser(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "scenarios",
+        # argparse would print "{show} ...", as if the action were required.
+        usage="%(prog)s [-h] [-V] [show NAME|FILE]",
         help="list the built-in scenarios, or show one",
         description=(
             "List the built-in scenarios (serve --scenario NAME serves one), one per line: "
@@ -20,7 +22,9 @@ def add_parser(subparsers: Subparsers) -> None:
             "settings, tables with their initial rows, and each transaction's statements."
         ),
     )
-    actions = parser.add_subparsers(dest="scenarios_action", metavar="show")
+    actions = parser.add_subparsers(
+        dest="scenarios_action", metavar="show", help="print one scenario (optional)"
+    )
     show = actions.add_parser("show", help="print one scenario")
     show.add_argument("scenario", metavar="NAME|FILE", help="a built-in scenario or a TOML file")
     parser.set_defaults(handler=run)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fakemaster.cli.common import CommandError, Subparsers, int_range, seconds
+from fakemaster.cli.options import add_connection_options, add_deprecated_alias
 from fakemaster.cli.serve_loop import serve_until_stopped
 from fakemaster.cli.serve_settings import check_exposure, served_config, variable_setting
 from fakemaster.cli.serve_source import served_source
@@ -50,12 +51,8 @@ def add_parser(subparsers: Subparsers) -> None:
             "demo stream. It prints the address it listens on, and stops on SIGINT or SIGTERM."
         ),
     )
-    parser.add_argument("--host", default=defaults.host, help="address to listen on (%(default)s)")
-    parser.add_argument(
-        "--port",
-        type=int_range(0, 65535),
-        default=3306,
-        help="TCP port (%(default)s); 0 picks a free one",
+    add_connection_options(
+        parser, listening=True, host=defaults.host, port=3306, user=defaults.user
     )
     parser.add_argument(
         "--binlog-dir",
@@ -87,15 +84,6 @@ def add_parser(subparsers: Subparsers) -> None:
         "--binlog-basename",
         metavar="NAME",
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
-    )
-    parser.add_argument(
-        "--user",
-        default=defaults.user,
-        help="account name (%(default)s); root has all privileges, any other name those of "
-        "GRANT REPLICATION SLAVE, REPLICATION CLIENT",
-    )
-    parser.add_argument(
-        "--password", default=defaults.password, help="its password (default: none)"
     )
     parser.add_argument(
         "--allow-empty-password-remote",
@@ -155,6 +143,7 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--gtid-domain-id",
         type=int_range(0, 0xFFFFFFFF),
+        metavar="N",
         help=f"@@gtid_domain_id (default: the scenario's, else {defaults.gtid_domain_id})",
     )
     told = parser.add_argument_group(
@@ -168,14 +157,23 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     told.add_argument(
         "--version-string",
-        metavar="S",
+        metavar="VERSION",
         help=f"@@version, without the handshake's 5.5.5- prefix (demo: {DEFAULT_VERSION})",
     )
     told.add_argument(
-        "--checksum",
+        "--binlog-checksum",
+        dest="checksum",
         type=str.upper,
         choices=("CRC32", "NONE"),
-        help="@@binlog_checksum (demo: CRC32)",
+        help="@@binlog_checksum, as the server option of that name (demo: CRC32)",
+    )
+    add_deprecated_alias(
+        told,
+        "--checksum",
+        replacement="--binlog-checksum",
+        dest="checksum",
+        type=str.upper,
+        choices=("CRC32", "NONE"),
     )
     told.add_argument(
         "--variable",

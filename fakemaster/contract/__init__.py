@@ -8,7 +8,7 @@ through an adapter, and judge what it reconstructed (docs/contract.md).
 * :mod:`fakemaster.contract.cases`: built-in scenarios under their faults, generated cases;
 * :mod:`fakemaster.contract.runner`: serving a case and running the client;
 * :mod:`fakemaster.contract.report`: the terminal table and JUnit XML;
-* :mod:`fakemaster.contract.command`: ``python -m fakemaster check``;
+* :mod:`fakemaster.cli.check`: ``python -m fakemaster check``;
 * :mod:`fakemaster.contract.roundtrip`: property-based round trips (hypothesis);
 * :mod:`fakemaster.contract.pytest`: the cases as pytest parameters, a real MariaDB replica
   fixture;

@@ -31,7 +31,8 @@ Settings for every fake master of a run, as command-line flags or ini keys (the 
 ``--fakemaster-server-id`` / ``fakemaster_server_id``, ``--fakemaster-user``,
 ``--fakemaster-password``, ``--fakemaster-version-string``, ``--fakemaster-semi-sync``,
 ``--fakemaster-semi-sync-timeout`` (ms), ``--fakemaster-gtid-domain-id``,
-``--fakemaster-checksum``, ``--fakemaster-host``.
+``--fakemaster-binlog-checksum`` (formerly ``--fakemaster-checksum``, still read),
+``--fakemaster-host``: each named as ``serve``'s option of the same setting.
 
 The plugin is this module's options and fixtures only; what they stand on lives next to it:
 ``settings.py`` (the run's settings as a typed value), ``builders.py`` (a server's config,
@@ -42,6 +43,7 @@ names a test imports from here are re-exported (``__all__``).
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol, TypeVar, cast
 
@@ -96,6 +98,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             **flag_options,
         )
         parser.addini(setting.ini, help=f"fakemaster: {setting.help}")
+        if setting.old_option is not None and setting.old_ini is not None:
+            # The former spelling, kept working and out of the help (CHANGELOG.md).
+            group.addoption(
+                setting.old_option,
+                dest=setting.ini,
+                default=None,
+                metavar=setting.metavar,
+                help=argparse.SUPPRESS,
+            )
+            parser.addini(setting.old_ini, help=f"fakemaster: deprecated, use {setting.ini}")
 
 
 def pytest_configure(config: pytest.Config) -> None:

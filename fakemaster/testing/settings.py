@@ -36,11 +36,20 @@ def _parse_checksum(text: str) -> str:
     return upper
 
 
-def _setting(flag: str, parse: Callable[[str], Any], help: str, metavar: str) -> Any:
-    """A :class:`RunSettings` field: unset (None) by default, with what its flag needs."""
+def _setting(
+    flag: str, parse: Callable[[str], Any], help: str, metavar: str, old_flag: str | None = None
+) -> Any:
+    """A :class:`RunSettings` field: unset (None) by default, with what its flag needs (and the
+    flag it was once spelled, kept working)."""
     return dataclasses.field(
         default=None,
-        metadata={"flag": flag, "parse": parse, "help": help, "metavar": metavar},
+        metadata={
+            "flag": flag,
+            "parse": parse,
+            "help": help,
+            "metavar": metavar,
+            "old_flag": old_flag,
+        },
     )
 
 
@@ -49,13 +58,13 @@ class RunSettings:
     """The ServerConfig fields set for the whole run; None: not set (ServerConfig's default)."""
 
     host: str | None = _setting(
-        "host", str, "address fake masters listen on (default 127.0.0.1)", "ADDR"
+        "host", str, "address fake masters listen on (default 127.0.0.1)", "HOST"
     )
     server_id: int | None = _setting("server-id", int, "server id of fake masters (default 1)", "N")
-    user: str | None = _setting("user", str, "account replicas log in with (default root)", "NAME")
-    password: str | None = _setting("password", str, "its password (default: empty)", "TEXT")
+    user: str | None = _setting("user", str, "account replicas log in with (default root)", "USER")
+    password: str | None = _setting("password", str, "its password (default: empty)", "PASSWORD")
     version: str | None = _setting(
-        "version-string", str, "@@version (default 10.11.19-MariaDB-log)", "S"
+        "version-string", str, "@@version (default 10.11.19-MariaDB-log)", "VERSION"
     )
     semi_sync_enabled: bool | None = _setting(
         "semi-sync", _parse_bool, "semi-sync replication on", "BOOL"
@@ -67,7 +76,11 @@ class RunSettings:
         "gtid-domain-id", int, "@@gtid_domain_id (default 0)", "N"
     )
     binlog_checksum: str | None = _setting(
-        "checksum", _parse_checksum, "@@binlog_checksum (default CRC32)", "ALG"
+        "binlog-checksum",
+        _parse_checksum,
+        "@@binlog_checksum (default CRC32)",
+        "CRC32|NONE",
+        old_flag="checksum",
     )
 
     def config_fields(self) -> dict[str, Any]:
@@ -82,13 +95,15 @@ class RunSettings:
 @dataclass(frozen=True)
 class Setting:
     """A ServerConfig field settable for the whole run as ``--fakemaster-<flag>`` or the ini
-    key ``fakemaster_<flag with underscores>``."""
+    key ``fakemaster_<flag with underscores>``; the flag is serve's option of the same setting
+    (tests/fakemaster/test_cli_consistency.py). ``old_flag``: a former spelling, still read."""
 
     field: str
     flag: str
     parse: Callable[[str], Any]
     help: str
     metavar: str
+    old_flag: str | None = None
 
     @property
     def option(self) -> str:
@@ -97,6 +112,14 @@ class Setting:
     @property
     def ini(self) -> str:
         return "fakemaster_" + self.flag.replace("-", "_")
+
+    @property
+    def old_option(self) -> str | None:
+        return None if self.old_flag is None else "--fakemaster-" + self.old_flag
+
+    @property
+    def old_ini(self) -> str | None:
+        return None if self.old_flag is None else "fakemaster_" + self.old_flag.replace("-", "_")
 
 
 SETTINGS: tuple[Setting, ...] = tuple(
@@ -111,10 +134,11 @@ def read_settings(config: pytest.Config) -> RunSettings:
     for setting in SETTINGS:
         raw = config.getoption(setting.ini, None)
         source = setting.option
-        if raw is None:
-            ini_value = config.getini(setting.ini)
-            if isinstance(ini_value, str) and ini_value.strip():
-                raw, source = ini_value.strip(), f"ini key {setting.ini}"
+        for ini in (setting.ini, setting.old_ini):
+            if raw is None and ini is not None:
+                ini_value = config.getini(ini)
+                if isinstance(ini_value, str) and ini_value.strip():
+                    raw, source = ini_value.strip(), f"ini key {ini}"
         if raw is None:
             continue
         try:

@@ -108,9 +108,9 @@ def recording(
         result = run_codec_workload(primary)
         quiescent(primary)
         directory = tmp_path_factory.mktemp("recording") / "rec"
-        upstream = f"{primary.host}:{primary.port}"
         done = run_cli(
-            "record", "--upstream", upstream, "--user", USER, "--password", PASSWORD,
+            "record", "--host", primary.host, "--port", str(primary.port),
+            "--user", USER, "--password", PASSWORD,
             "--out", str(directory),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr

@@ -48,7 +48,7 @@ def test_record_writes_the_served_files_their_index_and_the_replay_file(
 ) -> None:
     store, master = served
     out = tmp_path / "rec"
-    argv = ["record", "--upstream", f"{master.host}:{master.port}", "--user", USER]
+    argv = ["record", "--host", master.host, "--port", str(master.port), "--user", USER]
     assert main([*argv, "--password", PASSWORD, "--out", str(out)]) == 0
     files = files_of(store)
     assert recorded(out) == files
@@ -228,7 +228,7 @@ def test_the_query_session_keeps_refusals_when_told_to(
 def test_stop_at_must_be_gtids_or_a_position(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["record", "--upstream", "127.0.0.1:1", "--out", str(tmp_path / "x"), "--stop-at"]
+    argv = ["record", "--port", "1", "--out", str(tmp_path / "x"), "--stop-at"]
     assert main([*argv, text]) == 1
     assert "--stop-at: expected" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

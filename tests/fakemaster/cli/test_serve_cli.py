@@ -183,7 +183,7 @@ def test_serve_prints_its_address_answers_sql_and_stops_on_sigterm() -> None:
 
 
 def test_sigint_stops_it_with_a_dump_running_and_heartbeats_flow() -> None:
-    with serve("--checksum", "NONE", "--heartbeat", "0.2") as served:
+    with serve("--binlog-checksum", "NONE", "--heartbeat", "0.2") as served:
         conn = pymysql.connect(
             host=served.host, port=served.port, user="root", password="", read_timeout=START_WAIT
         )

@@ -119,7 +119,10 @@ def test_a_toml_scenario_is_served_with_its_settings(tmp_path: Path) -> None:
             "contradicts the scenario's binlog_row_image=MINIMAL",
         ),
         (["--scenario", "multi_domain", "--server-id", "5"], "server_id: configured 5"),
-        (["--scenario", "multi_domain", "--checksum", "NONE"], "binlog_checksum: configured"),
+        (
+            ["--scenario", "multi_domain", "--binlog-checksum", "NONE"],
+            "binlog_checksum: configured",
+        ),
     ],
 )
 def test_bad_scenario_options_are_one_error_line(options: list[str], message: str) -> None:

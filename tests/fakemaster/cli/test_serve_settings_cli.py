@@ -96,7 +96,7 @@ def test_variables_say_what_the_binlog_cannot(tmp_path: Path) -> None:
     [
         (["--server-id", "5"], "server_id: configured 5, but the served binlog says 1"),
         (
-            ["--checksum", "NONE"],
+            ["--binlog-checksum", "NONE"],
             "binlog_checksum: configured NONE, but the served binlog says CRC32",
         ),
         (

@@ -11,7 +11,7 @@ from tests.test_layering import loaded_after_importing
 
 @pytest.mark.parametrize(
     "modules",
-    [["fakemaster"], ["fakemaster.scapy"], ["fakemaster.scapy.command"]],
+    [["fakemaster"], ["fakemaster.scapy"], ["fakemaster.cli.pcap"]],
 )
 def test_importing_does_not_load_scapy(modules: list[str]) -> None:
     loaded = loaded_after_importing(modules)

@@ -26,9 +26,9 @@ from tests.peers.policy import require_module
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
+from fakemaster.cli.pcap import add_parser, run  # noqa: E402
 from fakemaster.scapy import ComBinlogDump, dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import PcapWriter, RecordedConnection  # noqa: E402
-from fakemaster.scapy.command import add_parser, run  # noqa: E402
 
 SERVER_PORT = 3307
 EVENTS: list[Event] = [

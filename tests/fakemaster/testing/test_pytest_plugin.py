@@ -223,7 +223,7 @@ def test_inner_ini_keys_and_flags(pytester: pytest.Pytester) -> None:
         fakemaster_password = pw
         fakemaster_semi_sync_timeout = 1500
         fakemaster_semi_sync = off
-        fakemaster_checksum = none
+        fakemaster_binlog_checksum = none
         """
     )
     pytester.makepyfile(
@@ -251,9 +251,17 @@ def test_inner_bad_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*fakemaster: ini key fakemaster_server_id: invalid literal*"])
     pytester.makeini("[pytest]\nfakemaster_server_id = 1\n")
+    result = run_inner(pytester, "--fakemaster-binlog-checksum=MD5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--fakemaster-binlog-checksum: expected CRC32 or NONE*"])
+    # The former spellings still read the same setting.
     result = run_inner(pytester, "--fakemaster-checksum=MD5")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--fakemaster-checksum: expected CRC32 or NONE*"])
+    result.stderr.fnmatch_lines(["*--fakemaster-binlog-checksum: expected CRC32 or NONE*"])
+    pytester.makeini("[pytest]\nfakemaster_checksum = MD5\n")
+    result = run_inner(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini key fakemaster_checksum: expected CRC32 or NONE*"])
 
 
 def test_inner_factory_and_marker(pytester: pytest.Pytester) -> None:

@@ -4,10 +4,11 @@ Registered by :mod:`fakemaster.cli` through :func:`add_parser`; the contract mac
 scenarios) is imported only when the command runs.
 
     python -m fakemaster check --client "CMD {host} {port} {out}" [--list] [--only CASE]
-        [--seed N] [--generated N] [--junit-xml FILE] [--timeout S] [--workdir DIR]
+        [--seed N] [--generated N] [--junit-xml FILE] [--timeout SECONDS] [--workdir DIR]
 
 Exit status: 0 when every case passed, 1 when one failed (or on a usage error the command
-finds, such as a pattern that matches no case), 2 for argparse's usage errors.
+finds, such as a pattern that matches no case), 2 for argparse's usage errors (README.md, "Exit
+status").
 """
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ def add_parser(subparsers: Any) -> None:
         help="run only this case (a name from --list or a pattern such as 'compressed/*'); repeatable",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="the first seed of the generated cases (default 0)"
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the first seed of the generated cases (default 0)",
     )
     parser.add_argument(
         "--generated",
@@ -66,7 +71,7 @@ def add_parser(subparsers: Any) -> None:
         "--timeout",
         type=float,
         default=None,
-        metavar="S",
+        metavar="SECONDS",
         help="seconds a client may take to catch up in one case (default 60)",
     )
     parser.add_argument(

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from fakemaster.cli.options import add_port_option
+
 __all__ = ["add_parser", "run"]
 
 
@@ -28,9 +30,8 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a pcap file")
     parser.add_argument("--json", action="store_true", help="one JSON object per packet")
-    parser.add_argument(
-        "--port",
-        type=int,
+    add_port_option(
+        parser,
         default=None,
         help="the server's TCP port (default: the destination port of the first SYN)",
     )

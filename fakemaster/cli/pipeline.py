@@ -1,5 +1,5 @@
-"""``python -m fakemaster pipeline batch FILES... --out DIR`` and ``pipeline stream --host H
---port P --out DIR --checkpoint DIR``: binlog files, or a primary read as a replica, to change
+"""``python -m fakemaster pipeline batch FILES... --out DIR`` and ``pipeline stream --host HOST
+--port PORT --out DIR --checkpoint DIR``: binlog files, or a primary read as a replica, to change
 events and materialised tables on Spark (the extra ``fakemaster[spark]``).
 
 The CLI registers it with ``add_parser(subparsers)``; PySpark is imported only when the command
@@ -16,6 +16,8 @@ import sys
 import threading
 import time
 from typing import Any, TextIO
+
+from fakemaster.cli.options import add_connection_options
 
 __all__ = ["add_parser", "run"]
 
@@ -52,21 +54,14 @@ def add_parser(subparsers: Any) -> None:
         "--batch-id",
         type=int,
         default=0,
+        metavar="N",
         help="the batch these files are (default 0; the same id again rewrites that batch)",
     )
-    batch.add_argument(
-        "--master", default="local[*]", help="Spark master when not under spark-submit"
-    )
-    batch.add_argument(
-        "--shuffle-partitions", type=int, default=None, help="spark.sql.shuffle.partitions"
-    )
+    _add_spark_options(batch)
     stream = modes.add_parser(
         "stream", help="read a primary as a replica, micro-batch by micro-batch"
     )
-    stream.add_argument("--host", required=True)
-    stream.add_argument("--port", type=int, required=True)
-    stream.add_argument("--user", default="root")
-    stream.add_argument("--password", default="")
+    add_connection_options(stream, listening=False, host="127.0.0.1", port=3306, user="root")
     stream.add_argument("--out", required=True, metavar="DIR", help="the output directory")
     stream.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="the streaming query's checkpoint"
@@ -76,23 +71,44 @@ def add_parser(subparsers: Any) -> None:
         "--catalog",
         dest="catalogue",
         metavar="JSON|FILE",
-        help="a schema catalogue",
+        help="a schema catalogue: column names, keys, charsets, defaults per table",
     )
     stream.add_argument(
         "--max-rows-per-batch",
         type=int,
         default=None,
+        metavar="N",
         help="admission control (Spark 4.2+; ignored on 4.0/4.1)",
     )
-    stream.add_argument("--start-gtid", default=None, help="resume by GTID from this GTID list")
+    stream.add_argument(
+        "--start-gtid",
+        default=None,
+        metavar="GTIDS",
+        help="resume by GTID from this GTID list (D-S-N,...)",
+    )
     stream.add_argument(
         "--available-now",
         action="store_true",
         help="process what the primary has now, then stop (default: run until interrupted)",
     )
-    stream.add_argument("--master", default="local[*]")
-    stream.add_argument("--shuffle-partitions", type=int, default=None)
+    _add_spark_options(stream)
     parser.set_defaults(handler=run)
+
+
+def _add_spark_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--master",
+        default="local[*]",
+        metavar="URL",
+        help="Spark master when not under spark-submit (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--shuffle-partitions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="spark.sql.shuffle.partitions (default: Spark's)",
+    )
 
 
 def _progress(spark: Any, total: int, err: TextIO, done: threading.Event, started: float) -> None:
