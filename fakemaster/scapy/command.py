@@ -63,6 +63,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "cannot be reassembled past the cut",
             file=sys.stderr,
         )
+    if not records.connections:
+        where = f"port {args.port}" if args.port is not None else "a port (no SYN: give --port)"
+        print(f"warning: {args.file}: no TCP connection to {where}", file=sys.stderr)
     contexts: dict[int, BinlogContext] = {}
     for record in records:
         if args.json:

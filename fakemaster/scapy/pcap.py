@@ -133,7 +133,7 @@ def dissect_pcap(path: str | Path, port: int | None = None) -> Dissection:
     """Every MySQL packet of the capture's connections to ``port`` (found when None)."""
     if port is None:
         port = server_port(path)
-        if port is None:
+        if port is None:  # no connection starts in the capture: which side serves is unknown
             return Dissection([], [], 0, truncated_frames(path))
     capture = _Capture(port)
     truncated = 0
