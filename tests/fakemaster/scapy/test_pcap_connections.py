@@ -28,7 +28,7 @@ require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.
 from fakemaster.scapy import ComBinlogDump, PacketRecord, dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import PcapWriter  # noqa: E402
 from fakemaster.scapy.command import add_parser, run  # noqa: E402
-from fakemaster.scapy.records import MISSING, NOT_DISSECTED  # noqa: E402
+from fakemaster.scapy.records import INCOMPLETE, MISSING, NOT_DISSECTED, UNDECODED  # noqa: E402
 
 SERVER = 3307
 SYN, FIN, PSH, ACK = 0x02, 0x01, 0x08, 0x10
@@ -180,3 +180,73 @@ def test_the_command_says_bytes_are_missing(
     err = capsys.readouterr().err.splitlines()
     assert f"server>client: missing: {length} bytes at stream offset {offset}" in err[0]
     assert err[-1].startswith("error: ") and "missing or not dissected" in err[-1]
+
+
+def one_dump_capture(path: Path, server_bytes: bytes, *, syn: bool = True) -> None:
+    """A capture of one dump connection whose server stream after the OK is ``server_bytes``."""
+    query, request, _, _ = dump([])
+    writer = PcapWriter(path)
+    if syn:
+        wire = Wire(writer, 40000, (1, 2))
+    else:  # a capture started after the handshake
+        wire = Wire.__new__(Wire)
+        wire.writer, wire.port, wire.next = writer, 40000, [2, 3]
+    start(wire, query, request)
+    wire.send(1, server_bytes)
+    wire.fin()
+    writer.close()
+
+
+def test_a_direction_ending_inside_a_packet_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "cut.pcap"
+    served = events(3, "x")
+    _, _, server, ends = dump(served)
+    one_dump_capture(path, server[11 : ends[1] - 5])  # the FDE's packet without its last bytes
+    records = dissect_pcap(path)
+    assert events_of(records, 1) == served[:1]
+    problem = records.problems
+    assert [(p.kind, p.from_server, p.offset, p.length) for p in problem] == [
+        (INCOMPLETE, True, ends[0], ends[1] - 5 - ends[0])
+    ]
+
+
+def test_an_event_the_decoder_refuses_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "crc.pcap"
+    served = events(3, "x")
+    _, _, server, ends = dump(served)
+    broken = bytearray(server)
+    broken[ends[2] - 6] ^= 0xFF  # a byte of the first QUERY's text: its CRC32 no longer holds
+    one_dump_capture(path, bytes(broken[11:]))
+    records = dissect_pcap(path)
+    assert events_of(records, 1) == served[:2] + served[3:]
+    [problem] = records.problems
+    assert (problem.kind, problem.from_server) == (UNDECODED, True)
+    refused = [r for r in records if r.decode_error is not None]
+    assert len(refused) == 1 and refused[0].decode_error in problem.detail
+
+
+def test_a_packet_no_layer_knows_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "raw.pcap"
+    _, _, server, ends = dump(events(1, "x"))
+    # After the events, a packet of the dump that is no event, EOF or ERR (0x05...).
+    strange = frame(b"\x05strange", 4)[0]
+    one_dump_capture(path, server[11 : ends[-1]] + strange)
+    records = dissect_pcap(path)
+    [problem] = records.problems
+    assert (problem.kind, problem.from_server) == (UNDECODED, True)
+    assert "no layer knows it" in problem.detail
+
+
+def test_a_capture_without_syn_needs_the_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "nosyn.pcap"
+    served = events(3, "x")
+    _, _, server, _ = dump(served)
+    one_dump_capture(path, server[11:], syn=False)
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="command"))
+    assert run(parser.parse_args(["pcap", str(path)]), io.StringIO()) == 0
+    assert "no TCP connection to a port (no SYN: give --port)" in capsys.readouterr().err
+    records = dissect_pcap(path, SERVER)  # the first segment of each direction starts it
+    assert (events_of(records, 1), records.problems) == (served, [])
