@@ -17,7 +17,7 @@ from typing import Any
 from scapy.config import conf
 from scapy.packet import Packet, Raw
 
-from fakemaster.scapy.reassembly import TcpDirection
+from fakemaster.scapy.reassembly import Gap, TcpDirection
 from fakemaster.scapy.records import (
     INCOMPLETE,
     MISSING,
@@ -29,7 +29,12 @@ from fakemaster.scapy.records import (
 )
 from fakemaster.scapy.stream import ReplicationClient, ReplicationServer
 
-__all__ = ["Connection"]
+__all__ = ["HOLE_LIMIT", "Connection"]
+
+# Bytes that may wait behind a hole for the segment that fills it (out-of-order capture,
+# retransmission) before the hole is given up for lost: far more than a TCP window in practice,
+# and a bound on the memory a capture that lost a segment early can take.
+HOLE_LIMIT = 64 << 20
 
 
 @dataclass
@@ -40,6 +45,8 @@ class _Side:
     tcp: TcpDirection = field(default_factory=TcpDirection)
     waiting: bytearray = field(default_factory=bytearray)
     offset: int = 0  # the stream offset of waiting[0]
+    lost: int | None = None  # where the framing was lost to a hole (None: it was not)
+    lost_bytes: int = 0  # bytes from ``lost`` on, not dissected
 
 
 def _split_padding(pkt: Packet) -> tuple[Packet, bytes]:
@@ -55,8 +62,9 @@ def _split_padding(pkt: Packet) -> tuple[Packet, bytes]:
 class Connection:
     """One TCP connection between ``client`` and the server, numbered ``number``."""
 
-    def __init__(self, number: int, client: str) -> None:
+    def __init__(self, number: int, client: str, hole_limit: int = HOLE_LIMIT) -> None:
         self.number = number
+        self.hole_limit = hole_limit
         self.client = client
         self.sides = (_Side(ReplicationClient), _Side(ReplicationServer))
         self.session: dict[str, Any] = {}  # the connection's ConnectionState lives here
@@ -77,6 +85,9 @@ class Connection:
         """The packets that a segment of the connection completes."""
         side = self.sides[from_server]
         records = self._dissect(from_server, side.tcp.segment(seq, data), time)
+        while side.tcp.waiting > self.hole_limit:
+            gap, after = side.tcp.skip_hole()
+            self._lose(from_server, [gap], after)
         if "F" in flags:
             side.tcp.fin(seq, len(data))
         if "F" in flags or "R" in flags:
@@ -85,22 +96,35 @@ class Connection:
 
     def close(self) -> None:
         """The end of the connection (or of the capture): report what was left over."""
-        for from_server, side in enumerate(self.sides):
+        for from_server in (False, True):
+            side = self.sides[from_server]
             gaps, after = side.tcp.close()
-            for gap in gaps:
-                self._problem(bool(from_server), MISSING, gap.offset, gap.length)
-            left = len(side.waiting)
-            if gaps and (left or after):
+            if gaps:
+                self._lose(from_server, gaps, after)
+            if side.lost is not None:
                 detail = "a packet cut by missing bytes, and all after it (the framing is lost)"
-                size = left + len(after)
-                self._problem(bool(from_server), NOT_DISSECTED, side.offset, size, detail)
-            elif left:
+                self._problem(from_server, NOT_DISSECTED, side.lost, side.lost_bytes, detail)
+            elif side.waiting:
                 detail = "the direction ends inside a packet"
-                self._problem(bool(from_server), INCOMPLETE, side.offset, left, detail)
+                self._problem(from_server, INCOMPLETE, side.offset, len(side.waiting), detail)
             side.waiting.clear()
+
+    def _lose(self, from_server: bool, gaps: list[Gap], after: bytes) -> None:
+        """Holes given up for lost: reported, and the direction's framing lost from the packet
+        they cut on (the bytes after a hole cannot be told apart into packets)."""
+        side = self.sides[from_server]
+        for gap in gaps:
+            self._problem(from_server, MISSING, gap.offset, gap.length)
+        if side.lost is None:
+            side.lost, side.lost_bytes = side.offset, len(side.waiting)
+            side.waiting.clear()
+        side.lost_bytes += len(after)
 
     def _dissect(self, from_server: bool, data: bytes, time: float) -> list[PacketRecord]:
         side = self.sides[from_server]
+        if side.lost is not None:
+            side.lost_bytes += len(data)
+            return []
         side.waiting += data
         records: list[PacketRecord] = []
         while side.waiting:

@@ -17,7 +17,7 @@ from scapy.layers.inet import TCP
 from scapy.packet import Packet
 from scapy.utils import PcapReader
 
-from fakemaster.scapy.connections import Connection
+from fakemaster.scapy.connections import HOLE_LIMIT, Connection
 from fakemaster.scapy.records import PacketRecord, StreamProblem
 
 __all__ = [
@@ -85,8 +85,9 @@ def _tcp_data(tcp: Packet) -> bytes:
 class _Capture:
     """The connections of one capture to ``port`` and what they dissected to."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, hole_limit: int) -> None:
         self.port = port
+        self.hole_limit = hole_limit
         self.open: dict[_Key, Connection] = {}
         self.closed: list[Connection] = []
         self.records: list[PacketRecord] = []
@@ -110,7 +111,8 @@ class _Capture:
             connection = None
         if connection is None:
             self.count += 1
-            connection = self.open[key] = Connection(self.count, f"{key[0]}:{key[1]}")
+            client = f"{key[0]}:{key[1]}"
+            connection = self.open[key] = Connection(self.count, client, self.hole_limit)
         if "S" in flags:
             connection.syn(from_server, int(tcp.seq))
             return
@@ -129,13 +131,17 @@ class _Capture:
         return [problem for connection in self.closed for problem in connection.problems]
 
 
-def dissect_pcap(path: str | Path, port: int | None = None) -> Dissection:
-    """Every MySQL packet of the capture's connections to ``port`` (found when None)."""
+def dissect_pcap(
+    path: str | Path, port: int | None = None, *, hole_limit: int = HOLE_LIMIT
+) -> Dissection:
+    """Every MySQL packet of the capture's connections to ``port`` (found when None). A hole
+    in a direction's sequence numbers with more than ``hole_limit`` bytes waiting behind it is
+    given up for lost (reported missing) at once."""
     if port is None:
         port = server_port(path)
         if port is None:  # no connection starts in the capture: which side serves is unknown
             return Dissection([], [], 0, truncated_frames(path))
-    capture = _Capture(port)
+    capture = _Capture(port, hole_limit)
     truncated = 0
     with PcapReader(str(path)) as reader:
         for pkt in reader:

@@ -2,9 +2,10 @@
 
 ``TcpDirection`` takes a direction's segments as a capture holds them (out of order,
 retransmitted, overlapping) and hands back the bytes that continue the stream, each byte once.
-A segment past a hole waits until the hole is filled; when the capture ends (or the direction's
-FIN is seen and every segment before it has come) without the hole filled, ``close`` reports
-the missing bytes as ``Gap``s instead of joining the bytes on each side of them. Standard
+A segment past a hole waits until the hole is filled; when the capture ends without the hole
+filled (or the caller gives it up, ``skip_hole``: too much waits behind it), the missing bytes
+are reported as ``Gap``s instead of joining the bytes on each side of them; a FIN past the
+last byte seen is a gap too. Standard
 library only: it knows sequence numbers, not scapy.
 """
 
@@ -63,15 +64,26 @@ class TcpDirection:
         self.delivered = end
         return data + self._drain()
 
+    @property
+    def waiting(self) -> int:
+        """How many bytes past a hole wait for it to be filled."""
+        return sum(len(data) for data in self.pending.values())
+
+    def skip_hole(self) -> tuple[Gap, bytes]:
+        """Give the first hole up for lost: the gap, and the bytes after it that continue."""
+        first = min(self.pending)
+        gap = Gap(self.delivered, first - self.delivered)
+        self.delivered = first
+        return gap, self._drain()
+
     def close(self) -> tuple[list[Gap], bytes]:
         """The holes left at the end of the capture, and the bytes after them (in order)."""
         gaps: list[Gap] = []
         after = bytearray()
         while self.pending:
-            first = min(self.pending)
-            gaps.append(Gap(self.delivered, first - self.delivered))
-            self.delivered = first
-            after += self._drain()
+            gap, data = self.skip_hole()
+            gaps.append(gap)
+            after += data
         if self.fin_offset is not None and self.fin_offset > self.delivered:
             gaps.append(Gap(self.delivered, self.fin_offset - self.delivered))
             self.delivered = self.fin_offset

@@ -142,9 +142,10 @@ def test_interleaved_connections_dissect_apart(tmp_path: Path) -> None:
     assert {r.client for r in records if r.connection in (1, 3)} == {"127.0.0.1:40000"}
 
 
-def lost_segment_capture(path: Path) -> tuple[list[Event], int, int]:
+def lost_segment_capture(path: Path) -> tuple[list[Event], int, int, int, int]:
     """A dump whose server segment 10 (of 100 bytes) is not in the capture: the events that
-    end before it, and the lost bytes' offset and length in the server's stream."""
+    end before it, the lost bytes' offset and length in the server's stream, where the packet
+    they cut starts, and where the server's stream ends."""
     served = events(60, "x")
     query, request, server, ends = dump(served)
     writer = PcapWriter(path)
@@ -155,25 +156,32 @@ def lost_segment_capture(path: Path) -> tuple[list[Event], int, int]:
     wire.fin()
     writer.close()
     offset = 11 + 10 * 100
-    return [event for event, end in zip(served, ends, strict=True) if end <= offset], offset, 100
+    cut = max(end for end in [11, *ends] if end <= offset)
+    before = [event for event, end in zip(served, ends, strict=True) if end <= offset]
+    return before, offset, 100, cut, len(server)
 
 
-def test_a_lost_segment_is_reported_missing(tmp_path: Path) -> None:
+# The hole given up at the end of the capture, or as soon as more than 250 bytes wait.
+@pytest.mark.parametrize("hole_limit", [None, 250])
+def test_a_lost_segment_is_reported_missing(tmp_path: Path, hole_limit: int | None) -> None:
     path = tmp_path / "lost.pcap"
-    before, offset, length = lost_segment_capture(path)
-    records = dissect_pcap(path)
+    before, offset, length, cut, end = lost_segment_capture(path)
+    if hole_limit is None:
+        records = dissect_pcap(path)
+    else:
+        records = dissect_pcap(path, hole_limit=hole_limit)
     assert events_of(records, 1) == before  # nothing after the hole is taken for a packet
-    kinds = [(p.kind, p.from_server, p.offset, p.length) for p in records.problems]
-    assert kinds[0] == (MISSING, True, offset, length)
-    assert kinds[1][:2] == (NOT_DISSECTED, True)
-    assert len(kinds) == 2
+    assert [(p.kind, p.from_server, p.offset, p.length) for p in records.problems] == [
+        (MISSING, True, offset, length),
+        (NOT_DISSECTED, True, cut, end - cut - length),
+    ]
 
 
 def test_the_command_says_bytes_are_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "lost.pcap"
-    _, offset, length = lost_segment_capture(path)
+    _, offset, length, _, _ = lost_segment_capture(path)
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command"))
     assert run(parser.parse_args(["pcap", str(path)]), io.StringIO()) == 1
