@@ -27,6 +27,7 @@ from fakemaster.scapy.records import (
     StreamProblem,
     stream_records,
 )
+from fakemaster.scapy.state import state_of
 from fakemaster.scapy.stream import ReplicationClient, ReplicationServer
 
 __all__ = ["HOLE_LIMIT", "Connection"]
@@ -107,6 +108,9 @@ class Connection:
             elif side.waiting:
                 detail = "the direction ends inside a packet"
                 self._problem(from_server, INCOMPLETE, side.offset, len(side.waiting), detail)
+            elif inner := state_of(self.session).inner_left[from_server]:
+                detail = f"the compressed direction ends inside a packet ({len(inner)} bytes in)"
+                self._problem(from_server, INCOMPLETE, side.offset, 0, detail)
             side.waiting.clear()
 
     def _lose(self, from_server: bool, gaps: list[Gap], after: bytes) -> None:
@@ -151,15 +155,20 @@ class Connection:
 
     def _undecoded(self, records: list[PacketRecord], offset: int, length: int) -> None:
         """A problem for each packet of a chunk (``length`` bytes at ``offset``) that no layer
-        knows or whose event the decoder refused."""
+        knows or whose event the decoder refused: at the packet's own offset, except on the
+        compressed protocol (there, the compressed chunk's)."""
+        compressed = state_of(self.session).compressed
         for record in records:
+            size = record.payload_length + 4 * record.chunks
+            where = (offset, length) if compressed else (offset, size)
+            offset += 0 if compressed else size
             if record.decode_error is not None:
                 detail = f"packet #{record.sequence_id}: {record.decode_error}"
             elif Raw in record.packet:
                 detail = f"packet #{record.sequence_id}: no layer knows it ({record.layer})"
             else:
                 continue
-            self._problem(record.from_server, UNDECODED, offset, length, detail)
+            self._problem(record.from_server, UNDECODED, *where, detail)
 
     def _problem(
         self, from_server: bool, kind: str, offset: int, length: int, detail: str = ""

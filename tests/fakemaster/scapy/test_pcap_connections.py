@@ -228,7 +228,9 @@ def test_an_event_the_decoder_refuses_is_reported(tmp_path: Path) -> None:
     records = dissect_pcap(path)
     assert events_of(records, 1) == served[:2] + served[3:]
     [problem] = records.problems
+    # The refused event's packet, where it is in the server's stream.
     assert (problem.kind, problem.from_server) == (UNDECODED, True)
+    assert (problem.offset, problem.length) == (ends[1], ends[2] - ends[1])
     refused = [r for r in records if r.decode_error is not None]
     assert len(refused) == 1 and refused[0].decode_error in problem.detail
 
@@ -242,6 +244,7 @@ def test_a_packet_no_layer_knows_is_reported(tmp_path: Path) -> None:
     records = dissect_pcap(path)
     [problem] = records.problems
     assert (problem.kind, problem.from_server) == (UNDECODED, True)
+    assert (problem.offset, problem.length) == (ends[-1], len(strange))
     assert "no layer knows it" in problem.detail
 
 
@@ -258,3 +261,22 @@ def test_a_capture_without_syn_needs_the_port(
     assert "no TCP connection to a port (no SYN: give --port)" in capsys.readouterr().err
     records = dissect_pcap(path, SERVER)  # the first segment of each direction starts it
     assert (events_of(records, 1), records.problems) == (served, [])
+
+
+def test_a_compressed_direction_ending_inside_an_inner_packet_is_reported() -> None:
+    from encoder.packets import compress_frame
+    from fakemaster.scapy.connections import Connection
+    from fakemaster.scapy.state import state_of
+
+    connection = Connection(1, "127.0.0.1:40000")
+    connection.syn(True, 0)
+    state_of(connection.session).compressed = True  # the login ended in an OK: compressed on
+    whole = frame(encode_ok(OkPacket()), 1)[0]
+    cut = frame(b"\x00" + b"e" * 40, 2)[0][:20]  # an inner packet without its end
+    sent = compress_frame(whole + cut, 0)
+    records = connection.segment(True, 1, sent, "PA", 0.0)
+    assert [r.layer for r in records] == ["MySQL OK_Packet"]
+    connection.close()
+    [problem] = connection.problems
+    assert (problem.kind, problem.from_server, problem.offset) == (INCOMPLETE, True, len(sent))
+    assert "compressed direction ends inside a packet (20 bytes in)" in problem.detail
