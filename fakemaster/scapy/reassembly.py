@@ -38,8 +38,9 @@ class TcpDirection:
     pending: dict[int, bytes] = field(default_factory=dict)  # offset -> bytes past a hole
 
     def syn(self, seq: int) -> None:
-        """The direction's SYN: its data starts at ``seq + 1``."""
-        if self.base is None:
+        """The direction's SYN: its data starts at ``seq + 1`` (a SYN sent again with another
+        number before any data, the last one counts)."""
+        if self.base is None or not (self.delivered or self.pending):
             self.base = (seq + 1) % _SEQ_SPACE
 
     def fin(self, seq: int, length: int) -> None:

@@ -90,3 +90,13 @@ def test_without_a_syn_the_first_segment_starts_the_stream() -> None:
     assert direction.segment(0, b"cd") == b"cd"  # across the wrap
     assert direction.segment(SPACE - 2, b"ab") == b""  # a retransmission
     assert direction.close() == ([], b"")
+
+
+def test_the_last_syn_before_any_data_counts() -> None:
+    direction = TcpDirection()
+    direction.syn(100)
+    direction.syn(5000)  # the first attempt's SYN went unanswered: a new one, a new number
+    assert direction.segment(5001, b"ab") == b"ab"
+    direction.syn(100)  # an old SYN seen late: the stream has started, it changes nothing
+    assert direction.segment(5003, b"cd") == b"cd"
+    assert direction.close() == ([], b"")
