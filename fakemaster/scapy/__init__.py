@@ -3,7 +3,8 @@
 Built on ``scapy.contrib.mysql`` (scapy 2.8 or later) and on the project's codec: commands
 (``COM_REGISTER_SLAVE``, ``COM_BINLOG_DUMP``, ``COM_BINLOG_DUMP_GTID``, semi-sync ACK), binlog
 event packets whose events are decoded by ``decoder``, split packets, and stream classes that
-follow both directions of a connection in a capture; ``dissect_pcap`` reads a capture file.
+follow both directions of a connection in a capture; ``dissect_pcap`` reads a capture file
+(each TCP connection apart, every byte it could not dissect reported).
 
 Names are imported on first use: ``import fakemaster`` never imports this package, and
 ``import fakemaster.scapy`` (or its ``command``, the ``pcap`` command the CLI registers) imports
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         event_layer,
     )
     from fakemaster.scapy.packets import ReplicationClientPacket, ReplicationServerPacket
-    from fakemaster.scapy.pcap import PacketRecord, dissect_pcap
+    from fakemaster.scapy.pcap import Dissection, PacketRecord, StreamProblem, dissect_pcap
     from fakemaster.scapy.state import ConnectionState
     from fakemaster.scapy.stream import (
         ReplicationClient,
@@ -48,6 +49,7 @@ _LAZY = {
     "ComBinlogDumpGtid": "fakemaster.scapy.commands",
     "ComRegisterSlave": "fakemaster.scapy.commands",
     "ConnectionState": "fakemaster.scapy.state",
+    "Dissection": "fakemaster.scapy.pcap",
     "PacketRecord": "fakemaster.scapy.pcap",
     "ReplicationClient": "fakemaster.scapy.stream",
     "ReplicationClientPacket": "fakemaster.scapy.packets",
@@ -55,6 +57,7 @@ _LAZY = {
     "ReplicationServerPacket": "fakemaster.scapy.packets",
     "SemiSyncAckPacket": "fakemaster.scapy.commands",
     "SemiSyncBinlogEventPacket": "fakemaster.scapy.events",
+    "StreamProblem": "fakemaster.scapy.pcap",
     "decoding_with": "fakemaster.scapy.events",
     "dissect_pcap": "fakemaster.scapy.pcap",
     "dissect_stream": "fakemaster.scapy.stream",
@@ -70,6 +73,7 @@ __all__ = [
     "ComBinlogDumpGtid",
     "ComRegisterSlave",
     "ConnectionState",
+    "Dissection",
     "PacketRecord",
     "ReplicationClient",
     "ReplicationClientPacket",
@@ -77,6 +81,7 @@ __all__ = [
     "ReplicationServerPacket",
     "SemiSyncAckPacket",
     "SemiSyncBinlogEventPacket",
+    "StreamProblem",
     "decoding_with",
     "dissect_pcap",
     "dissect_stream",

@@ -1,7 +1,7 @@
 """What one replication connection has told so far, shared by both directions of a capture.
 
-scapy's ``TCPSession`` gives ``tcp_reassemble`` a dict proper to the bidirectional TCP
-connection; the client direction records the dump request and the session variables that
+``tcp_reassemble`` gets a dict proper to one TCP connection (``connections.Connection``'s, or
+scapy's ``TCPSession``'s when sniffing with ``install``); the client direction records the dump request and the session variables that
 change the server's packets in a ``ConnectionState`` there, and the server direction reads it
 (binlog event packets after a dump, the semi-sync header, the events' ``BinlogContext``).
 """

@@ -1,10 +1,11 @@
-"""Both directions of a replication connection as scapy stream layers, for ``TCPSession``.
+"""Both directions of a replication connection as scapy stream layers.
 
 ``ReplicationClient`` and ``ReplicationServer`` hold the list of packets one reassembled chunk
 of a direction carries. Their ``tcp_reassemble`` waits for whole logical packets (split
-packets included) and dissects them with the connection's ``ConnectionState`` from scapy's
-bidirectional session dict, so the server direction knows that a dump was requested, whether
-it is semi-sync, and decodes each event with the connection's ``BinlogContext`` in order.
+packets included) and dissects them with the ``ConnectionState`` in the connection's session
+dict (``connections.Connection``'s, or scapy's ``TCPSession``'s), so the server direction
+knows that a dump was requested, whether it is semi-sync, and decodes each event with the
+connection's ``BinlogContext`` in order.
 
 ``install(port)`` binds them to a TCP port in place of scapy's own MySQL streams; nothing is
 bound when this module is imported.

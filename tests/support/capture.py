@@ -109,6 +109,8 @@ def check_capture(
     from scapy.packet import Raw
 
     assert records, "nothing dissected"
+    # Nothing missing from the capture or left undissected (dissect_pcap's Dissection).
+    assert [problem.line() for problem in getattr(records, "problems", [])] == []
     assert [r.line() for r in records if r.layer == "empty" or Raw in r.packet] == []
     assert [r.line() for r in records if r.decode_error is not None] == []
     served = events_by_end(files)

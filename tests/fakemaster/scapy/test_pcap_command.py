@@ -129,5 +129,9 @@ def test_pcap_command_warns_about_frames_cut_short(
     path.write_bytes(bytes(data))
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="command"))
-    assert run(parser.parse_args(["pcap", str(path)]), io.StringIO()) == 0
-    assert "1 frames were captured shorter than sent" in capsys.readouterr().err
+    assert run(parser.parse_args(["pcap", str(path)]), io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert "1 frames were captured shorter than sent" in err
+    # The 10 bytes cut are reported missing, and the packet they cut is not dissected.
+    assert "connection 1 (127.0.0.1:40000) server>client: missing: 10 bytes" in err
+    assert "not dissected" in err and err.splitlines()[-1].startswith("error: ")
