@@ -25,8 +25,8 @@ from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
 from fakemaster.vocabulary.constants import DumpFlag, EventFlag
 from fakemaster.vocabulary.events import AnnotateRowsEvent, Event, HeartbeatEvent, QueryEvent
-from tests.integration.streams import TypedStream, as_sent, store_file_bytes
 from tests.peers.policy import require_module, require_peer
+from tests.support.streams import TypedStream, as_sent, store_file_bytes
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 require_module("pymysqlreplication", "pip install mysql-replication")

@@ -25,9 +25,9 @@ from tests.peers.policy import require_module
 
 require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
 
+from fakemaster.cli.pcap import add_parser, run  # noqa: E402
 from fakemaster.scapy import ComBinlogDump, PacketRecord, dissect_pcap  # noqa: E402
 from fakemaster.scapy.capture import PcapWriter  # noqa: E402
-from fakemaster.scapy.command import add_parser, run  # noqa: E402
 from fakemaster.scapy.records import INCOMPLETE, MISSING, NOT_DISSECTED, UNDECODED  # noqa: E402
 
 SERVER = 3307
