@@ -210,20 +210,20 @@ def _text_lines(text: str) -> Iterable[tuple[int, str]]:
     return enumerate(text.split("\n"), 1)
 
 
-def _file_lines(path: str | Path, limit: int) -> Iterator[tuple[int, str]]:
+def _file_lines(path: str | Path, limit: int, line_limit: int) -> Iterator[tuple[int, str]]:
     """The lines of a file, read one at a time: at most ``limit`` bytes in all (a bigger file
-    is an OutputError before it is read), each UTF-8."""
+    is an OutputError before it is read) and ``line_limit`` a line, each UTF-8."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
             raise OutputError(f"the output is {size} bytes, more than the {limit} check reads")
         seen = 0
-        for number, raw in enumerate(iter(lambda: handle.readline(MAX_LINE + 1), b""), 1):
+        for number, raw in enumerate(iter(lambda: handle.readline(line_limit + 1), b""), 1):
             seen += len(raw)
             if seen > limit:
                 raise OutputError(f"the output is more than the {limit} bytes check reads")
-            if len(raw) > MAX_LINE:
-                raise OutputError(f"line {number}: longer than the {MAX_LINE} bytes check reads")
+            if len(raw) > line_limit:
+                raise OutputError(f"line {number}: longer than the {line_limit} bytes check reads")
             try:
                 yield number, raw.decode("utf-8")
             except UnicodeDecodeError as error:
@@ -308,10 +308,12 @@ MAX_OUTPUT = 256 << 20  # bytes of a client's output check reads at most
 MAX_LINE = 64 << 20  # bytes of one line (a 17 MiB row in hex is 34 MiB)
 
 
-def read_output(path: str | Path, *, limit: int = MAX_OUTPUT) -> ClientOutput:
+def read_output(
+    path: str | Path, *, limit: int = MAX_OUTPUT, line_limit: int = MAX_LINE
+) -> ClientOutput:
     """A client's output file, read a line at a time; OutputError for a file of more than
-    ``limit`` bytes, a line that is not UTF-8 or not in the form."""
-    return parse_output_lines(_file_lines(path, limit))
+    ``limit`` bytes, a line of more than ``line_limit``, one not UTF-8 or not in the form."""
+    return parse_output_lines(_file_lines(path, limit, line_limit))
 
 
 def read_snapshot(path: str | Path) -> Snapshot:
