@@ -149,13 +149,12 @@ class StreamKeeper:
 @dataclass(frozen=True, slots=True)
 class Finished:
     """A command's run: exit status (None: stopped at the limit), seconds, why it did not start
-    (``start_error``), and its stderr: the tail, the first error line, the byte count."""
+    (``start_error``), and its stderr: the tail and the line to show (:func:`error_line`)."""
 
     returncode: int | None
     seconds: float
     stderr: str = ""
     error_line: str = ""
-    stderr_bytes: int = 0
     start_error: str = ""
 
 
@@ -171,6 +170,8 @@ def run_command(
 ) -> Finished:
     """Run ``argv`` for at most ``timeout`` seconds (see the module docstring)."""
     token = uuid.uuid4().hex
+    out = StreamKeeper(stdout_path)
+    err = StreamKeeper(stderr_path, watch=True)
     start = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -183,11 +184,11 @@ def run_command(
             start_new_session=True,
         )
     except OSError as error:
+        out.close()
+        err.close()
         reason = f"the client did not start: {error.strerror or error}: {argv[0]!r}"
         code = 127 if isinstance(error, FileNotFoundError) else 126  # as a shell says
         return Finished(code, 0.0, reason, reason, start_error=reason)
-    out = StreamKeeper(stdout_path)
-    err = StreamKeeper(stderr_path, watch=True)
     assert process.stdout is not None and process.stderr is not None
     streams = _Pipes({process.stdout.fileno(): out, process.stderr.fileno(): err})
     stopped = False
@@ -216,7 +217,6 @@ def run_command(
         seconds,
         err.text(tail),
         err.shown_line,
-        err.total,
     )
 
 
@@ -229,10 +229,6 @@ class _Pipes:
         for fd in self._keepers:
             os.set_blocking(fd, False)
             self._selector.register(fd, selectors.EVENT_READ)
-
-    @property
-    def open(self) -> bool:
-        return bool(self._keepers)
 
     def pump(self, until: float) -> None:
         """One round: wait for data at most 50 ms (never past ``until``), read it."""

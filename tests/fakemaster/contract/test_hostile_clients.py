@@ -1,5 +1,5 @@
-"""``fakemaster check`` against clients that misbehave on purpose (hostile_clients/): a missing
-command, one that hangs ignoring SIGTERM, one that leaves a ``setsid`` grandchild holding stderr,
+"""``fakemaster check`` against clients that misbehave on purpose (hostile_clients/): a Node
+client failing as the issue's did, a missing command, one that hangs ignoring SIGTERM, one that leaves a ``setsid`` grandchild holding stderr,
 one that writes non-UTF-8 bytes, one that writes a line no JSON parser can nest, one that floods
 1 GiB of stderr and a 1 GiB output. Each ends (pytest-timeout is the safety net; no timing is
 asserted) with a verdict and its reason in the table and in JUnit, exit status 1, and the flood
@@ -8,6 +8,7 @@ in bounded memory (the peak RSS of check and its client)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.peers.policy import require_peer
 
 REPO = Path(__file__).resolve().parents[3]
 CLIENTS = Path(__file__).resolve().parent / "hostile_clients"
@@ -81,6 +84,18 @@ def check(tmp_path: Path, client: str, *, timeout: float = 30) -> Checked:
 
 def client(name: str) -> str:
     return f"{sys.executable} {CLIENTS / name}.py {{out}}"
+
+
+def test_a_node_client_shows_its_typeerror_not_the_node_version(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    require_peer("node", node is not None, "apt-get install nodejs")
+    done = check(tmp_path, f"{node} {CLIENTS / 'not_a_constructor.js'}")
+    assert done.returncode == 1
+    reason = "caught up: exit status 1: TypeError: ZongJi is not a constructor"
+    assert done.verdicts[0] == reason
+    assert done.failure().get("message") == reason
+    kept = (done.workdir / f"{STEM}.stderr").read_text()
+    assert kept.rstrip().splitlines()[-1].startswith("Node.js v")  # what was shown before
 
 
 def test_a_missing_command(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ within its limits (fakemaster.contract.adapter.read_output)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -140,3 +142,18 @@ def test_an_interpreter_that_prints_its_error_first() -> None:
         env=dict(os.environ),
     )
     assert (finished.returncode, finished.error_line) == (1, "KeyError: 'k'")
+
+
+@pytest.mark.timeout(60)
+def test_a_grandchild_that_hides_does_not_hold_the_run(tmp_path: Path) -> None:
+    # A new session and an empty environment: neither the group nor FAKEMASTER_RUN_ID finds it;
+    # it holds stderr open, and the run ends DRAIN seconds after the client exits anyway.
+    pid_file = tmp_path / "pid"
+    script = f"setsid env -i sleep 600 & echo $! > {pid_file}; echo 'done' >&2; exit 0"
+    finished = run_command(["sh", "-c", script], timeout=60, env=dict(os.environ))
+    hidden = int(pid_file.read_text())
+    try:
+        assert (finished.returncode, finished.error_line) == (0, "done")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(hidden, signal.SIGKILL)
