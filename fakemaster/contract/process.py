@@ -38,10 +38,12 @@ __all__ = [
     "KEEP_HEAD",
     "KEEP_TAIL",
     "KILL_GRACE",
+    "LINE_LIMIT",
     "RUN_ID",
     "Finished",
     "StreamKeeper",
     "error_line",
+    "kill_marked",
     "printable",
     "run_command",
 ]
