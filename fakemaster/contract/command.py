@@ -8,7 +8,8 @@ scenarios) is imported only when the command runs.
 
 Exit status, as pytest's: 0 every case passed, 1 a case failed, 2 interrupted (Ctrl-C: the
 cases run so far are reported), 3 an internal error (a bug of check's, with its traceback), 4 a
-usage error (a missing --client, an unknown placeholder; argparse's own errors exit 2, as for
+usage error (a missing --client, an unknown placeholder, a --workdir or --junit-xml that cannot
+be written; argparse's own errors exit 2, as for
 every fakemaster command), 5 no case selected (a pattern matching no case, --generated 0 and
 only generated patterns).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -121,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
     if not timeout > 0:
         print("error: --timeout is a number of seconds > 0", file=sys.stderr)
         return EXIT_USAGE
+    if args.workdir:
+        try:
+            Path(args.workdir).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            print(f"error: --workdir {args.workdir}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_USAGE
     return _run_cases(cases, adapter, args, timeout)
 
 
@@ -160,7 +168,14 @@ def _run_cases(
         status = EXIT_INTERNAL
     print(table(results, client=args.client))
     if args.junit_xml:
-        write_junit_xml(args.junit_xml, results, client=args.client)
+        try:  # its directory made, as pytest's --junit-xml does
+            Path(args.junit_xml).parent.mkdir(parents=True, exist_ok=True)
+            write_junit_xml(args.junit_xml, results, client=args.client)
+        except OSError as error:
+            print(
+                f"error: --junit-xml {args.junit_xml}: {error.strerror or error}", file=sys.stderr
+            )
+            return EXIT_USAGE
     if status == EXIT_PASSED and not all(r.passed for r in results):
         status = EXIT_FAILED
     return status

@@ -72,6 +72,18 @@ def test_usage_errors_exit_as_pytest() -> None:
     done = fakemaster("--client", "true", "--timeout", "0", "--only", "compressed/clean")
     assert (done.returncode, done.stderr) == (4, "error: --timeout is a number of seconds > 0\n")
     assert fakemaster("--generated", "-1", "--list").returncode == 4
+
+
+def test_files_that_cannot_be_written_are_usage_errors(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    done = fakemaster("--client", "true", "--only", "compressed/clean", "--workdir", str(a_file))
+    assert (done.returncode, done.stderr) == (4, f"error: --workdir {a_file}: File exists\n")
+    junit = a_file / "check.xml"
+    done = fakemaster("--client", "true", "--only", "compressed/clean", "--junit-xml", str(junit))
+    assert done.returncode == 4
+    assert done.stderr.splitlines()[-1] == f"error: --junit-xml {junit}: File exists"
+    assert done.stdout.splitlines()[-1] == "1 cases: 0 passed, 1 failed"  # the table came first
     assert fakemaster("--seed", "x").returncode == 2  # argparse, as every fakemaster command
 
 
