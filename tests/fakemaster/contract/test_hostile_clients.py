@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +128,29 @@ def test_a_client_that_hangs_and_ignores_sigterm(tmp_path: Path) -> None:
     assert done.verdicts[0] == reason
     assert done.failure().get("message") == reason
     assert (done.workdir / f"{STEM}.stderr").read_text() == "waiting for events that never come\n"
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_reports_what_ran_and_stops_the_client(tmp_path: Path) -> None:
+    workdir = tmp_path / "work"
+    words = [
+        sys.executable, "-m", "fakemaster", "check", "--client", client("hangs"),
+        "--generated", "0", "--only", CASE, "--timeout", "600", "--workdir", str(workdir),
+    ]  # fmt: skip
+    running = subprocess.Popen(
+        words, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    pid_file = workdir / f"{STEM}.out.jsonl.pid"
+    while not pid_file.exists():  # the client runs (pytest-timeout bounds the wait)
+        assert running.poll() is None, running.communicate()
+        time.sleep(0.05)
+    running.send_signal(signal.SIGINT)
+    stdout, stderr = running.communicate()
+    assert running.returncode == 2, stderr
+    assert "Traceback" not in stderr
+    assert stderr.splitlines()[-1] == "interrupted after 0 of 1 cases"
+    assert stdout.splitlines()[-1] == "0 cases: 0 passed, 0 failed"
+    assert not alive(int(pid_file.read_text()))
 
 
 @pytest.mark.timeout(120)
