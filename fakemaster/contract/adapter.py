@@ -8,7 +8,9 @@ what it reconstructed into that file. Two adapters cover every client:
 * :class:`CommandAdapter`: a command line, ``"CMD {host} {port} {out}"``, in any language. The
   placeholders (see :data:`PLACEHOLDERS`) are replaced by the endpoint's values (each quoted
   for the shell's word splitting); the same values are in the command's environment as
-  ``FAKEMASTER_HOST``, ``FAKEMASTER_PORT``, ... The command must exit when it has caught up.
+  ``FAKEMASTER_`` and the placeholder's name in capitals (``FAKEMASTER_HOST``,
+  ``FAKEMASTER_END_GTID``), with ``FAKEMASTER_RUN_ID`` (:mod:`fakemaster.contract.process`).
+  The command must exit when it has caught up.
 * :class:`CallableAdapter`: a Python callable ``fn(endpoint, out_path)``, run in this process.
 
 The output file (docs/contract.md) is JSON lines: a header, then change lines and/or row lines::

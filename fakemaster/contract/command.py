@@ -55,7 +55,8 @@ def add_parser(subparsers: Any) -> None:
         help='the client command, e.g. "python my_cdc.py {host} {port} {out}"; placeholders:'
         " {host} {port} {out} {user} {password} {snapshot} {first_file} {start_gtid} {end_file}"
         " {end_pos}"
-        " {end_gtid} {server_id} (also in the environment as FAKEMASTER_HOST, ...)",
+        " {end_gtid} {server_id} (also in the environment as FAKEMASTER_ and the name in"
+        " capitals: FAKEMASTER_HOST, FAKEMASTER_END_GTID; docs/contract.md lists them)",
     )
     parser.add_argument("--list", action="store_true", help="print the cases, one per line")
     parser.add_argument(
@@ -81,13 +82,14 @@ def add_parser(subparsers: Any) -> None:
         type=float,
         default=None,
         metavar="S",
-        help="seconds a client may take to catch up in one case (default 60)",
+        help="seconds a client may take to catch up in one case (default 60); then it is"
+        " stopped, with whatever it started",
     )
     parser.add_argument(
         "--workdir",
         metavar="DIR",
-        help="keep each case's snapshot and the client's output here (default: a temporary"
-        " directory, removed)",
+        help="keep each case's snapshot, the client's output and its stdout and stderr here"
+        " (default: a temporary directory, removed)",
     )
     parser.set_defaults(handler=run)
 
