@@ -1,9 +1,10 @@
 """``fakemaster check`` against clients that misbehave on purpose (hostile_clients/): a Node
-client failing as the issue's did, a missing command, one that hangs ignoring SIGTERM, one that leaves a ``setsid`` grandchild holding stderr,
-one that writes non-UTF-8 bytes, one that writes a line no JSON parser can nest, one that floods
-1 GiB of stderr and a 1 GiB output. Each ends (pytest-timeout is the safety net; no timing is
-asserted) with a verdict and its reason in the table and in JUnit, exit status 1, and the flood
-in bounded memory (the peak RSS of check and its client)."""
+client failing as the issue's did, a missing command, one not executable, one that hangs
+ignoring SIGTERM (also interrupted by Ctrl-C), one that leaves a ``setsid`` grandchild holding
+stderr, one that writes non-UTF-8 bytes, one that writes a line no JSON parser can nest, one
+that floods 1 GiB of stderr and a 1 GiB output. Each ends (pytest-timeout is the safety net; no
+timing is asserted) with a verdict and its reason in the table and in JUnit, exit status 1, and
+the flood in bounded memory (the peak RSS of check and its client)."""
 
 from __future__ import annotations
 
