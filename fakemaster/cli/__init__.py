@@ -46,7 +46,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="fakemaster",
         description="A fake MariaDB primary and byte-exact binlog codec.",
         epilog="Exit status: 0 done, 1 an error (one 'error:' line; for check, a case "
-        "failed), 2 a usage error.",
+        "failed), 2 a usage error; check also 3 (internal error), 4 (its own usage error) "
+        "and 5 (no case selected), as pytest's.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     names = [argv[0]] if argv and argv[0] in COMMANDS else list(COMMANDS)

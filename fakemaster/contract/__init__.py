@@ -7,6 +7,8 @@ through an adapter, and judge what it reconstructed (docs/contract.md).
   per-key order, final tables, caught up);
 * :mod:`fakemaster.contract.cases`: built-in scenarios under their faults, generated cases;
 * :mod:`fakemaster.contract.runner`: serving a case and running the client;
+* :mod:`fakemaster.contract.process`: running a client command under a time limit that holds,
+  its stdout and stderr read in bounded memory;
 * :mod:`fakemaster.contract.report`: the terminal table and JUnit XML;
 * :mod:`fakemaster.cli.check`: ``python -m fakemaster check``;
 * :mod:`fakemaster.contract.roundtrip`: property-based round trips (hypothesis);

@@ -8,7 +8,9 @@ what it reconstructed into that file. Two adapters cover every client:
 * :class:`CommandAdapter`: a command line, ``"CMD {host} {port} {out}"``, in any language. The
   placeholders (see :data:`PLACEHOLDERS`) are replaced by the endpoint's values (each quoted
   for the shell's word splitting); the same values are in the command's environment as
-  ``FAKEMASTER_HOST``, ``FAKEMASTER_PORT``, ... The command must exit when it has caught up.
+  ``FAKEMASTER_`` and the placeholder's name in capitals (``FAKEMASTER_HOST``,
+  ``FAKEMASTER_END_GTID``), with ``FAKEMASTER_RUN_ID`` (:mod:`fakemaster.contract.process`).
+  The command must exit when it has caught up.
 * :class:`CallableAdapter`: a Python callable ``fn(endpoint, out_path)``, run in this process.
 
 The output file (docs/contract.md) is JSON lines: a header, then change lines and/or row lines::
@@ -41,14 +43,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
-import subprocess
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from fakemaster.contract.process import run_command
 from fakemaster.vocabulary.errors import FakemasterError
 
 __all__ = [
@@ -65,7 +66,10 @@ __all__ = [
     "OutputWriter",
     "Snapshot",
     "adapter_from_spec",
+    "MAX_LINE",
+    "MAX_OUTPUT",
     "parse_output",
+    "parse_output_lines",
     "read_output",
     "read_snapshot",
 ]
@@ -191,25 +195,57 @@ def _image(value: Any, where: str) -> dict[str, str | None] | None:
     return {str(name): _cell(item, f"{where}, column {name!r}") for name, item in value.items()}
 
 
-def _lines(text: str) -> Iterable[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), 1):
+def _lines(lines: Iterable[tuple[int, str]]) -> Iterable[tuple[int, dict[str, Any]]]:
+    for number, line in lines:
         if not line.strip():
             continue
         try:
             item = json.loads(line)
-        except json.JSONDecodeError as error:
+        except (ValueError, RecursionError) as error:  # not JSON, nested too deep, huge ints
             raise OutputError(f"line {number}: not JSON ({error})") from None
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
             raise OutputError(f"line {number}: an object with a 'kind' is expected")
         yield number, item
 
 
+def _text_lines(text: str) -> Iterable[tuple[int, str]]:
+    return enumerate(text.split("\n"), 1)
+
+
+def _file_lines(path: str | Path, limit: int, line_limit: int) -> Iterator[tuple[int, str]]:
+    """The lines of a file, read one at a time: at most ``limit`` bytes in all (a bigger file
+    is an OutputError before it is read) and ``line_limit`` a line, each UTF-8."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise OutputError(f"the output is {size} bytes, more than the {limit} check reads")
+        seen = 0
+        for number, raw in enumerate(iter(lambda: handle.readline(line_limit + 1), b""), 1):
+            seen += len(raw)
+            if seen > limit:
+                raise OutputError(f"the output is more than the {limit} bytes check reads")
+            if len(raw) > line_limit:
+                raise OutputError(f"line {number}: longer than the {line_limit} bytes check reads")
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise OutputError(
+                    f"line {number}: not UTF-8 (byte 0x{raw[error.start]:02x} at column"
+                    f" {error.start + 1})"
+                ) from None
+
+
 def parse_output(text: str) -> ClientOutput:
     """A client's output file (see the module docstring); OutputError names a bad line."""
+    return parse_output_lines(_text_lines(text))
+
+
+def parse_output_lines(lines: Iterable[tuple[int, str]]) -> ClientOutput:
+    """:func:`parse_output` of numbered lines (read as they come)."""
     header: dict[str, Any] | None = None
     changes: list[ClientChange] = []
     tables: dict[str, list[Mapping[str, str | None]]] = {}
-    for number, item in _lines(text):
+    for number, item in _lines(lines):
         where = f"line {number}"
         kind = item["kind"]
         if kind == "header":
@@ -270,8 +306,16 @@ def parse_output(text: str) -> ClientOutput:
     )
 
 
-def read_output(path: str | Path) -> ClientOutput:
-    return parse_output(Path(path).read_text(encoding="utf-8"))
+MAX_OUTPUT = 256 << 20  # bytes of a client's output check reads at most
+MAX_LINE = 128 << 20  # bytes of one line (large_rows: an update of a 17 MiB row is 71 MB in hex)
+
+
+def read_output(
+    path: str | Path, *, limit: int = MAX_OUTPUT, line_limit: int = MAX_LINE
+) -> ClientOutput:
+    """A client's output file, read a line at a time; OutputError for a file of more than
+    ``limit`` bytes, a line of more than ``line_limit``, one not UTF-8 or not in the form."""
+    return parse_output_lines(_file_lines(path, limit, line_limit))
 
 
 def read_snapshot(path: str | Path) -> Snapshot:
@@ -279,7 +323,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
     creates: dict[str, str] = {}
     rows: dict[str, list[Mapping[str, str | None]]] = {}
     sql: list[str] = []
-    for number, item in _lines(Path(path).read_text(encoding="utf-8")):
+    for number, item in _lines(_text_lines(Path(path).read_text(encoding="utf-8"))):
         if item["kind"] == "sql":
             sql += [str(statement) for statement in item.get("statements", [])]
         elif item["kind"] == "table":
@@ -370,11 +414,15 @@ class OutputWriter:
 @dataclass(frozen=True, slots=True)
 class AdapterRun:
     """How a client's run went: its exit status (None: it was stopped at the time limit),
-    seconds from start to exit, and the tail of what it printed on stderr."""
+    seconds from start to exit, the tail of what it printed on stderr, the line of it to show
+    (the first error line, :func:`fakemaster.contract.process.error_line`), and why it did not
+    start at all (``start_error``: a missing command, not executable)."""
 
     returncode: int | None
     seconds: float
     stderr: str = ""
+    error_line: str = ""
+    start_error: str = ""
 
     @property
     def timed_out(self) -> bool:
@@ -422,6 +470,9 @@ class CommandAdapter:
         return [word.format(**values) for word in self.words]
 
     def run(self, endpoint: Endpoint, out: Path, timeout: float) -> AdapterRun:
+        """Run the command (:func:`fakemaster.contract.process.run_command`: its own session,
+        stopped at ``timeout`` with what it left behind); its stdout and stderr are kept beside
+        ``out`` (``NAME.stdout``, ``NAME.stderr`` for ``NAME.out.jsonl``)."""
         environment = dict(os.environ)
         environment.update(self.env)
         environment.update(
@@ -430,38 +481,23 @@ class CommandAdapter:
                 for name, value in endpoint.values(str(out)).items()
             }
         )
-        start = time.monotonic()
-        process = subprocess.Popen(
+        stem = out.name.removesuffix(".jsonl").removesuffix(".out")
+        finished = run_command(
             self.argv(endpoint, out),
-            cwd=self.cwd,
+            timeout=timeout,
             env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            cwd=self.cwd,
+            stdout_path=out.with_name(f"{stem}.stdout"),
+            stderr_path=out.with_name(f"{stem}.stderr"),
+            tail=_STDERR_TAIL,
         )
-        try:
-            _, err = process.communicate(timeout=timeout)
-            code: int | None = process.returncode
-        except subprocess.TimeoutExpired:
-            _stop(process)
-            _, err = process.communicate()
-            code = None
-        text = err.decode("utf-8", "replace")
-        return AdapterRun(code, time.monotonic() - start, text[-_STDERR_TAIL:])
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 30.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        return AdapterRun(
+            finished.returncode,
+            finished.seconds,
+            finished.stderr,
+            finished.error_line,
+            finished.start_error,
+        )
 
 
 ClientFunction = Callable[[Endpoint, Path], object]
@@ -485,7 +521,8 @@ class CallableAdapter:
         try:
             self.function(endpoint, out)
         except Exception as error:  # the client's failure, reported as its exit status
-            return AdapterRun(1, time.monotonic() - start, f"{type(error).__name__}: {error}")
+            text = f"{type(error).__name__}: {error}"
+            return AdapterRun(1, time.monotonic() - start, text, text)
         seconds = time.monotonic() - start
         return AdapterRun(0 if seconds <= timeout else None, seconds)
 

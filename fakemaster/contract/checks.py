@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from fakemaster.contract.adapter import AT_LEAST_ONCE, AdapterRun, ClientChange, ClientOutput
+from fakemaster.contract.process import printable
 from fakemaster.vocabulary.events import QueryEvent, XaPrepareEvent
 from scenarios.changes import Change, Insert, Update
 from scenarios.compiler import CompiledTransaction, compile_scenario
@@ -380,21 +381,27 @@ def check_tables(scenario: Scenario, output: ClientOutput) -> Verdict:
 
 
 def check_run(run: AdapterRun, timeout: float) -> Verdict:
-    """Caught up: the client exited by itself with status 0 within ``timeout`` seconds."""
+    """Caught up: the client exited by itself with status 0 within ``timeout`` seconds. A
+    failure shows the client's error line (the first line of its stderr naming an error, else
+    its last line: :func:`fakemaster.contract.process.error_line`) and its last lines."""
+    tail = tuple(printable(line) for line in run.stderr.splitlines() if line.strip())[-_SHOWN:]
+    shown = run.error_line or (tail[-1] if tail else "")
+    if run.start_error:
+        return Verdict("caught up", False, run.start_error)
     if run.timed_out:
         return Verdict(
             "caught up",
             False,
-            f"still running after {timeout:g}s (stopped)",
-            tuple(run.stderr.splitlines()[-_SHOWN:]),
+            f"timeout: still running after {timeout:g}s (stopped)"
+            + (f"; {shown}" if shown else ""),
+            tail,
         )
     if run.returncode != 0:
-        tail = [line for line in run.stderr.splitlines() if line.strip()]
         return Verdict(
             "caught up",
             False,
-            f"exit status {run.returncode}" + (f": {tail[-1]}" if tail else ""),
-            tuple(tail[-_SHOWN:]),
+            f"exit status {run.returncode}" + (f": {shown}" if shown else ""),
+            tail,
         )
     return Verdict("caught up", True, f"{run.seconds:.1f}s")
 

@@ -4,13 +4,14 @@ per case, a failure element with every failed check)."""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
 from fakemaster.contract.runner import CaseResult
 
-__all__ = ["junit_xml", "summary_line", "table", "write_junit_xml"]
+__all__ = ["junit_xml", "summary_line", "table", "write_junit_xml", "xml_text"]
 
 
 def _first(result: CaseResult) -> str:
@@ -18,6 +19,16 @@ def _first(result: CaseResult) -> str:
     if failure is None:
         return ""
     return f"{failure.check}: {failure.detail}"
+
+
+# What XML 1.0 cannot hold (a client's NUL bytes, escape codes): replaced, so that the file
+# parses whatever the client printed.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 does not allow replaced by U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def _clip(text: str, width: int) -> str:
@@ -92,11 +103,14 @@ def junit_xml(results: Sequence[CaseResult], *, client: str = "client") -> str:
                     body += [f"  {line}" for line in verdict.lines]
             body += [f"applied: {item}" for item in result.applied]
             failure = ET.SubElement(
-                case, "failure", message=_clip(_first(result), 500), type="ContractFailure"
+                case,
+                "failure",
+                message=xml_text(_clip(_first(result), 500)),
+                type="ContractFailure",
             )
-            failure.text = "\n".join(body)
+            failure.text = xml_text("\n".join(body))
         if result.run.stderr:
-            ET.SubElement(case, "system-err").text = result.run.stderr
+            ET.SubElement(case, "system-err").text = xml_text(result.run.stderr)
     ET.indent(suite)
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"

@@ -173,6 +173,8 @@ def run_case(
             output = read_output(out)
         except OutputError as error:
             problem = f"unreadable output: {error}"
+        except OSError as error:  # a directory, no permission: what the client left there
+            problem = f"unreadable output: {error.strerror or error}"
     verdicts = judge(scenario, output, run, timeout, output_problem=problem, compiled=compiled)
     return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output)
 

@@ -52,14 +52,39 @@ def test_only_takes_names_and_patterns() -> None:
     ]
 
 
-def test_usage_errors_exit_non_zero() -> None:
+def test_usage_errors_exit_as_pytest() -> None:
+    # 5: no case selected (pytest: no tests collected), with or without a client.
     done = fakemaster("--list", "--only", "no_such/*")
-    assert (done.returncode, done.stderr) == (1, "error: no case matches no_such/* (see --list)\n")
+    assert (done.returncode, done.stderr) == (5, "error: no case matches no_such/* (see --list)\n")
+    done = fakemaster("--client", "true", "--only", "no_such/*")
+    assert (done.returncode, done.stdout) == (5, "")
+    # 4: a usage error check finds (pytest: usage error).
     done = fakemaster("--only", "compressed/clean")
-    assert (done.returncode, done.stderr) == (1, "error: --client CMD is required (or --list)\n")
+    assert (done.returncode, done.stderr) == (4, "error: --client CMD is required (or --list)\n")
     done = fakemaster("--client", "client {nope}", "--only", "compressed/clean")
-    assert done.returncode == 1 and "unknown placeholder 'nope'" in done.stderr
-    assert fakemaster("--seed", "x").returncode == 2  # argparse
+    assert done.returncode == 4 and "unknown placeholder 'nope'" in done.stderr
+    done = fakemaster("--client", "client 'unbalanced", "--only", "compressed/clean")
+    assert (
+        done.returncode == 4
+        and done.stderr.startswith("error: ")
+        and "Traceback" not in done.stderr
+    )
+    done = fakemaster("--client", "true", "--timeout", "0", "--only", "compressed/clean")
+    assert (done.returncode, done.stderr) == (4, "error: --timeout is a number of seconds > 0\n")
+    assert fakemaster("--generated", "-1", "--list").returncode == 4
+
+
+def test_files_that_cannot_be_written_are_usage_errors(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    done = fakemaster("--client", "true", "--only", "compressed/clean", "--workdir", str(a_file))
+    assert (done.returncode, done.stderr) == (4, f"error: --workdir {a_file}: File exists\n")
+    junit = a_file / "check.xml"
+    done = fakemaster("--client", "true", "--only", "compressed/clean", "--junit-xml", str(junit))
+    assert done.returncode == 4
+    assert done.stderr.splitlines()[-1] == f"error: --junit-xml {junit}: File exists"
+    assert done.stdout.splitlines()[-1] == "1 cases: 0 passed, 1 failed"  # the table came first
+    assert fakemaster("--seed", "x").returncode == 2  # argparse, as every fakemaster command
 
 
 def test_a_passing_run_exits_zero_and_writes_junit_xml(tmp_path: Path) -> None:
@@ -89,11 +114,10 @@ def test_a_passing_run_exits_zero_and_writes_junit_xml(tmp_path: Path) -> None:
     suite = ET.parse(junit).getroot()
     assert [case.get("name") for case in suite.iter("testcase")] == ["generated/20", "generated/21"]
     assert (suite.get("tests"), suite.get("failures")) == ("2", "0")
-    # --workdir keeps each case's snapshot and the client's output.
+    # --workdir keeps each case's snapshot, the client's output, stdout and stderr.
     kept = sorted(path.name for path in (tmp_path / "work").iterdir())
     assert kept == [
-        "generated--20.out.jsonl",
-        "generated--20.snapshot.jsonl",
-        "generated--21.out.jsonl",
-        "generated--21.snapshot.jsonl",
+        f"generated--{seed}.{kind}"
+        for seed in (20, 21)
+        for kind in ("out.jsonl", "snapshot.jsonl", "stderr", "stdout")
     ]

@@ -151,8 +151,19 @@ def test_final_tables_against_the_oracle() -> None:
 @pytest.mark.parametrize(
     ("run", "detail"),
     [
-        (AdapterRun(None, 61.0, "reading\nstill reading"), "still running after 60s (stopped)"),
+        (
+            AdapterRun(None, 61.0, "reading\nstill reading"),
+            "timeout: still running after 60s (stopped); still reading",
+        ),
         (AdapterRun(3, 2.0, "Traceback\nValueError: bad\n"), "exit status 3: ValueError: bad"),
+        (  # the error line the adapter found is shown, not the last line
+            AdapterRun(1, 2.0, "TypeError: x\n\nNode.js v20.20.2\n", "TypeError: x"),
+            "exit status 1: TypeError: x",
+        ),
+        (
+            AdapterRun(127, 0.0, "", "", "the client did not start: No such file: 'x'"),
+            "the client did not start: No such file: 'x'",
+        ),
     ],
 )
 def test_a_client_that_does_not_catch_up(run: AdapterRun, detail: str) -> None:
