@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
@@ -54,14 +55,16 @@ from fakemaster.sql.answers.snapshot import (
 )
 from fakemaster.sql.answers.table_select import from_table, select_from_table
 from fakemaster.sql.answers.unsupported import not_supported
-from fakemaster.sql.outcome import Context, Handler, Outcome, Response
+from fakemaster.sql.outcome import Context, Handler, OkResult, Outcome, Response
 from fakemaster.sql.sqltext import (
     Parser,
+    StatementText,
     Tok,
     Token,
+    lex,
     line_of,
     split_statements,
-    tokenize,
+    version_id,
 )
 from fakemaster.sql.state import SessionState
 from fakemaster.vocabulary.errcodes import ER_EMPTY_QUERY
@@ -94,7 +97,14 @@ def set_statement_for(ctx: Context) -> Response:
     rebased = [
         Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens[start:]
     ]
-    return _dispatch(ctx.session, ctx.text[base:], rebased, ctx.outcome, ctx.quote_text[base:])
+    inner = StatementText(
+        base,
+        ctx.text[base:],
+        rebased,
+        ctx.plain[base:],
+        tuple((max(a, base) - base, b - base) for a, b in ctx.cuts if b > base),
+    )
+    return _dispatch(ctx.session, inner, ctx.outcome, ctx.quote_text[base:])
 
 
 def _check_statement_settings(session: SessionState, tokens: list[Token]) -> None:
@@ -171,8 +181,8 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?:FUNCTION|PROCEDURE|PACKAGE(?:\s+BODY)?)\s+STATUS\b",
                show_routine_status, "SHOW FUNCTION STATUS WHERE Db = 'shop'",
                "SHOW PACKAGE BODY STATUS LIKE 'p%'"),
-    _statement(r"FLUSH\b(?:\s|/\*!\d*|\*/|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
-               r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
+    _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
+               r"(?:WITH\s+READ\s+LOCK\s*)?$",
                flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
     _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
     _statement(r"LOCK\s+TABLES?\b", lock_tables,
@@ -212,20 +222,24 @@ def execute(session: SessionState, text: str) -> Outcome:
     as on a real server; the answers stop at the first error."""
     outcome = Outcome()
     try:
-        tokens = tokenize(text)
+        lexed = lex(text, version_id(session.server.config.version or DEFAULT_VERSION))
     except SqlError as lexing_error:
         return _fail(session, outcome, lexing_error)
-    statements = split_statements(text, tokens)
+    statements = split_statements(text, lexed)
     if not statements:
+        if lexed.found_comment:
+            # Comments and nothing else: MariaDB's parser sees no statement and answers OK.
+            outcome.responses.append(OkResult())
+            _note_state(session, outcome)
+            _record(session, outcome.responses[-1])
+            return outcome
         return _fail(session, outcome, sql_error(ER_EMPTY_QUERY))
     if len(statements) > 1 and not session.capabilities & Capability.MULTI_STATEMENTS:
         second = statements[1].start
         return _fail(session, outcome, syntax_error(text[second:], line_of(text, second)))
     for statement in statements:
         outcome.keep_diagnostics = False
-        response = _dispatch(
-            session, statement.text, statement.tokens, outcome, text[statement.start :]
-        )
+        response = _dispatch(session, statement, outcome, text[statement.start :])
         outcome.responses.append(response)
         _note_state(session, outcome)
         if not outcome.keep_diagnostics:
@@ -248,14 +262,23 @@ def _note_state(session: SessionState, outcome: Outcome) -> None:
 
 
 def _dispatch(
-    session: SessionState, text: str, tokens: list[Token], outcome: Outcome, quote_text: str
+    session: SessionState, statement_text: StatementText, outcome: Outcome, quote_text: str
 ) -> Response:
-    """Answer one statement; ``text`` and ``tokens`` start at its first token."""
+    """Answer one statement: the table's patterns read it with its comments blanked."""
     for statement in STATEMENTS:
-        match = statement.pattern.match(text)
+        match = statement.pattern.match(statement_text.plain)
         if match is None:
             continue
-        context = Context(session, text, tokens, outcome, match, quote_text)
+        context = Context(
+            session,
+            statement_text.text,
+            statement_text.tokens,
+            outcome,
+            match,
+            quote_text,
+            statement_text.plain,
+            statement_text.cuts,
+        )
         try:
             return statement.handler(context)
         except SqlError as error:

@@ -77,10 +77,13 @@ def _result(
 
 def show_databases(ctx: Context) -> Response:
     parser = ctx.parser_after(ctx.match.end())
+    like_text = parser.tokens[parser.index + 1].text if parser.peek.is_word("LIKE") else None
     like = _like(parser)
     parser.expect_end()
     rows = [r for r in is_rows("SCHEMATA", ctx.session) if like is None or like.matches(str(r[1]))]
-    columns, cells = _view("SCHEMATA", [("SCHEMA_NAME", "Database")], rows)
+    # MariaDB heads the column with the pattern, as SHOW TABLES LIKE: "Database (keys)".
+    heading = "Database" + (f" ({like_text})" if like_text is not None else "")
+    columns, cells = _view("SCHEMATA", [("SCHEMA_NAME", heading)], rows)
     return _result(ctx.session, columns, cells)
 
 

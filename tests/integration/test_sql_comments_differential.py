@@ -1,0 +1,169 @@
+"""Statements written with comments in every legal position, answered by fakemaster serving a
+scenario and by a real MariaDB 10.11 holding the same tables (issue #21, must-show 2).
+
+Every statement of :data:`STATEMENTS` is written once plainly and then with each kind of
+comment in each gap between its words (before the first and after the last too): a plain
+``/* */`` comment, ``-- `` and ``#`` line comments, its next word inside an executable comment
+(``/*!NNNNN``, ``/*M!NNNNNN``, ``/*!`` without version, the served version itself), and words
+that would be a syntax error inside comments MariaDB drops (a later version, a MySQL 5.7+
+version, a nested plain comment). Both servers get the same text over the same raw connection;
+their responses are compared payload by payload (column definitions, rows, OK, ERR code and
+message), or on their column definitions only where a value is the server's own (ports, uptime).
+
+The variants are made from the statement's words here, by string joining: no code of the fake
+decides where a comment may go.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from fakemaster.config.server_config import ServerConfig
+from fakemaster.server.master import BackgroundFakeMaster
+from scenarios.live import ScenarioStore
+from scenarios.script import setup_sql, step_sql
+from scenarios.sql import SESSION_SETUP, quote_name
+from tests.fakemaster.wire import RawClient
+from tests.integration.test_snapshot_differential import _describe, keyed
+from tests.peers.fixtures import require_mariadb
+from tests.peers.mariadb import MariaDBServer
+
+pytestmark = pytest.mark.mariadb
+
+# (statement with single spaces between its words, compare rows): the statements of the fake's
+# statement table that answer the same on both servers, in the keyed scenario's database.
+STATEMENTS: list[tuple[str, bool]] = [
+    ("SHOW FULL TABLES FROM `keys`", True),
+    ("SHOW TABLES LIKE 'p%'", True),
+    ("SHOW FULL TABLES FROM nowhere", True),
+    ("SHOW GLOBAL VARIABLES LIKE 'port'", False),
+    ("SHOW VARIABLES LIKE 'port'", False),
+    ("SHOW SESSION VARIABLES LIKE 'binlog_format'", True),
+    ("SHOW GLOBAL STATUS LIKE 'Uptime'", False),
+    ("SHOW DATABASES LIKE 'keys'", True),
+    ("SHOW CREATE TABLE `keys`.`people`", True),
+    ("SHOW FULL COLUMNS FROM `pairs`", True),
+    ("SHOW CREATE DATABASE `keys`", True),
+    ("SHOW MASTER STATUS", False),
+    ("SHOW BINARY LOGS", False),
+    ("SELECT `id`, `email` FROM `keys`.`people` WHERE `id` = 2", True),
+    ("SELECT COUNT(*) FROM `people`", True),
+    ("SELECT @@global.binlog_format", True),
+    ("SELECT 1", True),
+]
+
+# Whole queries: comments alone, comments left open, a comment closed where none is open.
+WHOLE_QUERIES = [
+    "/* nothing */",
+    "-- nothing",
+    "# nothing",
+    "/*!99999 SELECT 1 */",
+    "/*!50000 */",
+    "/* c */;",
+    ";",
+    "SELECT 1 /* open",
+    "SELECT 1 /*!50000 + 1",
+    "SELECT 1 /*!99999 + 1",
+    "SELECT 1 --\tx",
+    "SELECT 1 /*!50000 -- swallows the end */\n",
+    "SELECT 1 /*!123 + 1*/",
+    "SELECT /*!99999 a /* nested */ b */ 1",
+    "SELECT /*!90000 /*!50000 x */ */ 1",
+    "SELECT 1 /*!50000 -- swallows the end */\n;\n",
+]
+
+
+def variants(sql: str, served: int) -> Iterator[str]:
+    """``sql`` with one comment in one position, for every position and kind of comment."""
+    words = sql.split(" ")
+    for gap in range(len(words) + 1):
+        before, after = " ".join(words[:gap]), " ".join(words[gap:])
+        for comment in (
+            "/* plain */",
+            "/**/",
+            "-- line\n",
+            "#line\n",
+            "/*!99999 JUNK */",
+            "/*!50700 JUNK */",
+            f"/*!{served + 1} JUNK */",
+            "/*!99999 JUNK /* nested */ JUNK */",
+        ):
+            yield f"{before} {comment} {after}".strip(" ")
+            yield f"{before}{comment}{after}" if not comment.startswith(("--", "#")) or gap else ""
+        if gap < len(words):
+            word, rest = words[gap], " ".join(words[gap + 1 :])
+            for opening in (
+                "/*!50002 ",
+                "/*!40003",
+                "/*!",
+                "/*M!100000 ",
+                "/*M!50700 ",
+                f"/*!{served} ",
+            ):
+                yield f"{before} {opening}{word}*/ {rest}".strip(" ")
+                yield f"{before} {opening}{word} {rest}*/".strip(" ")
+    yield f"/*!40101 {sql} */"
+
+
+@pytest.fixture(scope="module")
+def real() -> Iterator[MariaDBServer]:
+    require_mariadb()
+    instance = MariaDBServer(server_id=7)
+    try:
+        yield instance.start()
+    finally:
+        instance.close()
+
+
+def _served_version(client: RawClient) -> int:
+    payloads = client.query("SELECT @@version")
+    value = payloads[3][1:].decode()  # count, column, EOF, the row
+    major, minor, patch = (int(part) for part in re.findall(r"\d+", value)[:3])
+    return major * 10000 + minor * 100 + patch
+
+
+def test_statements_with_comments_anywhere_answer_as_a_real_server(real: MariaDBServer) -> None:
+    scenario = keyed()
+    real.execute(
+        [
+            "SET SESSION sql_log_bin = 0",
+            *SESSION_SETUP,
+            "DROP DATABASE IF EXISTS `keys`",
+            *setup_sql(scenario),
+            *(sql for step in scenario.steps for sql in step_sql(step)),
+        ]
+    )
+    with (
+        BackgroundFakeMaster(ServerConfig(), ScenarioStore(scenario)) as master,
+        RawClient(real.host, real.port, "root", "", database="keys") as want_client,
+        RawClient(master.host, master.port, "root", "", database="keys") as got_client,
+    ):
+        served = _served_version(want_client)
+        assert _served_version(got_client) == served  # the version comments are read against
+        queries = list(WHOLE_QUERIES)
+        rows_of = dict.fromkeys(WHOLE_QUERIES, True)
+        for sql, rows in STATEMENTS:
+            for variant in [sql, *variants(sql, served)]:
+                if variant and variant not in rows_of:
+                    queries.append(variant)
+                    rows_of[variant] = rows
+        problems: list[str] = []
+        for sql in queries:
+            want, got = want_client.query(sql), got_client.query(sql)
+            if not rows_of[sql] and want[0][:1] not in (b"\x00", b"\xff"):
+                want, got = want[: 1 + want[0][0]], got[: 1 + want[0][0]]
+            if want != got:
+                lines = [f"{sql!r}:"]
+                for index in range(max(len(want), len(got))):
+                    a = want[index] if index < len(want) else b"<none>"
+                    b = got[index] if index < len(got) else b"<none>"
+                    if a != b:
+                        lines.append(f"  [{index}] real {_describe(a)}")
+                        lines.append(f"  [{index}] fake {_describe(b)}")
+                problems.append("\n".join(lines[:7]))
+        assert master.errors == []
+    assert len(queries) > 20 * len(STATEMENTS)  # the variants were made
+    assert not problems, f"{len(problems)} of {len(queries)} differ:\n" + "\n".join(problems[:40])
