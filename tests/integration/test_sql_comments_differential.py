@@ -25,7 +25,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
-from scenarios.sql import SESSION_SETUP, quote_name
+from scenarios.sql import SESSION_SETUP
 from tests.fakemaster.wire import RawClient
 from tests.integration.test_snapshot_differential import _describe, keyed
 from tests.peers.fixtures import require_mariadb
@@ -73,6 +73,13 @@ WHOLE_QUERIES = [
     "SELECT /*!99999 a /* nested */ b */ 1",
     "SELECT /*!90000 /*!50000 x */ */ 1",
     "SELECT 1 /*!50000 -- swallows the end */\n;\n",
+    # Column names: MariaDB's preprocessed text, executable markers out, plain comments in.
+    "SELECT DATABASE(/*!50000 */)",
+    "SELECT DATABASE(/* c */)",
+    "SELECT DATABASE(/*!99999 x */)",
+    "SELECT DATABASE(/*!*/)",
+    "SELECT @@binlog_format /*!50000 */, @@binlog_format -- x",
+    "SELECT 'a' /*!50000 'b' */ 'c'",
 ]
 
 
