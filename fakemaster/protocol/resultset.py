@@ -40,6 +40,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_KILL_DENIED_ERROR,
     ER_LOCAL_VARIABLE,
+    ER_MASTER_INFO,
     ER_NET_PACKET_TOO_LARGE,
     ER_NET_PACKETS_OUT_OF_ORDER,
     ER_NO_DB_ERROR,
@@ -488,6 +489,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     ER_QUERY_INTERRUPTED: ("70100", "Query execution was interrupted"),
     ER_ILLEGAL_VALUE_FOR_TYPE: ("22007", "Illegal {0} '{1}' value found during parsing"),
     ER_CANT_LOCK_LOG_TABLE: ("HY000", "You can't use locks with log tables"),
+    ER_MASTER_INFO: ("HY000", "There is no master connection '{0}'"),
     ER_CANT_CHANGE_TX_CHARACTERISTICS: (
         "25001",
         "Transaction characteristics can't be changed while a transaction is in progress",

@@ -61,13 +61,14 @@ class Context:
     # ``text`` with its comments blanked, same offsets: what patterns on the statement read.
     plain: str = ""
     cuts: tuple[tuple[int, int], ...] = ()  # see :class:`~fakemaster.sql.sqltext.LexedText`
+    first_line: int = 1  # the query's line the statement starts on
 
     @property
     def server(self) -> ServerState:
         return self.session.server
 
     def parser(self, from_index: int = 0) -> Parser:
-        parser = Parser(self.text, self.tokens, self.quote_text, self.cuts)
+        parser = Parser(self.text, self.tokens, self.quote_text, self.cuts, self.first_line)
         parser.index = from_index
         return parser
 

@@ -156,9 +156,6 @@ def version_id(version: str) -> int:
     return major * 10000 + minor * 100 + patch
 
 
-_TRAILING = " \t\n\r\v\f;"
-
-
 class _Comments:
     """Skips blanks and comments as sql_lex.cc does, one place for every kind of comment.
 
@@ -194,9 +191,8 @@ class _Comments:
                 pos += 2
                 continue
             if pos >= len(text) and self.executing:
-                # An executable comment left open: MariaDB rejects the query at its end, which
-                # is before the blanks and ';' it strips from the end of every query.
-                raise syntax_error("", line_of(text, len(text.rstrip(_TRAILING))))
+                # An executable comment left open: MariaDB rejects the query at its end.
+                raise syntax_error("", line_of(text, pos))
             return pos
 
     def _long_comment(self, pos: int) -> int:
@@ -417,6 +413,13 @@ class StatementText:
     tokens: list[Token]  # re-based on ``text``, ending with END
     plain: str = ""  # ``text`` with its comments blanked (see :class:`LexedText`)
     cuts: tuple[tuple[int, int], ...] = ()  # re-based on ``text``
+    # The line of the whole query ``text`` starts on, as MariaDB counts for its errors: from
+    # the start of the query for the first statement, from the first non-blank after the ';'
+    # for the others (comments before the statement count).
+    first_line: int = 1
+
+
+_NOT_BLANK = re.compile(r"[^ \t\n\r\v\f]")
 
 
 def split_statements(text: str, lexed: LexedText) -> list[StatementText]:
@@ -425,10 +428,12 @@ def split_statements(text: str, lexed: LexedText) -> list[StatementText]:
     current: list[Token] = []
     cuts = lexed.cuts
     next_cut = 0  # the cuts are in text order, and so are the statements
+    begin = 0  # where MariaDB starts counting the lines of the next statement
     for token in lexed.tokens:
         if token.is_op(";") or token.kind is Tok.END:
             if current:
                 start = current[0].start
+                lines_before = text.count("\n", begin, start)
                 piece = text[start : token.start]
                 while next_cut < len(cuts) and cuts[next_cut][1] <= start:
                     next_cut += 1
@@ -444,9 +449,12 @@ def split_statements(text: str, lexed: LexedText) -> list[StatementText]:
                         _rebase(current, start, len(piece)),
                         lexed.plain[start : token.start],
                         tuple(mine),
+                        1 + lines_before,
                     )
                 )
             current = []
+            blank = _NOT_BLANK.search(text, token.end)
+            begin = blank.start() if blank else len(text)
             continue
         current.append(token)
     return statements
@@ -571,8 +579,10 @@ class Parser:
         tokens: list[Token],
         quote_text: str | None = None,
         cuts: Sequence[tuple[int, int]] = (),
+        first_line: int = 1,
     ) -> None:
         self.text = text
+        self.first_line = first_line  # the query's line ``text`` starts on
         self.cuts = cuts  # executable comment markers and dropped comments in ``text``
         self.tokens = tokens
         self.index = 0
@@ -596,7 +606,11 @@ class Parser:
 
     def error(self, token: Token | None = None) -> SqlError:
         token = token or self.peek
-        return syntax_error(self.quote_text[token.start :], line_of(self.quote_text, token.start))
+        return syntax_error(self.quote_text[token.start :], self.line(token))
+
+    def line(self, token: Token) -> int:
+        """The line of the query ``token`` is on, as MariaDB's errors number it."""
+        return line_of(self.quote_text, token.start) + self.first_line - 1
 
     @contextmanager
     def nested(self) -> Iterator[None]:
@@ -604,9 +618,7 @@ class Parser:
         parser's stack is full, quoting from the token that did not fit."""
         if self.depth >= MAX_NESTING:
             token = self.peek
-            raise parser_stack_exhausted(
-                self.quote_text[token.start :], line_of(self.quote_text, token.start)
-            )
+            raise parser_stack_exhausted(self.quote_text[token.start :], self.line(token))
         self.depth += 1
         try:
             yield

@@ -25,6 +25,8 @@ from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
+from fakemaster.sql.answers.flush_logs import flush_logs
+from fakemaster.sql.answers.replication_show import show_slave_status
 from fakemaster.sql.answers.schema_show import (
     show_columns,
     show_create_database,
@@ -35,6 +37,7 @@ from fakemaster.sql.answers.schema_show import (
     show_routine_status,
     show_table_status,
     show_tables,
+    show_triggers,
 )
 from fakemaster.sql.answers.select import select
 from fakemaster.sql.answers.set_statement import set_statement
@@ -80,7 +83,7 @@ def set_statement_for(ctx: Context) -> Response:
     real server takes them), in one pass: no pattern on the text, which would backtrack over a
     long run of spaces, and no recursion however deep the nesting."""
     tokens = ctx.tokens
-    parser = Parser(ctx.text, tokens, ctx.quote_text)
+    parser = Parser(ctx.text, tokens, ctx.quote_text, ctx.cuts, ctx.first_line)
     start = 0  # the SET of the current level
     while tokens[start].is_word("SET") and tokens[start + 1].is_word("STATEMENT"):
         settings = start + 2
@@ -103,6 +106,7 @@ def set_statement_for(ctx: Context) -> Response:
         rebased,
         ctx.plain[base:],
         tuple((max(a, base) - base, b - base) for a, b in ctx.cuts if b > base),
+        ctx.first_line + ctx.text.count("\n", 0, base),
     )
     return _dispatch(ctx.session, inner, ctx.outcome, ctx.quote_text[base:])
 
@@ -193,6 +197,13 @@ STATEMENTS: tuple[Statement, ...] = (
                "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
     _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", show_binary_logs, "SHOW BINARY LOGS"),
     _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
+    _statement(r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b", show_slave_status, "SHOW SLAVE STATUS",
+               "SHOW ALL SLAVES STATUS", "SHOW REPLICA STATUS", "SHOW SLAVE '' STATUS"),
+    _statement(r"SHOW\s+TRIGGERS\b", show_triggers, "SHOW TRIGGERS FROM `shop` LIKE 't'"),
+    _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*"
+               r"(?:(?:BINARY|ENGINE|ERROR|GENERAL|SLOW|RELAY)\s+)?LOGS\b",
+               flush_logs, "FLUSH LOGS", "FLUSH /*!40101 LOCAL */ BINARY LOGS",
+               "FLUSH BINARY LOGS, ENGINE LOGS"),
     _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", show_warnings, "SHOW WARNINGS"),
     _statement(r"KILL(?:\s+(?P<what>CONNECTION|QUERY))?\b", kill, "KILL 12", "KILL QUERY 12"),
     _statement(r"USE\b", use_database, "USE information_schema"),
@@ -207,7 +218,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
         not_supported,
-        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
+        "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
     ),
 )
 # fmt: on
@@ -221,6 +232,9 @@ def execute(session: SessionState, text: str) -> Outcome:
     """Answer one COM_QUERY. Several statements separated by ';' need CLIENT_MULTI_STATEMENTS,
     as on a real server; the answers stop at the first error."""
     outcome = Outcome()
+    # As MariaDB's alloc_query: blanks before, blanks and ';' after the query are not part of
+    # it (errors quote and number lines without them).
+    text = text.lstrip(_BLANKS).rstrip(_BLANKS + ";")
     try:
         lexed = lex(text, version_id(session.server.config.version or DEFAULT_VERSION))
     except SqlError as lexing_error:
@@ -247,6 +261,9 @@ def execute(session: SessionState, text: str) -> Outcome:
         if isinstance(response, SqlError) or outcome.close_connection:
             break
     return outcome
+
+
+_BLANKS = " \t\n\r\v\f"
 
 
 def _fail(session: SessionState, outcome: Outcome, error: SqlError) -> Outcome:
@@ -278,12 +295,13 @@ def _dispatch(
             quote_text,
             statement_text.plain,
             statement_text.cuts,
+            statement_text.first_line,
         )
         try:
             return statement.handler(context)
         except SqlError as error:
             return error
-    return syntax_error(quote_text, 1)
+    return syntax_error(quote_text, statement_text.first_line)
 
 
 def _record(session: SessionState, response: Response) -> None:

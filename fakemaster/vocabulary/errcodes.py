@@ -37,6 +37,7 @@ __all__ = [
     "ER_NET_ERROR_ON_WRITE",
     "ER_NET_PACKETS_OUT_OF_ORDER",
     "ER_NET_PACKET_TOO_LARGE",
+    "ER_MASTER_INFO",
     "ER_NET_READ_ERROR",
     "ER_NET_READ_INTERRUPTED",
     "ER_NET_WRITE_INTERRUPTED",
@@ -116,6 +117,7 @@ ER_UNKNOWN_TABLE = 1109
 ER_TABLEACCESS_DENIED_ERROR = 1142
 ER_NO_SUCH_TABLE = 1146
 ER_CANT_LOCK_LOG_TABLE = 1556
+ER_MASTER_INFO = 1617  # "There is no master connection 'name'"
 
 # --- system variables, character sets, transactions ---------------------------------------
 ER_UNKNOWN_CHARACTER_SET = 1115

@@ -53,6 +53,26 @@ STATEMENTS: list[tuple[str, bool]] = [
     ("SELECT COUNT(*) FROM `people`", True),
     ("SELECT @@global.binlog_format", True),
     ("SELECT 1", True),
+    # What a primary answers about replication and logs.
+    ("SHOW SLAVE STATUS", True),
+    ("SHOW REPLICA STATUS", True),
+    ("SHOW ALL SLAVES STATUS", True),
+    ("SHOW ALL REPLICAS STATUS", True),
+    ("SHOW SLAVE '' STATUS", True),
+    ("SHOW SLAVE 'other' STATUS", True),
+    ("SHOW SLAVE STATUS FOR CHANNEL 'other'", True),
+    ("SHOW SLAVE STATUS other", True),
+    ("SELECT @@default_master_connection", True),
+    ("SELECT @@global.default_master_connection", True),
+    ("SHOW VARIABLES LIKE 'default_master_connection'", True),
+    ("SHOW GLOBAL VARIABLES LIKE 'default_master_connection'", True),
+    ("SHOW TRIGGERS FROM `keys` LIKE 'people'", True),
+    ("SHOW TRIGGERS", True),
+    ("SHOW TRIGGERS IN nowhere", True),
+    ("SHOW TRIGGERS WHERE `Table` = 'people'", True),
+    ("FLUSH LOGS", True),
+    ("FLUSH LOCAL BINARY LOGS", True),
+    ("FLUSH ENGINE LOGS, ERROR LOGS", True),
 ]
 
 # Whole queries: comments alone, comments left open, a comment closed where none is open.
@@ -73,6 +93,10 @@ WHOLE_QUERIES = [
     "SELECT /*!99999 a /* nested */ b */ 1",
     "SELECT /*!90000 /*!50000 x */ */ 1",
     "SELECT 1 /*!50000 -- swallows the end */\n;\n",
+    # Lines: counted from the start of the query, comments included, leading blanks not.
+    "\n\n  SHOW SLAVE STATUS other",
+    "/* one\ntwo */ SHOW\nSLAVE STATUS other\n;\n",
+    "-- one\n# two\nSHOW TRIGGERS other",
     # Column names: MariaDB's preprocessed text, executable markers out, plain comments in.
     "SELECT DATABASE(/*!50000 */)",
     "SELECT DATABASE(/* c */)",
@@ -174,3 +198,37 @@ def test_statements_with_comments_anywhere_answer_as_a_real_server(real: MariaDB
         assert master.errors == []
     assert len(queries) > 20 * len(STATEMENTS)  # the variants were made
     assert not problems, f"{len(problems)} of {len(queries)} differ:\n" + "\n".join(problems[:40])
+
+
+# (statement, files it adds to SHOW BINARY LOGS on a primary): once per statement naming LOGS
+# or BINARY LOGS, however many log kinds it lists; none for the other kinds.
+ROTATIONS = [
+    "FLUSH LOGS",
+    "FLUSH BINARY LOGS",
+    "FLUSH NO_WRITE_TO_BINLOG BINARY LOGS, ENGINE LOGS, LOGS",
+    "FLUSH ENGINE LOGS",
+    "FLUSH RELAY LOGS, SLOW LOGS",
+    "/*!40101 FLUSH */ LOGS",
+]
+
+
+def test_flush_logs_rotates_the_served_binlog_as_a_real_primary_rotates(
+    real: MariaDBServer,
+) -> None:
+    with (
+        BackgroundFakeMaster(ServerConfig(), ScenarioStore(keyed())) as master,
+        RawClient(real.host, real.port, "root", "") as want_client,
+        RawClient(master.host, master.port, "root", "") as got_client,
+    ):
+        added: dict[str, list[int]] = {}
+        for client in (want_client, got_client):
+            for sql in ROTATIONS:
+                before = len(client.query("SHOW BINARY LOGS")) - 4  # count, column x2, EOF x2
+                assert client.query(sql)[0][:1] == b"\x00", sql
+                after = len(client.query("SHOW BINARY LOGS")) - 4
+                added.setdefault(sql, []).append(after - before)
+        assert master.errors == []
+    assert {sql: counts[0] for sql, counts in added.items()} == {
+        sql: counts[1] for sql, counts in added.items()
+    }
+    assert sum(counts[0] for counts in added.values()) >= 3  # the real server did rotate

@@ -37,6 +37,7 @@ __all__ = [
     "show_routine_status",
     "show_index",
     "show_tables",
+    "show_triggers",
 ]
 
 
@@ -413,6 +414,29 @@ def show_events(ctx: Context) -> Response:
     if isinstance(response, ResultSet):  # MariaDB 10.11: QUERY_NO_INDEX_USED after the columns only
         response.extra_status = (ServerStatus.QUERY_NO_INDEX_USED, 0)
     return response
+
+
+_TRIGGERS = [
+    ("TRIGGER_NAME", "Trigger"),
+    ("EVENT_MANIPULATION", "Event"),
+    ("EVENT_OBJECT_TABLE", "Table"),
+    ("ACTION_STATEMENT", "Statement"),
+    ("ACTION_TIMING", "Timing"),
+    ("CREATED", "Created"),
+    ("SQL_MODE", "sql_mode"),
+    ("DEFINER", "Definer"),
+    ("CHARACTER_SET_CLIENT", "character_set_client"),
+    ("COLLATION_CONNECTION", "collation_connection"),
+    ("DATABASE_COLLATION", "Database Collation"),
+]
+
+
+def show_triggers(ctx: Context) -> Response:
+    """SHOW TRIGGERS [FROM db] [LIKE 'table' | WHERE ...]: information_schema.TRIGGERS of a
+    database, LIKE on the table (a fake master's tables have none: no rows)."""
+    parser = ctx.parser_after(ctx.match.end())
+    database = _database(ctx, parser)
+    return _filtered_view(ctx, parser, "TRIGGERS", _TRIGGERS, 6, lambda row: row[1] == database)
 
 
 def show_routine_status(ctx: Context) -> Response:
