@@ -1,14 +1,17 @@
 """COM_QUERY: the table of statements a fake master answers, and :func:`execute`.
 
 :data:`STATEMENTS` is the one table: a pattern on the statement text and the function that
-answers it. Every answer (column definitions, values, status bits, error texts) copies what a
+answers it. The patterns read the text with its comments blanked
+(:func:`~fakemaster.sql.sqltext.lex`: the one place comments are handled, as MariaDB's lexer
+does, executable ones by the served version), so they never deal with comments themselves. Every answer (column definitions, values, status bits, error texts) copies what a
 MariaDB 10.11 primary sends for the same statement (transcripts captured from one are in
 ``tests/golden/mariadb_10_11_queries.json``).
 
 The handlers live in modules of one job each: :mod:`~fakemaster.sql.answers.select`,
 :mod:`~fakemaster.sql.answers.set_statement`, :mod:`~fakemaster.sql.answers.show`,
-:mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions) and
-:mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
+:mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions),
+:mod:`~fakemaster.sql.answers.replication_show` (SHOW SLAVE STATUS),
+:mod:`~fakemaster.sql.answers.flush_logs` and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
 :mod:`~fakemaster.sql.state`, what they return in :mod:`~fakemaster.sql.outcome`.
 Executing a statement returns an :class:`~fakemaster.sql.outcome.Outcome`; side effects
 that need the network (killing another connection) are described in it for the session to

@@ -93,6 +93,11 @@ WHOLE_QUERIES = [
     "SELECT /*!99999 a /* nested */ b */ 1",
     "SELECT /*!90000 /*!50000 x */ */ 1",
     "SELECT 1 /*!50000 -- swallows the end */\n;\n",
+    # The session's default replica connection is the one SHOW SLAVE STATUS means.
+    "SET default_master_connection = 'other'",
+    "SELECT @@default_master_connection",
+    "SHOW SLAVE STATUS",
+    "SET default_master_connection = ''",
     # Lines: counted from the start of the query, comments included, leading blanks not.
     "\n\n  SHOW SLAVE STATUS other",
     "/* one\ntwo */ SHOW\nSLAVE STATUS other\n;\n",
