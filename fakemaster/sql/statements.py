@@ -28,6 +28,7 @@ from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
+from fakemaster.sql.answers.explain import explain
 from fakemaster.sql.answers.flush_logs import flush_logs
 from fakemaster.sql.answers.replication_show import show_slave_status
 from fakemaster.sql.answers.schema_show import (
@@ -208,6 +209,8 @@ STATEMENTS: tuple[Statement, ...] = (
                flush_logs, "FLUSH LOGS", "FLUSH /*!40101 LOCAL */ BINARY LOGS",
                "FLUSH BINARY LOGS, ENGINE LOGS"),
     _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", show_warnings, "SHOW WARNINGS"),
+    _statement(r"(?:EXPLAIN|DESCRIBE|DESC)\s+SELECT\b", explain,
+               "EXPLAIN SELECT `id` FROM `shop`.`t`", "EXPLAIN SELECT 1"),
     _statement(r"KILL(?:\s+(?P<what>CONNECTION|QUERY))?\b", kill, "KILL 12", "KILL QUERY 12"),
     _statement(r"USE\b", use_database, "USE information_schema"),
     _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$", begin,

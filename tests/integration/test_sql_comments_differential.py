@@ -25,9 +25,9 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
-from scenarios.sql import SESSION_SETUP
+from scenarios.sql import SESSION_SETUP, quote_name
 from tests.fakemaster.wire import RawClient
-from tests.integration.test_snapshot_differential import _describe, keyed
+from tests.integration.test_snapshot_differential import SCENARIOS, _describe, keyed
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 
@@ -73,6 +73,14 @@ STATEMENTS: list[tuple[str, bool]] = [
     ("FLUSH LOGS", True),
     ("FLUSH LOCAL BINARY LOGS", True),
     ("FLUSH ENGINE LOGS, ERROR LOGS", True),
+    # EXPLAIN of the whole-table reads snapshot tools plan with.
+    ("EXPLAIN SELECT `id` FROM `keys`.`people`", True),
+    ("EXPLAIN SELECT * FROM `people`", True),
+    ("DESCRIBE SELECT `id`, `team` FROM people", True),
+    ("EXPLAIN SELECT `a` FROM `pairs`", True),
+    ("EXPLAIN SELECT `v` FROM `pairs`", True),
+    ("EXPLAIN SELECT 1", True),
+    ("EXPLAIN SELECT `id` FROM `nosuch`", True),
 ]
 
 # Whole queries: comments alone, comments left open, a comment closed where none is open.
@@ -237,3 +245,46 @@ def test_flush_logs_rotates_the_served_binlog_as_a_real_primary_rotates(
         sql: counts[1] for sql, counts in added.items()
     }
     assert sum(counts[0] for counts in added.values()) >= 3  # the real server did rotate
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_explain_of_whole_table_reads_answers_as_a_real_server(
+    real: MariaDBServer, name: str
+) -> None:
+    """Every column alone, the key, and ``*``, of every table of the snapshot scenarios: the
+    index InnoDB scans, its key length over every column type, the row count."""
+    scenario = SCENARIOS[name]()
+    databases = sorted({t.database for t in scenario.tables.values()})
+    real.execute(
+        [
+            "SET SESSION sql_log_bin = 0",
+            *SESSION_SETUP,
+            *(f"DROP DATABASE IF EXISTS {quote_name(db)}" for db in databases),
+            *setup_sql(scenario),
+            *(sql for step in scenario.steps for sql in step_sql(step)),
+            *(
+                f"ANALYZE TABLE {quote_name(t.database)}.{quote_name(t.name)}"
+                for t in scenario.tables.values()
+            ),
+        ]
+    )
+    queries = []
+    for model in scenario.tables.values():
+        table = f"{quote_name(model.database)}.{quote_name(model.name)}"
+        queries.append(f"EXPLAIN SELECT * FROM {table}")
+        queries += [f"EXPLAIN SELECT {quote_name(c.name)} FROM {table}" for c in model.columns]
+        key = ", ".join(quote_name(model.columns[p].name) for p in model.key)
+        if key:
+            queries.append(f"EXPLAIN SELECT {key} FROM {table}")
+    problems = []
+    with (
+        BackgroundFakeMaster(ServerConfig(), ScenarioStore(scenario)) as master,
+        RawClient(real.host, real.port, "root", "") as want_client,
+        RawClient(master.host, master.port, "root", "") as got_client,
+    ):
+        for sql in queries:
+            want, got = want_client.query(sql), got_client.query(sql)
+            if want != got:
+                problems.append(f"{sql}:\n  real {want[-2:]!r}\n  fake {got[-2:]!r}")
+        assert master.errors == []
+    assert not problems, "\n".join(problems)
