@@ -47,6 +47,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_NO_SUCH_TABLE,
     ER_NO_SUCH_THREAD,
     ER_NO_TABLES_USED,
+    ER_NONEXISTING_GRANT,
     ER_NONUNIQ_TABLE,
     ER_NOT_SUPPORTED_AUTH_MODE,
     ER_NOT_SUPPORTED_YET,
@@ -490,6 +491,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     ER_ILLEGAL_VALUE_FOR_TYPE: ("22007", "Illegal {0} '{1}' value found during parsing"),
     ER_CANT_LOCK_LOG_TABLE: ("HY000", "You can't use locks with log tables"),
     ER_MASTER_INFO: ("HY000", "There is no master connection '{0}'"),
+    ER_NONEXISTING_GRANT: ("42000", "There is no such grant defined for user '{0}' on host '{1}'"),
     ER_CANT_CHANGE_TX_CHARACTERISTICS: (
         "25001",
         "Transaction characteristics can't be changed while a transaction is in progress",

@@ -11,7 +11,8 @@ The handlers live in modules of one job each: :mod:`~fakemaster.sql.answers.sele
 :mod:`~fakemaster.sql.answers.set_statement`, :mod:`~fakemaster.sql.answers.show`,
 :mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions),
 :mod:`~fakemaster.sql.answers.replication_show` (SHOW SLAVE STATUS),
-:mod:`~fakemaster.sql.answers.flush_logs` and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
+:mod:`~fakemaster.sql.answers.flush_logs`, :mod:`~fakemaster.sql.answers.explain`,
+:mod:`~fakemaster.sql.answers.grants_show` and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
 :mod:`~fakemaster.sql.state`, what they return in :mod:`~fakemaster.sql.outcome`.
 Executing a statement returns an :class:`~fakemaster.sql.outcome.Outcome`; side effects
 that need the network (killing another connection) are described in it for the session to
@@ -30,6 +31,7 @@ from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
 from fakemaster.sql.answers.explain import explain
 from fakemaster.sql.answers.flush_logs import flush_logs
+from fakemaster.sql.answers.grants_show import show_grants
 from fakemaster.sql.answers.replication_show import show_slave_status
 from fakemaster.sql.answers.schema_show import (
     show_columns,
@@ -47,6 +49,7 @@ from fakemaster.sql.answers.select import select
 from fakemaster.sql.answers.set_statement import set_statement
 from fakemaster.sql.answers.show import (
     show_binary_logs,
+    show_engines,
     show_master_status,
     show_slave_hosts,
     show_status,
@@ -203,6 +206,8 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
     _statement(r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b", show_slave_status, "SHOW SLAVE STATUS",
                "SHOW ALL SLAVES STATUS", "SHOW REPLICA STATUS", "SHOW SLAVE '' STATUS"),
+    _statement(r"SHOW\s+GRANTS\b", show_grants, "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
+    _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", show_engines, "SHOW ENGINES"),
     _statement(r"SHOW\s+TRIGGERS\b", show_triggers, "SHOW TRIGGERS FROM `shop` LIKE 't'"),
     _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*"
                r"(?:(?:BINARY|ENGINE|ERROR|GENERAL|SLOW|RELAY)\s+)?LOGS\b",

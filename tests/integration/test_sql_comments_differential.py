@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from fakemaster.config.accounts import ALL_PRIVILEGES, Account, Privilege
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
@@ -81,6 +82,8 @@ STATEMENTS: list[tuple[str, bool]] = [
     ("EXPLAIN SELECT `v` FROM `pairs`", True),
     ("EXPLAIN SELECT 1", True),
     ("EXPLAIN SELECT `id` FROM `nosuch`", True),
+    ("SHOW ENGINES", True),
+    ("SHOW STORAGE ENGINES", True),
 ]
 
 # Whole queries: comments alone, comments left open, a comment closed where none is open.
@@ -286,5 +289,69 @@ def test_explain_of_whole_table_reads_answers_as_a_real_server(
             want, got = want_client.query(sql), got_client.query(sql)
             if want != got:
                 problems.append(f"{sql}:\n  real {want[-2:]!r}\n  fake {got[-2:]!r}")
+        assert master.errors == []
+    assert not problems, "\n".join(problems)
+
+
+# The same accounts on both servers: (account, the GRANT that makes it on the real one).
+_CDC = (
+    Privilege.SELECT
+    | Privilege.RELOAD
+    | Privilege.SHOW_DATABASES
+    | Privilege.REPLICATION_SLAVE
+    | Privilege.BINLOG_MONITOR
+)
+ACCOUNTS = [
+    (Account.replication("g_repl", "pw"), "REPLICATION SLAVE, REPLICATION CLIENT", ""),
+    (
+        Account(user="g_cdc", privileges=_CDC),
+        "SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR",
+        "",
+    ),
+    (
+        Account(user="g_all", password="x", privileges=ALL_PRIVILEGES),
+        "ALL PRIVILEGES",
+        " WITH GRANT OPTION",
+    ),
+    (Account(user="g_none", password="n"), "USAGE", ""),
+]
+
+
+def test_show_grants_answers_as_a_real_server_with_the_same_accounts(real: MariaDBServer) -> None:
+    setup = []
+    for account, grants, option in ACCOUNTS:
+        identified = f" IDENTIFIED BY '{account.password}'" if account.password else ""
+        setup += [
+            f"DROP USER IF EXISTS '{account.user}'@'%'",
+            f"CREATE USER '{account.user}'@'%'{identified}",
+            f"GRANT {grants} ON *.* TO '{account.user}'@'%'{option}",
+        ]
+    real.execute(setup)
+    config = ServerConfig(accounts=tuple(account for account, _, _ in ACCOUNTS))
+    as_root = [
+        *(f"SHOW GRANTS FOR '{a.user}'@'%'" for a, _, _ in ACCOUNTS),
+        *(f"SHOW GRANTS FOR {a.user}" for a, _, _ in ACCOUNTS),
+        "SHOW /*!50000 GRANTS */ FOR `g_cdc`@`%`",
+        "SHOW GRANTS FOR 'nobody'@'%' x",
+    ]
+    as_each = [
+        "SHOW GRANTS",
+        "SHOW GRANTS FOR CURRENT_USER",
+        "SHOW GRANTS FOR CURRENT_USER()",
+        "SHOW GRANTS FOR 'g_cdc'@'%'",
+        "SHOW ENGINES",
+    ]
+    problems = []
+    with BackgroundFakeMaster(config, ScenarioStore(keyed())) as master:
+        sessions = [("root", "", as_root)] + [(a.user, a.password, as_each) for a, _, _ in ACCOUNTS]
+        for user, password, queries in sessions:
+            with (
+                RawClient(real.host, real.port, user, password) as want_client,
+                RawClient(master.host, master.port, user, password) as got_client,
+            ):
+                for sql in queries:
+                    want, got = want_client.query(sql), got_client.query(sql)
+                    if want != got:
+                        problems.append(f"{user}: {sql}:\n  real {want!r}\n  fake {got!r}")
         assert master.errors == []
     assert not problems, "\n".join(problems)
