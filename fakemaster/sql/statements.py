@@ -32,6 +32,7 @@ from fakemaster.sql.answers.connection_statements import begin, end_transaction,
 from fakemaster.sql.answers.explain import explain
 from fakemaster.sql.answers.flush_logs import flush_logs
 from fakemaster.sql.answers.grants_show import show_grants
+from fakemaster.sql.answers.processlist import show_processlist
 from fakemaster.sql.answers.replication_show import show_slave_status
 from fakemaster.sql.answers.schema_show import (
     show_columns,
@@ -206,6 +207,8 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
     _statement(r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b", show_slave_status, "SHOW SLAVE STATUS",
                "SHOW ALL SLAVES STATUS", "SHOW REPLICA STATUS", "SHOW SLAVE '' STATUS"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?PROCESSLIST\b", show_processlist, "SHOW PROCESSLIST",
+               "SHOW FULL PROCESSLIST"),
     _statement(r"SHOW\s+GRANTS\b", show_grants, "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
     _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", show_engines, "SHOW ENGINES"),
     _statement(r"SHOW\s+TRIGGERS\b", show_triggers, "SHOW TRIGGERS FROM `shop` LIKE 't'"),
@@ -229,7 +232,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
         not_supported,
-        "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
+        "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW ENGINE INNODB STATUS",
     ),
 )
 # fmt: on

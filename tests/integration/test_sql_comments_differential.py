@@ -84,6 +84,8 @@ STATEMENTS: list[tuple[str, bool]] = [
     ("EXPLAIN SELECT `id` FROM `nosuch`", True),
     ("SHOW ENGINES", True),
     ("SHOW STORAGE ENGINES", True),
+    ("SHOW PROCESSLIST", False),
+    ("SHOW FULL PROCESSLIST", False),
 ]
 
 # Whole queries: comments alone, comments left open, a comment closed where none is open.
