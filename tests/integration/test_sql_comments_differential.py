@@ -357,3 +357,38 @@ def test_show_grants_answers_as_a_real_server_with_the_same_accounts(real: Maria
                         problems.append(f"{user}: {sql}:\n  real {want!r}\n  fake {got!r}")
         assert master.errors == []
     assert not problems, "\n".join(problems)
+
+
+def _binary_log_count(client: RawClient) -> int:
+    return len(client.query("SHOW BINARY LOGS")) - 4  # count, column x2, EOF x2
+
+
+def test_com_refresh_answers_and_rotates_as_a_real_server(real: MariaDBServer) -> None:
+    """COM_REFRESH (``mysql_refresh()``: ``mariadb-dump --flush-logs``), its options byte absent,
+    each option, trailing bytes, and from an account without RELOAD."""
+    real.execute(
+        [
+            "DROP USER IF EXISTS 'g_noreload'@'%'",
+            "CREATE USER 'g_noreload'@'%' IDENTIFIED BY 'pw'",
+            "GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'g_noreload'@'%'",
+        ]
+    )
+    config = ServerConfig(accounts=(Account.replication("g_noreload", "pw"),))
+    bodies = [b"", b"\x00", b"\x02", b"\x02\x00\x00", b"\x04", b"\x10", b"\x01", b"\x08"]
+    seen: list[list[tuple[bytes, int]]] = []
+    with BackgroundFakeMaster(config, ScenarioStore(keyed())) as master:
+        for host, port in ((real.host, real.port), (master.host, master.port)):
+            answers = []
+            for user, password in (("root", ""), ("g_noreload", "pw")):
+                with RawClient(host, port, user, password) as client:
+                    for body in bodies:
+                        before = _binary_log_count(client) if user == "root" else 0
+                        client.write(b"\x07" + body, 0)
+                        reply = client.read()
+                        after = _binary_log_count(client) if user == "root" else 0
+                        answers.append((reply, after - before))
+            seen.append(answers)
+        assert master.errors == []
+    want, got = seen
+    assert any(added for _, added in want)  # the real server did rotate
+    assert got == want
