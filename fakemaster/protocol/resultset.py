@@ -299,6 +299,9 @@ class ResultSet:
     # Status bits a real server adds for this statement, e.g. QUERY_NO_INDEX_USED after an
     # information_schema scan: (after the column definitions, at the end).
     extra_status: tuple[int, int] = (0, 0)
+    # An error met once the column definitions were out: MariaDB sends them, then this ERR
+    # instead of rows (EXPLAIN of an unknown column, SHOW GRANTS FOR an unknown account).
+    error: SqlError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,6 +356,9 @@ def result_set_payloads(
         payloads.append(
             encode_eof(EofPacket(warnings=warnings, status_flags=status | after_columns))
         )
+    if result.error is not None:
+        payloads.append(result.error.payload(protocol_41=protocol.protocol_41))
+        return payloads
     payloads.extend(encode_row(row) for row in result.rows)
     if protocol.deprecate_eof:
         payloads.append(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
-from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
 from fakemaster.sql.answers.explain import explain
 from fakemaster.sql.answers.flush_logs import flush_logs
@@ -272,7 +272,7 @@ def execute(session: SessionState, text: str) -> Outcome:
         _note_state(session, outcome)
         if not outcome.keep_diagnostics:
             _record(session, response)
-        if isinstance(response, SqlError) or outcome.close_connection:
+        if _failed(response) is not None or outcome.close_connection:
             break
     return outcome
 
@@ -318,8 +318,18 @@ def _dispatch(
     return syntax_error(quote_text, statement_text.first_line)
 
 
-def _record(session: SessionState, response: Response) -> None:
+def _failed(response: Response) -> SqlError | None:
+    """The statement's error: an ERR, or one sent after a result set's column definitions."""
     if isinstance(response, SqlError):
-        session.diagnostics = [("Error", response.errno, response.message)]
+        return response
+    if isinstance(response, ResultSet):
+        return response.error
+    return None
+
+
+def _record(session: SessionState, response: Response) -> None:
+    error = _failed(response)
+    if error is not None:
+        session.diagnostics = [("Error", error.errno, error.message)]
     else:
         session.diagnostics = []

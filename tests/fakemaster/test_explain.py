@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from fakemaster.protocol.resultset import ResultSet
 from fakemaster.sql.statements import execute
 from tests.fakemaster.test_queries import error_of, make_session, values
 
@@ -38,3 +39,7 @@ def test_an_unknown_table_is_the_servers_error() -> None:
     assert error_of(session, "EXPLAIN SELECT * FROM `shop`.`nosuch`").errno == 1146
     assert error_of(session, "EXPLAIN SELECT").errno == 1064
     assert execute(session, "EXPLAIN SELECT * FROM `shop`.`t`").responses
+    # An unknown column: the ten column definitions, then the ERR (as MariaDB sends it).
+    response = execute(session, "EXPLAIN SELECT `nosuch` FROM `shop`.`t`").responses[0]
+    assert isinstance(response, ResultSet) and response.error is not None
+    assert len(response.columns) == 10 and response.error.errno == 1054

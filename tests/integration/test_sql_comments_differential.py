@@ -82,6 +82,7 @@ STATEMENTS: list[tuple[str, bool]] = [
     ("EXPLAIN SELECT `v` FROM `pairs`", True),
     ("EXPLAIN SELECT 1", True),
     ("EXPLAIN SELECT `id` FROM `nosuch`", True),
+    ("EXPLAIN SELECT `nosuch` FROM `people`", True),
     ("SHOW ENGINES", True),
     ("SHOW STORAGE ENGINES", True),
     ("SHOW PROCESSLIST", False),
@@ -111,6 +112,9 @@ WHOLE_QUERIES = [
     "SELECT @@default_master_connection",
     "SHOW SLAVE STATUS",
     "SET default_master_connection = ''",
+    # An error after the column definitions, and what SHOW WARNINGS then lists.
+    "EXPLAIN SELECT `id`, nosuch FROM `keys`.`people`",
+    "SHOW WARNINGS",
     # Lines: counted from the start of the query, comments included, leading blanks not.
     "\n\n  SHOW SLAVE STATUS other",
     "/* one\ntwo */ SHOW\nSLAVE STATUS other\n;\n",
@@ -335,6 +339,9 @@ def test_show_grants_answers_as_a_real_server_with_the_same_accounts(real: Maria
         *(f"SHOW GRANTS FOR {a.user}" for a, _, _ in ACCOUNTS),
         "SHOW /*!50000 GRANTS */ FOR `g_cdc`@`%`",
         "SHOW GRANTS FOR 'nobody'@'%' x",
+        "SHOW GRANTS FOR 'nobody'@'%'",
+        "SHOW GRANTS FOR 'g_repl'@'localhost'",
+        "SHOW WARNINGS",
     ]
     as_each = [
         "SHOW GRANTS",

@@ -197,6 +197,9 @@ def explain(ctx: Context) -> Response:
     table = find_table(catalogue, source.database, source.name) if catalogue else None
     if table is None:  # information_schema and the system tables: not planned here
         return not_supported(ctx)
+    unknown = next((n for n in names if n != "*" and table.position(n) is None), None)
+    if unknown is not None:  # found while planning: the columns are out already
+        return ResultSet(_columns(), error=sql_error(ER_BAD_FIELD_ERROR, unknown, "SELECT"))
     wanted = _wanted(table, names)
     plan = _plan(table, wanted)
     count = str(max(1, len(source.rows))).encode()
@@ -214,7 +217,4 @@ def explain(ctx: Context) -> Response:
 def _wanted(table: CatalogueTable, names: list[str]) -> set[str]:
     if names == ["*"]:
         return {column.name.lower() for column in table.columns}
-    for name in names:
-        if table.position(name) is None:
-            raise sql_error(ER_BAD_FIELD_ERROR, name, "field list")
     return {name.lower() for name in names}

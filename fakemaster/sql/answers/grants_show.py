@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from fakemaster.config.accounts import ALL_PRIVILEGES, Account, Privilege, privilege_names
-from fakemaster.protocol.resultset import ColumnFlag, ResultSet, sql_error, text_column
+from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Parser, Tok
 from fakemaster.vocabulary.errcodes import ER_DBACCESS_DENIED_ERROR, ER_NONEXISTING_GRANT
@@ -67,9 +67,12 @@ def show_grants(ctx: Context) -> Response:
             raise sql_error(ER_DBACCESS_DENIED_ERROR, own.user, own.host, "mysql")
         user, host = target
         found = ctx.server.config.all_accounts().get(user)
-        if found is None or found.host != host:
-            raise sql_error(ER_NONEXISTING_GRANT, user, host)
+        if found is None or found.host != host:  # the heading is out before the lookup
+            error = sql_error(ER_NONEXISTING_GRANT, user, host)
+            return ResultSet([_heading(user, host)], error=error)
         account = found
-    heading = f"Grants for {account.user}@{account.host}"
-    column = text_column(heading, 1024, flags=ColumnFlag.NOT_NULL, decimals=39)
-    return ResultSet([column], [(grant_text(account).encode(),)])
+    return ResultSet([_heading(account.user, account.host)], [(grant_text(account).encode(),)])
+
+
+def _heading(user: str, host: str) -> Column:
+    return text_column(f"Grants for {user}@{host}", 1024, flags=ColumnFlag.NOT_NULL, decimals=39)
