@@ -112,6 +112,10 @@ WHOLE_QUERIES = [
     "SELECT @@default_master_connection",
     "SHOW SLAVE STATUS",
     "SET default_master_connection = ''",
+    # SET STATEMENT ... FOR hands its statement on with its comments.
+    "SET STATEMENT max_statement_time=1 FOR SHOW /*!50002 FULL*/ TABLES",
+    "SET STATEMENT max_statement_time=1 FOR /* c */ SELECT DATABASE(/*!50000 */)",
+    "SET STATEMENT max_statement_time=1 /*!50000 FOR */ SHOW\n/* x */ SLAVE STATUS other",
     # An error after the column definitions, and what SHOW WARNINGS then lists.
     "EXPLAIN SELECT `id`, nosuch FROM `keys`.`people`",
     "SHOW WARNINGS",
