@@ -205,6 +205,8 @@ _CATALOGUE = (
     _v("collation_server", STRING, B, "latin1_swedish_ci"),
     _v("connect_timeout", UINT, G, 10, gpriv=CA),
     _v("datadir", STRING, G, "/var/lib/mysql/", ro=True),
+    # Which replica connection SHOW SLAVE STATUS and friends mean ('': the unnamed one).
+    _v("default_master_connection", STRING, S, ""),
     _v("default_storage_engine", STRING, B, "InnoDB"),
     _v("default_tmp_storage_engine", STRING, B, None),
     _v("div_precision_increment", UINT, B, 4),

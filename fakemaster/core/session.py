@@ -62,6 +62,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_NO_DB_ERROR,
     ER_NO_SUCH_TABLE,
     ER_NOT_SUPPORTED_AUTH_MODE,
+    ER_NOT_SUPPORTED_YET,
     ER_SLAVE_SAME_ID,
     ER_SPECIFIC_ACCESS_DENIED_ERROR,
     ER_UNKNOWN_COM_ERROR,
@@ -551,6 +552,8 @@ class ServerSession:
                 self._send_error(actions, sql_error(ER_NO_SUCH_TABLE, sql.database, table))
         elif command == _COM_STATISTICS:
             self._send(actions, self._statistics().encode(), 1)
+        elif command == _COM_REFRESH:
+            self._refresh(sql, body, actions)
         elif command == _COM_PROCESS_KILL:
             thread_id = struct.unpack("<I", body[:4].ljust(4, b"\0"))[0]
             self._query(sql, f"KILL {thread_id}".encode(), actions)
@@ -623,6 +626,23 @@ class ServerSession:
             actions.append(KillConnection(request.thread_id, request.query_only))
         if outcome.close_connection:
             self._close(actions, "killed by its own KILL")
+
+    def _refresh(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        """COM_REFRESH (``mysql_refresh()``, ``mariadb-dump --flush-logs``): RELOAD first, as
+        on the server, whatever the options; REFRESH_LOG is FLUSH LOGS (the binlog rotates);
+        REFRESH_MASTER would be RESET MASTER, which a fake master does not carry out; the other
+        options (tables, status, hosts ...) have nothing to reset here and are OK. The options
+        are one byte; none at all is options 0 (10.11.19: OK)."""
+        options = body[0] if body else 0
+        if not sql.account.has_any(Privilege.RELOAD):
+            error = sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(Privilege.RELOAD))
+            self._send_error(actions, error)
+        elif options & _REFRESH_MASTER:
+            self._send_error(actions, sql_error(ER_NOT_SUPPORTED_YET, "RESET"))
+        elif options & _REFRESH_LOG:
+            self._query(sql, b"FLUSH LOGS", actions)
+        else:
+            self._ok(actions)
 
     def _set_option(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
         option = struct.unpack("<H", body[:2].ljust(2, b"\0"))[0]
@@ -790,6 +810,9 @@ class ServerSession:
 DUMP_PRIVILEGE = Privilege.REPLICATION_SLAVE
 
 
+_COM_REFRESH = 0x07
+_REFRESH_LOG = 0x02  # mysql_com.h REFRESH_LOG
+_REFRESH_MASTER = 0x80  # RESET MASTER
 _COM_STATISTICS = 0x09
 _COM_PROCESS_KILL = 0x0C
 _COM_SET_OPTION = 0x1B

@@ -40,12 +40,14 @@ from fakemaster.vocabulary.errcodes import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_KILL_DENIED_ERROR,
     ER_LOCAL_VARIABLE,
+    ER_MASTER_INFO,
     ER_NET_PACKET_TOO_LARGE,
     ER_NET_PACKETS_OUT_OF_ORDER,
     ER_NO_DB_ERROR,
     ER_NO_SUCH_TABLE,
     ER_NO_SUCH_THREAD,
     ER_NO_TABLES_USED,
+    ER_NONEXISTING_GRANT,
     ER_NONUNIQ_TABLE,
     ER_NOT_SUPPORTED_AUTH_MODE,
     ER_NOT_SUPPORTED_YET,
@@ -297,6 +299,9 @@ class ResultSet:
     # Status bits a real server adds for this statement, e.g. QUERY_NO_INDEX_USED after an
     # information_schema scan: (after the column definitions, at the end).
     extra_status: tuple[int, int] = (0, 0)
+    # An error met once the column definitions were out: MariaDB sends them, then this ERR
+    # instead of rows (EXPLAIN of an unknown column, SHOW GRANTS FOR an unknown account).
+    error: SqlError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +356,9 @@ def result_set_payloads(
         payloads.append(
             encode_eof(EofPacket(warnings=warnings, status_flags=status | after_columns))
         )
+    if result.error is not None:
+        payloads.append(result.error.payload(protocol_41=protocol.protocol_41))
+        return payloads
     payloads.extend(encode_row(row) for row in result.rows)
     if protocol.deprecate_eof:
         payloads.append(
@@ -488,6 +496,8 @@ ERRORS: dict[int, tuple[str, str]] = {
     ER_QUERY_INTERRUPTED: ("70100", "Query execution was interrupted"),
     ER_ILLEGAL_VALUE_FOR_TYPE: ("22007", "Illegal {0} '{1}' value found during parsing"),
     ER_CANT_LOCK_LOG_TABLE: ("HY000", "You can't use locks with log tables"),
+    ER_MASTER_INFO: ("HY000", "There is no master connection '{0}'"),
+    ER_NONEXISTING_GRANT: ("42000", "There is no such grant defined for user '{0}' on host '{1}'"),
     ER_CANT_CHANGE_TX_CHARACTERISTICS: (
         "25001",
         "Transaction characteristics can't be changed while a transaction is in progress",

@@ -58,13 +58,17 @@ class Context:
     match: re.Match[str]
     # From the statement's start to the end of the whole query (what syntax errors quote).
     quote_text: str
+    # ``text`` with its comments blanked, same offsets: what patterns on the statement read.
+    plain: str = ""
+    cuts: tuple[tuple[int, int], ...] = ()  # see :class:`~fakemaster.sql.sqltext.LexedText`
+    first_line: int = 1  # the query's line the statement starts on
 
     @property
     def server(self) -> ServerState:
         return self.session.server
 
     def parser(self, from_index: int = 0) -> Parser:
-        parser = Parser(self.text, self.tokens, self.quote_text)
+        parser = Parser(self.text, self.tokens, self.quote_text, self.cuts, self.first_line)
         parser.index = from_index
         return parser
 

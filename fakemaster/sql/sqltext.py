@@ -8,7 +8,8 @@ rejected token, as MariaDB does.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -26,10 +27,12 @@ __all__ = [
     "COMPARISON_OPS",
     "MAX_NESTING",
     "RESERVED",
+    "DEFAULT_VERSION_ID",
     "Comparison",
     "DefaultValue",
     "Expr",
     "FunctionCall",
+    "LexedText",
     "Literal",
     "Negation",
     "Parser",
@@ -40,10 +43,13 @@ __all__ = [
     "UserVarAssignment",
     "UserVarRef",
     "Word",
+    "lex",
     "line_of",
     "split_statements",
     "tokenize",
     "unknown_column",
+    "version_id",
+    "without_cuts",
 ]
 
 
@@ -77,10 +83,14 @@ class Token:
         return self.kind is Tok.OP and self.text in ops
 
 
-# Blanks and line comments; a /* comment */ is skipped with str.find (a lazy ".*?\*/" would
-# rescan the rest of the text for every unterminated "/*" in it).
-_BLANK = re.compile(r"\s+|--(?:[ \t][^\n]*)?(?:\n|$)|#[^\n]*(?:\n|$)")
-_VERSION_COMMENT = re.compile(r"/\*M?!\d{0,6}")
+# Blanks and line comments: "-- " needs a blank or control character (or the end) after the
+# dashes, "#" does not; both run to the end of the line.
+_BLANK = re.compile(r"\s+|--(?=[\x00-\x20\x7f]|\Z)[^\n]*\n?|#[^\n]*\n?")
+# An executable comment's marker: "/*!" or "/*M!", then (for a version) exactly 5 or 6 digits.
+_EXECUTABLE = re.compile(r"/\*(M?)!(\d{5}\d?)?")
+# MySQL 5.7 and later versions MariaDB does not follow: /*!NNNNN in this range is a comment
+# (but /*M!NNNNN is not), as sql_lex.cc reads it.
+_MYSQL_ONLY_VERSIONS = range(50700, 100000)
 _WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _HEX = re.compile(r"0x([0-9A-Fa-f]+)|[xX]'([0-9A-Fa-f]*)'")
@@ -116,37 +126,153 @@ _VAR_NAME = re.compile(r"[A-Za-z0-9_$.\x80-\U0010ffff]+")
 _SCOPES = ("global", "session", "local")
 
 
-def tokenize(text: str) -> list[Token]:
-    """Tokens of ``text`` ending with an END token; ER_PARSE_ERROR on an unterminated quote."""
-    tokens: list[Token] = []
-    pos = 0
-    length = len(text)
-    in_version_comment = False
-    while True:
+@dataclass(frozen=True, slots=True)
+class LexedText:
+    """A query's tokens and the two views of its text the server's lexer gives.
+
+    ``plain`` is the text with every comment, and every executable comment's markers, turned
+    into blanks (same length, same offsets): what the statement table's patterns read, so that
+    ``SHOW /*!50002 FULL*/ TABLES`` is ``SHOW FULL TABLES``. ``cuts`` are the spans MariaDB's
+    preprocessed text leaves out (executable markers, comments for a later version): a
+    column named after its expression is named without them, plain comments kept."""
+
+    tokens: list[Token]
+    plain: str
+    cuts: list[tuple[int, int]]
+    found_comment: bool  # a comment of any kind: a query of comments only is OK, not empty
+
+
+# The version a statement's executable comments are read for when none is given: the default
+# served version (10.11.19).
+DEFAULT_VERSION_ID = 101119
+
+
+def version_id(version: str) -> int:
+    """MYSQL_VERSION_ID of a version string: "10.11.19-MariaDB-log" is 101119."""
+    match = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    if match is None:
+        return DEFAULT_VERSION_ID
+    major, minor, patch = (int(part) for part in match.groups())
+    return major * 10000 + minor * 100 + patch
+
+
+class _Comments:
+    """Skips blanks and comments as sql_lex.cc does, one place for every kind of comment.
+
+    Each character is looked at a bounded number of times (``str.find`` and anchored
+    patterns that stop at the comment's end): linear in the text however many comments,
+    unterminated ones included."""
+
+    def __init__(self, text: str, served_version: int) -> None:
+        self.text = text
+        self.version = served_version
+        self.executing = False  # inside a /*! comment whose content is SQL
+        self.blanks: list[tuple[int, int]] = []
+        self.cuts: list[tuple[int, int]] = []
+        self.found_comment = False
+
+    def skip(self, pos: int) -> int:
+        """The offset of the next token at or after ``pos`` (or the end of the text)."""
+        text = self.text
         while True:
             match = _BLANK.match(text, pos)
             if match:
+                if text[pos] in "-#":
+                    self.found_comment = True
+                    self.blanks.append((pos, match.end()))
                 pos = match.end()
                 continue
-            version = _VERSION_COMMENT.match(text, pos)
-            if version:
-                in_version_comment = True
-                pos = version.end()
-                continue
             if text.startswith("/*", pos):
-                close = text.find("*/", pos + 2)
-                if close < 0:
-                    raise syntax_error(text[pos:], line_of(text, pos))
-                pos = close + 2
+                pos = self._long_comment(pos)
                 continue
-            if in_version_comment and text.startswith("*/", pos):
-                in_version_comment = False
+            if self.executing and text.startswith("*/", pos):
+                self.executing = False
+                self._cut(pos, pos + 2)
                 pos += 2
                 continue
-            break
+            if pos >= len(text) and self.executing:
+                # An executable comment left open: MariaDB rejects the query at its end.
+                raise syntax_error("", line_of(text, pos))
+            return pos
+
+    def _long_comment(self, pos: int) -> int:
+        text = self.text
+        self.found_comment = True
+        marker = _EXECUTABLE.match(text, pos)
+        if marker is None:  # a plain comment: up to the first "*/", no nesting
+            close = text.find("*/", pos + 2)
+            if close < 0:
+                raise syntax_error(text[pos:], line_of(text, pos))
+            self.blanks.append((pos, close + 2))
+            return close + 2
+        digits = marker.group(2)
+        if digits is not None:
+            version = int(digits)
+            mariadb_only = bool(marker.group(1))
+            if version > self.version or (version in _MYSQL_ONLY_VERSIONS and not mariadb_only):
+                end = self._dropped_comment_end(marker.end())
+                if end < 0:
+                    raise syntax_error(text[pos:], line_of(text, pos))
+                self._cut(pos, end)
+                return end
+        # Its content is SQL: only the marker goes (digits that are no version stay).
+        self.executing = True
+        self._cut(pos, marker.end())
+        return marker.end()
+
+    def _dropped_comment_end(self, pos: int) -> int:
+        """The end of a comment for a later version, which may hold plain comments one level
+        deep (``/*!99999 a /* b */ c */``); -1 when it is not closed."""
+        text = self.text
+        opening = text.find("/*", pos)
+        while True:
+            close = text.find("*/", pos)
+            if close < 0:
+                return -1
+            if 0 <= opening < close:
+                inner = text.find("*/", opening + 2)
+                if inner < 0:
+                    return -1
+                pos = inner + 2
+                opening = text.find("/*", pos)
+                continue
+            return close + 2
+
+    def _cut(self, start: int, end: int) -> None:
+        self.blanks.append((start, end))
+        self.cuts.append((start, end))
+
+    def plain(self) -> str:
+        """The text with every blanked span made of spaces."""
+        if not self.blanks:
+            return self.text
+        pieces: list[str] = []
+        done = 0
+        for start, end in self.blanks:
+            pieces.append(self.text[done:start])
+            pieces.append(" " * (end - start))
+            done = end
+        pieces.append(self.text[done:])
+        return "".join(pieces)
+
+
+def tokenize(text: str, served_version: int = DEFAULT_VERSION_ID) -> list[Token]:
+    """Tokens of ``text`` ending with an END token; ER_PARSE_ERROR on an unterminated quote or
+    comment."""
+    return lex(text, served_version).tokens
+
+
+def lex(text: str, served_version: int = DEFAULT_VERSION_ID) -> LexedText:
+    """``text`` read as a server of ``served_version`` (MYSQL_VERSION_ID) reads it."""
+    tokens: list[Token] = []
+    comments = _Comments(text, served_version)
+    pos = 0
+    length = len(text)
+    while True:
+        pos = comments.skip(pos)
         if pos >= length:
             tokens.append(Token(Tok.END, "", length, length))
-            return tokens
+            return LexedText(tokens, comments.plain(), comments.cuts, comments.found_comment)
         char = text[pos]
         if char in "'\"":
             value, end = _quoted(text, pos)
@@ -285,19 +411,50 @@ class StatementText:
     start: int  # offset of the first token in the whole query
     text: str  # from the first token to the ';' or the end
     tokens: list[Token]  # re-based on ``text``, ending with END
+    plain: str = ""  # ``text`` with its comments blanked (see :class:`LexedText`)
+    cuts: tuple[tuple[int, int], ...] = ()  # re-based on ``text``
+    # The line of the whole query ``text`` starts on, as MariaDB counts for its errors: from
+    # the start of the query for the first statement, from the first non-blank after the ';'
+    # for the others (comments before the statement count).
+    first_line: int = 1
 
 
-def split_statements(text: str, tokens: list[Token]) -> list[StatementText]:
+_NOT_BLANK = re.compile(r"[^ \t\n\r\v\f]")
+
+
+def split_statements(text: str, lexed: LexedText) -> list[StatementText]:
     """The statements of a multi-statement query, empty ones (";;") left out."""
     statements: list[StatementText] = []
     current: list[Token] = []
-    for token in tokens:
+    cuts = lexed.cuts
+    next_cut = 0  # the cuts are in text order, and so are the statements
+    begin = 0  # where MariaDB starts counting the lines of the next statement
+    for token in lexed.tokens:
         if token.is_op(";") or token.kind is Tok.END:
             if current:
                 start = current[0].start
+                lines_before = text.count("\n", begin, start)
                 piece = text[start : token.start]
-                statements.append(StatementText(start, piece, _rebase(current, start, len(piece))))
+                while next_cut < len(cuts) and cuts[next_cut][1] <= start:
+                    next_cut += 1
+                mine: list[tuple[int, int]] = []
+                while next_cut < len(cuts) and cuts[next_cut][0] < token.start:
+                    cut_start, cut_end = cuts[next_cut]
+                    mine.append((max(cut_start, start) - start, min(cut_end, token.start) - start))
+                    next_cut += 1
+                statements.append(
+                    StatementText(
+                        start,
+                        piece,
+                        _rebase(current, start, len(piece)),
+                        lexed.plain[start : token.start],
+                        tuple(mine),
+                        1 + lines_before,
+                    )
+                )
             current = []
+            blank = _NOT_BLANK.search(text, token.end)
+            begin = blank.start() if blank else len(text)
             continue
         current.append(token)
     return statements
@@ -307,6 +464,23 @@ def _rebase(tokens: list[Token], base: int, length: int) -> list[Token]:
     out = [Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens]
     out.append(Token(Tok.END, "", length, length))
     return out
+
+
+def without_cuts(text: str, start: int, end: int, cuts: Sequence[tuple[int, int]]) -> str:
+    """``text[start:end]`` without the spans in ``cuts`` (sorted, not overlapping): the
+    expression as MariaDB's preprocessed text has it."""
+    first = bisect_right(cuts, (start, -1))
+    if first > 0 and cuts[first - 1][1] > start:
+        first -= 1
+    pieces: list[str] = []
+    pos = start
+    for cut_start, cut_end in cuts[first:]:
+        if cut_start >= end:
+            break
+        pieces.append(text[pos : max(pos, cut_start)])
+        pos = max(pos, min(cut_end, end))
+    pieces.append(text[pos:end])
+    return "".join(pieces)
 
 
 # --- expressions ------------------------------------------------------------------------
@@ -399,8 +573,17 @@ MAX_NESTING = 128
 class Parser:
     """A cursor over a statement's tokens; errors quote the statement from the cursor."""
 
-    def __init__(self, text: str, tokens: list[Token], quote_text: str | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        tokens: list[Token],
+        quote_text: str | None = None,
+        cuts: Sequence[tuple[int, int]] = (),
+        first_line: int = 1,
+    ) -> None:
         self.text = text
+        self.first_line = first_line  # the query's line ``text`` starts on
+        self.cuts = cuts  # executable comment markers and dropped comments in ``text``
         self.tokens = tokens
         self.index = 0
         # A syntax error quotes from the bad token to the end of the whole query, which goes on
@@ -423,7 +606,11 @@ class Parser:
 
     def error(self, token: Token | None = None) -> SqlError:
         token = token or self.peek
-        return syntax_error(self.quote_text[token.start :], line_of(self.quote_text, token.start))
+        return syntax_error(self.quote_text[token.start :], self.line(token))
+
+    def line(self, token: Token) -> int:
+        """The line of the query ``token`` is on, as MariaDB's errors number it."""
+        return line_of(self.quote_text, token.start) + self.first_line - 1
 
     @contextmanager
     def nested(self) -> Iterator[None]:
@@ -431,9 +618,7 @@ class Parser:
         parser's stack is full, quoting from the token that did not fit."""
         if self.depth >= MAX_NESTING:
             token = self.peek
-            raise parser_stack_exhausted(
-                self.quote_text[token.start :], line_of(self.quote_text, token.start)
-            )
+            raise parser_stack_exhausted(self.quote_text[token.start :], self.line(token))
         self.depth += 1
         try:
             yield
@@ -469,7 +654,7 @@ class Parser:
     def source(self, start: Token, end_index: int) -> str:
         """The original text from ``start`` to the token before ``end_index``."""
         last = self.tokens[end_index - 1]
-        return self.text[start.start : last.end]
+        return without_cuts(self.text, start.start, last.end, self.cuts)
 
     def name(self) -> str:
         """An identifier, quoted or not, or a string (where SQL allows one for a name)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from fakemaster.config.accounts import Account, Privilege, privilege_names
 from fakemaster.config.served_variables import SERVED_VARIABLES, ServedVariables
@@ -39,6 +39,7 @@ __all__ = [
     "BinlogPositions",
     "ConnectionInfo",
     "ReplicaInfo",
+    "RotatingBinlog",
     "ServerState",
     "SessionSnapshot",
     "SessionState",
@@ -62,6 +63,16 @@ class BinlogPositions(Protocol):
 
     def binlog_gtid_pos(self, file_name: str, position: int) -> str | None:
         """BINLOG_GTID_POS(): the GTID position at an event boundary, None if not one."""
+        ...
+
+
+@runtime_checkable
+class RotatingBinlog(Protocol):
+    """A served binlog that FLUSH BINARY LOGS can end (a memory store: a ROTATE, then a new
+    file). A directory of files another server writes cannot."""
+
+    def rotate(self) -> str:
+        """End the current file with a ROTATE and start the next; its name."""
         ...
 
 

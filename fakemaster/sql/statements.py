@@ -1,14 +1,18 @@
 """COM_QUERY: the table of statements a fake master answers, and :func:`execute`.
 
 :data:`STATEMENTS` is the one table: a pattern on the statement text and the function that
-answers it. Every answer (column definitions, values, status bits, error texts) copies what a
+answers it. The patterns read the text with its comments blanked
+(:func:`~fakemaster.sql.sqltext.lex`: the one place comments are handled, as MariaDB's lexer
+does, executable ones by the served version), so they never deal with comments themselves. Every answer (column definitions, values, status bits, error texts) copies what a
 MariaDB 10.11 primary sends for the same statement (transcripts captured from one are in
 ``tests/golden/mariadb_10_11_queries.json``).
 
 The handlers live in modules of one job each: :mod:`~fakemaster.sql.answers.select`,
 :mod:`~fakemaster.sql.answers.set_statement`, :mod:`~fakemaster.sql.answers.show`,
-:mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions) and
-:mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
+:mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions),
+:mod:`~fakemaster.sql.answers.replication_show` (SHOW SLAVE STATUS),
+:mod:`~fakemaster.sql.answers.flush_logs`, :mod:`~fakemaster.sql.answers.explain`,
+:mod:`~fakemaster.sql.answers.grants_show` and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
 :mod:`~fakemaster.sql.state`, what they return in :mod:`~fakemaster.sql.outcome`.
 Executing a statement returns an :class:`~fakemaster.sql.outcome.Outcome`; side effects
 that need the network (killing another connection) are described in it for the session to
@@ -20,10 +24,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
-from fakemaster.protocol.resultset import SqlError, sql_error, syntax_error
+from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
+from fakemaster.sql.answers.explain import explain
+from fakemaster.sql.answers.flush_logs import flush_logs
+from fakemaster.sql.answers.grants_show import show_grants
+from fakemaster.sql.answers.processlist import show_processlist
+from fakemaster.sql.answers.replication_show import show_slave_status
 from fakemaster.sql.answers.schema_show import (
     show_columns,
     show_create_database,
@@ -34,11 +44,13 @@ from fakemaster.sql.answers.schema_show import (
     show_routine_status,
     show_table_status,
     show_tables,
+    show_triggers,
 )
 from fakemaster.sql.answers.select import select
 from fakemaster.sql.answers.set_statement import set_statement
 from fakemaster.sql.answers.show import (
     show_binary_logs,
+    show_engines,
     show_master_status,
     show_slave_hosts,
     show_status,
@@ -54,14 +66,16 @@ from fakemaster.sql.answers.snapshot import (
 )
 from fakemaster.sql.answers.table_select import from_table, select_from_table
 from fakemaster.sql.answers.unsupported import not_supported
-from fakemaster.sql.outcome import Context, Handler, Outcome, Response
+from fakemaster.sql.outcome import Context, Handler, OkResult, Outcome, Response
 from fakemaster.sql.sqltext import (
     Parser,
+    StatementText,
     Tok,
     Token,
+    lex,
     line_of,
     split_statements,
-    tokenize,
+    version_id,
 )
 from fakemaster.sql.state import SessionState
 from fakemaster.vocabulary.errcodes import ER_EMPTY_QUERY
@@ -77,7 +91,7 @@ def set_statement_for(ctx: Context) -> Response:
     real server takes them), in one pass: no pattern on the text, which would backtrack over a
     long run of spaces, and no recursion however deep the nesting."""
     tokens = ctx.tokens
-    parser = Parser(ctx.text, tokens, ctx.quote_text)
+    parser = Parser(ctx.text, tokens, ctx.quote_text, ctx.cuts, ctx.first_line)
     start = 0  # the SET of the current level
     while tokens[start].is_word("SET") and tokens[start + 1].is_word("STATEMENT"):
         settings = start + 2
@@ -94,7 +108,15 @@ def set_statement_for(ctx: Context) -> Response:
     rebased = [
         Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens[start:]
     ]
-    return _dispatch(ctx.session, ctx.text[base:], rebased, ctx.outcome, ctx.quote_text[base:])
+    inner = StatementText(
+        base,
+        ctx.text[base:],
+        rebased,
+        ctx.plain[base:],
+        tuple((max(a, base) - base, b - base) for a, b in ctx.cuts if b > base),
+        ctx.first_line + ctx.text.count("\n", 0, base),
+    )
+    return _dispatch(ctx.session, inner, ctx.outcome, ctx.quote_text[base:])
 
 
 def _check_statement_settings(session: SessionState, tokens: list[Token]) -> None:
@@ -171,8 +193,8 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?:FUNCTION|PROCEDURE|PACKAGE(?:\s+BODY)?)\s+STATUS\b",
                show_routine_status, "SHOW FUNCTION STATUS WHERE Db = 'shop'",
                "SHOW PACKAGE BODY STATUS LIKE 'p%'"),
-    _statement(r"FLUSH\b(?:\s|/\*!\d*|\*/|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
-               r"(?:WITH\s+READ\s+LOCK\s*)?(?:\*/\s*)?$",
+    _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
+               r"(?:WITH\s+READ\s+LOCK\s*)?$",
                flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
     _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
     _statement(r"LOCK\s+TABLES?\b", lock_tables,
@@ -183,7 +205,20 @@ STATEMENTS: tuple[Statement, ...] = (
                "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
     _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", show_binary_logs, "SHOW BINARY LOGS"),
     _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
+    _statement(r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b", show_slave_status, "SHOW SLAVE STATUS",
+               "SHOW ALL SLAVES STATUS", "SHOW REPLICA STATUS", "SHOW SLAVE '' STATUS"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?PROCESSLIST\b", show_processlist, "SHOW PROCESSLIST",
+               "SHOW FULL PROCESSLIST"),
+    _statement(r"SHOW\s+GRANTS\b", show_grants, "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
+    _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", show_engines, "SHOW ENGINES"),
+    _statement(r"SHOW\s+TRIGGERS\b", show_triggers, "SHOW TRIGGERS FROM `shop` LIKE 't'"),
+    _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*"
+               r"(?:(?:BINARY|ENGINE|ERROR|GENERAL|SLOW|RELAY)\s+)?LOGS\b",
+               flush_logs, "FLUSH LOGS", "FLUSH /*!40101 LOCAL */ BINARY LOGS",
+               "FLUSH BINARY LOGS, ENGINE LOGS"),
     _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", show_warnings, "SHOW WARNINGS"),
+    _statement(r"(?:EXPLAIN|DESCRIBE|DESC)\s+SELECT\b", explain,
+               "EXPLAIN SELECT `id` FROM `shop`.`t`", "EXPLAIN SELECT 1"),
     _statement(r"KILL(?:\s+(?P<what>CONNECTION|QUERY))?\b", kill, "KILL 12", "KILL QUERY 12"),
     _statement(r"USE\b", use_database, "USE information_schema"),
     _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$", begin,
@@ -197,7 +232,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
         not_supported,
-        "FLUSH BINARY LOGS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW PROCESSLIST",
+        "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW ENGINE INNODB STATUS",
     ),
 )
 # fmt: on
@@ -211,28 +246,38 @@ def execute(session: SessionState, text: str) -> Outcome:
     """Answer one COM_QUERY. Several statements separated by ';' need CLIENT_MULTI_STATEMENTS,
     as on a real server; the answers stop at the first error."""
     outcome = Outcome()
+    # As MariaDB's alloc_query: blanks before, blanks and ';' after the query are not part of
+    # it (errors quote and number lines without them).
+    text = text.lstrip(_BLANKS).rstrip(_BLANKS + ";")
     try:
-        tokens = tokenize(text)
+        lexed = lex(text, version_id(session.server.config.version or DEFAULT_VERSION))
     except SqlError as lexing_error:
         return _fail(session, outcome, lexing_error)
-    statements = split_statements(text, tokens)
+    statements = split_statements(text, lexed)
     if not statements:
+        if lexed.found_comment:
+            # Comments and nothing else: MariaDB's parser sees no statement and answers OK.
+            outcome.responses.append(OkResult())
+            _note_state(session, outcome)
+            _record(session, outcome.responses[-1])
+            return outcome
         return _fail(session, outcome, sql_error(ER_EMPTY_QUERY))
     if len(statements) > 1 and not session.capabilities & Capability.MULTI_STATEMENTS:
         second = statements[1].start
         return _fail(session, outcome, syntax_error(text[second:], line_of(text, second)))
     for statement in statements:
         outcome.keep_diagnostics = False
-        response = _dispatch(
-            session, statement.text, statement.tokens, outcome, text[statement.start :]
-        )
+        response = _dispatch(session, statement, outcome, text[statement.start :])
         outcome.responses.append(response)
         _note_state(session, outcome)
         if not outcome.keep_diagnostics:
             _record(session, response)
-        if isinstance(response, SqlError) or outcome.close_connection:
+        if _failed(response) is not None or outcome.close_connection:
             break
     return outcome
+
+
+_BLANKS = " \t\n\r\v\f"
 
 
 def _fail(session: SessionState, outcome: Outcome, error: SqlError) -> Outcome:
@@ -248,23 +293,43 @@ def _note_state(session: SessionState, outcome: Outcome) -> None:
 
 
 def _dispatch(
-    session: SessionState, text: str, tokens: list[Token], outcome: Outcome, quote_text: str
+    session: SessionState, statement_text: StatementText, outcome: Outcome, quote_text: str
 ) -> Response:
-    """Answer one statement; ``text`` and ``tokens`` start at its first token."""
+    """Answer one statement: the table's patterns read it with its comments blanked."""
     for statement in STATEMENTS:
-        match = statement.pattern.match(text)
+        match = statement.pattern.match(statement_text.plain)
         if match is None:
             continue
-        context = Context(session, text, tokens, outcome, match, quote_text)
+        context = Context(
+            session,
+            statement_text.text,
+            statement_text.tokens,
+            outcome,
+            match,
+            quote_text,
+            statement_text.plain,
+            statement_text.cuts,
+            statement_text.first_line,
+        )
         try:
             return statement.handler(context)
         except SqlError as error:
             return error
-    return syntax_error(quote_text, 1)
+    return syntax_error(quote_text, statement_text.first_line)
+
+
+def _failed(response: Response) -> SqlError | None:
+    """The statement's error: an ERR, or one sent after a result set's column definitions."""
+    if isinstance(response, SqlError):
+        return response
+    if isinstance(response, ResultSet):
+        return response.error
+    return None
 
 
 def _record(session: SessionState, response: Response) -> None:
-    if isinstance(response, SqlError):
-        session.diagnostics = [("Error", response.errno, response.message)]
+    error = _failed(response)
+    if error is not None:
+        session.diagnostics = [("Error", error.errno, error.message)]
     else:
         session.diagnostics = []

@@ -37,7 +37,9 @@ __all__ = [
     "ER_NET_ERROR_ON_WRITE",
     "ER_NET_PACKETS_OUT_OF_ORDER",
     "ER_NET_PACKET_TOO_LARGE",
+    "ER_MASTER_INFO",
     "ER_NET_READ_ERROR",
+    "ER_NONEXISTING_GRANT",
     "ER_NET_READ_INTERRUPTED",
     "ER_NET_WRITE_INTERRUPTED",
     "ER_NONUNIQ_TABLE",
@@ -76,6 +78,7 @@ __all__ = [
 ER_CON_COUNT_ERROR = 1040
 ER_HANDSHAKE_ERROR = 1043
 ER_DBACCESS_DENIED_ERROR = 1044
+ER_NONEXISTING_GRANT = 1141  # "There is no such grant defined for user 'u' on host 'h'"
 ER_ACCESS_DENIED_ERROR = 1045
 ER_NOT_SUPPORTED_AUTH_MODE = 1251
 ER_TOO_MANY_USER_CONNECTIONS = 1203
@@ -116,6 +119,7 @@ ER_UNKNOWN_TABLE = 1109
 ER_TABLEACCESS_DENIED_ERROR = 1142
 ER_NO_SUCH_TABLE = 1146
 ER_CANT_LOCK_LOG_TABLE = 1556
+ER_MASTER_INFO = 1617  # "There is no master connection 'name'"
 
 # --- system variables, character sets, transactions ---------------------------------------
 ER_UNKNOWN_CHARACTER_SET = 1115

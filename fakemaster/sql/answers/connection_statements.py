@@ -117,7 +117,7 @@ def begin(ctx: Context) -> Response:
     session.in_transaction = True
     session.snapshot = None  # taken at the first read (REPEATABLE READ)
     session.savepoints.clear()
-    session.transaction_read_only = bool(re.search(r"\bREAD\s+ONLY\b", ctx.text, re.I)) or bool(
+    session.transaction_read_only = bool(re.search(r"\bREAD\s+ONLY\b", ctx.plain, re.I)) or bool(
         session.variables.get("tx_read_only")
     )
     return OkResult()

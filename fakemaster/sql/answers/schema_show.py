@@ -37,6 +37,7 @@ __all__ = [
     "show_routine_status",
     "show_index",
     "show_tables",
+    "show_triggers",
 ]
 
 
@@ -77,10 +78,13 @@ def _result(
 
 def show_databases(ctx: Context) -> Response:
     parser = ctx.parser_after(ctx.match.end())
+    like_text = parser.tokens[parser.index + 1].text if parser.peek.is_word("LIKE") else None
     like = _like(parser)
     parser.expect_end()
     rows = [r for r in is_rows("SCHEMATA", ctx.session) if like is None or like.matches(str(r[1]))]
-    columns, cells = _view("SCHEMATA", [("SCHEMA_NAME", "Database")], rows)
+    # MariaDB heads the column with the pattern, as SHOW TABLES LIKE: "Database (keys)".
+    heading = "Database" + (f" ({like_text})" if like_text is not None else "")
+    columns, cells = _view("SCHEMATA", [("SCHEMA_NAME", heading)], rows)
     return _result(ctx.session, columns, cells)
 
 
@@ -410,6 +414,29 @@ def show_events(ctx: Context) -> Response:
     if isinstance(response, ResultSet):  # MariaDB 10.11: QUERY_NO_INDEX_USED after the columns only
         response.extra_status = (ServerStatus.QUERY_NO_INDEX_USED, 0)
     return response
+
+
+_TRIGGERS = [
+    ("TRIGGER_NAME", "Trigger"),
+    ("EVENT_MANIPULATION", "Event"),
+    ("EVENT_OBJECT_TABLE", "Table"),
+    ("ACTION_STATEMENT", "Statement"),
+    ("ACTION_TIMING", "Timing"),
+    ("CREATED", "Created"),
+    ("SQL_MODE", "sql_mode"),
+    ("DEFINER", "Definer"),
+    ("CHARACTER_SET_CLIENT", "character_set_client"),
+    ("COLLATION_CONNECTION", "collation_connection"),
+    ("DATABASE_COLLATION", "Database Collation"),
+]
+
+
+def show_triggers(ctx: Context) -> Response:
+    """SHOW TRIGGERS [FROM db] [LIKE 'table' | WHERE ...]: information_schema.TRIGGERS of a
+    database, LIKE on the table (a fake master's tables have none: no rows)."""
+    parser = ctx.parser_after(ctx.match.end())
+    database = _database(ctx, parser)
+    return _filtered_view(ctx, parser, "TRIGGERS", _TRIGGERS, 6, lambda row: row[1] == database)
 
 
 def show_routine_status(ctx: Context) -> Response:

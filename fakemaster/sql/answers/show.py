@@ -20,6 +20,7 @@ from fakemaster.vocabulary.packets import ServerStatus
 __all__ = [
     "BINLOG_STATUS_PRIVILEGES",
     "show_binary_logs",
+    "show_engines",
     "show_master_status",
     "show_slave_hosts",
     "show_status",
@@ -295,3 +296,75 @@ def _warnings_limit(parser: Parser) -> tuple[int, int] | None:
     if parser.accept_op(","):
         return first, parser.integer()
     return 0, first
+
+
+# SHOW ENGINES of a MariaDB 10.11 primary as Debian's packages install it (information_schema
+# .ENGINES, in its order).
+_ENGINES = (
+    ("CSV", "YES", "Stores tables as CSV files", "NO", "NO", "NO"),
+    ("MRG_MyISAM", "YES", "Collection of identical MyISAM tables", "NO", "NO", "NO"),
+    (
+        "MEMORY",
+        "YES",
+        "Hash based, stored in memory, useful for temporary tables",
+        "NO",
+        "NO",
+        "NO",
+    ),
+    (
+        "Aria",
+        "YES",
+        "Crash-safe tables with MyISAM heritage. Used for internal temporary tables "
+        "and privilege tables",
+        "NO",
+        "NO",
+        "NO",
+    ),
+    (
+        "MyISAM",
+        "YES",
+        "Non-transactional engine with good performance and small data footprint",
+        "NO",
+        "NO",
+        "NO",
+    ),
+    ("SEQUENCE", "YES", "Generated tables filled with sequential values", "YES", "NO", "YES"),
+    (
+        "InnoDB",
+        "DEFAULT",
+        "Supports transactions, row-level locking, foreign keys and encryption for tables",
+        "YES",
+        "YES",
+        "YES",
+    ),
+    ("PERFORMANCE_SCHEMA", "YES", "Performance Schema", "NO", "NO", "NO"),
+)
+
+
+def show_engines(ctx: Context) -> Response:
+    """SHOW [STORAGE] ENGINES: a view of information_schema.ENGINES."""
+    ctx.parser_after(ctx.match.end()).expect_end()
+    not_null = ColumnFlag.NOT_NULL | ColumnFlag.NO_DEFAULT_VALUE
+    columns = [
+        Column(
+            name,
+            ColumnType.VAR_STRING,
+            flags=(not_null if required else ColumnFlag.NO_DEFAULT_VALUE),
+            text_chars=chars,
+            schema="information_schema",
+            table="ENGINES",
+            org_table="ENGINES",
+            org_name=name.upper(),
+        )
+        for name, chars, required in (
+            ("Engine", 64, True),
+            ("Support", 8, True),
+            ("Comment", 160, True),
+            ("Transactions", 3, False),
+            ("XA", 3, False),
+            ("Savepoints", 3, False),
+        )
+    ]
+    rows: list[Sequence[Cell]] = [tuple(cell.encode() for cell in row) for row in _ENGINES]
+    flag = ServerStatus.QUERY_NO_INDEX_USED
+    return ResultSet(columns, rows, extra_status=(flag, flag))

@@ -51,7 +51,7 @@ def not_supported(ctx: Context) -> Response:
         if allowed is not None and not (second.kind is Tok.WORD and second.text.upper() in allowed):
             return ctx.parser(2).error(second)
     for pattern, accepted in _PRIVILEGED_UNSUPPORTED:
-        if pattern.match(ctx.text):
+        if pattern.match(ctx.plain):
             ctx.session.require(accepted)
             break
     if not ctx.server.config.strict_queries:

@@ -256,7 +256,9 @@ def test_admin_may_do_it_all() -> None:
     assert answer(session, "USE nosuch") == (1049, "Unknown database 'nosuch'")
     # Database names are case-sensitive (Linux): 10.11.19 answers 1049 here.
     assert answer(session, "USE MYSQL") == (1049, "Unknown database 'MYSQL'")
-    assert answer(session, "FLUSH BINARY LOGS") == (
+    assert answer(session, "FLUSH BINARY LOGS") == "OK"
+    assert answer(session, "SHOW SLAVE STATUS") == "RESULTSET"
+    assert answer(session, "FLUSH STATUS") == (
         1235,
         "This version of MariaDB doesn't yet support 'FLUSH'",
     )

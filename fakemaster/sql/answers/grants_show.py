@@ -1,0 +1,78 @@
+"""SHOW GRANTS [FOR user[@host] | FOR CURRENT_USER[()]]: an account's global grant as MariaDB
+10.11 prints it (privileges in MariaDB's order, ``ALL PRIVILEGES``, ``USAGE`` for none, the
+password hash, ``WITH GRANT OPTION``). Another account's grants need SELECT, as on the server
+(ER_DBACCESS_DENIED_ERROR on ``mysql``); an unknown one is ER_NONEXISTING_GRANT.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from fakemaster.config.accounts import ALL_PRIVILEGES, Account, Privilege, privilege_names
+from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
+from fakemaster.sql.outcome import Context, Response
+from fakemaster.sql.sqltext import Parser, Tok
+from fakemaster.vocabulary.errcodes import ER_DBACCESS_DENIED_ERROR, ER_NONEXISTING_GRANT
+
+__all__ = ["grant_text", "show_grants"]
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def grant_text(account: Account) -> str:
+    """The ``GRANT ... ON *.*`` line of ``account``."""
+    granted = account.privileges & ~Privilege.GRANT_OPTION
+    if granted == ALL_PRIVILEGES & ~Privilege.GRANT_OPTION:
+        names = "ALL PRIVILEGES"
+    elif granted:
+        names = privilege_names(granted)
+    else:
+        names = "USAGE"
+    text = f"GRANT {names} ON *.* TO {_quoted(account.user)}@{_quoted(account.host)}"
+    if account.password:
+        stage = hashlib.sha1(account.password.encode()).digest()
+        text += f" IDENTIFIED BY PASSWORD '*{hashlib.sha1(stage).hexdigest().upper()}'"
+    if account.privileges & Privilege.GRANT_OPTION:
+        text += " WITH GRANT OPTION"
+    return text
+
+
+def _target(parser: Parser) -> tuple[str, str] | None:
+    """(user, host) after FOR; None for the session's own account."""
+    if not parser.accept_word("FOR"):
+        return None
+    if parser.accept_word("CURRENT_USER"):
+        if parser.accept_op("("):
+            parser.expect_op(")")
+        return None
+    user = parser.name()
+    host = "%"
+    if parser.peek.kind is Tok.USER_VAR:  # 'u'@'h' lexes as a name and @h
+        host = parser.next().text
+    return user, host
+
+
+def show_grants(ctx: Context) -> Response:
+    parser = ctx.parser(2)
+    target = _target(parser)
+    parser.expect_end()
+    session = ctx.session
+    own = session.account
+    if target is None or (target[0] == own.user and target[1] == own.host):
+        account = own
+    else:
+        if not own.privileges & Privilege.SELECT:
+            raise sql_error(ER_DBACCESS_DENIED_ERROR, own.user, own.host, "mysql")
+        user, host = target
+        found = ctx.server.config.all_accounts().get(user)
+        if found is None or found.host != host:  # the heading is out before the lookup
+            error = sql_error(ER_NONEXISTING_GRANT, user, host)
+            return ResultSet([_heading(user, host)], error=error)
+        account = found
+    return ResultSet([_heading(account.user, account.host)], [(grant_text(account).encode(),)])
+
+
+def _heading(user: str, host: str) -> Column:
+    return text_column(f"Grants for {user}@{host}", 1024, flags=ColumnFlag.NOT_NULL, decimals=39)
