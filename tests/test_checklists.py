@@ -42,6 +42,7 @@ from fakemaster.forms.listing import DESCRIBERS
 from fakemaster.vocabulary.events import Event, QueryEvent, RowsEvent, UnknownEvent
 from scenarios.library import LIBRARY
 from scenarios.strategies.streams import EVENT_STRATEGIES
+from tests.budget import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -266,7 +267,7 @@ def test_every_event_class_has_a_strategy() -> None:
 
 
 @pytest.mark.parametrize("cls", sorted(EVENT_STRATEGIES, key=lambda cls: cls.__name__))
-@settings(max_examples=3, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(0.05), database=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_each_event_strategy_draws_its_class(cls: type[Event], data: Any) -> None:
     drawn = data.draw(EVENT_STRATEGIES[cls]())
@@ -299,7 +300,7 @@ def test_each_kind_draws_valid_parameters_from_a_seed(kind: FaultKind) -> None:
 
 
 @pytest.mark.parametrize("kind", list(FaultKind))
-@settings(max_examples=20, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(1 / 3), database=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_each_kind_draws_valid_parameters_with_hypothesis(kind: FaultKind, data: Any) -> None:
     params = data.draw(KINDS[kind].hypothesis_params(st, 1.0))
