@@ -86,6 +86,12 @@ def add_parser(subparsers: Subparsers) -> None:
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
     )
     parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="serve a --binlog-dir holding a recording that did not finish (refused "
+        "otherwise: `record` stopped by an error leaves its files but no replay file)",
+    )
+    parser.add_argument(
         "--allow-empty-password-remote",
         action="store_true",
         help="listen on a --host other than a loopback address even though an account has "
