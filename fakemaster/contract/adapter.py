@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fakemaster.vocabulary.errors import FakemasterError
+from fakemaster.vocabulary.inputs import InputError, loads_json, read_text
 
 __all__ = [
     "GUARANTEES",
@@ -196,9 +197,9 @@ def _lines(text: str) -> Iterable[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise OutputError(f"line {number}: not JSON ({error})") from None
+            item = loads_json(line, source=f"line {number}")
+        except InputError as error:
+            raise OutputError(f"line {number}: {error.reason}") from None
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
             raise OutputError(f"line {number}: an object with a 'kind' is expected")
         yield number, item
@@ -270,8 +271,15 @@ def parse_output(text: str) -> ClientOutput:
     )
 
 
+def _read(path: str | Path) -> str:
+    try:
+        return read_text(path)
+    except InputError as error:
+        raise OutputError(str(error)) from None
+
+
 def read_output(path: str | Path) -> ClientOutput:
-    return parse_output(Path(path).read_text(encoding="utf-8"))
+    return parse_output(_read(path))
 
 
 def read_snapshot(path: str | Path) -> Snapshot:
@@ -279,7 +287,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
     creates: dict[str, str] = {}
     rows: dict[str, list[Mapping[str, str | None]]] = {}
     sql: list[str] = []
-    for number, item in _lines(Path(path).read_text(encoding="utf-8")):
+    for number, item in _lines(_read(path)):
         if item["kind"] == "sql":
             sql += [str(statement) for statement in item.get("statements", [])]
         elif item["kind"] == "table":

@@ -186,3 +186,59 @@ def test_server_fault_at_nan_refused_in_python_too() -> None:
     with pytest.raises(PlanError, match="not a binlog file name"):
         ServerFault("purge", 0.0, {"to": "/etc/passwd"})
     assert ServerFault("purge", 0.0, {"to": "mysql-bin.000002"}).params["to"] == "mysql-bin.000002"
+
+
+# --- replay files (serve --binlog-dir DIR --replay FILE) --------------------------------------
+
+
+def _binlog_dir(tmp_path: Path) -> Path:
+    from tests.fakemaster.record.test_record_rebuild import build_store, files_of
+
+    directory = tmp_path / "binlogs"
+    directory.mkdir()
+    files = files_of(build_store())
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    (directory / "mysql-bin.index").write_text("".join(f"./{name}\n" for name in files))
+    return directory
+
+
+REPLAY_FILES: dict[str, tuple[bytes, tuple[str, ...]]] = {
+    "deep": (b"[" * 100_000 + b"]" * 100_000, ("nested more than 64 deep",)),
+    "garbage": (b"\x00\xff" * 64, ("not UTF-8",)),
+    "long_integer": (
+        b'{"fakemaster_replay": 1, "binlog": {"files": [{"name": "a", "size": '
+        + b"9" * DIGITS
+        + b"}]}}",
+        ("an integer of 5000 digits",),
+    ),
+    "path_name": (
+        b'{"fakemaster_replay": 1, "binlog": {"files": [{"name": "../../etc/passwd", "size": 4}]}}',
+        ("binlog.files[0].name", "not a binlog file name"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPLAY_FILES))
+def test_hostile_replay_file_is_one_error_line(tmp_path: Path, name: str) -> None:
+    content, words = REPLAY_FILES[name]
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(content)
+    directory = _binlog_dir(tmp_path)
+    result = _run("serve", "--binlog-dir", str(directory), "--replay", str(path), "--port", "0")
+    _one_error_line(result, path, *words)
+
+
+# --- a client's output file (the contract's adapter) -------------------------------------------
+
+
+def test_hostile_client_output_is_an_output_error(tmp_path: Path) -> None:
+    from fakemaster.contract.adapter import OutputError, read_output
+
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"kind": "x", "v": ' + b"[" * DEEP + b"]" * DEEP + b"}\n")
+    with pytest.raises(OutputError, match="^line 1: nested more than 64 deep"):
+        read_output(path)
+    path.write_bytes(b"\xff\n")
+    with pytest.raises(OutputError, match="not UTF-8"):
+        read_output(path)
