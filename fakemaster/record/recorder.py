@@ -303,7 +303,8 @@ def _record(options: RecordOptions, say: Callable[[str], None]) -> RecordSummary
         f"recording {options.host}:{options.port} (MariaDB {replay.variables.get('version', '?')},"
         f" server_id {replay.variables.get('server_id', '?')}) into {options.out}"
     )
-    rebuilder = BinlogRebuilder()
+    strict = replay.variables.get("gtid_strict_mode", "").upper() in ("ON", "1")
+    rebuilder = BinlogRebuilder(strict_gtids=strict)
     files = _Files(options.out)
     recorder = _Dump(options, rebuilder, files)
     stopped_by = options.stop.describe()

@@ -18,6 +18,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.record.query import QueryConnection
+from fakemaster.record.rebuild import RecordError
 from fakemaster.record.recorder import RecordOptions, StopRule, record
 from fakemaster.record.replay import Replay, replay_settings
 from fakemaster.server.master import BackgroundFakeMaster
@@ -289,3 +290,40 @@ def test_a_finished_recording_leaves_no_marker(
     record(RecordOptions(master.host, master.port, out, USER, PASSWORD))
     assert not (out / INCOMPLETE_MARKER).exists()
     DirectoryBinlogStore(out).close()
+
+
+def _store_with_a_gtid_out_of_order() -> MemoryBinlogStore:
+    """Seq 1, 2, then 2 again in domain 0: what a GTID corrupted on the way (CRC recomputed by a
+    relay) looks like; its CRC is valid, the encoder wrote it."""
+    store = MemoryBinlogStore(server_id=7, clock=lambda: 1_700_000_000)
+    for seq_no in (1, 2, 2, 3):
+        store.append_transaction(
+            [QueryEvent(database="d", query=f"CREATE TABLE d.t{seq_no} (id INT)".encode())],
+            seq_no=seq_no,
+        )
+    return store
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "not_strict"])
+def test_a_gtid_out_of_order_is_damage_only_under_gtid_strict_mode(
+    tmp_path: Path, strict: bool
+) -> None:
+    """A primary with gtid_strict_mode=ON cannot have binlogged it (ER_GTID_STRICT_OUT_OF_ORDER):
+    the recording retries, then gives up naming both GTIDs. Without strict mode the binlog may
+    hold it (a real replica applies it), and it is recorded as it is."""
+    store = _store_with_a_gtid_out_of_order()
+    config = ServerConfig(user=USER, password=PASSWORD, gtid_strict_mode=strict)
+    with BackgroundFakeMaster(config, store) as master:
+        out = tmp_path / "rec"
+        options = RecordOptions(master.host, master.port, out, USER, PASSWORD, max_retries=1)
+        if not strict:
+            record(options)
+            assert recorded(out) == files_of(store)
+            return
+        with pytest.raises(RecordError, match="gave up after 2 connections") as raised:
+            record(options)
+    assert "GTID 0-7-2 would create an out-of-order sequence number with existing GTID 0-7-2" in (
+        str(raised.value)
+    )
+    assert (out / INCOMPLETE_MARKER).exists()
+    assert not (out / "fakemaster-replay.json").exists()
