@@ -242,3 +242,25 @@ def test_hostile_client_output_is_an_output_error(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\n")
     with pytest.raises(OutputError, match="not UTF-8"):
         read_output(path)
+
+
+# --- packet captures (pcap FILE) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (bytes(range(256)) * 8, ("Not a supported capture file",)),
+        (b"", ("No data could be read",)),
+    ],
+    ids=["garbage", "empty"],
+)
+def test_hostile_capture_is_one_error_line(
+    tmp_path: Path, content: bytes, words: tuple[str, ...]
+) -> None:
+    from tests.peers.policy import require_module
+
+    require_module("scapy.contrib.mysql", "pip install 'fakemaster[scapy]' (scapy 2.8 or later)")
+    path = tmp_path / "capture.pcap"
+    path.write_bytes(content)
+    _one_error_line(_run("pcap", str(path)), path, *words)
