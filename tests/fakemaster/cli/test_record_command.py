@@ -27,6 +27,7 @@ from fakemaster.store.directory import INCOMPLETE_MARKER, DirectoryBinlogStore, 
 from fakemaster.vocabulary.constants import EventType
 from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from fakemaster.vocabulary.header import TYPE_CODE_OFFSET
+from tests.fakemaster.cli.test_serve_cli import serve
 from tests.fakemaster.record.test_record_rebuild import build_store, events_of, files_of
 
 USER, PASSWORD = "repl", "pw"
@@ -280,6 +281,9 @@ def test_record_gives_up_on_an_upstream_failing_at_the_same_point(
     # Asked for, it is served: the files hold whole groups only.
     with DirectoryBinlogStore(out, allow_incomplete=True) as store:
         assert store.file_names()
+    with serve("--binlog-dir", str(out), "--allow-incomplete") as server:
+        status, _stdout, stderr = server.stop()
+    assert status == 0, stderr
 
 
 def test_a_finished_recording_leaves_no_marker(
