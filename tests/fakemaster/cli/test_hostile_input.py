@@ -264,3 +264,13 @@ def test_hostile_capture_is_one_error_line(
     path = tmp_path / "capture.pcap"
     path.write_bytes(content)
     _one_error_line(_run("pcap", str(path)), path, *words)
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read_whole(tmp_path: Path) -> None:
+    from fakemaster.vocabulary.inputs import read_text
+
+    path = tmp_path / "big.toml"
+    path.write_bytes(b"# " + b"x" * 100 + b"\n")
+    with pytest.raises(InputError, match=f"^{path}: larger than 64 bytes"):
+        read_text(path, max_bytes=64)
+    assert read_text(path, max_bytes=103).startswith("# x")
