@@ -53,13 +53,13 @@ for a TOML syntax error, and for the rest the step, change, table and column.
 from __future__ import annotations
 
 import datetime as _dt
-import tomllib
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from fakemaster.vocabulary.events import Gtid
+from fakemaster.vocabulary.inputs import InputError, loads_toml, read_text
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 
@@ -78,18 +78,20 @@ def read_scenario(path: str | Path) -> Scenario:
     """The scenario of a TOML file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise TomlScenarioError(f"{path}: {exc.strerror or exc}") from None
+    except InputError as exc:
+        raise TomlScenarioError(str(exc)) from None
     return load_scenario(text, source=str(path))
 
 
 def load_scenario(text: str, *, source: str = "<toml>") -> Scenario:
     """The scenario of TOML text (``source`` names it in errors)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:  # its message names the line and column
-        raise TomlScenarioError(f"{source}: {exc}") from None
+    try:  # depth, size, numbers bounded; a syntax error names the line and column
+        data = loads_toml(text, source=source)
+    except InputError as exc:
+        raise TomlScenarioError(str(exc)) from None
     return scenario_from_toml(data, source=source)
 
 

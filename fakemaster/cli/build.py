@@ -49,19 +49,22 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def _json_lines(source: str) -> Iterator[tuple[int, Any]]:
-    import json
+    from fakemaster.vocabulary.inputs import InputError, decode_text, loads_json
 
-    stream = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    stream = sys.stdin.buffer if source == "-" else open(source, "rb")
     try:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
+        for number, raw in enumerate(stream, 1):
+            where = f"{source}:{number}"
             try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CommandError(f"{source}:{number}: not JSON: {exc}") from None
+                line = decode_text(raw, source=where)
+                if not line.strip():
+                    continue
+                yield number, loads_json(line, source=where)
+            except InputError as exc:  # the file's line first, the place within it after
+                place = f" ({exc.where})" if exc.where else ""
+                raise CommandError(f"{where}: {exc.reason}{place}") from None
     finally:
-        if stream is not sys.stdin:
+        if stream is not sys.stdin.buffer:
             stream.close()
 
 

@@ -60,6 +60,14 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="N",
         help="the server id to register as a replica with (default: 4000000001)",
     )
+    parser.add_argument(
+        "--max-retries",
+        type=int_range(0, 1000),
+        default=10,
+        metavar="N",
+        help="give up after N lost connections in a row that recorded no new whole event "
+        "group (%(default)s); the directory is then marked incomplete",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -95,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         password=args.password,
         stop=stop,
         server_id=args.server_id or DEFAULT_REPLICA_SERVER_ID,
+        max_retries=args.max_retries,
     )
     try:
         summary = record(options, progress=lambda text: print(text, flush=True))

@@ -86,6 +86,12 @@ def add_parser(subparsers: Subparsers) -> None:
         help="the index is DIR/NAME.index (default: the one *.index file in DIR)",
     )
     parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="serve a --binlog-dir holding a recording that did not finish (refused "
+        "otherwise: `record` stopped by an error leaves its files but no replay file)",
+    )
+    parser.add_argument(
         "--allow-empty-password-remote",
         action="store_true",
         help="listen on a --host other than a loopback address even though an account has "
@@ -276,19 +282,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _fault_plan(path: Path) -> tuple[Any, tuple[Any, ...]]:
     """(wire fault plan, server faults) of a plan file; one error line for a bad one."""
-    import json
-    import tomllib
-
-    from fakemaster.faults.plan import FaultPlan, PlanError
-    from fakemaster.faults.server_faults import load_server_faults
+    from fakemaster.faults.plan import PlanError
+    from fakemaster.faults.server_faults import load_plan_file
 
     try:
-        text = path.read_text(encoding="utf-8")
-        toml = path.suffix != ".json"
-        data = tomllib.loads(text) if toml else json.loads(text)
-        wire = FaultPlan.from_dict({k: v for k, v in data.items() if k != "server_faults"})
-        return wire, load_server_faults(text, toml=toml)
+        return load_plan_file(path)
     except OSError as exc:
         raise CommandError(f"{path}: {exc.strerror or exc}") from None
-    except (ValueError, PlanError) as exc:  # TOML and JSON errors are ValueErrors
-        raise CommandError(f"{path}: {exc}") from None
+    except PlanError as exc:  # names the file already
+        raise CommandError(str(exc)) from None

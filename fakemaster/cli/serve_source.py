@@ -45,13 +45,17 @@ def served_source(args: argparse.Namespace) -> tuple[BinlogStore, DemoWriter | N
         return store, writer, f"demo binlog {names[0]} to {names[-1]}"
     if args.demo_live is not None:
         raise CommandError("--demo-live needs the demo stream: leave out --binlog-dir")
-    from fakemaster.store.directory import DirectoryBinlogStore
+    from fakemaster.store.directory import DirectoryBinlogStore, IncompleteRecording
 
     try:
-        directory_store = DirectoryBinlogStore(args.binlog_dir, args.binlog_basename)
+        directory_store = DirectoryBinlogStore(
+            args.binlog_dir, args.binlog_basename, allow_incomplete=args.allow_incomplete
+        )
         names = directory_store.file_names()
     except OSError as exc:
         raise CommandError(f"{args.binlog_dir}: {exc.strerror or exc}") from None
+    except IncompleteRecording as exc:
+        raise CommandError(f"{exc}; --allow-incomplete serves it anyway") from None
     if not names:
         directory_store.close()
         raise CommandError(f"{directory_store.index_path}: lists no binlog files")

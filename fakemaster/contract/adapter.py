@@ -51,6 +51,7 @@ from typing import Any, Protocol
 
 from fakemaster.contract.process import run_command
 from fakemaster.vocabulary.errors import FakemasterError
+from fakemaster.vocabulary.inputs import InputError, loads_json, read_text
 
 __all__ = [
     "GUARANTEES",
@@ -200,9 +201,9 @@ def _lines(lines: Iterable[tuple[int, str]]) -> Iterable[tuple[int, dict[str, An
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except (ValueError, RecursionError) as error:  # not JSON, nested too deep, huge ints
-            raise OutputError(f"line {number}: not JSON ({error})") from None
+            item = loads_json(line, source=f"line {number}")
+        except InputError as error:
+            raise OutputError(f"line {number}: {error.reason}") from None
         if not isinstance(item, dict) or not isinstance(item.get("kind"), str):
             raise OutputError(f"line {number}: an object with a 'kind' is expected")
         yield number, item
@@ -306,6 +307,13 @@ def parse_output_lines(lines: Iterable[tuple[int, str]]) -> ClientOutput:
     )
 
 
+def _read(path: str | Path) -> str:
+    try:
+        return read_text(path)
+    except InputError as error:
+        raise OutputError(str(error)) from None
+
+
 MAX_OUTPUT = 256 << 20  # bytes of a client's output check reads at most
 MAX_LINE = 128 << 20  # bytes of one line (large_rows: an update of a 17 MiB row is 71 MB in hex)
 
@@ -323,7 +331,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
     creates: dict[str, str] = {}
     rows: dict[str, list[Mapping[str, str | None]]] = {}
     sql: list[str] = []
-    for number, item in _lines(_text_lines(Path(path).read_text(encoding="utf-8"))):
+    for number, item in _lines(_text_lines(_read(path))):
         if item["kind"] == "sql":
             sql += [str(statement) for statement in item.get("statements", [])]
         elif item["kind"] == "table":

@@ -43,6 +43,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fakemaster.contract.server_lifetime import death_bound, reap_stale_instances, write_owner
+
 __all__ = [
     "BINLOG_BASENAME",
     "DEFAULT_OPTIONS",
@@ -242,6 +244,7 @@ def _template_datadir(install_db: str, mariadbd: str, init_opts: dict[str, Any])
 # live-instance bookkeeping: kill leftovers when the interpreter exits
 
 _live: weakref.WeakSet[MariaDBServer] = weakref.WeakSet()
+_INSTANCE_PREFIX = "fm-mariadb-"
 
 
 @atexit.register
@@ -410,7 +413,13 @@ class MariaDBServer:
         init_opts = {k: v for k, v in self.options.items() if k in _INIT_OPTIONS}
         template = _template_datadir(self._install_db, self._mariadbd, init_opts)
         if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="fm-mariadb-", dir=self._base_dir_parent))
+            # Servers left by a test process that was killed (a timeout's SIGTERM) go first.
+            parent = Path(self._base_dir_parent or tempfile.gettempdir())
+            reap_stale_instances(
+                parent, _INSTANCE_PREFIX, delete=os.environ.get("FAKEMASTER_KEEP_MARIADB") != "1"
+            )
+            self._root = Path(tempfile.mkdtemp(prefix=_INSTANCE_PREFIX, dir=parent))
+            write_owner(self._root)
             shutil.copytree(template, self.datadir, symlinks=True)
             for sub in ("binlog", "files", "tmp"):
                 (self.root / sub).mkdir()
@@ -439,7 +448,7 @@ class MariaDBServer:
     def _spawn_and_wait(self) -> None:
         log_offset = self.error_log.stat().st_size if self.error_log.exists() else 0
         self._proc = subprocess.Popen(
-            self._command(),
+            death_bound(self._command()),  # dies with this process, even when it is killed
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

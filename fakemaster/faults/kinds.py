@@ -31,6 +31,8 @@ __all__ = [
     "ERROR_PRESETS",
     "EVENT_KINDS",
     "KINDS",
+    "MAX_DELAY",
+    "MAX_SECONDS",
     "CloseMode",
     "ErrorPreset",
     "FaultKind",
@@ -182,7 +184,12 @@ class KindRow:
 
 
 _CLOSES = tuple(mode.value for mode in CloseMode)
-_DURATION = Param("float", None, minimum=0.0, optional=True)
+# Bounds of every time a plan gives: a fault lasts at most a day, a per-packet delay or pause
+# at most an hour (1e308 would hold the stream forever), a rate or size at most 1 GiB.
+MAX_SECONDS = 86400.0
+MAX_DELAY = 3600.0
+_MAX_BYTES = 1 << 30
+_DURATION = Param("float", None, minimum=0.0, maximum=MAX_SECONDS, optional=True)
 _U32 = (1 << 32) - 1
 _BINLOG_NAME = r"mysql-bin\.[0-9]{6}"
 
@@ -361,8 +368,8 @@ _ROWS = (
     KindRow(
         FaultKind.TRICKLE,
         {
-            "size": Param("int", 1, minimum=1),
-            "interval": Param("float", 0.0, minimum=0.0),
+            "size": Param("int", 1, minimum=1, maximum=_MAX_BYTES),
+            "interval": Param("float", 0.0, minimum=0.0, maximum=MAX_DELAY),
             "duration": _DURATION,
         },
         _random_trickle,
@@ -370,13 +377,19 @@ _ROWS = (
     ),
     KindRow(
         FaultKind.BANDWIDTH,
-        {"rate": Param("int", None, minimum=1, required=True), "duration": _DURATION},
+        {
+            "rate": Param("int", None, minimum=1, maximum=_MAX_BYTES, required=True),
+            "duration": _DURATION,
+        },
         _random_bandwidth,
         _hypothesis_bandwidth,
     ),
     KindRow(
         FaultKind.LATENCY,
-        {"delay": Param("float", None, minimum=0.0, required=True), "duration": _DURATION},
+        {
+            "delay": Param("float", None, minimum=0.0, maximum=MAX_DELAY, required=True),
+            "duration": _DURATION,
+        },
         _random_latency,
         _hypothesis_latency,
     ),
@@ -386,7 +399,7 @@ _ROWS = (
             "target": Param("choice", "crc", choices=("crc", "body")),
             # crc: which byte of the CRC (0-3); body: which byte of the event, counted from
             # its first byte (the header's timestamp), before the CRC.
-            "offset": Param("int", None, minimum=0, optional=True),
+            "offset": Param("int", None, minimum=0, maximum=_MAX_BYTES, optional=True),
             "mask": Param("int", 0xFF, minimum=1, maximum=0xFF),
         },
         _random_corrupt_crc,
@@ -395,7 +408,7 @@ _ROWS = (
     ),
     KindRow(
         FaultKind.TRUNCATE,
-        {"keep": Param("int", None, minimum=1, optional=True)},
+        {"keep": Param("int", None, minimum=1, maximum=_MAX_BYTES, optional=True)},
         _random_none,
         _hypothesis_truncate,
         changes_one_event=True,

@@ -49,7 +49,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -60,6 +59,7 @@ from fakemaster.faults.kinds import (
     ERROR_PRESETS,
     EVENT_KINDS,
     KINDS,
+    MAX_SECONDS,
     CloseMode,
     ErrorPreset,
     FaultKind,
@@ -68,6 +68,7 @@ from fakemaster.faults.kinds import (
     is_int,
     is_number,
 )
+from fakemaster.vocabulary.inputs import InputError, loads_json, loads_toml, read_text
 
 __all__ = [
     "ERROR_PRESETS",
@@ -148,11 +149,16 @@ class Point:
                 raise PlanError(f"a gtid point's value must be a string, not {value!r}")
             _parse_gtid(value)
         elif kind is PointKind.TIME:
-            if not is_number(value) or float(value) < 0:
-                raise PlanError(f"a time point must be a number of seconds >= 0, not {value!r}")
+            if not is_number(value) or not 0 <= float(value) <= MAX_SECONDS:
+                raise PlanError(
+                    f"a time point must be a number of seconds from 0 to {MAX_SECONDS:g},"
+                    f" not {value!r}"
+                )
             object.__setattr__(self, "value", float(value))
-        elif not is_int(value) or int(value) < 0:
-            raise PlanError(f"a {kind.value} point must be an integer >= 0, not {value!r}")
+        elif not is_int(value) or not 0 <= int(value) <= _U64:
+            raise PlanError(
+                f"a {kind.value} point must be an integer >= 0 below 2^64, not {value!r}"
+            )
         if not is_int(self.offset) or self.offset < 0:
             raise PlanError(f"a point's offset must be an integer >= 0, not {self.offset!r}")
         if kind in (PointKind.BYTE, PointKind.TIME):
@@ -349,11 +355,11 @@ class FaultPlan:
         return json.dumps(self.to_dict(), indent=2) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> FaultPlan:
+    def from_json(cls, text: str, *, source: str = "<json>") -> FaultPlan:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise PlanError(f"not JSON: {error}") from None
+            data = loads_json(text, source=source)
+        except InputError as error:
+            raise PlanError(str(error)) from None
         if isinstance(data, Mapping):
             data = dict(data)
             faults = data.get("faults", [])
@@ -381,24 +387,30 @@ class FaultPlan:
         return "\n".join(lines).lstrip("\n") + "\n"
 
     @classmethod
-    def from_toml(cls, text: str) -> FaultPlan:
+    def from_toml(cls, text: str, *, source: str = "<toml>") -> FaultPlan:
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as error:
-            raise PlanError(f"not TOML: {error}") from None
+            data = loads_toml(text, source=source)
+        except InputError as error:
+            raise PlanError(str(error)) from None
         return cls.from_dict(data)
 
     @classmethod
     def load(cls, path: Any) -> FaultPlan:
         """A plan from a ``.json`` or ``.toml`` file (by its suffix)."""
         name = str(path)
-        with open(name, encoding="utf-8") as handle:
-            text = handle.read()
-        if name.endswith(".toml"):
-            return cls.from_toml(text)
-        if name.endswith(".json"):
-            return cls.from_json(text)
-        raise PlanError(f"a fault plan file ends with .json or .toml: {name}")
+        if not name.endswith((".toml", ".json")):
+            raise PlanError(f"a fault plan file ends with .json or .toml: {name}")
+        try:
+            text = read_text(name)
+        except InputError as error:
+            raise PlanError(str(error)) from None
+        try:
+            if name.endswith(".toml"):
+                return cls.from_toml(text, source=name)
+            return cls.from_json(text, source=name)
+        except PlanError as error:
+            text = str(error)
+            raise PlanError(text if text.startswith(name) else f"{name}: {text}") from None
 
     def save(self, path: Any) -> None:
         name = str(path)

@@ -23,20 +23,29 @@ file (TOML; JSON is the same structure)::
 from __future__ import annotations
 
 import asyncio
-import json
-import tomllib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from fakemaster.faults.plan import PlanError
+from fakemaster.faults.kinds import MAX_SECONDS
+from fakemaster.faults.plan import FaultPlan, PlanError
+from fakemaster.vocabulary.inputs import (
+    InputError,
+    finite_number,
+    loads_json,
+    loads_toml,
+    read_text,
+)
 
 __all__ = [
     "ServerFault",
     "ServerFaultKind",
     "apply_server_fault",
+    "load_plan_file",
     "load_server_faults",
     "schedule",
 ]
@@ -57,6 +66,9 @@ _PARAMS: Mapping[ServerFaultKind, Mapping[str, tuple[type, ...]]] = MappingProxy
     }
 )
 
+# A binlog file's name as PURGE BINARY LOGS TO takes it: a base name in the index, never a path.
+_BINLOG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$")
+
 
 @dataclass(frozen=True)
 class ServerFault:
@@ -72,8 +84,10 @@ class ServerFault:
         except ValueError:
             raise PlanError(f"unknown server fault kind {self.kind!r}") from None
         object.__setattr__(self, "kind", kind)
-        if isinstance(self.at, bool) or not isinstance(self.at, int | float) or self.at < 0:
-            raise PlanError(f"{kind}: 'at' must be a number of seconds >= 0, not {self.at!r}")
+        try:
+            finite_number(self.at, name="'at' (seconds)", minimum=0.0, maximum=MAX_SECONDS)
+        except ValueError as exc:
+            raise PlanError(f"{kind}: {exc}") from None
         allowed = _PARAMS[kind]
         for name, value in self.params.items():
             if name not in allowed:
@@ -81,6 +95,9 @@ class ServerFault:
             types = allowed[name]
             if not isinstance(value, types) or (bool not in types and isinstance(value, bool)):
                 raise PlanError(f"{kind}: {name} = {value!r} is not a {types[0].__name__}")
+        to = self.params.get("to")
+        if kind is ServerFaultKind.PURGE and to is not None and not _BINLOG_NAME.match(to):
+            raise PlanError(f"purge: to = {to!r} is not a binlog file name (no directories)")
         if kind is ServerFaultKind.KILL_DUMP and len(self.params) != 1:
             raise PlanError("kill_dump: name either server_id or thread_id")
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
@@ -96,19 +113,48 @@ class ServerFault:
         return cls(data["kind"], data.get("at", 0.0), rest)
 
 
-def load_server_faults(text: str, *, toml: bool = True) -> tuple[ServerFault, ...]:
+def load_server_faults(
+    text: str, *, toml: bool = True, source: str = "<plan>"
+) -> tuple[ServerFault, ...]:
     """The ``server_faults`` of a plan file's text (TOML, or JSON with ``toml=False``); a plan
     without them gives ()."""
     try:
-        data = tomllib.loads(text) if toml else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as error:
-        raise PlanError(f"not a plan: {error}") from None
+        data = loads_toml(text, source=source) if toml else loads_json(text, source=source)
+    except InputError as error:
+        raise PlanError(str(error)) from None
     if not isinstance(data, Mapping):
         raise PlanError("a plan is a table")
     faults = data.get("server_faults", [])
     if not isinstance(faults, list):
         raise PlanError("server_faults is a list of tables")
-    return tuple(ServerFault.from_dict(item) for item in faults)
+    loaded = []
+    for index, item in enumerate(faults):
+        try:
+            loaded.append(ServerFault.from_dict(item))
+        except PlanError as error:
+            raise PlanError(f"{source}: server_faults[{index}]: {error}") from None
+    return tuple(loaded)
+
+
+def load_plan_file(path: str | Path) -> tuple[FaultPlan, tuple[ServerFault, ...]]:
+    """(wire fault plan, server faults) of a plan file (``.json``: JSON, else TOML). Every
+    error, of the file's bytes, syntax, nesting, numbers or names, is a PlanError naming the
+    file; OSError passes through."""
+    path = Path(path)
+    source = str(path)
+    toml = path.suffix != ".json"
+    try:
+        text = read_text(path)
+        data = loads_toml(text, source=source) if toml else loads_json(text, source=source)
+    except InputError as error:
+        raise PlanError(str(error)) from None
+    if not isinstance(data, Mapping):
+        raise PlanError(f"{source}: a plan is a table/object, not {type(data).__name__}")
+    try:
+        wire = FaultPlan.from_dict({k: v for k, v in data.items() if k != "server_faults"})
+    except PlanError as error:
+        raise PlanError(f"{source}: {error}") from None
+    return wire, load_server_faults(text, toml=toml, source=source)
 
 
 async def apply_server_fault(master: Any, fault: ServerFault) -> Any:

@@ -44,6 +44,7 @@ from fakemaster.vocabulary.errors import DecodeError, FakemasterError
 from fakemaster.vocabulary.events import (
     Event,
     FormatDescriptionEvent,
+    GtidEvent,
     HeartbeatEvent,
     RotateEvent,
     UnknownEvent,
@@ -137,7 +138,12 @@ class BinlogRebuilder:
     """The files of one recording (see the module docstring). ``checksum``: whether the dump
     was asked for checksums (the events before the first FORMAT_DESCRIPTION have them then)."""
 
-    def __init__(self, checksum: bool = True) -> None:
+    def __init__(self, checksum: bool = True, *, strict_gtids: bool = False) -> None:
+        # The primary runs with gtid_strict_mode=ON: its binlog cannot hold a GTID whose seq_no
+        # is not above the last of its domain, so one that is was damaged on the way (under a
+        # valid CRC: a relay that rewrote it). Without strict mode such a GTID is legal, and a
+        # real replica takes it: so is it recorded.
+        self.strict_gtids = strict_gtids
         self.files: list[RecordedFile] = []
         self._by_name: dict[str, RecordedFile] = {}
         self._current: RecordedFile | None = None
@@ -191,6 +197,8 @@ class BinlogRebuilder:
         if isinstance(event, HeartbeatEvent):
             self.skipped += 1
             return []
+        if self.strict_gtids and isinstance(event, GtidEvent) and header.log_pos:
+            self._check_gtid_order(event, current, offset)
         if header.type_code == _ROTATE and (header.log_pos == 0 or header.flags & _ARTIFICIAL):
             assert isinstance(event, RotateEvent)
             self.skipped += 1
@@ -237,6 +245,21 @@ class BinlogRebuilder:
         if not self.assembler.in_group:
             current.committed = end
         return [Write(current.name, offset, bytes(data))]
+
+    def _check_gtid_order(
+        self, event: GtidEvent, current: RecordedFile | None, offset: int
+    ) -> None:
+        """DamagedEvent for a GTID out of order in its domain (``strict_gtids``), in the words
+        of MariaDB's ER_GTID_STRICT_OUT_OF_ORDER (1950)."""
+        last = self.assembler.position.gtid_state.get(event.domain_id)
+        if last is None or event.seq_no > last[1]:
+            return
+        where = f"{current.name} at {offset}" if current is not None else "before any file"
+        raise DamagedEvent(
+            f"a damaged event in {where}: GTID {event.domain_id}-{event.server_id}-"
+            f"{event.seq_no} would create an out-of-order sequence number with existing GTID "
+            f"{event.domain_id}-{last[0]}-{last[1]}, and the primary runs gtid_strict_mode=ON"
+        )
 
     def _fake_rotate(self, event: RotateEvent) -> list[FileAction]:
         name = event.next_file

@@ -13,7 +13,14 @@ non-blocking dump: the primary ends it with EOF); ``until_idle``: once no event 
 many seconds (heartbeats do not count); ``stop_at``: once the group of a GTID (or every GTID of
 a list) or a file position is recorded whole. A lost connection is resumed from the end of the
 last whole event group (the group it cut off is truncated and sent again); an ERR 1236 (a
-purged or damaged binlog) stops the recording with that error.
+purged or damaged binlog) stops the recording with that error. Only a group recorded whole
+counts as progress: after ``max_retries`` connections in a row that end without one (an
+upstream that fails at the same point every time), the recording stops with a RecordError.
+
+The output is written as a whole or marked as not: the directory holds
+:data:`~fakemaster.store.directory.INCOMPLETE_MARKER` from the start until the replay file is
+written, and keeps it, with the reason, when the recording stops with an error; ``serve``
+refuses such a directory unless asked (``--allow-incomplete``).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from fakemaster.record.rebuild import (
     Write,
 )
 from fakemaster.record.replay import REPLAY_FILE, Replay
+from fakemaster.store.directory import INCOMPLETE_MARKER
 from fakemaster.vocabulary.commands import BinlogDump
 from fakemaster.vocabulary.constants import Command, DumpFlag
 from fakemaster.vocabulary.errors import DecodeError
@@ -210,9 +218,21 @@ class _Files:
 
 def _prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    taken = sorted(p.name for p in out.iterdir() if p.suffix == ".index" or p.name == REPLAY_FILE)
+    taken = sorted(
+        p.name
+        for p in out.iterdir()
+        if p.suffix == ".index" or p.name in (REPLAY_FILE, INCOMPLETE_MARKER)
+    )
     if taken:
         raise RecordError(f"{out} holds a recording or binlog already ({', '.join(taken)})")
+
+
+def _mark_incomplete(out: Path, reason: str) -> None:
+    """Write (or rewrite) the marker of an unfinished recording, atomically."""
+    marker = out / INCOMPLETE_MARKER
+    partial = marker.with_name(marker.name + ".partial")
+    partial.write_text(reason.replace("\n", " ") + "\n")
+    partial.replace(marker)
 
 
 def _connect(options: RecordOptions, timeout: float) -> socket.socket:
@@ -266,13 +286,25 @@ def record(
     """Record the primary at ``options.host:port`` into ``options.out`` (module docstring)."""
     say = progress or (lambda _text: None)
     _prepare(options.out)
+    _mark_incomplete(options.out, "recording in progress (or its process died)")
+    try:
+        summary = _record(options, say)
+    except BaseException as error:
+        _mark_incomplete(options.out, f"record stopped without finishing: {error}")
+        raise
+    (options.out / INCOMPLETE_MARKER).unlink()
+    return summary
+
+
+def _record(options: RecordOptions, say: Callable[[str], None]) -> RecordSummary:
     version, results = ask_primary(options)
     replay = _replay_of(options, version, results)
     say(
         f"recording {options.host}:{options.port} (MariaDB {replay.variables.get('version', '?')},"
         f" server_id {replay.variables.get('server_id', '?')}) into {options.out}"
     )
-    rebuilder = BinlogRebuilder()
+    strict = replay.variables.get("gtid_strict_mode", "").upper() in ("ON", "1")
+    rebuilder = BinlogRebuilder(strict_gtids=strict)
     files = _Files(options.out)
     recorder = _Dump(options, rebuilder, files)
     stopped_by = options.stop.describe()
@@ -332,10 +364,20 @@ class _Dump:
         self.connections = 0
         self.last_event = time.monotonic()
 
+    def _committed(self) -> tuple[int, int]:
+        """How far whole groups are recorded: (files begun, end of the last whole group). The
+        events of a group cut off and sent again are not progress: only this point moving is."""
+        current = self.rebuilder.current
+        return (len(self.rebuilder.files), 0 if current is None else current.committed)
+
+    def _stuck_at(self) -> str:
+        resume = self.rebuilder.resume_position
+        return f"{resume.file or 'the first file'}:{resume.position}"
+
     def run(self) -> None:
         failures = 0
+        best = self._committed()
         while True:
-            written = self.rebuilder.events_written
             try:
                 if self._session():
                     return
@@ -344,9 +386,16 @@ class _Dump:
                 return
             except (ClientError, OSError, DamagedEvent) as error:
                 retryable = not isinstance(error, ClientError) or error.retryable
-                failures = 0 if self.rebuilder.events_written > written else failures + 1
-                if not retryable or failures > self.options.max_retries:
+                reached = self._committed()
+                failures = 0 if reached > best else failures + 1
+                best = max(best, reached)
+                if not retryable:
                     raise
+                if failures > self.options.max_retries:
+                    raise RecordError(
+                        f"gave up after {failures} connections in a row that recorded no new"
+                        f" whole group (stuck at {self._stuck_at()}): {error}"
+                    ) from None
                 self.files.apply(self.rebuilder.reconnected())
                 time.sleep(min(0.05 * 2 ** (failures - 1), 2.0))
 

@@ -21,6 +21,7 @@ files).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.config.variables import SYSTEM_VARIABLES, Value, setting_value
 from fakemaster.record.replay_file import REPLAY_FILE, find_replay
 from fakemaster.vocabulary.errors import ConfigError, FakemasterError
+from fakemaster.vocabulary.inputs import InputError, loads_json, read_text
 
 __all__ = [
     "FIELD_VARIABLES",
@@ -146,7 +148,10 @@ class Replay:
     @classmethod
     def from_json(cls, text: str, source: str = "the replay file") -> Replay:
         try:
-            document = json.loads(text)
+            document = loads_json(text, source=source)
+        except InputError as error:
+            raise ReplayError(str(error)) from None
+        try:
             if not isinstance(document, dict):
                 raise ReplayError(f"{source}: not a JSON object")
             version = document.get("fakemaster_replay")
@@ -156,7 +161,7 @@ class Replay:
                     f"{REPLAY_FORMAT}"
                 )
             binlog = document.get("binlog", {})
-            return cls(
+            replay = cls(
                 upstream=str(document.get("upstream", "")),
                 recorded_at=str(document.get("recorded_at", "")),
                 handshake_version=str(document.get("handshake", {}).get("server_version", "")),
@@ -172,19 +177,43 @@ class Replay:
             )
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             raise ReplayError(f"{source}: not a replay file: {error}") from None
+        _check_names(replay, source)
+        return replay
 
     @classmethod
     def load(cls, path: Path) -> Replay:
         try:
-            text = path.read_text()
+            text = read_text(path)
         except OSError as error:
             raise ReplayError(f"{path}: {error.strerror or error}") from None
+        except InputError as error:
+            raise ReplayError(str(error)) from None
         return cls.from_json(text, str(path))
 
     def save(self, path: Path) -> None:
         partial = path.with_name(path.name + ".partial")
         partial.write_text(self.to_json())
         partial.replace(path)
+
+
+# A binlog file's base name as an index lists it: never a path out of the directory.
+_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$")
+
+
+def _check_names(replay: Replay, source: str) -> None:
+    """Every file name a replay gives is a base name; sizes are file sizes."""
+    named = [("binlog.basename", replay.basename)] if replay.basename else []
+    for where, files in (
+        ("binlog.files", replay.files),
+        ("binary_logs_at_start", replay.binary_logs),
+    ):
+        for index, (name, size) in enumerate(files):
+            named.append((f"{where}[{index}].name", name))
+            if not 0 <= size < 1 << 64:
+                raise ReplayError(f"{source}, {where}[{index}].size: {size} is not a file size")
+    for where, name in named:
+        if not _FILE_NAME.match(name):
+            raise ReplayError(f"{source}, {where}: {name!r} is not a binlog file name")
 
 
 @dataclass

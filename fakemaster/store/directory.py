@@ -9,8 +9,17 @@ from pathlib import Path
 from typing import BinaryIO
 
 from fakemaster.store.base import BinlogStore, UnknownBinlogFile
+from fakemaster.vocabulary.errors import FakemasterError
 
-__all__ = ["DirectoryBinlogStore"]
+__all__ = ["INCOMPLETE_MARKER", "DirectoryBinlogStore", "IncompleteRecording"]
+
+# The file ``fakemaster record`` keeps in its output directory until the recording is whole
+# (its replay file written): a recording stopped by an error keeps it, with the reason.
+INCOMPLETE_MARKER = "fakemaster-recording.incomplete"
+
+
+class IncompleteRecording(FakemasterError):
+    """A directory holding a recording that did not finish (its marker names the reason)."""
 
 
 class DirectoryBinlogStore(BinlogStore):
@@ -21,7 +30,9 @@ class DirectoryBinlogStore(BinlogStore):
     may grow; :meth:`poll` notices appended bytes and new index entries, and
     :meth:`start_watching` polls from a thread of its own (the server starts it; subscribing
     starts nothing). Files stay on disk:
-    at most ``max_open_files`` are kept open, reads are by offset.
+    at most ``max_open_files`` are kept open, reads are by offset. A directory holding
+    :data:`INCOMPLETE_MARKER` (a recording that did not finish) is refused with
+    :class:`IncompleteRecording` unless ``allow_incomplete``.
     """
 
     def __init__(
@@ -30,8 +41,16 @@ class DirectoryBinlogStore(BinlogStore):
         basename: str | None = None,
         *,
         max_open_files: int = 8,
+        allow_incomplete: bool = False,
     ) -> None:
         self.directory = Path(directory)
+        marker = self.directory / INCOMPLETE_MARKER
+        if not allow_incomplete and marker.is_file():
+            reason = marker.read_text(errors="replace").strip().splitlines()
+            raise IncompleteRecording(
+                f"{self.directory}: an incomplete recording"
+                f" ({reason[0] if reason else 'no reason recorded'})"
+            )
         if basename is None:
             basename = self._guess_basename(self.directory)
         super().__init__(basename)

@@ -139,26 +139,13 @@ def load_faults(spec: Any) -> tuple[FaultPlan, tuple[ServerFault, ...]]:
     :class:`~fakemaster.faults.plan.Fault` and
     :class:`~fakemaster.faults.server_faults.ServerFault` values. A bad plan raises
     ``PlanError``; anything else in a list, TypeError."""
-    import json
-    import tomllib
-
-    from fakemaster.faults.plan import Fault, FaultPlan, PlanError
-    from fakemaster.faults.server_faults import ServerFault, load_server_faults
+    from fakemaster.faults.plan import Fault, FaultPlan
+    from fakemaster.faults.server_faults import ServerFault, load_plan_file
 
     if isinstance(spec, FaultPlan):
         return spec, ()
     if isinstance(spec, str | os.PathLike):
-        path = Path(spec)
-        text = path.read_text(encoding="utf-8")
-        toml = path.suffix != ".json"
-        try:
-            data = tomllib.loads(text) if toml else json.loads(text)
-        except ValueError as error:  # TOML and JSON errors are ValueErrors
-            raise PlanError(f"{path}: not a plan: {error}") from None
-        if not isinstance(data, dict):
-            raise PlanError(f"{path}: a plan is a table")
-        wire = FaultPlan.from_dict({k: v for k, v in data.items() if k != "server_faults"})
-        return wire, load_server_faults(text, toml=toml)
+        return load_plan_file(Path(spec))
     if isinstance(spec, Iterable) and not isinstance(spec, bytes | dict):
         wire_faults: list[Fault] = []
         server_faults: list[ServerFault] = []

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ChecksumError", "ConfigError", "DecodeError", "EncodeError", "FakemasterError"]
+__all__ = [
+    "ChecksumError",
+    "ConfigError",
+    "DecodeError",
+    "EncodeError",
+    "FakemasterError",
+    "InputError",
+]
 
 
 class FakemasterError(Exception):
@@ -118,3 +125,16 @@ class ConfigError(FakemasterError, ValueError):
         self.configured = configured
         self.served = served
         super().__init__(message)
+
+
+class InputError(FakemasterError, ValueError):
+    """An input file (or text) that cannot be read as what it claims to be: not UTF-8, too
+    large, nested too deeply, a number out of range. ``source`` names the file, ``where`` the
+    place in it (``line 3, column 7``, ``byte 12``, or a dotted path ``faults[0].at``)."""
+
+    def __init__(self, message: str, *, source: str = "<input>", where: str = "") -> None:
+        self.reason = message
+        self.source = source
+        self.where = where
+        place = f"{source}, {where}" if where else source
+        super().__init__(f"{place}: {message}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,13 +18,16 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.faults import Fault, FaultKind, Point, PointKind, Where
 from fakemaster.faults.proxy import BackgroundFaultProxy
 from fakemaster.record.query import QueryConnection
+from fakemaster.record.rebuild import RecordError
 from fakemaster.record.recorder import RecordOptions, StopRule, record
 from fakemaster.record.replay import Replay, replay_settings
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.store import MemoryBinlogStore
+from fakemaster.store.directory import INCOMPLETE_MARKER, DirectoryBinlogStore, IncompleteRecording
 from fakemaster.vocabulary.constants import EventType
 from fakemaster.vocabulary.events import QueryEvent, XidEvent
 from fakemaster.vocabulary.header import TYPE_CODE_OFFSET
+from tests.fakemaster.cli.test_serve_cli import serve
 from tests.fakemaster.record.test_record_rebuild import build_store, events_of, files_of
 
 USER, PASSWORD = "repl", "pw"
@@ -232,3 +237,97 @@ def test_stop_at_must_be_gtids_or_a_position(
     assert main([*argv, text]) == 1
     assert "--stop-at: expected" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fakemaster", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+
+
+def test_record_gives_up_on_an_upstream_failing_at_the_same_point(
+    served: tuple[MemoryBinlogStore, BackgroundFakeMaster], tmp_path: Path
+) -> None:
+    """Every connection is cut inside the same group (the one a resume starts with): the events
+    sent again before the cut are no progress; record ends with one error line after
+    --max-retries, and leaves a directory serve refuses."""
+    _store, master = served
+    cut = Fault(FaultKind.CUT, Point(PointKind.TRANSACTION, 0, Where.INSIDE, 2), session=None)
+    out = tmp_path / "rec"
+    with BackgroundFaultProxy((master.host, master.port), [cut]) as proxy:
+        argv = ["record", "--host", proxy.host, "--port", str(proxy.port), "--user", USER]
+        result = _cli(*argv, "--password", PASSWORD, "--out", str(out), "--max-retries", "2")
+        connections = len(proxy.engines)
+    assert result.returncode == 1, result
+    errors = result.stderr.splitlines()
+    assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert errors[0].startswith("error: record: gave up after 3 connections in a row"), errors
+    # The queries' connection, then four dumps: the first recorded the file's start (progress),
+    # the next three nothing new.
+    assert connections == 1 + 4
+    assert not (out / "fakemaster-replay.json").exists()
+    assert "record stopped without finishing" in (out / INCOMPLETE_MARKER).read_text()
+    refused = _cli("serve", "--binlog-dir", str(out), "--port", "0")
+    assert refused.returncode == 1
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "an incomplete recording (record stopped without finishing" in refused.stderr
+    assert "--allow-incomplete serves it anyway" in refused.stderr
+    with pytest.raises(IncompleteRecording):
+        DirectoryBinlogStore(out)
+    # Asked for, it is served: the files hold whole groups only.
+    with DirectoryBinlogStore(out, allow_incomplete=True) as store:
+        assert store.file_names()
+    with serve("--binlog-dir", str(out), "--allow-incomplete") as server:
+        status, _stdout, stderr = server.stop()
+    assert status == 0, stderr
+
+
+def test_a_finished_recording_leaves_no_marker(
+    served: tuple[MemoryBinlogStore, BackgroundFakeMaster], tmp_path: Path
+) -> None:
+    _store, master = served
+    out = tmp_path / "rec"
+    record(RecordOptions(master.host, master.port, out, USER, PASSWORD))
+    assert not (out / INCOMPLETE_MARKER).exists()
+    DirectoryBinlogStore(out).close()
+
+
+def _store_with_a_gtid_out_of_order() -> MemoryBinlogStore:
+    """Seq 1, 2, then 2 again in domain 0: what a GTID corrupted on the way (CRC recomputed by a
+    relay) looks like; its CRC is valid, the encoder wrote it."""
+    store = MemoryBinlogStore(server_id=7, clock=lambda: 1_700_000_000)
+    for seq_no in (1, 2, 2, 3):
+        store.append_transaction(
+            [QueryEvent(database="d", query=f"CREATE TABLE d.t{seq_no} (id INT)".encode())],
+            seq_no=seq_no,
+        )
+    return store
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "not_strict"])
+def test_a_gtid_out_of_order_is_damage_only_under_gtid_strict_mode(
+    tmp_path: Path, strict: bool
+) -> None:
+    """A primary with gtid_strict_mode=ON cannot have binlogged it (ER_GTID_STRICT_OUT_OF_ORDER):
+    the recording retries, then gives up naming both GTIDs. Without strict mode the binlog may
+    hold it (a real replica applies it), and it is recorded as it is."""
+    store = _store_with_a_gtid_out_of_order()
+    config = ServerConfig(user=USER, password=PASSWORD, gtid_strict_mode=strict)
+    with BackgroundFakeMaster(config, store) as master:
+        out = tmp_path / "rec"
+        options = RecordOptions(master.host, master.port, out, USER, PASSWORD, max_retries=1)
+        if not strict:
+            record(options)
+            assert recorded(out) == files_of(store)
+            return
+        with pytest.raises(RecordError, match="gave up after 2 connections") as raised:
+            record(options)
+    assert "GTID 0-7-2 would create an out-of-order sequence number with existing GTID 0-7-2" in (
+        str(raised.value)
+    )
+    assert (out / INCOMPLETE_MARKER).exists()
+    assert not (out / "fakemaster-replay.json").exists()
