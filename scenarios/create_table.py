@@ -39,6 +39,7 @@ from scenarios.schema import (
     Column,
     Table,
 )
+from scenarios.values import float32
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
 
@@ -633,6 +634,8 @@ def _column(
     if nullable and primary:
         raise SchemaError(f"column {name}: a PRIMARY KEY column cannot be NULL")
     default = options.get("default", NO_DEFAULT)
+    if fields["type"] in ("float", "double"):
+        default = _approximate(default, fields["type"] == "float")
     return make_column(
         name,
         fields,
@@ -643,6 +646,19 @@ def _column(
         table_collation=table_collation,
         table_name=table_name,
     )
+
+
+def _approximate(default: Any, single: bool) -> Any:
+    """A number literal DEFAULT of a FLOAT/DOUBLE as the server keeps it: the nearest double,
+    then for a FLOAT the nearest float32 (a value beyond a float32's range is left to be
+    refused as out of range)."""
+    if isinstance(default, bool) or not isinstance(default, int | float | Decimal):
+        return default
+    try:
+        number = float(default)
+        return float32(number) if single else number
+    except OverflowError:
+        return default
 
 
 def parse_create_table(text: str, database: str | None = None) -> Table:

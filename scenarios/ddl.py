@@ -8,6 +8,9 @@ table an ALTER makes and, for each of its columns, where its values come from; t
 themselves are carried over by the model (:mod:`scenarios.history`) and, independently, by the
 replay (:mod:`scenarios.apply`).
 
+A FLOAT default of a column an ALTER keeps is read back through its 6-digit text, as the server
+does (:func:`scenarios.values.copied_default`).
+
 What an ALTER may do is what keeps every existing value as it is, so that the server's
 conversion rules never come in: ``MODIFY`` keeps a column's type family (the same type with a
 length or a display that does not shrink, or a wider integer of the same signedness), its
@@ -18,11 +21,12 @@ a key is not dropped. An added NOT NULL column needs a DEFAULT (the existing row
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scenarios.errors import SchemaError
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table
+from scenarios.values import copied_default
 
 __all__ = [
     "AddColumn",
@@ -141,8 +145,11 @@ def altered(
     in ``table`` its values come from (None: an added column, filled with its default)."""
     if not alterations:
         raise SchemaError(f"{table.qualified}: an ALTER TABLE that alters nothing")
-    # (column, source position) in order
-    columns: list[tuple[Column, int | None]] = [(c, p) for p, c in enumerate(table.columns)]
+    # (column, source position) in order; the columns kept have their defaults as the
+    # server's copy of their definitions reads them back (a FLOAT's: see copied_default).
+    columns: list[tuple[Column, int | None]] = [
+        (replace(c, default=copied_default(c)), p) for p, c in enumerate(table.columns)
+    ]
     keys = {name.lower() for key in (table.primary_key, *table.unique_keys) for name in key}
 
     def index(name: str) -> int:
