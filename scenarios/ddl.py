@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scenarios.errors import SchemaError
-from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table
+from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Index, Table
 from scenarios.values import copied_default
 
 __all__ = [
@@ -199,13 +199,14 @@ def altered(
                 place((new, source), alteration.first, alteration.after)
             else:
                 columns.insert(at, (new, source))
-    result = Table(
-        table.database,
-        table.name,
-        tuple(item for item, _ in columns),
+    names = {item.name.lower() for item, _ in columns}
+    result = replace(
+        table,
+        columns=tuple(item for item, _ in columns),
         primary_key=_renamed_keys(table.primary_key, columns),
         unique_keys=tuple(_renamed_keys(key, columns) for key in table.unique_keys),
-        engine=table.engine,
+        indexes=_kept_indexes(table, names),
+        _index={},
     )
     return result, tuple(source for _, source in columns)
 
@@ -218,16 +219,20 @@ def _renamed_keys(
     return tuple(spelled.get(name.lower(), name) for name in key)
 
 
+def _kept_indexes(table: Table, names: set[str]) -> tuple[Index, ...]:
+    """The keys after columns are dropped: a dropped column leaves each key it is part of,
+    a key left without columns goes (as the server does)."""
+    kept = []
+    for index in table.indexes:
+        parts = tuple(part for part in index.parts if part[0].lower() in names)
+        if parts:
+            kept.append(replace(index, parts=parts))
+    return tuple(kept)
+
+
 def renamed(table: Table, database: str, name: str) -> Table:
     """``table`` under another name (RENAME TABLE)."""
-    return Table(
-        database,
-        name,
-        table.columns,
-        primary_key=table.primary_key,
-        unique_keys=table.unique_keys,
-        engine=table.engine,
-    )
+    return replace(table, database=database, name=name, _index={})
 
 
 def apply_ddl(
