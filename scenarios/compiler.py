@@ -344,8 +344,8 @@ def _image_columns(
     no_blobs = facts.no_blobs
     if isinstance(change, Insert):
         if mode == "MINIMAL":
-            return (), change.given
-        return (), tuple(sorted({*no_blobs, *change.given}))
+            return (), tuple(sorted({*change.given, *change.filled}))
+        return (), tuple(sorted({*no_blobs, *change.given, *change.filled}))
     before = {"MINIMAL": facts.key, "NOBLOB": no_blobs}[mode]
     if isinstance(change, Delete):
         return before, ()

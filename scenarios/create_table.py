@@ -1,13 +1,18 @@
 """``CREATE TABLE`` text to a :class:`~scenarios.schema.Table`.
 
 A hand-written tokenizer and recursive-descent parser, linear in the text (no regular expression
-ever sees user input). The subset is the column list of every type the codec carries
-(integers with UNSIGNED, DECIMAL(p,s), FLOAT, DOUBLE, BIT(n), YEAR, DATE, TIME/DATETIME/
-TIMESTAMP(fsp), CHAR/VARCHAR/BINARY/VARBINARY(n), the TEXT and BLOB types, JSON, ENUM and SET),
-column options (NULL / NOT NULL, DEFAULT literal, CHARACTER SET / CHARSET, COLLATE, PRIMARY KEY,
-UNIQUE [KEY], COMMENT), table keys (PRIMARY KEY, UNIQUE [KEY|INDEX] [name], KEY/INDEX [name]:
-accepted, not needed by the model) and table options (ENGINE, [DEFAULT] CHARSET / CHARACTER SET,
-COLLATE, COMMENT). Anything else is a :class:`~scenarios.errors.SchemaError` naming where.
+ever sees user input). It takes what MariaDB 10.11's ``SHOW CREATE TABLE`` prints and the forms
+people, ORMs and dump tools write: every type the codec carries (integers with display width
+and UNSIGNED, DECIMAL(p,s), FLOAT, DOUBLE, BIT(n), YEAR, DATE, TIME/DATETIME/TIMESTAMP(fsp),
+CHAR/VARCHAR/BINARY/VARBINARY(n), the TEXT and BLOB types, JSON, ENUM and SET; the aliases
+BOOLEAN, INTEGER, REAL, SERIAL...), column options (NULL / NOT NULL, DEFAULT literal or
+current_timestamp(fsp)/now(), ON UPDATE, AUTO_INCREMENT, CHARACTER SET / CHARSET, COLLATE,
+PRIMARY KEY, UNIQUE [KEY], COMMENT, CHECK), keys (PRIMARY, UNIQUE, KEY/INDEX, FULLTEXT, SPATIAL,
+with prefix lengths, DESC, USING, COMMENT), [CONSTRAINT name] FOREIGN KEY / CHECK, and table
+options (ENGINE, AUTO_INCREMENT, [DEFAULT] CHARSET, COLLATE, COMMENT, ROW_FORMAT,
+KEY_BLOCK_SIZE, InnoDB's PAGE_COMPRESSED...). What the model keeps without simulating it is
+listed in README.md; anything else is a :class:`~scenarios.errors.SchemaError` naming the
+clause or where.
 """
 
 from __future__ import annotations

@@ -332,6 +332,9 @@ class Scenario:
         self._live = LiveTables()
         # Prepared XA transactions not yet committed or rolled back, by xid.
         self.prepared: dict[XaXid, Transaction] = {}
+        # The next AUTO_INCREMENT value of each table that has such a column (InnoDB's
+        # counter: never given back by a DELETE).
+        self._next_auto: dict[str, int] = {}
 
     # --- declaring tables ----------------------------------------------------------------
 
@@ -420,8 +423,36 @@ class Scenario:
             del self.tables[before.qualified]
         if after is not None:
             self.tables[after.qualified] = after
+        self._carry_counter(statement, before, after)
         self.steps.append(step)
         return step
+
+    def _carry_counter(
+        self, statement: DdlStatement, before: Table | None, after: Table | None
+    ) -> None:
+        """The AUTO_INCREMENT counter across DDL: kept by ALTER and RENAME, back to 1 by
+        TRUNCATE (whatever the table's AUTO_INCREMENT option), gone with DROP."""
+        counter = self._next_auto.pop(before.qualified, None) if before is not None else None
+        if after is None or after.auto_increment_position is None:
+            return
+        if isinstance(statement, TruncateTable):
+            self._next_auto[after.qualified] = 1  # not the table option (checked on 10.11)
+        elif counter is not None and not isinstance(statement, CreateTable):
+            self._next_auto[after.qualified] = counter
+
+    def _auto_values(self, table: Table, rows: list[list[Any]], given: tuple[int, ...]) -> None:
+        """Fill the AUTO_INCREMENT column of ``rows`` where the insert leaves it out or gives
+        NULL or 0 (the next value of the counter), and move the counter past every value."""
+        position = table.auto_increment_position
+        if position is None:
+            return
+        counter = self._next_auto.get(table.qualified, max(table.auto_increment or 1, 1))
+        for row in rows:
+            value = row[position] if position in given else None
+            if not value:
+                row[position] = value = counter
+            counter = max(counter, value + 1)
+        self._next_auto[table.qualified] = counter
 
     def alter_table(
         self,
@@ -780,13 +811,21 @@ class Scenario:
                 " (make several inserts)"
             )
         given = given_names[0]
-        full_rows: list[Row] = []
+        auto = table.auto_increment_position
+        full_rows: list[list[Any]] = []
         for values in rows:
             by_position = {table.position(name): value for name, value in values.items()}
-            row = []
+            row: list[Any] = []
             for position, item in enumerate(table.columns):
-                if position in by_position:
+                if position in by_position and not (position == auto and not by_position[position]):
                     row.append(convert(item, by_position[position], table=table.qualified))
+                elif position == auto:
+                    row.append(None)  # filled below
+                elif item.default_expression is not None:
+                    raise HistoryError(
+                        f"{table.qualified}: an insert leaves out {item.name}, whose DEFAULT"
+                        f" {item.default_expression} is not simulated (give its value)"
+                    )
                 elif item.default is not NO_DEFAULT:
                     row.append(item.default)
                 elif item.nullable:
@@ -796,8 +835,19 @@ class Scenario:
                         f"{table.qualified}: an insert leaves out {item.name}, which is NOT NULL"
                         " without a DEFAULT"
                     )
-            full_rows.append(tuple(row))
-        return Insert(table, tuple(full_rows), given)
+            full_rows.append(row)
+        self._auto_values(table, full_rows, given)
+        filled = () if auto is None or auto in given else (auto,)
+        converted = tuple(
+            tuple(
+                convert(table.columns[auto], row[auto], table=table.qualified) if p == auto else v
+                for p, v in enumerate(row)
+            )
+            if auto is not None
+            else tuple(row)
+            for row in full_rows
+        )
+        return Insert(table, converted, given, filled)
 
     def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
         key = table.key
@@ -826,6 +876,13 @@ class Scenario:
         for name, value in values.items():
             position = table.position(name)
             after[position] = convert(table.columns[position], value, table=table.qualified)
+        changed = any(type(a) is not type(b) or a != b for a, b in zip(before, after, strict=True))
+        for position, item in enumerate(table.columns):
+            if item.on_update is not None and position not in assigned and changed:
+                raise HistoryError(
+                    f"{table.qualified}: an update that changes the row leaves out {item.name},"
+                    f" whose ON UPDATE {item.on_update} is not simulated (assign its value)"
+                )
         return Update(table, before, tuple(after), assigned)
 
 

@@ -12,9 +12,11 @@ import pytest
 
 from scenarios.catalogue import catalogue_table
 from scenarios.create_table import parse_create_table
-from scenarios.errors import SchemaError
+from scenarios.errors import HistoryError, SchemaError
+from scenarios.history import Scenario, Settings
 from scenarios.sql import quote_name
 from tests.peers.mariadb import MariaDBServer
+from tests.scenarios.mariadb_run import compare_with_server
 from tests.scenarios.realistic_schemas import SCHEMAS
 
 
@@ -88,3 +90,70 @@ def test_show_create_table_from_the_model_equals_the_servers(
 def test_a_clause_the_model_cannot_take_is_an_error_naming_it(text: str, named: str) -> None:
     with pytest.raises(SchemaError, match=named):
         parse_create_table(text)
+
+
+def auto_increments(settings: Settings) -> Scenario:
+    """Inserts that leave the AUTO_INCREMENT column out (one row, several, NULL, 0), that give
+    a value past the counter, deletes (the counter does not go back), DDL on the way."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        """CREATE TABLE shop.products (
+            id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY, sku CHAR(12) NOT NULL,
+            price DECIMAL(10,2) NOT NULL CHECK (price >= 0), UNIQUE INDEX (sku)
+        ) ENGINE=InnoDB AUTO_INCREMENT=1000""",
+        rows=[{"id": 5, "sku": "first", "price": 1}],
+    )
+    scenario.create_table(
+        """CREATE TABLE shop.payments (id SERIAL, order_id BIGINT UNSIGNED NOT NULL,
+            amount DECIMAL(12,2) NOT NULL, KEY (order_id)) ENGINE=InnoDB DEFAULT CHARSET=utf8"""
+    )
+    scenario.create_table(
+        """CREATE TABLE shop.log (tenant INT NOT NULL, id BIGINT NOT NULL AUTO_INCREMENT,
+            what VARCHAR(20), PRIMARY KEY (tenant, id), KEY (id))"""
+    )
+    scenario.insert("shop.products", {"sku": "a", "price": "2.50"})
+    scenario.insert("shop.products", {"sku": "b", "price": 3}, {"sku": "c", "price": 4})
+    scenario.insert("shop.products", {"id": None, "sku": "d", "price": 5})
+    scenario.insert("shop.products", {"id": 0, "sku": "e", "price": 5})
+    scenario.insert("shop.products", {"id": 2000, "sku": "f", "price": 6})
+    scenario.insert("shop.products", {"sku": "g", "price": 7})
+    scenario.delete("shop.products", {"id": 2001})
+    scenario.insert("shop.products", {"sku": "h", "price": 8})
+    with scenario.transaction() as tx:
+        tx.insert("shop.payments", {"order_id": 1, "amount": 1})
+        tx.insert("shop.payments", {"order_id": 1, "amount": 2})
+        tx.insert("shop.log", {"tenant": 1, "what": "x"}, {"tenant": 2, "what": "y"})
+    scenario.alter_table("shop.products", "ADD COLUMN note VARCHAR(10) NULL")
+    scenario.insert("shop.products", {"sku": "i", "price": 9})
+    scenario.rename_table("shop.products", "shop.items")
+    scenario.insert("shop.items", {"sku": "j", "price": 9})
+    scenario.truncate_table("shop.payments")
+    scenario.insert("shop.payments", {"order_id": 3, "amount": 3})
+    scenario.update("shop.items", {"id": 1000}, {"note": "kept"})
+    scenario.truncate_table("shop.items")  # back to 1, not to its AUTO_INCREMENT=1000
+    scenario.insert("shop.items", {"sku": "k", "price": 1})
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL", "NOBLOB"])
+@pytest.mark.parametrize("metadata", ["MINIMAL", "FULL"])
+def test_auto_increment_values_are_the_servers(
+    server: MariaDBServer, image: str, metadata: str
+) -> None:
+    scenario = auto_increments(Settings(binlog_row_image=image, binlog_row_metadata=metadata))
+    assert compare_with_server(server, scenario) == []
+
+
+def test_a_default_or_on_update_the_model_does_not_simulate_is_an_error() -> None:
+    scenario = Scenario()
+    scenario.create_table(
+        """CREATE TABLE d.t (id INT PRIMARY KEY, n INT,
+            at TIMESTAMP NOT NULL DEFAULT current_timestamp() ON UPDATE current_timestamp())"""
+    )
+    with pytest.raises(HistoryError, match="DEFAULT current_timestamp"):
+        scenario.insert("d.t", {"id": 1})
+    scenario.insert("d.t", {"id": 1, "at": "2024-01-02 03:04:05"})
+    with pytest.raises(HistoryError, match="ON UPDATE current_timestamp"):
+        scenario.update("d.t", {"id": 1}, {"n": 5})
+    scenario.update("d.t", {"id": 1}, {"n": 5, "at": "2024-01-02 03:04:06"})
