@@ -36,6 +36,8 @@ class Update:
     before: Row
     after: Row
     assigned: tuple[int, ...]
+    # Columns the server sets that the SET names not (ON UPDATE current_timestamp()).
+    filled: tuple[int, ...] = ()
 
     @property
     def changes_nothing(self) -> bool:

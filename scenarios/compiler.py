@@ -350,9 +350,9 @@ def _image_columns(
     if isinstance(change, Delete):
         return before, ()
     if mode == "MINIMAL":
-        after = change.assigned
+        after = tuple(sorted({*change.assigned, *change.filled}))
     else:
-        after = tuple(sorted({*no_blobs, *change.assigned}))
+        after = tuple(sorted({*no_blobs, *change.assigned, *change.filled}))
     return before, after
 
 

@@ -173,7 +173,7 @@ def altered(
                 raise SchemaError(f"{table.qualified}: ADD {new.name}: the column exists")
             if not new.nullable and new.default is None:
                 raise SchemaError(f"{table.qualified}: ADD {new.name}: NOT NULL with DEFAULT NULL")
-            if not new.nullable and new.default is NO_DEFAULT:
+            if not new.nullable and new.default is NO_DEFAULT and not new.default_expression:
                 raise SchemaError(
                     f"{table.qualified}: ADD {new.name}: a NOT NULL column needs a DEFAULT"
                     " (the existing rows take it)"

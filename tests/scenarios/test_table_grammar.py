@@ -10,10 +10,12 @@ from dataclasses import replace
 
 import pytest
 
+from fakemaster.vocabulary.values import DateTime, Timestamp
 from scenarios.catalogue import catalogue_table
 from scenarios.create_table import parse_create_table
 from scenarios.errors import HistoryError, SchemaError
 from scenarios.history import Scenario, Settings
+from scenarios.oracle import Oracle
 from scenarios.sql import quote_name
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
@@ -145,15 +147,56 @@ def test_auto_increment_values_are_the_servers(
     assert compare_with_server(server, scenario) == []
 
 
-def test_a_default_or_on_update_the_model_does_not_simulate_is_an_error() -> None:
-    scenario = Scenario()
+def clocked(settings: Settings) -> Scenario:
+    """DEFAULT current_timestamp(fsp)/now() and ON UPDATE current_timestamp() at the
+    history's clock: inserts that leave them out, updates that change the row (and one that
+    changes nothing: no ON UPDATE), idle periods moving the clock on."""
+    scenario = Scenario(settings, clock=1_234_567_890)
     scenario.create_table(
-        """CREATE TABLE d.t (id INT PRIMARY KEY, n INT,
-            at TIMESTAMP NOT NULL DEFAULT current_timestamp() ON UPDATE current_timestamp())"""
+        """CREATE TABLE rental.actor (
+            actor_id SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+            first_name VARCHAR(45) NOT NULL,
+            created DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+            last_update TIMESTAMP NOT NULL DEFAULT now() ON UPDATE now(),
+            touched DATETIME NULL ON UPDATE CURRENT_TIMESTAMP,
+            PRIMARY KEY (actor_id)
+        ) ENGINE=InnoDB""",
+        rows=[{"first_name": "initial"}],
     )
-    with pytest.raises(HistoryError, match="DEFAULT current_timestamp"):
-        scenario.insert("d.t", {"id": 1})
-    scenario.insert("d.t", {"id": 1, "at": "2024-01-02 03:04:05"})
-    with pytest.raises(HistoryError, match="ON UPDATE current_timestamp"):
-        scenario.update("d.t", {"id": 1}, {"n": 5})
-    scenario.update("d.t", {"id": 1}, {"n": 5, "at": "2024-01-02 03:04:06"})
+    scenario.insert("rental.actor", {"first_name": "a"}, {"first_name": "b"})
+    scenario.idle(3600)
+    scenario.update("rental.actor", {"actor_id": 1}, {"first_name": "A"})
+    scenario.update("rental.actor", {"actor_id": 3}, {"first_name": "b"})  # changes nothing
+    with scenario.transaction() as tx:
+        tx.insert("rental.actor", {"first_name": "c", "created": "2001-02-03 04:05:06.789"})
+        tx.update("rental.actor", {"actor_id": 3}, {"first_name": "B", "last_update": "2010-01-01"})
+    scenario.idle(1)
+    scenario.update("rental.actor", {"actor_id": 3}, {"first_name": "BB"})
+    return scenario
+
+
+def test_current_timestamp_is_the_historys_clock() -> None:
+    scenario = clocked(Settings())
+    rows = {row[0]: row for row in Oracle(scenario).final.rows["rental.actor"]}
+    assert rows[2][2:] == (DateTime(2009, 2, 13, 23, 31, 30), Timestamp(1_234_567_890), None)
+    assert rows[1][3:] == (Timestamp(1_234_567_890 + 3600), DateTime(2009, 2, 14, 0, 31, 30))
+    assert rows[3][3:] == (Timestamp(1_234_567_890 + 3601), DateTime(2009, 2, 14, 0, 31, 31))
+    assert rows[4][1:3] == (b"c", DateTime(2001, 2, 3, 4, 5, 6, 789000))
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL", "NOBLOB"])
+def test_current_timestamp_defaults_and_on_update_are_the_servers(
+    server: MariaDBServer, image: str
+) -> None:
+    scenario = clocked(Settings(binlog_row_image=image, binlog_row_metadata="FULL"))
+    assert compare_with_server(server, scenario) == []
+
+
+def test_adding_a_clocked_column_to_rows_is_refused_saying_so() -> None:
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY)", rows=[{"id": 1}])
+    scenario.create_table("CREATE TABLE d.u (id INT PRIMARY KEY)")
+    with pytest.raises(HistoryError, match="current_timestamp.*not modelled"):
+        scenario.alter_table("d.t", "ADD COLUMN at TIMESTAMP NOT NULL DEFAULT now()")
+    scenario.alter_table("d.u", "ADD COLUMN at TIMESTAMP NOT NULL DEFAULT now()")
