@@ -24,15 +24,18 @@ from typing import Any
 from scenarios.columns import make_column, resolve_collation
 from scenarios.ddl import (
     AddColumn,
+    AddIndex,
     Alteration,
     AlterTable,
     CreateTable,
     DdlStatement,
     DropColumn,
+    DropIndex,
     DropTable,
     ModifyColumn,
     RenameTable,
     TruncateTable,
+    server_key_order,
 )
 from scenarios.errors import SchemaError
 from scenarios.schema import (
@@ -348,11 +351,26 @@ class _Parser:
 
     def alteration(self, table: str) -> Alteration:
         if self.accept("ADD"):
+            if self.accept("UNIQUE"):
+                self.accept("KEY", "INDEX")
+                return AddIndex(self._index("UNIQUE"))
+            if self.accept("KEY", "INDEX"):
+                return AddIndex(self._index("KEY"))
+            if self.accept("FULLTEXT", "SPATIAL"):
+                kind = self.tokens[self.pos - 1].upper
+                self.accept("KEY", "INDEX")
+                return AddIndex(self._index(kind))
+            if self.is_word("PRIMARY", "CONSTRAINT", "FOREIGN", "CHECK", "PERIOD", "PARTITION"):
+                raise self.fail(f"ADD COLUMN or ADD KEY ({self.take().upper} is not modelled)")
             self.accept("COLUMN")
             column = self._column_definition(table)
             first, after = self._place()
             return AddColumn(column, first, after)
         if self.accept("DROP"):
+            if self.accept("INDEX", "KEY"):
+                return DropIndex(self.name())
+            if self.is_word("PRIMARY", "FOREIGN", "CONSTRAINT", "CHECK", "PARTITION"):
+                raise self.fail(f"DROP COLUMN or DROP INDEX ({self.take().upper} is not modelled)")
             self.accept("COLUMN")
             return DropColumn(self.name())
         if self.accept("MODIFY"):
@@ -360,7 +378,7 @@ class _Parser:
             column = self._column_definition(table)
             first, after = self._place()
             return ModifyColumn(column, first, after)
-        raise self.fail("ADD, DROP or MODIFY [COLUMN]")
+        raise self.fail("ADD, DROP or MODIFY [COLUMN], ADD KEY or DROP INDEX")
 
     # --- CREATE TABLE --------------------------------------------------------------------
 
@@ -765,7 +783,7 @@ def _assemble(
         for item in columns
     ]
     foreign_keys = _foreign_keys(foreign, bare)
-    keys = _sorted_keys(
+    keys = server_key_order(
         _with_foreign_key_indexes(_named_keys(indexes, bare), foreign_keys), columns
     )
     unique = tuple(
@@ -847,21 +865,6 @@ def _with_foreign_key_indexes(keys: list[Index], foreign: tuple[ForeignKey, ...]
                 Index("KEY", item.name, tuple((name, None, False) for name in item.columns))
             )
     return keys
-
-
-def _sorted_keys(keys: list[Index], columns: list[Column]) -> tuple[Index, ...]:
-    """The server's order (sql_table.cc ``sort_keys``): unique keys first (those on NOT NULL
-    columns only before the others, PRIMARY first, those without prefix parts first), then
-    the others, FULLTEXT last; otherwise as declared."""
-    nullable = {item.name.lower() for item in columns if item.nullable}
-
-    def rank(index: Index) -> tuple[int, ...]:
-        if index.kind in ("PRIMARY", "UNIQUE"):
-            has_null = any(name.lower() in nullable for name in index.columns)
-            return (0, has_null, index.kind != "PRIMARY", index.has_prefix, 0)
-        return (1, 0, 0, 0, index.kind == "FULLTEXT")
-
-    return tuple(sorted(keys, key=rank))
 
 
 def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str], ...]:
@@ -1025,7 +1028,7 @@ def parse_column_type(text: str) -> dict[str, Any]:
 
 def parse_ddl(text: str, database: str | None = None) -> DdlStatement:
     """The statement ``text`` is (CREATE TABLE, ALTER TABLE with ADD/DROP/MODIFY [COLUMN] and
-    FIRST/AFTER, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
+    FIRST/AFTER, ADD [UNIQUE|FULLTEXT|SPATIAL] KEY and DROP INDEX, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
     unqualified names. A column an ALTER adds or modifies without a character set takes
     utf8mb4_general_ci (the table's own default is not known from the table)."""
     return _Parser(text).ddl(database)

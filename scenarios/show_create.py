@@ -49,7 +49,8 @@ def key_line(index: Index) -> str:
         text = f"PRIMARY KEY ({parts})"
     else:
         kind = "KEY" if index.kind == "KEY" else f"{index.kind} KEY"
-        text = f"{kind} {_quote(index.name)} ({parts})"
+        named = f" {_quote(index.name)}" if index.name else ""  # unnamed: an ALTER's ADD KEY
+        text = f"{kind}{named} ({parts})"
     if index.using:
         text += f" USING {index.using}"
     if index.comment:

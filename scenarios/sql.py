@@ -19,11 +19,13 @@ from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.ddl import (
     AddColumn,
+    AddIndex,
     Alteration,
     AlterTable,
     CreateTable,
     DdlStatement,
     DropColumn,
+    DropIndex,
     DropTable,
     RenameTable,
     TruncateTable,
@@ -147,6 +149,10 @@ def alteration_sql(alteration: Alteration) -> str:
     """One clause of an ALTER TABLE."""
     if isinstance(alteration, DropColumn):
         return f"DROP COLUMN {quote_name(alteration.name)}"
+    if isinstance(alteration, DropIndex):
+        return f"DROP INDEX {quote_name(alteration.name)}"
+    if isinstance(alteration, AddIndex):
+        return f"ADD {key_line(alteration.index)}"
     verb = "ADD" if isinstance(alteration, AddColumn) else "MODIFY"
     return f"{verb} COLUMN {_column_sql(alteration.column)}" + _place(
         alteration.first, alteration.after
