@@ -16,6 +16,7 @@ from scenarios.create_table import parse_create_table
 from scenarios.errors import HistoryError, SchemaError
 from scenarios.history import Scenario, Settings
 from scenarios.oracle import Oracle
+from scenarios.schema import NO_DEFAULT, Table
 from scenarios.sql import quote_name
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.mariadb_run import compare_with_server
@@ -253,3 +254,70 @@ def test_an_alter_of_keys_the_model_cannot_take_is_an_error_naming_it() -> None:
     ]:
         with pytest.raises((SchemaError, HistoryError), match=named):
             scenario.alter_table("d.t", clause)
+
+
+_FILLERS: dict[str, object] = {
+    "decimal": "1.5",
+    "char": "x",
+    "varchar": "x",
+    "binary": b"x",
+    "varbinary": b"x",
+    "date": "2020-01-02",
+    "datetime": "2020-01-02 03:04:05",
+    "timestamp": "2020-01-02 03:04:05",
+    "enum": 1,
+    "set": 1,
+    "year": 2020,
+    "double": 0.5,
+    "float": 0.5,
+    "text": "x",
+    "tinytext": "x",
+    "mediumtext": "x",
+    "longtext": "x",
+    "json": "{}",
+    "blob": b"x",
+}
+
+
+def _required(table: Table) -> dict[str, object]:
+    """A value for each column an insert must name (NOT NULL, no default of any kind)."""
+    return {
+        column.name: _FILLERS.get(column.type, 1)
+        for column in table.columns
+        if not column.nullable
+        and column.default is NO_DEFAULT
+        and column.default_expression is None
+        and not column.auto_increment
+    }
+
+
+def every_schema(settings: Settings, texts: dict[tuple[str, str], str]) -> Scenario:
+    """Every realistic table, declared from the server's own text; in each an insert that
+    names only what it must (AUTO_INCREMENT and current_timestamp filled), then an update of
+    a column outside the key (ON UPDATE fires), an hour later."""
+    scenario = Scenario(settings, clock=1_600_000_000)
+    for (database, _), printed in texts.items():
+        scenario.create_table(parse_create_table(printed, database))
+    for name, table in list(scenario.tables.items()):
+        scenario.insert(name, _required(table))
+    scenario.idle(3600)
+    for name, table in list(scenario.tables.items()):
+        row = Oracle(scenario).final.rows[name][0]
+        others = [
+            c for p, c in enumerate(table.columns) if p not in table.key and c.type != "timestamp"
+        ]
+        if table.key and others:
+            where = {table.columns[p].name: row[p] for p in table.key}
+            scenario.update(name, where, {others[-1].name: _FILLERS.get(others[-1].type, 2)})
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
+def test_a_history_over_every_realistic_table_is_the_servers(
+    server: MariaDBServer, server_texts: dict[tuple[str, str], str], image: str
+) -> None:
+    scenario = every_schema(
+        Settings(binlog_row_image=image, binlog_row_metadata="FULL"), server_texts
+    )
+    assert compare_with_server(server, scenario) == []
