@@ -27,7 +27,8 @@ from fakemaster.sql.tables.catalogue import (
 from fakemaster.vocabulary.values import Timestamp
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle, cell_text
-from scenarios.schema import DEFAULT_COLLATION, NO_DEFAULT, Column, Table
+from scenarios.schema import NO_DEFAULT, Column, Table
+from scenarios.show_create import keys_of, show_create_table
 from scenarios.sql import literal
 from scenarios.state import Contents, Row
 from scenarios.values import python_codec
@@ -72,32 +73,30 @@ def catalogue_column(column: Column) -> CatalogueColumn:
         fsp=column.fsp,
         collation=collation,
         members=column.members,
-        default=_default_text(column),
+        default=column.default_expression or _default_text(column),
+        on_update=column.on_update,
+        width=column.width,
     )
 
 
 def catalogue_table(table: Table) -> CatalogueTable:
-    """``table`` as the SQL layer describes it (unnamed UNIQUE keys named after their first
-    column, as MariaDB names them)."""
-    keys: list[CatalogueKey] = []
-    if table.primary_key:
-        keys.append(CatalogueKey("PRIMARY", table.primary_key))
-    taken: set[str] = {"primary"}
-    for unique in table.unique_keys:
-        name = unique[0]
-        suffix = 2
-        while name.lower() in taken:
-            name = f"{unique[0]}_{suffix}"
-            suffix += 1
-        taken.add(name.lower())
-        keys.append(CatalogueKey(name, unique))
+    """``table`` as the SQL layer describes it: its keys (unnamed UNIQUE keys named after
+    their first column, as MariaDB names them) and its SHOW CREATE TABLE text
+    (:mod:`scenarios.show_create`)."""
+    keys = [
+        CatalogueKey(index.name, index.columns, unique=index.kind in ("PRIMARY", "UNIQUE"))
+        for index in keys_of(table)
+    ]
+    columns = tuple(catalogue_column(c) for c in table.columns)
     return CatalogueTable(
         database=table.database,
         name=table.name,
-        columns=tuple(catalogue_column(c) for c in table.columns),
+        columns=columns,
         keys=tuple(keys),
         engine=table.engine,
-        collation=DEFAULT_COLLATION,
+        collation=table.collation,
+        comment=table.comment,
+        create_text=show_create_table(table, columns),
     )
 
 

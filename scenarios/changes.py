@@ -18,11 +18,13 @@ __all__ = ["Change", "Delete", "Insert", "Update"]
 @dataclass(frozen=True, slots=True)
 class Insert:
     """One INSERT statement: ``rows`` whole rows (model values), ``given`` the positions of the
-    columns the statement names (the others took their defaults)."""
+    columns the statement names (the others took their defaults), ``filled`` those the
+    server fills that it names not (the AUTO_INCREMENT column: logged in a MINIMAL image)."""
 
     table: Table
     rows: tuple[Row, ...]
     given: tuple[int, ...]
+    filled: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,8 @@ class Update:
     before: Row
     after: Row
     assigned: tuple[int, ...]
+    # Columns the server sets that the SET names not (ON UPDATE current_timestamp()).
+    filled: tuple[int, ...] = ()
 
     @property
     def changes_nothing(self) -> bool:

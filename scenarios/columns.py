@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from fakemaster.protocol.charsets import charset_default, collation_by_name
+from fakemaster.sql.tables.catalogue import DISPLAY_WIDTHS
 from scenarios.errors import SchemaError
 from scenarios.schema import BINARY_TYPES, CHARACTER_TYPES, NO_DEFAULT, Column
 from scenarios.values import convert
@@ -63,6 +64,9 @@ def make_column(
     if resolved == "binary" and kind in ("char", "varchar", *_TEXT_TO_BLOB):
         # CHARACTER SET binary makes a byte type, as SHOW CREATE TABLE shows it.
         fields["type"] = {"char": "binary", "varchar": "varbinary", **_TEXT_TO_BLOB}[kind]
+    width = fields.get("width")
+    if width is not None and width == DISPLAY_WIDTHS[kind][bool(fields.get("unsigned"))]:
+        del fields["width"]  # the type's own display width: as if none were given
     base = Column(name=name, nullable=nullable, collation=resolved, **fields)
     if default is NO_DEFAULT or default is None:
         if default is None and not nullable:

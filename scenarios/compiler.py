@@ -344,15 +344,15 @@ def _image_columns(
     no_blobs = facts.no_blobs
     if isinstance(change, Insert):
         if mode == "MINIMAL":
-            return (), change.given
-        return (), tuple(sorted({*no_blobs, *change.given}))
+            return (), tuple(sorted({*change.given, *change.filled}))
+        return (), tuple(sorted({*no_blobs, *change.given, *change.filled}))
     before = {"MINIMAL": facts.key, "NOBLOB": no_blobs}[mode]
     if isinstance(change, Delete):
         return before, ()
     if mode == "MINIMAL":
-        after = change.assigned
+        after = tuple(sorted({*change.assigned, *change.filled}))
     else:
-        after = tuple(sorted({*no_blobs, *change.assigned}))
+        after = tuple(sorted({*no_blobs, *change.assigned, *change.filled}))
     return before, after
 
 

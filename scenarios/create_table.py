@@ -1,33 +1,41 @@
 """``CREATE TABLE`` text to a :class:`~scenarios.schema.Table`.
 
 A hand-written tokenizer and recursive-descent parser, linear in the text (no regular expression
-ever sees user input). The subset is the column list of every type the codec carries
-(integers with UNSIGNED, DECIMAL(p,s), FLOAT, DOUBLE, BIT(n), YEAR, DATE, TIME/DATETIME/
-TIMESTAMP(fsp), CHAR/VARCHAR/BINARY/VARBINARY(n), the TEXT and BLOB types, JSON, ENUM and SET),
-column options (NULL / NOT NULL, DEFAULT literal, CHARACTER SET / CHARSET, COLLATE, PRIMARY KEY,
-UNIQUE [KEY], COMMENT), table keys (PRIMARY KEY, UNIQUE [KEY|INDEX] [name], KEY/INDEX [name]:
-accepted, not needed by the model) and table options (ENGINE, [DEFAULT] CHARSET / CHARACTER SET,
-COLLATE, COMMENT). Anything else is a :class:`~scenarios.errors.SchemaError` naming where.
+ever sees user input). It takes what MariaDB 10.11's ``SHOW CREATE TABLE`` prints and the forms
+people, ORMs and dump tools write: every type the codec carries (integers with display width
+and UNSIGNED, DECIMAL(p,s), FLOAT, DOUBLE, BIT(n), YEAR, DATE, TIME/DATETIME/TIMESTAMP(fsp),
+CHAR/VARCHAR/BINARY/VARBINARY(n), the TEXT and BLOB types, JSON, ENUM and SET; the aliases
+BOOLEAN, INTEGER, REAL, SERIAL...), column options (NULL / NOT NULL, DEFAULT literal or
+current_timestamp(fsp)/now(), ON UPDATE, AUTO_INCREMENT, CHARACTER SET / CHARSET, COLLATE,
+PRIMARY KEY, UNIQUE [KEY], COMMENT, CHECK), keys (PRIMARY, UNIQUE, KEY/INDEX, FULLTEXT, SPATIAL,
+with prefix lengths, DESC, USING, COMMENT), [CONSTRAINT name] FOREIGN KEY / CHECK, and table
+options (ENGINE, AUTO_INCREMENT, [DEFAULT] CHARSET, COLLATE, COMMENT, ROW_FORMAT,
+KEY_BLOCK_SIZE, InnoDB's PAGE_COMPRESSED...). What the model keeps without simulating it is
+listed in README.md; anything else is a :class:`~scenarios.errors.SchemaError` naming the
+clause or where.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from scenarios.columns import make_column, resolve_collation
 from scenarios.ddl import (
     AddColumn,
+    AddIndex,
     Alteration,
     AlterTable,
     CreateTable,
     DdlStatement,
     DropColumn,
+    DropIndex,
     DropTable,
     ModifyColumn,
     RenameTable,
     TruncateTable,
+    server_key_order,
 )
 from scenarios.errors import SchemaError
 from scenarios.schema import (
@@ -37,19 +45,23 @@ from scenarios.schema import (
     TYPE_ALIASES,
     TYPE_NAMES,
     Column,
+    ForeignKey,
+    Index,
     Table,
 )
+from scenarios.values import float32
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _PUNCT = frozenset("(),.=;")
+_OPERATOR_CHARS = frozenset("<>!*/%&|^~:?@")
 _ESCAPES = {"0": "\0", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "b": "\b"}
 
 
 @dataclass(frozen=True, slots=True)
 class Token:
-    kind: str  # "word", "quoted" (a `name`), "string", "number", "punct"
+    kind: str  # "word", "quoted" (a `name`), "string", "number", "punct", "op"
     text: str
     at: int
 
@@ -95,9 +107,10 @@ def tokenize(text: str) -> list[Token]:
                 tokens.append(Token("word", text[start:pos], start))
                 continue
             word = text[start:pos]
-            if word in ("+", "-"):
-                raise SchemaError(f"unexpected {word!r} at {start}")
-            tokens.append(Token("number", word, start))
+            tokens.append(Token("op" if word in ("+", "-") else "number", word, start))
+        elif ch in _OPERATOR_CHARS:  # inside CHECK expressions
+            tokens.append(Token("op", ch, pos))
+            pos += 1
         elif ch in _WORD_CHARS:
             start = pos
             while pos < end and text[pos] in _WORD_CHARS:
@@ -172,6 +185,7 @@ def _number_end(text: str, pos: int) -> int:
 
 class _Parser:
     def __init__(self, text: str) -> None:
+        self.text = text
         self.tokens = tokenize(text)
         self.pos = 0
 
@@ -240,18 +254,40 @@ class _Parser:
 
     def name_list(self) -> tuple[str, ...]:
         self.punct("(")
-        names = [self._key_part()]
+        names = [self.name()]
         while self.accept_punct(","):
-            names.append(self._key_part())
+            names.append(self.name())
         self.punct(")")
         return tuple(names)
 
-    def _key_part(self) -> str:
+    def key_parts(self) -> tuple[tuple[str, int | None, bool], ...]:
+        self.punct("(")
+        parts = [self._key_part()]
+        while self.accept_punct(","):
+            parts.append(self._key_part())
+        self.punct(")")
+        return tuple(parts)
+
+    def _key_part(self) -> tuple[str, int | None, bool]:
         name = self.name()
-        if self.is_punct("("):
-            raise self.fail("a whole column (key prefixes are not modelled)")
-        self.accept("ASC", "DESC")
-        return name
+        prefix = None
+        if self.accept_punct("("):
+            prefix = self.integer()
+            self.punct(")")
+        self.accept("ASC")
+        return name, prefix, self.accept("DESC")
+
+    def parenthesised(self) -> str:
+        """The text between balanced parentheses (a CHECK's expression), as written."""
+        opening = self.peek()
+        self.punct("(")
+        depth = 1
+        while depth:
+            token = self.take()
+            if token.kind == "punct" and token.text in "()":
+                depth += 1 if token.text == "(" else -1
+        assert opening is not None
+        return self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
 
     # --- DDL statements ------------------------------------------------------------------
 
@@ -315,11 +351,26 @@ class _Parser:
 
     def alteration(self, table: str) -> Alteration:
         if self.accept("ADD"):
+            if self.accept("UNIQUE"):
+                self.accept("KEY", "INDEX")
+                return AddIndex(self._index("UNIQUE"))
+            if self.accept("KEY", "INDEX"):
+                return AddIndex(self._index("KEY"))
+            if self.accept("FULLTEXT", "SPATIAL"):
+                kind = self.tokens[self.pos - 1].upper
+                self.accept("KEY", "INDEX")
+                return AddIndex(self._index(kind))
+            if self.is_word("PRIMARY", "CONSTRAINT", "FOREIGN", "CHECK", "PERIOD", "PARTITION"):
+                raise self.fail(f"ADD COLUMN or ADD KEY ({self.take().upper} is not modelled)")
             self.accept("COLUMN")
             column = self._column_definition(table)
             first, after = self._place()
             return AddColumn(column, first, after)
         if self.accept("DROP"):
+            if self.accept("INDEX", "KEY"):
+                return DropIndex(self.name())
+            if self.is_word("PRIMARY", "FOREIGN", "CONSTRAINT", "CHECK", "PARTITION"):
+                raise self.fail(f"DROP COLUMN or DROP INDEX ({self.take().upper} is not modelled)")
             self.accept("COLUMN")
             return DropColumn(self.name())
         if self.accept("MODIFY"):
@@ -327,7 +378,7 @@ class _Parser:
             column = self._column_definition(table)
             first, after = self._place()
             return ModifyColumn(column, first, after)
-        raise self.fail("ADD, DROP or MODIFY [COLUMN]")
+        raise self.fail("ADD, DROP or MODIFY [COLUMN], ADD KEY or DROP INDEX")
 
     # --- CREATE TABLE --------------------------------------------------------------------
 
@@ -335,6 +386,8 @@ class _Parser:
         self.expect("CREATE")
         if self.accept("OR"):
             self.expect("REPLACE")
+        if self.is_word("TEMPORARY"):
+            raise self.fail("TABLE (CREATE TEMPORARY TABLE is not modelled)")
         self.expect("TABLE")
         if self.accept("IF"):
             self.expect("NOT")
@@ -346,6 +399,8 @@ class _Parser:
             bare = first
         if database is None:
             raise SchemaError(f"CREATE TABLE {bare}: no database (qualify the name or give one)")
+        if self.is_word("LIKE", "AS", "SELECT"):
+            raise self.fail(f"a column list (CREATE TABLE ... {self.take().upper} is not modelled)")
         self.punct("(")
         elements: list[tuple[str, Any]] = []
         while True:
@@ -353,64 +408,99 @@ class _Parser:
             if self.accept_punct(")"):
                 break
             self.punct(",")
-        engine, table_collation = self.table_options()
+        options = self.table_options()
         self.accept_punct(";")
         if self.peek() is not None:
             raise self.fail("the end of the statement")
-        columns: list[Column] = []
-        primary: tuple[str, ...] = ()
-        unique: list[tuple[str, ...]] = []
-        for kind, value in elements:
-            if kind == "column":
-                name, fields, options = value
-                columns.append(
-                    _column(name, fields, options, table_collation, f"{database}.{bare}")
-                )
-                if options.get("primary"):
-                    primary = _once(primary, (name,), bare)
-                if options.get("unique"):
-                    unique.append((name,))
-            elif kind == "primary":
-                primary = _once(primary, value, bare)
-            elif kind == "unique":
-                unique.append(value)
-        # A PRIMARY KEY makes its columns NOT NULL (as the server does).
-        primary_names = {name.lower() for name in primary}
-        columns = [
-            _not_null(item) if item.name.lower() in primary_names else item for item in columns
-        ]
-        return Table(
-            database,
-            bare,
-            tuple(columns),
-            primary_key=primary,
-            unique_keys=tuple(unique),
-            engine=engine,
-        )
+        return _assemble(database, bare, elements, options)
 
     def element(self) -> tuple[str, Any]:
-        if self.accept("PRIMARY"):
-            self.expect("KEY")
-            self._index_name()
-            return ("primary", self.name_list())
-        if self.accept("UNIQUE"):
-            self.accept("KEY", "INDEX")
-            self._index_name()
-            return ("unique", self.name_list())
+        if self.accept("CONSTRAINT"):
+            name = None if self.is_word("PRIMARY", "UNIQUE", "FOREIGN", "CHECK") else self.name()
+            return self._constraint(name)
+        if self.is_word("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
+            return self._constraint(None)
         if self.accept("KEY", "INDEX"):
-            self._index_name()
-            return ("index", self.name_list())
-        if self.is_word("CONSTRAINT"):
-            raise self.fail("a column or key (constraints are not modelled)")
+            return ("index", self._index("KEY"))
+        if self.accept("FULLTEXT", "SPATIAL"):
+            kind = self.tokens[self.pos - 1].upper
+            self.accept("KEY", "INDEX")
+            return ("index", self._index(kind))
+        if self.is_word("PERIOD"):
+            raise self.fail("a column or key (PERIOD FOR is not modelled)")
         name = self.name()
         fields = self.column_type()
-        return ("column", (name, fields, self.column_options()))
+        options = self.column_options()
+        if fields.pop("serial", False):
+            # SERIAL: BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE.
+            options.update(nullable=False, auto_increment=True, unique=True)
+        return ("column", (name, fields, options))
 
-    def _index_name(self) -> None:
+    def _constraint(self, name: str | None) -> tuple[str, Any]:
+        if self.accept("PRIMARY"):
+            self.expect("KEY")
+            return ("index", self._index("PRIMARY", "PRIMARY"))
+        if self.accept("UNIQUE"):
+            self.accept("KEY", "INDEX")
+            return ("index", self._index("UNIQUE", name))
+        if self.accept("CHECK"):
+            return ("check", (name, self.parenthesised()))
+        self.expect("FOREIGN")
+        self.expect("KEY")
         if not self.is_punct("("):
-            self.name()
-        if self.accept("USING"):
-            self.expect("BTREE", "HASH")
+            name = name or self.name()
+        columns = self.name_list()
+        self.expect("REFERENCES")
+        first = self.name()
+        database = None
+        if self.accept_punct("."):
+            database, first = first, self.name()
+        referenced = self.name_list()
+        actions: dict[str, str] = {}
+        while self.accept("ON"):
+            event = "on_delete" if self.accept("DELETE") else "on_update"
+            if event == "on_update":
+                self.expect("UPDATE")
+            actions[event] = self._reference_option()
+        if self.is_word("MATCH"):
+            raise self.fail("ON DELETE/UPDATE (MATCH is not modelled)")
+        return ("foreign", (name, columns, database, first, referenced, actions))
+
+    def _reference_option(self) -> str:
+        if self.accept("SET"):
+            word = self.take().upper
+            if word not in ("NULL", "DEFAULT"):
+                raise self.fail("SET NULL or SET DEFAULT")
+            return f"SET {word}"
+        if self.accept("NO"):
+            self.expect("ACTION")
+            return "NO ACTION"
+        self.expect("CASCADE", "RESTRICT")
+        return self.tokens[self.pos - 1].upper
+
+    def _index(self, kind: str, name: str | None = None) -> Index:
+        if not self.is_punct("(") and not self.is_word("USING"):
+            given = self.name()
+            name = name or given
+        using = self._using()
+        parts = self.key_parts()
+        comment = ""
+        while True:
+            if self.is_word("USING"):
+                using = self._using()
+            elif self.accept("COMMENT"):
+                comment = self._string()
+            elif self.is_word("KEY_BLOCK_SIZE", "WITH", "VISIBLE", "INVISIBLE", "IGNORED"):
+                raise self.fail(f"the end of the key ({self.take().text} is not modelled)")
+            else:
+                break
+        return Index(kind, name or "", parts, using, comment)
+
+    def _using(self) -> str | None:
+        if not self.accept("USING"):
+            return None
+        self.expect("BTREE", "HASH", "RTREE")
+        return self.tokens[self.pos - 1].upper
 
     def column_type(self) -> dict[str, Any]:
         token = self.take()
@@ -418,7 +508,9 @@ class _Parser:
             raise SchemaError(f"CREATE TABLE: expected a type at {token.at} ({token.text!r})")
         word = token.text.lower()
         if word in ("bool", "boolean"):
-            return {"type": "tinyint", "length_hint": 1}
+            return {"type": "tinyint", "width": 1}
+        if word == "serial":
+            return {"type": "bigint", "unsigned": True, "serial": True}
         if word == "double" and self.accept("PRECISION"):
             pass
         if word == "long":
@@ -479,7 +571,10 @@ class _Parser:
             elif self.accept("NULL"):
                 options["nullable"] = True
             elif self.accept("DEFAULT"):
-                options["default"] = self.literal()
+                options.update(self._default())
+            elif self.accept("ON"):
+                self.expect("UPDATE")
+                options["on_update"] = self._current_timestamp("ON UPDATE")
             elif self.accept("CHARACTER"):
                 self.expect("SET")
                 options["charset"] = self.name()
@@ -495,10 +590,41 @@ class _Parser:
                 options["unique"] = True
             elif self.accept("KEY"):
                 options["primary"] = True
+            elif self.accept("AUTO_INCREMENT"):
+                options["auto_increment"] = True
             elif self.accept("COMMENT"):
-                self._string()
+                options["comment"] = self._string()
+            elif self.accept("CHECK"):
+                options["check"] = self.parenthesised()
+            elif self.is_word(*_UNMODELLED_COLUMN_OPTIONS):
+                word = self.take().upper
+                raise SchemaError(
+                    f"CREATE TABLE: column option {word} at {self.tokens[self.pos - 1].at} is"
+                    " not modelled"
+                )
             else:
                 return options
+
+    def _default(self) -> dict[str, Any]:
+        if self.is_word(*_NOW_WORDS):
+            return {"default_expression": self._current_timestamp("DEFAULT")}
+        if self.is_punct("("):
+            raise self.fail("a literal DEFAULT (expression defaults are not modelled)")
+        return {"default": self.literal()}
+
+    def _current_timestamp(self, clause: str) -> str:
+        """CURRENT_TIMESTAMP [(fsp)] and its synonyms, as the server prints it."""
+        if not self.accept(*_NOW_WORDS):
+            raise self.fail(f"current_timestamp() after {clause}")
+        word = self.tokens[self.pos - 1].upper
+        fsp = 0
+        if self.accept_punct("("):
+            if not self.is_punct(")"):
+                fsp = self.integer()
+            self.punct(")")
+        elif word == "NOW":
+            raise self.fail("'(' after NOW")
+        return f"current_timestamp({fsp or ''})"
 
     def literal(self) -> Any:
         token = self.take()
@@ -524,55 +650,247 @@ class _Parser:
                 ) from None
         if token.upper == "NULL":
             return None
+        if token.upper in ("TRUE", "FALSE"):
+            return int(token.upper == "TRUE")
         raise SchemaError(
             f"CREATE TABLE: DEFAULT {token.text!r} at {token.at}: only literal defaults are "
             "modelled"
         )
 
-    def table_options(self) -> tuple[str, str]:
-        engine = "InnoDB"
+    def table_options(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"engine": "InnoDB", "options": []}
         charset: str | None = None
         collation: str | None = None
         while self.peek() is not None and not self.is_punct(";"):
             self.accept_punct(",")
-            if self.accept("ENGINE"):
-                self.accept_punct("=")
-                engine = self.name()
-            elif self.accept("DEFAULT"):
+            token = self.peek()
+            if token is None or token.kind not in ("word", "quoted"):
+                raise self.fail("a table option")
+            word = token.text.upper()
+            self.pos += 1
+            if word == "DEFAULT":
                 continue
-            elif self.accept("CHARSET") or self.accept("CHARACTER") and self._then("SET"):
-                self.accept_punct("=")
+            if word == "CHARACTER":
+                self.expect("SET")
+                word = "CHARSET"
+            if word in ("PARTITION", "WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
+                raise SchemaError(
+                    f"CREATE TABLE: table option {word} at {token.at} is not modelled"
+                )
+            self.accept_punct("=")
+            if word == "ENGINE":
+                found["engine"] = self.name()
+            elif word == "CHARSET":
                 charset = self.name()
-            elif self.accept("COLLATE"):
-                self.accept_punct("=")
+            elif word == "COLLATE":
                 collation = self.name()
-            elif self.accept("COMMENT"):
-                self.accept_punct("=")
-                self._string()
+            elif word == "COMMENT":
+                found["comment"] = self._string()
+            elif word == "AUTO_INCREMENT":
+                found["auto_increment"] = self.integer()
+            elif word in _PLAIN_TABLE_OPTIONS:
+                found["options"].append((word, self._option_value()))
+            elif word in _ENGINE_TABLE_OPTIONS:
+                found["options"].append((f"`{word}`", self._option_value(quoted=True)))
             else:
-                raise self.fail("a table option (ENGINE, CHARSET, COLLATE, COMMENT)")
+                raise SchemaError(
+                    f"CREATE TABLE: table option {word} at {token.at} is not modelled"
+                )
         if charset is None and collation is None:
-            return engine, DEFAULT_COLLATION
-        return engine, resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
+            found["collation"] = DEFAULT_COLLATION
+        else:
+            found["collation"] = resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
+        found["options"] = _in_server_order(found["options"])
+        return found
+
+    def _option_value(self, quoted: bool = False) -> str:
+        token = self.take()
+        if token.kind not in ("word", "number", "string"):
+            raise SchemaError(f"CREATE TABLE: expected an option value at {token.at}")
+        text = token.text if token.kind != "word" else token.text.upper()
+        return "'" + text.replace("'", "''") + "'" if quoted else text
 
     def _then(self, word: str) -> bool:
         self.expect(word)
         return True
 
 
-def _once(current: tuple[str, ...], new: tuple[str, ...], table: str) -> tuple[str, ...]:
-    if current:
-        raise SchemaError(f"CREATE TABLE {table}: multiple primary keys defined")
-    return new
+# Table options kept and printed as NAME=VALUE, in the order SHOW CREATE TABLE prints them;
+# the engine-defined ones (InnoDB's) printed as `NAME`='value' after the COMMENT.
+_PLAIN_TABLE_OPTIONS = (
+    "MIN_ROWS",
+    "MAX_ROWS",
+    "AVG_ROW_LENGTH",
+    "PACK_KEYS",
+    "STATS_PERSISTENT",
+    "STATS_AUTO_RECALC",
+    "STATS_SAMPLE_PAGES",
+    "CHECKSUM",
+    "PAGE_CHECKSUM",
+    "DELAY_KEY_WRITE",
+    "ROW_FORMAT",
+    "TRANSACTIONAL",
+    "KEY_BLOCK_SIZE",
+)
+_ENGINE_TABLE_OPTIONS = (
+    "PAGE_COMPRESSED",
+    "PAGE_COMPRESSION_LEVEL",
+    "ENCRYPTED",
+    "ENCRYPTION_KEY_ID",
+)
 
 
-def _not_null(item: Column) -> Column:
-    from dataclasses import replace
+def _in_server_order(options: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    order = [*_PLAIN_TABLE_OPTIONS, *(f"`{name}`" for name in _ENGINE_TABLE_OPTIONS)]
+    last = {name: value for name, value in options}  # a repeated option: the last one
+    return tuple((name, last[name]) for name in order if name in last)
 
-    return replace(item, nullable=False)
+
+def _assemble(
+    database: str, bare: str, elements: list[tuple[str, Any]], options: dict[str, Any]
+) -> Table:
+    """The table of a parsed CREATE TABLE: columns resolved, keys named and ordered as the
+    server names and orders them."""
+    table_collation: str = options["collation"]
+    columns: list[Column] = []
+    indexes: list[Index] = []
+    checks: list[tuple[str | None, str]] = []
+    foreign: list[Any] = []
+    for kind, value in elements:
+        if kind == "column":
+            name, fields, column_options = value
+            columns.append(
+                _column(name, fields, column_options, table_collation, f"{database}.{bare}")
+            )
+            if column_options.get("primary"):
+                indexes.append(Index("PRIMARY", "PRIMARY", ((name, None, False),)))
+            if column_options.get("unique"):
+                indexes.append(Index("UNIQUE", "", ((name, None, False),)))
+        elif kind == "index":
+            indexes.append(value)
+        elif kind == "check":
+            checks.append(value)
+        else:
+            foreign.append(value)
+    primaries = [index for index in indexes if index.kind == "PRIMARY"]
+    if len(primaries) > 1:
+        raise SchemaError(f"CREATE TABLE {bare}: multiple primary keys defined")
+    # A PRIMARY KEY makes its columns NOT NULL (as the server does).
+    primary = primaries[0].columns if primaries else ()
+    primary_names = {name.lower() for name in primary}
+    columns = [
+        replace(item, nullable=False) if item.name.lower() in primary_names else item
+        for item in columns
+    ]
+    foreign_keys = _foreign_keys(foreign, bare)
+    keys = server_key_order(
+        _with_foreign_key_indexes(_named_keys(indexes, bare), foreign_keys), columns
+    )
+    unique = tuple(
+        index.columns for index in keys if index.kind == "UNIQUE" and not index.has_prefix
+    )
+    return Table(
+        database,
+        bare,
+        tuple(columns),
+        primary_key=primary,
+        unique_keys=unique,
+        engine=options["engine"],
+        indexes=keys,
+        foreign_keys=foreign_keys,
+        checks=_named_checks(checks),
+        collation=table_collation,
+        auto_increment=options.get("auto_increment"),
+        options=options["options"],
+        comment=options.get("comment", ""),
+    )
+
+
+def _named_keys(indexes: list[Index], table: str) -> list[Index]:
+    """Unnamed keys take their first column's name (``_2``, ``_3``... when taken)."""
+    taken = {index.name.lower() for index in indexes if index.name}
+    named = []
+    for index in indexes:
+        if not index.name:
+            base = index.parts[0][0]
+            name, suffix = base, 2
+            while name.lower() in taken:
+                name, suffix = f"{base}_{suffix}", suffix + 1
+            taken.add(name.lower())
+            index = replace(index, name=name)
+        elif index.kind != "PRIMARY" and index.name.upper() == "PRIMARY":
+            raise SchemaError(f"CREATE TABLE {table}: a key named PRIMARY that is not the primary")
+        named.append(index)
+    seen: set[str] = set()
+    for index in named:
+        if index.name.lower() in seen:
+            raise SchemaError(f"CREATE TABLE {table}: duplicate key name {index.name!r}")
+        seen.add(index.name.lower())
+    return named
+
+
+def _foreign_keys(found: list[Any], table: str) -> tuple[ForeignKey, ...]:
+    """Foreign keys, an unnamed one named ``<table>_ibfk_<n>`` as InnoDB names it."""
+    keys = []
+    for number, (name, columns, database, referenced_table, referenced, actions) in enumerate(
+        found, 1
+    ):
+        if len(columns) != len(referenced):
+            raise SchemaError(f"CREATE TABLE {table}: a foreign key's column counts differ")
+        keys.append(
+            ForeignKey(
+                name or f"{table}_ibfk_{number}",
+                columns,
+                referenced_table,
+                referenced,
+                actions.get("on_delete"),
+                actions.get("on_update"),
+                database,
+            )
+        )
+    return tuple(keys)
+
+
+def _with_foreign_key_indexes(keys: list[Index], foreign: tuple[ForeignKey, ...]) -> list[Index]:
+    """A foreign key without a key that starts with its columns gets one, named after it."""
+    for item in foreign:
+        wanted = [name.lower() for name in item.columns]
+        if not any(
+            [part[0].lower() for part in index.parts[: len(wanted)]] == wanted
+            and not any(part[1] for part in index.parts[: len(wanted)])
+            for index in keys
+            if index.kind in ("PRIMARY", "UNIQUE", "KEY")
+        ):
+            keys.append(
+                Index("KEY", item.name, tuple((name, None, False) for name in item.columns))
+            )
+    return keys
+
+
+def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str], ...]:
+    """Table CHECK constraints, an unnamed one named ``CONSTRAINT_<n>`` as the server names it."""
+    return tuple(
+        (name or f"CONSTRAINT_{number}", expression)
+        for number, (name, expression) in enumerate(checks, 1)
+    )
 
 
 _FSP_TYPES = ("time", "datetime", "timestamp")
+_NOW_WORDS = ("CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP")
+# Column options the model refuses by name (rather than at the next token).
+_UNMODELLED_COLUMN_OPTIONS = (
+    "GENERATED",
+    "AS",
+    "INVISIBLE",
+    "VIRTUAL",
+    "PERSISTENT",
+    "STORED",
+    "REFERENCES",
+    "WITH",
+    "WITHOUT",
+    "COMPRESSED",
+    "SERIAL",
+)
 
 
 def _sizes(
@@ -584,7 +902,9 @@ def _sizes(
     if kind in INTEGER_RANGES or kind == "year":
         if second is not None:
             raise SchemaError(f"CREATE TABLE: {where} takes one number (a display width)")
-        return  # a display width: not stored in the binlog
+        if kind in INTEGER_RANGES and first is not None:
+            fields["width"] = first  # shown by SHOW CREATE TABLE, not in the binlog
+        return
     if kind == "decimal":
         precision = 10 if first is None else first
         scale = 0 if second is None else second
@@ -633,7 +953,11 @@ def _column(
     if nullable and primary:
         raise SchemaError(f"column {name}: a PRIMARY KEY column cannot be NULL")
     default = options.get("default", NO_DEFAULT)
-    return make_column(
+    if fields["type"] in ("float", "double"):
+        default = _approximate(default, fields["type"] == "float")
+    elif fields["type"] in (*INTEGER_RANGES, "year") and isinstance(default, str):
+        default = _integer_text(default)
+    made = make_column(
         name,
         fields,
         nullable=nullable,
@@ -643,6 +967,43 @@ def _column(
         table_collation=table_collation,
         table_name=table_name,
     )
+    kept = {key: options[key] for key in _KEPT_COLUMN_OPTIONS if key in options}
+    if made.nullable and made.default is None:
+        kept["default"] = NO_DEFAULT  # DEFAULT NULL of a NULL-able column: as if none given
+    quoted = "`" + name.replace("`", "``") + "`"
+    if (made.type, made.collation, kept.get("check")) == (
+        "longtext",
+        "utf8mb4_bin",
+        f"json_valid({quoted})",
+    ):
+        # JSON as SHOW CREATE TABLE prints it: LONGTEXT utf8mb4_bin with its CHECK.
+        kept.update(type="json", check=None)
+    return replace(made, **kept) if kept else made
+
+
+# Column options kept on the Column as they are (see scenarios.schema.Column).
+_KEPT_COLUMN_OPTIONS = ("auto_increment", "default_expression", "on_update", "comment", "check")
+
+
+def _integer_text(text: str) -> Any:
+    """A quoted DEFAULT of an integer column (``DEFAULT '0'``, as ORMs write it): the number
+    it spells, else the text (refused by the column's conversion)."""
+    stripped = text.strip()
+    body = stripped[1:] if stripped[:1] in "+-" else stripped
+    return int(stripped) if body.isdigit() else text
+
+
+def _approximate(default: Any, single: bool) -> Any:
+    """A number literal DEFAULT of a FLOAT/DOUBLE as the server keeps it: the nearest double,
+    then for a FLOAT the nearest float32 (a value beyond a float32's range is left to be
+    refused as out of range)."""
+    if isinstance(default, bool) or not isinstance(default, int | float | Decimal):
+        return default
+    try:
+        number = float(default)
+        return float32(number) if single else number
+    except OverflowError:
+        return default
 
 
 def parse_create_table(text: str, database: str | None = None) -> Table:
@@ -667,7 +1028,7 @@ def parse_column_type(text: str) -> dict[str, Any]:
 
 def parse_ddl(text: str, database: str | None = None) -> DdlStatement:
     """The statement ``text`` is (CREATE TABLE, ALTER TABLE with ADD/DROP/MODIFY [COLUMN] and
-    FIRST/AFTER, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
+    FIRST/AFTER, ADD [UNIQUE|FULLTEXT|SPATIAL] KEY and DROP INDEX, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
     unqualified names. A column an ALTER adds or modifies without a character set takes
     utf8mb4_general_ci (the table's own default is not known from the table)."""
     return _Parser(text).ddl(database)

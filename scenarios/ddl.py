@@ -2,11 +2,15 @@
 
 The statements modelled are those a CDC client must follow between row events: ``CREATE
 TABLE``, ``ALTER TABLE`` with ``ADD [COLUMN]``, ``DROP [COLUMN]`` and ``MODIFY [COLUMN]`` (each
-optionally ``FIRST`` or ``AFTER col``: columns added, dropped, re-typed and reordered),
+optionally ``FIRST`` or ``AFTER col``: columns added, dropped, re-typed and reordered;
+``ADD [UNIQUE | FULLTEXT | SPATIAL] KEY`` and ``DROP INDEX``: the keys the server keeps),
 ``DROP TABLE``, ``TRUNCATE [TABLE]`` and ``RENAME TABLE a TO b``. :func:`altered` gives the
 table an ALTER makes and, for each of its columns, where its values come from; the rows
 themselves are carried over by the model (:mod:`scenarios.history`) and, independently, by the
 replay (:mod:`scenarios.apply`).
+
+A FLOAT default of a column an ALTER keeps is read back through its 6-digit text, as the server
+does (:func:`scenarios.values.copied_default`).
 
 What an ALTER may do is what keeps every existing value as it is, so that the server's
 conversion rules never come in: ``MODIFY`` keeps a column's type family (the same type with a
@@ -18,19 +22,23 @@ a key is not dropped. An added NOT NULL column needs a DEFAULT (the existing row
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from scenarios.errors import SchemaError
-from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Table
+from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Index, Table
+from scenarios.show_create import keys_of
+from scenarios.values import copied_default
 
 __all__ = [
     "AddColumn",
+    "AddIndex",
     "AlterTable",
     "Alteration",
     "CreateTable",
     "DdlStatement",
     "DropColumn",
+    "DropIndex",
     "DropTable",
     "ModifyColumn",
     "RenameTable",
@@ -38,6 +46,7 @@ __all__ = [
     "altered",
     "apply_ddl",
     "renamed",
+    "server_key_order",
 ]
 
 
@@ -64,7 +73,22 @@ class ModifyColumn:
     after: str | None = None
 
 
-Alteration = AddColumn | DropColumn | ModifyColumn
+@dataclass(frozen=True, slots=True)
+class AddIndex:
+    """``ADD [UNIQUE | FULLTEXT | SPATIAL] KEY [name] (parts)`` (an unnamed key is named as
+    the server names it)."""
+
+    index: Index
+
+
+@dataclass(frozen=True, slots=True)
+class DropIndex:
+    """``DROP INDEX name`` / ``DROP KEY name``."""
+
+    name: str
+
+
+Alteration = AddColumn | DropColumn | ModifyColumn | AddIndex | DropIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +165,11 @@ def altered(
     in ``table`` its values come from (None: an added column, filled with its default)."""
     if not alterations:
         raise SchemaError(f"{table.qualified}: an ALTER TABLE that alters nothing")
-    # (column, source position) in order
-    columns: list[tuple[Column, int | None]] = [(c, p) for p, c in enumerate(table.columns)]
+    # (column, source position) in order; the columns kept have their defaults as the
+    # server's copy of their definitions reads them back (a FLOAT's: see copied_default).
+    columns: list[tuple[Column, int | None]] = [
+        (replace(c, default=copied_default(c)), p) for p, c in enumerate(table.columns)
+    ]
     keys = {name.lower() for key in (table.primary_key, *table.unique_keys) for name in key}
 
     def index(name: str) -> int:
@@ -159,14 +186,18 @@ def altered(
         else:
             columns.append(entry)
 
+    all_keys = list(keys_of(table))
     for alteration in alterations:
-        if isinstance(alteration, AddColumn):
+        if isinstance(alteration, AddIndex | DropIndex):
+            present = {item.name.lower() for item, _ in columns}
+            all_keys = _index_altered(table, all_keys, alteration, present)
+        elif isinstance(alteration, AddColumn):
             new = alteration.column
             if any(item.name.lower() == new.name.lower() for item, _ in columns):
                 raise SchemaError(f"{table.qualified}: ADD {new.name}: the column exists")
             if not new.nullable and new.default is None:
                 raise SchemaError(f"{table.qualified}: ADD {new.name}: NOT NULL with DEFAULT NULL")
-            if not new.nullable and new.default is NO_DEFAULT:
+            if not new.nullable and new.default is NO_DEFAULT and not new.default_expression:
                 raise SchemaError(
                     f"{table.qualified}: ADD {new.name}: a NOT NULL column needs a DEFAULT"
                     " (the existing rows take it)"
@@ -192,14 +223,7 @@ def altered(
                 place((new, source), alteration.first, alteration.after)
             else:
                 columns.insert(at, (new, source))
-    result = Table(
-        table.database,
-        table.name,
-        tuple(item for item, _ in columns),
-        primary_key=_renamed_keys(table.primary_key, columns),
-        unique_keys=tuple(_renamed_keys(key, columns) for key in table.unique_keys),
-        engine=table.engine,
-    )
+    result = _assembled(table, [item for item, _ in columns], all_keys)
     return result, tuple(source for _, source in columns)
 
 
@@ -211,16 +235,78 @@ def _renamed_keys(
     return tuple(spelled.get(name.lower(), name) for name in key)
 
 
+def _assembled(table: Table, columns: list[Column], keys: list[Index]) -> Table:
+    """``table`` with ``columns`` and ``keys`` (those of dropped columns left out), the keys
+    in the server's order; only the PRIMARY and UNIQUE keys when no other is known."""
+    spelled: list[tuple[Column, int | None]] = [(item, None) for item in columns]
+    kept = server_key_order(_kept_indexes(keys, {c.name.lower() for c in columns}), columns)
+    unique = tuple(i.columns for i in kept if i.kind == "UNIQUE" and not i.has_prefix)
+    plain = replace(table, indexes=(), _index={})
+    return replace(
+        table,
+        columns=tuple(columns),
+        primary_key=_renamed_keys(table.primary_key, spelled),
+        unique_keys=tuple(_renamed_keys(key, spelled) for key in unique),
+        indexes=() if not table.indexes and kept == keys_of(plain) else kept,
+        _index={},
+    )
+
+
+def _index_altered(
+    table: Table, keys: list[Index], alteration: AddIndex | DropIndex, present: set[str]
+) -> list[Index]:
+    """The keys after ADD KEY or DROP INDEX (``present``: the columns at that point)."""
+    taken = {index.name.lower() for index in keys}
+    if isinstance(alteration, DropIndex):
+        if alteration.name.lower() == "primary":
+            raise SchemaError(f"{table.qualified}: DROP PRIMARY KEY is not modelled")
+        if alteration.name.lower() not in taken:
+            raise SchemaError(f"{table.qualified}: DROP INDEX {alteration.name}: no such key")
+        return [index for index in keys if index.name.lower() != alteration.name.lower()]
+    index = alteration.index
+    for name in index.columns:
+        if name.lower() not in present:
+            raise SchemaError(f"{table.qualified}: ADD KEY: no column {name!r}")
+    if not index.name:
+        base = index.parts[0][0]
+        name, suffix = base, 2
+        while name.lower() in taken:
+            name, suffix = f"{base}_{suffix}", suffix + 1
+        index = replace(index, name=name)
+    elif index.name.lower() in taken:
+        raise SchemaError(f"{table.qualified}: ADD KEY {index.name}: the key exists")
+    return [*keys, index]
+
+
+def server_key_order(keys: list[Index], columns: list[Column]) -> tuple[Index, ...]:
+    """The server's order of keys (sql_table.cc ``sort_keys``): unique keys first (those on
+    NOT NULL columns only before the others, PRIMARY first, those without prefix parts
+    first), then the others, FULLTEXT last; otherwise as declared."""
+    nullable = {item.name.lower() for item in columns if item.nullable}
+
+    def rank(index: Index) -> tuple[int, ...]:
+        if index.kind in ("PRIMARY", "UNIQUE"):
+            has_null = any(name.lower() in nullable for name in index.columns)
+            return (0, has_null, index.kind != "PRIMARY", index.has_prefix, 0)
+        return (1, 0, 0, 0, index.kind == "FULLTEXT")
+
+    return tuple(sorted(keys, key=rank))
+
+
+def _kept_indexes(keys: list[Index], names: set[str]) -> list[Index]:
+    """The keys after columns are dropped: a dropped column leaves each key it is part of,
+    a key left without columns goes (as the server does)."""
+    kept = []
+    for index in keys:
+        parts = tuple(part for part in index.parts if part[0].lower() in names)
+        if parts:
+            kept.append(replace(index, parts=parts))
+    return kept
+
+
 def renamed(table: Table, database: str, name: str) -> Table:
     """``table`` under another name (RENAME TABLE)."""
-    return Table(
-        database,
-        name,
-        table.columns,
-        primary_key=table.primary_key,
-        unique_keys=table.unique_keys,
-        engine=table.engine,
-    )
+    return replace(table, database=database, name=name, _index={})
 
 
 def apply_ddl(

@@ -40,6 +40,7 @@ statements that replay whole steps on a server are :mod:`scenarios.script`'s, ab
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,9 +48,11 @@ from typing import Any
 
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from fakemaster.vocabulary.events import Gtid, XaXid
+from fakemaster.vocabulary.values import DateTime, Timestamp
 from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.create_table import parse_create_table, parse_ddl
 from scenarios.ddl import (
+    AddColumn,
     Alteration,
     AlterTable,
     CreateTable,
@@ -61,7 +64,7 @@ from scenarios.ddl import (
     renamed,
 )
 from scenarios.errors import HistoryError, ScenarioError, SchemaError
-from scenarios.schema import NO_DEFAULT, Table
+from scenarios.schema import NO_DEFAULT, Column, Table
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
@@ -93,6 +96,8 @@ ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
 ROW_METADATA = ("NO_LOG", "MINIMAL", "FULL")
 # MariaDB's binlog_row_event_max_size (a command-line option only): default, and the block size it is rounded down to.
 DEFAULT_ROW_EVENT_MAX_SIZE = 8192
+# The history's clock at its start (Unix seconds): the compiler's first event timestamp too.
+DEFAULT_CLOCK = 1_700_000_000
 ROW_EVENT_MAX_SIZE_BLOCK = 256
 
 
@@ -146,6 +151,21 @@ class Transaction:
     # PHASE, written as any transaction).
     xa: XaXid | None = None
     one_phase: bool = False
+    # The history's clock when it ran (Unix seconds): what current_timestamp() gave its
+    # statements (None: a transaction built without a scenario).
+    clock: int | None = None
+
+    @property
+    def uses_clock(self) -> bool:
+        """Whether a statement took a value from the clock (a DEFAULT current_timestamp(),
+        an ON UPDATE): its SQL sets the session's timestamp to :attr:`clock` first."""
+        return any(
+            change.table.columns[p].default_expression is not None
+            or change.table.columns[p].on_update is not None
+            for change in self.changes
+            if isinstance(change, Insert | Update)
+            for p in change.filled
+        )
 
     @property
     def prepared(self) -> bool:
@@ -313,7 +333,11 @@ class Scenario:
     last GTID of each domain)."""
 
     def __init__(
-        self, settings: Settings | None = None, *, gtid_state: Sequence[Gtid] = ()
+        self,
+        settings: Settings | None = None,
+        *,
+        gtid_state: Sequence[Gtid] = (),
+        clock: int = DEFAULT_CLOCK,
     ) -> None:
         # The settings in effect now (after the last step); ``initial_settings`` before the
         # first step.
@@ -332,6 +356,12 @@ class Scenario:
         self._live = LiveTables()
         # Prepared XA transactions not yet committed or rolled back, by xid.
         self.prepared: dict[XaXid, Transaction] = {}
+        # The next AUTO_INCREMENT value of each table that has such a column (InnoDB's
+        # counter: never given back by a DELETE).
+        self._next_auto: dict[str, int] = {}
+        # The history's clock (Unix seconds, UTC): current_timestamp() for DEFAULT and ON
+        # UPDATE; idle periods move it on (never the machine's clock).
+        self.clock = clock
 
     # --- declaring tables ----------------------------------------------------------------
 
@@ -407,6 +437,7 @@ class Scenario:
                     after, sources = altered(before, statement.alterations)
                 except SchemaError as exc:
                     raise HistoryError(str(exc)) from None
+                self._check_clocked_columns(before, statement.alterations)
         step = Ddl(
             statement,
             before,
@@ -420,8 +451,49 @@ class Scenario:
             del self.tables[before.qualified]
         if after is not None:
             self.tables[after.qualified] = after
+        self._carry_counter(statement, before, after)
         self.steps.append(step)
         return step
+
+    def _check_clocked_columns(self, table: Table, alterations: tuple[Alteration, ...]) -> None:
+        """An ADD COLUMN whose DEFAULT is current_timestamp() fills the rows already there
+        with the server's time at the ALTER: not modelled (the DDL's SQL sets no clock)."""
+        if not self._live[table.qualified].rows:
+            return
+        for alteration in alterations:
+            if isinstance(alteration, AddColumn) and alteration.column.default_expression:
+                raise HistoryError(
+                    f"{table.qualified}: ADD COLUMN {alteration.column.name} DEFAULT"
+                    f" {alteration.column.default_expression} to a table with rows is not"
+                    " modelled"
+                )
+
+    def _carry_counter(
+        self, statement: DdlStatement, before: Table | None, after: Table | None
+    ) -> None:
+        """The AUTO_INCREMENT counter across DDL: kept by ALTER and RENAME, back to 1 by
+        TRUNCATE (whatever the table's AUTO_INCREMENT option), gone with DROP."""
+        counter = self._next_auto.pop(before.qualified, None) if before is not None else None
+        if after is None or after.auto_increment_position is None:
+            return
+        if isinstance(statement, TruncateTable):
+            self._next_auto[after.qualified] = 1  # not the table option (checked on 10.11)
+        elif counter is not None and not isinstance(statement, CreateTable):
+            self._next_auto[after.qualified] = counter
+
+    def _auto_values(self, table: Table, rows: list[list[Any]], given: tuple[int, ...]) -> None:
+        """Fill the AUTO_INCREMENT column of ``rows`` where the insert leaves it out or gives
+        NULL or 0 (the next value of the counter), and move the counter past every value."""
+        position = table.auto_increment_position
+        if position is None:
+            return
+        counter = self._next_auto.get(table.qualified, max(table.auto_increment or 1, 1))
+        for row in rows:
+            value = row[position] if position in given else None
+            if not value:
+                row[position] = value = counter
+            counter = max(counter, value + 1)
+        self._next_auto[table.qualified] = counter
 
     def alter_table(
         self,
@@ -610,6 +682,7 @@ class Scenario:
             self.settings.server_id if server_id is None else server_id,
             xa,
             one_phase,
+            self.clock,
         )
         self.transactions.append(transaction)
         self.steps.append(transaction)
@@ -666,6 +739,7 @@ class Scenario:
             )
         step = Idle(seconds)
         self.steps.append(step)
+        self.clock += seconds
         return step
 
     def rotate(self) -> Rotate:
@@ -780,13 +854,18 @@ class Scenario:
                 " (make several inserts)"
             )
         given = given_names[0]
-        full_rows: list[Row] = []
+        auto = table.auto_increment_position
+        full_rows: list[list[Any]] = []
         for values in rows:
             by_position = {table.position(name): value for name, value in values.items()}
-            row = []
+            row: list[Any] = []
             for position, item in enumerate(table.columns):
-                if position in by_position:
+                if position in by_position and not (position == auto and not by_position[position]):
                     row.append(convert(item, by_position[position], table=table.qualified))
+                elif position == auto:
+                    row.append(None)  # filled below
+                elif item.default_expression is not None:
+                    row.append(self._now(item))
                 elif item.default is not NO_DEFAULT:
                     row.append(item.default)
                 elif item.nullable:
@@ -796,8 +875,23 @@ class Scenario:
                         f"{table.qualified}: an insert leaves out {item.name}, which is NOT NULL"
                         " without a DEFAULT"
                     )
-            full_rows.append(tuple(row))
-        return Insert(table, tuple(full_rows), given)
+            full_rows.append(row)
+        self._auto_values(table, full_rows, given)
+        filled = tuple(
+            p
+            for p, item in enumerate(table.columns)
+            if p not in given and (p == auto or item.default_expression is not None)
+        )
+        converted = tuple(
+            tuple(
+                convert(table.columns[auto], row[auto], table=table.qualified) if p == auto else v
+                for p, v in enumerate(row)
+            )
+            if auto is not None
+            else tuple(row)
+            for row in full_rows
+        )
+        return Insert(table, converted, given, filled)
 
     def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
         key = table.key
@@ -826,7 +920,30 @@ class Scenario:
         for name, value in values.items():
             position = table.position(name)
             after[position] = convert(table.columns[position], value, table=table.qualified)
-        return Update(table, before, tuple(after), assigned)
+        changed = any(type(a) is not type(b) or a != b for a, b in zip(before, after, strict=True))
+        # ON UPDATE current_timestamp(): set when the row changes and the SET leaves it out.
+        filled = tuple(
+            p
+            for p, item in enumerate(table.columns)
+            if item.on_update is not None and p not in assigned and changed
+        )
+        for position in filled:
+            after[position] = self._now(table.columns[position])
+        return Update(table, before, tuple(after), assigned, filled)
+
+    def _now(self, column: Column) -> Any:
+        """current_timestamp() in ``column`` at the history's clock (the session's time zone
+        is UTC)."""
+        moment = _dt.datetime.fromtimestamp(self.clock, _dt.UTC)
+        if column.type == "timestamp":
+            return Timestamp(self.clock, 0)
+        if column.type == "datetime":
+            return DateTime(
+                moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second, 0
+            )
+        raise HistoryError(
+            f"{column.name}: current_timestamp() in a {column.type} column is not modelled"
+        )
 
 
 def _positions(table: Table, values: Mapping[str, Any]) -> tuple[int, ...]:

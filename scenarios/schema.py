@@ -38,6 +38,8 @@ __all__ = [
     "TYPE_NAMES",
     "TYPE_ALIASES",
     "Column",
+    "ForeignKey",
+    "Index",
     "Table",
     "sql_string",
 ]
@@ -147,6 +149,16 @@ class Column:
     collation: str | None = None
     members: tuple[str, ...] = ()
     default: Any = NO_DEFAULT
+    # Kept as the server prints them (see scenarios.create_table): the display width of an
+    # integer when given; AUTO_INCREMENT; a default that is an expression
+    # (``current_timestamp(3)``: ``default`` is then NO_DEFAULT) and ON UPDATE's; the comment;
+    # a column CHECK's expression.
+    width: int | None = None
+    auto_increment: bool = False
+    default_expression: str | None = None
+    on_update: str | None = None
+    comment: str = ""
+    check: str | None = None
 
     # --- what it is at SQL level -------------------------------------------------------
 
@@ -285,6 +297,40 @@ def sql_string(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Index:
+    """A key as ``SHOW CREATE TABLE`` prints it: ``kind`` PRIMARY, UNIQUE, KEY, FULLTEXT or
+    SPATIAL; ``parts`` (column, prefix length or None, descending)."""
+
+    kind: str
+    name: str
+    parts: tuple[tuple[str, int | None, bool], ...]
+    using: str | None = None
+    comment: str = ""
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(part[0] for part in self.parts)
+
+    @property
+    def has_prefix(self) -> bool:
+        return any(part[1] is not None for part in self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignKey:
+    """``CONSTRAINT name FOREIGN KEY (columns) REFERENCES table (referenced) [ON DELETE ..]
+    [ON UPDATE ..]``: kept and printed, not enforced by the model."""
+
+    name: str
+    columns: tuple[str, ...]
+    table: str
+    referenced: tuple[str, ...]
+    on_delete: str | None = None
+    on_update: str | None = None
+    database: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Table:
     """A table: its database, name, columns, PRIMARY KEY and UNIQUE keys (column names)."""
 
@@ -294,6 +340,19 @@ class Table:
     primary_key: tuple[str, ...] = ()
     unique_keys: tuple[tuple[str, ...], ...] = ()
     engine: str = "InnoDB"
+    # Kept as the server prints them, not simulated (see scenarios.create_table): every key
+    # in the server's order (empty: only primary_key and unique_keys are known), foreign keys,
+    # table CHECK constraints (name, expression), the table's collation, AUTO_INCREMENT=N,
+    # other table options (name, value as printed) and the comment.
+    # (The printed-only ones do not take part in equality: two tables that log alike are
+    # equal.)
+    indexes: tuple[Index, ...] = field(default=(), compare=False)
+    foreign_keys: tuple[ForeignKey, ...] = field(default=(), compare=False)
+    checks: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    collation: str = DEFAULT_COLLATION
+    auto_increment: int | None = None
+    options: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    comment: str = field(default="", compare=False)
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -315,6 +374,26 @@ class Table:
                 raise SchemaError(f"{self.qualified}: primary key column {name!r} must be NOT NULL")
             if self.column(name).is_blob:
                 raise SchemaError(f"{self.qualified}: a TEXT/BLOB column cannot be a key")
+
+        increments = [item.name for item in self.columns if item.auto_increment]
+        if len(increments) > 1:
+            raise SchemaError(f"{self.qualified}: more than one AUTO_INCREMENT column")
+        if increments and not any(
+            key and key[0].lower() == increments[0].lower()
+            for key in (self.primary_key, *self.unique_keys, *(i.columns for i in self.indexes))
+        ):
+            raise SchemaError(
+                f"{self.qualified}: the AUTO_INCREMENT column {increments[0]!r} must be the first"
+                " column of a key"
+            )
+
+    @property
+    def auto_increment_position(self) -> int | None:
+        """The position of the AUTO_INCREMENT column, None without one."""
+        for position, item in enumerate(self.columns):
+            if item.auto_increment:
+                return position
+        return None
 
     @property
     def transactional(self) -> bool:

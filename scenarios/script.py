@@ -36,6 +36,10 @@ def transaction_sql(transaction: Transaction) -> list[str]:
         f"SET SESSION server_id = {transaction.server_id}",
     ]
     statements = [statement_sql(change) for change in transaction.changes]
+    if transaction.uses_clock:
+        # current_timestamp() is the history's clock, not the server's.
+        ids.append(f"SET SESSION timestamp = {transaction.clock}")
+        statements.append("SET SESSION timestamp = DEFAULT")
     if transaction.xa is None:
         return [*ids, "BEGIN", *statements, "COMMIT"]
     xid = xa_text(transaction.xa)

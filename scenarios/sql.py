@@ -19,16 +19,19 @@ from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.ddl import (
     AddColumn,
+    AddIndex,
     Alteration,
     AlterTable,
     CreateTable,
     DdlStatement,
     DropColumn,
+    DropIndex,
     DropTable,
     RenameTable,
     TruncateTable,
 )
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
+from scenarios.show_create import key_line
 from scenarios.state import Row
 from scenarios.values import python_codec
 
@@ -146,6 +149,10 @@ def alteration_sql(alteration: Alteration) -> str:
     """One clause of an ALTER TABLE."""
     if isinstance(alteration, DropColumn):
         return f"DROP COLUMN {quote_name(alteration.name)}"
+    if isinstance(alteration, DropIndex):
+        return f"DROP INDEX {quote_name(alteration.name)}"
+    if isinstance(alteration, AddIndex):
+        return f"ADD {key_line(alteration.index)}"
     verb = "ADD" if isinstance(alteration, AddColumn) else "MODIFY"
     return f"{verb} COLUMN {_column_sql(alteration.column)}" + _place(
         alteration.first, alteration.after
@@ -176,8 +183,14 @@ def _column_sql(column: Column) -> str:
     if column.collation not in (None, "binary") and column.type != "json":  # JSON: utf8mb4_bin
         parts.append(f"CHARACTER SET {column.charset} COLLATE {column.collation}")
     parts.append("NULL" if column.nullable else "NOT NULL")
-    if column.default is not NO_DEFAULT:
+    if column.default_expression is not None:
+        parts.append(f"DEFAULT {column.default_expression}")
+    elif column.default is not NO_DEFAULT:
         parts.append(f"DEFAULT {literal(column, column.default)}")
+    if column.on_update is not None:
+        parts.append(f"ON UPDATE {column.on_update}")
+    if column.auto_increment:
+        parts.append("AUTO_INCREMENT")
     return " ".join(parts)
 
 
@@ -189,7 +202,11 @@ def create_table_sql(table: Table) -> str:
         parts.append(f"PRIMARY KEY ({','.join(map(quote_name, table.primary_key))})")
     for unique in table.unique_keys:
         parts.append(f"UNIQUE KEY ({','.join(map(quote_name, unique))})")
-    return f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}"
+    # Plain keys (an AUTO_INCREMENT column may be the first of one): the rest of the table's
+    # keys are not needed to log its rows alike.
+    parts += [key_line(index) for index in table.indexes if index.kind == "KEY"]
+    auto = f" AUTO_INCREMENT={table.auto_increment}" if table.auto_increment else ""
+    return f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}{auto}"
 
 
 def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:

@@ -3,6 +3,7 @@ people who do not write Python. It builds the same :class:`~scenarios.history.Sc
 Python API::
 
     gtid_state = ["0-1-10"]              # optional: the binlog's GTID state before the history
+    clock = 1700000000                   # optional: the history's clock (current_timestamp())
 
     [settings]                           # optional: scenarios.Settings fields
     binlog_row_metadata = "FULL"
@@ -61,12 +62,12 @@ from typing import Any
 from fakemaster.vocabulary.events import Gtid
 from fakemaster.vocabulary.inputs import InputError, loads_toml, read_text
 from scenarios.errors import ScenarioError
-from scenarios.history import Scenario, Settings
+from scenarios.history import DEFAULT_CLOCK, Scenario, Settings
 
 __all__ = ["TomlScenarioError", "load_scenario", "read_scenario", "scenario_from_toml"]
 
 _SETTINGS = {item.name for item in fields(Settings)}
-_TOP = {"settings", "tables", "steps", "gtid_state"}
+_TOP = {"settings", "tables", "steps", "gtid_state", "clock"}
 _CHANGE_KINDS = ("insert", "update", "delete")
 
 
@@ -99,7 +100,10 @@ def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Sc
     """The scenario of a parsed TOML document."""
     _only(data, _TOP, f"{source}: top level")
     settings = _settings(data.get("settings", {}), source)
-    scenario = Scenario(settings, gtid_state=_gtid_state(data, source))
+    clock = data.get("clock", DEFAULT_CLOCK)
+    if isinstance(clock, bool) or not isinstance(clock, int) or clock < 1:
+        raise TomlScenarioError(f"{source}: clock is the history's start in Unix seconds")
+    scenario = Scenario(settings, gtid_state=_gtid_state(data, source), clock=clock)
     for number, item in enumerate(_list(data, "tables", source), 1):
         _create_table(scenario, item, f"{source}: tables[{number}]")
     for number, step in enumerate(_list(data, "steps", source), 1):

@@ -45,9 +45,10 @@ from typing import Any
 from fakemaster.vocabulary.columns import MICROSECONDS, TIMESTAMP_MAX_SECONDS
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ValueDoesNotFit
-from scenarios.schema import BLOB_SIZES, INTEGER_RANGES, Column
+from scenarios.schema import BLOB_SIZES, INTEGER_RANGES, NO_DEFAULT, Column
+from scenarios.text import format_float
 
-__all__ = ["PYTHON_CODECS", "convert", "float32", "python_codec"]
+__all__ = ["PYTHON_CODECS", "convert", "copied_default", "float32", "python_codec"]
 
 # MariaDB character sets -> Python codecs (MariaDB's latin1 is Windows-1252).
 PYTHON_CODECS: dict[str, str] = {
@@ -74,6 +75,21 @@ def float32(value: float) -> float:
     """``value`` rounded to the nearest float32 (what a FLOAT column keeps)."""
     result: float = _F32.unpack(_F32.pack(value))[0]
     return result
+
+
+def copied_default(column: Column) -> Any:
+    """The default ``column`` has after an ``ALTER TABLE`` that does not redefine it.
+
+    The server rebuilds every column it keeps from its old definition, and reads the old
+    default back through its text (``Create_field`` from ``Field::val_str``): a FLOAT prints
+    at most 6 significant digits (:func:`scenarios.text.format_float`), so a default needing
+    more becomes the float32 nearest to its 6-digit text (-4.187074711047373e+16 becomes
+    -4.187069986583347e+16). Every other type reads back as itself (a DOUBLE prints its
+    shortest round-trip digits)."""
+    value = column.default
+    if column.type != "float" or value is NO_DEFAULT or value is None:
+        return value
+    return float32(float(format_float(value)))
 
 
 def convert(column: Column, value: Any, *, table: str = "?") -> Any:

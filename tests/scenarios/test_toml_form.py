@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from fakemaster.vocabulary.events import Gtid, XaXid
+from fakemaster.vocabulary.values import Timestamp
 from scenarios import Scenario, Settings, compile_scenario
 from scenarios.compiler import binlog_files, to_store
 from scenarios.errors import ScenarioError
@@ -129,6 +130,7 @@ def test_a_file_is_read(tmp_path: pytest.TempPathFactory) -> None:
         ("[[steps]]\nchanges = [{ insert = 'a.nope', rows = [{ id = 1 }] }]\n", "a.nope"),
         ("[[steps]]\nchanges = [{ upsert = 'a.t' }]\n", "exactly one of insert"),
         ("[[steps]]\nrotate = false\n", "rotate = true"),
+        ("clock = 'noon'\n", "clock is the history's start"),
         (
             "[[tables]]\ncreate = 'CREATE TABLE a.t (b BLOB)'\nrows = [{ b = { hex = 'zz' } }]\n",
             "column b",
@@ -206,3 +208,14 @@ def test_the_new_step_kinds_say_what_is_wrong(step: str, message: str) -> None:
     )
     with pytest.raises(TomlScenarioError, match=rf"steps\[1\].*{message}"):
         load_scenario(text)
+
+
+def test_the_clock_of_a_toml_scenario_is_current_timestamp() -> None:
+    scenario = load_scenario(
+        "clock = 1234567890\n[[tables]]\n"
+        "create = 'CREATE TABLE a.t (id INT AUTO_INCREMENT PRIMARY KEY,"
+        " at TIMESTAMP NOT NULL DEFAULT current_timestamp())'\n"
+        "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ }] }]\n"
+    )
+    assert scenario.clock == 1234567890
+    assert scenario.transactions[0].changes[0].rows == ((1, Timestamp(1234567890)),)

@@ -1,0 +1,323 @@
+"""The table grammar of a real server: realistic schemas (tests/scenarios/realistic_schemas.py)
+are created on a real MariaDB 10.11; the text its ``SHOW CREATE TABLE`` prints is accepted by
+the model, and the model's own ``SHOW CREATE TABLE`` (:mod:`scenarios.show_create`, what a
+served scenario answers) equals it, character for character."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from fakemaster.vocabulary.values import DateTime, Timestamp
+from scenarios.catalogue import catalogue_table
+from scenarios.create_table import parse_create_table
+from scenarios.errors import HistoryError, SchemaError
+from scenarios.history import Scenario, Settings
+from scenarios.oracle import Oracle
+from scenarios.schema import NO_DEFAULT, Table
+from scenarios.sql import quote_name
+from tests.peers.mariadb import MariaDBServer
+from tests.scenarios.realistic_schemas import SCHEMAS
+from tests.support.mariadb_run import compare_with_server
+
+
+def _name(text: str) -> str:
+    # The table's name: the first name after CREATE TABLE [IF NOT EXISTS].
+    words = text.replace("`", " ").replace("(", " ( ").split()
+    at = words.index("TABLE") + 1
+    if words[at].upper() == "IF":
+        at += 3
+    return words[at]
+
+
+@pytest.fixture(scope="module")
+def server_texts(server: MariaDBServer) -> Iterator[dict[tuple[str, str], str]]:
+    """Each schema's table as the server prints it, by (database, table)."""
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        for database in dict.fromkeys(database for database, _ in SCHEMAS):
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote_name(database)}")
+            cursor.execute(f"CREATE DATABASE {quote_name(database)}")
+        texts = {}
+        for database, text in SCHEMAS:
+            cursor.execute(f"USE {quote_name(database)}")
+            cursor.execute(text)
+            name = _name(text)
+            cursor.execute(f"SHOW CREATE TABLE {quote_name(database)}.{quote_name(name)}")
+            texts[database, name] = str(cursor.fetchone()[1])
+        yield texts
+    finally:
+        connection.close()
+
+
+def test_the_schemas_are_realistic_enough() -> None:
+    assert len(SCHEMAS) >= 15
+    assert len({database for database, _ in SCHEMAS}) >= 3
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize(("database", "text"), SCHEMAS, ids=[_name(t) for _, t in SCHEMAS])
+def test_show_create_table_from_the_model_equals_the_servers(
+    server_texts: dict[tuple[str, str], str], database: str, text: str
+) -> None:
+    printed = server_texts[database, _name(text)]
+    table = parse_create_table(printed, database)
+    assert catalogue_table(table).create_text == printed
+    # The text as written is accepted too, and declares the same columns (a CHECK's
+    # expression is kept as written: the server's own spelling only from its text).
+    written = parse_create_table(text, database).columns
+    assert [replace(c, check=None) for c in written] == [
+        replace(c, check=None) for c in table.columns
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("CREATE TABLE d.t (a INT, b INT AS (a + 1) VIRTUAL)", "AS"),
+        ("CREATE TABLE d.t (a INT, b INT GENERATED ALWAYS AS (a) STORED)", "GENERATED"),
+        ("CREATE TABLE d.t (a INT INVISIBLE)", "INVISIBLE"),
+        ("CREATE TABLE d.t (a INT) PARTITION BY HASH (a)", "PARTITION"),
+        ("CREATE TABLE d.t (a INT) ENGINE=InnoDB UNION=(x)", "UNION"),
+        ("CREATE TABLE d.t (a INT) FROBNICATE=1", "FROBNICATE"),
+        ("CREATE TABLE d.t (a UUID)", "UUID"),
+        ("CREATE TABLE d.t LIKE d.u", "LIKE"),
+        ("CREATE TABLE d.t (a INT DEFAULT (1 + 1))", "expression defaults"),
+        ("CREATE TABLE d.t (a INT, PERIOD FOR p (a, a))", "PERIOD"),
+        ("CREATE TABLE d.t (a INT AUTO_INCREMENT)", "AUTO_INCREMENT"),
+    ],
+)
+def test_a_clause_the_model_cannot_take_is_an_error_naming_it(text: str, named: str) -> None:
+    with pytest.raises(SchemaError, match=named):
+        parse_create_table(text)
+
+
+def auto_increments(settings: Settings) -> Scenario:
+    """Inserts that leave the AUTO_INCREMENT column out (one row, several, NULL, 0), that give
+    a value past the counter, deletes (the counter does not go back), DDL on the way."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        """CREATE TABLE shop.products (
+            id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY, sku CHAR(12) NOT NULL,
+            price DECIMAL(10,2) NOT NULL CHECK (price >= 0), UNIQUE INDEX (sku)
+        ) ENGINE=InnoDB AUTO_INCREMENT=1000""",
+        rows=[{"id": 5, "sku": "first", "price": 1}],
+    )
+    scenario.create_table(
+        """CREATE TABLE shop.payments (id SERIAL, order_id BIGINT UNSIGNED NOT NULL,
+            amount DECIMAL(12,2) NOT NULL, KEY (order_id)) ENGINE=InnoDB DEFAULT CHARSET=utf8"""
+    )
+    scenario.create_table(
+        """CREATE TABLE shop.log (tenant INT NOT NULL, id BIGINT NOT NULL AUTO_INCREMENT,
+            what VARCHAR(20), PRIMARY KEY (tenant, id), KEY (id))"""
+    )
+    scenario.insert("shop.products", {"sku": "a", "price": "2.50"})
+    scenario.insert("shop.products", {"sku": "b", "price": 3}, {"sku": "c", "price": 4})
+    scenario.insert("shop.products", {"id": None, "sku": "d", "price": 5})
+    scenario.insert("shop.products", {"id": 0, "sku": "e", "price": 5})
+    scenario.insert("shop.products", {"id": 2000, "sku": "f", "price": 6})
+    scenario.insert("shop.products", {"sku": "g", "price": 7})
+    scenario.delete("shop.products", {"id": 2001})
+    scenario.insert("shop.products", {"sku": "h", "price": 8})
+    with scenario.transaction() as tx:
+        tx.insert("shop.payments", {"order_id": 1, "amount": 1})
+        tx.insert("shop.payments", {"order_id": 1, "amount": 2})
+        tx.insert("shop.log", {"tenant": 1, "what": "x"}, {"tenant": 2, "what": "y"})
+    scenario.alter_table("shop.products", "ADD COLUMN note VARCHAR(10) NULL")
+    scenario.insert("shop.products", {"sku": "i", "price": 9})
+    scenario.rename_table("shop.products", "shop.items")
+    scenario.insert("shop.items", {"sku": "j", "price": 9})
+    scenario.truncate_table("shop.payments")
+    scenario.insert("shop.payments", {"order_id": 3, "amount": 3})
+    scenario.update("shop.items", {"id": 1000}, {"note": "kept"})
+    scenario.truncate_table("shop.items")  # back to 1, not to its AUTO_INCREMENT=1000
+    scenario.insert("shop.items", {"sku": "k", "price": 1})
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL", "NOBLOB"])
+@pytest.mark.parametrize("metadata", ["MINIMAL", "FULL"])
+def test_auto_increment_values_are_the_servers(
+    server: MariaDBServer, image: str, metadata: str
+) -> None:
+    scenario = auto_increments(Settings(binlog_row_image=image, binlog_row_metadata=metadata))
+    assert compare_with_server(server, scenario) == []
+
+
+def clocked(settings: Settings) -> Scenario:
+    """DEFAULT current_timestamp(fsp)/now() and ON UPDATE current_timestamp() at the
+    history's clock: inserts that leave them out, updates that change the row (and one that
+    changes nothing: no ON UPDATE), idle periods moving the clock on."""
+    scenario = Scenario(settings, clock=1_234_567_890)
+    scenario.create_table(
+        """CREATE TABLE rental.actor (
+            actor_id SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+            first_name VARCHAR(45) NOT NULL,
+            created DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+            last_update TIMESTAMP NOT NULL DEFAULT now() ON UPDATE now(),
+            touched DATETIME NULL ON UPDATE CURRENT_TIMESTAMP,
+            PRIMARY KEY (actor_id)
+        ) ENGINE=InnoDB""",
+        rows=[{"first_name": "initial"}],
+    )
+    scenario.insert("rental.actor", {"first_name": "a"}, {"first_name": "b"})
+    scenario.idle(3600)
+    scenario.update("rental.actor", {"actor_id": 1}, {"first_name": "A"})
+    scenario.update("rental.actor", {"actor_id": 3}, {"first_name": "b"})  # changes nothing
+    with scenario.transaction() as tx:
+        tx.insert("rental.actor", {"first_name": "c", "created": "2001-02-03 04:05:06.789"})
+        tx.update("rental.actor", {"actor_id": 3}, {"first_name": "B", "last_update": "2010-01-01"})
+    scenario.idle(1)
+    scenario.update("rental.actor", {"actor_id": 3}, {"first_name": "BB"})
+    return scenario
+
+
+def test_current_timestamp_is_the_historys_clock() -> None:
+    scenario = clocked(Settings())
+    rows = {row[0]: row for row in Oracle(scenario).final.rows["rental.actor"]}
+    assert rows[2][2:] == (DateTime(2009, 2, 13, 23, 31, 30), Timestamp(1_234_567_890), None)
+    assert rows[1][3:] == (Timestamp(1_234_567_890 + 3600), DateTime(2009, 2, 14, 0, 31, 30))
+    assert rows[3][3:] == (Timestamp(1_234_567_890 + 3601), DateTime(2009, 2, 14, 0, 31, 31))
+    assert rows[4][1:3] == (b"c", DateTime(2001, 2, 3, 4, 5, 6, 789000))
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL", "NOBLOB"])
+def test_current_timestamp_defaults_and_on_update_are_the_servers(
+    server: MariaDBServer, image: str
+) -> None:
+    scenario = clocked(Settings(binlog_row_image=image, binlog_row_metadata="FULL"))
+    assert compare_with_server(server, scenario) == []
+
+
+def test_adding_a_clocked_column_to_rows_is_refused_saying_so() -> None:
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY)", rows=[{"id": 1}])
+    scenario.create_table("CREATE TABLE d.u (id INT PRIMARY KEY)")
+    with pytest.raises(HistoryError, match="current_timestamp.*not modelled"):
+        scenario.alter_table("d.t", "ADD COLUMN at TIMESTAMP NOT NULL DEFAULT now()")
+    scenario.alter_table("d.u", "ADD COLUMN at TIMESTAMP NOT NULL DEFAULT now()")
+
+
+def keys_altered(settings: Settings) -> Scenario:
+    """The issue's ALTER (ADD COLUMN ... NOT NULL DEFAULT with ADD INDEX in one statement),
+    then keys added and dropped, a column dropped out of a key."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        """CREATE TABLE saas.users (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            email VARCHAR(100) NOT NULL, tenant INT NOT NULL, role VARCHAR(10),
+            KEY idx_tenant (tenant, role))""",
+        rows=[{"email": "a@x", "tenant": 1}],
+    )
+    scenario.alter_table(
+        "saas.users", "ADD COLUMN plan VARCHAR(8) NOT NULL DEFAULT 'free', ADD INDEX (plan)"
+    )
+    scenario.insert("saas.users", {"email": "b@x", "tenant": 2})
+    scenario.ddl("ALTER TABLE saas.users ADD UNIQUE KEY uq_email (email), DROP INDEX plan")
+    scenario.ddl("ALTER TABLE saas.users ADD KEY (email(10)) USING BTREE, DROP COLUMN role")
+    scenario.insert("saas.users", {"email": "c@x", "tenant": 3, "plan": "pro"})
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
+def test_keys_added_and_dropped_by_alter_are_the_servers(server: MariaDBServer, image: str) -> None:
+    scenario = keys_altered(Settings(binlog_row_image=image))
+    assert compare_with_server(server, scenario) == []
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SHOW CREATE TABLE saas.users")
+        printed = str(cursor.fetchone()[1])
+    finally:
+        connection.close()
+    table = scenario.tables["saas.users"]
+    # (the server's counter after three inserts; the model prints the table option)
+    assert catalogue_table(table).create_text == printed.replace(" AUTO_INCREMENT=4", "")
+    assert replace(parse_create_table(printed, "saas"), auto_increment=None, _index={}) == table
+
+
+def test_an_alter_of_keys_the_model_cannot_take_is_an_error_naming_it() -> None:
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY, a INT, KEY ka (a))")
+    for clause, named in [
+        ("DROP PRIMARY KEY", "PRIMARY"),
+        ("ADD PRIMARY KEY (a)", "PRIMARY"),
+        ("ADD CONSTRAINT c CHECK (a > 0)", "CONSTRAINT"),
+        ("DROP INDEX nope", "no such key"),
+        ("ADD KEY ka (a)", "the key exists"),
+        ("ADD KEY (b)", "no column"),
+    ]:
+        with pytest.raises((SchemaError, HistoryError), match=named):
+            scenario.alter_table("d.t", clause)
+
+
+_FILLERS: dict[str, object] = {
+    "decimal": "1.5",
+    "char": "x",
+    "varchar": "x",
+    "binary": b"x",
+    "varbinary": b"x",
+    "date": "2020-01-02",
+    "datetime": "2020-01-02 03:04:05",
+    "timestamp": "2020-01-02 03:04:05",
+    "enum": 1,
+    "set": 1,
+    "year": 2020,
+    "double": 0.5,
+    "float": 0.5,
+    "text": "x",
+    "tinytext": "x",
+    "mediumtext": "x",
+    "longtext": "x",
+    "json": "{}",
+    "blob": b"x",
+}
+
+
+def _required(table: Table) -> dict[str, object]:
+    """A value for each column an insert must name (NOT NULL, no default of any kind)."""
+    return {
+        column.name: _FILLERS.get(column.type, 1)
+        for column in table.columns
+        if not column.nullable
+        and column.default is NO_DEFAULT
+        and column.default_expression is None
+        and not column.auto_increment
+    }
+
+
+def every_schema(settings: Settings, texts: dict[tuple[str, str], str]) -> Scenario:
+    """Every realistic table, declared from the server's own text; in each an insert that
+    names only what it must (AUTO_INCREMENT and current_timestamp filled), then an update of
+    a column outside the key (ON UPDATE fires), an hour later."""
+    scenario = Scenario(settings, clock=1_600_000_000)
+    for (database, _), printed in texts.items():
+        scenario.create_table(parse_create_table(printed, database))
+    for name, table in list(scenario.tables.items()):
+        scenario.insert(name, _required(table))
+    scenario.idle(3600)
+    for name, table in list(scenario.tables.items()):
+        row = Oracle(scenario).final.rows[name][0]
+        others = [
+            c for p, c in enumerate(table.columns) if p not in table.key and c.type != "timestamp"
+        ]
+        if table.key and others:
+            where = {table.columns[p].name: row[p] for p in table.key}
+            scenario.update(name, where, {others[-1].name: _FILLERS.get(others[-1].type, 2)})
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
+def test_a_history_over_every_realistic_table_is_the_servers(
+    server: MariaDBServer, server_texts: dict[tuple[str, str], str], image: str
+) -> None:
+    scenario = every_schema(
+        Settings(binlog_row_image=image, binlog_row_metadata="FULL"), server_texts
+    )
+    assert compare_with_server(server, scenario) == []
