@@ -73,3 +73,22 @@ def test_recipe_on_drawn_histories(fake_master_serving: Any) -> None:
         max_examples=examples(0.2), deadline=None, suppress_health_check=[HealthCheck.too_slow]
     )
     budget(test)(fake_master_serving)
+
+
+def test_the_recipe_runs_as_a_test_module(pytester: pytest.Pytester) -> None:
+    """As a user pastes it into a test file: the plugin's fixtures, the parametrized test and
+    the @given test (no health check refuses the session-scoped fixture)."""
+    blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
+    recipe = next(block for block in blocks if "def my_cdc_client" in block)
+    (pytester.path / "test_my_client.py").write_text(recipe)
+    budget = f"from hypothesis import settings\nsettings.register_profile('inner', max_examples={examples(0.1)}, deadline=None)\nsettings.load_profile('inner')\n"
+    (pytester.path / "conftest.py").write_text(budget)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "asyncio_default_fixture_loop_scope=function",
+        "-W",
+        "ignore::DeprecationWarning",
+    )
+    result.assert_outcomes(passed=len(RECIPE["test_my_cdc_client"].pytestmark[0].args[1]) + 1)
