@@ -23,6 +23,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from fakemaster.store.memory import MemoryBinlogStore
+from fakemaster.vocabulary.gtid_state import format_gtid_list
 from scenarios.catalogue import ScenarioCatalogue, ScenarioSnapshot
 from scenarios.compiler import CompileOptions, compile_groups, write_step
 from scenarios.history import Ddl, Idle, Scenario, Step, Transaction, XaEnd
@@ -72,6 +73,17 @@ class ScenarioStore(MemoryBinlogStore):
     @property
     def total(self) -> int:
         return self._total
+
+    @property
+    def history_end(self) -> str:
+        """``@@gtid_binlog_pos`` once the whole history is written (released or not): the last
+        GTID of each domain, the scenario's ``gtid_state`` for a domain it never writes to."""
+        last = {gtid.domain_id: gtid for gtid in self.scenario.gtid_state}
+        for groups in self._compiled_groups.values():  # in the history's order
+            for group in groups:
+                if group.gtid is not None:
+                    last[group.gtid.domain_id] = group.gtid
+        return format_gtid_list(last[domain] for domain in sorted(last))
 
     @property
     def pending(self) -> int:

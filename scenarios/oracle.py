@@ -37,6 +37,7 @@ __all__ = [
     "export_jsonl",
     "export_tsv",
     "file_stem",
+    "sql_literal",
 ]
 
 Cell = str | None
@@ -75,6 +76,39 @@ def cell_text(column: Column, value: Any) -> Cell:
             return "0x" + value.hex().upper()
         return value.decode(codec)
     return str(value)
+
+
+# Column types whose canonical text is a number: a diff shows it bare (``k0=0``), as ``mariadb``
+# prints it. BIT's canonical text is its number too (``SELECT b + 0``).
+_NUMERIC = frozenset(
+    {
+        "tinyint",
+        "smallint",
+        "mediumint",
+        "int",
+        "bigint",
+        "decimal",
+        "float",
+        "double",
+        "year",
+        "bit",
+    }
+)
+_BYTES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
+
+
+def sql_literal(column: Column, cell: Cell) -> str:
+    """``cell`` (canonical text of a value of ``column``) as a diff shows it: an SQL literal
+    by the column's type. NULL; numbers bare; byte strings (BINARY, VARBINARY, BLOB) as
+    ``0x`` hex (``''`` when empty); every other value (strings, ENUM, SET, temporal, JSON) quoted with ``'``,
+    a quote doubled and a backslash escaped (``'it''s'``)."""
+    if cell is None:
+        return "NULL"
+    if column.type in _BYTES and cell == "0x":
+        return "''"  # empty: 0x alone is no literal
+    if column.type in _NUMERIC or (column.type in _BYTES and cell.startswith("0x")):
+        return cell
+    return "'" + cell.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 def _sort_key(table: Table, row: Row, cells: Sequence[Cell]) -> tuple[Any, ...]:
@@ -128,21 +162,39 @@ class TableDiff:
     missing: tuple[tuple[Cell, ...], ...]  # expected rows the client lacks
     unexpected: tuple[tuple[Cell, ...], ...]  # rows the client has that were not expected
     column_names: tuple[str, ...]
+    # Rows the client has that lack columns or name unknown ones: (what is wrong, the row as
+    # "name=literal" parts); they match no expected row.
+    malformed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    columns: tuple[Column, ...] = ()  # for rendering by type (none: every value quoted)
 
     def __bool__(self) -> bool:
-        return bool(self.missing or self.unexpected)
+        return bool(self.missing or self.unexpected or self.malformed)
+
+    def _shown(self, cells: Sequence[Cell]) -> str:
+        if self.columns:
+            return ", ".join(
+                f"{c.name}={sql_literal(c, cell)}"
+                for c, cell in zip(self.columns, cells, strict=True)
+            )
+        return ", ".join(
+            f"{n}={'NULL' if c is None else repr(c)}"
+            for n, c in zip(self.column_names, cells, strict=True)
+        )
 
     def lines(self, limit: int = 20) -> list[str]:
-        out = [
+        head = (
             f"{self.table}: {len(self.missing)} row(s) missing, {len(self.unexpected)} unexpected"
-        ]
+        )
+        if self.malformed:
+            head += f", {len(self.malformed)} malformed"
+        out = [head]
+        for problem, parts in self.malformed[:limit]:
+            out.append(f"  ! {problem}: {', '.join(parts)}")
+        if len(self.malformed) > limit:
+            out.append(f"  ! ... {len(self.malformed) - limit} more")
         for sign, rows in (("-", self.missing), ("+", self.unexpected)):
             for cells in rows[:limit]:
-                shown = ", ".join(
-                    f"{n}={'NULL' if c is None else repr(c)}"
-                    for n, c in zip(self.column_names, cells, strict=True)
-                )
-                out.append(f"  {sign} {shown}")
+                out.append(f"  {sign} {self._shown(cells)}")
             if len(rows) > limit:
                 out.append(f"  {sign} ... {len(rows) - limit} more")
         return out
@@ -185,20 +237,67 @@ def client_row(table: Table, row: Mapping[str, Any] | Sequence[Any]) -> Row:
     )
 
 
+def _malformed(table: Table, row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """What is wrong with a client's row given as a mapping (columns it lacks, names the table
+    has not), and the row as it can be shown; None for a row with exactly the table's columns."""
+    names = table.column_names
+    lacking = [name for name in names if name not in row]
+    unknown = [str(name) for name in row if name not in names]
+    if not lacking and not unknown:
+        return None
+    problems = []
+    if lacking:
+        problems.append("lacks column(s) " + ", ".join(lacking))
+    if unknown:
+        problems.append("has unknown column(s) " + ", ".join(unknown))
+    parts = []
+    for column in table.columns:
+        if column.name not in row:
+            parts.append(f"{column.name}=<missing>")
+            continue
+        try:
+            cell = cell_text(column, convert(column, row[column.name], table=table.qualified))
+        except ScenarioError:
+            parts.append(f"{column.name}={row[column.name]!r}")
+        else:
+            parts.append(f"{column.name}={sql_literal(column, cell)}")
+    parts += [f"{name}={row[name]!r}" for name in unknown]
+    return "a row " + " and ".join(problems), tuple(parts)
+
+
 def diff_tables(
     tables: Mapping[str, Table],
     expected: Contents,
     actual: Mapping[str, Iterable[Mapping[str, Any] | Sequence[Any]]],
 ) -> list[TableDiff]:
     """Per table that differs, what is missing and what is unexpected; ``actual`` maps
-    ``database.table`` to the rows a client ended with (a table it lacks counts as empty)."""
+    ``database.table`` to the rows a client ended with (a table it lacks counts as empty). A
+    row (a mapping) lacking columns or naming unknown ones is reported as malformed, with the
+    columns named, and matches no expected row."""
     diffs = []
     for name, table in tables.items():
         want = canonical_rows(table, expected.rows.get(name, []))
-        got = canonical_rows(table, (client_row(table, row) for row in actual.get(name, [])))
+        whole: list[Row] = []
+        malformed = []
+        for row in actual.get(name, []):
+            wrong = _malformed(table, row) if isinstance(row, Mapping) else None
+            if wrong is None:
+                whole.append(client_row(table, row))
+            else:
+                malformed.append(wrong)
+        got = canonical_rows(table, whole)
         missing, unexpected = _multiset_diff(want, got)
-        if missing or unexpected:
-            diffs.append(TableDiff(name, tuple(missing), tuple(unexpected), table.column_names))
+        if missing or unexpected or malformed:
+            diffs.append(
+                TableDiff(
+                    name,
+                    tuple(missing),
+                    tuple(unexpected),
+                    table.column_names,
+                    tuple(malformed),
+                    table.columns,
+                )
+            )
     return diffs
 
 

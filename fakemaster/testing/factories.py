@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 from fakemaster.testing.builders import build_server
 from fakemaster.testing.handles import AsyncFakeMasterHandle, FakeMasterHandle
 
-__all__ = ["AsyncFakeMasterFactory", "FakeMasterFactory", "format_errors"]
+__all__ = ["AsyncFakeMasterFactory", "FakeMasterFactory", "format_errors", "serving"]
 
 
 def _where(handle: FakeMasterHandle | AsyncFakeMasterHandle) -> str:
@@ -74,6 +75,35 @@ class FakeMasterFactory:
         self.handles.clear()
         if failures:
             pytest.fail("\n\n".join(failures), pytrace=False)
+
+
+@contextmanager
+def serving(
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    check_errors: bool = True,
+    faults: Any = None,
+    pcap: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Iterator[FakeMasterHandle]:
+    """``with serving(**options) as master:`` a fake master for the block only (options as
+    ``fake_master_factory`` takes them, over ``defaults``): what a hypothesis ``@given`` test
+    starts once per example, where per-test fixtures would be shared by every example. Leaving
+    the block stops it; the errors its server recorded then raise AssertionError (unless the
+    block raised first, or ``check_errors=False``)."""
+    config, store, owns_store = build_server(defaults or {}, **options)
+    handle = FakeMasterHandle(config, store, owns_store=owns_store, faults=faults, pcap=pcap)
+    try:
+        handle.start()
+        yield handle
+    except BaseException:
+        handle.stop()
+        raise
+    where = _where(handle)
+    handle.stop()
+    errors = [*handle.errors, *handle.proxy_errors]
+    if check_errors and errors:
+        raise AssertionError(format_errors(where, errors))
 
 
 class AsyncFakeMasterFactory:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from fakemaster.testing.builders import load_faults
 
 if TYPE_CHECKING:
+    from fakemaster.client import Position
     from fakemaster.config.server_config import ServerConfig
     from fakemaster.faults.proxy import BackgroundFaultProxy
     from fakemaster.scapy.capture import CaptureProxy
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from fakemaster.store import AppendedEvent, AppendedGroup, BinlogStore
     from fakemaster.store.semi_sync import SemiSyncMaster
     from fakemaster.vocabulary.events import Event
+    from scenarios.history import Scenario
+    from scenarios.live import ScenarioStore
+    from scenarios.oracle import Oracle
 
 __all__ = [
     "DEFAULT_ACK_TIMEOUT",
@@ -69,6 +73,7 @@ class _Handle:
         self.check_errors = True
         self._semi: SemiSyncMaster | None = None
         self._last_group: tuple[str, int] | None = None
+        self._oracle: Oracle | None = None
         if config.semi_sync_enabled:
             from fakemaster.store.semi_sync import semi_sync_master
 
@@ -161,6 +166,103 @@ class _Handle:
             settings.append(f"{key}={_sql_value(value)}")
         named = f" {_sql_string(connection_name)}" if connection_name else ""
         return f"CHANGE MASTER{named} TO " + ", ".join(settings)
+
+    # -- the scenario served (scenario=): what a client needs to start and to be checked
+
+    def _scenario_store(self) -> ScenarioStore:
+        from scenarios.live import ScenarioStore
+
+        if not isinstance(self.store, ScenarioStore):
+            raise TypeError(
+                f"this fake master serves no scenario ({type(self.store).__name__}): "
+                "start it with scenario="
+            )
+        return self.store
+
+    @property
+    def scenario(self) -> Scenario:
+        """The scenario served (``scenario=``); TypeError for a fake master serving none."""
+        return self._scenario_store().scenario
+
+    @property
+    def oracle(self) -> Oracle:
+        """The scenario's oracle: ``handle.oracle.assert_matches(tables)`` checks a client."""
+        if self._oracle is None:
+            from scenarios.oracle import Oracle
+
+            self._oracle = Oracle(self.scenario)
+        return self._oracle
+
+    @property
+    def start_gtid(self) -> str:
+        """The GTID position a client starts from to get the whole history (the binlog's GTID
+        state before its first transaction, ``@@gtid_slave_pos``/``@slave_connect_state``
+        text such as ``"0-1-5,1-1-7"``; ``""`` when the history starts from nothing). A
+        client starting from ``""`` on a scenario with a ``gtid_state`` gets ERR 1236, as from
+        a real primary whose older binlogs were purged."""
+        from fakemaster.vocabulary.gtid_state import format_gtid_list
+
+        state = sorted(self.scenario.gtid_state, key=lambda gtid: gtid.domain_id)
+        return format_gtid_list(state)
+
+    @property
+    def start_file(self) -> str:
+        """The binlog file a client dumping by file/position starts from (the first one)."""
+        return self.store.first_file() or ""
+
+    @property
+    def start_pos(self) -> int:
+        """The position in :attr:`start_file` a client starts from: 4, the first event."""
+        return 4
+
+    @property
+    def start_position(self) -> Position:
+        """:attr:`start_gtid`, :attr:`start_file` and :attr:`start_pos` as the position
+        ``fakemaster.client`` takes (``BlockingReplica(..., start=handle.start_position)``)."""
+        from fakemaster.client import Position
+
+        return Position.from_gtids(self.start_gtid).at(self.start_file, self.start_pos)
+
+    @property
+    def end_gtid(self) -> str:
+        """``@@gtid_binlog_pos`` once the whole history is in the binlog (released or not):
+        a client whose position covers it has every transaction."""
+        return self._scenario_store().history_end
+
+    @property
+    def end_position(self) -> Position:
+        """:attr:`end_gtid` as a ``fakemaster.client`` position (``until=lambda p:
+        p.covers(handle.end_position)``)."""
+        from fakemaster.client import Position
+
+        return Position.from_gtids(self.end_gtid)
+
+    def initial_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """What a client holds before it reads the binlog: every table of the history, by
+        ``database.table``, with the rows it held before the first transaction (a new copy
+        each call; column name -> value). Values are as a binlog reader decodes them, so a
+        change's before image equals its row: a BINARY(n) value without its trailing zero
+        bytes, as MariaDB writes it in rows events (``X'610000'`` is ``b"a"``; the oracle
+        pads it back when it compares). These rows are never in the binlog: a real CDC
+        client gets them from a snapshot (SELECT, mariadb-dump), which the fake master also
+        answers."""
+        scenario = self.scenario
+        tables: dict[str, list[dict[str, Any]]] = {}
+        for name, table in scenario.initial_tables.items():
+            names = table.column_names
+            binary = {c.name for c in table.columns if c.type == "binary"}
+            tables[name] = [
+                {
+                    column: value.rstrip(b"\x00")
+                    if column in binary and isinstance(value, bytes)
+                    else value
+                    for column, value in zip(names, row, strict=True)
+                }
+                for row in scenario.initial.rows[name]
+            ]
+        for name in scenario.tables:  # tables created by the history start empty
+            tables.setdefault(name, [])
+        return tables
 
     # -- the binlog
 

@@ -20,6 +20,11 @@ Fixtures:
   faults, or a plan file) puts a fault proxy in front of the server and schedules the plan's
   server faults in it; ``pcap=`` (a path) records the traffic with a capture proxy in front
   (outermost); the handle's address is then the outermost proxy's.
+* ``fake_master_serving``: ``with fake_master_serving(**options) as master:`` the factory's
+  fake master for one block; session-scoped, for hypothesis ``@given`` tests (one server per
+  example). A handle serving a scenario carries it: ``scenario``, ``oracle``, the start
+  position (``start_gtid``, ``start_file``, ``start_pos``, ``start_position``), the end
+  (``end_gtid``, ``end_position``) and ``initial_rows()``.
 * ``async_fake_master`` / ``async_fake_master_factory``: the same running in the test's event
   loop, for async tests (needs pytest-asyncio).
 
@@ -44,13 +49,15 @@ names a test imports from here are re-exported (``__all__``).
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, cast
 
 import pytest
 
 from fakemaster.testing.builders import load_faults
-from fakemaster.testing.factories import AsyncFakeMasterFactory, FakeMasterFactory
+from fakemaster.testing.factories import AsyncFakeMasterFactory, FakeMasterFactory, serving
 from fakemaster.testing.handles import (
     DEFAULT_ACK_TIMEOUT,
     DEFAULT_FAULTS_TIMEOUT,
@@ -73,8 +80,10 @@ __all__ = [
     "async_fake_master_factory",
     "fake_master",
     "fake_master_factory",
+    "fake_master_serving",
     "load_faults",
     "read_settings",
+    "serving",
 ]
 
 _SETTINGS_KEY = pytest.StashKey[RunSettings]()
@@ -152,6 +161,21 @@ def fake_master(
 ) -> FakeMasterHandle:
     """A fake MariaDB 10.11 primary on a free port of 127.0.0.1 (see the module docstring)."""
     return fake_master_factory(**_marker_options(request))
+
+
+class Serving(Protocol):
+    """``fake_master_serving(**options)``: a context manager yielding a started handle."""
+
+    def __call__(self, **options: Any) -> AbstractContextManager[FakeMasterHandle]: ...
+
+
+@pytest.fixture(scope="session")
+def fake_master_serving(pytestconfig: pytest.Config) -> Serving:
+    """``with fake_master_serving(**options) as master:`` a fake master for one block, with the
+    run's settings (``fakemaster.testing.factories.serving``). Session-scoped, so a hypothesis
+    ``@given`` test may take it and start one fake master per example."""
+    defaults = _run_defaults(pytestconfig)
+    return cast(Serving, functools.partial(serving, defaults))
 
 
 _Function = TypeVar("_Function", bound=Callable[..., object])

@@ -44,6 +44,6 @@ def test_the_oracle_diff_says_what_a_client_got_wrong() -> None:
     diffs = Oracle(scenario).diff(wrong)
     assert [line for d in diffs for line in d.lines()] == [
         "shop.orders: 1 row(s) missing, 1 unexpected",
-        "  - id='1', status='paid', note='first'",
-        "  + id='1', status='new', note='first'",
+        "  - id=1, status='paid', note='first'",
+        "  + id=1, status='new', note='first'",
     ]
