@@ -368,3 +368,39 @@ def test_xa_applied_at_its_prepare() -> None:
         "changes as served": "1 difference(s), first: line 3: update x.acct gtid 0-1-2 row 0"
         " was never served",
     }
+
+
+def test_the_images_carried_follow_binlog_row_image_as_it_changes() -> None:
+    def build(minimal_first: bool) -> Scenario:
+        scenario = Scenario()
+        scenario.create_table("CREATE TABLE s.t (id INT PRIMARY KEY, v INT)")
+        scenario.insert("s.t", {"id": 1, "v": 1})  # 0-1-1
+        if minimal_first:
+            scenario.set(binlog_row_image="MINIMAL")
+        scenario.update("s.t", {"id": 1}, {"v": 2})  # 0-1-2
+        scenario.set(binlog_row_image="MINIMAL" if not minimal_first else "FULL")
+        scenario.delete("s.t", {"id": 1})  # 0-1-3
+        return scenario
+
+    def text(update_before: dict[str, str], delete_before: dict[str, str]) -> str:
+        lines: list[dict[str, Any]] = [
+            {"kind": "header", "tables": True},
+            {"kind": "change", "op": "insert", "table": "s.t", "gtid": "0-1-1", "row": 0,
+             "after": {"id": "1", "v": "1"}},
+            {"kind": "change", "op": "update", "table": "s.t", "gtid": "0-1-2", "row": 0,
+             "before": update_before, "after": {"id": "1", "v": "2"}},
+            {"kind": "change", "op": "delete", "table": "s.t", "gtid": "0-1-3", "row": 0,
+             "before": delete_before},
+        ]  # fmt: skip
+        return "".join(json.dumps(line) + "\n" for line in lines)
+
+    key, full = {"id": "1"}, {"id": "1", "v": "2"}
+    # SET binlog_row_image=MINIMAL before the update: its before image is the key ...
+    assert failed(verdicts(text(key, full), scenario=build(True))) == {}
+    # ... and after it, the delete's: the update's must be whole.
+    assert failed(verdicts(text({"id": "1", "v": "1"}, key), scenario=build(False))) == {}
+    found = failed(verdicts(text(key, key), scenario=build(False)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 3: update s.t (gtid 0-1-2 row 0):"
+        " before image lacks column 'v', served '1'"
+    }
