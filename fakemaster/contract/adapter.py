@@ -26,8 +26,8 @@ The output file (docs/contract.md) is JSON lines: a header, then change lines an
 
 Values are the oracle's canonical text (:mod:`scenarios.oracle`): a string as MariaDB's SELECT
 prints the value, byte columns ``0x`` and upper-case hex, BIT columns their number, NULL as
-``null``; a JSON integer is taken as its decimal text. An image may leave out columns (what
-``binlog_row_image`` MINIMAL or NOBLOB did not log): only the columns given are compared.
+``null``; a JSON integer is taken as its decimal text. An image may leave out only the columns
+the binlog's image did not carry (what ``binlog_row_image`` MINIMAL or NOBLOB did not log).
 ``gtid`` and ``row`` (the index of the row change in its transaction, from 0, counting every row
 of every rows event in binlog order) identify a change; ``file`` and ``pos`` may be given and are
 not checked.

@@ -9,7 +9,7 @@ every row of every rows event, in binlog order). A client's change log (see
 * **no duplicates**: no change appears twice, unless the client declares at-least-once delivery
   (then redeliveries are counted, not failed);
 * **changes as served**: nothing that was not served, each change's operation, table and images
-  (the columns the client gives) as served;
+  as served: every column the binlog's image carried (``binlog_row_image``), with its value;
 * **per-key order**: for every row key, the changes touching it come in commit order (first
   deliveries; an update that changes the key counts for both keys);
 
@@ -36,8 +36,8 @@ from fakemaster.contract.adapter import AT_LEAST_ONCE, AdapterRun, ClientChange,
 from fakemaster.contract.process import printable
 from fakemaster.vocabulary.events import QueryEvent, XaPrepareEvent
 from scenarios.changes import Change, Insert, Update
-from scenarios.compiler import CompiledTransaction, compile_scenario
-from scenarios.history import Scenario, Transaction, XaEnd
+from scenarios.compiler import CompiledTransaction, compile_scenario, image_columns
+from scenarios.history import Restart, Scenario, SetSettings, Settings, Transaction, XaEnd
 from scenarios.oracle import Cell, canonical_rows, cell_text
 from scenarios.schema import Table
 from scenarios.state import Row
@@ -92,6 +92,9 @@ class ExpectedChange:
     after: Mapping[str, Cell] | None
     keys: tuple[tuple[Cell, ...], ...]
     order: int
+    # The columns the binlog's before and after images carry (binlog_row_image): a client may
+    # leave out only the others.
+    logged: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
     @property
     def ident(self) -> tuple[str, int]:
@@ -118,6 +121,27 @@ def _key(table: Table, row: Row) -> tuple[Cell, ...]:
     return tuple(cell_text(table.columns[p], row[p]) for p in positions)
 
 
+def _settings_by_transaction(scenario: Scenario) -> dict[int, Settings]:
+    """The settings each transaction was written under, by ``id`` (SET and restarts change
+    them between steps)."""
+    settings = scenario.initial_settings
+    found: dict[int, Settings] = {}
+    for step in scenario.steps:
+        if isinstance(step, SetSettings | Restart):
+            settings = step.settings
+        elif isinstance(step, Transaction):
+            found[id(step)] = settings
+    return found
+
+
+def _logged(change: Change, settings: Settings | None) -> tuple[frozenset[str], frozenset[str]]:
+    if settings is None:
+        return (frozenset(), frozenset())
+    names = [column.name for column in change.table.columns]
+    before, after = image_columns(change, settings)
+    return (frozenset(names[p] for p in before), frozenset(names[p] for p in after))
+
+
 def expected_changes(
     scenario: Scenario, compiled: Sequence[CompiledTransaction] | None = None
 ) -> list[ExpectedChange]:
@@ -130,6 +154,7 @@ def expected_changes(
     with a COMMIT query), then its own (ending with XID or XA_PREPARE) with the changes of its
     transactional tables; DDL statements change no row."""
     out: list[ExpectedChange] = []
+    written_under = _settings_by_transaction(scenario)
     statements: dict[int, Iterator[Change]] = {}  # a transaction's non-transactional changes
     for item in compiled if compiled is not None else compile_scenario(scenario):
         transaction = item.transaction
@@ -162,9 +187,12 @@ def expected_changes(
             changes = [change for change in transaction.changes if change.table.transactional]
         gtid = str(item.gtid)
         row = 0
+        source = transaction.transaction if isinstance(transaction, XaEnd) else transaction
+        settings = written_under.get(id(source))
         for change in changes:
             table = change.table
             name = table.qualified
+            logged = _logged(change, settings)
             if isinstance(change, Insert):
                 for values in change.rows:
                     out.append(
@@ -177,6 +205,7 @@ def expected_changes(
                             _cells(table, values),
                             (_key(table, values),),
                             len(out),
+                            logged,
                         )
                     )
                     row += 1
@@ -194,6 +223,7 @@ def expected_changes(
                         _cells(table, change.after),
                         keys,
                         len(out),
+                        logged,
                     )
                 )
                 row += 1
@@ -208,6 +238,7 @@ def expected_changes(
                         None,
                         (_key(table, change.before),),
                         len(out),
+                        logged,
                     )
                 )
                 row += 1
@@ -215,15 +246,24 @@ def expected_changes(
 
 
 def _image_differences(
-    what: str, served: Mapping[str, Cell] | None, got: Mapping[str, str | None] | None
+    what: str,
+    served: Mapping[str, Cell] | None,
+    got: Mapping[str, str | None] | None,
+    logged: frozenset[str] = frozenset(),
 ) -> list[str]:
+    """The differences of a client's image from the served one: values (NULL included), columns
+    the table lacks, and columns the binlog image carried that the client left out."""
     if served is None or got is None:
         return (
             []
             if served is None and got is None
             else [f"{what} image {_show(got)}, served {_show(served)}"]
         )
-    out = []
+    out = [
+        f"{what} image lacks column {name!r}, served {served[name]!r}"
+        for name in served
+        if name in logged and name not in got
+    ]
     for name, value in got.items():
         if name not in served:
             out.append(f"{what} image has column {name!r}, which the table lacks")
@@ -292,8 +332,8 @@ def check_changes(expected: Sequence[ExpectedChange], output: ClientOutput) -> l
             continue
         problems += [
             f"{where}: {want.op} {want.table} (gtid {want.gtid} row {want.row}): {text}"
-            for text in _image_differences("before", want.before, change.before)
-            + _image_differences("after", want.after, change.after)
+            for text in _image_differences("before", want.before, change.before, want.logged[0])
+            + _image_differences("after", want.after, change.after, want.logged[1])
         ]
     if problems:
         verdicts.append(

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import settings
 
 from fakemaster.contract.adapter import CommandAdapter
-from fakemaster.contract.cases import Case
+from fakemaster.contract.cases import Case, generated_case
 from fakemaster.contract.roundtrip import histories, plans, roundtrip_test
 from fakemaster.contract.runner import run_case
 from scenarios.compiler import compile_scenario
@@ -78,4 +78,16 @@ def test_a_history_whose_only_transaction_changes_nothing_is_caught_up(gtid: boo
     assert not any(item.gtid for item in compile_scenario(build()))
     adapter = CommandAdapter(CLIENT + (" --gtid" if gtid else ""), cwd=str(REPO))
     result = run_case(Case("unchanged/clean", build), adapter, timeout=60)
+    assert [v.check for v in result.verdicts if not v.ok] == [], result.verdicts
+
+
+@pytest.mark.parametrize("seed", [3, 9, 13])
+def test_a_generated_two_fault_case_applies_both_faults(seed: int) -> None:
+    # Odd seeds draw two faults (fakemaster.contract.cases.generated_case); these three put
+    # neither after a fault that ends the dump session, so both must be applied, and the
+    # correct client still passes.
+    case = generated_case(seed)
+    assert len(case.plan.faults) == 2
+    result = run_case(case, CommandAdapter(CLIENT, cwd=str(REPO)), timeout=60)
+    assert len(result.applied) == 2, result.applied
     assert [v.check for v in result.verdicts if not v.ok] == [], result.verdicts

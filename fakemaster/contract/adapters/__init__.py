@@ -7,6 +7,9 @@
 * ``drops_after_reconnect`` and ``reapplies_transaction``: the same client with a flaw each
   (it loses the first row change after a reconnect; it resumes one transaction too early and
   applies it twice), to show what the check reports;
+* ``broken_fakemaster_client FLAW``: the project's own client with one flaw each (NULL for a
+  value, a key change out of order, the last change lost or written twice, a partial before
+  image, DDL not followed, XA applied at its prepare): each verdict seen failing;
 * ``mariadb_replica``: a real MariaDB replica (needs ``mariadbd``) on a temporary datadir;
 * ``fakemaster_client``: the project's own replica client (:mod:`fakemaster.client`), by
   file/position or (``--gtid``) by GTID.
@@ -23,4 +26,5 @@ ADAPTERS = (
     "reapplies_transaction",
     "mariadb_replica",
     "fakemaster_client",
+    "broken_fakemaster_client",
 )

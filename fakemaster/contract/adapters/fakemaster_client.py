@@ -14,6 +14,9 @@ changed by the client's "ddl" change events as they come (CREATE/ALTER/RENAME/TR
 TABLE parsed by :func:`scenarios.create_table.parse_ddl`, rows carried over by column name); a
 "ddl" change is not a row change and is not written to the change log. XA transactions' rows come
 at their XA COMMIT (the client holds an XA PREPARE group's changes until then).
+
+:class:`Flaw` is what the deliberately broken variants (``fakemaster.contract.adapters.broken``)
+change, one thing each; this client has none.
 """
 
 from __future__ import annotations
@@ -21,14 +24,59 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from fakemaster.contract.adapter import OutputWriter, read_snapshot
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from fakemaster.client import ChangeStream
+
+__all__ = ["Flaw", "Reported", "main"]
 
 Cells = dict[str, str | None]
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One change-log line as the client writes it."""
+
+    op: str
+    table: str
+    gtid: str
+    row: int
+    before: Cells | None
+    after: Cells | None
+    file: str
+    pos: int
+
+
+Write = Callable[[Reported], None]
+
+
+class Flaw:
+    """What a deliberately broken variant of this client does differently; this base class is
+    the correct client (every hook leaves things as they are)."""
+
+    follows_ddl = True  # False: DDL change events are skipped (the tables stay as they were)
+
+    def stream(self, stream: ChangeStream) -> ChangeStream:
+        """The change stream the client reads (XA handling)."""
+        return stream
+
+    def images(
+        self, op: str, before: Cells | None, after: Cells | None
+    ) -> tuple[Cells | None, Cells | None]:
+        """A change's images, as reported and as applied to the tables."""
+        return before, after
+
+    def deliver(self, change: Reported, write: Write) -> None:
+        """Write ``change`` to the change log (or hold it, drop it, write it twice)."""
+        write(change)
+
+    def finish(self, write: Write) -> None:
+        """The stream is over: write what is held."""
 
 
 def _texts(tables: Mapping[str, Any], name: str, image: Mapping[str, Any] | None) -> Cells | None:
@@ -37,7 +85,9 @@ def _texts(tables: Mapping[str, Any], name: str, image: Mapping[str, Any] | None
 
     if image is None:
         return None
-    table = tables[name]
+    table = tables.get(name)
+    if table is None:  # a table only a DDL the client did not follow made: values as they came
+        return {k: None if v is None else str(v) for k, v in image.items()}
     out: Cells = {}
     for column_name, value in image.items():
         if column_name.startswith("@") and column_name not in table.column_names:
@@ -46,6 +96,8 @@ def _texts(tables: Mapping[str, Any], name: str, image: Mapping[str, Any] | None
             column = table.columns[int(column_name[1:]) - 1]
             if column.unsigned and isinstance(value, int) and value < 0:
                 value += 1 << column.bits_wide()
+        elif column_name not in table.column_names:
+            continue  # a column only a DDL the client did not follow added
         else:
             column = table.columns[table.position(column_name)]
         try:
@@ -60,21 +112,7 @@ def _covers(gtids: Mapping[int, tuple[int, int]], wanted: Mapping[int, int]) -> 
     return bool(wanted) and all(gtids.get(d, (0, -1))[1] >= seq for d, seq in wanted.items())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from fakemaster.client import BlockingReplica, ClientConfig, Position
-    from scenarios.create_table import parse_create_table, parse_ddl
-    from scenarios.ddl import (
-        AlterTable,
-        CreateTable,
-        DropTable,
-        RenameTable,
-        TruncateTable,
-        altered,
-        renamed,
-    )
-    from scenarios.oracle import cell_text
-    from scenarios.schema import NO_DEFAULT, Table
-
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     env = os.environ.get
     parser = argparse.ArgumentParser(prog="fakemaster_client", description=__doc__.split("\n\n")[0])
     parser.add_argument("host")
@@ -93,6 +131,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.snapshot:
         parser.error("--snapshot (or FAKEMASTER_SNAPSHOT) names the initial tables")
+    return args
+
+
+def main(argv: Sequence[str] | None = None, *, flaw: Flaw | None = None) -> int:
+    from fakemaster.client import BlockingReplica, ClientConfig, Position
+    from scenarios.create_table import parse_create_table, parse_ddl
+    from scenarios.ddl import (
+        AlterTable,
+        CreateTable,
+        DropTable,
+        RenameTable,
+        TruncateTable,
+        altered,
+        renamed,
+    )
+    from scenarios.oracle import cell_text
+    from scenarios.schema import NO_DEFAULT, Table
+
+    args = _arguments(argv)
     snapshot = read_snapshot(args.snapshot)
     tables = {name: parse_create_table(text) for name, text in snapshot.creates.items()}
 
@@ -127,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         start = Position(file=args.first_file, position=4)
     replica = BlockingReplica(args.host, args.port, config, start=start, until=done)
+    flaw = flaw or Flaw()
+    replica.change_stream = flaw.stream(replica.change_stream)
 
     def follow(statement_text: str, schema: str) -> None:
         """A DDL statement changes the tables, their defaults and rows (by column name)."""
@@ -164,22 +223,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows[new.qualified] = found
 
     with OutputWriter(args.out, client="fakemaster.client") as out, replica:
+
+        def write(item: Reported) -> None:
+            out.change(
+                item.op,
+                item.table,
+                item.gtid,
+                item.row,
+                before=item.before,
+                after=item.after,
+                file=item.file,
+                pos=item.pos,
+            )
+
         for change in replica.changes():
             if change.operation == "ddl":
-                follow(change.statement or "", change.schema)
+                if flaw.follows_ddl:
+                    follow(change.statement or "", change.schema)
                 continue
             name = change.qualified
-            before = _texts(tables, name, change.before)
-            after = _texts(tables, name, change.after)
-            out.change(
+            before, after = flaw.images(
                 change.operation,
-                name,
-                change.gtid_text or "",
-                change.row_index,
-                before=before,
-                after=after,
-                file=change.file,
-                pos=change.position,
+                _texts(tables, name, change.before),
+                _texts(tables, name, change.after),
+            )
+            flaw.deliver(
+                Reported(
+                    change.operation,
+                    name,
+                    change.gtid_text or "",
+                    change.row_index,
+                    before,
+                    after,
+                    change.file,
+                    change.position,
+                ),
+                write,
             )
             found = rows.setdefault(name, [])
             if change.operation == "insert":
@@ -194,6 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 match.update(after or {})
             else:
                 found.remove(match)
+        flaw.finish(write)
         for name, found in rows.items():
             for row in found:
                 out.row(name, row)

@@ -3,6 +3,8 @@ cases reproducible from their seed, selection by name and pattern."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from fakemaster.contract.cases import (
@@ -45,6 +47,19 @@ def test_a_generated_case_is_the_same_for_the_same_seed() -> None:
         "generated/8",
         "generated/9",
     ]
+
+
+def test_generated_plans_have_one_or_two_faults_and_both_sizes_occur() -> None:
+    # The documented "one or two faults": counted over many seeds (a plan that never combines
+    # two faults, or always does, fails here).
+    sizes = Counter(len(case.plan.faults) for case in generated_cases(0, 200))
+    assert set(sizes) == {1, 2}
+    assert min(sizes.values()) >= 50, sizes
+    # Two faults are two draws, not one fault twice.
+    for case in generated_cases(1, 100):
+        if len(case.plan.faults) == 2:
+            first, second = case.plan.faults
+            assert (first.kind, first.at, first.params) != (second.kind, second.at, second.params)
 
 
 def test_selection_by_name_and_pattern() -> None:

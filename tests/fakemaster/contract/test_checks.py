@@ -1,5 +1,9 @@
-"""The verdicts on what a client reconstructed, for a small history whose changes are written
-out by hand here (GTIDs 0-1-1.. in commit order, rows counted in each transaction)."""
+"""The verdicts on what a client reconstructed, for small histories whose changes are written
+out by hand here (GTIDs 0-1-1.. in commit order, rows counted in each transaction). Every
+verdict has, for each way a client can be wrong, an output broken in exactly that way (a value
+replaced by NULL, a key change out of order on its old or its new key, a lost last change, a
+duplicate under exactly-once, a partial image claimed full, a DDL not followed, XA applied
+early), asserted to fail with the verdict's reason, next to the correct output passing."""
 
 from __future__ import annotations
 
@@ -10,11 +14,11 @@ import pytest
 
 from fakemaster.contract.adapter import AdapterRun, parse_output
 from fakemaster.contract.checks import Verdict, check_run, judge
-from scenarios.history import Scenario
+from scenarios.history import Scenario, Settings
 
 
-def history() -> Scenario:
-    scenario = Scenario()
+def history(row_image: str = "FULL") -> Scenario:
+    scenario = Scenario(Settings(binlog_row_image=row_image))
     scenario.create_table(
         "CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(10), b VARBINARY(4))",
         rows=[{"id": 9, "v": "old", "b": b"\x00"}],
@@ -27,6 +31,7 @@ def history() -> Scenario:
         tx.update("shop.t", {"id": 1}, {"v": "a2"})  # changes nothing: no row change
         tx.delete("shop.t", {"id": 2})
     scenario.update("shop.t", {"id": 1}, {"id": 3})  # 0-1-3: the key changes
+    scenario.update("shop.t", {"id": 3}, {"v": "a3"})  # 0-1-4: the new key only
     return scenario
 
 
@@ -34,6 +39,7 @@ ROW1 = {"id": "1", "v": "a", "b": "0xFF"}
 ROW2 = {"id": "2", "v": "b", "b": None}
 ROW1B = {"id": "1", "v": "a2", "b": "0xFF"}
 ROW3 = {"id": "3", "v": "a2", "b": "0xFF"}
+ROW3B = {"id": "3", "v": "a3", "b": "0xFF"}
 # What a perfect client reports: (op, gtid, row, before, after).
 CHANGES: list[tuple[str, str, int, Any, Any]] = [
     ("insert", "0-1-1", 0, None, ROW1),
@@ -41,8 +47,9 @@ CHANGES: list[tuple[str, str, int, Any, Any]] = [
     ("update", "0-1-2", 0, ROW1, ROW1B),
     ("delete", "0-1-2", 1, ROW2, None),
     ("update", "0-1-3", 0, ROW1B, ROW3),
+    ("update", "0-1-4", 0, ROW3, ROW3B),
 ]
-FINAL = [{"id": "9", "v": "old", "b": "0x00"}, ROW3]
+FINAL = [{"id": "9", "v": "old", "b": "0x00"}, ROW3B]
 
 
 def output_text(
@@ -68,8 +75,11 @@ def output_text(
 OK_RUN = AdapterRun(0, 1.0)
 
 
-def verdicts(text: str, run: AdapterRun = OK_RUN) -> dict[str, Verdict]:
-    return {v.check: v for v in judge(history(), parse_output(text), run, 60.0)}
+def verdicts(
+    text: str, run: AdapterRun = OK_RUN, scenario: Scenario | None = None
+) -> dict[str, Verdict]:
+    found = judge(scenario or history(), parse_output(text), run, 60.0)
+    return {v.check: v for v in found}
 
 
 def failed(found: dict[str, Verdict]) -> dict[str, str]:
@@ -79,7 +89,7 @@ def failed(found: dict[str, Verdict]) -> dict[str, str]:
 def test_a_perfect_client_passes_every_check() -> None:
     found = verdicts(output_text())
     assert failed(found) == {}
-    assert found["no loss"].detail == "5 changes delivered"
+    assert found["no loss"].detail == "6 changes delivered"
     assert found["final tables"].detail == "1 tables, 2 rows"
 
 
@@ -87,7 +97,7 @@ def test_a_lost_change_is_named() -> None:
     found = failed(verdicts(output_text(changes=CHANGES[:3] + CHANGES[4:])))
     assert set(found) == {"no loss"}
     assert found["no loss"] == (
-        "1 of 5 changes never delivered, first: delete shop.t {id='2', v='b', b=NULL}"
+        "1 of 6 changes never delivered, first: delete shop.t {id='2', v='b', b=NULL}"
         " (gtid 0-1-2 row 1)"
     )
 
@@ -104,9 +114,9 @@ def test_a_duplicate_fails_exactly_once_and_is_counted_under_at_least_once() -> 
 
 
 def test_changes_of_one_key_out_of_commit_order() -> None:
-    swapped = [CHANGES[0], CHANGES[2], CHANGES[1], CHANGES[4], CHANGES[3]]
+    swapped = [CHANGES[0], CHANGES[2], CHANGES[1], CHANGES[4], CHANGES[3], CHANGES[5]]
     assert failed(verdicts(output_text(changes=swapped))) == {}  # other keys: any order
-    wrong = [CHANGES[0], CHANGES[1], CHANGES[4], CHANGES[2], CHANGES[3]]
+    wrong = [CHANGES[0], CHANGES[1], CHANGES[4], CHANGES[2], CHANGES[3], CHANGES[5]]
     found = failed(verdicts(output_text(changes=wrong)))
     assert set(found) == {"per-key order"}
     assert found["per-key order"].startswith(
@@ -123,28 +133,24 @@ def test_wrong_values_phantoms_and_partial_images() -> None:
         "changes as served": "1 difference(s), first: line 2: insert shop.t (gtid 0-1-1 row 0):"
         " after b='0xff', served '0xFF'"
     }
-    phantom = [*CHANGES, ("delete", "0-1-9", 0, ROW3, None)]
+    phantom = [*CHANGES, ("delete", "0-1-9", 0, ROW3B, None)]
     found = failed(verdicts(output_text(changes=phantom)))
     assert found["changes as served"].endswith(
-        "line 7: delete shop.t gtid 0-1-9 row 0 was never served"
+        "line 8: delete shop.t gtid 0-1-9 row 0 was never served"
     )
-    # An image without some columns (binlog_row_image MINIMAL) is compared where it has them.
-    minimal = list(CHANGES)
-    minimal[3] = ("delete", "0-1-2", 1, {"id": "2"}, None)
-    assert failed(verdicts(output_text(changes=minimal))) == {}
 
 
 def test_final_tables_against_the_oracle() -> None:
-    found = failed(verdicts(output_text(tables=[ROW3])))
+    found = failed(verdicts(output_text(tables=[ROW3B])))
     assert found == {"final tables": "shop.t: missing {id='9', v='old', b='0x00'}"}
     found = failed(verdicts(output_text(tables=[*FINAL, ROW3])))
     assert found == {"final tables": "shop.t: unexpected {id='3', v='a2', b='0xFF'}"}
-    verdict = verdicts(output_text(tables=[FINAL[0], {"id": "3", "v": "a2"}]))["final tables"]
+    verdict = verdicts(output_text(tables=[FINAL[0], {"id": "3", "v": "a3"}]))["final tables"]
     assert verdict.failed
     assert verdict.lines == (
         "shop.t: 1 row(s) missing, 1 unexpected",
-        "  - {id='3', v='a2', b='0xFF'}",
-        "  + {id='3', v='a2', b='<absent>'}",
+        "  - {id='3', v='a3', b='0xFF'}",
+        "  + {id='3', v='a3', b='<absent>'}",
     )
 
 
@@ -195,3 +201,206 @@ def test_a_client_without_a_change_log_is_judged_on_its_tables() -> None:
         None,
         True,
     ]
+
+
+# --- each way a client can be wrong, one at a time ---------------------------------------------
+
+
+def test_a_value_replaced_by_null_is_a_difference() -> None:
+    after_null = list(CHANGES)
+    after_null[0] = ("insert", "0-1-1", 0, None, {**ROW1, "v": None})
+    found = failed(verdicts(output_text(changes=after_null)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 2: insert shop.t (gtid 0-1-1 row 0):"
+        " after v=None, served 'a'"
+    }
+    before_null = list(CHANGES)
+    before_null[3] = ("delete", "0-1-2", 1, {**ROW2, "v": None}, None)
+    found = failed(verdicts(output_text(changes=before_null)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 5: delete shop.t (gtid 0-1-2 row 1):"
+        " before v=None, served 'b'"
+    }
+    # ... and the other way round: a value where NULL was served.
+    not_null = list(CHANGES)
+    not_null[1] = ("insert", "0-1-1", 1, None, {**ROW2, "b": "null"})
+    found = failed(verdicts(output_text(changes=not_null)))
+    assert found["changes as served"].endswith("after b='null', served None")
+
+
+def test_the_new_key_of_a_key_changing_update_is_ordered_too() -> None:
+    # 0-1-4 touches key 3 only; 0-1-3 moves key 1 to 3. Delivered the other way round, only
+    # the new key (3) shows the disorder.
+    wrong = [*CHANGES[:4], CHANGES[5], CHANGES[4]]
+    found = failed(verdicts(output_text(changes=wrong)))
+    assert found == {
+        "per-key order": "1 out of order, first: line 7: update shop.t {id='3', v='a2',"
+        " b='0xFF'} (gtid 0-1-3 row 0) delivered after update shop.t {id='3', v='a3',"
+        " b='0xFF'} (gtid 0-1-4 row 0), which commits later"
+    }
+
+
+def test_the_last_served_change_lost_is_named() -> None:
+    found = failed(verdicts(output_text(changes=CHANGES[:-1], tables=FINAL)))
+    assert found == {
+        "no loss": "1 of 6 changes never delivered, first: update shop.t {id='3', v='a3',"
+        " b='0xFF'} (gtid 0-1-4 row 0)"
+    }
+    found = failed(verdicts(output_text(changes=[])))
+    assert found["no loss"].startswith("6 of 6 changes never delivered, first: insert shop.t")
+
+
+def test_a_duplicate_of_the_last_change_fails_unless_at_least_once_is_declared() -> None:
+    twice = [*CHANGES, CHANGES[-1]]
+    found = failed(verdicts(output_text(changes=twice)))
+    assert found == {
+        "no duplicates": "1 duplicate deliveries under exactly-once, first: update shop.t"
+        " {id='3', v='a3', b='0xFF'} (gtid 0-1-4 row 0) delivered 2 times"
+    }
+    assert failed(verdicts(output_text(changes=twice, guarantee="at-least-once"))) == {}
+
+
+def test_a_partial_image_under_full_row_images_is_a_difference() -> None:
+    partial = list(CHANGES)
+    partial[3] = ("delete", "0-1-2", 1, {"id": "2"}, None)
+    found = failed(verdicts(output_text(changes=partial)))
+    assert found == {
+        "changes as served": "2 difference(s), first: line 5: delete shop.t (gtid 0-1-2 row 1):"
+        " before image lacks column 'v', served 'b'"
+    }
+    partial_after = list(CHANGES)
+    partial_after[5] = ("update", "0-1-4", 0, ROW3, {"id": "3", "v": "a3"})
+    found = failed(verdicts(output_text(changes=partial_after)))
+    assert found["changes as served"].endswith("after image lacks column 'b', served '0xFF'")
+
+
+def test_a_partial_image_is_compared_where_the_binlog_left_columns_out() -> None:
+    # binlog_row_image MINIMAL: the key in before images, the columns set in after images.
+    minimal: list[tuple[str, str, int, Any, Any]] = [
+        ("insert", "0-1-1", 0, None, ROW1),
+        ("insert", "0-1-1", 1, None, ROW2),
+        ("update", "0-1-2", 0, {"id": "1"}, {"v": "a2"}),
+        ("delete", "0-1-2", 1, {"id": "2"}, None),
+        ("update", "0-1-3", 0, {"id": "1"}, {"id": "3"}),
+        ("update", "0-1-4", 0, {"id": "3"}, {"v": "a3"}),
+    ]
+    scenario = history("MINIMAL")
+    assert failed(verdicts(output_text(changes=minimal), scenario=scenario)) == {}
+    wrong = list(minimal)
+    wrong[5] = ("update", "0-1-4", 0, {"id": "3"}, {"v": None})
+    found = failed(verdicts(output_text(changes=wrong), scenario=scenario))
+    assert found["changes as served"].endswith("after v=None, served 'a3'")
+    # An insert's image is every column the statement named: none may be left out.
+    short = list(minimal)
+    short[0] = ("insert", "0-1-1", 0, None, {"id": "1", "v": "a"})
+    found = failed(verdicts(output_text(changes=short), scenario=scenario))
+    assert found["changes as served"].endswith("after image lacks column 'b', served '0xFF'")
+
+
+def ddl_history() -> Scenario:
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY, a INT)")
+    scenario.insert("d.t", {"id": 1, "a": 1})  # 0-1-1
+    scenario.alter_table("d.t", "ADD COLUMN b INT NULL DEFAULT 7")  # 0-1-2 (no row change)
+    scenario.insert("d.t", {"id": 2, "a": 2, "b": 3})  # 0-1-3
+    return scenario
+
+
+def ddl_output(new_rows: bool) -> str:
+    b = {"b": "3"} if new_rows else {}
+    lines: list[dict[str, Any]] = [
+        {"kind": "header"},
+        {"kind": "change", "op": "insert", "table": "d.t", "gtid": "0-1-1", "row": 0,
+         "after": {"id": "1", "a": "1"}},
+        {"kind": "change", "op": "insert", "table": "d.t", "gtid": "0-1-3", "row": 0,
+         "after": {"id": "2", "a": "2", **b}},
+        {"kind": "row", "table": "d.t",
+         "values": {"id": "1", "a": "1", **({"b": "7"} if new_rows else {})}},
+        {"kind": "row", "table": "d.t", "values": {"id": "2", "a": "2", **b}},
+    ]  # fmt: skip
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def test_a_ddl_not_followed() -> None:
+    assert failed(verdicts(ddl_output(True), scenario=ddl_history())) == {}
+    found = failed(verdicts(ddl_output(False), scenario=ddl_history()))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 3: insert d.t (gtid 0-1-3 row 0):"
+        " after image lacks column 'b', served '3'",
+        "final tables": "d.t: missing {id='1', a='1', b='7'}",
+    }
+
+
+def xa_history() -> Scenario:
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE x.acct (id INT PRIMARY KEY, n INT)")
+    scenario.create_table("CREATE TABLE x.log (id INT PRIMARY KEY)")
+    scenario.insert("x.acct", {"id": 1, "n": 1})  # 0-1-1
+    with scenario.xa_transaction("t") as tx:  # 0-1-2: XA PREPARE
+        tx.update("x.acct", {"id": 1}, {"n": 2})
+    scenario.insert("x.log", {"id": 1})  # 0-1-3
+    scenario.xa_commit("t")  # 0-1-4: the update takes effect
+    return scenario
+
+
+def xa_output(update_gtid: str) -> str:
+    update = {"kind": "change", "op": "update", "table": "x.acct", "gtid": update_gtid, "row": 0,
+              "before": {"id": "1", "n": "1"}, "after": {"id": "1", "n": "2"}}  # fmt: skip
+    log = {"kind": "change", "op": "insert", "table": "x.log", "gtid": "0-1-3", "row": 0,
+           "after": {"id": "1"}}  # fmt: skip
+    lines: list[dict[str, Any]] = [
+        {"kind": "header"},
+        {"kind": "change", "op": "insert", "table": "x.acct", "gtid": "0-1-1", "row": 0,
+         "after": {"id": "1", "n": "1"}},
+        *([update, log] if update_gtid == "0-1-2" else [log, update]),
+        {"kind": "row", "table": "x.acct", "values": {"id": "1", "n": "2"}},
+        {"kind": "row", "table": "x.log", "values": {"id": "1"}},
+    ]  # fmt: skip
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def test_xa_applied_at_its_prepare() -> None:
+    assert failed(verdicts(xa_output("0-1-4"), scenario=xa_history())) == {}
+    found = failed(verdicts(xa_output("0-1-2"), scenario=xa_history()))
+    assert found == {
+        "no loss": "1 of 3 changes never delivered, first: update x.acct {id='1', n='2'}"
+        " (gtid 0-1-4 row 0)",
+        "changes as served": "1 difference(s), first: line 3: update x.acct gtid 0-1-2 row 0"
+        " was never served",
+    }
+
+
+def test_the_images_carried_follow_binlog_row_image_as_it_changes() -> None:
+    def build(minimal_first: bool) -> Scenario:
+        scenario = Scenario()
+        scenario.create_table("CREATE TABLE s.t (id INT PRIMARY KEY, v INT)")
+        scenario.insert("s.t", {"id": 1, "v": 1})  # 0-1-1
+        if minimal_first:
+            scenario.set(binlog_row_image="MINIMAL")
+        scenario.update("s.t", {"id": 1}, {"v": 2})  # 0-1-2
+        scenario.set(binlog_row_image="MINIMAL" if not minimal_first else "FULL")
+        scenario.delete("s.t", {"id": 1})  # 0-1-3
+        return scenario
+
+    def text(update_before: dict[str, str], delete_before: dict[str, str]) -> str:
+        lines: list[dict[str, Any]] = [
+            {"kind": "header", "tables": True},
+            {"kind": "change", "op": "insert", "table": "s.t", "gtid": "0-1-1", "row": 0,
+             "after": {"id": "1", "v": "1"}},
+            {"kind": "change", "op": "update", "table": "s.t", "gtid": "0-1-2", "row": 0,
+             "before": update_before, "after": {"id": "1", "v": "2"}},
+            {"kind": "change", "op": "delete", "table": "s.t", "gtid": "0-1-3", "row": 0,
+             "before": delete_before},
+        ]  # fmt: skip
+        return "".join(json.dumps(line) + "\n" for line in lines)
+
+    key, full = {"id": "1"}, {"id": "1", "v": "2"}
+    # SET binlog_row_image=MINIMAL before the update: its before image is the key ...
+    assert failed(verdicts(text(key, full), scenario=build(True))) == {}
+    # ... and after it, the delete's: the update's must be whole.
+    assert failed(verdicts(text({"id": "1", "v": "1"}, key), scenario=build(False))) == {}
+    found = failed(verdicts(text(key, key), scenario=build(False)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 3: update s.t (gtid 0-1-2 row 0):"
+        " before image lacks column 'v', served '1'"
+    }
