@@ -85,4 +85,3 @@ def test_the_ci_profile_draws_the_same_examples_on_every_run() -> None:
     ci = settings.get_profile("ci")
     assert ci.derandomize
     assert ci.database is None
-    assert not settings.get_profile("dev").derandomize  # dev keeps exploring
