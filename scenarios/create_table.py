@@ -37,7 +37,7 @@ from scenarios.ddl import (
     TruncateTable,
     server_key_order,
 )
-from scenarios.errors import SchemaError
+from scenarios.errors import SchemaError, did_you_mean
 from scenarios.schema import (
     DEFAULT_COLLATION,
     INTEGER_RANGES,
@@ -523,7 +523,11 @@ class _Parser:
             word = "varchar" if self.accept("VARYING") else "char"
         kind = TYPE_ALIASES.get(word, word)
         if kind not in TYPE_NAMES:
-            raise SchemaError(f"CREATE TABLE: type {token.text!r} is not modelled (at {token.at})")
+            hint = did_you_mean(word, [*TYPE_NAMES, *TYPE_ALIASES])
+            raise SchemaError(
+                f"CREATE TABLE: type {token.text!r} is not supported by the model{hint}"
+                f" (at {token.at})"
+            )
         fields: dict[str, Any] = {"type": kind}
         if kind in ("enum", "set"):
             self.punct("(")

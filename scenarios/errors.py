@@ -3,9 +3,18 @@ column, a history that cannot happen."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from difflib import get_close_matches
 from typing import Any
 
-__all__ = ["ScenarioError", "SchemaError", "ValueDoesNotFit", "HistoryError", "describe"]
+__all__ = [
+    "ScenarioError",
+    "SchemaError",
+    "ValueDoesNotFit",
+    "HistoryError",
+    "describe",
+    "did_you_mean",
+]
 
 
 class ScenarioError(ValueError):
@@ -24,6 +33,14 @@ def describe(value: Any, limit: int = 80) -> str:
         size = f", {len(value)} bytes" if isinstance(value, bytes | bytearray) else ""
         text = f"{text[: limit - 15]}...{text[-8:]} ({type(value).__name__}{size})"
     return text
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the known name closest to a misspelt ``name`` (case
+    ignored), or an empty text when none is close."""
+    spelled = {item.lower(): item for item in known}
+    close = get_close_matches(name.lower(), list(spelled), n=1, cutoff=0.6)
+    return f" (did you mean {spelled[close[0]]!r}?)" if close else ""
 
 
 class ValueDoesNotFit(ScenarioError):

@@ -63,7 +63,7 @@ from scenarios.ddl import (
     altered,
     renamed,
 )
-from scenarios.errors import HistoryError, ScenarioError, SchemaError
+from scenarios.errors import HistoryError, ScenarioError, SchemaError, did_you_mean
 from scenarios.schema import NO_DEFAULT, Column, Table
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
@@ -540,7 +540,8 @@ class Scenario:
         try:
             return self.tables[name]
         except KeyError:
-            raise HistoryError(f"no table {name!r} (declared: {sorted(self.tables)})") from None
+            hint = did_you_mean(name, self.tables) or f" (declared: {sorted(self.tables)})"
+            raise HistoryError(f"no table {name!r}{hint}") from None
 
     # --- transactions --------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from fakemaster.vocabulary.columns import (
     string_meta_value,
 )
 from fakemaster.vocabulary.constants import ColumnType
-from scenarios.errors import SchemaError
+from scenarios.errors import SchemaError, did_you_mean
 
 __all__ = [
     "BINARY_TYPES",
@@ -417,7 +417,8 @@ class Table:
         try:
             return self._index[name.lower()]
         except KeyError:
-            raise SchemaError(f"{self.qualified} has no column {name!r}") from None
+            hint = did_you_mean(name, self.column_names)
+            raise SchemaError(f"{self.qualified} has no column {name!r}{hint}") from None
 
     def column(self, name: str) -> Column:
         return self.columns[self.position(name)]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scenarios.duplicate_entry import duplicate_entry
 from scenarios.errors import HistoryError
 from scenarios.schema import Table
 
@@ -77,9 +78,8 @@ class TableState:
                 continue
             found = index.get(value)
             if found is not None and found != ignore:
-                names = [self.table.columns[p].name for p in positions]
                 raise HistoryError(
-                    f"{self.table.qualified}: duplicate entry {value!r} for key {names}"
+                    f"{self.table.qualified}: {duplicate_entry(self.table, positions, value)}"
                 )
 
     def _keys_all(

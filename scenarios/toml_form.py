@@ -54,15 +54,18 @@ for a TOML syntax error, and for the rest the step, change, table and column.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from fakemaster.vocabulary.events import Gtid
 from fakemaster.vocabulary.inputs import InputError, loads_toml, read_text
-from scenarios.errors import ScenarioError
+from scenarios.errors import ScenarioError, did_you_mean
 from scenarios.history import DEFAULT_CLOCK, Scenario, Settings
+from scenarios.toml_generators import GeneratorError, generated_rows
+from scenarios.toml_positions import Position, TomlPositions
 
 __all__ = ["TomlScenarioError", "load_scenario", "read_scenario", "scenario_from_toml"]
 
@@ -93,11 +96,15 @@ def load_scenario(text: str, *, source: str = "<toml>") -> Scenario:
         data = loads_toml(text, source=source)
     except InputError as exc:
         raise TomlScenarioError(str(exc)) from None
-    return scenario_from_toml(data, source=source)
+    return scenario_from_toml(data, source=source, text=text)
 
 
-def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Scenario:
-    """The scenario of a parsed TOML document."""
+def scenario_from_toml(
+    data: Mapping[str, Any], *, source: str = "<toml>", text: str | None = None
+) -> Scenario:
+    """The scenario of a parsed TOML document (``text``, the document's text, lets errors
+    name the line and column)."""
+    positions = TomlPositions(text) if text is not None else None
     _only(data, _TOP, f"{source}: top level")
     settings = _settings(data.get("settings", {}), source)
     clock = data.get("clock", DEFAULT_CLOCK)
@@ -105,10 +112,58 @@ def scenario_from_toml(data: Mapping[str, Any], *, source: str = "<toml>") -> Sc
         raise TomlScenarioError(f"{source}: clock is the history's start in Unix seconds")
     scenario = Scenario(settings, gtid_state=_gtid_state(data, source), clock=clock)
     for number, item in enumerate(_list(data, "tables", source), 1):
-        _create_table(scenario, item, f"{source}: tables[{number}]")
+        where = _at(source, _item(positions, "tables", number), f"table {number}")
+        try:
+            _create_table(scenario, item, where)
+        except TomlScenarioError as exc:
+            raise _with_create_position(exc, source, positions, number) from None
     for number, step in enumerate(_list(data, "steps", source), 1):
-        _step(scenario, step, f"{source}: steps[{number}]")
+        where = _at(source, _item(positions, "steps", number), f"step {number}")
+        _step(scenario, step, where, _change_where(source, positions, number))
     return scenario
+
+
+ChangeWhere = Callable[[int], str]
+
+
+def _item(positions: TomlPositions | None, array: str, number: int) -> Position | None:
+    return positions.item(array, number) if positions is not None else None
+
+
+def _at(source: str, position: Position | None, what: str) -> str:
+    """``file:line:column: what`` (as compilers say it), or ``file: what`` without a
+    position."""
+    if position is None:
+        return f"{source}: {what}"
+    return f"{source}:{position.line}:{position.column}: {what}"
+
+
+def _change_where(source: str, positions: TomlPositions | None, step: int) -> ChangeWhere:
+    def where(number: int) -> str:
+        position = positions.change(step, number) if positions else None
+        if position is None and positions is not None:
+            position = positions.item("steps", step)
+        return _at(source, position, f"step {step}, change {number}")
+
+    return where
+
+
+_CREATE_OFFSET = re.compile(r"\bat (\d+)\b")
+
+
+def _with_create_position(
+    error: TomlScenarioError, source: str, positions: TomlPositions | None, table: int
+) -> TomlScenarioError:
+    """The error of a CREATE text that names an offset in it, placed at that offset of the
+    file (exact for literal strings, the usual way to write a CREATE in TOML)."""
+    message = str(error)
+    found = _CREATE_OFFSET.search(message)
+    start = positions.create_text(table) if positions else None
+    if found is None or start is None or positions is None:
+        return error
+    position = positions.position(start + int(found.group(1)))
+    _, _, rest = message.partition(f"table {table}: ")
+    return TomlScenarioError(_at(source, position, f"table {table}: {rest or message}"))
 
 
 def _gtid_state(data: Mapping[str, Any], source: str) -> list[Gtid]:
@@ -124,20 +179,21 @@ def _gtid_state(data: Mapping[str, Any], source: str) -> list[Gtid]:
 def _create_table(scenario: Scenario, item: Any, where: str) -> None:
     if not isinstance(item, dict):
         raise TomlScenarioError(f"{where}: a table is a table with 'create' and 'rows'")
-    _only(item, {"create", "rows"}, where)
+    _only(item, {"create", "rows", "generate"}, where)
     create = item.get("create")
     if not isinstance(create, str):
         raise TomlScenarioError(f"{where}: 'create' (CREATE TABLE text) is missing")
     rows = item.get("rows", [])
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise TomlScenarioError(f"{where}: 'rows' is a list of column = value tables")
+    rows = rows + _generated(item, where)
     try:
         scenario.create_table(create, [_values(row) for row in rows])
     except ScenarioError as exc:
         raise TomlScenarioError(f"{where}: {exc}") from None
 
 
-def _step(scenario: Scenario, step: Any, where: str) -> None:
+def _step(scenario: Scenario, step: Any, where: str, change_where: ChangeWhere) -> None:
     """One step, of the kind its keys say (a transaction when none does)."""
     if not isinstance(step, dict):
         raise TomlScenarioError(f"{where}: a step is a table")
@@ -154,7 +210,7 @@ def _step(scenario: Scenario, step: Any, where: str) -> None:
     elif "xa_commit" in step or "xa_rollback" in step:
         _xa_end(scenario, step, where)
     else:
-        _transaction(scenario, step, where)
+        _transaction(scenario, step, where, change_where)
 
 
 def _rotate(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
@@ -251,14 +307,16 @@ def _xa_end(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
         raise TomlScenarioError(f"{where}: {exc}") from None
 
 
-def _transaction(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+def _transaction(
+    scenario: Scenario, step: Mapping[str, Any], where: str, change_where: ChangeWhere
+) -> None:
     _only(step, {"domain_id", "server_id", "changes", "xa", "one_phase"}, where)
     ids = _ids(step, where)
     changes = step.get("changes")
     if not isinstance(changes, list) or not changes:
         raise TomlScenarioError(f"{where}: a transaction has a non-empty list 'changes'")
     try:
-        _changes(scenario, step, changes, ids, where)
+        _changes(scenario, step, changes, ids, where, change_where)
     except TomlScenarioError:
         raise
     except ScenarioError as exc:
@@ -271,6 +329,7 @@ def _changes(
     changes: list[Any],
     ids: dict[str, int | None],
     where: str,
+    change_where: ChangeWhere,
 ) -> None:
     one_phase = step.get("one_phase", False)
     if not isinstance(one_phase, bool) or one_phase and "xa" not in step:
@@ -286,7 +345,7 @@ def _changes(
         block = scenario.transaction(domain_id=ids["domain_id"], server_id=ids["server_id"])
     with block as tx:
         for number, change in enumerate(changes, 1):
-            here = f"{where}.changes[{number}]"
+            here = change_where(number)
             if not isinstance(change, dict):
                 raise TomlScenarioError(f"{here}: a change is an inline table")
             kinds = [kind for kind in _CHANGE_KINDS if kind in change]
@@ -299,10 +358,13 @@ def _changes(
             here = f"{here} ({kind} {name})"
             try:
                 if kind == "insert":
-                    _only(change, {"insert", "rows"}, here)
-                    rows = change.get("rows")
-                    if not isinstance(rows, list) or not rows:
-                        raise TomlScenarioError(f"{here}: 'rows' is a non-empty list of rows")
+                    _only(change, {"insert", "rows", "generate"}, here)
+                    rows = change.get("rows", [])
+                    if not isinstance(rows, list):
+                        raise TomlScenarioError(f"{here}: 'rows' is a list of rows")
+                    rows = rows + _generated(change, here)
+                    if not rows:
+                        raise TomlScenarioError(f"{here}: an insert needs 'rows' or 'generate'")
                     tx.insert(name, *(_values(_mapping(row, here, "a row")) for row in rows))
                 elif kind == "update":
                     _only(change, {"update", "where", "set"}, here)
@@ -318,6 +380,15 @@ def _changes(
                 raise
             except ScenarioError as exc:
                 raise TomlScenarioError(f"{here}: {exc}") from None
+
+
+def _generated(item: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    if "generate" not in item:
+        return []
+    try:
+        return generated_rows(item["generate"])
+    except GeneratorError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
 
 
 def _settings(data: Any, source: str) -> Settings:
@@ -359,6 +430,8 @@ def _mapping(value: Any, where: str, what: str) -> dict[str, Any]:
 
 def _only(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
     unknown = sorted(set(data) - allowed)
+    if len(unknown) == 1 and (hint := did_you_mean(unknown[0], allowed)):
+        raise TomlScenarioError(f"{where}: unknown key {unknown[0]}{hint}")
     if unknown:
         raise TomlScenarioError(
             f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(allowed))})"

@@ -195,7 +195,7 @@ domain_id = 3
     python.rename_table("shop.orders", "shop.old_orders", domain_id=3)
     assert scenario.steps == python.steps
     assert Oracle(scenario).final.rows == {"shop.old_orders": [(1, 0, b"first"), (2, 1, None)]}
-    with pytest.raises(ScenarioError, match=r"steps\[1\].*no table 'shop.nope'"):
+    with pytest.raises(ScenarioError, match=r"step 1.*no table 'shop.nope'"):
         load_scenario('[[steps]]\nddl = "DROP TABLE shop.nope"\n')
 
 

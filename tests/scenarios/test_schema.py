@@ -110,7 +110,7 @@ def test_the_ddl_of_a_table_parses_back_to_it(generated: object) -> None:
     ("text", "message"),
     [
         ("CREATE TABLE t (a INT)", "no database"),
-        ("CREATE TABLE d.t (a GEOMETRY)", "not modelled"),
+        ("CREATE TABLE d.t (a GEOMETRY)", "not supported by the model"),
         ("CREATE TABLE d.t (a VARCHAR)", "needs a length"),
         ("CREATE TABLE d.t (a DECIMAL(66,2))", "invalid"),
         ("CREATE TABLE d.t (a DECIMAL(5,6))", "invalid"),

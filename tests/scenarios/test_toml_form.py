@@ -108,24 +108,27 @@ def test_a_file_is_read(tmp_path: pytest.TempPathFactory) -> None:
     ("text", "message"),
     [
         ("[settings\n", "line 1"),
-        ("[[tables]]\ncreate = 'CREATE TABLE a.t (id INT)'\n\n[[tables]]\nrows = 3\n", "tables[2]"),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT)'\n\n[[tables]]\nrows = 3\n",
+            "bad.toml:4:1: table 2",
+        ),
         ("[settings]\nbinlog_row_image = 'HALF'\n", "binlog_row_image"),
-        ("[settings]\nbinlog_rows = 1\n", "unknown key(s) binlog_rows"),
+        ("[settings]\nbinlog_rows = 1\n", "unknown key binlog_rows"),
         (
             "[[tables]]\ncreate = 'CREATE TABLE a.t (id TINYINT PRIMARY KEY)'\n"
             "rows = [{ id = 300 }]\n",
-            "tables[1]: a.t.id",
+            "bad.toml:1:1: table 1: a.t.id",
         ),
         (
             "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT PRIMARY KEY, v VARCHAR(2))'\n"
             "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 1 }] }]\n"
             "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 2, v = 'toolong' }] }]\n",
-            "steps[2].changes[1] (insert a.t)",
+            "bad.toml:6:12: step 2, change 1 (insert a.t)",
         ),
         (
             "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT PRIMARY KEY)'\n"
             "[[steps]]\nchanges = [{ delete = 'a.t', where = { id = 9 } }]\n",
-            "steps[1].changes[1] (delete a.t)",
+            "bad.toml:4:12: step 1, change 1 (delete a.t): a.t: no row where",
         ),
         ("[[steps]]\nchanges = [{ insert = 'a.nope', rows = [{ id = 1 }] }]\n", "a.nope"),
         ("[[steps]]\nchanges = [{ upsert = 'a.t' }]\n", "exactly one of insert"),
@@ -151,7 +154,7 @@ def test_a_failed_transaction_leaves_nothing_behind() -> None:
         "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 1 }] },"
         " { insert = 'a.t', rows = [{ id = 1 }] }]\n"
     )
-    with pytest.raises(TomlScenarioError, match="steps\\[1\\].changes\\[2\\]"):
+    with pytest.raises(TomlScenarioError, match="<toml>:4:53: step 1, change 2"):
         load_scenario(text)
 
 
@@ -206,7 +209,7 @@ def test_the_new_step_kinds_say_what_is_wrong(step: str, message: str) -> None:
         '[[tables]]\ncreate = "CREATE TABLE a.t (id INT PRIMARY KEY)"\nrows = [{ id = 0 }]\n\n'
         f"[[steps]]\n{step}\n"
     )
-    with pytest.raises(TomlScenarioError, match=rf"steps\[1\].*{message}"):
+    with pytest.raises(TomlScenarioError, match=rf"<toml>:5:1: step 1: .*{message}"):
         load_scenario(text)
 
 
@@ -219,3 +222,45 @@ def test_the_clock_of_a_toml_scenario_is_current_timestamp() -> None:
     )
     assert scenario.clock == 1234567890
     assert scenario.transactions[0].changes[0].rows == ((1, Timestamp(1234567890)),)
+
+
+def test_an_error_inside_a_create_names_the_file_line_and_column_of_the_word() -> None:
+    text = (
+        "# a shop\n[[tables]]\ncreate = '''\nCREATE TABLE shop.orders (\n"
+        "  id INT PRIMARY KEY,\n  price DECIMAL(10,2) UNSIGNED ZEROFILL BOGUS\n)'''\n"
+    )
+    with pytest.raises(TomlScenarioError) as caught:
+        load_scenario(text, source="shop.toml")
+    message = caught.value.args[0]
+    line, column = (int(part) for part in message.split(":")[1:3])
+    assert text.splitlines()[line - 1][column - 1 :].startswith(("ZEROFILL", "BOGUS")), message
+    assert ": table 1: CREATE TABLE" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[[steps]]\nchnages = []\n", "bad.toml:1:1: step 1: unknown key chnages (did you mean"),
+        ("[setings]\n", "unknown key setings (did you mean 'settings'?)"),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.orders (id INT)'\n"
+            "[[steps]]\nchanges = [{ insert = 'a.order', rows = [{ id = 1 }] }]\n",
+            "bad.toml:4:12: step 1, change 1 (insert a.order): no table 'a.order' (did you mean"
+            " 'a.orders'?)",
+        ),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (id INT, note TEXT)'\n"
+            "[[steps]]\nchanges = [{ insert = 'a.t', rows = [{ id = 1, nte = 'x' }] }]\n",
+            "has no column 'nte' (did you mean 'note'?)",
+        ),
+        (
+            "[[tables]]\ncreate = 'CREATE TABLE a.t (id INTEGR)'\n",
+            "bad.toml:2:32: table 1: CREATE TABLE: type 'INTEGR' is not supported by the model"
+            " (did you mean 'integer'?)",
+        ),
+    ],
+)
+def test_misspelt_names_get_a_suggestion(text: str, message: str) -> None:
+    with pytest.raises(TomlScenarioError) as caught:
+        load_scenario(text, source="bad.toml")
+    assert message in caught.value.args[0]
