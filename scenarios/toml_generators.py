@@ -1,14 +1,16 @@
 """Row generators of the TOML form: thousands of rows described in one line, the same on every
 run. ::
 
-    generate = { count = 1000, seed = 7, columns = {
-        id = { sequence = 1 },                  # 1, 2, 3... (step = 10: 1, 11, 21...)
-        note = { pattern = "order {n:05}" },    # "order 00001"... ({n} the 1-based row number)
-        qty = { random = [1, 10] },             # whole numbers from 1 to 10 (floats if a bound is)
-        status = { choice = ["new", "paid"] },  # one of them at random
-        shop = { cycle = ["a", "b", "c"] },     # a, b, c, a, b...
-        paid = false,                           # the same value in every row
-    } }
+    generate = { count = 1000, seed = 7, columns = { id = { sequence = 1 }, note = ... } }
+
+with, for each column (TOML keeps an inline table on one line)::
+
+    id = { sequence = 1 }                  # 1, 2, 3... (step = 10: 1, 11, 21...)
+    note = { pattern = "order {n:05}" }    # "order 00001"... ({n} the 1-based row number)
+    qty = { random = [1, 10] }             # whole numbers from 1 to 10 (floats if a bound is)
+    status = { choice = ["new", "paid"] }  # one of them at random
+    shop = { cycle = ["a", "b", "c"] }     # a, b, c, a, b...
+    paid = 0                               # the same value in every row
 
 Random draws come from ``random.Random(seed)`` (seed 0 when none is given), column by column
 in the order written, row after row: a file always describes the same rows.
