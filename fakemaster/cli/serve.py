@@ -162,9 +162,13 @@ def add_parser(subparsers: Subparsers) -> None:
         "--server-id", type=int_range(1, 0xFFFFFFFF), metavar="N", help="@@server_id (demo: 1)"
     )
     told.add_argument(
-        "--version-string",
+        "--server-version",
+        dest="version_string",
         metavar="VERSION",
         help=f"@@version, without the handshake's 5.5.5- prefix (demo: {DEFAULT_VERSION})",
+    )
+    add_deprecated_alias(
+        told, "--version-string", replacement="--server-version", dest="version_string"
     )
     told.add_argument(
         "--binlog-checksum",

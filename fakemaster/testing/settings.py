@@ -64,7 +64,11 @@ class RunSettings:
     user: str | None = _setting("user", str, "account replicas log in with (default root)", "USER")
     password: str | None = _setting("password", str, "its password (default: empty)", "PASSWORD")
     version: str | None = _setting(
-        "version-string", str, "@@version (default 10.11.19-MariaDB-log)", "VERSION"
+        "server-version",
+        str,
+        "@@version (default 10.11.19-MariaDB-log)",
+        "VERSION",
+        old_flag="version-string",
     )
     semi_sync_enabled: bool | None = _setting(
         "semi-sync", _parse_bool, "semi-sync replication on", "BOOL"

@@ -10,6 +10,7 @@ deprecated aliases) is run through ``main`` as a user runs it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from fakemaster.cli.options import (
     DeprecatedAlias,
 )
 from fakemaster.testing.settings import SETTINGS
+from scenarios.history import Settings
 
 REPO = Path(__file__).resolve().parents[3]
 VERSION = f"fakemaster {fakemaster.__version__}"
@@ -389,6 +391,18 @@ def test_serve_checksum_still_works_hidden_and_deprecated(
     assert serve.parse_args(["--binlog-checksum", "none"]).checksum == "NONE"
     assert capsys.readouterr().err == ""
     assert "--checksum" not in serve.format_help()
+
+
+def test_serve_version_string_is_server_version_as_in_a_scenario(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    serve = dict(walk(build_parser()))["fakemaster serve"]
+    assert serve.parse_args(["--version-string", "10.6.1"]).version_string == "10.6.1"
+    assert "use --server-version" in capsys.readouterr().err
+    assert serve.parse_args(["--server-version", "10.6.1"]).version_string == "10.6.1"
+    assert capsys.readouterr().err == ""
+    assert "--version-string" not in serve.format_help()
+    assert "server_version" in {f.name for f in dataclasses.fields(Settings)}
 
 
 def test_scenarios_usage_shows_show_as_optional() -> None:

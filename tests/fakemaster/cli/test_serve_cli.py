@@ -151,7 +151,7 @@ def test_serve_prints_its_address_answers_sql_and_stops_on_sigterm() -> None:
         "repl",
         "--password",
         "s3cret",
-        "--version-string",
+        "--server-version",
         "10.11.99-MariaDB-fake",
         "--gtid-domain-id",
         "3",
@@ -277,7 +277,7 @@ def test_binlog_dir_is_served_byte_for_byte(tmp_path: Path) -> None:
     [
         (["--binlog-dir", "does/not/exist"], "does/not/exist"),
         (["--binlog-dir", "tests/golden/binlogs/default", "--demo-live", "1"], "--demo-live"),
-        (["--version-string", "x" * 60], "demo binlog: server version longer than 50 bytes"),
+        (["--server-version", "x" * 60], "demo binlog: server version longer than 50 bytes"),
     ],
 )
 def test_bad_setup_is_one_error_line(options: list[str], message: str) -> None:

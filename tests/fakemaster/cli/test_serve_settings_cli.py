@@ -107,7 +107,7 @@ def test_variables_say_what_the_binlog_cannot(tmp_path: Path) -> None:
             ["--variable", "character_set_server=latin1"],
             "character_set_server: configured latin1, but the served binlog says utf8mb4",
         ),
-        (["--version-string", "10.6.0-MariaDB"], "version: configured 10.6.0-MariaDB"),
+        (["--server-version", "10.6.0-MariaDB"], "version: configured 10.6.0-MariaDB"),
     ],
 )
 def test_an_option_the_binlog_contradicts_is_one_error_line(

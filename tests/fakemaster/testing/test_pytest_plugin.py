@@ -237,7 +237,7 @@ def test_inner_ini_keys_and_flags(pytester: pytest.Pytester) -> None:
     result = run_inner(
         pytester,
         "--fakemaster-server-id=77",
-        "--fakemaster-version-string",
+        "--fakemaster-server-version",
         "10.11.5-Flagged",
         "--fakemaster-semi-sync",
     )
