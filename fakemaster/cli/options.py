@@ -21,18 +21,24 @@ import getpass
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fakemaster.cli.common import int_range
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = [
     "CONNECTION_OPTIONS",
     "PASSWORD_ENV",
     "CommandParser",
     "DeprecatedAlias",
+    "add_client_tls_options",
     "add_connection_options",
     "add_deprecated_alias",
     "add_port_option",
+    "client_tls_context",
     "version_text",
 ]
 
@@ -220,4 +226,41 @@ def add_connection_options(
         default=os.environ.get(PASSWORD_ENV, ""),
         metavar="PASSWORD",
         help=f"its password (default: ${PASSWORD_ENV}, else none); without a value: ask",
+    )
+
+
+def add_client_tls_options(parser: argparse.ArgumentParser) -> None:
+    """The mariadb client's TLS options, for a command that connects to a primary."""
+    group = parser.add_argument_group(
+        "TLS",
+        "As the mariadb client's: --ssl asks for TLS (never falling back to a plain "
+        "connection); --ssl-ca or --ssl-verify-server-cert also verify the server's "
+        "certificate and its name.",
+    )
+    group.add_argument("--ssl", action="store_true", help="connect with TLS")
+    group.add_argument(
+        "--ssl-ca", type=Path, metavar="FILE", help="CA certificates (PEM) to verify the server"
+    )
+    group.add_argument(
+        "--ssl-verify-server-cert",
+        action="store_true",
+        help="verify the server's certificate (the system's CAs without --ssl-ca) and name",
+    )
+    group.add_argument("--ssl-cert", type=Path, metavar="FILE", help="client certificate (PEM)")
+    group.add_argument("--ssl-key", type=Path, metavar="FILE", help="its private key (PEM)")
+
+
+def client_tls_context(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """The TLS context the options of :func:`add_client_tls_options` ask for (None: plain).
+    OSError/ssl.SSLError for unreadable files (the caller reports them)."""
+    wanted = args.ssl or args.ssl_ca or args.ssl_verify_server_cert or args.ssl_cert
+    if not wanted:
+        return None
+    from fakemaster.client.tls import tls_context
+
+    return tls_context(
+        ca=args.ssl_ca,
+        verify=bool(args.ssl_ca or args.ssl_verify_server_cert),
+        cert=args.ssl_cert,
+        key=args.ssl_key,
     )

@@ -5,10 +5,16 @@ and its answers to a replica's setup statements, recorded for ``serve`` to repla
 from __future__ import annotations
 
 import argparse
+import ssl
 from pathlib import Path
 
 from fakemaster.cli.common import EXIT_OK, CommandError, Subparsers, int_range, seconds
-from fakemaster.cli.options import add_connection_options, add_deprecated_alias
+from fakemaster.cli.options import (
+    add_client_tls_options,
+    add_connection_options,
+    add_deprecated_alias,
+    client_tls_context,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -68,7 +74,15 @@ def add_parser(subparsers: Subparsers) -> None:
         help="give up after N lost connections in a row that recorded no new whole event "
         "group (%(default)s); the directory is then marked incomplete",
     )
+    add_client_tls_options(parser)
     parser.set_defaults(handler=run)
+
+
+def _tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    try:
+        return client_tls_context(args)
+    except (OSError, ssl.SSLError) as exc:
+        raise CommandError(f"record: TLS settings: {exc}") from None
 
 
 def _host_port(text: str, namespace: argparse.Namespace) -> None:
@@ -104,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         stop=stop,
         server_id=args.server_id or DEFAULT_REPLICA_SERVER_ID,
         max_retries=args.max_retries,
+        tls=_tls(args),
     )
     try:
         summary = record(options, progress=lambda text: print(text, flush=True))

@@ -7,7 +7,10 @@ events, resuming after faults from the last committed position.
 * :mod:`fakemaster.client.changes`: change events (operation, table, before/after, GTID...;
   DDL statements as ``ddl`` changes, XA transactions at their XA COMMIT);
 * :mod:`fakemaster.client.blocking`: a socket shell that reconnects and resumes;
-* :mod:`fakemaster.client.aio`: the same over asyncio streams.
+* :mod:`fakemaster.client.aio`: the same over asyncio streams;
+* :mod:`fakemaster.client.tls`: TLS (``ClientConfig(tls=tls_context(ca=...))``), run inside
+  the sans-IO core so that every shell has it. Logins take mysql_native_password and
+  MariaDB's client_ed25519 (through the server's auth switch).
 
 """
 
@@ -25,8 +28,10 @@ from fakemaster.client.protocol import (
     ProtocolError,
     ReplicaConnection,
     ServerRefused,
+    TlsError,
 )
 from fakemaster.client.shell import ReconnectPolicy
+from fakemaster.client.tls import tls_context
 
 __all__ = [
     "AuthError",
@@ -44,4 +49,6 @@ __all__ = [
     "ReconnectPolicy",
     "ReplicaConnection",
     "ServerRefused",
+    "TlsError",
+    "tls_context",
 ]

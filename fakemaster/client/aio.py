@@ -84,7 +84,7 @@ class AsyncReplica(ReplicaShell):
                 yield change
 
     async def _session(self) -> AsyncIterator[CommittedGroup | ReceivedEvent]:
-        connection = ReplicaConnection(self.config, self.position)
+        connection = ReplicaConnection(self.config, self.position, server_hostname=self.host)
         timeout = self.config.net_timeout
         try:
             reader, writer = await asyncio.wait_for(

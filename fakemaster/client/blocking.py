@@ -102,7 +102,7 @@ class BlockingReplica(ReplicaShell):
 
     def _session(self) -> Iterator[CommittedGroup | ReceivedEvent]:
         """One connection, until the dump ends (EOF) or fails (raises)."""
-        connection = ReplicaConnection(self.config, self.position)
+        connection = ReplicaConnection(self.config, self.position, server_hostname=self.host)
         sock = socket.create_connection((self.host, self.port), timeout=self.config.net_timeout)
         self._socket = sock
         self.connections += 1

@@ -30,15 +30,19 @@ Use: :meth:`ReplicaConnection.feed` the bytes read from the socket; it returns w
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import cast
 
 from decoder.packets import PacketReader, parse_err
 from decoder.primitives import read_packed_int
 from decoder.stream import DecodedEvent, StreamDecoder
 from encoder.packets import encode_semi_sync_ack, frame
 from fakemaster.client.position import Position
+from fakemaster.client.tls import TlsLayer
+from fakemaster.protocol.ed25519 import ED25519_PLUGIN, ed25519_response
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     AuthSwitchRequest,
@@ -92,15 +96,18 @@ __all__ = [
     "ReplicaConnection",
     "ServerRefused",
     "StreamEnded",
+    "TlsError",
     "auth_answer",
     "login_response",
     "parse_text_row",
     "query_error",
+    "ssl_request",
 ]
 
 BINLOG_DUMP_NON_BLOCK = int(DumpFlag.NON_BLOCK)
 # What the client asks for: MariaDB's own client library's core set, without a database,
-# TLS, compression or CLIENT_DEPRECATE_EOF (result sets end with EOF packets).
+# compression or CLIENT_DEPRECATE_EOF (result sets end with EOF packets); SSL when a TLS
+# context is configured.
 CLIENT_CAPABILITIES = (
     Capability.MYSQL
     | Capability.LONG_FLAG
@@ -165,6 +172,13 @@ class ServerRefused(ClientError):
         return self.packet.errno
 
 
+class TlsError(ClientError):
+    """TLS was asked for and could not be had: the server does not offer it, or its
+    certificate or name did not verify (the mariadb client's 2026). Not retried."""
+
+    retryable = False
+
+
 class AuthError(ServerRefused):
     """The server refused the login (1045 access denied, an unsupported auth plugin...)."""
 
@@ -193,6 +207,7 @@ def query_error(packet: ErrPacket, during: str) -> ServerRefused:
 class ClientConfig:
     """How the replica presents itself and what it asks for.
 
+    ``tls``: an SSL context to require TLS with (see :mod:`fakemaster.client.tls`).
     ``heartbeat_period``: seconds between the primary's heartbeats when idle (0: none);
     ``net_timeout``: seconds without a byte after which the shells call the connection dead
     (a replica's ``slave_net_timeout``). ``gtid_mode``: dump by GTID (``@slave_connect_state``)
@@ -214,10 +229,16 @@ class ClientConfig:
     non_blocking: bool = False
     verify_checksum: bool = True
     connect_attributes: tuple[tuple[bytes, bytes], ...] = ()
+    #: Flags OR'ed into COM_BINLOG_DUMP's (e.g. BINLOG_SEND_ANNOTATE_ROWS_EVENT, as a
+    #: MariaDB replica with replicate_annotate_row_events=ON asks).
+    dump_flags: int = 0
+    #: TLS (:func:`fakemaster.client.tls.tls_context`); None: a plain connection.
+    tls: ssl.SSLContext | None = field(default=None, compare=False)
 
 
 class Phase(Enum):
     GREETING = "greeting"
+    TLS = "TLS handshake"
     AUTH = "auth"
     SETUP = "setup"
     DUMP = "dump"
@@ -278,11 +299,13 @@ def login_response(
     user: str,
     password: str,
     attributes: tuple[tuple[bytes, bytes], ...] = (),
+    *,
+    tls: bool = False,
 ) -> bytes:
     """The handshake response a replica sends to ``handshake``: the client capabilities the
     server shares, mysql_native_password, and connect attributes when given and the server
-    takes them."""
-    caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
+    takes them (with ``tls``, the response sent inside TLS after the SSL request)."""
+    caps = _capabilities(handshake, tls=tls)
     if attributes and handshake.capabilities & Capability.CONNECT_ATTRS:
         caps |= Capability.CONNECT_ATTRS
     response = HandshakeResponse(
@@ -295,6 +318,17 @@ def login_response(
     return response.encode()
 
 
+def ssl_request(handshake: HandshakeV10) -> bytes:
+    """The 32-byte SSL request that asks the server to start TLS."""
+    caps = _capabilities(handshake, tls=True)
+    return HandshakeResponse(capabilities=int(caps), ssl_request=True).encode()
+
+
+def _capabilities(handshake: HandshakeV10, *, tls: bool) -> int:
+    caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
+    return caps | Capability.SSL if tls else caps
+
+
 def auth_answer(payload: bytes, password: str) -> bytes | None:
     """The answer to a login reply that is neither OK nor anything unexpected: the native
     password response to an auth switch. Raises AuthError for an ERR or another plugin; None
@@ -305,6 +339,10 @@ def auth_answer(payload: bytes, password: str) -> bytes | None:
     if head != EOF_HEADER:
         return None
     switch = AuthSwitchRequest.decode(payload)
+    if switch.plugin == ED25519_PLUGIN:
+        # The scramble is 32 random bytes: taken whole (a trailing NUL is part of it).
+        raw = bytes(payload)
+        return ed25519_response(password, raw[raw.index(0, 1) + 1 :][:32])
     if switch.plugin != NATIVE_PASSWORD:
         raise AuthError(
             ErrPacket(
@@ -320,8 +358,18 @@ def auth_answer(payload: bytes, password: str) -> bytes | None:
 class ReplicaConnection:
     """One replica connection's protocol state (see the module docstring)."""
 
-    def __init__(self, config: ClientConfig, start: Position | None = None) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        start: Position | None = None,
+        *,
+        server_hostname: str | None = None,
+    ) -> None:
         self.config = config
+        # TLS: the session once the SSL request is sent; ciphertext that bypasses it.
+        self._server_hostname = server_hostname
+        self._tls: TlsLayer | None = None
+        self._raw_out = bytearray()
         self.start = start if start is not None else Position()
         self.phase = Phase.GREETING
         self.handshake: HandshakeV10 | None = None
@@ -347,6 +395,11 @@ class ReplicaConnection:
     def data_to_send(self) -> bytes:
         data = bytes(self._out)
         self._out.clear()
+        if self._tls is not None and self._tls.handshake_done:
+            data = self._tls.encrypt(data)
+        if self._raw_out:
+            data = bytes(self._raw_out) + data
+            self._raw_out.clear()
         return data
 
     def feed(self, data: bytes) -> list[Happening]:
@@ -356,11 +409,15 @@ class ReplicaConnection:
         self.raise_error()
         if self.phase is Phase.ENDED:
             return []
+        if self._tls is not None:
+            data = self._through_tls(data)
+            if not data:
+                return []
         if self.phase is Phase.DUMP:
             return self._feed_dump(data)
         self._reader.feed(data)
         out: list[Happening] = []
-        while self.phase not in (Phase.DUMP, Phase.ENDED):
+        while self._reads_packets():
             try:
                 payload = self._reader.next_payload()
             except DecodeError as error:
@@ -374,13 +431,39 @@ class ReplicaConnection:
                 raise ProtocolError(
                     f"malformed {self.phase.value} packet: {error}", error
                 ) from None
-        if self.phase is Phase.DUMP:
+        if cast(Phase, self.phase) is Phase.DUMP:  # (mypy keeps the loop's narrowing)
             assert self._ready is not None
             out.append(self._ready)
             rest = self._reader.detach()
             if rest:
                 out += self._feed_dump(rest)
         return out
+
+    def _reads_packets(self) -> bool:
+        """Whether the next bytes are packets of the login or the setup (not the dump's, and
+        not TLS's handshake)."""
+        return self.phase in (Phase.GREETING, Phase.AUTH, Phase.SETUP)
+
+    def _through_tls(self, data: bytes) -> bytes:
+        """The plaintext of ``data`` once TLS is up; during its handshake, the handshake's
+        answer queued and the login response sent when it completes."""
+        assert self._tls is not None
+        if self._tls.handshake_done:
+            return self._tls.decrypt(data)
+        try:
+            self._raw_out += self._tls.handshake(data)
+        except ssl.SSLError as error:
+            raise TlsError(f"TLS handshake failed: {error}") from None
+        if not self._tls.handshake_done:
+            return b""
+        self._send_login()
+        self.phase = Phase.AUTH
+        return self._tls.decrypt(b"")
+
+    def plaintext(self, data: bytes) -> bytes:
+        """``data`` read from the connection as the protocol sees it (decrypted under TLS),
+        for a caller that reads the dump's packets itself after :class:`Ready`."""
+        return self._tls.decrypt(data) if self._tls is not None else data
 
     def connection_lost(self) -> ClientError:
         """The error to raise when the peer closed the connection now (the error that ended
@@ -417,15 +500,31 @@ class ReplicaConnection:
             raise ServerRefused(parse_err(payload), "the connection")  # e.g. 1040 too many
         handshake = HandshakeV10.decode(payload)
         self.handshake = handshake
+        context = self.config.tls
+        if context is None:
+            self._send_login()
+            self.phase = Phase.AUTH
+            return
+        if not handshake.capabilities & Capability.SSL:
+            raise TlsError("TLS/SSL error: SSL is required, but the server does not support it")
+        self._send(ssl_request(handshake))
+        self._raw_out += self._out  # the request goes in the clear, before the TLS session
+        self._out.clear()
+        self._tls = TlsLayer(context, self._server_hostname)
+        self._raw_out += self._tls.handshake()
+        self.phase = Phase.TLS
+
+    def _send_login(self) -> None:
+        assert self.handshake is not None
         self._send(
             login_response(
-                handshake,
+                self.handshake,
                 self.config.user,
                 self.config.password,
                 self.config.connect_attributes,
+                tls=self._tls is not None,
             )
         )
-        self.phase = Phase.AUTH
 
     def _auth_reply(self, payload: bytes) -> None:
         if payload[0] == OK_HEADER:
@@ -589,7 +688,7 @@ class ReplicaConnection:
             file_name, position = b"", 4
         else:
             file_name, position = self.start.file.encode(), self.start.position
-        flags = BINLOG_DUMP_NON_BLOCK if config.non_blocking else 0
+        flags = (BINLOG_DUMP_NON_BLOCK if config.non_blocking else 0) | config.dump_flags
         dump = BinlogDump(
             position=position, flags=flags, server_id=config.server_id, file_name=file_name
         )

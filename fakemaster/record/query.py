@@ -9,6 +9,7 @@ None for NULL).
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -17,12 +18,16 @@ from decoder.primitives import read_packed_int
 from encoder.packets import frame
 from fakemaster.client.protocol import (
     ProtocolError,
+    TlsError,
     auth_answer,
     login_response,
     parse_text_row,
     query_error,
+    ssl_request,
 )
+from fakemaster.client.tls import TlsLayer
 from fakemaster.protocol.handshake import (
+    Capability,
     HandshakeV10,
 )
 from fakemaster.vocabulary.constants import Command
@@ -61,8 +66,14 @@ class QueryConnection:
         statements: Sequence[str],
         *,
         tolerate_errors: bool = False,
+        tls: ssl.SSLContext | None = None,
+        server_hostname: str | None = None,
     ) -> None:
         self.tolerate_errors = tolerate_errors
+        self._tls_context = tls
+        self._server_hostname = server_hostname
+        self._tls: TlsLayer | None = None
+        self._raw_out = bytearray()
         self.user = user
         self.password = password
         self.statements = list(statements)
@@ -83,9 +94,23 @@ class QueryConnection:
     def data_to_send(self) -> bytes:
         data = bytes(self._out)
         self._out.clear()
+        if self._tls is not None and self._tls.handshake_done:
+            data = self._tls.encrypt(data)
+        data, self._raw_out = bytes(self._raw_out) + data, bytearray()
         return data
 
     def feed(self, data: bytes) -> None:
+        if self._tls is not None:
+            if not self._tls.handshake_done:
+                try:
+                    self._raw_out += self._tls.handshake(data)
+                except ssl.SSLError as error:
+                    raise TlsError(f"TLS handshake failed: {error}") from None
+                if not self._tls.handshake_done:
+                    return
+                self._login()
+                data = b""
+            data = self._tls.decrypt(data)
         self._reader.feed(data)
         while not self.done:
             try:
@@ -103,15 +128,29 @@ class QueryConnection:
         packet, self._seq = frame(payload, self._seq)
         self._out += packet
 
+    def _login(self) -> None:
+        assert self.handshake is not None
+        tls = self._tls is not None
+        self._send(login_response(self.handshake, self.user, self.password, tls=tls))
+        self._phase = "auth"
+
     def _take(self, payload: bytes) -> None:
         head = payload[0] if payload else None
         if self._phase == "greeting":
             if head == ERR_HEADER:
                 raise query_error(parse_err(payload), "the connection")
-            handshake = HandshakeV10.decode(payload)
-            self.handshake = handshake
-            self._send(login_response(handshake, self.user, self.password))
-            self._phase = "auth"
+            self.handshake = HandshakeV10.decode(payload)
+            if self._tls_context is None:
+                self._login()
+                return
+            if not self.handshake.capabilities & Capability.SSL:
+                raise TlsError("TLS/SSL error: SSL is required, but the server does not support it")
+            self._send(ssl_request(self.handshake))
+            self._raw_out += self._out  # in the clear, before the TLS session
+            self._out.clear()
+            self._tls = TlsLayer(self._tls_context, self._server_hostname)
+            self._raw_out += self._tls.handshake()
+            self._phase = "tls"
         elif self._phase == "auth":
             if head == OK_HEADER:
                 self._next_statement()

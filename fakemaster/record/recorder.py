@@ -26,9 +26,10 @@ refuses such a directory unless asked (``--allow-incomplete``).
 from __future__ import annotations
 
 import socket
+import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -55,8 +56,7 @@ from fakemaster.record.rebuild import (
 )
 from fakemaster.record.replay import REPLAY_FILE, Replay
 from fakemaster.store.directory import INCOMPLETE_MARKER
-from fakemaster.vocabulary.commands import BinlogDump
-from fakemaster.vocabulary.constants import Command, DumpFlag
+from fakemaster.vocabulary.constants import DumpFlag
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import EOF_HEADER, ERR_HEADER
 
@@ -67,7 +67,6 @@ __all__ = [
     "RecordSummary",
     "StopRule",
     "record",
-    "with_annotate_rows",
 ]
 
 # The server id the recorder registers with: a replica's must differ from the primary's.
@@ -145,6 +144,8 @@ class RecordOptions:
     heartbeat_period: float = 1.0
     net_timeout: float = 30.0
     max_retries: int = 10
+    #: TLS to the upstream (fakemaster.client.tls.tls_context); None: plain.
+    tls: ssl.SSLContext | None = None
 
 
 @dataclass
@@ -243,7 +244,14 @@ def _connect(options: RecordOptions, timeout: float) -> socket.socket:
 
 def ask_primary(options: RecordOptions) -> tuple[str, list[QueryResult]]:
     """The handshake version and the answers to the replay file's statements."""
-    session = QueryConnection(options.user, options.password, _QUERIES, tolerate_errors=True)
+    session = QueryConnection(
+        options.user,
+        options.password,
+        _QUERIES,
+        tolerate_errors=True,
+        tls=options.tls,
+        server_hostname=options.host,
+    )
     with _connect(options, options.net_timeout) as sock:
         while not session.done:
             try:
@@ -340,20 +348,6 @@ def _record(options: RecordOptions, say: Callable[[str], None]) -> RecordSummary
     )
 
 
-def with_annotate_rows(outgoing: bytes) -> bytes:
-    """The COM_BINLOG_DUMP packet ``outgoing`` with BINLOG_SEND_ANNOTATE_ROWS_EVENT set in its
-    flags, as a MariaDB replica (``replicate_annotate_row_events=ON``, the default) and
-    ``mariadb-binlog`` ask: without it a primary leaves the ANNOTATE_ROWS events out of the
-    dump, and the files could not be rebuilt byte for byte. (The client's ClientConfig has no
-    setting for the dump flags: the packet it queued is amended here.)"""
-    size = int.from_bytes(outgoing[:3], "little")
-    if len(outgoing) != 4 + size or size < 11 or outgoing[4] != Command.BINLOG_DUMP:
-        raise ProtocolError("the client queued something else than one COM_BINLOG_DUMP")
-    dump = BinlogDump.parse(outgoing[5:])
-    amended = replace(dump, flags=dump.flags | BINLOG_SEND_ANNOTATE_ROWS_EVENT)
-    return outgoing[:4] + amended.encode()  # the same length: the packet header stands
-
-
 class _Dump:
     """The dump connections of one recording, resumed after losses."""
 
@@ -411,8 +405,12 @@ class _Dump:
             heartbeat_period=options.heartbeat_period,
             net_timeout=options.net_timeout,
             non_blocking=stop.to_end,
+            dump_flags=BINLOG_SEND_ANNOTATE_ROWS_EVENT,
+            tls=options.tls,
         )
-        connection = ReplicaConnection(config, self.rebuilder.resume_position)
+        connection = ReplicaConnection(
+            config, self.rebuilder.resume_position, server_hostname=options.host
+        )
         reader: PacketReader | None = None
         with _connect(options, options.net_timeout) as sock:
             self.connections += 1
@@ -441,8 +439,6 @@ class _Dump:
                     happenings = connection.feed(data)
                     outgoing = connection.data_to_send()
                     ready = any(isinstance(h, Ready) for h in happenings)
-                    if ready:
-                        outgoing = with_annotate_rows(outgoing)
                     if outgoing:
                         sock.sendall(outgoing)
                     if ready:
@@ -452,7 +448,7 @@ class _Dump:
                         reader = PacketReader(expected_seq=1)
                         self.last_event = time.monotonic()
                     continue
-                reader.feed(data)
+                reader.feed(connection.plaintext(data))
                 if self._packets(reader):
                     return True
 

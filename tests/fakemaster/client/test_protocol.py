@@ -227,7 +227,7 @@ def test_client_core_errors_are_typed() -> None:
     switch = ReplicaConnection(CONFIG)
     switch.feed(frame(HandshakeV10("5.5.5-10.11.19-MariaDB-log", 9, SCRAMBLE).encode(), 0)[0])
     with pytest.raises(AuthError):
-        switch.feed(frame(AuthSwitchRequest("client_ed25519", SWITCHED).encode(), 2)[0])
+        switch.feed(frame(AuthSwitchRequest("sha256_password", SWITCHED).encode(), 2)[0])
     # A setup statement the primary refuses.
     primary = ScriptedPrimary(
         {

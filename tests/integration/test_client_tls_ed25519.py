@@ -1,0 +1,202 @@
+"""The replica client (and so ``record`` and the streaming source, which stand on it) against
+a real MariaDB 10.11 that requires what managed primaries require: an account with ``REQUIRE
+SSL`` (the client verifies the server's certificate against a CA and its name) and an account
+identified via ``ed25519``. The changes streamed equal the primary's tables; each way of
+getting it wrong is refused as the mariadb client refuses it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakemaster.client import BlockingReplica, ClientConfig, Position
+from fakemaster.client.protocol import AuthError, TlsError
+from fakemaster.client.shell import ReconnectPolicy
+from fakemaster.client.tls import tls_context
+from fakemaster.record.recorder import RecordOptions, StopRule, record
+from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_peer
+
+pytestmark = pytest.mark.mariadb
+
+ROWS = [(1, "Zoë", "12.50"), (2, "Ōkubo", "7.25"), (3, "plain", "0.99")]
+
+
+def _openssl(*args: str | Path) -> None:
+    openssl = shutil.which("openssl")
+    require_peer("openssl command", openssl is not None, "apt-get install openssl")
+    assert openssl is not None
+    subprocess.run([openssl, *map(str, args)], check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A CA, a server certificate it signed for 127.0.0.1, and an unrelated CA."""
+    d = tmp_path_factory.mktemp("tls")
+    for ca in ("ca", "other_ca"):
+        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                 "-subj", f"/CN=fakemaster test {ca}", "-keyout", d / f"{ca}.key",
+                 "-out", d / f"{ca}.pem")  # fmt: skip
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+             "-keyout", d / "server.key", "-out", d / "server.csr")  # fmt: skip
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    _openssl("x509", "-req", "-in", d / "server.csr", "-CA", d / "ca.pem", "-CAkey",
+             d / "ca.key", "-CAcreateserial", "-days", "2", "-extfile", d / "san.ext",
+             "-out", d / "server.pem")  # fmt: skip
+    return {name: d / f"{name}.pem" for name in ("ca", "other_ca", "server")} | {
+        "key": d / "server.key"
+    }
+
+
+@pytest.fixture(scope="module")
+def primary(certificates: dict[str, Path]) -> Iterator[MariaDBServer]:
+    from tests.peers.fixtures import require_mariadb
+
+    require_mariadb()
+    server = MariaDBServer(
+        {
+            "ssl_cert": certificates["server"],
+            "ssl_key": certificates["key"],
+            "ssl_ca": certificates["ca"],
+            "plugin_load_add": "auth_ed25519",
+            "binlog_format": "ROW",
+            "binlog_row_metadata": "FULL",
+        }
+    )
+    server.start()
+    try:
+        server.execute(
+            [
+                "CREATE USER tls_repl@'%' IDENTIFIED BY 'tls-pw' REQUIRE SSL",
+                "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO tls_repl@'%'",
+                "CREATE USER ed_repl@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw')",
+                "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ed_repl@'%'",
+                "CREATE DATABASE shop",
+                "CREATE TABLE shop.orders (id INT PRIMARY KEY, who VARCHAR(20),"
+                " total DECIMAL(8,2)) DEFAULT CHARSET=utf8mb4",
+                *(f"INSERT INTO shop.orders VALUES ({i}, '{w}', {t})" for i, w, t in ROWS),
+                "UPDATE shop.orders SET total = total + 1 WHERE id = 2",
+                "DELETE FROM shop.orders WHERE id = 3",
+            ]
+        )
+        yield server
+    finally:
+        server.close()
+
+
+def _replica(server: MariaDBServer, **config: Any) -> BlockingReplica:
+    return BlockingReplica(
+        server.host,
+        server.port,
+        ClientConfig(non_blocking=True, server_id=77, **config),
+        start=Position(),
+        reconnect=ReconnectPolicy(max_retries=0),
+    )
+
+
+def _table_from_changes(replica: BlockingReplica) -> dict[int, tuple[Any, ...]]:
+    table: dict[int, tuple[Any, ...]] = {}
+    with replica:
+        for change in replica.changes():
+            if change.qualified != "shop.orders":
+                continue
+            if change.before is not None:
+                table.pop(change.before["id"], None)
+            if change.after is not None:
+                row = change.after
+                who = row["who"].decode("utf-8")  # the client hands a VARCHAR's bytes
+                table[row["id"]] = (row["id"], who, str(row["total"]))
+    return table
+
+
+def _primary_table(server: MariaDBServer) -> dict[int, tuple[Any, ...]]:
+    rows = server.execute("SELECT id, who, CAST(total AS CHAR) FROM shop.orders")
+    return {row[0]: tuple(row) for row in rows}
+
+
+def test_a_require_ssl_account_streams_over_verified_tls(
+    primary: MariaDBServer, certificates: dict[str, Path]
+) -> None:
+    tls = tls_context(ca=certificates["ca"])  # chain and name (IP 127.0.0.1) verified
+    replica = _replica(primary, user="tls_repl", password="tls-pw", tls=tls)
+    assert _table_from_changes(replica) == _primary_table(primary)
+    assert replica.connections == 1
+
+
+def test_an_ed25519_account_streams(primary: MariaDBServer, certificates: dict[str, Path]) -> None:
+    replica = _replica(primary, user="ed_repl", password="ed-pw")
+    assert _table_from_changes(replica) == _primary_table(primary)
+    # and inside TLS too
+    tls = tls_context(ca=certificates["ca"])
+    replica = _replica(primary, user="ed_repl", password="ed-pw", tls=tls)
+    assert _table_from_changes(replica) == _primary_table(primary)
+
+
+@pytest.mark.parametrize(
+    ("config", "error", "message"),
+    [
+        ({"user": "tls_repl", "password": "tls-pw"}, AuthError, "Access denied"),
+        ({"user": "ed_repl", "password": "wrong"}, AuthError, "Access denied"),
+        ({"user": "tls_repl", "password": "tls-pw", "tls": "other_ca"}, TlsError, "verify"),
+    ],
+)
+def test_what_a_mariadb_client_refuses_is_refused(
+    primary: MariaDBServer,
+    certificates: dict[str, Path],
+    config: dict[str, Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    if "tls" in config:
+        config = {**config, "tls": tls_context(ca=certificates[config["tls"]])}
+    with pytest.raises(error, match=message) as raised:
+        _table_from_changes(_replica(primary, **config))
+    assert not getattr(raised.value, "retryable", False)
+
+
+def test_record_over_tls_rebuilds_the_primary_files(
+    primary: MariaDBServer, certificates: dict[str, Path], tmp_path: Path
+) -> None:
+    options = RecordOptions(
+        host=primary.host,
+        port=primary.port,
+        out=tmp_path / "rec",
+        user="tls_repl",
+        password="tls-pw",
+        stop=StopRule(),
+        tls=tls_context(ca=certificates["ca"]),
+    )
+    summary = record(options)
+    for name, size in summary.files:
+        recorded = (tmp_path / "rec" / name).read_bytes()
+        original = (primary.binlog_dir / name).read_bytes()[:size]
+        assert recorded == original, name
+
+
+def test_the_record_command_takes_the_mariadb_clients_tls_options(
+    primary: MariaDBServer, certificates: dict[str, Path], tmp_path: Path
+) -> None:
+    base = [sys.executable, "-m", "fakemaster", "record", "--host", primary.host, "--port",
+            str(primary.port), "--user", "tls_repl", "--password=tls-pw"]  # fmt: skip
+    done = subprocess.run(
+        [*base, "--ssl-ca", str(certificates["ca"]), "--out", str(tmp_path / "ok")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    plain = subprocess.run(
+        [*base, "--out", str(tmp_path / "plain")], capture_output=True, text=True, timeout=120
+    )
+    assert plain.returncode == 1 and "Access denied" in plain.stderr
+    assert len(plain.stderr.strip().splitlines()) == 1, plain.stderr
+    wrong = subprocess.run(
+        [*base, "--ssl-ca", str(certificates["other_ca"]), "--out", str(tmp_path / "wrong")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert wrong.returncode == 1 and "certificate verify failed" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
