@@ -2,7 +2,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["tests.peers.fixtures", "pytester"]
+pytest_plugins = ["tests.peers.fixtures", "tests.support.tls_primary", "pytester"]
 
 # Every property test's budget comes from the active profile (HYPOTHESIS_PROFILE, "dev" when
 # unset); a test that needs relatively more or fewer examples scales it with

@@ -15,9 +15,10 @@ import json
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
-from fakemaster.cli.options import add_connection_options
+from fakemaster.cli.options import add_client_tls_options, add_connection_options
 
 __all__ = ["add_parser", "run"]
 
@@ -62,6 +63,7 @@ def add_parser(subparsers: Any) -> None:
         "stream", help="read a primary as a replica, micro-batch by micro-batch"
     )
     add_connection_options(stream, listening=False, host="127.0.0.1", port=3306, user="root")
+    add_client_tls_options(stream)
     stream.add_argument("--out", required=True, metavar="DIR", help="the output directory")
     stream.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="the streaming query's checkpoint"
@@ -196,6 +198,24 @@ def _session(args: argparse.Namespace) -> Any:
     return spark
 
 
+def _tls_options(args: argparse.Namespace) -> dict[str, str]:
+    """The source's TLS options from the mariadb-client-style ones (files made absolute: the
+    client may run in another working directory)."""
+    options = {}
+    if args.ssl:
+        options["ssl"] = "true"
+    if args.ssl_verify_server_cert:
+        options["sslVerifyServerCert"] = "true"
+    for name, path in (
+        ("sslCa", args.ssl_ca),
+        ("sslCert", args.ssl_cert),
+        ("sslKey", args.ssl_key),
+    ):
+        if path is not None:
+            options[name] = str(Path(path).resolve())
+    return options
+
+
 def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     try:
         from fakemaster.spark import FORMAT_NAME
@@ -214,6 +234,8 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         .option("user", args.user)
         .option("password", args.password)
     )
+    for name, value in _tls_options(args).items():
+        reader = reader.option(name, value)
     if args.catalogue:
         reader = reader.option("catalog", args.catalogue)
     if args.max_rows_per_batch:

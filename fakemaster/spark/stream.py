@@ -9,7 +9,11 @@ file and position, from ``startFile``/``startPos``, default the first file), ``m
 change rows, at least one group), ``catalog``, ``columnar`` (default true: the batches are built
 from the groups' event bytes by the columnar path of :mod:`fakemaster.spark.changes_columnar`, the same rows
 as the reference path, which ``false`` selects and which a catalogue, a TIME column or another
-of that module's fallback cases selects for the events concerned).
+of that module's fallback cases selects for the events concerned), and TLS as the mariadb
+client's options: ``ssl`` (``true``: TLS, never a plain fallback), ``sslCa`` (a CA file: the
+server's certificate and name verified), ``sslVerifyServerCert`` (``true``: verified against the
+system's CAs without ``sslCa``), ``sslCert``/``sslKey`` (a client certificate). Accounts
+identified via ed25519 log in as mysql_native_password ones do.
 
 Offsets are JSON dicts with primitive leaves in one key order::
 
@@ -32,6 +36,7 @@ scan): an ``availableNow`` query stops there.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +46,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
 from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
 from fakemaster.client.protocol import ClientConfig
+from fakemaster.client.tls import tls_context
 from fakemaster.spark.changes import EventColumns, FileState, add_event, file_index, rows_to_arrow
 from fakemaster.spark.changes_columnar import events_table
 from fakemaster.spark.columns import Catalogue, load_catalogue
@@ -98,6 +104,17 @@ def _reached(position: Position, end: Position, gtid_mode: bool) -> bool:
     )
 
 
+def stream_tls(options: dict[str, str]) -> ssl.SSLContext | None:
+    """The TLS context the source's ``ssl*`` options ask for (built where the client runs:
+    a context does not travel to executors); None without them."""
+    ca = options.get("sslca")
+    verify = ca is not None or options.get("sslverifyservercert", "false").lower() == "true"
+    cert = options.get("sslcert")
+    if not (verify or cert or options.get("ssl", "false").lower() == "true"):
+        return None
+    return tls_context(ca=ca, verify=verify, cert=cert, key=options.get("sslkey"))
+
+
 @dataclass
 class StreamRange(InputPartition):
     start: dict[str, Any]
@@ -128,6 +145,7 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
             gtid_mode=self.gtid_mode,
             non_blocking=True,
             heartbeat_period=0,
+            tls=stream_tls(self.options),
         )
         return BlockingReplica(
             self.host,

@@ -6,10 +6,8 @@ getting it wrong is refused as the mariadb client refuses it."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,73 +19,8 @@ from fakemaster.client.shell import ReconnectPolicy
 from fakemaster.client.tls import tls_context
 from fakemaster.record.recorder import RecordOptions, StopRule, record
 from tests.peers.mariadb import MariaDBServer
-from tests.peers.policy import require_peer
 
 pytestmark = pytest.mark.mariadb
-
-ROWS = [(1, "Zoë", "12.50"), (2, "Ōkubo", "7.25"), (3, "plain", "0.99")]
-
-
-def _openssl(*args: str | Path) -> None:
-    openssl = shutil.which("openssl")
-    require_peer("openssl command", openssl is not None, "apt-get install openssl")
-    assert openssl is not None
-    subprocess.run([openssl, *map(str, args)], check=True, capture_output=True, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A CA, a server certificate it signed for 127.0.0.1, and an unrelated CA."""
-    d = tmp_path_factory.mktemp("tls")
-    for ca in ("ca", "other_ca"):
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                 "-subj", f"/CN=fakemaster test {ca}", "-keyout", d / f"{ca}.key",
-                 "-out", d / f"{ca}.pem")  # fmt: skip
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
-             "-keyout", d / "server.key", "-out", d / "server.csr")  # fmt: skip
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    _openssl("x509", "-req", "-in", d / "server.csr", "-CA", d / "ca.pem", "-CAkey",
-             d / "ca.key", "-CAcreateserial", "-days", "2", "-extfile", d / "san.ext",
-             "-out", d / "server.pem")  # fmt: skip
-    return {name: d / f"{name}.pem" for name in ("ca", "other_ca", "server")} | {
-        "key": d / "server.key"
-    }
-
-
-@pytest.fixture(scope="module")
-def primary(certificates: dict[str, Path]) -> Iterator[MariaDBServer]:
-    from tests.peers.fixtures import require_mariadb
-
-    require_mariadb()
-    server = MariaDBServer(
-        {
-            "ssl_cert": certificates["server"],
-            "ssl_key": certificates["key"],
-            "ssl_ca": certificates["ca"],
-            "plugin_load_add": "auth_ed25519",
-            "binlog_format": "ROW",
-            "binlog_row_metadata": "FULL",
-        }
-    )
-    server.start()
-    try:
-        server.execute(
-            [
-                "CREATE USER tls_repl@'%' IDENTIFIED BY 'tls-pw' REQUIRE SSL",
-                "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO tls_repl@'%'",
-                "CREATE USER ed_repl@'%' IDENTIFIED VIA ed25519 USING PASSWORD('ed-pw')",
-                "GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO ed_repl@'%'",
-                "CREATE DATABASE shop",
-                "CREATE TABLE shop.orders (id INT PRIMARY KEY, who VARCHAR(20),"
-                " total DECIMAL(8,2)) DEFAULT CHARSET=utf8mb4",
-                *(f"INSERT INTO shop.orders VALUES ({i}, '{w}', {t})" for i, w, t in ROWS),
-                "UPDATE shop.orders SET total = total + 1 WHERE id = 2",
-                "DELETE FROM shop.orders WHERE id = 3",
-            ]
-        )
-        yield server
-    finally:
-        server.close()
 
 
 def _replica(server: MariaDBServer, **config: Any) -> BlockingReplica:
