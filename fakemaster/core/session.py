@@ -73,6 +73,7 @@ from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import ServerStatus
 
 if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
+    from fakemaster.core.prepared import PreparedStatements
     from fakemaster.protocol.compression import CompressedChannel, DumpLike
 
 __all__ = [
@@ -247,6 +248,8 @@ class ServerSession:
         # Sequence number of the client's handshake response: 1, or 2 after an SSL request.
         self._response_seq = 1
         self._early = bytearray()
+        # COM_STMT_* statements of this connection (made at the first one).
+        self._prepared_statements: PreparedStatements | None = None
 
     # -- API -------------------------------------------------------------------------------
 
@@ -531,17 +534,7 @@ class ServerSession:
         elif command == Command.PING:
             self._ok(actions)
         elif command == Command.INIT_DB:
-            if not body:
-                self._send_error(actions, sql_error(ER_NO_DB_ERROR))
-                return
-            from fakemaster.sql.answers.connection_statements import change_database
-
-            try:
-                result = change_database(sql, body.decode("utf-8", "surrogateescape"))
-            except SqlError as error:
-                self._send_error(actions, error)
-                return
-            self._ok(actions, result.session_state)
+            self._init_db(sql, body, actions)
         elif command == Command.FIELD_LIST:
             table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
             if not table:
@@ -559,9 +552,11 @@ class ServerSession:
             self._query(sql, f"KILL {thread_id}".encode(), actions)
         elif command == _COM_SET_OPTION:
             self._set_option(sql, body, actions)
-        elif command == _COM_RESET_CONNECTION:
+        elif command == Command.RESET_CONNECTION:
             self._reset_connection(sql)
             self._ok(actions)
+        elif Command.STMT_PREPARE <= command <= Command.STMT_FETCH:  # (0x1B handled above)
+            self._prepared_command(sql, command, body, actions)
         elif command == Command.REGISTER_SLAVE:
             self._register_slave(sql, body, actions)
         elif command in self._dump_commands() and not sql.account.has_any(DUMP_PRIVILEGE):
@@ -581,6 +576,19 @@ class ServerSession:
             self._start_dump(sql, actions, dump)
         else:
             self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
+
+    def _init_db(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        if not body:
+            self._send_error(actions, sql_error(ER_NO_DB_ERROR))
+            return
+        from fakemaster.sql.answers.connection_statements import change_database
+
+        try:
+            result = change_database(sql, body.decode("utf-8", "surrogateescape"))
+        except SqlError as error:
+            self._send_error(actions, error)
+            return
+        self._ok(actions, result.session_state)
 
     def _dump_commands(self) -> tuple[int, ...]:
         if self.config.mysql_gtid_dump:
@@ -658,7 +666,28 @@ class ServerSession:
         else:
             self._send(actions, eof_payload(status=sql.status()), 1)
 
+    def _prepared_command(
+        self, sql: SessionState, command: int, body: bytes, actions: list[Action]
+    ) -> None:
+        if self._prepared_statements is None:
+            from fakemaster.core.prepared import PreparedStatements
+
+            self._prepared_statements = PreparedStatements()
+        reply = self._prepared_statements.handle(command, body, sql, self.protocol)
+        if reply.error is not None:
+            self._send_error(actions, reply.error)
+        seq = 1
+        for payload in reply.payloads:
+            seq = self._send(actions, payload, seq)
+        if reply.outcome is not None:
+            for request in reply.outcome.kills:
+                actions.append(KillConnection(request.thread_id, request.query_only))
+            if reply.outcome.close_connection:
+                self._close(actions, "killed by its own KILL")
+
     def _reset_connection(self, sql: SessionState) -> None:
+        if self._prepared_statements is not None:
+            self._prepared_statements.close_all()
         fresh = SessionState.create(
             self.server,
             self.thread_id,
@@ -816,7 +845,6 @@ _REFRESH_MASTER = 0x80  # RESET MASTER
 _COM_STATISTICS = 0x09
 _COM_PROCESS_KILL = 0x0C
 _COM_SET_OPTION = 0x1B
-_COM_RESET_CONNECTION = 0x1F
 
 
 # Who may take the connection MariaDB keeps beyond max_connections (10.11: SUPER implies it).
