@@ -223,13 +223,19 @@ def _datetime_text(fields: bytes, *, date_only: bool) -> str:
     if date_only:
         return date
     text = f"{date} {hour:02d}:{minute:02d}:{second:02d}"
-    return text + f".{micro:06d}" if len(fields) > 7 else text
+    return text + _fraction(micro) if len(fields) > 7 else text
+
+
+def _fraction(micro: int) -> str:
+    """Microseconds as the shortest fraction (".678" for 678000): the served tables compare
+    temporal values as their text, written with the column's own precision."""
+    return f".{micro:06d}".rstrip("0").rstrip(".")
 
 
 def _time_text(fields: bytes) -> str:
     negative, days, hour, minute, second, micro = struct.unpack("<BIBBBI", fields.ljust(12, b"\0"))
     text = f"{'-' if negative else ''}{days * 24 + hour:02d}:{minute:02d}:{second:02d}"
-    return text + f".{micro:06d}" if len(fields) > 8 else text
+    return text + _fraction(micro) if len(fields) > 8 else text
 
 
 def param_column(param: BoundParam) -> Column:

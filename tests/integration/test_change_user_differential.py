@@ -94,6 +94,9 @@ def _script(client: RawClient) -> list[tuple[str, list[bytes]]]:
     steps.append(("only a user", _send(client, b"\x11root\0")))
     steps.append(("no user terminator", _send(client, b"\x11root")))
     probe("after the malformed ones")
+    steps.append(("SET NAMES", client.query("SET NAMES latin1")))
+    steps.append(("reset after SET NAMES", _send(client, b"\x1f")))
+    probe("after the reset: the login's character set again")
     return steps
 
 

@@ -91,6 +91,8 @@ def test_temporal_parameters_become_their_text() -> None:
     date = BoundParam(10, False, b"\x04" + struct.pack("<HBB", 2024, 1, 2))
     time = BoundParam(11, False, b"\x08" + struct.pack("<BIBBB", 1, 1, 2, 3, 4))
     assert param_literal(when) == "'2024-01-02 03:04:05.000006'"
+    round_ = BoundParam(12, False, b"\x0b" + struct.pack("<HBBBBBI", 2024, 1, 2, 3, 4, 5, 678000))
+    assert param_literal(round_) == "'2024-01-02 03:04:05.678'"
     assert param_literal(date) == "'2024-01-02'"
     assert param_literal(time) == "'-26:03:04'"
 
