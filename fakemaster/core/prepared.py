@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from encoder.primitives import packed_int
 from fakemaster.protocol.binary import (
     CURSOR_TYPE_READ_ONLY,
     PARAMETER_DEFINITION,
@@ -108,6 +109,9 @@ class _Statement:
     long_data: dict[int, bytes] = field(default_factory=dict)
     long_data_error: bool = False
     cursor: _Cursor | None = None
+    # The column definitions last sent for it (at prepare, then at each execute): a client
+    # with MARIADB_CLIENT_CACHE_METADATA is not sent them again while they stay the same.
+    sent_metadata: list[bytes] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -183,7 +187,9 @@ class PreparedStatements:
             refused = _check_syntax(sql, bound.text)
             if refused is not None:
                 return PreparedReply(error=_in_original(refused, bound))
-        self._statements[statement_id] = _Statement(text, positions, len(columns))
+        statement = _Statement(text, positions, len(columns))
+        statement.sent_metadata = _encoded(columns, protocol)
+        self._statements[statement_id] = statement
         status = sql.status()
         payloads = [prepare_ok_payload(statement_id, len(columns), len(positions))]
         payloads += definition_payloads(
@@ -232,7 +238,6 @@ class PreparedStatements:
         results, connection = outcome.collations[0]
         shown = _as_written(response.columns, bound, request.params)
         definitions = [column.resolve(results, connection) for column in shown]
-        payloads = [column_count_payload(len(definitions), protocol)]
         if request.flags & CURSOR_TYPE_READ_ONLY and response.error is None:
             # The server reads the rows into a temporary table: its columns carry no keys.
             definitions = [
@@ -240,10 +245,12 @@ class PreparedStatements:
                 for definition in definitions
             ]
             cursor_status = status | ServerStatus.CURSOR_EXISTS
-            payloads += definition_payloads(definitions, protocol, status=cursor_status)
+            payloads = _result_head(statement, definitions, protocol, cursor_status)
+            if protocol.deprecate_eof:  # the EOF's place: an OK saying a cursor is open
+                payloads.append(end_of_rows(protocol, status=cursor_status))
             statement.cursor = _Cursor(definitions, list(response.rows), status)
             return PreparedReply(payloads, outcome=outcome)
-        payloads += definition_payloads(definitions, protocol, status=status)
+        payloads = _result_head(statement, definitions, protocol, status)
         if response.error is not None:
             payloads.append(response.error.payload(protocol_41=protocol.protocol_41))
             return PreparedReply(payloads, outcome=outcome)
@@ -281,6 +288,29 @@ class PreparedStatements:
             statement.long_data_error = True
             return
         statement.long_data[param] = statement.long_data.get(param, b"") + data
+
+
+def _encoded(definitions: Sequence[ColumnDefinition], protocol: ClientProtocol) -> list[bytes]:
+    return [d.encode(extended_metadata=protocol.extended_metadata) for d in definitions]
+
+
+def _result_head(
+    statement: _Statement,
+    definitions: Sequence[ColumnDefinition],
+    protocol: ClientProtocol,
+    status: int,
+) -> list[bytes]:
+    """The column count and definitions before an execute's rows. A client that caches
+    metadata gets the count with "metadata follows" 0 and no definitions (the EOF after them
+    all the same) when they are the ones last sent for the statement, as MariaDB does."""
+    encoded = _encoded(definitions, protocol)
+    if protocol.cache_metadata and encoded == statement.sent_metadata:
+        head = [packed_int(len(definitions)) + b"\x00"]
+        return head if protocol.deprecate_eof else [*head, end_of_rows(protocol, status=status)]
+    statement.sent_metadata = encoded
+    return [column_count_payload(len(definitions), protocol)] + definition_payloads(
+        definitions, protocol, status=status
+    )
 
 
 def _unknown(statement_id: int, command_name: str) -> PreparedReply:

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from decoder.primitives import read_packed_int
+from encoder.packets import encode_eof, encode_ok
 from encoder.primitives import packed_int
-from fakemaster.protocol.charsets import Collation
 from fakemaster.protocol.resultset import (
     NOT_FIXED_DEC,
     Cell,
@@ -33,12 +33,11 @@ from fakemaster.protocol.resultset import (
     Column,
     ColumnDefinition,
     ColumnFlag,
-    ResultSet,
     text_column,
 )
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errors import DecodeError
-from fakemaster.vocabulary.packets import EofPacket, OkPacket
+from fakemaster.vocabulary.packets import EOF_HEADER, EofPacket, OkPacket
 
 __all__ = [
     "CURSOR_TYPE_READ_ONLY",
@@ -46,6 +45,9 @@ __all__ = [
     "BoundParam",
     "ExecuteRequest",
     "binary_row",
+    "column_count_payload",
+    "definition_payloads",
+    "end_of_rows",
     "param_column",
     "param_literal",
     "prepare_ok_payload",
@@ -270,12 +272,6 @@ def prepare_ok_payload(statement_id: int, columns: int, params: int, warnings: i
     return struct.pack("<BIHHBH", 0, statement_id, columns, params, 0, warnings)
 
 
-def column_definitions(
-    result: ResultSet, results: Collation | None, connection: Collation
-) -> list[ColumnDefinition]:
-    return [column.resolve(results, connection) for column in result.columns]
-
-
 def definition_payloads(
     definitions: Sequence[ColumnDefinition], protocol: ClientProtocol, *, status: int
 ) -> list[bytes]:
@@ -285,17 +281,12 @@ def definition_payloads(
         for definition in definitions
     ]
     if definitions and not protocol.deprecate_eof:
-        from encoder.packets import encode_eof
-
         payloads.append(encode_eof(EofPacket(status_flags=status)))
     return payloads
 
 
 def end_of_rows(protocol: ClientProtocol, *, status: int, warnings: int = 0) -> bytes:
     """The packet after the last row: an EOF, or an OK with header 0xFE (DEPRECATE_EOF)."""
-    from encoder.packets import encode_eof, encode_ok
-    from fakemaster.vocabulary.packets import EOF_HEADER
-
     if protocol.deprecate_eof:
         return encode_ok(OkPacket(status_flags=status, warnings=warnings, header=EOF_HEADER))
     return encode_eof(EofPacket(warnings=warnings, status_flags=status))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
-from fakemaster.protocol.handshake import Capability
+from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.history import Scenario
 from scenarios.library import build
@@ -76,15 +76,23 @@ def _compare(
     database: str,
     script: Script,
     capabilities: int = BASE_CAPABILITIES,
+    mariadb_capabilities: int = 0,
 ) -> None:
     _load(real, scenario, database)
     with BackgroundFakeMaster(ServerConfig(), ScenarioStore(scenario)) as master:
         answers = []
         for host, port in ((real.host, real.port), (master.host, master.port)):
             with RawClient(
-                host, port, "root", "", database=database, capabilities=capabilities
+                host,
+                port,
+                "root",
+                "",
+                database=database,
+                capabilities=capabilities,
+                mariadb_capabilities=mariadb_capabilities,
             ) as client:
-                answers.append(script(PreparedClient(client)))
+                cache = bool(mariadb_capabilities & MariaDBCapability.CACHE_METADATA)
+                answers.append(script(PreparedClient(client, cache_metadata=cache)))
         assert master.errors == []
     want, got = answers
     problems = []
@@ -215,6 +223,26 @@ def _cursor(pc: PreparedClient) -> list[Step]:
     ]
 
 
+def _cached_metadata(pc: PreparedClient) -> list[Step]:
+    steps: list[Step] = []
+    steps.append(
+        ("prepare a table read", pc.prepare("SELECT `id`, `email` FROM `people` WHERE `id` = ?"))
+    )
+    table = pc.last_id
+    for value in (1, 2):
+        steps.append(
+            (f"execute {value}: metadata as at prepare", pc.execute(table, [int_param(value)]))
+        )
+    steps.append(("prepare a placeholder", pc.prepare("SELECT ?")))
+    alone = pc.last_id
+    steps.append(("an integer: new metadata", pc.execute(alone, [int_param(1)])))
+    steps.append(("an integer again: cached", pc.execute(alone, [int_param(2)])))
+    steps.append(("a string: new metadata", pc.execute(alone, [str_param("a")])))
+    steps.append(("a cursor: cached", pc.execute(table, [int_param(3)], flags=1)))
+    steps.append(("its rows", pc.fetch(table, 5)))
+    return steps
+
+
 def test_prepared_statements_with_typed_parameters_answer_as_a_real_server(
     mariadb_server: MariaDBServer,
 ) -> None:
@@ -226,6 +254,18 @@ def test_prepared_statements_with_deprecate_eof_answer_as_a_real_server(
 ) -> None:
     capabilities = BASE_CAPABILITIES | Capability.DEPRECATE_EOF
     _compare(mariadb_server, keyed(), "keys", _typed_parameters, capabilities)
+
+
+@pytest.mark.parametrize("deprecate_eof", [False, True], ids=["eof", "deprecate-eof"])
+def test_a_client_caching_metadata_is_sent_it_as_by_a_real_server(
+    mariadb_server: MariaDBServer, deprecate_eof: bool
+) -> None:
+    # A MariaDB client (no CLIENT_MYSQL) with CACHE_METADATA and EXTENDED_METADATA.
+    capabilities = BASE_CAPABILITIES & ~Capability.MYSQL
+    if deprecate_eof:
+        capabilities |= Capability.DEPRECATE_EOF
+    extended = MariaDBCapability.CACHE_METADATA | MariaDBCapability.EXTENDED_METADATA
+    _compare(mariadb_server, keyed(), "keys", _cached_metadata, capabilities, extended)
 
 
 def test_binary_rows_of_every_column_type_are_the_real_servers(

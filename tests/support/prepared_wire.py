@@ -84,8 +84,10 @@ def execute_body(statement_id: int, params: Sequence[Param], *, flags: int = 0) 
 class PreparedClient:
     """COM_STMT_* over a logged-in RawClient; every method returns the response's payloads."""
 
-    def __init__(self, client: RawClient) -> None:
+    def __init__(self, client: RawClient, *, cache_metadata: bool = False) -> None:
         self.client = client
+        # MARIADB_CLIENT_CACHE_METADATA: a "metadata follows" byte after the column count.
+        self.cache_metadata = cache_metadata
         self.deprecate_eof = bool(client.capabilities & Capability.DEPRECATE_EOF)
         # Statement ids are the server's (counted across its connections): the answers show
         # each as its order among this client's statements (#1, #2 ...), so that two servers
@@ -138,11 +140,14 @@ class PreparedClient:
         out = [first]
         if first[:1] in (b"\x00", b"\xff"):
             return out
-        out += [self.client.read() for _ in range(first[0])]
-        if not self.deprecate_eof:
+        count = first[0]
+        if self.cache_metadata and first[1:2] == b"\x00":
+            count = 0  # the definitions sent before still hold
+        out += [self.client.read() for _ in range(count)]
+        if not self.deprecate_eof or body[4] & 1:  # an EOF, or (a cursor) an OK in its place
             eof = self.client.read()
             out.append(eof)
-            if int.from_bytes(eof[3:5], "little") & _CURSOR_EXISTS:
+            if eof[:1] == b"\xfe" and int.from_bytes(eof[3:5], "little") & _CURSOR_EXISTS:
                 return out
         out += self._rows()
         return out
