@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import struct
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from decoder.packets import parse_err
 from fakemaster.config.accounts import Account
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.core.session import Close, KillConnection, ServerSession
 from fakemaster.protocol.handshake import native_password_response
 from fakemaster.sql.state import ServerState
+from tests.budget import examples
 from tests.support.wire import SessionDriver
 
 PING_OK = bytes.fromhex("00000002000000")
@@ -100,3 +104,26 @@ def test_reset_connection_and_change_user_close_the_statements() -> None:
     assert ok == [(3, PING_OK)]
     assert driver.session.sql is not None and driver.session.sql.user == "other"
     assert parse_err(_execute(driver, statement)[0]).errno == 1243
+
+
+@settings(max_examples=examples(1), deadline=None)
+@given(
+    commands=st.lists(
+        st.tuples(st.sampled_from([0x16, 0x17, 0x18, 0x19, 0x1A, 0x1C]), st.binary(max_size=40)),
+        max_size=8,
+    )
+)
+def test_garbage_prepared_statement_commands_never_raise(commands: list[tuple[int, bytes]]) -> None:
+    driver = _driver(_state())
+    statement = _prepare(driver, "SELECT ?, ? LIMIT 1")
+    del statement  # the garbage may name it (id 1) or not
+    for command, body in commands:
+        if body[:1] == b"\x00" and command != 0x16:
+            body = b"\x01\x00\x00\x00" + body[4:]  # aim some at the prepared statement
+        reply = driver.send(bytes((command,)) + body)
+        if command in (0x18, 0x19):
+            assert reply.payloads == []  # never answered
+        else:
+            assert reply.payloads
+    assert driver.session.internal_errors == []
+    assert driver.send(b"\x0e").payloads == [PING_OK]

@@ -4,10 +4,13 @@ answered with 1047 in tests/integration/test_change_user_differential.py)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fakemaster.protocol.change_user import ChangeUser
 from fakemaster.protocol.handshake import Capability
 from fakemaster.vocabulary.errors import DecodeError
+from tests.budget import examples
 
 MODERN = Capability.PROTOCOL_41 | Capability.SECURE_CONNECTION | Capability.PLUGIN_AUTH
 
@@ -31,3 +34,13 @@ def test_an_old_client_sends_no_plugin_and_a_nul_terminated_password() -> None:
 def test_requests_cut_short_are_refused(body: bytes) -> None:
     with pytest.raises(DecodeError):
         ChangeUser.parse(body, MODERN)
+
+
+@settings(max_examples=examples(1), deadline=None)
+@given(body=st.binary(max_size=80), capabilities=st.sampled_from([0, int(MODERN)]))
+def test_any_body_parses_or_is_refused(body: bytes, capabilities: int) -> None:
+    try:
+        request = ChangeUser.parse(body, capabilities)
+    except DecodeError:
+        return
+    assert body.startswith(request.user + b"\0")
