@@ -250,12 +250,14 @@ class PreparedStatements:
                 payloads.append(end_of_rows(protocol, status=cursor_status))
             statement.cursor = _Cursor(definitions, list(response.rows), status)
             return PreparedReply(payloads, outcome=outcome)
-        payloads = _result_head(statement, definitions, protocol, status)
+        # Status bits the statement adds (QUERY_NO_INDEX_USED after an information_schema scan).
+        after_columns, at_end = response.extra_status
+        payloads = _result_head(statement, definitions, protocol, status | after_columns)
         if response.error is not None:
             payloads.append(response.error.payload(protocol_41=protocol.protocol_41))
             return PreparedReply(payloads, outcome=outcome)
         payloads += [binary_row(definitions, row) for row in response.rows]
-        payloads.append(end_of_rows(protocol, status=status))
+        payloads.append(end_of_rows(protocol, status=status | at_end))
         return PreparedReply(payloads, outcome=outcome)
 
     # -- COM_STMT_FETCH, COM_STMT_SEND_LONG_DATA ------------------------------------------
