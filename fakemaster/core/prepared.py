@@ -86,6 +86,7 @@ _RETURNS_ROWS = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _KEY_FLAGS = ColumnFlag.PRI_KEY | ColumnFlag.UNIQUE_KEY | ColumnFlag.MULTIPLE_KEY | 0x4000
+_LAST_PREPARED = 0xFFFFFFFF
 _BLANKS = " \t\n\r\v\f"
 _NEAR = re.compile(r"near '(.*)' at line \d+\Z", re.DOTALL)
 # COM_STMT_EXECUTE's fixed head: statement id u32, flags u8, iteration count u32.
@@ -130,6 +131,16 @@ class PreparedStatements:
 
     def __init__(self) -> None:
         self._statements: dict[int, _Statement] = {}
+        self._last_prepared = 0  # what statement id 0xFFFFFFFF stands for
+
+    def _resolved(self, statement_id: int) -> int:
+        """MariaDB's id -1 (0xFFFFFFFF) is the statement this connection prepared last, so
+        that a client can send a prepare and its execute without waiting (MariaDB
+        Connector/J's pipelining)."""
+        return self._last_prepared if statement_id == _LAST_PREPARED else statement_id
+
+    def _find(self, statement_id: int) -> _Statement | None:
+        return self._statements.get(self._resolved(statement_id))
 
     def close_all(self) -> None:
         """COM_RESET_CONNECTION, COM_CHANGE_USER: every statement is gone (ids go on)."""
@@ -145,9 +156,9 @@ class PreparedStatements:
         if command == Command.STMT_FETCH:
             return self._fetch(body, sql, protocol)
         statement_id = ExecuteRequest.statement_id_of(body)
-        statement = self._statements.get(statement_id)
+        statement = self._find(statement_id)
         if command == Command.STMT_CLOSE:
-            self._statements.pop(statement_id, None)
+            self._statements.pop(self._resolved(statement_id), None)
             return PreparedReply()
         if command == Command.STMT_SEND_LONG_DATA:
             if statement is not None and len(body) >= 6:
@@ -190,6 +201,7 @@ class PreparedStatements:
         statement = _Statement(text, positions, len(columns))
         statement.sent_metadata = _encoded(columns, protocol)
         self._statements[statement_id] = statement
+        self._last_prepared = statement_id
         status = sql.status()
         payloads = [prepare_ok_payload(statement_id, len(columns), len(positions))]
         payloads += definition_payloads(
@@ -204,7 +216,7 @@ class PreparedStatements:
         if len(body) < _EXECUTE_HEAD_SIZE:
             return PreparedReply(error=sql_error(ER_MALFORMED_PACKET))
         statement_id = ExecuteRequest.statement_id_of(body)
-        statement = self._statements.get(statement_id)
+        statement = self._find(statement_id)
         if statement is None:
             return _unknown(statement_id, "mysqld_stmt_execute")
         if statement.long_data_error:
@@ -264,7 +276,7 @@ class PreparedStatements:
 
     def _fetch(self, body: bytes, sql: SessionState, protocol: ClientProtocol) -> PreparedReply:
         statement_id = ExecuteRequest.statement_id_of(body)
-        statement = self._statements.get(statement_id)
+        statement = self._find(statement_id)
         if statement is None:
             return _unknown(statement_id, "mysqld_stmt_fetch")
         cursor = statement.cursor

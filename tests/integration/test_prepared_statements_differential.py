@@ -217,6 +217,19 @@ def _malformed(pc: PreparedClient) -> list[Step]:
         long_data = struct.pack("<BIH", COM_STMT_SEND_LONG_DATA, eid, 0) + piece
         steps.append(("long data piece", pc.no_answer(long_data)))
     steps.append(("execute with long data", pc.execute(eid, [Param(253, None)])))
+    # Id -1: the statement prepared last (MariaDB Connector/J sends its prepare and execute
+    # together).
+    steps.append(
+        (
+            "prepare for id -1",
+            pc.prepare("SELECT `id` FROM `people` WHERE `email` = ? AND `id` = ?"),
+        )
+    )
+    last = 0xFFFFFFFF
+    steps.append(("execute -1", pc.execute(last, [str_param("c@x"), int_param(3)])))
+    steps.append(("reset -1", pc.one_packet(struct.pack("<BI", COM_STMT_RESET, last))))
+    steps.append(("close -1", pc.no_answer(struct.pack("<BI", COM_STMT_CLOSE, last))))
+    steps.append(("execute -1 once closed", pc.execute(last, [str_param("c@x"), int_param(3)])))
     steps.append(("close unknown", pc.no_answer(struct.pack("<BI", COM_STMT_CLOSE, UNKNOWN))))
     steps.append(("close", pc.no_answer(struct.pack("<BI", COM_STMT_CLOSE, sid))))
     steps.append(("execute closed", pc.execute(sid, [int_param(1)])))
