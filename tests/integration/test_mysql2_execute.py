@@ -5,7 +5,7 @@ against both and prints what the application sees (rows, column names and types,
 two outputs must be equal.
 
 The calls are the ones such clients make: a table read by key with integer, string, NULL,
-double and date parameters, zongji's column query on information_schema, a statement without
+double, date, boolean, Buffer and BigInt parameters, zongji's column query on information_schema, a statement without
 parameters, a SET, and errors (an unknown table, a syntax error).
 """
 
@@ -42,6 +42,10 @@ CALLS: list[tuple[str, list[Any]]] = [
     ("SELECT `id`, `seen` FROM `people` WHERE `seen` = ?", [{"$date": "2020-01-02T03:04:05.678Z"}]),
     ("SELECT `a`, `b`, `v` FROM `pairs` WHERE `a` = ? AND `b` = ?", [2, "z"]),
     ("SELECT ?, ?, ?", [7, "text", None]),
+    ("SELECT `id` FROM `people` WHERE `level` = ?", [True]),
+    ("SELECT `id` FROM `people` WHERE `email` = ?", [{"$buffer": "634078"}]),
+    ("SELECT `id` FROM `people` WHERE `id` = ?", [{"$bigint": "2"}]),
+    ("SELECT `a` FROM `pairs` WHERE `v` = ?", [-1]),
     (
         "SELECT COLUMN_NAME, COLLATION_NAME, CHARACTER_SET_NAME, COLUMN_COMMENT, COLUMN_TYPE "
         "FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "

@@ -5,13 +5,20 @@
 //
 // Usage: node execute_client.js '{"host": ..., "port": ..., "user": ..., "password": ...,
 //   "database": ..., "calls": [[sql, [param, ...]], ...]}'
-// A parameter {"$date": "2024-01-02T03:04:05.678Z"} is passed as a JavaScript Date.
+// A parameter {"$date": "2024-01-02T03:04:05.678Z"} is passed as a JavaScript Date,
+// {"$buffer": "hex"} as a Buffer, {"$bigint": "digits"} as a BigInt.
 "use strict";
 const mysql = require("mysql2/promise");
 
 function param(value) {
   if (value !== null && typeof value === "object" && "$date" in value) {
     return new Date(value["$date"]);
+  }
+  if (value !== null && typeof value === "object" && "$buffer" in value) {
+    return Buffer.from(value["$buffer"], "hex");
+  }
+  if (value !== null && typeof value === "object" && "$bigint" in value) {
+    return BigInt(value["$bigint"]);
   }
   return value;
 }
