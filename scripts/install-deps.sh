@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the test-suite needs on a fresh Debian 12 machine (run as root).
 #
-#   scripts/install-deps.sh               # MariaDB server/client, Java 17 (apt) + pip install -e '.[test]'
+#   scripts/install-deps.sh               # MariaDB server/client, Java 17, Node.js + tests/node (npm ci) + pip install -e '.[test]'
 #   scripts/install-deps.sh --no-mariadb  # only the Python part
 #
 # Idempotent: re-running it is cheap. The tests never use the system MariaDB
@@ -107,6 +107,19 @@ install_java() {
         openjdk-17-jre-headless
 }
 
+install_node() {
+    # Node.js and the Node clients the integration tests run (tests/node/package.json:
+    # mysql2's execute(), the prepared-statement protocol), pinned by its package-lock.json.
+    if ! command -v npm >/dev/null; then
+        log "apt-get install nodejs npm"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+            nodejs npm
+    fi
+    log "node $(node --version): npm ci in tests/node"
+    (cd "$REPO_ROOT/tests/node" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 install_python() {
     cd "$REPO_ROOT"
     local extra=()
@@ -136,6 +149,7 @@ EOF
 if [ "$WITH_MARIADB" -eq 1 ]; then
     install_mariadb
     install_java
+    install_node
 else
     log "--no-mariadb: skipping the apt part"
 fi

@@ -73,6 +73,8 @@ from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import ServerStatus
 
 if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
+    from fakemaster.core.prepared import PreparedStatements
+    from fakemaster.protocol.change_user import ChangeUser
     from fakemaster.protocol.compression import CompressedChannel, DumpLike
 
 __all__ = [
@@ -202,6 +204,7 @@ class DumpRequest:
 class State(Enum):
     HANDSHAKE = "handshake"
     AUTH_SWITCH = "auth switch"
+    CHANGE_USER = "change user"  # waiting for the reply to COM_CHANGE_USER's auth switch
     COMMAND = "command"
     DUMPING = "dumping"
     CLOSED = "closed"
@@ -247,6 +250,12 @@ class ServerSession:
         # Sequence number of the client's handshake response: 1, or 2 after an SSL request.
         self._response_seq = 1
         self._early = bytearray()
+        # COM_STMT_* statements of this connection (made at the first one).
+        self._prepared_statements: PreparedStatements | None = None
+        self._change_request: ChangeUser | None = None  # a COM_CHANGE_USER awaiting its auth
+        # The collation the client logged in with (or last named in COM_CHANGE_USER): what
+        # COM_RESET_CONNECTION's fresh session starts with.
+        self._login_collation = 0
 
     # -- API -------------------------------------------------------------------------------
 
@@ -388,6 +397,9 @@ class ServerSession:
             self._command(payload, actions)
             if self.state is State.COMMAND:
                 self._reader.expect_sequence(0)
+        elif self.state is State.CHANGE_USER:
+            self._change_user_reply(payload, actions)  # back to the command phase
+            self._reader.expect_sequence(0)
         elif self.state is State.DUMPING:
             self._during_dump(payload, actions)
 
@@ -482,6 +494,7 @@ class ServerSession:
             self.server, self.thread_id, user, self.peer_host, collation_id, account
         )
         self.sql.capabilities = response.capabilities
+        self._login_collation = response.charset
         apply_client_capabilities(self.sql, response.capabilities)
         self.info.user = user
         state: list[bytes] = []
@@ -531,17 +544,7 @@ class ServerSession:
         elif command == Command.PING:
             self._ok(actions)
         elif command == Command.INIT_DB:
-            if not body:
-                self._send_error(actions, sql_error(ER_NO_DB_ERROR))
-                return
-            from fakemaster.sql.answers.connection_statements import change_database
-
-            try:
-                result = change_database(sql, body.decode("utf-8", "surrogateescape"))
-            except SqlError as error:
-                self._send_error(actions, error)
-                return
-            self._ok(actions, result.session_state)
+            self._init_db(sql, body, actions)
         elif command == Command.FIELD_LIST:
             table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
             if not table:
@@ -559,9 +562,13 @@ class ServerSession:
             self._query(sql, f"KILL {thread_id}".encode(), actions)
         elif command == _COM_SET_OPTION:
             self._set_option(sql, body, actions)
-        elif command == _COM_RESET_CONNECTION:
+        elif command == Command.RESET_CONNECTION:
             self._reset_connection(sql)
             self._ok(actions)
+        elif command == Command.CHANGE_USER:
+            self._change_user(body, actions)
+        elif Command.STMT_PREPARE <= command <= Command.STMT_FETCH:  # (0x1B handled above)
+            self._prepared_command(sql, command, body, actions)
         elif command == Command.REGISTER_SLAVE:
             self._register_slave(sql, body, actions)
         elif command in self._dump_commands() and not sql.account.has_any(DUMP_PRIVILEGE):
@@ -581,6 +588,19 @@ class ServerSession:
             self._start_dump(sql, actions, dump)
         else:
             self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
+
+    def _init_db(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        if not body:
+            self._send_error(actions, sql_error(ER_NO_DB_ERROR))
+            return
+        from fakemaster.sql.answers.connection_statements import change_database
+
+        try:
+            result = change_database(sql, body.decode("utf-8", "surrogateescape"))
+        except SqlError as error:
+            self._send_error(actions, error)
+            return
+        self._ok(actions, result.session_state)
 
     def _dump_commands(self) -> tuple[int, ...]:
         if self.config.mysql_gtid_dump:
@@ -658,13 +678,103 @@ class ServerSession:
         else:
             self._send(actions, eof_payload(status=sql.status()), 1)
 
+    def _prepared_command(
+        self, sql: SessionState, command: int, body: bytes, actions: list[Action]
+    ) -> None:
+        if self._prepared_statements is None:
+            from fakemaster.core.prepared import PreparedStatements
+
+            self._prepared_statements = PreparedStatements()
+        reply = self._prepared_statements.handle(command, body, sql, self.protocol)
+        if reply.error is not None:
+            self._send_error(actions, reply.error)
+        seq = 1
+        for payload in reply.payloads:
+            seq = self._send(actions, payload, seq)
+        if reply.outcome is not None:
+            for request in reply.outcome.kills:
+                actions.append(KillConnection(request.thread_id, request.query_only))
+            if reply.outcome.close_connection:
+                self._close(actions, "killed by its own KILL")
+
+    def _change_user(self, body: bytes, actions: list[Action]) -> None:
+        """COM_CHANGE_USER: MariaDB answers a well-formed one with a switch to the account's
+        plugin and a new scramble; the client's reply (sequence 2) is then checked."""
+        from fakemaster.protocol.change_user import ChangeUser
+
+        try:
+            request = ChangeUser.parse(body, self.protocol.capabilities)
+        except DecodeError:
+            self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
+            return
+        self._change_request = request
+        if request.collation is not None:
+            # MariaDB takes the character set while reading the request: it holds even when
+            # the request is then refused.
+            self._login_collation = request.collation
+            _use_collation(self.sql, request.collation)
+        self.scramble = new_scramble()
+        self._send(actions, AuthSwitchRequest(NATIVE_PASSWORD, self.scramble).encode(), 1)
+        self.state = State.CHANGE_USER
+        self._reader.expect_sequence(2)
+
+    def _change_user_reply(self, auth: bytes, actions: list[Action]) -> None:
+        """Log in again as the requested account: a fresh session (user variables, prepared
+        statements and temporary state gone) with the requested database and character set.
+        A refused request (password, database) leaves the old session as it was."""
+        from fakemaster.sql.answers.connection_statements import (
+            apply_client_capabilities,
+            change_database,
+        )
+
+        request, old = self._change_request, self.sql
+        assert request is not None and old is not None
+        self._change_request = None
+        self.state = State.COMMAND
+        user = request.user.decode("utf-8", "surrogateescape")
+        account = self.server.accounts.get(user)
+        if account is None or not check_native_password(account.password, self.scramble, auth):
+            using = "YES" if auth else "NO"
+            error = sql_error(ER_ACCESS_DENIED_ERROR, user, self.peer_host, using)
+            self._send_error(actions, error, seq=3)
+            return
+        collation = client_collation(request.collation) if request.collation is not None else None
+        fresh = SessionState.create(
+            self.server,
+            self.thread_id,
+            user,
+            self.peer_host,
+            collation.id if collation is not None else old.connection_collation().id,
+            account,
+        )
+        fresh.capabilities = old.capabilities
+        apply_client_capabilities(fresh, old.capabilities)
+        state: list[bytes] = []
+        if request.database:
+            try:
+                name = request.database.decode("utf-8", "surrogateescape")
+                state = change_database(fresh, name).session_state
+            except SqlError as error:
+                self._send_error(actions, error, seq=3)
+                return
+        if self._prepared_statements is not None:
+            self._prepared_statements.close_all()
+        self.sql = fresh
+        self.info.user = user
+        self._used_password = bool(auth)
+        self._send(
+            actions, ok_payload(self.protocol, status=fresh.status(), session_state=state), 3
+        )
+
     def _reset_connection(self, sql: SessionState) -> None:
+        if self._prepared_statements is not None:
+            self._prepared_statements.close_all()
         fresh = SessionState.create(
             self.server,
             self.thread_id,
             sql.user,
             sql.host,
-            self._response.charset if self._response is not None else 0,
+            self._login_collation,
             sql.account,
         )
         fresh.capabilities = sql.capabilities
@@ -816,7 +926,6 @@ _REFRESH_MASTER = 0x80  # RESET MASTER
 _COM_STATISTICS = 0x09
 _COM_PROCESS_KILL = 0x0C
 _COM_SET_OPTION = 0x1B
-_COM_RESET_CONNECTION = 0x1F
 
 
 # Who may take the connection MariaDB keeps beyond max_connections (10.11: SUPER implies it).
@@ -825,6 +934,17 @@ _IGNORES_MAX_CONNECTIONS = Privilege.SUPER | Privilege.CONNECTION_ADMIN
 
 def _max_connections(server: ServerState) -> int:
     return int(server.globals["max_connections"] or 0)
+
+
+def _use_collation(sql: SessionState | None, collation_id: int) -> None:
+    """The client's character set, as a login sets it: client, connection and results."""
+    collation = client_collation(collation_id)
+    if sql is None or collation is None:
+        return
+    sql.variables["character_set_client"] = collation.charset
+    sql.variables["character_set_connection"] = collation.charset
+    sql.variables["collation_connection"] = collation.name
+    sql.set_results_charset(collation.charset, collation)
 
 
 def _text(value: SqlValue | None) -> str | None:

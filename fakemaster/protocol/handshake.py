@@ -94,8 +94,9 @@ REAL_SERVER_MARIADB_CAPABILITIES = (
 )
 # Of those, what the fake master does not do, so it does not advertise them: with NO_SCHEMA a
 # MariaDB server ignores the database in "db.table" names (a fake master honours it); no LOAD
-# DATA LOCAL INFILE (LOCAL_FILES); no prepared statements (PS_MULTI_RESULTS, and
-# STMT_BULK_OPERATIONS, which makes connectors send COM_STMT_BULK_EXECUTE). Every other bit is
+# DATA LOCAL INFILE (LOCAL_FILES); no stored procedures whose results a prepared CALL would
+# return (PS_MULTI_RESULTS), no COM_STMT_BULK_EXECUTE (STMT_BULK_OPERATIONS, which makes
+# connectors send it; the other COM_STMT_* are fakemaster.core.prepared's). Every other bit is
 # honoured, some because nothing the fake master runs depends on them (FOUND_ROWS without
 # UPDATE, PROGRESS without long statements, CAN_HANDLE_EXPIRED_PASSWORDS without expired
 # accounts), COMPRESS since it speaks the compressed protocol.

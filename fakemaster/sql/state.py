@@ -141,6 +141,9 @@ class ServerState:
         self.served = ServedVariables.for_positions(config, positions)
         self.on_config_error: Callable[[ConfigError], None] | None = None
         self.connections: dict[int, ConnectionInfo] = {}
+        # The last prepared statement id given out: MariaDB numbers prepared statements across
+        # the server, not per connection (fakemaster.core.prepared).
+        self.last_statement_id = 0
         # Connections holding FLUSH TABLES WITH READ LOCK: while any does, nothing commits (a
         # served scenario's releases wait, see scenarios.live); on_unlocked runs when the last
         # one lets go.

@@ -333,3 +333,24 @@ def _record(session: SessionState, response: Response) -> None:
         session.diagnostics = [("Error", error.errno, error.message)]
     else:
         session.diagnostics = []
+
+
+def check_syntax(session: SessionState, text: str) -> SqlError | None:
+    """The error a statement's text gets before any statement runs (COM_STMT_PREPARE checks a
+    statement without executing it): a lexing error, or no statement of the table reading it.
+    None when a statement of the table would answer it (and then find its own errors)."""
+    text = text.lstrip(_BLANKS).rstrip(_BLANKS + ";")
+    try:
+        lexed = lex(text, version_id(session.server.config.version or DEFAULT_VERSION))
+    except SqlError as lexing_error:
+        return lexing_error
+    statements = split_statements(text, lexed)
+    if not statements:
+        return None if lexed.found_comment else sql_error(ER_EMPTY_QUERY)
+    if len(statements) > 1:
+        second = statements[1].start
+        return syntax_error(text[second:], line_of(text, second))
+    statement_text = statements[0]
+    if any(statement.pattern.match(statement_text.plain) for statement in STATEMENTS):
+        return None
+    return syntax_error(text[statement_text.start :], statement_text.first_line)

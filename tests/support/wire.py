@@ -158,6 +158,7 @@ class RawClient:
         charset: int = 45,
         timeout: float = 60.0,  # bounds a hang only: a slow machine just waits longer
         database: str | None = None,
+        mariadb_capabilities: int = 0,  # MariaDB's extended bits (needs no CLIENT_MYSQL)
     ) -> None:
         self.sock = socket.create_connection((host, port), timeout=timeout)
         if database is not None:  # even an empty name goes with CONNECT_WITH_DB
@@ -173,6 +174,7 @@ class RawClient:
             charset=charset,
             database=database.encode() if database is not None else None,
             auth_plugin=NATIVE_PASSWORD,
+            mariadb_capabilities=mariadb_capabilities,
         )
         self.write(response.encode(), 1)
         self.login_reply = self.read()
