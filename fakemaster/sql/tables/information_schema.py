@@ -23,7 +23,14 @@ from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
     CatalogueTable,
     CellValue,
+    TimestampCell,
     column_key,
+)
+from fakemaster.sql.tables.table_statistics import (
+    PAGE_SIZE,
+    avg_row_length,
+    cardinalities,
+    index_length,
 )
 
 __all__ = ["IS_COLUMNS", "IS_ROWS", "is_columns", "is_rows", "numeric_precision"]
@@ -449,6 +456,10 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
         # A CSV table (mysql.general_log) has no pages. Its TABLE_ROWS on MariaDB is 2 until
         # the table is first read whole (ha_tina::info), the count after: here always the count.
         csv = table.engine == "CSV"
+        data_length = 0 if csv else PAGE_SIZE
+        # Created and last changed, as far as a client can tell: when the fake started serving.
+        # (A CSV table has no file times to show.)
+        served_since = None if csv else TimestampCell(int(session.server.started_at))
         rows.append(
             (
                 "def",
@@ -459,14 +470,14 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
                 b"10",
                 b"Dynamic",
                 _number(count),
+                _number(avg_row_length(data_length, count)),
+                _number(data_length),
                 b"0",
-                b"0" if csv else b"16384",
-                b"0",
-                b"0",
+                b"0" if csv else _number(index_length(table)),
                 b"0",
                 None,
-                None,
-                None,
+                served_since,
+                served_since,
                 None,
                 table.collation,
                 None,
@@ -485,8 +496,11 @@ def _columns(session: SessionState) -> list[Sequence[CellValue]]:
 
 def _statistics(session: SessionState) -> list[Sequence[CellValue]]:
     rows: list[Sequence[CellValue]] = []
+    snapshot = read_snapshot(session).tables if session.server.tables is not None else None
     for table in _tables_of(session):
+        table_rows = snapshot.rows(table) if snapshot is not None else ()
         for key in table.keys:
+            counted = cardinalities(table, key, table_rows)
             for seq, name in enumerate(key.columns, 1):
                 position = table.position(name)
                 nullable = position is not None and table.columns[position].nullable
@@ -501,7 +515,7 @@ def _statistics(session: SessionState) -> list[Sequence[CellValue]]:
                         _number(seq),
                         name,
                         "A",
-                        b"0",
+                        _number(counted[seq - 1]),
                         None,
                         None,
                         "YES" if nullable else "",
