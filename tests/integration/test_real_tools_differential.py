@@ -279,7 +279,7 @@ def test_percona_toolkit(pair: Pair, command: list[str], tmp_path: Path) -> None
     assert_same(want, got)
 
 
-# What the tools above send that a real server answers from its statistics and optimizer,
+# What the tools above send that a real server answers from its statistics, optimizer and engines,
 # compared byte for byte (column definitions, rows, the EOF's status flags, ERR): the plans
 # pt-duplicate-key-checker sizes keys with, and the statistics mariadb-dump --xml prints.
 ANSWERS = [
@@ -298,6 +298,13 @@ ANSWERS = [
     "EXPLAIN SELECT `nosuch` FROM `keys`.`many` FORCE INDEX (`nokey`) WHERE `grp`=1 OR `n`=1",
     "EXPLAIN SELECT `nosuch` FROM `keys`.`many` FORCE INDEX (`grp`) WHERE `no`=1 OR `n`=1",
     "EXPLAIN SELECT `grp` FROM `keys`.`many` FORCE INDEX (`grp`) WHERE `no`=1 OR `n`=1",
+    # pt-mysql-summary asks every engine it knows of for its status.
+    "show /*!50000 ENGINE*/ NDB STATUS",
+    "SHOW ENGINE MyISAM STATUS",
+    "SHOW ENGINE innodb MUTEX",
+    "SHOW ENGINE `Aria` STATUS",
+    "SHOW ENGINE 'BLACKHOLE' STATUS",
+    "SHOW ENGINE MyISAM",
     "SHOW INDEX FROM `many`",
     "SHOW INDEX FROM `people`",
     "SELECT TABLE_NAME, TABLE_ROWS, AVG_ROW_LENGTH, DATA_LENGTH, INDEX_LENGTH"

@@ -19,6 +19,7 @@ from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "BINLOG_STATUS_PRIVILEGES",
+    "ENGINE_NAMES",
     "show_binary_logs",
     "show_engines",
     "show_master_status",
@@ -339,6 +340,8 @@ _ENGINES = (
     ),
     ("PERFORMANCE_SCHEMA", "YES", "Performance Schema", "NO", "NO", "NO"),
 )
+# The storage engines SHOW ENGINES lists (SHOW ENGINE name STATUS knows these).
+ENGINE_NAMES = tuple(row[0] for row in _ENGINES)
 
 
 def show_engines(ctx: Context) -> Response:
