@@ -410,6 +410,20 @@ _TUNING = (
     _v("storage_engine", STRING, B, "InnoDB"),
     _v("sync_frm", BOOL, G, True),
     _v("tmp_table_size", UINT, B, 16777216),
+    _v("have_query_cache", STRING, G, "YES", ro=True),
+    _v("innodb_adaptive_flushing", BOOL, G, True),
+    _v("innodb_file_per_table", BOOL, G, True),
+    _v("innodb_io_capacity", UINT, G, 200),
+    _v("innodb_read_io_threads", UINT, G, 4),
+    _v("innodb_write_io_threads", UINT, G, 4),
+    _v("join_buffer_size", UINT, B, 262144),
+    _v("bulk_insert_buffer_size", UINT, B, 8388608),
+    _v("key_cache_block_size", UINT, G, 1024),
+    _v("log_queries_not_using_indexes", BOOL, B, False),
+    _v("table_open_cache", UINT, G, 2000),
+    _v("thread_stack", UINT, G, 299008, ro=True),
+    # Galera's switch, off on a server without wsrep: tools read it to tell a cluster node.
+    _v("wsrep_on", BOOL, B, False, spriv=_SUPER),
 )
 
 SYSTEM_VARIABLES: dict[str, SystemVariable] = {var.name: var for var in (*_CATALOGUE, *_TUNING)}

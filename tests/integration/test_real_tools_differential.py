@@ -279,6 +279,34 @@ def test_percona_toolkit(pair: Pair, command: list[str], tmp_path: Path) -> None
     assert_same(want, got)
 
 
+# Variables pt-config-diff finds different between the two servers, each because the servers
+# are two, never because the fake's catalogue is wrong: every other variable both have is equal.
+SERVERS_OWN_VARIABLES = {
+    # Where each server lives: paths, host name, port, unique id.
+    *("datadir", "hostname", "log_bin_basename", "log_bin_index", "log_error", "pid_file"),
+    *("secure_file_priv", "socket", "tmpdir", "port", "report_port", "server_uid"),
+    # The binlog each holds: the real server's own start-up, the fake's scenario.
+    *("gtid_binlog_pos", "gtid_binlog_state", "gtid_current_pos"),
+    # The build: Debian's package, the fake's stock description.
+    *("version", "version_comment", "version_source_revision", "version_ssl_library"),
+    # The test harness's options for a small, fast private server (DEFAULT_OPTIONS); the fake
+    # shows a stock server's values (max_allowed_packet: what its served binlog needs).
+    *("innodb_buffer_pool_size", "innodb_log_file_size", "max_connections"),
+    *("max_allowed_packet", "time_zone"),
+}
+
+
+def test_pt_config_diff_finds_only_what_makes_two_servers_two(pair: Pair) -> None:
+    _require_tool("pt-config-diff")
+    servers = [DSN.format(port=port) for port in (pair.real.port, pair.fake_port)]
+    done = subprocess.run(
+        ["pt-config-diff", *servers], capture_output=True, timeout=120, check=False, text=True
+    )
+    assert (done.returncode, done.stderr) == (1, ""), done.stdout  # 1: there are differences
+    table = done.stdout.split("=\n", 1)[1]
+    assert {line.split()[0] for line in table.splitlines() if line.strip()} == SERVERS_OWN_VARIABLES
+
+
 # What the tools above send that a real server answers from its statistics, optimizer and engines,
 # compared byte for byte (column definitions, rows, the EOF's status flags, ERR): the plans
 # pt-duplicate-key-checker sizes keys with, and the statistics mariadb-dump --xml prints.
@@ -305,6 +333,10 @@ ANSWERS = [
     "SHOW ENGINE `Aria` STATUS",
     "SHOW ENGINE 'BLACKHOLE' STATUS",
     "SHOW ENGINE MyISAM",
+    # What pt-table-checksum and pt-kill look at first.
+    "SHOW VARIABLES LIKE 'wsrep_on'",
+    'show session variables like "%wsrep_on%"',
+    "SHOW GLOBAL STATUS LIKE 'Threads_running'",
     "SHOW INDEX FROM `many`",
     "SHOW INDEX FROM `people`",
     "SELECT TABLE_NAME, TABLE_ROWS, AVG_ROW_LENGTH, DATA_LENGTH, INDEX_LENGTH"
@@ -321,6 +353,38 @@ def test_plans_and_statistics_answer_as_the_real_server(pair: Pair) -> None:
     ):
         differences = [sql for sql in ANSWERS if got.query(sql) != want.query(sql)]
     assert differences == []
+
+
+def _dump_threads(client: RawClient) -> int:
+    return sum(b"Binlog Dump" in payload for payload in client.query("SHOW PROCESSLIST"))
+
+
+def test_a_replicas_dump_is_a_running_thread(pair: Pair) -> None:
+    """Threads_running counts the asking connection and every dump, on both servers."""
+    readers = [
+        subprocess.Popen(
+            ["mariadb-binlog", "--read-from-remote-server", "--stop-never", "--host=127.0.0.1"]
+            + [f"--port={port}", "--user=root", "mysql-bin.000001"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in (pair.real.port, pair.fake_port)
+    ]
+    try:
+        with (
+            RawClient(pair.real.host, pair.real.port, "root", "") as want,
+            RawClient("127.0.0.1", pair.fake_port, "root", "") as got,
+        ):
+            for client in (want, got):  # until the reader's dump is listed (it logs in first)
+                while _dump_threads(client) == 0:
+                    assert all(reader.poll() is None for reader in readers)
+            sql = "SHOW GLOBAL STATUS LIKE 'Threads_running'"
+            assert got.query(sql) == want.query(sql)
+            assert b"2" in want.query(sql)[-2]
+    finally:
+        for reader in readers:
+            reader.kill()
+            reader.wait()
 
 
 def test_masks_leave_data_alone() -> None:

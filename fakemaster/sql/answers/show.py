@@ -76,6 +76,10 @@ def show_status(ctx: Context) -> Response:
     server = ctx.server
     uptime = int(server.clock() - server.started_at)
     replicas = sum(1 for info in server.connections.values() if info.replica is not None)
+    # Dumping connections, registered replicas or not (as SHOW PROCESSLIST lists them).
+    dumps = sum(
+        1 for info in server.connections.values() if info.dumping or info.dump_server_id is not None
+    )
     semi_sync = bool(server.globals["rpl_semi_sync_master_enabled"])
     # The connection's own compression, in SHOW GLOBAL STATUS too (as MariaDB 10.11 shows it).
     compressed = bool(ctx.session.capabilities & Capability.COMPRESS)
@@ -87,6 +91,8 @@ def show_status(ctx: Context) -> Response:
             ("Rpl_semi_sync_master_status", "ON" if semi_sync else "OFF"),
             ("Slaves_connected", str(replicas)),
             ("Threads_connected", str(len(server.connections))),
+            # Not sleeping: the connection asking, and every replica's dump (as on 10.11).
+            ("Threads_running", str(1 + dumps)),
             ("Uptime", str(uptime)),
             ("Uptime_since_flush_status", str(uptime)),
         ],
