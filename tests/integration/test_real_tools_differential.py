@@ -64,10 +64,14 @@ def tools_scenario() -> Scenario:
             column("code", "VARCHAR(8)", null=False),
             column("n", "BIGINT"),
             column("grp", "INT", null=False),
+            column("doc", "JSON"),  # its json_valid CHECK makes the table's frm Version 11
             primary_key=("id",),
             unique=(("id", "code"), ("code",), ("grp", "id")),
         ),
-        [{"id": i * 3, "code": f"c{i:03}", "n": i * i - 50, "grp": i % 9} for i in range(1, 61)],
+        [
+            {"id": i * 3, "code": f"c{i:03}", "n": i * i - 50, "grp": i % 9, "doc": f'{{"i": {i}}}'}
+            for i in range(1, 61)
+        ],
     )
     scenario.delete(f"{DATABASE}.many", {"id": 30})
     scenario.insert(f"{DATABASE}.many", {"id": 1000, "code": "last", "n": None, "grp": 3})
@@ -339,7 +343,7 @@ ANSWERS = [
     "SHOW GLOBAL STATUS LIKE 'Threads_running'",
     "SHOW INDEX FROM `many`",
     "SHOW INDEX FROM `people`",
-    "SELECT TABLE_NAME, TABLE_ROWS, AVG_ROW_LENGTH, DATA_LENGTH, INDEX_LENGTH"
+    "SELECT TABLE_NAME, VERSION, TABLE_ROWS, AVG_ROW_LENGTH, DATA_LENGTH, INDEX_LENGTH"
     " FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'keys' ORDER BY TABLE_NAME",
     "SELECT INDEX_NAME, SEQ_IN_INDEX, CARDINALITY FROM information_schema.STATISTICS"
     " WHERE TABLE_SCHEMA = 'keys' ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX",

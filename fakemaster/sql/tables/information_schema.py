@@ -25,11 +25,13 @@ from fakemaster.sql.tables.catalogue import (
     CellValue,
     TimestampCell,
     column_key,
+    create_table_text,
 )
 from fakemaster.sql.tables.table_statistics import (
     PAGE_SIZE,
     avg_row_length,
     cardinalities,
+    frm_version,
     index_length,
 )
 
@@ -467,7 +469,7 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
                 table.name,
                 "BASE TABLE",
                 table.engine,
-                b"10",
+                _number(frm_version(create_table_text(table))),
                 b"Dynamic",
                 _number(count),
                 _number(avg_row_length(data_length, count)),

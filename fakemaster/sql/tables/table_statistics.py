@@ -13,17 +13,29 @@ table are exact: InnoDB reads every leaf page.
   distinct values among 60 rows show as 20, 2 among 3 as 3, as a real 10.11 shows them.
 * Data_length: the clustered index's page; Index_length: a page per secondary index (every key
   but the clustered one: the PRIMARY KEY, or without one the first UNIQUE key of NOT NULL
-  columns); Avg_row_length: Data_length / rows.
+  columns); Avg_row_length: Data_length / rows. (Values stored off-page, long BLOBs and
+  TEXTs, take more pages on the server: not modelled.)
+* Version: the table's .frm format, 11 when it holds an expression (a CHECK constraint, JSON's
+  ``json_valid`` CHECK among them, a generated column, a DEFAULT that is neither a literal nor
+  ``current_timestamp()``), else 10.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from fakemaster.protocol.charsets import collation_by_name
 from fakemaster.sql.tables.catalogue import CatalogueKey, CatalogueTable, CellValue
 
-__all__ = ["PAGE_SIZE", "avg_row_length", "cardinalities", "clustered_key", "index_length"]
+__all__ = [
+    "PAGE_SIZE",
+    "avg_row_length",
+    "cardinalities",
+    "clustered_key",
+    "frm_version",
+    "index_length",
+]
 
 # innodb_page_size's default: what one page of a small table's index takes.
 PAGE_SIZE = 16384
@@ -81,3 +93,26 @@ def cardinalities(
         per_key = max(1, max(1, count // len(distinct)) // 2) if distinct else 1
         out.append(count // per_key)
     return out
+
+
+# What SHOW CREATE TABLE prints after DEFAULT when the frm stores a value, not an expression:
+# NULL, a number, a string (with an introducer), a bit or hex literal, current_timestamp(N).
+_LITERAL_DEFAULT = re.compile(
+    r" DEFAULT (?:NULL|-?[0-9.]+(?:e[+-]?[0-9]+)?|(?:_\w+)?'(?:[^'\\]|\\.|'')*'"
+    r"|[bx]'[0-9a-f]*'|current_timestamp\(\d?\))(?=[ ,]|$)",
+    re.I,
+)
+_EXPRESSION_MARKS = re.compile(
+    r" CHECK \(| GENERATED ALWAYS AS \(| AS \(.*\) (?:VIRTUAL|STORED|PERSISTENT)\b"
+)
+
+
+def frm_version(create_text: str) -> int:
+    """SHOW TABLE STATUS's Version of the table SHOW CREATE TABLE prints as ``create_text``."""
+    for line in create_text.splitlines():
+        if _EXPRESSION_MARKS.search(line):
+            return 11
+        column = line.startswith("  `")  # not the table options' DEFAULT CHARSET
+        if column and " DEFAULT " in line and not _LITERAL_DEFAULT.search(line):
+            return 11
+    return 10

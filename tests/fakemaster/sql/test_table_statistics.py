@@ -5,12 +5,15 @@ tests/integration/test_real_tools_differential.py compares them end to end throu
 
 from __future__ import annotations
 
+import pytest
+
 from fakemaster.sql.tables.catalogue import CatalogueColumn, CatalogueKey, CatalogueTable
 from fakemaster.sql.tables.table_statistics import (
     PAGE_SIZE,
     avg_row_length,
     cardinalities,
     clustered_key,
+    frm_version,
     index_length,
 )
 
@@ -93,3 +96,40 @@ def test_a_nullable_unique_key_is_not_clustered() -> None:
     table = CatalogueTable("d", "t", (CatalogueColumn("a", "int"),), (CatalogueKey("a", ("a",)),))
     assert clustered_key(table) is None
     assert index_length(table) == PAGE_SIZE
+
+
+# SHOW CREATE TABLE as a real 10.11.19 printed it, and the Version its SHOW TABLE STATUS showed.
+_TAIL = "  PRIMARY KEY (`id`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
+SERVER_VERSIONS = [
+    ("  `t` timestamp NULL DEFAULT current_timestamp(),", 10),
+    ("  `t` datetime(3) DEFAULT current_timestamp(3) ON UPDATE current_timestamp(3),", 10),
+    ("  `x` int(11) DEFAULT (1 + 1),", 11),
+    ("  `x` int(11) DEFAULT NULL CHECK (`x` > 0),", 11),
+    ("  `x` int(11) GENERATED ALWAYS AS (`id` + 1) VIRTUAL,", 11),
+    ("  `y` int(11) GENERATED ALWAYS AS (`id` * 2) STORED,", 11),
+    (
+        "  `x` varchar(9) DEFAULT 'it''s, ok',\n  `y` int(11) DEFAULT -1,\n"
+        "  `z` double DEFAULT 1000,\n  `w` bit(2) DEFAULT b'1',\n  `u` varchar(3) DEFAULT 'x',\n"
+        "  `q` datetime DEFAULT '2000-01-01 00:00:00',\n  `r` decimal(5,2) DEFAULT 1.50,\n"
+        "  `k` varchar(3) DEFAULT '',",
+        10,
+    ),
+    ("  `x` int(11) DEFAULT NULL,\n  `y` varchar(5) DEFAULT concat('a','b'),", 11),
+    ("  `x` date DEFAULT curdate(),", 11),
+    (
+        "  `j` longtext CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL CHECK (json_valid(`j`)),",
+        11,
+    ),
+]
+
+
+@pytest.mark.parametrize(("columns", "version"), SERVER_VERSIONS)
+def test_a_table_holding_an_expression_is_version_11(columns: str, version: int) -> None:
+    text = f"CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n{columns}\n{_TAIL}"
+    assert frm_version(text) == version
+
+
+def test_a_table_check_constraint_is_an_expression() -> None:
+    text = "CREATE TABLE `h` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`),\n"
+    text += "  CONSTRAINT `c` CHECK (`id` > 0)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+    assert frm_version(text) == 11
