@@ -27,6 +27,7 @@ from fakemaster.sql.tables.catalogue import (
     column_key,
     create_table_text,
 )
+from fakemaster.sql.tables.plugins import PLUGINS
 from fakemaster.sql.tables.table_statistics import (
     PAGE_SIZE,
     avg_row_length,
@@ -38,6 +39,21 @@ from fakemaster.sql.tables.table_statistics import (
 __all__ = ["IS_COLUMNS", "IS_ROWS", "is_columns", "is_rows", "numeric_precision"]
 
 _DEFINITIONS: dict[str, tuple[str, ...]] = {
+    "PLUGINS": (
+        "PLUGIN_NAME:253:64:4097:0",
+        "PLUGIN_VERSION:253:20:4097:0",
+        "PLUGIN_STATUS:253:16:4097:0",
+        "PLUGIN_TYPE:253:80:4097:0",
+        "PLUGIN_TYPE_VERSION:253:20:4097:0",
+        "PLUGIN_LIBRARY:253:64:4096:0",
+        "PLUGIN_LIBRARY_VERSION:253:20:4096:0",
+        "PLUGIN_AUTHOR:253:64:4096:0",
+        "PLUGIN_DESCRIPTION:252:196605:4112:0",
+        "PLUGIN_LICENSE:253:80:4097:0",
+        "LOAD_OPTION:253:64:4097:0",
+        "PLUGIN_MATURITY:253:12:4097:0",
+        "PLUGIN_AUTH_VERSION:253:80:4096:0",
+    ),
     "SCHEMATA": (
         "CATALOG_NAME:253:512:4097:0",
         "SCHEMA_NAME:253:64:4097:0",
@@ -570,7 +586,12 @@ def _empty(session: SessionState) -> list[Sequence[CellValue]]:
     return []
 
 
+def _plugins(session: SessionState) -> list[Sequence[CellValue]]:
+    return list(PLUGINS)
+
+
 IS_ROWS: dict[str, RowMaker] = {
+    "PLUGINS": _plugins,
     "SCHEMATA": _schemata,
     "TABLES": _tables,
     "COLUMNS": _columns,
