@@ -43,6 +43,7 @@ from fakemaster.sql.tables.catalogue import (
     CatalogueTable,
     find_table,
 )
+from fakemaster.sql.tables.table_statistics import clustered_key
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import ER_BAD_FIELD_ERROR, ER_KEY_DOES_NOT_EXISTS
 from fakemaster.vocabulary.packets import ServerStatus
@@ -112,17 +113,6 @@ def key_length(column: CatalogueColumn) -> int | None:
     return size + (1 if column.nullable else 0)
 
 
-def _clustered(table: CatalogueTable) -> CatalogueKey | None:
-    """InnoDB's clustered index: the PRIMARY KEY, else the first UNIQUE key of NOT NULL
-    columns (else a hidden row id: None)."""
-    if table.primary_key is not None:
-        return table.primary_key
-    for key in table.keys:
-        if key.unique and all(_column(table, name).nullable is False for name in key.columns):
-            return key
-    return None
-
-
 def _column(table: CatalogueTable, name: str) -> CatalogueColumn:
     position = table.position(name)
     assert position is not None
@@ -132,7 +122,7 @@ def _column(table: CatalogueTable, name: str) -> CatalogueColumn:
 def _plan(table: CatalogueTable, wanted: set[str]) -> tuple[CatalogueKey, int] | None:
     """The index scanned to read ``wanted`` (lower-case names) and its key length; None: the
     whole table is read."""
-    clustered = _clustered(table)
+    clustered = clustered_key(table)
     base = {name.lower() for name in clustered.columns} if clustered else set()
     best: tuple[CatalogueKey, int] | None = None
     for key in table.keys:
@@ -262,8 +252,9 @@ def _column_comparison(expr: Expr) -> tuple[str, str, str] | None:
 def _plan_row(
     table: CatalogueTable, written: str, names: list[str], narrowing: _Narrowing, rows: int
 ) -> Sequence[Cell] | None:
-    """EXPLAIN's row for a read of ``names`` from the table named ``written``, narrowed; None: a plan not modelled (a range, an
-    index merge). SqlError for an unknown key or column, in the order MariaDB finds them."""
+    """EXPLAIN's row for a read of ``names`` from the table named ``written``, narrowed; None:
+    a plan not modelled (a range, an index merge). SqlError for an unknown key or column, in
+    the order MariaDB finds them."""
     key: CatalogueKey | None = None
     if narrowing.hint is not None:
         wanted_key = narrowing.hint.lower()
@@ -304,7 +295,7 @@ def _may_range(key: CatalogueKey, where: tuple[tuple[str, str, str], ...]) -> bo
 def _covers(table: CatalogueTable, key: CatalogueKey, wanted: set[str]) -> bool:
     """Whether reading ``key`` alone gives the ``wanted`` columns (a secondary index holds the
     clustered key's columns too)."""
-    clustered = _clustered(table)
+    clustered = clustered_key(table)
     held = {name.lower() for name in key.columns}
     if clustered is not None and key is not clustered:
         held |= {name.lower() for name in clustered.columns}
