@@ -115,8 +115,20 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         session.user_variables[var_name] = stored_user_value(item.value, session, var_name)
         return item
     if isinstance(expr, Word):
+        niladic = None if expr.quoted else _NILADIC.get(expr.name.upper())
+        if niladic is not None:  # a keyword, never a column: the function without its ()
+            return FUNCTIONS[niladic](FunctionCall(niladic, ()), name, session)
         raise unknown_column(expr.name, clause)
     raise sql_error(ER_PARSE_ERROR, "DEFAULT", 1)
+
+
+# SQL's functions written without parentheses (pt-find sends ``SELECT CURRENT_TIMESTAMP``).
+_NILADIC = {
+    "CURRENT_TIMESTAMP": "CURRENT_TIMESTAMP",
+    "LOCALTIME": "LOCALTIME",
+    "LOCALTIMESTAMP": "LOCALTIMESTAMP",
+    "CURRENT_USER": "CURRENT_USER",
+}
 
 
 def _literal(expr: Literal, name: str, session: SessionState) -> Item:

@@ -247,6 +247,9 @@ PERCONA_TOOLS = [
     ["pt-duplicate-key-checker", DSN, f"--databases={DATABASE}"],
     ["pt-duplicate-key-checker", DSN, f"--databases={DATABASE}", "--no-sql", "--key-types=fk"],
     ["pt-variable-advisor", DSN],
+    # Tables by size and rows (SHOW TABLE STATUS). Not --ctime: DATE_SUB(.., INTERVAL ..).
+    ["pt-find", "--host=127.0.0.1", "--port={port}", "--user=root", "--dblike", DATABASE]
+    + ["--tablesize", "+20k", "--rows", "+1", "--printf", "%D.%N %T %S %A\n"],
     ["pt-slave-find", DSN],
     pytest.param(
         ["pt-mysql-summary", "--sleep=1", "--host=127.0.0.1", "--port={port}", "--user=root"],
