@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -327,6 +328,23 @@ def _fn_binlog_gtid_pos(call: FunctionCall, name: str, session: SessionState) ->
     return Item(column, SqlValue(UKind.STRING, result, collation=UTF8MB3_GENERAL_CI), True)
 
 
+def _fn_crc32(call: FunctionCall, name: str, session: SessionState) -> Item:
+    """CRC32(expr) of the value's bytes in its character set, CRC32(crc, expr) going on from a
+    previous checksum (pt-table-checksum checks CRC32 works before it checksums)."""
+    if len(call.args) not in (1, 2):
+        _no_args(call, 1)
+    items = [evaluate(arg, "", session, "SELECT") for arg in call.args]
+    data = items[-1].value.text()
+    start = items[0].value.as_number() if len(items) == 2 else 0
+    result = None if data is None or start is None else zlib.crc32(data, int(start) & 0xFFFFFFFF)
+    flags = ColumnFlag.UNSIGNED | ColumnFlag.BINARY
+    nullable = any(item.nullable for item in items)
+    column = Column(
+        name, ColumnType.LONG, length=10, flags=flags if nullable else flags | ColumnFlag.NOT_NULL
+    )
+    return Item(column, SqlValue(UKind.INT, result, unsigned=True), nullable)
+
+
 FunctionImpl = Callable[[FunctionCall, str, SessionState], Item]
 
 FUNCTIONS: dict[str, FunctionImpl] = {
@@ -347,6 +365,7 @@ FUNCTIONS: dict[str, FunctionImpl] = {
     "SYSDATE": _fn_now,
     "UTC_TIMESTAMP": _fn_utc_timestamp,
     "BINLOG_GTID_POS": _fn_binlog_gtid_pos,
+    "CRC32": _fn_crc32,
 }
 
 

@@ -349,6 +349,9 @@ ANSWERS = [
     "SELECT * FROM information_schema.PLUGINS",
     "SHOW PLUGINS LIKE 'a%'",
     # What pt-table-checksum and pt-kill look at first.
+    "SELECT CRC32('test-string')",
+    "SELECT CRC32(NULL), CRC32(12), CRC32('é'), crc32(_latin1'é'), CRC32(1.5)",
+    "SELECT CRC32(5, 'b'), CRC32(NULL, 'a')",
     "SHOW VARIABLES LIKE 'wsrep_on'",
     'show session variables like "%wsrep_on%"',
     "SHOW GLOBAL STATUS LIKE 'Threads_running'",
