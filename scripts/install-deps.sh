@@ -66,8 +66,9 @@ stop_system_mariadb() {
 }
 
 install_mariadb() {
-    # tcpdump: the scapy tests capture loopback traffic with it.
-    local pkgs=(mariadb-server mariadb-client tcpdump)
+    # tcpdump: the scapy tests capture loopback traffic with it. mydumper (0.10 in Debian 12)
+    # and percona-toolkit (3.2.1): the real-tools differential runs them against both servers.
+    local pkgs=(mariadb-server mariadb-client tcpdump mydumper percona-toolkit)
     if packages_installed "${pkgs[@]}" && command -v mariadb-install-db >/dev/null \
         && { command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ]; }; then
         log "MariaDB packages already installed"

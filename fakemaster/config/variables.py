@@ -355,7 +355,78 @@ _CATALOGUE = (
     _v("warning_count", UINT, S, 0, ro=True),
 )
 
-SYSTEM_VARIABLES: dict[str, SystemVariable] = {var.name: var for var in _CATALOGUE}
+# What audit tools read to judge a server's tuning (pt-variable-advisor's rules, pt-mysql-summary):
+# engine, buffer and durability settings at a stock 10.11.19 build's defaults, scopes and
+# privileges as information_schema.SYSTEM_VARIABLES and SET GLOBAL by a user without them showed.
+_TUNING = (
+    _v("concurrent_insert", STRING, G, "AUTO", choices="NEVER,AUTO,ALWAYS"),
+    _v("delay_key_write", STRING, G, "ON", choices="OFF,ON,ALL"),
+    _v("flush", BOOL, G, False),
+    _v("flush_time", UINT, G, 0),
+    _v("init_file", STRING, G, "", ro=True),
+    _v("init_slave", STRING, G, "", gpriv=RSA),
+    _v("innodb_buffer_pool_size", UINT, G, 134217728),
+    _v("innodb_data_file_path", STRING, G, "ibdata1:12M:autoextend", ro=True),
+    _v("innodb_doublewrite", BOOL, G, True, ro=True),
+    _v("innodb_fast_shutdown", UINT, G, 1),
+    _v("innodb_flush_log_at_trx_commit", UINT, G, 1),
+    _v(
+        "innodb_flush_method",
+        STRING,
+        G,
+        "O_DIRECT",
+        ro=True,
+        choices="fsync,O_DSYNC,littlesync,nosync,O_DIRECT,O_DIRECT_NO_FSYNC",
+    ),
+    _v("innodb_force_recovery", UINT, G, 0, ro=True),
+    _v("innodb_log_buffer_size", UINT, G, 16777216, ro=True),
+    _v("innodb_log_file_size", UINT, G, 100663296),
+    _v("innodb_max_dirty_pages_pct", DOUBLE, G, 90.0),
+    _v("key_buffer_size", UINT, G, 134217728),
+    _v("large_pages", BOOL, G, False, ro=True),
+    _v("locked_in_memory", BOOL, G, False, ro=True),
+    _v("log_output", STRING, G, "FILE", choices="NONE,FILE,TABLE", is_set=True),
+    _v("low_priority_updates", BOOL, B, False),
+    _v("max_connect_errors", UINT, G, 100, gpriv=CA),
+    _v("max_heap_table_size", UINT, B, 16777216),
+    _v("max_relay_log_size", UINT, B, 1073741824),
+    _v(
+        "myisam_recover_options",
+        STRING,
+        G,
+        "BACKUP,QUICK",
+        ro=True,
+        choices="DEFAULT,BACKUP,FORCE,QUICK,BACKUP_ALL,OFF",
+        is_set=True,
+    ),
+    _v("myisam_repair_threads", UINT, B, 1),
+    _v("old_passwords", BOOL, B, False),
+    _v("optimizer_prune_level", UINT, B, 2),
+    _v("read_buffer_size", UINT, B, 131072),
+    _v("read_rnd_buffer_size", UINT, B, 262144),
+    _v("relay_log_space_limit", UINT, G, 0, ro=True),
+    _v("slave_exec_mode", STRING, G, "STRICT", choices="STRICT,IDEMPOTENT", gpriv=RSA),
+    _v("slave_skip_errors", STRING, G, "OFF", ro=True),
+    _v("storage_engine", STRING, B, "InnoDB"),
+    _v("sync_frm", BOOL, G, True),
+    _v("tmp_table_size", UINT, B, 16777216),
+    _v("have_query_cache", STRING, G, "YES", ro=True),
+    _v("innodb_adaptive_flushing", BOOL, G, True),
+    _v("innodb_file_per_table", BOOL, G, True),
+    _v("innodb_io_capacity", UINT, G, 200),
+    _v("innodb_read_io_threads", UINT, G, 4),
+    _v("innodb_write_io_threads", UINT, G, 4),
+    _v("join_buffer_size", UINT, B, 262144),
+    _v("bulk_insert_buffer_size", UINT, B, 8388608),
+    _v("key_cache_block_size", UINT, G, 1024),
+    _v("log_queries_not_using_indexes", BOOL, B, False),
+    _v("table_open_cache", UINT, G, 2000),
+    _v("thread_stack", UINT, G, 299008, ro=True),
+    # Galera's switch, off on a server without wsrep: tools read it to tell a cluster node.
+    _v("wsrep_on", BOOL, B, False, spriv=_SUPER),
+)
+
+SYSTEM_VARIABLES: dict[str, SystemVariable] = {var.name: var for var in (*_CATALOGUE, *_TUNING)}
 
 
 def lookup(name: str) -> SystemVariable | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -115,8 +116,20 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         session.user_variables[var_name] = stored_user_value(item.value, session, var_name)
         return item
     if isinstance(expr, Word):
+        niladic = None if expr.quoted else _NILADIC.get(expr.name.upper())
+        if niladic is not None:  # a keyword, never a column: the function without its ()
+            return FUNCTIONS[niladic](FunctionCall(niladic, ()), name, session)
         raise unknown_column(expr.name, clause)
     raise sql_error(ER_PARSE_ERROR, "DEFAULT", 1)
+
+
+# SQL's functions written without parentheses (pt-find sends ``SELECT CURRENT_TIMESTAMP``).
+_NILADIC = {
+    "CURRENT_TIMESTAMP": "CURRENT_TIMESTAMP",
+    "LOCALTIME": "LOCALTIME",
+    "LOCALTIMESTAMP": "LOCALTIMESTAMP",
+    "CURRENT_USER": "CURRENT_USER",
+}
 
 
 def _literal(expr: Literal, name: str, session: SessionState) -> Item:
@@ -315,6 +328,23 @@ def _fn_binlog_gtid_pos(call: FunctionCall, name: str, session: SessionState) ->
     return Item(column, SqlValue(UKind.STRING, result, collation=UTF8MB3_GENERAL_CI), True)
 
 
+def _fn_crc32(call: FunctionCall, name: str, session: SessionState) -> Item:
+    """CRC32(expr) of the value's bytes in its character set, CRC32(crc, expr) going on from a
+    previous checksum (pt-table-checksum checks CRC32 works before it checksums)."""
+    if len(call.args) not in (1, 2):
+        _no_args(call, 1)
+    items = [evaluate(arg, "", session, "SELECT") for arg in call.args]
+    data = items[-1].value.text()
+    start = items[0].value.as_number() if len(items) == 2 else 0
+    result = None if data is None or start is None else zlib.crc32(data, int(start) & 0xFFFFFFFF)
+    flags = ColumnFlag.UNSIGNED | ColumnFlag.BINARY
+    nullable = any(item.nullable for item in items)
+    column = Column(
+        name, ColumnType.LONG, length=10, flags=flags if nullable else flags | ColumnFlag.NOT_NULL
+    )
+    return Item(column, SqlValue(UKind.INT, result, unsigned=True), nullable)
+
+
 FunctionImpl = Callable[[FunctionCall, str, SessionState], Item]
 
 FUNCTIONS: dict[str, FunctionImpl] = {
@@ -335,6 +365,7 @@ FUNCTIONS: dict[str, FunctionImpl] = {
     "SYSDATE": _fn_now,
     "UTC_TIMESTAMP": _fn_utc_timestamp,
     "BINLOG_GTID_POS": _fn_binlog_gtid_pos,
+    "CRC32": _fn_crc32,
 }
 
 

@@ -29,6 +29,7 @@ from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
+from fakemaster.sql.answers.engine_show import show_engine
 from fakemaster.sql.answers.explain import explain
 from fakemaster.sql.answers.flush_logs import flush_logs
 from fakemaster.sql.answers.grants_show import show_grants
@@ -41,6 +42,7 @@ from fakemaster.sql.answers.schema_show import (
     show_databases,
     show_events,
     show_index,
+    show_plugins,
     show_routine_status,
     show_table_status,
     show_tables,
@@ -211,6 +213,8 @@ STATEMENTS: tuple[Statement, ...] = (
                "SHOW FULL PROCESSLIST"),
     _statement(r"SHOW\s+GRANTS\b", show_grants, "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
     _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", show_engines, "SHOW ENGINES"),
+    _statement(r"SHOW\s+ENGINE\b", show_engine, "SHOW ENGINE MyISAM STATUS"),
+    _statement(r"SHOW\s+PLUGINS\b", show_plugins, "SHOW PLUGINS"),
     _statement(r"SHOW\s+TRIGGERS\b", show_triggers, "SHOW TRIGGERS FROM `shop` LIKE 't'"),
     _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*"
                r"(?:(?:BINARY|ENGINE|ERROR|GENERAL|SLOW|RELAY)\s+)?LOGS\b",
@@ -232,7 +236,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
         not_supported,
-        "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW ENGINE INNODB STATUS",
+        "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW OPEN TABLES",
     ),
 )
 # fmt: on

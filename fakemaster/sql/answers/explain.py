@@ -7,13 +7,21 @@ The plan, as 10.11 chooses it for a table with fresh statistics: a covering seco
 clustered index when it covers the columns; else the whole table (``ALL``). ``rows`` is the
 table's row count (at least 1, as InnoDB estimates an empty table): exact where InnoDB's
 statistics are, an estimate there on a large table. ``EXPLAIN SELECT`` without a table is
-``No tables used``. Other EXPLAINs (WHERE, joins, EXTENDED, FORMAT=JSON) are left to
+``No tables used``.
+
+An index hint (``FORCE|USE INDEX|KEY (k)``) and a WHERE of comparisons ORed together, the form
+pt-duplicate-key-checker sizes a key with, are planned as 10.11 plans them when the OR cannot
+be a range of the key (it compares another column, or ``c = v OR c <> v``): the whole key is
+scanned when it covers the columns read and compared, else the table (``ALL``); the key is a
+possible one when the WHERE compares its first column. Other EXPLAINs (ranges, index merges,
+joins, EXTENDED, FORMAT=JSON) are left to
 :func:`~fakemaster.sql.answers.unsupported.not_supported`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from fakemaster.protocol.charsets import collation_by_name
 from fakemaster.protocol.resultset import (
@@ -21,21 +29,23 @@ from fakemaster.protocol.resultset import (
     Column,
     ColumnFlag,
     ResultSet,
+    SqlError,
     sql_error,
     text_column,
 )
 from fakemaster.sql.answers.table_select import table_source
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Response
-from fakemaster.sql.sqltext import Tok
+from fakemaster.sql.sqltext import Comparison, Expr, Literal, Parser, Tok, Word
 from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
     CatalogueKey,
     CatalogueTable,
     find_table,
 )
+from fakemaster.sql.tables.table_statistics import clustered_key
 from fakemaster.vocabulary.constants import ColumnType
-from fakemaster.vocabulary.errcodes import ER_BAD_FIELD_ERROR
+from fakemaster.vocabulary.errcodes import ER_BAD_FIELD_ERROR, ER_KEY_DOES_NOT_EXISTS
 from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = ["explain", "key_length"]
@@ -103,17 +113,6 @@ def key_length(column: CatalogueColumn) -> int | None:
     return size + (1 if column.nullable else 0)
 
 
-def _clustered(table: CatalogueTable) -> CatalogueKey | None:
-    """InnoDB's clustered index: the PRIMARY KEY, else the first UNIQUE key of NOT NULL
-    columns (else a hidden row id: None)."""
-    if table.primary_key is not None:
-        return table.primary_key
-    for key in table.keys:
-        if key.unique and all(_column(table, name).nullable is False for name in key.columns):
-            return key
-    return None
-
-
 def _column(table: CatalogueTable, name: str) -> CatalogueColumn:
     position = table.position(name)
     assert position is not None
@@ -123,7 +122,7 @@ def _column(table: CatalogueTable, name: str) -> CatalogueColumn:
 def _plan(table: CatalogueTable, wanted: set[str]) -> tuple[CatalogueKey, int] | None:
     """The index scanned to read ``wanted`` (lower-case names) and its key length; None: the
     whole table is read."""
-    clustered = _clustered(table)
+    clustered = clustered_key(table)
     base = {name.lower() for name in clustered.columns} if clustered else set()
     best: tuple[CatalogueKey, int] | None = None
     for key in table.keys:
@@ -190,28 +189,134 @@ def explain(ctx: Context) -> Response:
     name = first
     if parser.accept_op("."):
         database, name = first, parser.name()
-    if not parser.at_end():
+    narrowing = _narrowing(parser)
+    if narrowing is None:
         return not_supported(ctx)
     source = table_source(ctx.session, database, name)
     catalogue = ctx.server.tables
     table = find_table(catalogue, source.database, source.name) if catalogue else None
     if table is None:  # information_schema and the system tables: not planned here
         return not_supported(ctx)
-    unknown = next((n for n in names if n != "*" and table.position(n) is None), None)
-    if unknown is not None:  # found while planning: the columns are out already
-        return ResultSet(_columns(), error=sql_error(ER_BAD_FIELD_ERROR, unknown, "SELECT"))
-    wanted = _wanted(table, names)
-    plan = _plan(table, wanted)
-    count = str(max(1, len(source.rows))).encode()
-    cells: Sequence[Cell]
-    if plan is None:
-        cells = (b"1", b"SIMPLE", name.encode(), b"ALL", None, None, None, None, count, b"")
-    else:
-        key, length = plan
-        used = (key.name.encode(), str(length).encode())
-        cells = (b"1", b"SIMPLE", name.encode(), b"index", None, *used, None, count)
-        cells = (*cells, b"Using index")
+    # Found while planning: the columns are out already.
+    try:
+        cells = _plan_row(table, name, names, narrowing, max(1, len(source.rows)))
+    except SqlError as error:
+        return ResultSet(_columns(), error=error)
+    if cells is None:
+        return not_supported(ctx)
     return ResultSet(_columns(), [cells], extra_status=(0, ServerStatus.QUERY_NO_INDEX_USED))
+
+
+@dataclass(frozen=True, slots=True)
+class _Narrowing:
+    """What follows the table: an index hint and a WHERE of ORed comparisons of a column with
+    a literal, the form pt-duplicate-key-checker sizes a key with (``FORCE INDEX (`k`) WHERE
+    `a`=1 OR `b`=1``; ``WHERE `a`=1 OR `a`<>1`` for a key of one column)."""
+
+    hint: str | None = None
+    # (column, "=" or "<>", the literal's text), ORed; empty: no WHERE.
+    where: tuple[tuple[str, str, str], ...] = ()
+
+
+def _narrowing(parser: Parser) -> _Narrowing | None:
+    """The hint and WHERE after the table name; None for any other form."""
+    hint: str | None = None
+    if parser.accept_word("FORCE", "USE"):
+        parser.expect_word("INDEX", "KEY")
+        parser.expect_op("(")
+        hint = parser.name()
+        parser.expect_op(")")
+    where: list[tuple[str, str, str]] = []
+    if parser.accept_word("WHERE"):
+        while True:
+            term = _column_comparison(parser.expression())
+            if term is None:
+                return None
+            where.append(term)
+            if not parser.accept_word("OR"):
+                break
+    return _Narrowing(hint, tuple(where)) if parser.at_end() else None
+
+
+def _column_comparison(expr: Expr) -> tuple[str, str, str] | None:
+    if not isinstance(expr, Comparison) or expr.op not in ("=", "<>", "!="):
+        return None
+    left, right = expr.left, expr.right
+    if isinstance(left, Literal) and isinstance(right, Word):
+        left, right = right, left
+    if not (isinstance(left, Word) and isinstance(right, Literal)):
+        return None
+    return left.name, "=" if expr.op == "=" else "<>", right.text
+
+
+def _plan_row(
+    table: CatalogueTable, written: str, names: list[str], narrowing: _Narrowing, rows: int
+) -> Sequence[Cell] | None:
+    """EXPLAIN's row for a read of ``names`` from the table named ``written``, narrowed; None:
+    a plan not modelled (a range, an index merge). SqlError for an unknown key or column, in
+    the order MariaDB finds them."""
+    key: CatalogueKey | None = None
+    if narrowing.hint is not None:
+        wanted_key = narrowing.hint.lower()
+        key = next((k for k in table.keys if k.name.lower() == wanted_key), None)
+        if key is None:
+            raise sql_error(ER_KEY_DOES_NOT_EXISTS, narrowing.hint, table.name)
+    unknown = next((n for n in names if n != "*" and table.position(n) is None), None)
+    if unknown is not None:
+        raise sql_error(ER_BAD_FIELD_ERROR, unknown, "SELECT")
+    compared = [column for column, _, _ in narrowing.where]
+    unknown = next((n for n in compared if table.position(n) is None), None)
+    if unknown is not None:
+        raise sql_error(ER_BAD_FIELD_ERROR, unknown, "WHERE")
+    wanted = _wanted(table, names) | {n.lower() for n in compared}
+    if key is None:
+        return None if narrowing.where else _row(written, _plan(table, wanted), rows, "")
+    if narrowing.where and _may_range(key, narrowing.where):
+        return None
+    # The forced key is a possible one when the WHERE compares its first column.
+    first = key.columns[0].lower()
+    possible = key.name.encode() if first in {n.lower() for n in compared} else None
+    plan = (key, _key_length(table, key)) if _covers(table, key, wanted) else None
+    return _row(written, plan, rows, "Using where" if narrowing.where else "", possible)
+
+
+def _may_range(key: CatalogueKey, where: tuple[tuple[str, str, str], ...]) -> bool:
+    """Whether the optimizer could read a range of ``key`` for the ORed comparisons: not when
+    one compares a column other than the key's first (the OR then spans the whole index), nor
+    when they are ``c = v OR c <> v`` (every value)."""
+    first = key.columns[0].lower()
+    if any(column.lower() != first for column, _, _ in where):
+        return False
+    equal = {text for _, op, text in where if op == "="}
+    different = {text for _, op, text in where if op == "<>"}
+    return not equal & different
+
+
+def _covers(table: CatalogueTable, key: CatalogueKey, wanted: set[str]) -> bool:
+    """Whether reading ``key`` alone gives the ``wanted`` columns (a secondary index holds the
+    clustered key's columns too)."""
+    clustered = clustered_key(table)
+    held = {name.lower() for name in key.columns}
+    if clustered is not None and key is not clustered:
+        held |= {name.lower() for name in clustered.columns}
+    return wanted <= held and _key_length(table, key) is not None
+
+
+def _row(
+    written: str,
+    plan: tuple[CatalogueKey, int | None] | None,
+    rows: int,
+    where: str,
+    possible: bytes | None = None,
+) -> Sequence[Cell]:
+    head: tuple[Cell, ...] = (b"1", b"SIMPLE", written.encode())
+    count = str(rows).encode()
+    if plan is None:
+        return (*head, b"ALL", possible, None, None, None, count, where.encode())
+    key, length = plan
+    extra = "; ".join(part for part in (where, "Using index") if part)
+    used = (key.name.encode(), str(length).encode())
+    return (*head, b"index", possible, *used, None, count, extra.encode())
 
 
 def _wanted(table: CatalogueTable, names: list[str]) -> set[str]:

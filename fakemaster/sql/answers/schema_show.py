@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
 from fakemaster.sql.answers.table_select import Source, encode_cells, where_condition
+from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Parser, Tok
@@ -28,6 +29,7 @@ from fakemaster.vocabulary.errcodes import (
 from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
+    "show_plugins",
     "show_table_status",
     "show_columns",
     "show_create_database",
@@ -445,3 +447,21 @@ def show_routine_status(ctx: Context) -> Response:
     kind = " ".join(ctx.match.group(0).upper().split()[1:-1])
     parser = ctx.parser_after(ctx.match.end())
     return _filtered_view(ctx, parser, "ROUTINES", _ROUTINE_STATUS, 3, lambda row: row[4] == kind)
+
+
+def show_plugins(ctx: Context) -> Response:
+    """SHOW PLUGINS: a view of information_schema.PLUGINS (no LIKE or WHERE: MariaDB has none).
+    ``SHOW PLUGINS SONAME`` lists the libraries of the server's plugin directory: not served."""
+    parser = ctx.parser_after(ctx.match.end())
+    if parser.peek.is_word("SONAME"):
+        return not_supported(ctx)
+    parser.expect_end()
+    picks = [
+        ("PLUGIN_NAME", "Name"),
+        ("PLUGIN_STATUS", "Status"),
+        ("PLUGIN_TYPE", "Type"),
+        ("PLUGIN_LIBRARY", "Library"),
+        ("PLUGIN_LICENSE", "License"),
+    ]
+    columns, cells = _view("PLUGINS", picks, is_rows("PLUGINS", ctx.session))
+    return _result(ctx.session, columns, cells)

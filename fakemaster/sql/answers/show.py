@@ -19,6 +19,7 @@ from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "BINLOG_STATUS_PRIVILEGES",
+    "ENGINE_NAMES",
     "show_binary_logs",
     "show_engines",
     "show_master_status",
@@ -75,6 +76,10 @@ def show_status(ctx: Context) -> Response:
     server = ctx.server
     uptime = int(server.clock() - server.started_at)
     replicas = sum(1 for info in server.connections.values() if info.replica is not None)
+    # Dumping connections, registered replicas or not (as SHOW PROCESSLIST lists them).
+    dumps = sum(
+        1 for info in server.connections.values() if info.dumping or info.dump_server_id is not None
+    )
     semi_sync = bool(server.globals["rpl_semi_sync_master_enabled"])
     # The connection's own compression, in SHOW GLOBAL STATUS too (as MariaDB 10.11 shows it).
     compressed = bool(ctx.session.capabilities & Capability.COMPRESS)
@@ -86,6 +91,8 @@ def show_status(ctx: Context) -> Response:
             ("Rpl_semi_sync_master_status", "ON" if semi_sync else "OFF"),
             ("Slaves_connected", str(replicas)),
             ("Threads_connected", str(len(server.connections))),
+            # Not sleeping: the connection asking, and every replica's dump (as on 10.11).
+            ("Threads_running", str(1 + dumps)),
             ("Uptime", str(uptime)),
             ("Uptime_since_flush_status", str(uptime)),
         ],
@@ -339,6 +346,8 @@ _ENGINES = (
     ),
     ("PERFORMANCE_SCHEMA", "YES", "Performance Schema", "NO", "NO", "NO"),
 )
+# The storage engines SHOW ENGINES lists (SHOW ENGINE name STATUS knows these).
+ENGINE_NAMES = tuple(row[0] for row in _ENGINES)
 
 
 def show_engines(ctx: Context) -> Response:

@@ -23,12 +23,37 @@ from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
     CatalogueTable,
     CellValue,
+    TimestampCell,
     column_key,
+    create_table_text,
+)
+from fakemaster.sql.tables.plugins import PLUGINS
+from fakemaster.sql.tables.table_statistics import (
+    PAGE_SIZE,
+    avg_row_length,
+    cardinalities,
+    frm_version,
+    index_length,
 )
 
 __all__ = ["IS_COLUMNS", "IS_ROWS", "is_columns", "is_rows", "numeric_precision"]
 
 _DEFINITIONS: dict[str, tuple[str, ...]] = {
+    "PLUGINS": (
+        "PLUGIN_NAME:253:64:4097:0",
+        "PLUGIN_VERSION:253:20:4097:0",
+        "PLUGIN_STATUS:253:16:4097:0",
+        "PLUGIN_TYPE:253:80:4097:0",
+        "PLUGIN_TYPE_VERSION:253:20:4097:0",
+        "PLUGIN_LIBRARY:253:64:4096:0",
+        "PLUGIN_LIBRARY_VERSION:253:20:4096:0",
+        "PLUGIN_AUTHOR:253:64:4096:0",
+        "PLUGIN_DESCRIPTION:252:196605:4112:0",
+        "PLUGIN_LICENSE:253:80:4097:0",
+        "LOAD_OPTION:253:64:4097:0",
+        "PLUGIN_MATURITY:253:12:4097:0",
+        "PLUGIN_AUTH_VERSION:253:80:4096:0",
+    ),
     "SCHEMATA": (
         "CATALOG_NAME:253:512:4097:0",
         "SCHEMA_NAME:253:64:4097:0",
@@ -449,6 +474,10 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
         # A CSV table (mysql.general_log) has no pages. Its TABLE_ROWS on MariaDB is 2 until
         # the table is first read whole (ha_tina::info), the count after: here always the count.
         csv = table.engine == "CSV"
+        data_length = 0 if csv else PAGE_SIZE
+        # Created and last changed, as far as a client can tell: when the fake started serving.
+        # (A CSV table has no file times to show.)
+        served_since = None if csv else TimestampCell(int(session.server.started_at))
         rows.append(
             (
                 "def",
@@ -456,17 +485,17 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
                 table.name,
                 "BASE TABLE",
                 table.engine,
-                b"10",
+                _number(frm_version(create_table_text(table))),
                 b"Dynamic",
                 _number(count),
+                _number(avg_row_length(data_length, count)),
+                _number(data_length),
                 b"0",
-                b"0" if csv else b"16384",
-                b"0",
-                b"0",
+                b"0" if csv else _number(index_length(table)),
                 b"0",
                 None,
-                None,
-                None,
+                served_since,
+                served_since,
                 None,
                 table.collation,
                 None,
@@ -485,8 +514,11 @@ def _columns(session: SessionState) -> list[Sequence[CellValue]]:
 
 def _statistics(session: SessionState) -> list[Sequence[CellValue]]:
     rows: list[Sequence[CellValue]] = []
+    snapshot = read_snapshot(session).tables if session.server.tables is not None else None
     for table in _tables_of(session):
+        table_rows = snapshot.rows(table) if snapshot is not None else ()
         for key in table.keys:
+            counted = cardinalities(table, key, table_rows)
             for seq, name in enumerate(key.columns, 1):
                 position = table.position(name)
                 nullable = position is not None and table.columns[position].nullable
@@ -501,7 +533,7 @@ def _statistics(session: SessionState) -> list[Sequence[CellValue]]:
                         _number(seq),
                         name,
                         "A",
-                        b"0",
+                        _number(counted[seq - 1]),
                         None,
                         None,
                         "YES" if nullable else "",
@@ -554,7 +586,12 @@ def _empty(session: SessionState) -> list[Sequence[CellValue]]:
     return []
 
 
+def _plugins(session: SessionState) -> list[Sequence[CellValue]]:
+    return list(PLUGINS)
+
+
 IS_ROWS: dict[str, RowMaker] = {
+    "PLUGINS": _plugins,
     "SCHEMATA": _schemata,
     "TABLES": _tables,
     "COLUMNS": _columns,

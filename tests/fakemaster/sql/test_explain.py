@@ -43,3 +43,47 @@ def test_an_unknown_table_is_the_servers_error() -> None:
     response = execute(session, "EXPLAIN SELECT `nosuch` FROM `shop`.`t`").responses[0]
     assert isinstance(response, ResultSet) and response.error is not None
     assert len(response.columns) == 10 and response.error.errno == 1054
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # A range of the key (the ORed comparisons all on its first column, not every value).
+        "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `id` = 2 OR `id` <> 1",
+        "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `id` = 1",
+        # Without a hint the optimizer may merge indexes.
+        "EXPLAIN SELECT `id` FROM `shop`.`t` WHERE `id` = 1 OR `id` <> 1",
+        # Anything but comparisons of a column with a literal, ORed.
+        "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `id` = 1 AND `d` = 1",
+        "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `id` < 1 OR `d` = 1",
+        "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `id` = `d` OR `d` = 1",
+        "EXPLAIN SELECT `id` FROM `shop`.`t` IGNORE INDEX (`PRIMARY`)",
+    ],
+)
+def test_ranges_and_merges_are_not_planned_here(sql: str) -> None:
+    _, session = make_session()
+    assert error_of(session, sql).errno == 1235
+
+
+def test_the_key_sizing_form_scans_the_forced_key() -> None:
+    _, session = make_session()
+    sql = "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`primary`) WHERE `id`=1 OR `id`<>1"
+    row = values(session, sql)[0]
+    assert row[3:6] == [b"index", b"PRIMARY", b"PRIMARY"]
+    assert row[-1] == b"Using where; Using index"
+    # A column the key does not hold: the table is read.
+    sql = "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `id`=1 OR `d`=1"
+    assert values(session, sql)[0][3:6] == [b"ALL", b"PRIMARY", None]
+
+
+def test_an_unknown_key_comes_before_an_unknown_column() -> None:
+    _, session = make_session()
+    sql = "EXPLAIN SELECT `nosuch` FROM `shop`.`t` FORCE INDEX (`nokey`) WHERE `id`=1 OR `d`=1"
+    response = execute(session, sql).responses[0]
+    assert isinstance(response, ResultSet) and response.error is not None
+    assert len(response.columns) == 10 and response.error.errno == 1176
+    assert response.error.message == "Key 'nokey' doesn't exist in table 't'"
+    sql = "EXPLAIN SELECT `id` FROM `shop`.`t` FORCE INDEX (`PRIMARY`) WHERE `no`=1 OR `d`=1"
+    error = execute(session, sql).responses[0]
+    assert isinstance(error, ResultSet) and error.error is not None
+    assert error.error.message == "Unknown column 'no' in 'WHERE'"

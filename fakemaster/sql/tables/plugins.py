@@ -1,0 +1,102 @@
+"""The plugins of a stock MariaDB 10.11.19 (Debian 12's build, as its
+information_schema.PLUGINS lists them, in that order): what SHOW PLUGINS and
+information_schema.PLUGINS answer. Audit tools read them (pt-mysql-summary looks for keyring
+and compression plugins).
+
+Each row: name, version, status, type, type version, library, library version, author,
+description, license, load option, maturity, authentication version (None: NULL).
+"""
+
+from __future__ import annotations
+
+__all__ = ["PLUGINS"]
+
+PluginRow = tuple[
+    str,
+    str,
+    str,
+    str,
+    str,
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+    str,
+    str,
+    str,
+    str | None,
+]
+
+# fmt: off
+PLUGINS: tuple[PluginRow, ...] = (
+    ('binlog', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'MySQL AB', 'This is a pseudo storage engine to represent the binlog in a transaction', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('mysql_native_password', '1.0', 'ACTIVE', 'AUTHENTICATION', '2.2', None, None, 'R.J.Silk, Sergei Golubchik', 'Native MySQL authentication', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('mysql_old_password', '1.0', 'ACTIVE', 'AUTHENTICATION', '2.2', None, None, 'R.J.Silk, Sergei Golubchik', 'Old MySQL-4.0 authentication', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('CSV', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'Brian Aker, MySQL AB', 'Stores tables as CSV files', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('MEMORY', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'MySQL AB', 'Hash based, stored in memory, useful for temporary tables', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('Aria', '1.5', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'MariaDB Corporation Ab', 'Crash-safe tables with MyISAM heritage. Used for internal temporary tables and privilege tables', 'GPL', 'FORCE', 'Stable', '1.5'),
+    ('MyISAM', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'MySQL AB', 'Non-transactional engine with good performance and small data footprint', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('MRG_MyISAM', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'MySQL AB', 'Collection of identical MyISAM tables', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('SPATIAL_REF_SYS', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'MariaDB', 'Lists all geometry columns', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('GEOMETRY_COLUMNS', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'MariaDB', 'Lists all geometry columns', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('inet4', '1.0', 'ACTIVE', 'DATA TYPE', '101119.0', None, None, 'MariaDB Corporation', 'Data type INET4', 'GPL', 'FORCE', 'Stable', '1.0.1'),
+    ('inet6', '1.0', 'ACTIVE', 'DATA TYPE', '101119.0', None, None, 'MariaDB Corporation', 'Data type INET6', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('inet_aton', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function INET_ATON()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('inet_ntoa', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function INET_NTOA()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('inet6_aton', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function INET6_ATON()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('inet6_ntoa', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function INET6_NTOA()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('is_ipv4', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function IS_IPV4()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('is_ipv6', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function IS_IPV6()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('is_ipv4_compat', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function IS_IPV4_COMPAT()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('is_ipv4_mapped', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function IS_IPV4_MAPPED()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('uuid', '1.0', 'ACTIVE', 'DATA TYPE', '101119.0', None, None, 'MariaDB Corporation', 'Data type UUID', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('uuid', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function UUID()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('sys_guid', '1.0', 'ACTIVE', 'FUNCTION', '101119.0', None, None, 'MariaDB Corporation', 'Function SYS_GUID()', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('CLIENT_STATISTICS', '2.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Percona and Sergei Golubchik', 'Client Statistics', 'GPL', 'FORCE', 'Stable', '2.0'),
+    ('INDEX_STATISTICS', '2.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Percona and Sergei Golubchik', 'Index Statistics', 'GPL', 'FORCE', 'Stable', '2.0'),
+    ('TABLE_STATISTICS', '2.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Percona and Sergei Golubchik', 'Table Statistics', 'GPL', 'FORCE', 'Stable', '2.0'),
+    ('USER_STATISTICS', '2.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Percona and Sergei Golubchik', 'User Statistics', 'GPL', 'FORCE', 'Stable', '2.0'),
+    ('wsrep', '1.0', 'ACTIVE', 'REPLICATION', '2.0', None, None, 'Codership Oy', 'Wsrep replication plugin', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('SQL_SEQUENCE', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'jianwei.zhao @ Aliyun & Monty @ MariaDB corp', 'Sequence Storage Engine for CREATE SEQUENCE', 'GPL', 'FORCE', 'Stable', '1.0'),
+    ('InnoDB', '10.11', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'Oracle Corporation', 'Supports transactions, row-level locking, foreign keys and encryption for tables', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_TRX', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB transactions', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_LOCKS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB conflicting locks', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_LOCK_WAITS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB which lock is blocking which', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_CMP', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Statistics for the InnoDB compression', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_CMP_RESET', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Statistics for the InnoDB compression; reset cumulated counts', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_CMPMEM', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Statistics for the InnoDB compressed buffer pool', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_CMPMEM_RESET', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Statistics for the InnoDB compressed buffer pool; reset cumulated counts', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_CMP_PER_INDEX', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Statistics for the InnoDB compression (per index)', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_CMP_PER_INDEX_RESET', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Statistics for the InnoDB compression (per index); reset cumulated counts', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_BUFFER_PAGE', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB Buffer Page Information', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_BUFFER_PAGE_LRU', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB Buffer Page in LRU', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_BUFFER_POOL_STATS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB Buffer Pool Statistics Information ', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_METRICS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB Metrics Info', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_FT_DEFAULT_STOPWORD', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'Default stopword list for InnoDB Full Text Search', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_FT_DELETED', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'INNODB AUXILIARY FTS DELETED TABLE', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_FT_BEING_DELETED', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'INNODB AUXILIARY FTS BEING DELETED TABLE', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_FT_CONFIG', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'INNODB AUXILIARY FTS CONFIG TABLE', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_FT_INDEX_CACHE', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'INNODB AUXILIARY FTS INDEX CACHED', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_FT_INDEX_TABLE', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'INNODB AUXILIARY FTS INDEX TABLE', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_TABLES', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_TABLES', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_TABLESTATS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_TABLESTATS', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_INDEXES', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_INDEXES', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_COLUMNS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_COLUMNS', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_FIELDS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_FIELDS', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_FOREIGN', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_FOREIGN', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_FOREIGN_COLS', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_FOREIGN_COLS', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_TABLESPACES', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB tablespaces', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_SYS_VIRTUAL', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Oracle Corporation', 'InnoDB SYS_VIRTUAL', 'GPL', 'ON', 'Stable', '10.11.19'),
+    ('INNODB_TABLESPACES_ENCRYPTION', '10.11', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Google Inc', 'InnoDB TABLESPACES_ENCRYPTION', 'BSD', 'ON', 'Stable', '10.11.19'),
+    ('PERFORMANCE_SCHEMA', '0.1', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'Marc Alff, Oracle', 'Performance Schema', 'GPL', 'FORCE', 'Stable', '5.7.31'),
+    ('SEQUENCE', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'Sergei Golubchik', 'Generated tables filled with sequential values', 'GPL', 'ON', 'Stable', '0.1'),
+    ('unix_socket', '1.0', 'ACTIVE', 'AUTHENTICATION', '2.2', None, None, 'Sergei Golubchik', 'Unix Socket based authentication', 'GPL', 'ON', 'Stable', '1.0'),
+    ('FEEDBACK', '1.1', 'DISABLED', 'INFORMATION SCHEMA', '101119.0', None, None, 'Sergei Golubchik', 'MariaDB User Feedback Plugin', 'GPL', 'OFF', 'Stable', '1.1'),
+    ('user_variables', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Sergey Vojtovich', 'User-defined variables', 'GPL', 'ON', 'Stable', '1.0'),
+    ('THREAD_POOL_GROUPS', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Vladislav Vaintroub', 'Provides information about threadpool groups.', 'GPL', 'ON', 'Stable', '1.0'),
+    ('THREAD_POOL_QUEUES', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Vladislav Vaintroub', 'Provides information about threadpool queues.', 'GPL', 'ON', 'Stable', '1.0'),
+    ('THREAD_POOL_STATS', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Vladislav Vaintroub', 'Provides performance counter information for threadpool.', 'GPL', 'ON', 'Stable', '1.0'),
+    ('THREAD_POOL_WAITS', '1.0', 'ACTIVE', 'INFORMATION SCHEMA', '101119.0', None, None, 'Vladislav Vaintroub', 'Provides wait counters for threadpool.', 'GPL', 'ON', 'Stable', '1.0'),
+    ('partition', '1.0', 'ACTIVE', 'STORAGE ENGINE', '101119.0', None, None, 'Mikael Ronstrom, MySQL AB', 'Partition Storage Engine Helper', 'GPL', 'ON', 'Stable', '1.0'),
+)
+# fmt: on
