@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any, TextIO
 
+from fakemaster.cli import pipeline_compare
 from fakemaster.cli.options import add_connection_options
 
 __all__ = ["add_parser", "run"]
@@ -32,7 +33,9 @@ def add_parser(subparsers: Any) -> None:
             "and OUT/position.json (docs/spark.md)."
         ),
     )
-    modes = parser.add_subparsers(dest="pipeline_mode", metavar="batch|stream", required=True)
+    modes = parser.add_subparsers(
+        dest="pipeline_mode", metavar="batch|stream|compare|submit-files", required=True
+    )
     batch = modes.add_parser("batch", help="read binlog files once")
     batch.add_argument(
         "files", nargs="+", metavar="FILE", help="binlog files, directories or glob patterns"
@@ -92,6 +95,7 @@ def add_parser(subparsers: Any) -> None:
         help="process what the primary has now, then stop (default: run until interrupted)",
     )
     _add_spark_options(stream)
+    pipeline_compare.add_parser(modes)
     parser.set_defaults(handler=run)
 
 
@@ -131,6 +135,8 @@ def _progress(spark: Any, total: int, err: TextIO, done: threading.Event, starte
 
 def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     err = err if err is not None else sys.stderr
+    if args.pipeline_mode == "compare":
+        return pipeline_compare.run(args, err)
     if args.pipeline_mode == "stream":
         return run_stream(args, err)
     try:
