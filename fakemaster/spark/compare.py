@@ -188,7 +188,10 @@ def compared(kind: ColumnKind, text: str | None) -> Any:
 
 
 def render_value(kind: ColumnKind, text: str | None) -> str:
-    """A shown text as a diff writes it: :func:`scenarios.oracle.sql_literal` of its kind."""
+    """A shown text as a diff writes it: :func:`scenarios.oracle.sql_literal` of its kind (a
+    text that is no number in a numeric column quoted, as a string)."""
+    if kind in ("int", "decimal", "float", "double") and isinstance(compared(kind, text), tuple):
+        kind = "text"
     return sql_literal(Column("v", _LITERAL_TYPES.get(kind, "varchar")), text)
 
 

@@ -244,7 +244,11 @@ def database_reference(dsn_text: str) -> dict[str, ReferenceTable]:
             password=dsn.password,
             unix_socket=dsn.socket,
             charset="utf8mb4",
-            conv={},  # every value as the server's text (bytes for binary columns)
+            # Encoders only, no decoders: every value as the server's text (bytes for binary
+            # columns), compared as the dumps' and the oracle's texts are.
+            conv={
+                k: v for k, v in pymysql.converters.conversions.items() if not isinstance(k, int)
+            },
         )
     except pymysql.MySQLError as exc:
         raise CompareError(f"{dsn.host}:{dsn.port}: {exc}") from None

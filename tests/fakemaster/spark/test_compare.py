@@ -315,3 +315,11 @@ def test_the_change_logs_latest_key_wins(tmp_path: Path) -> None:
     )
     assert output_keys(str(tmp_path)) == {"d.t": ["a", "b"]}
     assert json.dumps(output_keys(str(tmp_path / "none"))) == "{}"
+
+
+def test_rendering_follows_the_project_s_sql_literals() -> None:
+    assert render_value("int", "12") == "12"
+    assert render_value("int", "\x05") == "'\x05'"  # a BIT dumped as bytes: no number
+    assert render_value("bytes", "0x") == "''"
+    assert render_value("text", "a'b\\c") == "'a''b\\\\c'"
+    assert render_value("datetime", None) == "NULL"
