@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from fakemaster.cli import pipeline_compare
+from fakemaster.cli import pipeline_compare, pipeline_submit
 from fakemaster.cli.options import add_connection_options
 
 __all__ = ["add_parser", "run"]
@@ -96,6 +96,7 @@ def add_parser(subparsers: Any) -> None:
     )
     _add_spark_options(stream)
     pipeline_compare.add_parser(modes)
+    pipeline_submit.add_parser(modes)
     parser.set_defaults(handler=run)
 
 
@@ -137,6 +138,8 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     err = err if err is not None else sys.stderr
     if args.pipeline_mode == "compare":
         return pipeline_compare.run(args, err)
+    if args.pipeline_mode == "submit-files":
+        return pipeline_submit.run(args, err)
     if args.pipeline_mode == "stream":
         return run_stream(args, err)
     try:
