@@ -230,7 +230,8 @@ def _quote(name: str) -> str:
 
 
 def database_reference(dsn_text: str) -> dict[str, ReferenceTable]:
-    """The base tables of the DSN's database (or of every non-system database)."""
+    """The base tables (system-versioned ones too; no views, no sequences) of the DSN's
+    database (or of every non-system database), every column (INVISIBLE ones too)."""
     try:
         import pymysql  # type: ignore[import-untyped]
     except ImportError:
@@ -266,7 +267,7 @@ def _read_database(cursor: Any, database: str | None) -> dict[str, ReferenceTabl
     cursor.execute(
         "SELECT c.TABLE_SCHEMA, c.TABLE_NAME, c.COLUMN_NAME, c.DATA_TYPE FROM"
         " information_schema.COLUMNS c JOIN information_schema.TABLES t USING"
-        " (TABLE_SCHEMA, TABLE_NAME) WHERE t.TABLE_TYPE = 'BASE TABLE'"
+        " (TABLE_SCHEMA, TABLE_NAME) WHERE t.TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')"
         " ORDER BY c.TABLE_SCHEMA, c.TABLE_NAME, c.ORDINAL_POSITION"
     )
     columns: dict[str, list[tuple[str, str]]] = {}
