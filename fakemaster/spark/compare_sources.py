@@ -7,7 +7,8 @@ tables and the keys its change log gives them) and a reference, one of
   ``information_schema``;
 - a directory of ``mariadb --batch`` dumps, one file per table named ``DATABASE.TABLE`` (with
   or without a ``.tsv``/``.txt`` suffix): a header line of column names, then a line per row,
-  tab-separated, ``\\t \\n \\r \\0 \\\\`` escaped, NULL written ``NULL`` or ``\\N``;
+  tab-separated, ``\\t \\n \\0 \\\\`` escaped as the client does (``\\r``, ``\\b`` too, as the
+  oracle's TSV export writes them), NULL written ``NULL`` or ``\\N``;
 - a scenario's oracle: a built-in scenario's name or a scenario TOML file (its final tables).
 """
 
