@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from fakemaster.cli import pipeline_compare, pipeline_submit
 from fakemaster.cli.options import add_client_tls_options, add_connection_options
 
 __all__ = ["add_parser", "run"]
@@ -33,7 +34,9 @@ def add_parser(subparsers: Any) -> None:
             "and OUT/position.json (docs/spark.md)."
         ),
     )
-    modes = parser.add_subparsers(dest="pipeline_mode", metavar="batch|stream", required=True)
+    modes = parser.add_subparsers(
+        dest="pipeline_mode", metavar="batch|stream|compare|submit-files", required=True
+    )
     batch = modes.add_parser("batch", help="read binlog files once")
     batch.add_argument(
         "files", nargs="+", metavar="FILE", help="binlog files, directories or glob patterns"
@@ -94,6 +97,8 @@ def add_parser(subparsers: Any) -> None:
         help="process what the primary has now, then stop (default: run until interrupted)",
     )
     _add_spark_options(stream)
+    pipeline_compare.add_parser(modes)
+    pipeline_submit.add_parser(modes)
     parser.set_defaults(handler=run)
 
 
@@ -133,6 +138,10 @@ def _progress(spark: Any, total: int, err: TextIO, done: threading.Event, starte
 
 def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     err = err if err is not None else sys.stderr
+    if args.pipeline_mode == "compare":
+        return pipeline_compare.run(args, err)
+    if args.pipeline_mode == "submit-files":
+        return pipeline_submit.run(args, err)
     if args.pipeline_mode == "stream":
         return run_stream(args, err)
     try:

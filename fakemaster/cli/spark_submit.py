@@ -1,7 +1,7 @@
 """The file to hand to ``spark-submit``: runs ``fakemaster pipeline ARGS...``.
 
-``spark-submit --py-files fakemaster.whl $(python3 -c 'import fakemaster.cli.spark_submit as m;
-print(m.__file__)') batch FILES... --out DIR`` (docs/spark.md).
+``spark-submit $(python3 -m fakemaster pipeline submit-files) batch FILES... --out DIR``
+(``submit-files`` prints ``--py-files ZIP`` and this file's path; docs/spark.md).
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+from fakemaster.spark.uris import resolve_path
 
 __all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table_dir_name"]
 
@@ -93,7 +94,7 @@ class Materialiser:
 
     def __init__(self, spark: Any, out: str, catalogue: Mapping[str, Any] | None = None) -> None:
         self.spark = spark
-        self.out = out.rstrip("/")
+        self.out = resolve_path(out).rstrip("/")  # the executors write there: made absolute
         # Column defaults (text forms) fill the columns a partial insert image lacks.
         self.catalogue = dict(catalogue or {})
 

@@ -50,6 +50,7 @@ from fakemaster.spark.changes import (
 )
 from fakemaster.spark.changes_columnar import read_changes_fast
 from fakemaster.spark.columns import TableInfo, load_catalogue
+from fakemaster.spark.uris import resolve_path
 
 __all__ = [
     "BinlogBatchReader",
@@ -74,9 +75,10 @@ def _local(path: str) -> str:
 def expand_paths(paths: list[str]) -> list[str]:
     """Every binlog file the given paths name: a directory stands for the files in it (not
     ``*.index`` or other non-binlog names), a pattern for its matches; sorted by file number
-    within each argument. Remote URIs are listed with pyarrow's filesystems."""
+    within each argument. Remote URIs are listed with pyarrow's filesystems; local paths are
+    made absolute (:func:`fakemaster.spark.uris.resolve_path`: the executors open them)."""
     files: list[str] = []
-    for raw in paths:
+    for raw in map(resolve_path, paths):
         if _is_uri(raw):
             files += _expand_remote(raw)
             continue
@@ -185,6 +187,7 @@ class BinlogBatchReader(DataSourceReader):
     def partitions(self) -> list[BinlogFile | BinlogFileGroup]:
         parts: list[BinlogFile | BinlogFileGroup] = []
         snapshot = self.options.get("snapshot")
+        snapshot = resolve_path(snapshot) if snapshot else None
         if snapshot:
             names = sorted(n for n in os.listdir(_local(snapshot)) if n.endswith(".jsonl"))
             parts += [

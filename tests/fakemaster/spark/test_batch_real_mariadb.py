@@ -5,16 +5,20 @@ tables read back with SELECT."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fakemaster.cli import main
 from scenarios.library import build
 from scenarios.oracle import canonical_rows, client_row
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_peer
 from tests.support.mariadb_run import run_on_server
 from tests.support.spark_tables import read_tables
 
@@ -93,3 +97,39 @@ def test_real_binlogs_materialise_to_the_primarys_tables(
         assert expected and got == expected, name
     assert "ddl.gone" not in tables
     assert [c for c in tables["ddl.t"][0]] == ["id", "v", "w"]
+
+    # The same check without code: `pipeline compare` against the live server, then against
+    # dumps the real `mariadb --batch` wrote (BIT columns selected as numbers, see docs/spark.md).
+    out = str(tmp_path / "out")
+    assert main(["pipeline", "compare", out, f"mariadb://root@{server.host}:{server.port}"]) == 0
+    assert (
+        main(["pipeline", "compare", out, f"mariadb://root@{server.host}:{server.port}/ddl"]) == 0
+    )
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    every = scenario.tables["types.every"]
+    selects = {
+        "types.every": ", ".join(
+            f"`{c.name}` + 0 AS `{c.name}`" if c.type == "bit" else f"`{c.name}`"
+            for c in every.columns
+        ),
+        **{name: "*" for name in selected},
+    }
+    for name, columns in selects.items():
+        (dumps / f"{name}.tsv").write_bytes(_mariadb_batch(server, f"SELECT {columns} FROM {name}"))
+    assert main(["pipeline", "compare", out, str(dumps)]) == 0
+    # A row the server changes afterwards is the one difference both references show.
+    server.execute("UPDATE ddl.t SET v = 'changed' WHERE id = 2")
+    (dumps / "ddl.t.tsv").write_bytes(_mariadb_batch(server, "SELECT * FROM ddl.t"))
+    for reference in (f"mariadb://root@{server.host}:{server.port}", str(dumps)):
+        assert main(["pipeline", "compare", out, reference, "--table", "ddl.t"]) == 1
+
+
+def _mariadb_batch(server: MariaDBServer, query: str) -> bytes:
+    """What `mariadb --batch -e QUERY` prints (utf8mb4, as a user dumping for compare does)."""
+    require_peer(
+        "the mariadb client", shutil.which("mariadb") is not None, "apt-get install mariadb-client"
+    )
+    command = [shutil.which("mariadb") or "mariadb", "--batch", "--default-character-set=utf8mb4"]
+    command += ["-h", server.host, "-P", str(server.port), "-uroot", "-e", query]
+    return subprocess.run(command, capture_output=True, check=True).stdout

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from fakemaster.cli import main
 from scenarios.library import build
 from scenarios.oracle import canonical_rows, client_row
 from tests.fakemaster.spark.test_batch_real_mariadb import DDL_WORKLOAD
@@ -94,7 +95,11 @@ def test_streaming_from_a_real_primary(spark: Any, server: MariaDBServer, tmp_pa
         assert run.tables[name] and _sorted(mine) == _sorted(run.tables[name]), name
     _check(tables, _plain_tables(server))
     assert "ddl.gone" not in tables
+    primary = f"mariadb://root@{server.host}:{server.port}"
+    assert main(["pipeline", "compare", str(out), primary]) == 0
 
     server.execute(LATER)  # the primary goes on while the query is down
+    assert main(["pipeline", "compare", str(out), primary, "--table", "ddl.t"]) == 1  # behind
     _stream(spark, server, out, checkpoint)
     _check(read_tables(out), _plain_tables(server))
+    assert main(["pipeline", "compare", str(out), primary]) == 0
