@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from fakemaster.config.accounts import INFORMATION_SCHEMA
+from fakemaster.config.accounts import INFORMATION_SCHEMA, Privilege
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID
 from fakemaster.protocol.resultset import (
     Cell,
@@ -142,7 +142,7 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
     catalogue = session.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     account = session.account
-    if not account.may_use(database):
+    if not account.privileges_on(database) & Privilege.SELECT:
         raise sql_error(
             ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
         )
