@@ -12,7 +12,7 @@ header 0xFE.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum, IntFlag
 
@@ -21,6 +21,7 @@ from decoder.primitives import Buffer, read_packed_int
 from encoder.packets import encode_eof, encode_err, encode_ok
 from encoder.primitives import packed_int
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
+from fakemaster.protocol.conversion import converter, numeric_converter, text_encoder
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
@@ -96,6 +97,7 @@ __all__ = [
     "ResultSet",
     "SessionTrack",
     "SqlError",
+    "converted_rows",
     "encode_row",
     "eof_payload",
     "ok_payload",
@@ -161,14 +163,18 @@ class ColumnDefinition:
     org_name: str = ""
     extended_metadata: bytes = b""
 
-    def encode(self, *, extended_metadata: bool = False) -> bytes:
+    def encode(
+        self, *, extended_metadata: bool = False, names: Callable[[str], bytes] | None = None
+    ) -> bytes:
+        """The definition's bytes; ``names`` encodes its names (UTF-8 when None), for a
+        ``character_set_results`` the server converts them to."""
         parts = [
-            _lenenc_text(self.catalog),
-            _lenenc_text(self.schema),
-            _lenenc_text(self.table),
-            _lenenc_text(self.org_table),
-            _lenenc_text(self.name),
-            _lenenc_text(self.org_name),
+            _lenenc_text(self.catalog, names),
+            _lenenc_text(self.schema, names),
+            _lenenc_text(self.table, names),
+            _lenenc_text(self.org_table, names),
+            _lenenc_text(self.name, names),
+            _lenenc_text(self.org_name, names),
         ]
         if extended_metadata:
             parts.append(packed_int(len(self.extended_metadata)) + self.extended_metadata)
@@ -347,8 +353,13 @@ def result_set_payloads(
 ) -> list[bytes]:
     count = packed_int(len(result.columns))
     payloads = [count + b"\x01" if protocol.cache_metadata else count]
+    # What character_set_results converts to (None: nothing is converted).
+    target = None if results is None or results.is_binary_charset else results.charset
+    names = None if target in (None, "utf8mb4") else text_encoder(str(target))
     payloads.extend(
-        column.resolve(results, connection).encode(extended_metadata=protocol.extended_metadata)
+        column.resolve(results, connection).encode(
+            extended_metadata=protocol.extended_metadata, names=names
+        )
         for column in result.columns
     )
     after_columns, at_end = result.extra_status
@@ -359,7 +370,7 @@ def result_set_payloads(
     if result.error is not None:
         payloads.append(result.error.payload(protocol_41=protocol.protocol_41))
         return payloads
-    payloads.extend(encode_row(row) for row in result.rows)
+    payloads.extend(encode_row(row) for row in converted_rows(result, target))
     if protocol.deprecate_eof:
         payloads.append(
             encode_ok(OkPacket(status_flags=status | at_end, warnings=warnings, header=EOF_HEADER))
@@ -367,6 +378,36 @@ def result_set_payloads(
     else:
         payloads.append(encode_eof(EofPacket(warnings=warnings, status_flags=status | at_end)))
     return payloads
+
+
+def _cell_converter(column: Column, target: str) -> Callable[[bytes], bytes] | None:
+    if column.text_chars is None:  # a number's or a temporal value's ASCII text
+        return numeric_converter(target)
+    own = collation_by_id(column.collation) if column.collation is not None else None
+    # A column of the connection's collation holds the fake's own text: UTF-8.
+    return converter(own.charset if own is not None else "utf8mb4", target)
+
+
+def converted_rows(result: ResultSet, target: str | None) -> Iterable[Sequence[Cell]]:
+    """The rows of ``result`` (each text in its column's own character set) as sent to a
+    connection whose ``character_set_results`` is ``target`` (None: NULL or binary)."""
+    if target is None:
+        return result.rows
+    converters = [_cell_converter(column, target) for column in result.columns]
+    if not any(converters):
+        return result.rows
+    return (_converted(row, converters) for row in result.rows)
+
+
+def _converted(
+    row: Sequence[Cell], converters: list[Callable[[bytes], bytes] | None]
+) -> Sequence[Cell]:
+    if len(row) != len(converters):
+        return row  # not a row of these columns: sent as the answer made it
+    return [
+        cell if convert is None or cell is None else convert(cell)
+        for convert, cell in zip(converters, row, strict=True)
+    ]
 
 
 def session_state_entry(kind: SessionTrack, *values: bytes) -> bytes:
@@ -617,8 +658,8 @@ def with_name(column: Column, name: str) -> Column:
     return replace(column, name=name)
 
 
-def _lenenc_text(text: str) -> bytes:
-    raw = text.encode("utf-8", "surrogateescape")
+def _lenenc_text(text: str, encode: Callable[[str], bytes] | None = None) -> bytes:
+    raw = text.encode("utf-8", "surrogateescape") if encode is None else encode(text)
     return packed_int(len(raw)) + raw
 
 
