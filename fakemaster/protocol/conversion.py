@@ -26,6 +26,7 @@ from fakemaster.protocol.charset_tables import SINGLE_BYTE_TABLES
 
 __all__ = [
     "ASCII_INCOMPATIBLE",
+    "client_text",
     "PYTHON_CODECS",
     "converter",
     "numeric_converter",
@@ -133,3 +134,28 @@ def numeric_converter(target: str) -> Callable[[bytes], bytes] | None:
         return None
     encode = text_encoder(target)
     return lambda data: encode(data.decode("ascii", _QUESTION))
+
+
+def client_text(data: bytes, charset: object) -> str:
+    """A statement's text as the server reads it in ``character_set_client``: UTF-8 (bytes
+    that are not, kept as surrogate escapes) unless the client declared another character set,
+    whose bytes are then its characters (latin1's ``E9`` is ``é``)."""
+    name = str(charset or "")
+    if not _ascii_based(name):
+        return data.decode("utf-8", "surrogateescape")
+    return text_decoder(name)(data)
+
+
+_ASCII = "".join(map(chr, range(128)))
+
+
+@functools.cache
+def _ascii_based(charset: str) -> bool:
+    """Whether ``charset`` is one a statement is read in: its ASCII bytes ASCII (not swe7,
+    whose ``@`` is ``É``), not UTF-8 (read as UTF-8 already) nor unknown."""
+    if charset in SINGLE_BYTE_TABLES:
+        return SINGLE_BYTE_TABLES[charset][:128] == _ASCII
+    return charset in PYTHON_CODECS and charset not in _UTF8_OR_WIDE
+
+
+_UTF8_OR_WIDE = ASCII_INCOMPATIBLE | {"utf8mb3", "utf8mb4"}

@@ -92,17 +92,9 @@ def servers() -> Iterator[tuple[MariaDBServer, BackgroundFakeMaster]]:
         real.close()
 
 
-@pytest.mark.parametrize("charset", CHARSETS)
-def test_results_are_converted_as_a_real_server_converts_them(
-    servers: tuple[MariaDBServer, BackgroundFakeMaster], charset: str
-) -> None:
-    answers = []
-    for server in servers:
-        with RawClient(server.host, server.port, "root", "") as client:
-            assert client.query(f"SET character_set_results = {charset}")[0][:1] == b"\x00"
-            answers.append([client.query(sql) for sql in STATEMENTS])
+def _differences(answers: list[list[list[bytes]]]) -> list[str]:
     problems = []
-    for sql, want, got in zip(STATEMENTS, *answers, strict=True):
+    for sql, want, got in zip(STATEMENTS, *answers, strict=False):
         if want != got:
             lines = [f"{sql}:"]
             for index in range(max(len(want), len(got))):
@@ -112,6 +104,37 @@ def test_results_are_converted_as_a_real_server_converts_them(
                     lines.append(f"  [{index}] real {_describe(a)}")
                     lines.append(f"  [{index}] fake {_describe(b)}")
             problems.append("\n".join(lines[:7]))
+    return problems
+
+
+@pytest.mark.parametrize("charset", CHARSETS)
+def test_results_are_converted_as_a_real_server_converts_them(
+    servers: tuple[MariaDBServer, BackgroundFakeMaster], charset: str
+) -> None:
+    answers = []
+    for server in servers:
+        with RawClient(server.host, server.port, "root", "") as client:
+            assert client.query(f"SET character_set_results = {charset}")[0][:1] == b"\x00"
+            answers.append([client.query(sql) for sql in STATEMENTS])
+    problems = _differences(answers)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("collation", "setup"),
+    [(8, ""), (33, ""), (51, ""), (28, ""), (45, "SET NAMES cp1251"), (45, "SET NAMES utf8")],
+    ids=["latin1", "utf8mb3", "cp1251", "gbk", "set_names_cp1251", "set_names_utf8"],
+)
+def test_the_handshake_and_set_names_choose_the_results_character_set(
+    servers: tuple[MariaDBServer, BackgroundFakeMaster], collation: int, setup: str
+) -> None:
+    answers = []
+    for server in servers:
+        with RawClient(server.host, server.port, "root", "", charset=collation) as client:
+            if setup:
+                assert client.query(setup)[0][:1] == b"\x00"
+            answers.append([client.query(sql) for sql in STATEMENTS[:2]])
+    problems = _differences(answers)
     assert not problems, "\n".join(problems)
 
 

@@ -9,7 +9,12 @@ from __future__ import annotations
 import pytest
 
 from fakemaster.protocol.charsets import charset_default
-from fakemaster.protocol.conversion import converter, numeric_converter, text_encoder
+from fakemaster.protocol.conversion import (
+    client_text,
+    converter,
+    numeric_converter,
+    text_encoder,
+)
 from fakemaster.protocol.resultset import (
     ClientProtocol,
     Column,
@@ -87,3 +92,13 @@ def test_a_result_set_is_converted_names_and_all() -> None:
     # NULL: sent as the answer holds it.
     same = result_set_payloads(result, protocol, status=0, results=None, connection=utf8)
     assert same[4] == b"\x02\xd0\x96\x0212\x02\xff\x00"
+
+
+def test_statements_are_read_in_the_client_character_set() -> None:
+    assert client_text(b"SELECT '\xe9'", "latin1") == "SELECT 'é'"
+    assert client_text(b"SELECT '\xc6'", "cp1251") == "SELECT 'Ж'"
+    assert client_text("SELECT '中'".encode("gbk"), "gbk") == "SELECT '中'"
+    # UTF-8 (and bytes that are not) as before; swe7's '@' is not ASCII: read as UTF-8.
+    assert client_text(b"SELECT '\xff'", "utf8mb4") == "SELECT '\udcff'"
+    assert client_text(b"SELECT @@version", "swe7") == "SELECT @@version"
+    assert client_text(b"SELECT 1", None) == "SELECT 1"
