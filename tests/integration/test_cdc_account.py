@@ -11,6 +11,8 @@ and the printer with the server's own rendering.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,6 +29,7 @@ from scenarios.sql import SESSION_SETUP, quote_name
 from scenarios.toml_form import load_scenario
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.peers.policy import require_peer
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -102,6 +105,8 @@ SNAPSHOT = [
     "SHOW FULL TABLES IN hr WHERE Table_Type = 'BASE TABLE'",
     "SHOW CREATE TABLE shop.orders",
     "SHOW CREATE TABLE hr.staff",
+    "SHOW MASTER STATUS",
+    "SHOW BINARY LOGS",
     "UNLOCK TABLES",
     "SELECT * FROM shop.orders ORDER BY id",
     "SELECT * FROM hr.staff ORDER BY id",
@@ -126,7 +131,7 @@ DUMPER = [
 ]
 # Coordinates differ between the servers: their answers are compared up to the column
 # definitions (the first payloads) only.
-COORDINATES = {"SHOW MASTER STATUS"}
+COORDINATES = {"SHOW MASTER STATUS", "SHOW BINARY LOGS"}
 
 
 @dataclass
@@ -249,3 +254,39 @@ def test_the_dump_is_streamed_or_refused_as_on_a_real_server(pair: Pair, user: s
     finally:
         real.sock.close()
         fake.sock.close()
+
+
+@pytest.mark.parametrize("user", ["cdc", "norepl"])
+def test_mariadb_binlog_streams_as_the_account_or_is_refused(pair: Pair, user: str) -> None:
+    """A real replication client logging in as the account: the whole first binlog file with
+    the documented grants; without REPLICATION SLAVE the same error and exit status."""
+    tool = shutil.which("mariadb-binlog")
+    require_peer("mariadb-binlog", tool is not None, "apt-get install mariadb-client")
+    assert tool is not None
+    results = []
+    for server in (pair.real, pair.fake):
+        results.append(
+            subprocess.run(
+                [
+                    tool,
+                    "--read-from-remote-server",
+                    f"--host={server.host}",
+                    f"--port={server.port}",
+                    f"--user={user}",
+                    f"--password={PASSWORDS[user]}",
+                    "mysql-bin.000001",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        )
+    real, fake = results
+    assert fake.returncode == real.returncode, (real.stderr, fake.stderr)
+    if user == "cdc":
+        assert real.returncode == 0
+        # The fake's file holds the scenario's insert, written as a row event.
+        assert "Write_rows" in fake.stdout or "WRITE_ROWS" in fake.stdout.upper()
+    else:
+        assert real.returncode != 0 and "REPLICATION SLAVE" in real.stderr
+        assert fake.stderr == real.stderr
