@@ -61,7 +61,8 @@ def _password(parser: Parser) -> str | None:
     """``IDENTIFIED BY 'password'`` if it follows."""
     if not parser.accept_word("IDENTIFIED"):
         return None
-    if parser.peek.is_word("VIA", "WITH") or parser.tokens[parser.index + 1].is_word("PASSWORD"):
+    after = parser.tokens[min(parser.index + 1, len(parser.tokens) - 1)]
+    if parser.peek.is_word("VIA", "WITH") or after.is_word("PASSWORD"):
         raise sql_error(ER_NOT_SUPPORTED_YET, "IDENTIFIED BY PASSWORD or VIA a plugin")
     parser.expect_word("BY")
     token = parser.next()

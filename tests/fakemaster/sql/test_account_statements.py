@@ -5,11 +5,16 @@ server's answers are compared in tests/integration/test_account_statements.py.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fakemaster.config.accounts import Account, Privilege
 from fakemaster.config.server_config import ServerConfig
+from fakemaster.protocol.resultset import ResultSet, SqlError
+from fakemaster.sql.outcome import OkResult
 from fakemaster.sql.state import ServerState, SessionState
 from fakemaster.sql.statements import execute
+from tests.budget import examples
 from tests.fakemaster.sql.test_statements import error_of
 
 
@@ -43,5 +48,64 @@ def test_or_replace_and_syntax() -> None:
     assert session.server.accounts["u"] == Account(user="u", host="localhost", password="new")
     assert error_of(session, "REVOKE ALL FROM u@localhost").errno == 1064  # needs GRANT OPTION
     assert error_of(session, "GRANT ON *.* TO u@localhost").errno == 1064
+    for cut in ("CREATE USER x IDENTIFIED", "CREATE USER x IDENTIFIED BY", "GRANT", "REVOKE"):
+        assert error_of(session, cut).errno == 1064, cut
     execute(session, "GRANT SELECT ON *.* TO u@localhost WITH GRANT OPTION")
     assert session.server.accounts["u"].privileges == Privilege.SELECT | Privilege.GRANT_OPTION
+
+
+account_words = st.lists(
+    st.sampled_from(
+        [
+            "CREATE",
+            "DROP",
+            "GRANT",
+            "REVOKE",
+            "USER",
+            "OR",
+            "REPLACE",
+            "IF",
+            "NOT",
+            "EXISTS",
+            "IDENTIFIED",
+            "BY",
+            "PASSWORD",
+            "VIA",
+            "ON",
+            "TO",
+            "FROM",
+            "WITH",
+            "OPTION",
+            "ALL",
+            "PRIVILEGES",
+            "SELECT",
+            "RELOAD",
+            "REPLICATION",
+            "SLAVE",
+            "CLIENT",
+            "TABLE",
+            "*",
+            ".",
+            ",",
+            "u",
+            "'pw'",
+            "@",
+            "@'%'",
+            "@localhost",
+            "`shop`",
+            "shop",
+            "t",
+            ";",
+            "(",
+        ]
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=examples(1), deadline=None)
+@given(first=st.sampled_from(["CREATE USER", "DROP USER", "GRANT", "REVOKE"]), rest=account_words)
+def test_any_account_statement_is_answered_never_crashes(first: str, rest: list[str]) -> None:
+    session = _session()
+    for response in execute(session, " ".join([first, *rest])).responses:
+        assert isinstance(response, SqlError | OkResult | ResultSet)
