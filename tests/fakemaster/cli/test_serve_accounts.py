@@ -76,3 +76,9 @@ def test_a_bad_account_is_a_usage_error(account: str, message: str) -> None:
     assert result.returncode == 2, result.stderr
     assert "--account" in result.stderr and message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_password_less_account_is_not_offered_remotely_unless_told() -> None:
+    result = run_cli("serve", "--host", "0.0.0.0", "--port", "0", "-pPW", "--account", "x:")
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "account(s) 'x' have no password" in result.stderr
