@@ -601,7 +601,8 @@ class ServerSession:
             status = outcome.statuses[index] | more
             results, connection = outcome.collations[index]
             if isinstance(response, SqlError):
-                payloads = [response.payload(protocol_41=self.protocol.protocol_41)]
+                target = None if results is None or results.is_binary_charset else results.charset
+                payloads = [response.payload(protocol_41=self.protocol.protocol_41, results=target)]
             elif isinstance(response, ResultSet):
                 payloads = result_set_payloads(
                     response,

@@ -27,6 +27,7 @@ from fakemaster.protocol.charset_tables import SINGLE_BYTE_TABLES
 __all__ = [
     "ASCII_INCOMPATIBLE",
     "client_text",
+    "error_message",
     "PYTHON_CODECS",
     "converter",
     "numeric_converter",
@@ -101,6 +102,8 @@ def text_encoder(charset: str) -> Callable[[str], bytes]:
         _, to_bytes = _byte_maps(charset)
         return lambda text: text.translate(to_bytes).encode("latin-1")
     name = PYTHON_CODECS[charset]
+    if charset == "sjis":  # MariaDB's sjis has U+005C at 0x815F (0x5C is the yen sign)
+        return lambda text: text.replace("\\", "\uff3c").encode(name, _QUESTION)
     if charset in _BMP_ONLY:
         return lambda text: _BEYOND_BMP.sub("?", text).encode(name, _QUESTION)
     return lambda text: text.encode(name, _QUESTION)
@@ -159,3 +162,20 @@ def _ascii_based(charset: str) -> bool:
 
 
 _UTF8_OR_WIDE = ASCII_INCOMPATIBLE | {"utf8mb3", "utf8mb4"}
+
+
+def error_message(text: str, charset: str | None) -> bytes:
+    """An ERR packet's message in ``character_set_results`` (None: NULL or binary, UTF-8), as
+    the server converts it: a character the target lacks becomes ``\\XXXX`` (its code point;
+    ``.XXXX`` in a set without a backslash, swe7), the whole then converted like any text, and
+    cut at its first zero byte (a C string: nothing is left of ucs2's ``00 55``, one character
+    of utf16le's ``55 00``)."""
+    if charset is None or charset in ("utf8mb3", "utf8mb4"):
+        return text.encode("utf-8", "surrogateescape")
+    encode = text_encoder(charset)
+    table = SINGLE_BYTE_TABLES.get(charset)
+    escape = "." if table is not None and table[0x5C] != "\\" else "\\"
+    escaped = "".join(
+        char if char == "?" or encode(char) != b"?" else f"{escape}{ord(char):04X}" for char in text
+    )
+    return encode(escaped).split(b"\0", 1)[0]

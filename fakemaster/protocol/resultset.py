@@ -21,7 +21,12 @@ from decoder.primitives import Buffer, read_packed_int
 from encoder.packets import encode_eof, encode_err, encode_ok
 from encoder.primitives import packed_int
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
-from fakemaster.protocol.conversion import converter, numeric_converter, text_encoder
+from fakemaster.protocol.conversion import (
+    converter,
+    error_message,
+    numeric_converter,
+    text_encoder,
+)
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
@@ -373,7 +378,7 @@ def result_set_payloads(
             encode_eof(EofPacket(warnings=warnings, status_flags=status | after_columns))
         )
     if result.error is not None:
-        payloads.append(result.error.payload(protocol_41=protocol.protocol_41))
+        payloads.append(result.error.payload(protocol_41=protocol.protocol_41, results=target))
         return payloads
     payloads.extend(encode_row(row) for row in converted_rows(result, target))
     if protocol.deprecate_eof:
@@ -468,12 +473,18 @@ class SqlError(Exception):
         self.sqlstate = sqlstate
         self.message = message
 
-    def payload(self, *, protocol_41: bool = True) -> bytes:
+    def payload(self, *, protocol_41: bool = True, results: str | None = None) -> bytes:
+        """The ERR packet; ``results``: the connection's character_set_results the message is
+        converted to (None: NULL or binary, sent as UTF-8)."""
+        message = self.message
+        if results is not None:
+            raw = error_message(message, results)
+            message = raw.decode("utf-8", "surrogateescape")  # the encoder writes these bytes
         return encode_err(
             ErrPacket(
                 errno=self.errno,
                 sqlstate=self.sqlstate if protocol_41 else None,
-                message=self.message,
+                message=message,
             )
         )
 

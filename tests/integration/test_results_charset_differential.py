@@ -3,6 +3,7 @@ character_set_results = X`` against a real MariaDB 10.11 holding a scenario's ta
 against fakemaster serving it; every payload (column definitions with their names, charset
 numbers and lengths; every row's bytes) must be equal.
 
+Errors naming accented and Cyrillic names are compared too (their messages are converted).
 The strings are ASCII, accented Latin, Cyrillic and an emoji, in a utf8mb4, a utf8mb3 and a
 latin1 column (each holds what it can), next to numbers, dates, binary strings and NULL, so
 each conversion meets characters its target has, lacks (``?``) and numbers that ucs2, utf16
@@ -57,6 +58,9 @@ STATEMENTS = [
     "SHOW FULL COLUMNS FROM cs.words",
     "SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH FROM information_schema.COLUMNS"
     " WHERE TABLE_SCHEMA = 'cs' ORDER BY ORDINAL_POSITION",
+    # Errors: their messages are converted too (\\XXXX for a missing character).
+    "USE `nÖ`",
+    "SELECT * FROM cs.`Жwords`",
 ]
 # Every character set MariaDB 10.11 accepts for character_set_results, its alias utf8, and NULL.
 CHARSETS = [*sorted(DEFAULT_COLLATIONS), "utf8", "NULL"]

@@ -12,6 +12,7 @@ from fakemaster.protocol.charsets import charset_default
 from fakemaster.protocol.conversion import (
     client_text,
     converter,
+    error_message,
     numeric_converter,
     text_encoder,
 )
@@ -20,6 +21,7 @@ from fakemaster.protocol.resultset import (
     Column,
     ColumnDefinition,
     ResultSet,
+    SqlError,
     result_set_payloads,
     text_column,
 )
@@ -102,3 +104,15 @@ def test_statements_are_read_in_the_client_character_set() -> None:
     assert client_text(b"SELECT '\xff'", "utf8mb4") == "SELECT '\udcff'"
     assert client_text(b"SELECT @@version", "swe7") == "SELECT @@version"
     assert client_text(b"SELECT 1", None) == "SELECT 1"
+
+
+def test_error_messages_are_converted_escaped_and_cut_at_a_zero_byte() -> None:
+    text = "Unknown database 'nÖЖ'"
+    assert error_message(text, None) == text.encode()
+    assert error_message(text, "latin1") == b"Unknown database 'n\xd6\\0416'"
+    assert error_message(text, "cp1251") == b"Unknown database 'n\\00D6\xc6'"
+    assert error_message(text, "swe7") == b"Unknown database 'n\\.0416'"  # swe7: \\ is O-umlaut
+    assert error_message(text, "ucs2") == b""  # 00 55 ...: a C string ends at once
+    assert error_message(text, "utf16le") == b"U"
+    error = SqlError(1049, "42000", text)
+    assert error.payload(results="cp1251").endswith(b"'n\\00D6\xc6'")
