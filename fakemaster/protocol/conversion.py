@@ -61,6 +61,14 @@ _SAME_BYTES = {"utf8mb3": {"utf8mb4"}, "ascii": {"utf8mb3", "utf8mb4", "latin1"}
 _BEYOND_BMP = re.compile("[\U00010000-\U0010ffff]")  # what utf8mb3 and ucs2 cannot hold
 _BMP_ONLY = frozenset({"utf8mb3", "ucs2"})
 _QUESTION = "fakemaster.question"
+# Where Python's Japanese codecs and MariaDB's differ on the way out: MariaDB's sjis sends a
+# backslash as 81 5F (its 5C is the yen sign), and none of the three has the yen sign (U+00A5:
+# '?'), which Python writes as 5C.
+_JAPANESE_REMAP = {
+    "sjis": str.maketrans({"\\": "\uff3c", "\u00a5": "?"}),
+    "ujis": str.maketrans({"\u00a5": "?"}),
+    "eucjpms": str.maketrans({"\u00a5": "?"}),
+}
 
 
 def _question(error: UnicodeError) -> tuple[str, int]:
@@ -102,8 +110,9 @@ def text_encoder(charset: str) -> Callable[[str], bytes]:
         _, to_bytes = _byte_maps(charset)
         return lambda text: text.translate(to_bytes).encode("latin-1")
     name = PYTHON_CODECS[charset]
-    if charset == "sjis":  # MariaDB's sjis has U+005C at 0x815F (0x5C is the yen sign)
-        return lambda text: text.replace("\\", "\uff3c").encode(name, _QUESTION)
+    remap = _JAPANESE_REMAP.get(charset)
+    if remap is not None:
+        return lambda text: text.translate(remap).encode(name, _QUESTION)
     if charset in _BMP_ONLY:
         return lambda text: _BEYOND_BMP.sub("?", text).encode(name, _QUESTION)
     return lambda text: text.encode(name, _QUESTION)

@@ -48,6 +48,7 @@ rows = [
     { id = 3, wide = "Жёлтый", narrow = "Привет", western = "x", price = "9999.99" },
     { id = 4, wide = "a😀b", narrow = "ab", western = "¿?" },
     { id = 5, wide = { null = true }, narrow = "", western = { null = true } },
+    { id = 6, wide = "a\\\\b ¥ ~", narrow = "\\\\", western = "\\\\" },
 ]
 """
 STATEMENTS = [
