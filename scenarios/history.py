@@ -46,6 +46,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from fakemaster.config.accounts import Account
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from fakemaster.vocabulary.events import Gtid, XaXid
 from fakemaster.vocabulary.values import DateTime, Timestamp
@@ -353,6 +354,9 @@ class Scenario:
         # The transactions and rotations in order.
         self.steps: list[Step] = []
         self.gtid_state = tuple(gtid_state)
+        # Accounts the server serving it offers besides its --user (a TOML file's
+        # [[accounts]]).
+        self.accounts: tuple[Account, ...] = ()
         self._live = LiveTables()
         # Prepared XA transactions not yet committed or rolled back, by xid.
         self.prepared: dict[XaXid, Transaction] = {}

@@ -10,6 +10,14 @@ Python API::
     binlog_row_image = "MINIMAL"
     binlog_checksum = "CRC32"            # or "NONE" (or true / false)
 
+    [[accounts]]                         # optional: accounts the serving server offers
+    user = "cdc"
+    password = "secret"
+    host = "%"                           # optional ('%')
+    grants = "SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT"
+    # or a list of grants: ["RELOAD", "SELECT, LOCK TABLES ON shop.*"]; left out: a
+    # replication account (serve --account takes the same grants, see docs)
+
     [[tables]]
     create = "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20))"
     rows = [{ id = 1, note = "first" }]  # initial rows (optional)
@@ -60,6 +68,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from fakemaster.config.account_spec import AccountSpecError, parse_grants
+from fakemaster.config.accounts import Account
 from fakemaster.vocabulary.events import Gtid
 from fakemaster.vocabulary.inputs import InputError, loads_toml, read_text
 from scenarios.errors import ScenarioError, did_you_mean
@@ -70,7 +80,8 @@ from scenarios.toml_positions import Position, TomlPositions
 __all__ = ["TomlScenarioError", "load_scenario", "read_scenario", "scenario_from_toml"]
 
 _SETTINGS = {item.name for item in fields(Settings)}
-_TOP = {"settings", "tables", "steps", "gtid_state", "clock"}
+_TOP = {"settings", "tables", "steps", "gtid_state", "clock", "accounts"}
+_ACCOUNT_KEYS = {"user", "password", "host", "grants"}
 _CHANGE_KINDS = ("insert", "update", "delete")
 
 
@@ -111,6 +122,10 @@ def scenario_from_toml(
     if isinstance(clock, bool) or not isinstance(clock, int) or clock < 1:
         raise TomlScenarioError(f"{source}: clock is the history's start in Unix seconds")
     scenario = Scenario(settings, gtid_state=_gtid_state(data, source), clock=clock)
+    scenario.accounts = tuple(
+        _account(item, _at(source, _item(positions, "accounts", number), f"account {number}"))
+        for number, item in enumerate(_list(data, "accounts", source), 1)
+    )
     for number, item in enumerate(_list(data, "tables", source), 1):
         where = _at(source, _item(positions, "tables", number), f"table {number}")
         try:
@@ -174,6 +189,38 @@ def _gtid_state(data: Mapping[str, Any], source: str) -> list[Gtid]:
         return [Gtid.parse(str(text)) for text in gtid_state]
     except (ValueError, TypeError) as exc:
         raise TomlScenarioError(f"{source}: gtid_state: {exc}") from None
+
+
+def _account(item: Any, where: str) -> Account:
+    """An ``[[accounts]]`` entry: user, password, host and grants as ``serve --account``."""
+    if not isinstance(item, dict):
+        raise TomlScenarioError(f"{where}: an account is a table of user, password, host, grants")
+    _only(item, _ACCOUNT_KEYS, where)
+    user, password, host = item.get("user"), item.get("password", ""), item.get("host", "%")
+    if not isinstance(user, str) or not user:
+        raise TomlScenarioError(f"{where}: user is the account's name (a text)")
+    if not isinstance(password, str):
+        raise TomlScenarioError(f"{where}: password is a text")
+    if not isinstance(host, str) or not host:
+        raise TomlScenarioError(f"{where}: host is a text ('%' when left out)")
+    grants = item.get("grants")
+    if isinstance(grants, list) and grants and all(isinstance(grant, str) for grant in grants):
+        grants = "; ".join(grants)
+    if grants is None:
+        return Account.replication(user, password, host=host)
+    if not isinstance(grants, str):
+        raise TomlScenarioError(f"{where}: grants is a text or a list of texts")
+    try:
+        privileges, databases = parse_grants(grants, where="grants")
+    except AccountSpecError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+    return Account(
+        user=user,
+        password=password,
+        host=host,
+        privileges=privileges,
+        database_privileges=databases,
+    )
 
 
 def _create_table(scenario: Scenario, item: Any, where: str) -> None:

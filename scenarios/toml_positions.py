@@ -41,7 +41,7 @@ class TomlPositions:
 
     def __post_init__(self) -> None:
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
-        self._sections = {"tables": [], "steps": []}
+        self._sections = {"tables": [], "steps": [], "accounts": []}
         self._scan_headers()
 
     def position(self, offset: int) -> Position:
@@ -96,7 +96,7 @@ class TomlPositions:
             self._scan_inline_arrays()
 
     def _scan_inline_arrays(self) -> None:
-        for name in ("tables", "steps"):
+        for name in ("tables", "steps", "accounts"):
             match = re.search(rf"^[ \t]*{name}[ \t]*=[ \t]*\[", self.text, re.MULTILINE)
             if match:
                 starts = _element_starts(self.text, match.end() - 1)

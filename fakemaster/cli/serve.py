@@ -19,7 +19,12 @@ from typing import Any
 from fakemaster.cli.common import CommandError, Subparsers, int_range, seconds
 from fakemaster.cli.options import add_connection_options, add_deprecated_alias
 from fakemaster.cli.serve_loop import serve_until_stopped
-from fakemaster.cli.serve_settings import check_exposure, served_config, variable_setting
+from fakemaster.cli.serve_settings import (
+    account_setting,
+    check_exposure,
+    served_config,
+    variable_setting,
+)
 from fakemaster.cli.serve_source import served_source
 
 __all__ = ["add_parser", "run"]
@@ -53,6 +58,20 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     add_connection_options(
         parser, listening=True, host=defaults.host, port=3306, user=defaults.user
+    )
+    parser.add_argument(
+        "--account",
+        dest="accounts",
+        action="append",
+        type=account_setting,
+        default=[],
+        metavar="USER:PASSWORD:GRANTS",
+        help=(
+            "one more account that may log in (USER@HOST for a host other than %%; :GRANTS optional), with GRANTS as a GRANT statement lists them "
+            "('cdc:pw:SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT'; "
+            "'dump:pw:RELOAD; SELECT, LOCK TABLES ON shop.*'; ON *.* when left out); without "
+            "GRANTS a replication account; repeatable"
+        ),
     )
     parser.add_argument(
         "--binlog-dir",

@@ -20,10 +20,12 @@ from fakemaster.config.variables import Value, lookup, setting_value
 from fakemaster.vocabulary.errors import ConfigError
 
 if TYPE_CHECKING:
+    from fakemaster.config.accounts import Account
     from fakemaster.config.server_config import ServerConfig
     from fakemaster.store import BinlogStore
 
 __all__ = [
+    "account_setting",
     "check_exposure",
     "is_loopback_host",
     "options_config",
@@ -45,6 +47,17 @@ def variable_setting(text: str) -> tuple[str, Value]:
     try:
         return var.name, setting_value(var, value)
     except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def account_setting(text: str) -> Account:
+    """``--account USER[@HOST]:PASSWORD[:GRANTS]`` (fakemaster.config.account_spec); a usage
+    error naming what is wrong otherwise."""
+    from fakemaster.config.account_spec import AccountSpecError, parse_account
+
+    try:
+        return parse_account(text)
+    except AccountSpecError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
@@ -101,6 +114,8 @@ def options_config(args: argparse.Namespace, **fields: Any) -> ServerConfig:
     for name, value in given.items():
         if value is not None and name in variables and variables[name] != value:
             raise CommandError(f"{name} is given twice: {value!r} and {variables[name]!r}")
+    # A scenario's accounts, then --account ones (which win for the same user name).
+    accounts = (*getattr(args, "scenario_accounts", ()), *getattr(args, "accounts", ()))
     return ServerConfig(
         host=args.host,
         port=args.port,
@@ -117,6 +132,7 @@ def options_config(args: argparse.Namespace, **fields: Any) -> ServerConfig:
         frame_cache_bytes=args.frame_cache_mb << 20,
         frame_cache_dir=args.frame_cache_dir,
         dump_thread_niceness=args.dump_thread_niceness,
+        accounts=accounts,
         **fields,
     )
 

@@ -130,6 +130,7 @@ def _scenario_source(args: argparse.Namespace) -> tuple[BinlogStore, None, str]:
     except ScenarioError as exc:
         raise CommandError(str(exc)) from None
     settings = scenario.settings
+    args.scenario_accounts = scenario.accounts
     told = scenario_variables(settings)
     # server_id, version and checksum the served binlog tells; the options may not contradict.
     args.scenario_variables = {

@@ -133,6 +133,8 @@ class Account:
     # The host part of the account ('repl'@'%'): access-denied messages name it.
     host: str = "%"
     databases: frozenset[str] = frozenset()
+    # GRANT ... ON `db`.*: each database's own privileges, in the order they were granted.
+    database_privileges: tuple[tuple[str, Privilege], ...] = ()
 
     @classmethod
     def replication(cls, user: str, password: str = "", *, host: str = "%") -> Account:
@@ -156,4 +158,17 @@ class Account:
         """
         if database.lower() == INFORMATION_SCHEMA:
             return True
-        return bool(self.privileges & DATABASE_PRIVILEGES) or database in self.databases
+        if self.privileges & DATABASE_PRIVILEGES or database in self.databases:
+            return True
+        return bool(self.privileges_on(database) & DATABASE_PRIVILEGES)
+
+    def privileges_on(self, database: str) -> Privilege:
+        """What the account may do in ``database``: its global privileges and that database's
+        own (a database granted by name only, ``databases``, counts as SELECT)."""
+        held = self.privileges
+        if database in self.databases:
+            held |= Privilege.SELECT
+        for name, privileges in self.database_privileges:
+            if name == database:
+                held |= privileges
+        return held

@@ -30,6 +30,7 @@ from encoder.packets import frame
 from fakemaster.config.accounts import Privilege, privilege_names
 from fakemaster.config.served_variables import handshake_version, server_collation_id
 from fakemaster.protocol.charsets import client_collation
+from fakemaster.protocol.conversion import client_text
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
@@ -611,7 +612,8 @@ class ServerSession:
         from fakemaster.sql.outcome import OkResult
         from fakemaster.sql.statements import execute
 
-        outcome = execute(sql, body.decode("utf-8", "surrogateescape"))
+        # Read in character_set_client, as the server reads it (UTF-8 unless told otherwise).
+        outcome = execute(sql, client_text(body, sql.variables.get("character_set_client")))
         seq = 1
         responses = outcome.responses
         for index, response in enumerate(responses):
@@ -619,7 +621,8 @@ class ServerSession:
             status = outcome.statuses[index] | more
             results, connection = outcome.collations[index]
             if isinstance(response, SqlError):
-                payloads = [response.payload(protocol_41=self.protocol.protocol_41)]
+                target = None if results is None or results.is_binary_charset else results.charset
+                payloads = [response.payload(protocol_41=self.protocol.protocol_41, results=target)]
             elif isinstance(response, ResultSet):
                 payloads = result_set_payloads(
                     response,

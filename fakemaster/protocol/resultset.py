@@ -12,7 +12,7 @@ header 0xFE.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import IntEnum, IntFlag
 
@@ -21,12 +21,19 @@ from decoder.primitives import Buffer, read_packed_int
 from encoder.packets import encode_eof, encode_err, encode_ok
 from encoder.primitives import packed_int
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, Collation, collation_by_id
+from fakemaster.protocol.conversion import (
+    converter,
+    error_message,
+    numeric_converter,
+    text_encoder,
+)
 from fakemaster.protocol.handshake import Capability, MariaDBCapability
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
     ER_ACCESS_DENIED_ERROR,
     ER_BAD_DB_ERROR,
     ER_BAD_FIELD_ERROR,
+    ER_CANNOT_USER,
     ER_CANT_CHANGE_TX_CHARACTERISTICS,
     ER_CANT_LOCK_LOG_TABLE,
     ER_COLLATION_CHARSET_MISMATCH,
@@ -54,6 +61,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_NOT_SUPPORTED_AUTH_MODE,
     ER_NOT_SUPPORTED_YET,
     ER_PARSE_ERROR,
+    ER_PASSWORD_NO_MATCH,
     ER_QUERY_INTERRUPTED,
     ER_SLAVE_SAME_ID,
     ER_SP_DOES_NOT_EXIST,
@@ -71,11 +79,14 @@ from fakemaster.vocabulary.errcodes import (
     ER_UNKNOWN_SYSTEM_VARIABLE,
     ER_UNKNOWN_TABLE,
     ER_UNKNOWN_TIME_ZONE,
+    ER_USER_CREATE_EXISTS,
+    ER_USER_DROP_EXISTS,
     ER_VARIABLE_IS_READONLY,
     ER_WRONG_ARGUMENTS,
     ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
     ER_WRONG_TABLE_NAME,
     ER_WRONG_TYPE_FOR_VAR,
+    ER_WRONG_USAGE,
     ER_WRONG_VALUE_FOR_VAR,
 )
 from fakemaster.vocabulary.errors import DecodeError
@@ -102,6 +113,7 @@ __all__ = [
     "ResultSet",
     "SessionTrack",
     "SqlError",
+    "converted_rows",
     "encode_row",
     "eof_payload",
     "ok_payload",
@@ -167,14 +179,18 @@ class ColumnDefinition:
     org_name: str = ""
     extended_metadata: bytes = b""
 
-    def encode(self, *, extended_metadata: bool = False) -> bytes:
+    def encode(
+        self, *, extended_metadata: bool = False, names: Callable[[str], bytes] | None = None
+    ) -> bytes:
+        """The definition's bytes; ``names`` encodes its names (UTF-8 when None), for a
+        ``character_set_results`` the server converts them to."""
         parts = [
-            _lenenc_text(self.catalog),
-            _lenenc_text(self.schema),
-            _lenenc_text(self.table),
-            _lenenc_text(self.org_table),
-            _lenenc_text(self.name),
-            _lenenc_text(self.org_name),
+            _lenenc_text(self.catalog, names),
+            _lenenc_text(self.schema, names),
+            _lenenc_text(self.table, names),
+            _lenenc_text(self.org_table, names),
+            _lenenc_text(self.name, names),
+            _lenenc_text(self.org_name, names),
         ]
         if extended_metadata:
             parts.append(packed_int(len(self.extended_metadata)) + self.extended_metadata)
@@ -353,8 +369,13 @@ def result_set_payloads(
 ) -> list[bytes]:
     count = packed_int(len(result.columns))
     payloads = [count + b"\x01" if protocol.cache_metadata else count]
+    # What character_set_results converts to (None: nothing is converted).
+    target = None if results is None or results.is_binary_charset else results.charset
+    names = None if target in (None, "utf8mb4") else text_encoder(str(target))
     payloads.extend(
-        column.resolve(results, connection).encode(extended_metadata=protocol.extended_metadata)
+        column.resolve(results, connection).encode(
+            extended_metadata=protocol.extended_metadata, names=names
+        )
         for column in result.columns
     )
     after_columns, at_end = result.extra_status
@@ -363,9 +384,9 @@ def result_set_payloads(
             encode_eof(EofPacket(warnings=warnings, status_flags=status | after_columns))
         )
     if result.error is not None:
-        payloads.append(result.error.payload(protocol_41=protocol.protocol_41))
+        payloads.append(result.error.payload(protocol_41=protocol.protocol_41, results=target))
         return payloads
-    payloads.extend(encode_row(row) for row in result.rows)
+    payloads.extend(encode_row(row) for row in converted_rows(result, target))
     if protocol.deprecate_eof:
         payloads.append(
             encode_ok(OkPacket(status_flags=status | at_end, warnings=warnings, header=EOF_HEADER))
@@ -373,6 +394,36 @@ def result_set_payloads(
     else:
         payloads.append(encode_eof(EofPacket(warnings=warnings, status_flags=status | at_end)))
     return payloads
+
+
+def _cell_converter(column: Column, target: str) -> Callable[[bytes], bytes] | None:
+    if column.text_chars is None:  # a number's or a temporal value's ASCII text
+        return numeric_converter(target)
+    own = collation_by_id(column.collation) if column.collation is not None else None
+    # A column of the connection's collation holds the fake's own text: UTF-8.
+    return converter(own.charset if own is not None else "utf8mb4", target)
+
+
+def converted_rows(result: ResultSet, target: str | None) -> Iterable[Sequence[Cell]]:
+    """The rows of ``result`` (each text in its column's own character set) as sent to a
+    connection whose ``character_set_results`` is ``target`` (None: NULL or binary)."""
+    if target is None:
+        return result.rows
+    converters = [_cell_converter(column, target) for column in result.columns]
+    if not any(converters):
+        return result.rows
+    return (_converted(row, converters) for row in result.rows)
+
+
+def _converted(
+    row: Sequence[Cell], converters: list[Callable[[bytes], bytes] | None]
+) -> Sequence[Cell]:
+    if len(row) != len(converters):
+        return row  # not a row of these columns: sent as the answer made it
+    return [
+        cell if convert is None or cell is None else convert(cell)
+        for convert, cell in zip(converters, row, strict=True)
+    ]
 
 
 def session_state_entry(kind: SessionTrack, *values: bytes) -> bytes:
@@ -428,12 +479,18 @@ class SqlError(Exception):
         self.sqlstate = sqlstate
         self.message = message
 
-    def payload(self, *, protocol_41: bool = True) -> bytes:
+    def payload(self, *, protocol_41: bool = True, results: str | None = None) -> bytes:
+        """The ERR packet; ``results``: the connection's character_set_results the message is
+        converted to (None: NULL or binary, sent as UTF-8)."""
+        message = self.message
+        if results is not None:
+            raw = error_message(message, results)
+            message = raw.decode("utf-8", "surrogateescape")  # the encoder writes these bytes
         return encode_err(
             ErrPacket(
                 errno=self.errno,
                 sqlstate=self.sqlstate if protocol_41 else None,
-                message=self.message,
+                message=message,
             )
         )
 
@@ -444,6 +501,11 @@ ERRORS: dict[int, tuple[str, str]] = {
     ER_HANDSHAKE_ERROR: ("08S01", "Bad handshake"),
     ER_DBACCESS_DENIED_ERROR: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),
     ER_ACCESS_DENIED_ERROR: ("28000", "Access denied for user '{0}'@'{1}' (using password: {2})"),
+    ER_PASSWORD_NO_MATCH: ("28000", "Can't find any matching row in the user table"),
+    ER_WRONG_USAGE: ("HY000", "Incorrect usage of {0} and {1}"),
+    ER_CANNOT_USER: ("HY000", "Operation {0} failed for {1}"),
+    ER_USER_CREATE_EXISTS: ("HY000", "Can't create user '{0}'@'{1}'; it already exists"),
+    ER_USER_DROP_EXISTS: ("HY000", "Can't drop user '{0}'@'{1}'; it doesn't exist"),
     ER_NO_DB_ERROR: ("3D000", "No database selected"),
     ER_UNKNOWN_COM_ERROR: ("08S01", "Unknown command"),
     ER_BAD_DB_ERROR: ("42000", "Unknown database '{0}'"),
@@ -629,8 +691,8 @@ def with_name(column: Column, name: str) -> Column:
     return replace(column, name=name)
 
 
-def _lenenc_text(text: str) -> bytes:
-    raw = text.encode("utf-8", "surrogateescape")
+def _lenenc_text(text: str, encode: Callable[[str], bytes] | None = None) -> bytes:
+    raw = text.encode("utf-8", "surrogateescape") if encode is None else encode(text)
     return packed_int(len(raw)) + raw
 
 

@@ -12,7 +12,8 @@ The handlers live in modules of one job each: :mod:`~fakemaster.sql.answers.sele
 :mod:`~fakemaster.sql.answers.connection_statements` (KILL, USE, transactions),
 :mod:`~fakemaster.sql.answers.replication_show` (SHOW SLAVE STATUS),
 :mod:`~fakemaster.sql.answers.flush_logs`, :mod:`~fakemaster.sql.answers.explain`,
-:mod:`~fakemaster.sql.answers.grants_show` and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
+:mod:`~fakemaster.sql.answers.grants_show`,
+:mod:`~fakemaster.sql.answers.account_statements` (CREATE/DROP USER, GRANT, REVOKE) and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
 :mod:`~fakemaster.sql.state`, what they return in :mod:`~fakemaster.sql.outcome`.
 Executing a statement returns an :class:`~fakemaster.sql.outcome.Outcome`; side effects
 that need the network (killing another connection) are described in it for the session to
@@ -28,6 +29,7 @@ from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
+from fakemaster.sql.answers.account_statements import create_user, drop_user, grant, revoke
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
 from fakemaster.sql.answers.engine_show import show_engine
 from fakemaster.sql.answers.explain import explain
@@ -212,6 +214,11 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"SHOW\s+(?P<full>FULL\s+)?PROCESSLIST\b", show_processlist, "SHOW PROCESSLIST",
                "SHOW FULL PROCESSLIST"),
     _statement(r"SHOW\s+GRANTS\b", show_grants, "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
+    _statement(r"CREATE\s+(?:OR\s+REPLACE\s+)?USER\b", create_user,
+               "CREATE USER IF NOT EXISTS cdc@'%' IDENTIFIED BY 'pw'"),
+    _statement(r"DROP\s+USER\b", drop_user, "DROP USER IF EXISTS cdc@'%'"),
+    _statement(r"GRANT\b", grant, "GRANT SELECT, LOCK TABLES ON shop.* TO root@'%'"),
+    _statement(r"REVOKE\b", revoke, "REVOKE RELOAD ON *.* FROM root@'%'"),
     _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", show_engines, "SHOW ENGINES"),
     _statement(r"SHOW\s+ENGINE\b", show_engine, "SHOW ENGINE MyISAM STATUS"),
     _statement(r"SHOW\s+PLUGINS\b", show_plugins, "SHOW PLUGINS"),

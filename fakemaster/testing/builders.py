@@ -129,6 +129,8 @@ def _scenario_server(
         variables[name] = value
     if "gtid_domain_id" not in fields and config is None and "gtid_domain_id" not in defaults:
         fields["gtid_domain_id"] = scenario.settings.gtid_domain_id
+    # The scenario's accounts, then the configured ones (which win for the same user name).
+    fields["accounts"] = (*scenario.accounts, *fields.get("accounts", base.accounts))
     store = ScenarioStore(scenario, released=released)
     return replace(base, variables=variables, **fields), store, True
 

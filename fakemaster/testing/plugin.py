@@ -34,7 +34,8 @@ of an append.
 
 Settings for every fake master of a run, as command-line flags or ini keys (the flag wins):
 ``--fakemaster-server-id`` / ``fakemaster_server_id``, ``--fakemaster-user``,
-``--fakemaster-password``, ``--fakemaster-server-version``, ``--fakemaster-semi-sync``,
+``--fakemaster-password``, ``--fakemaster-account`` (one account a line, as ``serve
+--account``), ``--fakemaster-server-version``, ``--fakemaster-semi-sync``,
 ``--fakemaster-semi-sync-timeout`` (ms), ``--fakemaster-gtid-domain-id``,
 ``--fakemaster-binlog-checksum`` (formerly ``--fakemaster-checksum``, still read),
 ``--fakemaster-host``: each named as ``serve``'s option of the same setting.

@@ -36,6 +36,14 @@ def _parse_checksum(text: str) -> str:
     return upper
 
 
+def _parse_accounts(text: str) -> tuple[Any, ...]:
+    """One ``USER[@HOST]:PASSWORD[:GRANTS]`` account a line (serve's ``--account``); loaded
+    only when the setting is given."""
+    from fakemaster.config.account_spec import parse_account
+
+    return tuple(parse_account(line.strip()) for line in text.splitlines() if line.strip())
+
+
 def _setting(
     flag: str, parse: Callable[[str], Any], help: str, metavar: str, old_flag: str | None = None
 ) -> Any:
@@ -63,6 +71,12 @@ class RunSettings:
     server_id: int | None = _setting("server-id", int, "server id of fake masters (default 1)", "N")
     user: str | None = _setting("user", str, "account replicas log in with (default root)", "USER")
     password: str | None = _setting("password", str, "its password (default: empty)", "PASSWORD")
+    accounts: tuple[Any, ...] | None = _setting(
+        "account",
+        _parse_accounts,
+        "more accounts, one a line, each USER[@HOST]:PASSWORD[:GRANTS] as serve --account",
+        "USER:PASSWORD:GRANTS",
+    )
     version: str | None = _setting(
         "server-version",
         str,

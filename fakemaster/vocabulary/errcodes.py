@@ -17,6 +17,7 @@ __all__ = [
     "ER_ACCESS_DENIED_ERROR",
     "ER_BAD_DB_ERROR",
     "ER_BAD_FIELD_ERROR",
+    "ER_CANNOT_USER",
     "ER_CANT_CHANGE_TX_CHARACTERISTICS",
     "ER_CANT_LOCK_LOG_TABLE",
     "ER_COLLATION_CHARSET_MISMATCH",
@@ -51,6 +52,7 @@ __all__ = [
     "ER_NO_SUCH_THREAD",
     "ER_NO_TABLES_USED",
     "ER_PARSE_ERROR",
+    "ER_PASSWORD_NO_MATCH",
     "ER_QUERY_INTERRUPTED",
     "ER_SERVER_SHUTDOWN",
     "ER_SLAVE_FATAL_ERROR",
@@ -71,11 +73,14 @@ __all__ = [
     "ER_UNKNOWN_SYSTEM_VARIABLE",
     "ER_UNKNOWN_TABLE",
     "ER_UNKNOWN_TIME_ZONE",
+    "ER_USER_CREATE_EXISTS",
+    "ER_USER_DROP_EXISTS",
     "ER_VARIABLE_IS_READONLY",
     "ER_WRONG_ARGUMENTS",
     "ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT",
     "ER_WRONG_TABLE_NAME",
     "ER_WRONG_TYPE_FOR_VAR",
+    "ER_WRONG_USAGE",
     "ER_WRONG_VALUE_FOR_VAR",
     "ER_ABORTING_CONNECTION",
 ]
@@ -87,6 +92,12 @@ ER_DBACCESS_DENIED_ERROR = 1044
 ER_NONEXISTING_GRANT = 1141  # "There is no such grant defined for user 'u' on host 'h'"
 ER_ACCESS_DENIED_ERROR = 1045
 ER_NOT_SUPPORTED_AUTH_MODE = 1251
+# --- accounts: CREATE USER, DROP USER, GRANT, REVOKE ---------------------------------------
+ER_PASSWORD_NO_MATCH = 1133  # GRANT to an account that does not exist
+ER_WRONG_USAGE = 1221  # "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES"
+ER_CANNOT_USER = 1396  # "Operation CREATE USER failed for 'u'@'h'"
+ER_USER_CREATE_EXISTS = 1973  # the note of CREATE USER IF NOT EXISTS
+ER_USER_DROP_EXISTS = 1974  # the note of DROP USER IF EXISTS
 ER_TOO_MANY_USER_CONNECTIONS = 1203
 
 # --- the connection ending: shutdown, KILL, network ---------------------------------------

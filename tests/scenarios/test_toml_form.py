@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from fakemaster.config.accounts import Account, Privilege
 from fakemaster.vocabulary.events import Gtid, XaXid
 from fakemaster.vocabulary.values import Timestamp
 from scenarios import Scenario, Settings, compile_scenario
@@ -264,3 +265,56 @@ def test_misspelt_names_get_a_suggestion(text: str, message: str) -> None:
     with pytest.raises(TomlScenarioError) as caught:
         load_scenario(text, source="bad.toml")
     assert message in caught.value.args[0]
+
+
+# --- [[accounts]] ---------------------------------------------------------------------------
+
+
+def test_accounts_are_read_with_their_grants() -> None:
+    scenario = load_scenario(
+        """
+        [[accounts]]
+        user = "cdc"
+        password = "a:b"
+        grants = "SELECT, REPLICATION SLAVE"
+        [[accounts]]
+        user = "dump"
+        host = "localhost"
+        grants = ["RELOAD", "SELECT ON shop.*"]
+        [[accounts]]
+        user = "repl"
+        password = "pw"
+        """
+    )
+    assert scenario.accounts == (
+        Account(
+            user="cdc", password="a:b", privileges=Privilege.SELECT | Privilege.REPLICATION_SLAVE
+        ),
+        Account(
+            user="dump",
+            host="localhost",
+            privileges=Privilege.RELOAD,
+            database_privileges=(("shop", Privilege.SELECT),),
+        ),
+        Account.replication("repl", "pw"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('accounts = ["cdc"]', "account 1: an account is a table"),
+        ('[[accounts]]\nuser = "u"\nrole = "x"', "account 1: unknown key(s) role"),
+        ("[[accounts]]\npassword = 'x'", "account 1: user is the account's name"),
+        ('[[accounts]]\nuser = "u"\npassword = 1', "account 1: password is a text"),
+        ('[[accounts]]\nuser = "u"\nhost = ""', "account 1: host is a text"),
+        ('[[accounts]]\nuser = "u"\ngrants = 5', "account 1: grants is a text or a list"),
+        ('[[accounts]]\nuser = "u"\ngrants = []', "account 1: grants is a text or a list"),
+        ('[[accounts]]\nuser = "u"\ngrants = "FLY"', "account 1: grants: unknown privilege"),
+        ("accounts = 3", "accounts"),
+    ],
+)
+def test_a_bad_account_names_its_entry(entry: str, message: str) -> None:
+    with pytest.raises(TomlScenarioError) as caught:
+        load_scenario(entry, source="s.toml")
+    assert message in str(caught.value)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from fakemaster.config.accounts import Privilege
 from fakemaster.config.variables import SYSTEM_VARIABLES, show_text
+from fakemaster.protocol.charsets import UTF8MB3_GENERAL_CI
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import Cell, Column, ColumnFlag, ResultSet, text_column
 from fakemaster.sql.answers.snapshot import binlog_snapshot_status
@@ -42,6 +43,7 @@ def _name_value_columns(table: str) -> list[Column]:
             ColumnType.VAR_STRING,
             flags=flags,
             text_chars=chars,
+            collation=UTF8MB3_GENERAL_CI,  # information_schema's: the system character set
             schema="information_schema",
             table=table,
             org_table=table,

@@ -143,7 +143,7 @@ def lock_tables(ctx: Context) -> Response:
     for database, name in named:
         if database is None:
             raise sql_error(ER_NO_DB_ERROR)
-        if not (account.has_any(Privilege.LOCK_TABLES) and account.may_use(database)):
+        if not account.privileges_on(database) & Privilege.LOCK_TABLES:
             raise sql_error(ER_DBACCESS_DENIED_ERROR, account.user, account.host, database)
         table = find_table(catalogue, database, name) if catalogue is not None else None
         if table is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from fakemaster.config.accounts import INFORMATION_SCHEMA
+from fakemaster.config.accounts import INFORMATION_SCHEMA, Privilege
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID
 from fakemaster.protocol.resultset import (
     Cell,
@@ -142,7 +142,7 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
     catalogue = session.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
     account = session.account
-    if not account.may_use(database):
+    if not account.privileges_on(database) & Privilege.SELECT:
         raise sql_error(
             ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
         )
@@ -423,11 +423,9 @@ def encode_cells(
     rows: Sequence[Sequence[CellValue]],
     charsets: Sequence[str | None],
 ) -> list[Sequence[Cell]]:
-    """Rows as sent: text in the connection's ``character_set_results`` (its own character set
-    when that is NULL or binary)."""
-    results = session.results_collation()
+    """Rows as the table holds them: each text in its column's own character set (the
+    protocol converts them to ``character_set_results``, fakemaster.protocol.conversion)."""
     catalogue = session.server.tables
-    target = None if results is None or results.is_binary_charset else results.charset
 
     def codec(charset: str) -> str:
         found = catalogue.text_codec(charset) if catalogue is not None else None
@@ -435,7 +433,7 @@ def encode_cells(
 
     encoders: list[Callable[[str], bytes]] = []
     for charset in charsets:
-        name = codec(target or charset or "utf8mb4")
+        name = codec(charset or "utf8mb4")
         encoders.append(lambda text, name=name: text.encode(name, "replace"))  # type: ignore[misc]
     offset = _zone_offset(str(session.variables["time_zone"]))
 

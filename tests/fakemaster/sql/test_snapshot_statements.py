@@ -15,7 +15,7 @@ import pytest
 
 from fakemaster.config.accounts import REPLICATION_PRIVILEGES, Account, Privilege
 from fakemaster.config.server_config import ServerConfig
-from fakemaster.protocol.resultset import ResultSet, SqlError
+from fakemaster.protocol.resultset import ResultSet, SqlError, converted_rows
 from fakemaster.sql.state import ServerState, SessionState
 from fakemaster.sql.statements import execute
 from tests.support.catalogue import StaticCatalogue, shop_catalogue
@@ -223,12 +223,22 @@ def test_use_and_show_databases_know_the_served_databases() -> None:
     assert [(r[2], r[4]) for r in rows(session, "SHOW INDEX FROM t")] == [(b"PRIMARY", b"id")]
 
 
+def sent_rows(session: SessionState, sql: str) -> list[tuple[bytes | None, ...]]:
+    """The rows as the protocol sends them in the session's character_set_results."""
+    response = execute(session, sql).responses[-1]
+    assert isinstance(response, ResultSet), response
+    results = session.results_collation()
+    target = None if results is None or results.is_binary_charset else results.charset
+    return [tuple(row) for row in converted_rows(response, target)]
+
+
 def test_text_is_sent_in_the_connection_character_set() -> None:
     _, _, session = make()
     execute(session, "SET NAMES latin1")
-    assert rows(session, "SELECT name FROM shop.t WHERE id = 10") == [("Zoë".encode("cp1252"),)]
+    wanted = [("Zoë".encode("cp1252"),)]
+    assert sent_rows(session, "SELECT name FROM shop.t WHERE id = 10") == wanted
     execute(session, "SET character_set_results = 'binary'")
-    assert rows(session, "SELECT name FROM shop.t WHERE id = 10") == [("Zoë".encode(),)]
+    assert sent_rows(session, "SELECT name FROM shop.t WHERE id = 10") == [("Zoë".encode(),)]
 
 
 def test_an_account_without_select_sees_no_served_table() -> None:

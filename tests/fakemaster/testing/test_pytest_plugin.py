@@ -652,3 +652,52 @@ def test_documentation_names_every_setting() -> None:
     text = DOC.read_text()
     for setting in SETTINGS:
         assert f"`{setting.option}`" in text and f"`{setting.ini}`" in text, setting.option
+
+
+ACCOUNTS_TEST = """
+import pymysql
+
+
+def grants(master, user, password):
+    connection = pymysql.connect(host=master.host, port=master.port, user=user, password=password)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW GRANTS")
+        lines = [row[0] for row in cursor.fetchall()]
+    connection.close()
+    return lines
+
+
+def test_accounts(fake_master):
+    assert grants(fake_master, "cdc", "pw")[0].startswith(
+        "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO `cdc`@`%`"
+    )
+    assert grants(fake_master, "dump", "d:pw")[1] == "GRANT SELECT ON `shop`.* TO `dump`@`%`"
+
+
+def test_a_scenarios_accounts_and_the_runs(fake_master_factory, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[[accounts]]\\nuser = "cdc"\\npassword = "file"\\n'
+        '[[accounts]]\\nuser = "reader"\\npassword = "r"\\ngrants = "SELECT"\\n'
+        '[[tables]]\\ncreate = "CREATE TABLE shop.t (id INT PRIMARY KEY)"\\n'
+    )
+    master = fake_master_factory(scenario=str(path))
+    assert grants(master, "reader", "r")[0].startswith("GRANT SELECT ON *.* TO `reader`@`%`")
+    assert grants(master, "cdc", "pw")  # the run's account wins over the file's
+"""
+
+
+def test_inner_accounts_from_the_ini_file(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        """
+        [pytest]
+        fakemaster_account =
+            cdc:pw:SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT
+            dump:d:pw:RELOAD; SELECT ON shop.*
+        """
+    )
+    pytester.makepyfile(test_inner=ACCOUNTS_TEST)
+    run_inner(pytester).assert_outcomes(passed=2)
+    result = run_inner(pytester, "--fakemaster-account=cdc:pw:FLY")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--fakemaster-account: account cdc: unknown privilege 'FLY'*"])
