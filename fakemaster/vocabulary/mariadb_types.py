@@ -75,6 +75,10 @@ class FixedBinaryValue:
     def text(self) -> str:
         raise NotImplementedError
 
+    def sort_key(self) -> bytes:
+        """The bytes the server orders values by (``ORDER BY``, a key's order)."""
+        return self.packed
+
     def __str__(self) -> str:
         return self.text()
 
@@ -91,7 +95,7 @@ class FixedBinaryValue:
     def __lt__(self, other: FixedBinaryValue) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return self.packed < other.packed
+        return self.sort_key() < other.sort_key()
 
     def __hash__(self) -> int:
         return hash((self.SQL_TYPE, self.packed))
@@ -116,7 +120,20 @@ class Uuid(FixedBinaryValue):
     def parse(cls, text: str) -> Uuid:
         if not isinstance(text, str) or not _UUID_TEXT.match(text):
             raise FixedBinaryTextError(cls.SQL_TYPE, text)
-        return cls(bytes.fromhex(text.replace("-", "")))
+        raw = bytes.fromhex(text.replace("-", ""))
+        if raw[6] >= 0x80 and raw[8] < 0x80:
+            # A version nibble of 8 or more needs the variant bit (a real 10.11 refuses the
+            # text: its record format could not tell it from a swapped UUID).
+            raise FixedBinaryTextError(cls.SQL_TYPE, text)
+        return cls(raw)
+
+    def sort_key(self) -> bytes:
+        """MariaDB's record format: an RFC 4122 UUID of versions 1 to 5 is stored (and ordered)
+        with its five segments in reverse order, node first; any other UUID as it is."""
+        raw = self.packed
+        if 0 < raw[6] < 0x60 and raw[8] & 0x80:
+            return raw[10:] + raw[8:10] + raw[6:8] + raw[4:6] + raw[:4]
+        return raw
 
     def text(self) -> str:
         h = self.packed.hex()

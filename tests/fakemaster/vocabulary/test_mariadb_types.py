@@ -54,7 +54,7 @@ UUIDS = [
     "6ccd780c-baba-1026-9564-5b8c656024db",  # version 1 (its record format swaps segments)
     "f47ac10b-58cc-4372-a567-0e02b2c3d479",  # version 4
     "01890a5d-ac96-774b-bcce-b302099a8057",  # version 7
-    "12345678-9abc-def0-0123-456789abcdef",  # variant 0: not RFC 4122
+    "12345678-9abc-0ef0-0123-456789abcdef",  # version 0, variant 0: not RFC 4122
 ]
 
 
@@ -73,6 +73,8 @@ ACCEPTED = [
     ("uuid", "6ccd-780c-baba-1026-9564-5b8c-6560-24db"),
     ("uuid", "6ccd780c--baba-1026-9564-5b8c656024db"),
     ("uuid", "6-c-c-d-7-8-0-c-b-a-b-a-1-0-2-6-9-5-6-4-5b8c656024d--b"),
+    ("uuid", "12345678-9abc-fef0-8123-456789abcdef"),
+    ("uuid", "12345678-9abc-7ef0-0123-456789abcdef"),
     ("inet6", "1:2:3:4:5:6:7::"),
     ("inet6", "::ffff:01.2.3.4"),
     ("inet6", "2001:DB8:0:0:0:0:0:1"),
@@ -90,6 +92,7 @@ REFUSED = [
     ("uuid", "{6ccd780c-baba-1026-9564-5b8c656024db}"),  # braces
     ("uuid", "6ccd780cbaba102695645b8c656024db "),  # a space
     ("uuid", "6ccd780g-baba-1026-9564-5b8c656024db"),  # not hex
+    ("uuid", "12345678-9abc-8ef0-7123-456789abcdef"),  # version 8 without the variant bit
     ("inet4", "256.1.1.1"),
     ("inet4", "1.2.3"),
     ("inet4", "1.2.3.4.5"),
@@ -117,6 +120,25 @@ def test_parsing_agrees_with_the_server(mariadb_server: MariaDBServer) -> None:
         except FixedBinaryTextError:
             ours = None
         assert ours == server_hex, (kind, text)
+
+
+def test_uuids_order_as_the_servers_keys(mariadb_server: MariaDBServer) -> None:
+    # Every version nibble against every variant nibble the server accepts.
+    texts = [
+        f"{version:x}{variant:x}345678-9abc-{version:x}ef0-{variant:x}123-456789abcd{variant:x}{version:x}"
+        for version in range(16)
+        for variant in range(16)
+        if version < 8 or variant >= 8
+    ]
+    rows = mariadb_server.execute(
+        [
+            "CREATE DATABASE IF NOT EXISTS uuid_order",
+            "CREATE OR REPLACE TABLE uuid_order.u (u UUID PRIMARY KEY)",
+            "INSERT INTO uuid_order.u VALUES " + ", ".join(f"('{text}')" for text in texts),
+            "SELECT u FROM uuid_order.u ORDER BY u",
+        ]
+    )
+    assert [str(u) for u in sorted(Uuid.parse(text) for text in texts)] == [r[0] for r in rows]
 
 
 def test_logged_bytes_drop_trailing_zeros_and_read_back() -> None:
