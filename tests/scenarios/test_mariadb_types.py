@@ -60,6 +60,9 @@ def network(settings: Settings) -> Scenario:
     with scenario.transaction() as tx:
         tx.insert("net.links", {"a": "fe80::1", "b": "1.2.3.4", "u": UUIDS[5]})
         tx.insert("net.links", {"a": "::", "b": "0.0.0.0", "u": None})
+        tx.insert("net.links", {"a": "fe80::1", "b": "9.255.0.1", "u": UUIDS[0]})
+        tx.insert("net.links", {"a": "10::1", "b": "10.0.0.0", "u": UUIDS[2]})
+        tx.insert("net.links", {"a": "9::1", "b": "10.0.0.0", "u": UUIDS[3]})
         tx.update("net.hosts", {"id": UUIDS[0]}, {"id": UUIDS[5], "v6": Inet6.parse("2001:db8::")})
         tx.update("net.links", {"a": "::", "b": "0.0.0.0"}, {"a": "::1:0:0"})
     scenario.delete("net.hosts", {"id": UUIDS[2]})

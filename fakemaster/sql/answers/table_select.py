@@ -57,6 +57,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_TABLEACCESS_DENIED_ERROR,
     ER_UNKNOWN_TABLE,
 )
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES, FixedBinaryValue
 from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
@@ -88,6 +89,8 @@ class Source:
     indexed: frozenset[int] = frozenset()
     # Columns a WHERE compared with a constant (filled while parsing it).
     constrained: set[int] = field(default_factory=set)
+    # UUID/INET4/INET6 columns by position: ordered by their value, not their text.
+    typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -180,6 +183,11 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
         rows,
         [c.charset for c in table.columns],
         frozenset(p for p in firsts if p is not None),
+        typed={
+            p: FIXED_BINARY_TYPES[c.data_type]
+            for p, c in enumerate(table.columns)
+            if c.data_type in FIXED_BINARY_TYPES
+        },
     )
 
 
@@ -652,11 +660,26 @@ def _ordered(
             break
     ordered = list(rows)
     for position, descending in reversed(keys):
-        operand = _Operand(
-            operator.itemgetter(position), source.numeric[position], source.folded[position]
+        kind = source.typed.get(position)
+        getter: Getter = (
+            operator.itemgetter(position) if kind is None else _value_order(position, kind)
         )
+        operand = _Operand(getter, source.numeric[position], source.folded[position])
         ordered.sort(key=_sort_key(operand), reverse=descending)
     return ordered
+
+
+def _value_order(position: int, kind: type[FixedBinaryValue]) -> Getter:
+    """The bytes a UUID/INET4/INET6 cell (its text) is ordered by, as the server orders it."""
+
+    def get(row: Sequence[CellValue]) -> Value:
+        cell = row[position]
+        if cell is None:
+            return None
+        text = cell.decode("ascii") if isinstance(cell, bytes) else str(cell)
+        return kind.parse(text).sort_key()
+
+    return get
 
 
 def _sort_key(operand: _Operand) -> Callable[[Sequence[CellValue]], Any]:
