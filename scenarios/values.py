@@ -24,7 +24,8 @@ ENUM                        a member (``str``) or its index ``int``    ``int`` i
 SET                         ``str`` 'a,b', a set/list of members, or   ``int`` bitmask
                             the bitmask ``int``
 UUID/INET4/INET6            the text the server accepts, the value,   ``Uuid``/``Inet4``/
-                            or its 16/4 bytes                         ``Inet6``
+                            or its 16/4 bytes (fewer: as logged,      ``Inet6``
+                            zero-padded)
 ==========================  ========================================  ===========================
 
 ``None`` is NULL (refused in a NOT NULL column). Anything else raises
@@ -437,11 +438,11 @@ def _fixed_binary(column: Column, value: Any) -> FixedBinaryValue:
             return kind.parse(value)
         except FixedBinaryTextError:
             raise _Refused(f"not a valid {column.type.upper()} text") from None
-    if isinstance(value, bytes) and len(value) == kind.LENGTH:
-        return kind(value)
+    if isinstance(value, bytes) and len(value) <= kind.LENGTH:
+        return kind.from_logged(value)  # its bytes, or as the binlog logs them (no trailing NULs)
     raise _Refused(
-        f"{column.type.upper()} takes its text, a {kind.__name__} or {kind.LENGTH} bytes,"
-        f" not {type(value).__name__}"
+        f"{column.type.upper()} takes its text, a {kind.__name__} or up to {kind.LENGTH} bytes,"
+        f" not {type(value).__name__}" + (f" of {len(value)}" if isinstance(value, bytes) else "")
     )
 
 

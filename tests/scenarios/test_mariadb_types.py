@@ -14,7 +14,8 @@ from scenarios.catalogue import catalogue_table
 from scenarios.create_table import parse_create_table
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
-from scenarios.oracle import Oracle, canonical_rows
+from scenarios.oracle import Oracle, canonical_rows, client_row
+from scenarios.toml_form import load_scenario
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.test_served_to_replica import replicate_and_compare
@@ -100,6 +101,27 @@ def test_a_value_that_is_not_of_the_type_is_refused_naming_the_column() -> None:
         scenario.insert("net.hosts", {"id": "not-a-uuid"})
     with pytest.raises(ScenarioError, match=r"v6.*Inet6"):
         scenario.insert("net.hosts", {"id": UUIDS[4][:-1] + "2", "v6": Inet4.parse("1.2.3.4")})
+
+
+def test_values_from_a_toml_file_and_from_decoded_binlog_bytes() -> None:
+    scenario = load_scenario(
+        """
+[[tables]]
+create = "CREATE TABLE net.t (id INT PRIMARY KEY, u UUID, ip INET6)"
+rows = [{ id = 1, u = "6CCD780C-BABA-1026-9564-5B8C656024DB", ip = "::FFFF:10.0.0.1" }]
+"""
+    )
+    table = scenario.tables["net.t"]
+    row = scenario.initial.rows["net.t"][0]
+    assert (str(row[1]), str(row[2])) == (UUIDS[0], "::ffff:10.0.0.1")
+    # A client's decoded rows carry the logged bytes (trailing zero bytes dropped).
+    assert client_row(table, {"id": 1, "u": b"", "ip": b"\x00\x01"}) == (
+        1,
+        Uuid(b"\x00" * 16),
+        Inet6.parse("1::"),
+    )
+    with pytest.raises(ScenarioError, match="up to 16 bytes, not bytes of 17"):
+        client_row(table, {"id": 1, "u": b"x" * 17, "ip": None})
 
 
 def test_the_oracle_prints_the_servers_text() -> None:
