@@ -39,6 +39,12 @@ EXTRA = [
     "SELECT * FROM links ORDER BY b DESC, a",
     "SELECT u, a FROM links ORDER BY u, a DESC",
     "SELECT v4, v6 FROM hosts ORDER BY v4, v6",
+    # compared by value: a literal in another spelling, ranges, chunked reads on a UUID key
+    "SELECT id FROM hosts WHERE v6 = '0:0::0001'",
+    "SELECT * FROM links WHERE b > '9.255.0.1' ORDER BY a, b",
+    "SELECT * FROM links WHERE a BETWEEN '::1' AND 'fe80::' ORDER BY a, b",
+    "SELECT id FROM hosts WHERE id > '12345678-9abc-0ef0-0123-456789abcdef' ORDER BY id LIMIT 2",
+    "SELECT id, v4 FROM hosts WHERE v4 IN ('127.0.0.1', '10.0.0.0') ORDER BY id",
 ]
 
 

@@ -202,6 +202,7 @@ class _Operand:
     numeric: bool
     folded: bool
     position: int | None = None  # a column's
+    typed: type[FixedBinaryValue] | None = None  # a UUID/INET column: compared by value
 
 
 def _note_constraint(source: Source, *operands: _Operand) -> None:
@@ -611,7 +612,8 @@ def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:
         if position is None:
             raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "where clause")
         numeric, folded = source.numeric[position], source.folded[position]
-        return _Operand(lambda row: row[position], numeric, folded, position)
+        typed = source.typed.get(position)
+        return _Operand(lambda row: row[position], numeric, folded, position, typed)
     raise parser.error(token)
 
 
@@ -628,7 +630,22 @@ def _number(value: Value) -> Decimal | None:
         return None
 
 
+def _typed_key(kind: type[FixedBinaryValue], value: Value) -> bytes | None:
+    """The order of a UUID/INET value, its column's cell or a literal converted as the server
+    converts it (None: not a value of the type)."""
+    try:
+        text = value.decode("ascii") if isinstance(value, bytes) else str(value)
+        return kind.parse(text).sort_key()
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
 def _compare(left: _Operand, a: Value, right: _Operand, b: Value) -> int:
+    kind = left.typed or right.typed
+    if kind is not None:
+        p, q = _typed_key(kind, a), _typed_key(kind, b)
+        if p is not None and q is not None:
+            return (p > q) - (p < q)
     if left.numeric or right.numeric:
         x, y = _number(a), _number(b)
         if x is not None and y is not None:
@@ -674,10 +691,7 @@ def _value_order(position: int, kind: type[FixedBinaryValue]) -> Getter:
 
     def get(row: Sequence[CellValue]) -> Value:
         cell = row[position]
-        if cell is None:
-            return None
-        text = cell.decode("ascii") if isinstance(cell, bytes) else str(cell)
-        return kind.parse(text).sort_key()
+        return None if cell is None else _typed_key(kind, cell)
 
     return get
 
