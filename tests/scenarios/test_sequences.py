@@ -110,32 +110,43 @@ CASES = [
 def test_each_statement_leaves_the_servers_row(
     server: MariaDBServer, options: str, steps: list[str]
 ) -> None:
-    server.execute(
-        ["CREATE DATABASE IF NOT EXISTS seqs", f"CREATE OR REPLACE SEQUENCE seqs.q {options}"]
-    )
-    state = parse_create_sequence(f"CREATE SEQUENCE seqs.q {options}").start_state()
-    assert [str(v) for v in state.row()] == [
-        str(v) for v in server.execute("SELECT * FROM seqs.q")[0]
-    ]
-    for step in steps:
-        if step == "n":
-            try:
-                got = server.execute("SELECT NEXTVAL(seqs.q)")[0][0]
-            except Exception as error:  # noqa: BLE001 - the server's refusal
-                assert "4084" in str(error)
-                with pytest.raises(SequenceRunOut):
-                    state.nextval()
-                continue
-            value, state, _ = state.nextval()
-            assert value == got, (options, step)
-        else:
-            number = int(step[2:])
-            got = server.execute(f"SELECT SETVAL(seqs.q, {number})")[0][0]
-            passed = state.setval(number)[0] is state
-            state, _ = state.setval(number)
-            assert (None if passed else number) == got, (options, step)
-        row_now = server.execute("SELECT * FROM seqs.q")[0]
-        assert list(state.row()) == list(row_now), (options, step)
+    connection = server.connect()  # one session: a connection per statement costs seconds
+    try:
+        with connection.cursor() as cursor:
+
+            def one(sql: str) -> tuple[Any, ...]:
+                cursor.execute(sql)
+                return tuple(cursor.fetchone())
+
+            cursor.execute("CREATE DATABASE IF NOT EXISTS seqs")
+            cursor.execute(f"CREATE OR REPLACE SEQUENCE seqs.q {options}")
+            state = parse_create_sequence(f"CREATE SEQUENCE seqs.q {options}").start_state()
+            assert state.row() == one("SELECT * FROM seqs.q")
+            for step in steps:
+                state = _step(one, state, step, options)
+                assert state.row() == one("SELECT * FROM seqs.q"), (options, step)
+    finally:
+        connection.close()
+
+
+def _step(one: Any, state: SequenceState, step: str, options: str) -> SequenceState:
+    """One NEXTVAL ("n") or SETVAL ("s:N") on the server and the model: the same answer."""
+    if step == "n":
+        try:
+            got = one("SELECT NEXTVAL(seqs.q)")[0]
+        except Exception as error:  # noqa: BLE001 - the server's refusal
+            assert "4084" in str(error)
+            with pytest.raises(SequenceRunOut):
+                state.nextval()
+            return state
+        value, state, _ = state.nextval()
+        assert value == got, (options, step)
+        return state
+    number = int(step[2:])
+    got = one(f"SELECT SETVAL(seqs.q, {number})")[0]
+    after, _ = state.setval(number)
+    assert (None if after is state else number) == got, (options, step)
+    return after
 
 
 @pytest.mark.parametrize(
