@@ -67,6 +67,7 @@ from fakemaster.vocabulary.layouts import F64 as _F64
 from fakemaster.vocabulary.layouts import U8 as _U8
 from fakemaster.vocabulary.layouts import U16 as _U16
 from fakemaster.vocabulary.layouts import U32 as _U32
+from fakemaster.vocabulary.mariadb_types import FixedBinaryValue
 from fakemaster.vocabulary.table_shapes import TableShapeCache
 from fakemaster.vocabulary.values import ABSENT, DateTime, Time, Timestamp
 
@@ -658,7 +659,9 @@ def _variable_writer(name: str, prefix: int) -> ColumnWriter:
 
     def encode(value: Any) -> bytes:
         if value.__class__ is not bytes:
-            if isinstance(value, str):
+            if isinstance(value, FixedBinaryValue):  # UUID/INET4/INET6: logged as BINARY(n)
+                value = value.logged()
+            elif isinstance(value, str):
                 raise _cannot(
                     name, value, "a str, not bytes (encode it in the column's charset first)"
                 )

@@ -31,6 +31,7 @@ from fakemaster.vocabulary.events import (
     XaXid,
     XidEvent,
 )
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES, fixed_binary_value
 from fakemaster.vocabulary.values import ABSENT
 from scenarios.create_table import parse_ddl
 from scenarios.ddl import CreateTable, apply_ddl
@@ -182,6 +183,8 @@ class Replica:
                 out.append(value + (1 << column.bits_wide()))
             elif column.type == "binary" and isinstance(value, bytes):
                 out.append(value.ljust(column.length or 0, b"\x00"))
+            elif column.type in FIXED_BINARY_TYPES and isinstance(value, bytes):
+                out.append(fixed_binary_value(column.type, value))
             else:
                 out.append(value)
         return out

@@ -18,7 +18,7 @@ from typing import Any
 from fakemaster.protocol.charsets import charset_default, collation_by_name
 from fakemaster.sql.tables.catalogue import DISPLAY_WIDTHS
 from scenarios.errors import SchemaError
-from scenarios.schema import BINARY_TYPES, CHARACTER_TYPES, NO_DEFAULT, Column
+from scenarios.schema import BINARY_TYPES, CHARACTER_TYPES, FIXED_BINARY_TYPES, NO_DEFAULT, Column
 from scenarios.values import convert
 
 __all__ = ["make_column", "resolve_collation"]
@@ -53,7 +53,7 @@ def make_column(
         resolved = resolve_collation(name, charset, collation, table_collation)
         if kind == "json":
             resolved = "utf8mb4_bin"
-    elif kind in BINARY_TYPES:
+    elif kind in BINARY_TYPES or kind in FIXED_BINARY_TYPES:
         if charset not in (None, "binary") or collation not in (None, "binary"):
             raise SchemaError(f"column {name}: {kind} has no character set")
         resolved = "binary"

@@ -104,6 +104,7 @@ from fakemaster.vocabulary.events import (
     XaXid,
     XidEvent,
 )
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES, FixedBinaryValue
 from fakemaster.vocabulary.values import ABSENT
 from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.ddl import AlterTable, CreateTable, DropTable, TruncateTable
@@ -312,7 +313,9 @@ def _facts(table: Table) -> _TableFacts:
             for p in every
             if columns[p].unsigned and columns[p].type in INTEGER_RANGES
         ),
-        binary=tuple(p for p in every if columns[p].type == "binary"),
+        binary=tuple(
+            p for p in every if columns[p].type == "binary" or columns[p].type in FIXED_BINARY_TYPES
+        ),
         every_mask=_mask(every),
         every_bitmap=_bitmap(every, table.width),
         bitmap_size=(table.width + 7) // 8,
@@ -385,7 +388,9 @@ def _codec_row(
             out[position] = value - (1 << bits)
     for position in facts.binary:
         value = out[position]
-        if value is not ABSENT and value is not None:
+        if isinstance(value, FixedBinaryValue):  # UUID/INET4/INET6: logged as BINARY(n)
+            out[position] = value.logged()
+        elif value is not ABSENT and value is not None:
             out[position] = value.rstrip(b"\x00")  # Field_string::pack drops the NUL padding
     return tuple(out)
 

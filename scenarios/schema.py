@@ -24,6 +24,7 @@ from fakemaster.vocabulary.columns import (
     string_meta_value,
 )
 from fakemaster.vocabulary.constants import ColumnType
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES
 from scenarios.errors import SchemaError, did_you_mean
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "BLOB_SIZES",
     "CHARACTER_TYPES",
     "DEFAULT_COLLATION",
+    "FIXED_BINARY_TYPES",
     "INTEGER_RANGES",
     "NON_TRANSACTIONAL_ENGINES",
     "NO_DEFAULT",
@@ -110,6 +112,7 @@ TYPE_NAMES = frozenset(
         *BLOB_SIZES,
         "enum",
         "set",
+        *FIXED_BINARY_TYPES,  # MariaDB's UUID, INET4, INET6: logged as BINARY(16), BINARY(4)
     }
 )
 TYPE_ALIASES = {
@@ -236,7 +239,7 @@ class Column:
             return simple[kind]
         if kind in BLOB_SIZES:
             return ColumnType.BLOB
-        return ColumnType.STRING  # CHAR, BINARY, ENUM, SET
+        return ColumnType.STRING  # CHAR, BINARY, ENUM, SET, UUID, INET4, INET6
 
     @property
     def max_bytes(self) -> int:
@@ -266,6 +269,8 @@ class Column:
             return BLOB_SIZES[kind]
         if kind in ("char", "binary"):
             return string_meta_value(STRING_REAL_CHAR, self.max_bytes)
+        if kind in FIXED_BINARY_TYPES:
+            return string_meta_value(STRING_REAL_CHAR, FIXED_BINARY_TYPES[kind].LENGTH)
         if kind == "enum":
             return STRING_REAL_ENUM | (1 if len(self.members) < 256 else 2) << 8
         if kind == "set":
@@ -284,8 +289,9 @@ class Column:
 
     @property
     def has_charset_metadata(self) -> bool:
-        """Counted among the character columns of the DEFAULT/COLUMN_CHARSET metadata."""
-        return self.is_bytes
+        """Counted among the character columns of the DEFAULT/COLUMN_CHARSET metadata (UUID,
+        INET4 and INET6 too, with the binary collation)."""
+        return self.is_bytes or self.type in FIXED_BINARY_TYPES
 
     def bits_wide(self) -> int:
         return 8 * INTEGER_RANGES[self.type][0]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from fakemaster.vocabulary.mariadb_types import FixedBinaryValue
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.changes import Change, Delete, Insert, Update
 from scenarios.ddl import (
@@ -95,6 +96,8 @@ def literal(column: Column, value: Any) -> str:
         if codec is None:
             return f"X'{value.hex().upper()}'"
         return _string_literal(value.decode(codec))
+    if isinstance(value, FixedBinaryValue):
+        return f"'{value}'"
     raise TypeError(f"no SQL literal for {value!r} in {column.name} ({kind})")
 
 

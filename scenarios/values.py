@@ -23,6 +23,9 @@ BINARY/VARBINARY/BLOB       ``bytes``                                  ``bytes``
 ENUM                        a member (``str``) or its index ``int``    ``int`` index (1-based)
 SET                         ``str`` 'a,b', a set/list of members, or   ``int`` bitmask
                             the bitmask ``int``
+UUID/INET4/INET6            the text the server accepts, the value,   ``Uuid``/``Inet4``/
+                            or its 16/4 bytes (fewer: as logged,      ``Inet6``
+                            zero-padded)
 ==========================  ========================================  ===========================
 
 ``None`` is NULL (refused in a NOT NULL column). Anything else raises
@@ -43,6 +46,11 @@ from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from fakemaster.vocabulary.columns import MICROSECONDS, TIMESTAMP_MAX_SECONDS
+from fakemaster.vocabulary.mariadb_types import (
+    FIXED_BINARY_TYPES,
+    FixedBinaryTextError,
+    FixedBinaryValue,
+)
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.errors import ValueDoesNotFit
 from scenarios.schema import BLOB_SIZES, INTEGER_RANGES, NO_DEFAULT, Column
@@ -421,6 +429,23 @@ def _set(column: Column, value: Any) -> int:
     return mask
 
 
+def _fixed_binary(column: Column, value: Any) -> FixedBinaryValue:
+    kind = FIXED_BINARY_TYPES[column.type]
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        try:
+            return kind.parse(value)
+        except FixedBinaryTextError:
+            raise _Refused(f"not a valid {column.type.upper()} text") from None
+    if isinstance(value, bytes) and len(value) <= kind.LENGTH:
+        return kind.from_logged(value)  # its bytes, or as the binlog logs them (no trailing NULs)
+    raise _Refused(
+        f"{column.type.upper()} takes its text, a {kind.__name__} or up to {kind.LENGTH} bytes,"
+        f" not {type(value).__name__}" + (f" of {len(value)}" if isinstance(value, bytes) else "")
+    )
+
+
 _CONVERTERS: dict[str, Any] = {
     **dict.fromkeys(INTEGER_RANGES, _integer),
     "decimal": _decimal,
@@ -435,4 +460,5 @@ _CONVERTERS: dict[str, Any] = {
     **dict.fromkeys(("char", "varchar", "binary", "varbinary", "json", *BLOB_SIZES), _string),
     "enum": _enum,
     "set": _set,
+    **dict.fromkeys(FIXED_BINARY_TYPES, _fixed_binary),
 }

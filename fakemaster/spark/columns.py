@@ -25,11 +25,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from fakemaster.vocabulary.columns import column_names, string_metadata, unsigned_flags
 from fakemaster.vocabulary.constants import ColumnType, OptionalMetadata
 from fakemaster.vocabulary.events import TableMapEvent
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 
 __all__ = [
@@ -389,6 +391,51 @@ def _column(
     return BINARY, _binary(pad)
 
 
+def declared_mariadb_types(entry: Mapping[str, Any]) -> dict[str, str]:
+    """The UUID/INET4/INET6 columns of a catalogue entry (name -> type): its ``mariadb_types``,
+    and those of its ``create`` statement. The binlog logs them as BINARY(16)/BINARY(4):
+    only a schema tells them apart."""
+    declared: dict[str, str] = {}
+    create = entry.get("create")
+    if create:
+        declared.update(_fixed_binary_columns(str(create)))
+    for name, kind in dict(entry.get("mariadb_types", {})).items():
+        if str(kind).lower() not in FIXED_BINARY_TYPES:
+            raise ValueError(
+                f"mariadb_types: {name}: {kind!r} is not one of {', '.join(FIXED_BINARY_TYPES)}"
+            )
+        declared[str(name)] = str(kind).lower()
+    return declared
+
+
+@lru_cache(maxsize=256)
+def _fixed_binary_columns(create: str) -> tuple[tuple[str, str], ...]:
+    from scenarios.create_table import parse_create_table
+
+    try:
+        table = parse_create_table(create, "catalogue")
+    except ValueError:  # a CREATE the model does not take: its other columns say nothing here
+        return ()
+    return tuple((c.name, c.type) for c in table.columns if c.type in FIXED_BINARY_TYPES)
+
+
+def _mariadb_type_column(
+    qualified: str, name: str, kind: str, column_type: int, meta: int
+) -> tuple[str, Converter]:
+    value_type = FIXED_BINARY_TYPES[kind]
+    if column_type != ColumnType.STRING or string_metadata(meta) != (0xFE, value_type.LENGTH):
+        raise ValueError(
+            f"{qualified}.{name}: the catalogue says {kind.upper()}, the TABLE_MAP a column of"
+            f" type {column_type} metadata {meta} (a {kind.upper()} is logged as"
+            f" BINARY({value_type.LENGTH}))"
+        )
+
+    def convert(value: Any) -> str:
+        return value_type.from_logged(bytes(value)).text()
+
+    return "string", convert
+
+
 def table_info(table_map: TableMapEvent, catalogue: Catalogue | None = None) -> TableInfo:
     """The table a TABLE_MAP describes, its gaps (no names, charsets, key) filled from the
     catalogue entry ``database.table`` when there is one."""
@@ -411,19 +458,26 @@ def table_info(table_map: TableMapEvent, catalogue: Catalogue | None = None) -> 
     given_charsets: Mapping[str, str] = entry.get("charsets", {})
     given_members: Mapping[str, Sequence[str]] = entry.get("members", {})
     given_unsigned = set(entry.get("unsigned", ()))
+    declared = declared_mariadb_types(entry)
     columns = []
     for position, name in enumerate(names):
         charset = charsets[position] or given_charsets.get(name)
         member_list = members[position]
         if member_list is None and name in given_members:
             member_list = list(given_members[name])
-        spark_type, convert = _column(
-            table_map.column_types[position],
-            table_map.column_meta[position],
-            unsigned[position] or name in given_unsigned,
-            charset,
-            member_list,
-        )
+        column_type, meta = table_map.column_types[position], table_map.column_meta[position]
+        if name in declared:
+            spark_type, convert = _mariadb_type_column(
+                qualified, name, declared[name], column_type, meta
+            )
+        else:
+            spark_type, convert = _column(
+                column_type,
+                meta,
+                unsigned[position] or name in given_unsigned,
+                charset,
+                member_list,
+            )
         columns.append(ColumnInfo(name, spark_type, convert))
     key = _primary_key(table_map, names) or tuple(entry.get("primary_key", ()))
     return TableInfo(table_map.database, table_map.table, tuple(columns), key)

@@ -12,15 +12,18 @@ if TYPE_CHECKING:  # imported by the conversions that need it: the codec and ser
     import datetime as _dt
     from decimal import Decimal
 
+    from fakemaster.vocabulary.mariadb_types import FixedBinaryValue
+
 __all__ = ["ABSENT", "ColumnValue", "Date", "DateTime", "Time", "Timestamp"]
 
 # One column's value in a row image: what decoder/values.py gives (the first line; None for
 # NULL) and what encoder/values.py also takes (the second: a str only for a DECIMAL, a date,
-# datetime or timedelta for the temporal types, bytes-like objects for the byte types). A
+# datetime or timedelta for the temporal types, bytes-like objects for the byte types, a UUID,
+# INET4 or INET6 value for those logged as BINARY(n)). A
 # string, so that neither decimal nor datetime is imported to name it.
 ColumnValue: TypeAlias = (
     "int | float | Decimal | bytes | Date | DateTime | Time | Timestamp | None"
-    " | str | _dt.date | _dt.timedelta | bytearray | memoryview"
+    " | str | _dt.date | _dt.timedelta | bytearray | memoryview | FixedBinaryValue"
 )
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
 from scenarios.columns import make_column
 from scenarios.ddl import (
@@ -115,6 +116,9 @@ _TYPE_TEXTS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("time", {"fsp": 0}),
     ("timestamp", {"fsp": 6}),
     ("char", {"length": 255}),
+    ("uuid", {}),
+    ("inet4", {}),
+    ("inet6", {}),
 )
 _COLLATIONS = ("utf8mb4_general_ci", "latin1_swedish_ci", "utf8mb4_bin")
 _TEXTUAL = ("char", "varchar", "text", "mediumtext", "tinytext", "enum", "set")
@@ -171,6 +175,13 @@ def _text(column: Column, max_size: int) -> st.SearchStrategy[str]:
 
 def values_for(column: Column) -> st.SearchStrategy[Any]:
     """Non-NULL model values of ``column`` (as :func:`scenarios.values.convert` returns them)."""
+    if column.type in FIXED_BINARY_TYPES:
+        return _fixed_binary_values(column.type)
+    return _values_for(column)
+
+
+def _values_for(column: Column) -> st.SearchStrategy[Any]:
+    """:func:`values_for` of the types that are not MariaDB's fixed-binary ones."""
     kind = column.type
     if kind in INTEGER_RANGES:
         bits = 8 * INTEGER_RANGES[kind][0]
@@ -258,6 +269,21 @@ def values_for(column: Column) -> st.SearchStrategy[Any]:
     if kind == "set":
         return st.integers(0, (1 << len(column.members)) - 1)
     raise ValueError(f"no values for {kind}")
+
+
+# 16-bit words of an address or UUID: runs of zeros (where INET6 text puts ``::``, and the
+# trailing zero bytes the binlog drops) and all-ones as often as any other word.
+_WORDS = st.one_of(st.just(0), st.just(0xFFFF), st.integers(0, 0xFFFF))
+
+
+def _fixed_binary_values(kind: str) -> st.SearchStrategy[Any]:
+    value_type = FIXED_BINARY_TYPES[kind]
+    raw = st.lists(_WORDS, min_size=value_type.LENGTH // 2, max_size=value_type.LENGTH // 2).map(
+        lambda words: b"".join(word.to_bytes(2, "big") for word in words)
+    )
+    if kind == "uuid":  # the text a server accepts: a version of 8 or more needs the variant bit
+        raw = raw.filter(lambda b: b[6] < 0x80 or b[8] >= 0x80)
+    return raw.map(value_type)
 
 
 def nullable_values_for(column: Column) -> st.SearchStrategy[Any]:

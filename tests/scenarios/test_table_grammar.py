@@ -83,7 +83,6 @@ def test_show_create_table_from_the_model_equals_the_servers(
         ("CREATE TABLE d.t (a INT) PARTITION BY HASH (a)", "PARTITION"),
         ("CREATE TABLE d.t (a INT) ENGINE=InnoDB UNION=(x)", "UNION"),
         ("CREATE TABLE d.t (a INT) FROBNICATE=1", "FROBNICATE"),
-        ("CREATE TABLE d.t (a UUID)", "UUID"),
         ("CREATE TABLE d.t LIKE d.u", "LIKE"),
         ("CREATE TABLE d.t (a INT DEFAULT (1 + 1))", "expression defaults"),
         ("CREATE TABLE d.t (a INT, PERIOD FOR p (a, a))", "PERIOD"),

@@ -57,6 +57,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_TABLEACCESS_DENIED_ERROR,
     ER_UNKNOWN_TABLE,
 )
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES, FixedBinaryValue
 from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
@@ -88,6 +89,8 @@ class Source:
     indexed: frozenset[int] = frozenset()
     # Columns a WHERE compared with a constant (filled while parsing it).
     constrained: set[int] = field(default_factory=set)
+    # UUID/INET4/INET6 columns by position: ordered by their value, not their text.
+    typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -180,6 +183,11 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
         rows,
         [c.charset for c in table.columns],
         frozenset(p for p in firsts if p is not None),
+        typed={
+            p: FIXED_BINARY_TYPES[c.data_type]
+            for p, c in enumerate(table.columns)
+            if c.data_type in FIXED_BINARY_TYPES
+        },
     )
 
 
@@ -194,6 +202,7 @@ class _Operand:
     numeric: bool
     folded: bool
     position: int | None = None  # a column's
+    typed: type[FixedBinaryValue] | None = None  # a UUID/INET column: compared by value
 
 
 def _note_constraint(source: Source, *operands: _Operand) -> None:
@@ -601,7 +610,8 @@ def _operand(parser: Parser, source: Source, session: SessionState) -> _Operand:
         if position is None:
             raise sql_error(ER_BAD_FIELD_ERROR, ".".join(parts), "where clause")
         numeric, folded = source.numeric[position], source.folded[position]
-        return _Operand(lambda row: row[position], numeric, folded, position)
+        typed = source.typed.get(position)
+        return _Operand(lambda row: row[position], numeric, folded, position, typed)
     raise parser.error(token)
 
 
@@ -618,7 +628,22 @@ def _number(value: Value) -> Decimal | None:
         return None
 
 
+def _typed_key(kind: type[FixedBinaryValue], value: Value) -> bytes | None:
+    """The order of a UUID/INET value, its column's cell or a literal converted as the server
+    converts it (None: not a value of the type)."""
+    try:
+        text = value.decode("ascii") if isinstance(value, bytes) else str(value)
+        return kind.parse(text).sort_key()
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
 def _compare(left: _Operand, a: Value, right: _Operand, b: Value) -> int:
+    kind = left.typed or right.typed
+    if kind is not None:
+        p, q = _typed_key(kind, a), _typed_key(kind, b)
+        if p is not None and q is not None:
+            return (p > q) - (p < q)
     if left.numeric or right.numeric:
         x, y = _number(a), _number(b)
         if x is not None and y is not None:
@@ -650,11 +675,23 @@ def _ordered(
             break
     ordered = list(rows)
     for position, descending in reversed(keys):
-        operand = _Operand(
-            operator.itemgetter(position), source.numeric[position], source.folded[position]
+        kind = source.typed.get(position)
+        getter: Getter = (
+            operator.itemgetter(position) if kind is None else _value_order(position, kind)
         )
+        operand = _Operand(getter, source.numeric[position], source.folded[position])
         ordered.sort(key=_sort_key(operand), reverse=descending)
     return ordered
+
+
+def _value_order(position: int, kind: type[FixedBinaryValue]) -> Getter:
+    """The bytes a UUID/INET4/INET6 cell (its text) is ordered by, as the server orders it."""
+
+    def get(row: Sequence[CellValue]) -> Value:
+        cell = row[position]
+        return None if cell is None else _typed_key(kind, cell)
+
+    return get
 
 
 def _sort_key(operand: _Operand) -> Callable[[Sequence[CellValue]], Any]:

@@ -104,6 +104,9 @@ BLOB_BYTES = {
     "json": 4294967295,
 }
 _TEMPORAL_WIDTHS = {"date": 10, "time": 10, "datetime": 19, "timestamp": 19}
+# The characters of the longest text of MariaDB's own types (a result set's column length).
+FIXED_BINARY_TEXT_CHARS = {"uuid": 36, "inet4": 15, "inet6": 39}
+LATIN1_COLLATION_ID = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +463,16 @@ def column_definition(
         if kind == "timestamp":
             flags |= ColumnFlag.UNSIGNED
         return Column(shown, wire, length=length, decimals=column.fsp, flags=flags, **common)
+    if kind in FIXED_BINARY_TEXT_CHARS:
+        # MariaDB's UUID/INET4/INET6 send their text, latin1 converted to the results' set.
+        return Column(
+            shown,
+            ColumnType.STRING,
+            flags=flags | ColumnFlag.BINARY | ColumnFlag.UNSIGNED,
+            text_chars=FIXED_BINARY_TEXT_CHARS[kind],
+            collation=LATIN1_COLLATION_ID,
+            **common,
+        )
     collation = collation_by_name(column.collation) if column.collation else None
     collation_id = collation.id if collation else BINARY_COLLATION_ID
     if kind in BLOB_BYTES:
