@@ -38,6 +38,7 @@ from fakemaster.protocol.binary import (
     param_literal,
     prepare_ok_payload,
 )
+from fakemaster.protocol.charsets import Collation
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import (
     Cell,
@@ -47,6 +48,7 @@ from fakemaster.protocol.resultset import (
     ColumnFlag,
     ResultSet,
     SqlError,
+    converted_rows,
     ok_payload,
     sql_error,
     syntax_error,
@@ -260,15 +262,20 @@ class PreparedStatements:
             payloads = _result_head(statement, definitions, protocol, cursor_status)
             if protocol.deprecate_eof:  # the EOF's place: an OK saying a cursor is open
                 payloads.append(end_of_rows(protocol, status=cursor_status))
-            statement.cursor = _Cursor(definitions, list(response.rows), status)
+            rows = converted_rows(response, _target(results), texts_only=True)
+            statement.cursor = _Cursor(definitions, list(rows), status)
             return PreparedReply(payloads, outcome=outcome)
         # Status bits the statement adds (QUERY_NO_INDEX_USED after an information_schema scan).
         after_columns, at_end = response.extra_status
         payloads = _result_head(statement, definitions, protocol, status | after_columns)
         if response.error is not None:
-            payloads.append(response.error.payload(protocol_41=protocol.protocol_41))
+            error = response.error.payload(
+                protocol_41=protocol.protocol_41, results=_target(results)
+            )
+            payloads.append(error)
             return PreparedReply(payloads, outcome=outcome)
-        payloads += [binary_row(definitions, row) for row in response.rows]
+        rows = converted_rows(response, _target(results), texts_only=True)
+        payloads += [binary_row(definitions, row) for row in rows]
         payloads.append(end_of_rows(protocol, status=status | at_end))
         return PreparedReply(payloads, outcome=outcome)
 
@@ -387,3 +394,8 @@ def _in_original(error: SqlError, bound: BoundText) -> SqlError:
         return error
     offset = len(bound.original) - len(tail)
     return syntax_error(tail, line_of(bound.original, offset))
+
+
+def _target(results: Collation | None) -> str | None:
+    """The character set ``character_set_results`` converts to (None: no conversion)."""
+    return None if results is None or results.is_binary_charset else results.charset

@@ -396,20 +396,28 @@ def result_set_payloads(
     return payloads
 
 
-def _cell_converter(column: Column, target: str) -> Callable[[bytes], bytes] | None:
+def _cell_converter(
+    column: Column, target: str, *, texts_only: bool = False
+) -> Callable[[bytes], bytes] | None:
     if column.text_chars is None:  # a number's or a temporal value's ASCII text
-        return numeric_converter(target)
+        return None if texts_only else numeric_converter(target)
     own = collation_by_id(column.collation) if column.collation is not None else None
     # A column of the connection's collation holds the fake's own text: UTF-8.
     return converter(own.charset if own is not None else "utf8mb4", target)
 
 
-def converted_rows(result: ResultSet, target: str | None) -> Iterable[Sequence[Cell]]:
+def converted_rows(
+    result: ResultSet, target: str | None, *, texts_only: bool = False
+) -> Iterable[Sequence[Cell]]:
     """The rows of ``result`` (each text in its column's own character set) as sent to a
-    connection whose ``character_set_results`` is ``target`` (None: NULL or binary)."""
+    connection whose ``character_set_results`` is ``target`` (None: NULL or binary).
+    ``texts_only``: numbers and temporal values left as they are (the binary protocol sends
+    them as numbers, not text)."""
     if target is None:
         return result.rows
-    converters = [_cell_converter(column, target) for column in result.columns]
+    converters = [
+        _cell_converter(column, target, texts_only=texts_only) for column in result.columns
+    ]
     if not any(converters):
         return result.rows
     return (_converted(row, converters) for row in result.rows)
