@@ -304,6 +304,12 @@ class ServerSession:
             self._close(actions, f"internal error: {error!r}")
         return actions
 
+    @property
+    def pending_input(self) -> int:
+        """Bytes received and not yet answered (a statement still arriving): how much work
+        the next :meth:`receive_data` may have to do."""
+        return len(self._early) + self._reader.buffered
+
     def _awaiting_first_packet(self) -> bool:
         return (
             self.tls_offered

@@ -74,7 +74,7 @@ def show_variables(ctx: Context) -> Response:
 def show_status(ctx: Context) -> Response:
     server = ctx.server
     uptime = int(server.clock() - server.started_at)
-    replicas = sum(1 for info in server.connections.values() if info.replica is not None)
+    replicas = sum(1 for info in list(server.connections.values()) if info.replica is not None)
     semi_sync = bool(server.globals["rpl_semi_sync_master_enabled"])
     # The connection's own compression, in SHOW GLOBAL STATUS too (as MariaDB 10.11 shows it).
     compressed = bool(ctx.session.capabilities & Capability.COMPRESS)
