@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -29,6 +29,7 @@ from decoder.packets import PacketReader, parse_semi_sync_ack
 from encoder.packets import frame
 from fakemaster.config.accounts import Privilege, privilege_names
 from fakemaster.config.served_variables import handshake_version, server_collation_id
+from fakemaster.core.net_buffer import NetBuffer
 from fakemaster.protocol.charsets import client_collation
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
@@ -51,7 +52,12 @@ from fakemaster.protocol.resultset import (
 )
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
-from fakemaster.vocabulary.commands import BinlogDump, BinlogDumpGtid, RegisterSlave
+from fakemaster.vocabulary.commands import (
+    BINLOG_DUMP_HEAD,
+    BinlogDump,
+    BinlogDumpGtid,
+    RegisterSlave,
+)
 from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 from fakemaster.vocabulary.errcodes import (
     ER_ACCESS_DENIED_ERROR,
@@ -247,6 +253,12 @@ class ServerSession:
         # Sequence number of the client's handshake response: 1, or 2 after an SSL request.
         self._response_seq = 1
         self._early = bytearray()
+        # A MariaDB dump thread reads nothing from its replica but semi-sync ACKs: whether
+        # this dump reads (semi-sync, or through the compression, which reads for it), and
+        # the bytes the client sent that were never read (see :attr:`unread_input`).
+        self._dump_reads = True
+        self._unread = 0
+        self._net_buffer = NetBuffer()
 
     # -- API -------------------------------------------------------------------------------
 
@@ -281,9 +293,14 @@ class ServerSession:
         try:
             if self._awaiting_first_packet():
                 data = self._first_packet(data, actions)
+            if self.state is State.DUMPING and not self._dump_reads:
+                self._unread += len(data)
+                return actions
             self._reader.feed(data)
             while not self.closed:  # (the property: each step may close the session)
                 if self.state is State.DUMPING:
+                    if not self._dump_reads:
+                        break  # what follows the dump command stays unread
                     self._reader.expect_sequence(None)
                 try:
                     payload = self._reader.next_payload()
@@ -309,6 +326,16 @@ class ServerSession:
         """Bytes received and not yet answered (a statement still arriving): how much work
         the next :meth:`receive_data` may have to do."""
         return len(self._early) + self._reader.buffered
+
+    @property
+    def unread_input(self) -> int:
+        """Bytes the client sent that a real server would never have read: what followed a
+        dump command (a replica's stray byte, commands sent during the dump) or a COM_QUIT,
+        or a packet cut short. Closing a socket with unread input makes the kernel answer
+        with a reset (RST), not a FIN, and drop what it had not sent yet: the shell does the
+        same (python-mysql-replication's 15-byte dump declared as 14 loses the end of the
+        stream that way on a real primary)."""
+        return self._unread + self.pending_input
 
     def _awaiting_first_packet(self) -> bool:
         return (
@@ -385,6 +412,7 @@ class ServerSession:
             self._close(actions, f"malformed packet: {error}")
 
     def _dispatch(self, payload: bytes, actions: list[Action]) -> None:
+        self._net_buffer.read(payload)
         if self.state is State.HANDSHAKE:
             self._handshake_response(payload, actions)
         elif self.state is State.AUTH_SWITCH:
@@ -549,13 +577,7 @@ class ServerSession:
                 return
             self._ok(actions, result.session_state)
         elif command == Command.FIELD_LIST:
-            table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
-            if not table:
-                self._send_error(actions, sql_error(ER_WRONG_TABLE_NAME, ""))
-            elif sql.database is None:
-                self._send_error(actions, sql_error(ER_NO_DB_ERROR))
-            else:
-                self._send_error(actions, sql_error(ER_NO_SUCH_TABLE, sql.database, table))
+            self._field_list(sql, body, actions)
         elif command == _COM_STATISTICS:
             self._send(actions, self._statistics().encode(), 1)
         elif command == _COM_REFRESH:
@@ -563,6 +585,8 @@ class ServerSession:
         elif command == _COM_PROCESS_KILL:
             thread_id = struct.unpack("<I", body[:4].ljust(4, b"\0"))[0]
             self._query(sql, f"KILL {thread_id}".encode(), actions)
+        elif command == _COM_DEBUG:
+            self._debug(sql, actions)
         elif command == _COM_SET_OPTION:
             self._set_option(sql, body, actions)
         elif command == _COM_RESET_CONNECTION:
@@ -576,7 +600,7 @@ class ServerSession:
                 actions, sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(DUMP_PRIVILEGE))
             )
         elif command == Command.BINLOG_DUMP:
-            self._start_dump(sql, actions, BinlogDump.parse(body))
+            self._binlog_dump(sql, body, actions)
         elif command == Command.BINLOG_DUMP_GTID and self.config.mysql_gtid_dump:
             try:
                 dump = BinlogDumpGtid.parse(body)
@@ -664,6 +688,43 @@ class ServerSession:
         else:
             self._send(actions, eof_payload(status=sql.status()), 1)
 
+    def _field_list(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+        if sql.database is None:  # checked first (10.11.19, differential)
+            self._send_error(actions, sql_error(ER_NO_DB_ERROR))
+        elif not table:
+            self._send_error(actions, sql_error(ER_WRONG_TABLE_NAME, ""))
+        else:
+            self._send_error(actions, sql_error(ER_NO_SUCH_TABLE, sql.database, table))
+
+    def _debug(self, sql: SessionState, actions: list[Action]) -> None:
+        """COM_DEBUG (``mysql_dump_debug_info``): SUPER, then the server writes its status to
+        its error log and answers EOF (OK to a client that deprecated EOF)."""
+        if not sql.account.has_any(Privilege.SUPER):
+            error = sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(Privilege.SUPER))
+            self._send_error(actions, error)
+        elif self.protocol.deprecate_eof:
+            self._ok(actions)
+        else:
+            self._send(actions, eof_payload(status=sql.status()), 1)
+
+    def _binlog_dump(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        """COM_BINLOG_DUMP as sql_parse.cc reads it: the fixed fields without a length check,
+        from the connection's packet buffer (a short packet's missing fields are its NUL
+        terminator and what earlier, longer packets left there), the name up to its first NUL
+        (the packet's terminator at the latest). A name of FN_REFLEN bytes or more starts no
+        dump: OK, then the connection closes. Bytes after the declared length are not part of
+        the packet: they stay unread (:attr:`unread_input`)."""
+        if len(body) < BINLOG_DUMP_HEAD.size:
+            body = self._net_buffer.packet()
+        dump = BinlogDump.parse(body)
+        name = dump.file_name.split(b"\0", 1)[0]
+        if len(name) >= FN_REFLEN:
+            self._ok(actions)
+            self._close(actions, "COM_BINLOG_DUMP with a file name of FN_REFLEN bytes or more")
+            return
+        self._start_dump(sql, actions, replace(dump, file_name=name))
+
     def _reset_connection(self, sql: SessionState) -> None:
         fresh = SessionState.create(
             self.server,
@@ -749,6 +810,7 @@ class ServerSession:
         )
         self.state = State.DUMPING
         self.info.dumping = True
+        self._dump_reads = request.semi_sync or self._compression is not None
         if dump.COMMAND == Command.BINLOG_DUMP:
             older = self.server.claim_dump(self.thread_id, server_id)
             if older is not None:
@@ -822,6 +884,9 @@ _REFRESH_MASTER = 0x80  # RESET MASTER
 _COM_STATISTICS = 0x09
 _COM_PROCESS_KILL = 0x0C
 _COM_SET_OPTION = 0x1B
+_COM_DEBUG = 0x0D
+# MariaDB's FN_REFLEN: a binlog name this long or longer is not looked for.
+FN_REFLEN = 512
 _COM_RESET_CONNECTION = 0x1F
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import socket
 import ssl
+import struct
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakemaster.core.connection import ServerConnection
@@ -416,6 +418,8 @@ class SocketConnection:
         except Exception as error:
             self.master.record_error(error)
         writer = self.writer
+        if self.session.unread_input and not self.peer_closed:
+            reset_on_close(writer)
         with contextlib.suppress(Exception):
             writer.close()
         with contextlib.suppress(Exception):
@@ -426,3 +430,13 @@ class SocketConnection:
         transport = self.writer.transport
         if not transport.is_closing():
             transport.abort()
+
+
+def reset_on_close(writer: asyncio.StreamWriter) -> None:
+    """Close the socket as a kernel closes one with unread input: a reset (RST) once what
+    the transport holds is written, dropping what the kernel had not sent yet."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

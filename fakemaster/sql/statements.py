@@ -249,6 +249,10 @@ def execute(session: SessionState, text: str) -> Outcome:
     # As MariaDB's alloc_query: blanks before, blanks and ';' after the query are not part of
     # it (errors quote and number lines without them).
     text = text.lstrip(_BLANKS).rstrip(_BLANKS + ";")
+    if text.endswith("\0"):
+        # The lexer takes a NUL as the end of the query when it is the last character, and
+        # rejects one anywhere else (MariaDB 10.11: "SELECT 1\0" is SELECT 1).
+        text = text[:-1].rstrip(_BLANKS + ";")
     try:
         lexed = lex(text, version_id(session.server.config.version or DEFAULT_VERSION))
     except SqlError as lexing_error:
