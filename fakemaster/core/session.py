@@ -715,15 +715,15 @@ class ServerSession:
         (the packet's terminator at the latest). A name of FN_REFLEN bytes or more starts no
         dump: OK, then the connection closes. Bytes after the declared length are not part of
         the packet: they stay unread (:attr:`unread_input`)."""
-        if len(body) < BINLOG_DUMP_HEAD.size:
-            body = self._net_buffer.packet()
         dump = BinlogDump.parse(body)
-        name = dump.file_name.split(b"\0", 1)[0]
-        if len(name) >= FN_REFLEN:
+        if len(body) < BINLOG_DUMP_HEAD.size:
+            dump = BinlogDump.parse(self._net_buffer.packet())
+            dump = replace(dump, file_name=dump.file_name.split(b"\0", 1)[0])
+        if len(dump.file_name.split(b"\0", 1)[0]) >= FN_REFLEN:
             self._ok(actions)
             self._close(actions, "COM_BINLOG_DUMP with a file name of FN_REFLEN bytes or more")
             return
-        self._start_dump(sql, actions, replace(dump, file_name=name))
+        self._start_dump(sql, actions, dump)
 
     def _reset_connection(self, sql: SessionState) -> None:
         fresh = SessionState.create(
