@@ -543,6 +543,8 @@ def parser_stack_exhausted(near: str, line: int = 1) -> SqlError:
 
 
 def _near(text: str) -> str:
+    # MariaDB formats the quote as a C string: it stops at a NUL (10.11.19, differential).
+    text = text.split("\0", 1)[0]
     return text if len(text) <= 80 else text[:77] + "..."
 
 
