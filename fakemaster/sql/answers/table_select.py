@@ -32,6 +32,7 @@ from fakemaster.protocol.resultset import (
     sql_error,
     with_name,
 )
+from fakemaster.sql.answers.in_list import ConstantList
 from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.snapshot import read_snapshot
 from fakemaster.sql.like import LikePattern
@@ -505,15 +506,7 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         parser.expect_op(")")
         if not negate:
             _note_constraint(source, left, *options)
-
-        def within(row: Sequence[CellValue]) -> bool:
-            value = left.get(row)
-            if value is None:
-                return False
-            found = any(_compare(left, value, o, o.get(row)) == 0 for o in options)
-            return found != negate
-
-        return within
+        return _within(left, options, negate)
     if parser.accept_word("LIKE"):
         pattern_operand = _operand(parser, source, session)
 
@@ -559,6 +552,42 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         return test(_compare(left, a, right, b))
 
     return compare
+
+
+def _within(left: _Operand, options: list[_Operand], negate: bool) -> Predicate:
+    """``left [NOT] IN (options)``: the constants looked up in sets (linear in rows +
+    constants), columns compared row by row. NULL when nothing matched and a NULL was listed:
+    the row is left out either way."""
+    constants = ConstantList(
+        left.numeric,
+        left.folded,
+        [(o.get(()), o.numeric, o.folded) for o in options if o.position is None],
+        number=_number,
+        text=_text,
+        fold=general_ci_key,
+    )
+    columns = [o for o in options if o.position is not None]
+
+    def compare(value: Value, constant: tuple[Value, bool, bool]) -> int:
+        held, numeric, folded = constant
+        return _compare(left, value, _Operand(lambda row: held, numeric, folded), held)
+
+    def within(row: Sequence[CellValue]) -> bool:
+        value = left.get(row)
+        if value is None:
+            return False
+        if constants.holds(value, compare):
+            return not negate
+        unknown = constants.has_null
+        for option in columns:
+            other = option.get(row)
+            if other is None:
+                unknown = True
+            elif _compare(left, value, option, other) == 0:
+                return not negate
+        return False if unknown else negate
+
+    return within
 
 
 # Each comparison operator as a test of the sign of _compare's result.
