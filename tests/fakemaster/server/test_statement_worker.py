@@ -6,6 +6,7 @@ would hang until its bound)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 from typing import Any
@@ -140,15 +141,17 @@ async def test_a_connection_killed_while_its_big_statement_runs_closes_cleanly(
         assert master.errors == []
 
 
-def test_the_switch_interval_is_lowered_only_while_a_worker_runs() -> None:
+def test_the_switch_interval_and_the_collector_change_only_while_a_worker_runs() -> None:
     before = sys.getswitchinterval()
-    seen: list[float] = []
+    assert gc.isenabled()
+    seen: list[tuple[float, bool]] = []
     workers = StatementWorkers()
 
     async def run() -> None:
-        await workers.run(lambda: seen.append(sys.getswitchinterval()))
+        await workers.run(lambda: seen.append((sys.getswitchinterval(), gc.isenabled())))
 
     asyncio.run(run())
     workers.shutdown()
-    assert seen == [min(before, SWITCH_INTERVAL)]
+    assert seen == [(min(before, SWITCH_INTERVAL), False)]
     assert sys.getswitchinterval() == before
+    assert gc.isenabled()
