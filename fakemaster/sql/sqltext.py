@@ -677,9 +677,13 @@ class Parser:
         finally:
             self.depth -= 1
 
+    # accept_word and accept_op are asked several times per token of every statement: inlined
+    # (a WORD or OP token is never the END, after which the cursor would stay).
     def accept_word(self, *words: str) -> Token | None:
-        if self.peek.is_word(*words):
-            return self.next()
+        token = self.tokens[self.index]
+        if token.kind is Tok.WORD and token.text.upper() in words:
+            self.index += 1
+            return token
         return None
 
     def expect_word(self, *words: str) -> Token:
@@ -689,8 +693,10 @@ class Parser:
         return token
 
     def accept_op(self, *ops: str) -> Token | None:
-        if self.peek.is_op(*ops):
-            return self.next()
+        token = self.tokens[self.index]
+        if token.kind is Tok.OP and token.text in ops:
+            self.index += 1
+            return token
         return None
 
     def expect_op(self, *ops: str) -> Token:
