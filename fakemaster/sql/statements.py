@@ -285,6 +285,7 @@ _BLANKS = " \t\n\r\v\f"
 
 
 def _fail(session: SessionState, outcome: Outcome, error: SqlError) -> Outcome:
+    error = error.with_traceback(None)  # as in _dispatch
     _record(session, error)
     outcome.responses.append(error)
     _note_state(session, outcome)
@@ -318,7 +319,9 @@ def _dispatch(
         try:
             return statement.handler(context)
         except SqlError as error:
-            return error
+            # Without its traceback: it goes into the outcome, which the frames in it hold,
+            # a cycle only the garbage collector frees, keeping every token of the statement.
+            return error.with_traceback(None)
     return syntax_error(quote_text, statement_text.first_line)
 
 
