@@ -67,6 +67,7 @@ from fakemaster.sql.answers.snapshot import (
 from fakemaster.sql.answers.table_select import from_table, select_from_table
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Handler, OkResult, Outcome, Response
+from fakemaster.sql.release import release_in_slices
 from fakemaster.sql.sqltext import (
     Parser,
     StatementText,
@@ -278,6 +279,9 @@ def execute(session: SessionState, text: str) -> Outcome:
             _record(session, response)
         if _failed(response) is not None or outcome.close_connection:
             break
+    for statement in statements:
+        release_in_slices(statement.tokens)
+    release_in_slices(lexed.tokens)
     return outcome
 
 

@@ -37,6 +37,7 @@ from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.snapshot import read_snapshot
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
+from fakemaster.sql.release import release_in_slices
 from fakemaster.sql.sqltext import Parser, Tok, Token
 from fakemaster.sql.state import SessionState
 from fakemaster.sql.tables.catalogue import (
@@ -506,7 +507,9 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         parser.expect_op(")")
         if not negate:
             _note_constraint(source, left, *options)
-        return _within(left, options, negate)
+        within = _within(left, options, negate)
+        release_in_slices(options)  # a million operands are not freed in one call
+        return within
     if parser.accept_word("LIKE"):
         pattern_operand = _operand(parser, source, session)
 

@@ -44,3 +44,21 @@ def test_a_statement_leaves_no_cycles(sql: str, collector_off: None) -> None:
     gc.collect()
     execute(session, sql)
     assert gc.collect() == 0
+
+
+def test_release_in_slices_frees_a_slice_at_a_time() -> None:
+    from fakemaster.sql import release
+
+    freed: list[int] = []  # how many items each del call freed
+
+    class Recorder(list):  # type: ignore[type-arg]
+        def __delitem__(self, index: object) -> None:
+            before = len(self)
+            super().__delitem__(index)  # type: ignore[arg-type]
+            freed.append(before - len(self))
+
+    items = Recorder(range(3 * release.SLICE + 5))
+    release.release_in_slices(items)
+    assert items == []
+    assert freed and max(freed) <= release.SLICE
+    assert freed == [release.SLICE] * 3  # then clear() the last 5
