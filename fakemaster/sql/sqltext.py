@@ -378,10 +378,12 @@ def line_of(text: str, pos: int) -> int:
 
 # Inside quotes, the longest run of characters that need no attention: scanned by the regex
 # engine in one go, so a 16 MiB literal is not a Python loop over its characters.
+# At most 64 KiB a match: one regex call holds the GIL, and a 16 MiB literal read in one would
+# hold it for tens of milliseconds against every other thread.
 _QUOTED_RUN = {
-    "'": re.compile(r"[^'\\]+"),
-    '"': re.compile(r'[^"\\]+'),
-    "`": re.compile(r"[^`]+"),  # no backslash escapes in a quoted identifier
+    "'": re.compile(r"[^'\\]{1,65536}"),
+    '"': re.compile(r'[^"\\]{1,65536}'),
+    "`": re.compile(r"[^`]{1,65536}"),  # no backslash escapes in a quoted identifier
 }
 
 

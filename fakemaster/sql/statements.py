@@ -67,7 +67,7 @@ from fakemaster.sql.answers.snapshot import (
 from fakemaster.sql.answers.table_select import from_table, select_from_table
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Handler, OkResult, Outcome, Response
-from fakemaster.sql.release import release_in_slices
+from fakemaster.sql.release import release_deferred, release_in_slices
 from fakemaster.sql.sqltext import (
     Parser,
     StatementText,
@@ -282,6 +282,7 @@ def execute(session: SessionState, text: str) -> Outcome:
     for statement in statements:
         release_in_slices(statement.tokens)
     release_in_slices(lexed.tokens)
+    release_deferred()
     return outcome
 
 

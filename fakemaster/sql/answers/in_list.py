@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from fakemaster.sql.release import release_in_slices, release_set
+
 __all__ = ["ConstantList"]
 
 Value = Any  # a cell value or a literal (str, bytes, Decimal)
@@ -66,6 +68,13 @@ class ConstantList:
             self._bytes_as_text.add(self._text(value).rstrip(" "))
         else:
             self._plain.add(self._text(value).rstrip(" "))
+
+    def release(self) -> None:
+        """Empty the constants a slice at a time (see fakemaster.sql.release)."""
+        for items in (self._numeric, self._one_by_one):
+            release_in_slices(items)
+        for keys in (self._numbers, self._bytes, self._bytes_as_text, self._plain, self._folded):
+            release_set(keys)
 
     def holds(
         self, value: Value, compare: Callable[[Value, tuple[Value, bool, bool]], int]

@@ -37,7 +37,7 @@ from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.snapshot import read_snapshot
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
-from fakemaster.sql.release import release_in_slices
+from fakemaster.sql.release import defer_release, release_in_slices
 from fakemaster.sql.sqltext import Parser, Tok, Token
 from fakemaster.sql.state import SessionState
 from fakemaster.sql.tables.catalogue import (
@@ -505,8 +505,8 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         while parser.accept_op(","):
             options.append(_operand(parser, source, session))
         parser.expect_op(")")
-        if not negate:
-            _note_constraint(source, left, *options)
+        if not negate:  # (columns only: a million constants are not copied into a tuple)
+            _note_constraint(source, left, *[o for o in options if o.position is not None])
         within = _within(left, options, negate)
         release_in_slices(options)  # a million operands are not freed in one call
         return within
@@ -570,6 +570,7 @@ def _within(left: _Operand, options: list[_Operand], negate: bool) -> Predicate:
         fold=general_ci_key,
     )
     columns = [o for o in options if o.position is not None]
+    defer_release(constants.release)  # the WHERE clause holds them until the statement ends
 
     def compare(value: Value, constant: tuple[Value, bool, bool]) -> int:
         held, numeric, folded = constant
