@@ -62,3 +62,31 @@ def test_release_in_slices_frees_a_slice_at_a_time() -> None:
     assert items == []
     assert freed and max(freed) <= release.SLICE
     assert freed == [release.SLICE] * 3  # then clear() the last 5
+
+
+def test_deferred_releases_run_once_when_the_statement_is_done() -> None:
+    from fakemaster.sql import release
+
+    emptied: list[set[int]] = []
+    keys = set(range(10_000))
+    release.defer_release(lambda: (release.release_set(keys), emptied.append(keys)))
+    release.release_deferred()
+    release.release_deferred()  # nothing left to run
+    assert emptied == [set()] and keys == set()
+
+
+def test_an_in_list_is_emptied_when_its_statement_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fakemaster.sql.answers import in_list
+
+    seen: list[in_list.ConstantList] = []
+    real_init = in_list.ConstantList.__init__
+
+    def recording_init(self: in_list.ConstantList, *args: object, **kw: object) -> None:
+        real_init(self, *args, **kw)  # type: ignore[arg-type]
+        seen.append(self)
+
+    monkeypatch.setattr(in_list.ConstantList, "__init__", recording_init)
+    _, session = make_session()
+    execute(session, "SELECT id FROM shop.t WHERE id IN (1, 2, 3) AND name IN ('a', 'b')")
+    assert len(seen) == 2
+    assert all(not constants._numbers and not constants._plain for constants in seen)
