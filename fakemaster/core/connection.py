@@ -52,7 +52,12 @@ class ServerConnection:
     def receive_data(self, data: bytes) -> list[Action]:
         """Bytes from the client; the actions for the shell, in order (ACKs are handed to the
         dump here and still reported, so the shell can wake the dump up)."""
-        actions = self.session.receive_data(data)
+        return self.take_actions(self.session.receive_data(data))
+
+    def take_actions(self, actions: list[Action]) -> list[Action]:
+        """What follows the session's actions on this side (the dump starts, ACKs reach it):
+        the second half of :meth:`receive_data`, for a shell that ran the first half,
+        ``session.receive_data``, in a worker thread (the dump is made on the loop)."""
         for action in actions:
             if isinstance(action, StartDump):
                 self._start_dump(action.request)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -29,6 +29,7 @@ from decoder.packets import PacketReader, parse_semi_sync_ack
 from encoder.packets import frame
 from fakemaster.config.accounts import Privilege, privilege_names
 from fakemaster.config.served_variables import handshake_version, server_collation_id
+from fakemaster.core.net_buffer import NetBuffer
 from fakemaster.protocol.charsets import client_collation
 from fakemaster.protocol.conversion import client_text
 from fakemaster.protocol.handshake import (
@@ -52,7 +53,12 @@ from fakemaster.protocol.resultset import (
 )
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
-from fakemaster.vocabulary.commands import BinlogDump, BinlogDumpGtid, RegisterSlave
+from fakemaster.vocabulary.commands import (
+    BINLOG_DUMP_HEAD,
+    BinlogDump,
+    BinlogDumpGtid,
+    RegisterSlave,
+)
 from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 from fakemaster.vocabulary.errcodes import (
     ER_ACCESS_DENIED_ERROR,
@@ -258,6 +264,13 @@ class ServerSession:
         # COM_RESET_CONNECTION's fresh session starts with.
         self._login_collation = 0
 
+        # A MariaDB dump thread reads nothing from its replica but semi-sync ACKs: whether
+        # this dump reads (semi-sync, or through the compression, which reads for it), and
+        # the bytes the client sent that were never read (see :attr:`unread_input`).
+        self._dump_reads = True
+        self._unread = 0
+        self._net_buffer = NetBuffer()
+
     # -- API -------------------------------------------------------------------------------
 
     def initial_bytes(self) -> bytes:
@@ -291,9 +304,14 @@ class ServerSession:
         try:
             if self._awaiting_first_packet():
                 data = self._first_packet(data, actions)
+            if self.state is State.DUMPING and not self._dump_reads:
+                self._unread += len(data)
+                return actions
             self._reader.feed(data)
             while not self.closed:  # (the property: each step may close the session)
                 if self.state is State.DUMPING:
+                    if not self._dump_reads:
+                        break  # what follows the dump command stays unread
                     self._reader.expect_sequence(None)
                 try:
                     payload = self._reader.next_payload()
@@ -313,6 +331,22 @@ class ServerSession:
             self._flush(actions)
             self._close(actions, f"internal error: {error!r}")
         return actions
+
+    @property
+    def pending_input(self) -> int:
+        """Bytes received and not yet answered (a statement still arriving): how much work
+        the next :meth:`receive_data` may have to do."""
+        return len(self._early) + self._reader.buffered
+
+    @property
+    def unread_input(self) -> int:
+        """Bytes the client sent that a real server would never have read: what followed a
+        dump command (a replica's stray byte, commands sent during the dump) or a COM_QUIT,
+        or a packet cut short. Closing a socket with unread input makes the kernel answer
+        with a reset (RST), not a FIN, and drop what it had not sent yet: the shell does the
+        same (python-mysql-replication's 15-byte dump declared as 14 loses the end of the
+        stream that way on a real primary)."""
+        return self._unread + self.pending_input
 
     def _awaiting_first_packet(self) -> bool:
         return (
@@ -389,6 +423,7 @@ class ServerSession:
             self._close(actions, f"malformed packet: {error}")
 
     def _dispatch(self, payload: bytes, actions: list[Action]) -> None:
+        self._net_buffer.read(payload)
         if self.state is State.HANDSHAKE:
             self._handshake_response(payload, actions)
         elif self.state is State.AUTH_SWITCH:
@@ -547,13 +582,7 @@ class ServerSession:
         elif command == Command.INIT_DB:
             self._init_db(sql, body, actions)
         elif command == Command.FIELD_LIST:
-            table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
-            if not table:
-                self._send_error(actions, sql_error(ER_WRONG_TABLE_NAME, ""))
-            elif sql.database is None:
-                self._send_error(actions, sql_error(ER_NO_DB_ERROR))
-            else:
-                self._send_error(actions, sql_error(ER_NO_SUCH_TABLE, sql.database, table))
+            self._field_list(sql, body, actions)
         elif command == _COM_STATISTICS:
             self._send(actions, self._statistics().encode(), 1)
         elif command == _COM_REFRESH:
@@ -561,6 +590,8 @@ class ServerSession:
         elif command == _COM_PROCESS_KILL:
             thread_id = struct.unpack("<I", body[:4].ljust(4, b"\0"))[0]
             self._query(sql, f"KILL {thread_id}".encode(), actions)
+        elif command == _COM_DEBUG:
+            self._debug(sql, actions)
         elif command == _COM_SET_OPTION:
             self._set_option(sql, body, actions)
         elif command == Command.RESET_CONNECTION:
@@ -578,7 +609,7 @@ class ServerSession:
                 actions, sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(DUMP_PRIVILEGE))
             )
         elif command == Command.BINLOG_DUMP:
-            self._start_dump(sql, actions, BinlogDump.parse(body))
+            self._binlog_dump(sql, body, actions)
         elif command == Command.BINLOG_DUMP_GTID and self.config.mysql_gtid_dump:
             try:
                 dump = BinlogDumpGtid.parse(body)
@@ -769,6 +800,43 @@ class ServerSession:
             actions, ok_payload(self.protocol, status=fresh.status(), session_state=state), 3
         )
 
+    def _field_list(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        table = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+        if sql.database is None:  # checked first (10.11.19, differential)
+            self._send_error(actions, sql_error(ER_NO_DB_ERROR))
+        elif not table:
+            self._send_error(actions, sql_error(ER_WRONG_TABLE_NAME, ""))
+        else:
+            self._send_error(actions, sql_error(ER_NO_SUCH_TABLE, sql.database, table))
+
+    def _debug(self, sql: SessionState, actions: list[Action]) -> None:
+        """COM_DEBUG (``mysql_dump_debug_info``): SUPER, then the server writes its status to
+        its error log and answers EOF (OK to a client that deprecated EOF)."""
+        if not sql.account.has_any(Privilege.SUPER):
+            error = sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(Privilege.SUPER))
+            self._send_error(actions, error)
+        elif self.protocol.deprecate_eof:
+            self._ok(actions)
+        else:
+            self._send(actions, eof_payload(status=sql.status()), 1)
+
+    def _binlog_dump(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        """COM_BINLOG_DUMP as sql_parse.cc reads it: the fixed fields without a length check,
+        from the connection's packet buffer (a short packet's missing fields are its NUL
+        terminator and what earlier, longer packets left there), the name up to its first NUL
+        (the packet's terminator at the latest). A name of FN_REFLEN bytes or more starts no
+        dump: OK, then the connection closes. Bytes after the declared length are not part of
+        the packet: they stay unread (:attr:`unread_input`)."""
+        dump = BinlogDump.parse(body)
+        if len(body) < BINLOG_DUMP_HEAD.size:
+            dump = BinlogDump.parse(self._net_buffer.packet())
+            dump = replace(dump, file_name=dump.file_name.split(b"\0", 1)[0])
+        if len(dump.file_name.split(b"\0", 1)[0]) >= FN_REFLEN:
+            self._ok(actions)
+            self._close(actions, "COM_BINLOG_DUMP with a file name of FN_REFLEN bytes or more")
+            return
+        self._start_dump(sql, actions, dump)
+
     def _reset_connection(self, sql: SessionState) -> None:
         if self._prepared_statements is not None:
             self._prepared_statements.close_all()
@@ -856,6 +924,7 @@ class ServerSession:
         )
         self.state = State.DUMPING
         self.info.dumping = True
+        self._dump_reads = request.semi_sync or self._compression is not None
         if dump.COMMAND == Command.BINLOG_DUMP:
             older = self.server.claim_dump(self.thread_id, server_id)
             if older is not None:
@@ -929,6 +998,10 @@ _REFRESH_MASTER = 0x80  # RESET MASTER
 _COM_STATISTICS = 0x09
 _COM_PROCESS_KILL = 0x0C
 _COM_SET_OPTION = 0x1B
+
+_COM_DEBUG = 0x0D
+# MariaDB's FN_REFLEN: a binlog name this long or longer is not looked for.
+FN_REFLEN = 512
 
 
 # Who may take the connection MariaDB keeps beyond max_connections (10.11: SUPER implies it).

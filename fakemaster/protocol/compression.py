@@ -88,6 +88,11 @@ class CompressedChannel:
     def next_sequence(self) -> int | None:
         return self.reader.next_sequence
 
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet returned in a payload."""
+        return self.reader.buffered
+
     def next_payload(self) -> bytes | None:
         try:
             return self.reader.next_payload()

@@ -83,6 +83,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_USER_DROP_EXISTS,
     ER_VARIABLE_IS_READONLY,
     ER_WRONG_ARGUMENTS,
+    ER_WRONG_DB_NAME,
     ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT,
     ER_WRONG_TABLE_NAME,
     ER_WRONG_TYPE_FOR_VAR,
@@ -530,6 +531,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     ER_NO_TABLES_USED: ("HY000", "No tables used"),
     ER_TABLE_NOT_LOCKED: ("HY000", "Table '{0}' was not locked with LOCK TABLES"),
     ER_UNKNOWN_ERROR: ("HY000", "{0}"),
+    ER_WRONG_DB_NAME: ("42000", "Incorrect database name '{0}'"),
     ER_WRONG_TABLE_NAME: ("42000", "Incorrect table name '{0}'"),
     ER_UNKNOWN_TABLE: ("42S02", "Unknown table '{0}' in {1}"),
     ER_UNKNOWN_CHARACTER_SET: ("42000", "Unknown character set: '{0}'"),
@@ -623,6 +625,8 @@ def parser_stack_exhausted(near: str, line: int = 1) -> SqlError:
 
 
 def _near(text: str) -> str:
+    # MariaDB formats the quote as a C string: it stops at a NUL (10.11.19, differential).
+    text = text.split("\0", 1)[0]
     return text if len(text) <= 80 else text[:77] + "..."
 
 

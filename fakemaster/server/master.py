@@ -29,6 +29,7 @@ from fakemaster.protocol.resultset import SqlError
 from fakemaster.server.logs import log_loop_exception, logger
 from fakemaster.server.loop_thread import LoopThread
 from fakemaster.server.socket_connection import READ_SIZE, DumpStreamLike, SocketConnection
+from fakemaster.server.statement_worker import StatementWorkers
 from fakemaster.sql.state import BinlogPositions, ServerState
 
 DumpFactory = Callable[[DumpRequest], DumpStreamLike]
@@ -67,6 +68,8 @@ class FakeMaster:
         self._unsubscribe: Callable[[], None] | None = None
         self._frame_cache: Any = None
         self._sender_pool: ThreadPoolExecutor | None = None
+        # Where big statements are read, off the loop every connection shares.
+        self.statement_workers = StatementWorkers()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -193,6 +196,7 @@ class FakeMaster:
             await asyncio.wait(handlers, timeout=5)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 5)
+        self.statement_workers.shutdown()
         if self._sender_pool is not None:
             self._sender_pool.shutdown(wait=False)
             self._sender_pool = None

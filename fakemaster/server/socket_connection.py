@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import socket
 import ssl
+import struct
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakemaster.core.connection import ServerConnection
@@ -26,6 +28,7 @@ from fakemaster.core.session import (
     StartTls,
 )
 from fakemaster.protocol.resultset import SqlError
+from fakemaster.server.statement_worker import OFF_LOOP_INPUT
 from fakemaster.server.tls import TlsLayer
 
 if TYPE_CHECKING:
@@ -84,6 +87,9 @@ class SocketConnection:
         # Set by another connection: end the dump with this error (as soon as no packet is
         # half sent), then close.
         self.end_error: SqlError | None = None
+        # Input being read in a worker thread (a big statement), if any: nothing else may
+        # touch the session until it returns.
+        self.statement_call: asyncio.Future[Any] | None = None
         # Set once the dump's first packets were handed to the transport (or it had none).
         self.dump_started = asyncio.Event()
 
@@ -120,7 +126,7 @@ class SocketConnection:
                     break
                 if not data:
                     break
-                await self.handle(self.protocol.receive_data(data))
+                await self.handle(await self._receive(data))
             await self._linger()
         except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError):
             pass  # the client's doing: it hung up or failed its TLS handshake
@@ -129,6 +135,24 @@ class SocketConnection:
         finally:
             self.master._collect(self.session)
             await self.close()
+
+    async def _receive(self, data: bytes) -> list[Any]:
+        """The session's answer to ``data``: on the loop for the small commands nearly every
+        client sends, in a worker thread once the input waiting to be read is large (see
+        :mod:`fakemaster.server.statement_worker`); the dump starts on the loop either way."""
+        protocol = self.protocol
+        if protocol.session.pending_input + len(data) < OFF_LOOP_INPUT:
+            return protocol.receive_data(data)
+        session = self.session
+        call = asyncio.ensure_future(
+            self.master.statement_workers.run(lambda: session.receive_data(data))
+        )
+        self.statement_call = call
+        try:
+            actions = await asyncio.shield(call)
+        finally:
+            self.statement_call = None
+        return protocol.take_actions(actions)
 
     async def _read(self) -> bytes:
         """Bytes from the client (decrypted once TLS runs; b"" when it hung up)."""
@@ -378,6 +402,11 @@ class SocketConnection:
         if self.closed:
             return
         self.closed = True
+        statement = self.statement_call
+        if statement is not None and not statement.done():
+            # KILL or shutdown while a worker reads a big statement: the session is the
+            # worker's until it returns (its answer then goes nowhere).
+            await asyncio.wait({statement})
         self.protocol.connection_lost()
         self.master._forget(self)
         task = self.dump_task
@@ -389,6 +418,8 @@ class SocketConnection:
         except Exception as error:
             self.master.record_error(error)
         writer = self.writer
+        if self.session.unread_input and not self.peer_closed:
+            reset_on_close(writer)
         with contextlib.suppress(Exception):
             writer.close()
         with contextlib.suppress(Exception):
@@ -399,3 +430,13 @@ class SocketConnection:
         transport = self.writer.transport
         if not transport.is_closing():
             transport.abort()
+
+
+def reset_on_close(writer: asyncio.StreamWriter) -> None:
+    """Close the socket as a kernel closes one with unread input: a reset (RST) once what
+    the transport holds is written, dropping what the kernel had not sent yet."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

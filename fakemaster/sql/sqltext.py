@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -65,7 +65,9 @@ class Tok(Enum):
     END = "end"
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
+# building a token cost 7x more, per token of every statement (nothing changes a token).
+@dataclass(slots=True, unsafe_hash=True)
 class Token:
     kind: Tok
     text: str  # the token's value: name, unquoted string, operator...
@@ -121,6 +123,21 @@ _OPERATORS = (
     "^",
     "&",
     "|",
+)
+# The tokens nearly every statement is made of (words, numbers, hex, operators), after plain
+# blanks, in one match: the other cases (quotes, comments, variables, a word before a quote,
+# a "-", "/" or "*" that may start or end a comment, the end) go the long way in lex(). Each
+# alternative reads what the long way would: a number is one only when no word character
+# follows it (atomic: no shorter number is tried), hex comes before numbers; blanks are taken
+# whole (possessive: a blank is never read as a word character).
+_WORD_CHAR = r"A-Za-z0-9_$\x80-\U0010ffff"
+_FAST_TOKEN = re.compile(
+    r"\s*+(?:"
+    r"(?P<hex>0x([0-9A-Fa-f]+))"
+    rf"|(?P<number>(?>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))(?![{_WORD_CHAR}])"
+    rf"|(?P<word>[{_WORD_CHAR}]+)(?![{_WORD_CHAR}'\"])"
+    r"|(?P<op>:=|<=>|<>|!=|<=|>=|\|\||&&|[=<>(),;.+%!~^&|]|-(?!-)|/(?!\*)|\*(?!/))"
+    r")"
 )
 _VAR_NAME = re.compile(r"[A-Za-z0-9_$.\x80-\U0010ffff]+")
 _SCOPES = ("global", "session", "local")
@@ -264,11 +281,39 @@ def tokenize(text: str, served_version: int = DEFAULT_VERSION_ID) -> list[Token]
 
 def lex(text: str, served_version: int = DEFAULT_VERSION_ID) -> LexedText:
     """``text`` read as a server of ``served_version`` (MYSQL_VERSION_ID) reads it."""
+    return _lex(text, served_version, _FAST_TOKEN.match)
+
+
+def _never(text: str, pos: int) -> None:
+    return None
+
+
+def _lex(
+    text: str, served_version: int, fast: Callable[[str, int], re.Match[str] | None]
+) -> LexedText:
+    """lex(), ``fast`` reading the common tokens in one match (_never: every token the long
+    way, which the tests compare the one-match way with)."""
     tokens: list[Token] = []
     comments = _Comments(text, served_version)
     pos = 0
     length = len(text)
+    append = tokens.append
     while True:
+        match = fast(text, pos)
+        if match is not None:
+            kind: str = match.lastgroup  # type: ignore[assignment]  # one always matched
+            start = match.start(kind)
+            end = match.end()
+            if kind == "word":
+                append(Token(Tok.WORD, match.group(kind), start, end))
+            elif kind == "number":
+                append(Token(Tok.NUMBER, match.group(kind), start, end))
+            elif kind == "op":
+                append(Token(Tok.OP, match.group(kind), start, end))
+            else:
+                append(Token(Tok.HEX, match.group(kind), start, end, raw=_hex_bytes(match[2])))
+            pos = end
+            continue
         pos = comments.skip(pos)
         if pos >= length:
             tokens.append(Token(Tok.END, "", length, length))
@@ -287,10 +332,8 @@ def lex(text: str, served_version: int = DEFAULT_VERSION_ID) -> LexedText:
         hex_match = _HEX.match(text, pos)
         if hex_match:
             digits = hex_match.group(1) if hex_match.group(1) is not None else hex_match.group(2)
-            if len(digits) % 2:
-                digits = "0" + digits
             tokens.append(
-                Token(Tok.HEX, hex_match.group(0), pos, hex_match.end(), raw=bytes.fromhex(digits))
+                Token(Tok.HEX, hex_match.group(0), pos, hex_match.end(), raw=_hex_bytes(digits))
             )
             pos = hex_match.end()
             continue
@@ -325,16 +368,22 @@ def lex(text: str, served_version: int = DEFAULT_VERSION_ID) -> LexedText:
             raise syntax_error(text[pos:], line_of(text, pos))
 
 
+def _hex_bytes(digits: str) -> bytes:
+    return bytes.fromhex("0" + digits if len(digits) % 2 else digits)
+
+
 def line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
 # Inside quotes, the longest run of characters that need no attention: scanned by the regex
 # engine in one go, so a 16 MiB literal is not a Python loop over its characters.
+# At most 64 KiB a match: one regex call holds the GIL, and a 16 MiB literal read in one would
+# hold it for tens of milliseconds against every other thread.
 _QUOTED_RUN = {
-    "'": re.compile(r"[^'\\]+"),
-    '"': re.compile(r'[^"\\]+'),
-    "`": re.compile(r"[^`]+"),  # no backslash escapes in a quoted identifier
+    "'": re.compile(r"[^'\\]{1,65536}"),
+    '"': re.compile(r'[^"\\]{1,65536}'),
+    "`": re.compile(r"[^`]{1,65536}"),  # no backslash escapes in a quoted identifier
 }
 
 
@@ -425,45 +474,50 @@ _NOT_BLANK = re.compile(r"[^ \t\n\r\v\f]")
 def split_statements(text: str, lexed: LexedText) -> list[StatementText]:
     """The statements of a multi-statement query, empty ones (";;") left out."""
     statements: list[StatementText] = []
-    current: list[Token] = []
+    tokens = lexed.tokens
     cuts = lexed.cuts
     next_cut = 0  # the cuts are in text order, and so are the statements
     begin = 0  # where MariaDB starts counting the lines of the next statement
-    for token in lexed.tokens:
-        if token.is_op(";") or token.kind is Tok.END:
-            if current:
-                start = current[0].start
-                lines_before = text.count("\n", begin, start)
-                piece = text[start : token.start]
-                while next_cut < len(cuts) and cuts[next_cut][1] <= start:
-                    next_cut += 1
-                mine: list[tuple[int, int]] = []
-                while next_cut < len(cuts) and cuts[next_cut][0] < token.start:
-                    cut_start, cut_end = cuts[next_cut]
-                    mine.append((max(cut_start, start) - start, min(cut_end, token.start) - start))
-                    next_cut += 1
-                statements.append(
-                    StatementText(
-                        start,
-                        piece,
-                        _rebase(current, start, len(piece)),
-                        lexed.plain[start : token.start],
-                        tuple(mine),
-                        1 + lines_before,
-                    )
+    first = 0  # index of the current statement's first token
+    ends = [i for i, t in enumerate(tokens) if t.kind is Tok.OP and t.text == ";"]
+    ends.append(len(tokens) - 1)  # the END token
+    for last in ends:
+        token = tokens[last]
+        if last > first:
+            start = tokens[first].start
+            lines_before = text.count("\n", begin, start)
+            piece = text[start : token.start]
+            while next_cut < len(cuts) and cuts[next_cut][1] <= start:
+                next_cut += 1
+            mine: list[tuple[int, int]] = []
+            while next_cut < len(cuts) and cuts[next_cut][0] < token.start:
+                cut_start, cut_end = cuts[next_cut]
+                mine.append((max(cut_start, start) - start, min(cut_end, token.start) - start))
+                next_cut += 1
+            statements.append(
+                StatementText(
+                    start,
+                    piece,
+                    _rebase(tokens[first:last], start, len(piece)),
+                    lexed.plain[start : token.start],
+                    tuple(mine),
+                    1 + lines_before,
                 )
-            current = []
-            blank = _NOT_BLANK.search(text, token.end)
-            begin = blank.start() if blank else len(text)
-            continue
-        current.append(token)
+            )
+        first = last + 1
+        blank = _NOT_BLANK.search(text, token.end)
+        begin = blank.start() if blank else len(text)
     return statements
 
 
 def _rebase(tokens: list[Token], base: int, length: int) -> list[Token]:
-    out = [Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens]
-    out.append(Token(Tok.END, "", length, length))
-    return out
+    # Nearly every query's (first) statement starts at its offset 0: its tokens are its own.
+    if base:
+        tokens = [
+            Token(t.kind, t.text, t.start - base, t.end - base, t.extra, t.raw) for t in tokens
+        ]
+    tokens.append(Token(Tok.END, "", length, length))
+    return tokens
 
 
 def without_cuts(text: str, start: int, end: int, cuts: Sequence[tuple[int, int]]) -> str:
@@ -625,9 +679,13 @@ class Parser:
         finally:
             self.depth -= 1
 
+    # accept_word and accept_op are asked several times per token of every statement: inlined
+    # (a WORD or OP token is never the END, after which the cursor would stay).
     def accept_word(self, *words: str) -> Token | None:
-        if self.peek.is_word(*words):
-            return self.next()
+        token = self.tokens[self.index]
+        if token.kind is Tok.WORD and token.text.upper() in words:
+            self.index += 1
+            return token
         return None
 
     def expect_word(self, *words: str) -> Token:
@@ -637,8 +695,10 @@ class Parser:
         return token
 
     def accept_op(self, *ops: str) -> Token | None:
-        if self.peek.is_op(*ops):
-            return self.next()
+        token = self.tokens[self.index]
+        if token.kind is Tok.OP and token.text in ops:
+            self.index += 1
+            return token
         return None
 
     def expect_op(self, *ops: str) -> Token:

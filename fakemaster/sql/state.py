@@ -208,7 +208,9 @@ class ServerState:
             info.dump_server_id = server_id
         if server_id == 0:
             return None
-        for other_id, other in self.connections.items():
+        # A copy: a big statement read in a worker thread may run this while the loop opens
+        # or closes a connection.
+        for other_id, other in list(self.connections.items()):
             if other_id != thread_id and other.dump_server_id == server_id:
                 other.dump_server_id = None
                 return other_id

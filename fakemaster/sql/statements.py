@@ -71,6 +71,7 @@ from fakemaster.sql.answers.snapshot import (
 from fakemaster.sql.answers.table_select import from_table, select_from_table
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Handler, OkResult, Outcome, Response
+from fakemaster.sql.release import release_deferred, release_in_slices
 from fakemaster.sql.sqltext import (
     Parser,
     StatementText,
@@ -260,6 +261,10 @@ def execute(session: SessionState, text: str) -> Outcome:
     # As MariaDB's alloc_query: blanks before, blanks and ';' after the query are not part of
     # it (errors quote and number lines without them).
     text = text.lstrip(_BLANKS).rstrip(_BLANKS + ";")
+    if text.endswith("\0"):
+        # The lexer takes a NUL as the end of the query when it is the last character, and
+        # rejects one anywhere else (MariaDB 10.11: "SELECT 1\0" is SELECT 1).
+        text = text[:-1].rstrip(_BLANKS + ";")
     try:
         lexed = lex(text, version_id(session.server.config.version or DEFAULT_VERSION))
     except SqlError as lexing_error:
@@ -285,6 +290,10 @@ def execute(session: SessionState, text: str) -> Outcome:
             _record(session, response)
         if _failed(response) is not None or outcome.close_connection:
             break
+    for statement in statements:
+        release_in_slices(statement.tokens)
+    release_in_slices(lexed.tokens)
+    release_deferred()
     return outcome
 
 
@@ -292,6 +301,7 @@ _BLANKS = " \t\n\r\v\f"
 
 
 def _fail(session: SessionState, outcome: Outcome, error: SqlError) -> Outcome:
+    error = error.with_traceback(None)  # as in _dispatch
     _record(session, error)
     outcome.responses.append(error)
     _note_state(session, outcome)
@@ -325,7 +335,9 @@ def _dispatch(
         try:
             return statement.handler(context)
         except SqlError as error:
-            return error
+            # Without its traceback: it goes into the outcome, which the frames in it hold,
+            # a cycle only the garbage collector frees, keeping every token of the statement.
+            return error.with_traceback(None)
     return syntax_error(quote_text, statement_text.first_line)
 
 

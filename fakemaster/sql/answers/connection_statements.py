@@ -22,6 +22,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_KILL_DENIED_ERROR,
     ER_NO_SUCH_THREAD,
     ER_QUERY_INTERRUPTED,
+    ER_WRONG_DB_NAME,
 )
 
 __all__ = [
@@ -90,6 +91,9 @@ def change_database(session: SessionState, name: str) -> OkResult:
     """USE / COM_INIT_DB / the database of the handshake: ER_DBACCESS_DENIED_ERROR for a
     database the account may not use (whether it exists or not), then ER_BAD_DB_ERROR for one
     the server does not have. Names are case-sensitive but for information_schema's, as on Linux."""
+    if not _valid_database_name(name):
+        # check_db_name first, as mysql_change_db does; the message stops at a NUL.
+        raise sql_error(ER_WRONG_DB_NAME, name.split("\0", 1)[0][:100])
     account = session.account
     if not account.may_use(name):
         raise sql_error(ER_DBACCESS_DENIED_ERROR, account.user, account.host, name)
@@ -109,6 +113,12 @@ def change_database(session: SessionState, name: str) -> OkResult:
     if session.variables.get("session_track_schema"):
         state.append(session_state_entry(SessionTrack.SCHEMA, actual.encode()))
     return OkResult(session_state=state)
+
+
+def _valid_database_name(name: str) -> bool:
+    """As MariaDB 10.11's check_db_name: at most 64 characters, no trailing space, and (sent
+    with COM_INIT_DB, which counts its bytes) no NUL."""
+    return len(name) <= 64 and not name.endswith(" ") and "\0" not in name
 
 
 def begin(ctx: Context) -> Response:

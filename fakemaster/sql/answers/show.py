@@ -77,11 +77,11 @@ def show_variables(ctx: Context) -> Response:
 def show_status(ctx: Context) -> Response:
     server = ctx.server
     uptime = int(server.clock() - server.started_at)
-    replicas = sum(1 for info in server.connections.values() if info.replica is not None)
+    # A snapshot of the connections: a worker thread may add one while this runs.
+    connections = list(server.connections.values())
+    replicas = sum(1 for info in connections if info.replica is not None)
     # Dumping connections, registered replicas or not (as SHOW PROCESSLIST lists them).
-    dumps = sum(
-        1 for info in server.connections.values() if info.dumping or info.dump_server_id is not None
-    )
+    dumps = sum(1 for info in connections if info.dumping or info.dump_server_id is not None)
     semi_sync = bool(server.globals["rpl_semi_sync_master_enabled"])
     # The connection's own compression, in SHOW GLOBAL STATUS too (as MariaDB 10.11 shows it).
     compressed = bool(ctx.session.capabilities & Capability.COMPRESS)

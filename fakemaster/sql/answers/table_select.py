@@ -32,10 +32,12 @@ from fakemaster.protocol.resultset import (
     sql_error,
     with_name,
 )
+from fakemaster.sql.answers.in_list import ConstantList
 from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.snapshot import read_snapshot
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
+from fakemaster.sql.release import defer_release, release_in_slices
 from fakemaster.sql.sqltext import Parser, Tok, Token
 from fakemaster.sql.state import SessionState
 from fakemaster.sql.tables.catalogue import (
@@ -510,16 +512,10 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         while parser.accept_op(","):
             options.append(_operand(parser, source, session))
         parser.expect_op(")")
-        if not negate:
-            _note_constraint(source, left, *options)
-
-        def within(row: Sequence[CellValue]) -> bool:
-            value = left.get(row)
-            if value is None:
-                return False
-            found = any(_compare(left, value, o, o.get(row)) == 0 for o in options)
-            return found != negate
-
+        if not negate:  # (columns only: a million constants are not copied into a tuple)
+            _note_constraint(source, left, *[o for o in options if o.position is not None])
+        within = _within(left, options, negate)
+        release_in_slices(options)  # a million operands are not freed in one call
         return within
     if parser.accept_word("LIKE"):
         pattern_operand = _operand(parser, source, session)
@@ -566,6 +562,43 @@ def _predicate(parser: Parser, left: _Operand, source: Source, session: SessionS
         return test(_compare(left, a, right, b))
 
     return compare
+
+
+def _within(left: _Operand, options: list[_Operand], negate: bool) -> Predicate:
+    """``left [NOT] IN (options)``: the constants looked up in sets (linear in rows +
+    constants), columns compared row by row. NULL when nothing matched and a NULL was listed:
+    the row is left out either way."""
+    constants = ConstantList(
+        left.numeric,
+        left.folded,
+        [(o.get(()), o.numeric, o.folded) for o in options if o.position is None],
+        number=_number,
+        text=_text,
+        fold=general_ci_key,
+    )
+    columns = [o for o in options if o.position is not None]
+    defer_release(constants.release)  # the WHERE clause holds them until the statement ends
+
+    def compare(value: Value, constant: tuple[Value, bool, bool]) -> int:
+        held, numeric, folded = constant
+        return _compare(left, value, _Operand(lambda row: held, numeric, folded), held)
+
+    def within(row: Sequence[CellValue]) -> bool:
+        value = left.get(row)
+        if value is None:
+            return False
+        if constants.holds(value, compare):
+            return not negate
+        unknown = constants.has_null
+        for option in columns:
+            other = option.get(row)
+            if other is None:
+                unknown = True
+            elif _compare(left, value, option, other) == 0:
+                return not negate
+        return False if unknown else negate
+
+    return within
 
 
 # Each comparison operator as a test of the sign of _compare's result.
