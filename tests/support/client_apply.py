@@ -12,11 +12,13 @@ from typing import Any
 
 from fakemaster.client.changes import DDL, DELETE, INSERT, ChangeEvent
 from fakemaster.client.position import Position
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES
 from scenarios.compiler import compile_scenario
 from scenarios.create_table import parse_ddl
 from scenarios.ddl import apply_ddl
 from scenarios.history import Scenario
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
+from scenarios.values import convert
 
 __all__ = ["Tables", "catalogue", "initial", "target"]
 
@@ -103,6 +105,8 @@ class Tables:
                     value += 1 << column.bits_wide()
                 elif column.type == "binary" and isinstance(value, bytes):
                     value = value.ljust(column.length or 0, b"\x00")
+                elif column.type in FIXED_BINARY_TYPES:  # logged as BINARY(n): the model's value
+                    value = convert(column, value, table=table.qualified)
             out[index] = value
         return out
 
