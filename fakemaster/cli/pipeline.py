@@ -19,7 +19,11 @@ from typing import Any, TextIO
 
 from fakemaster.cli.options import add_connection_options
 
-__all__ = ["add_parser", "run"]
+__all__ = ["TABLES_SKIPPED", "add_parser", "run"]
+
+TABLES_SKIPPED = 3
+"""The exit status of a batch that wrote every table it could but skipped some (each named
+on stdout with what could not be done, and in OUT/report.json)."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -138,6 +142,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         from fakemaster.spark.columns import load_catalogue
         from fakemaster.spark.materialiser import Materialiser
         from fakemaster.spark.source import expand_paths, register
+        from fakemaster.spark.table_report import summary_line, table_line
     except ImportError as exc:
         print(f"error: the pipeline command needs fakemaster[spark] ({exc})", file=err)
         return 1
@@ -179,9 +184,9 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         file=err,
     )
     for result in results:
-        state = "dropped" if result.path is None else f"{result.rows} rows"
-        print(f"{result.name}\t{state}")
-    return 0
+        print(table_line(result))
+    print(summary_line(results), file=err)
+    return TABLES_SKIPPED if any(r.status == "skipped" for r in results) else 0
 
 
 def _session(args: argparse.Namespace) -> Any:
@@ -202,6 +207,7 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         from fakemaster.spark.columns import load_catalogue
         from fakemaster.spark.materialiser import Materialiser
         from fakemaster.spark.source import register
+        from fakemaster.spark.table_report import table_line
     except ImportError as exc:
         print(f"error: the pipeline command needs fakemaster[spark] ({exc})", file=err)
         return 1
@@ -233,7 +239,9 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     def apply(frame: Any, batch_id: int) -> None:
         started = time.monotonic()
         rows = frame.count()
-        materialiser.apply(frame, batch_id)
+        for result in materialiser.apply(frame, batch_id):
+            if result.status == "skipped":
+                print(f"[pipeline] batch {batch_id}: {table_line(result)}", file=err, flush=True)
         with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
             position = json.load(handle)
         elapsed = time.monotonic() - started
