@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from decoder.binlog_file import Source
+    from fakemaster.spark.progress import ProgressSender
     from fakemaster.vocabulary.context import BinlogContext
     from fakemaster.vocabulary.layouts import Buffer
 
@@ -112,9 +113,11 @@ def read_changes_fast(
     batch_rows: int = 8192,
     verify_checksum: bool = True,
     table: TableInfo | None = None,
+    progress: ProgressSender | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """:func:`fakemaster.spark.changes.read_changes` through the columnar decoder (same
     batches' rows, same order; the module docstring says when it reads the reference way).
+    ``progress`` is told the events decoded and the offset reached as decoding proceeds.
 
     With ``table``, only that table's events (and the DDL of its database), with typed images,
     as :func:`fakemaster.spark.changes.typed_batch` gives them: the columnar decoder's typed
@@ -127,7 +130,7 @@ def read_changes_fast(
         source = io.BytesIO(b"".join(chunks))
     if not catalogue:
         try:
-            found = _read_table(source, name, index, verify_checksum, table)
+            found = _read_table(source, name, index, verify_checksum, table, progress)
         except _Fallback:
             if isinstance(source, io.BytesIO):
                 source.seek(0)
@@ -178,7 +181,12 @@ def _runs(offsets: Any) -> tuple[Any, Any]:
 
 
 def _read_table(
-    source: Any, name: str, index: int, verify_checksum: bool, typed: TableInfo | None = None
+    source: Any,
+    name: str,
+    index: int,
+    verify_checksum: bool,
+    typed: TableInfo | None = None,
+    progress: ProgressSender | None = None,
 ) -> Any:
     from decoder.binlog_file import iter_raw_events
     from decoder.columnar import read_changes
@@ -205,6 +213,10 @@ def _read_table(
         wanted = _STATE_TYPES - {int(EventType.GTID)}  # read from the walk: not decoded
     state = changes.FileState(PurePosixPath(name).name, index, None)
     items = read_changes(source, verify_checksum=verify_checksum, events=wanted)
+    if progress is not None:
+        if walked is not None:
+            progress.count_events_at(walked[0])
+        items = progress.items(items)
     return _changes_table(items, state, raw_events, verify_checksum, typed, walked, gtids)
 
 

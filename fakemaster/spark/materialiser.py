@@ -95,9 +95,17 @@ def _typed(value: Any, spark_type: str) -> Any:
 class Materialiser:
     """Applies micro-batches of change events to ``out`` (see the module docstring)."""
 
-    def __init__(self, spark: Any, out: str, catalogue: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        out: str,
+        catalogue: Mapping[str, Any] | None = None,
+        on_table: Callable[[TableResult, int, int], None] | None = None,
+    ) -> None:
         self.spark = spark
         self.out = out.rstrip("/")
+        # Told each table's result as it is written, with its number and the tables' count.
+        self.on_table = on_table
         # Column defaults (text forms) fill the columns a partial insert image lacks.
         self.catalogue = dict(catalogue or {})
 
@@ -236,6 +244,8 @@ class Materialiser:
                 notes = (problem,) if problem is not None and result.path is not None else ()
                 result = replace(result, notes=notes)
             results.append(replace(result, statement_dml=statements.get((database, table), 0)))
+            if self.on_table is not None:
+                self.on_table(results[-1], len(results), len(names))
         return results
 
     def _ddl_shapes(

@@ -99,6 +99,8 @@ def test_batch_writes_every_table_it_can_and_names_the_others(
     # Statement-format DML counted, not fatal: the table of the two statements is written.
     assert report["shop.stmt"]["statement_dml"] == 2
     assert "2 statement-format DML not applied" in _report_line(captured.out, "shop.stmt")
+    # Each table's line on stderr as it is written, then the summary.
+    assert f"[pipeline] table {len(report)}/{len(report)}: " in captured.err
     summary = captured.err.strip().splitlines()[-1]
     assert "SKIPPED (shop.copy, shop.old)" in summary
     assert "4 statement-format DML not applied" in summary
