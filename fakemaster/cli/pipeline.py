@@ -4,14 +4,17 @@ events and materialised tables on Spark (the extra ``fakemaster[spark]``).
 
 The CLI registers it with ``add_parser(subparsers)``; PySpark is imported only when the command
 runs. Under ``spark-submit`` the session it submits with is used (``--master`` is then
-ignored). Progress goes to stderr: files decoded, then the rows per second and the position
-reached.
+ignored). Progress goes to stderr: bytes and events of each file as its task decodes it
+(``fakemaster.spark.progress``), each table as it is written, the rows per second and the
+position reached, and a summary; an error is one line at the end (a file that cannot be read
+named with the offset). Exit status 3: tables were skipped (docs/spark.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -21,7 +24,11 @@ from typing import Any, TextIO
 from fakemaster.cli import pipeline_compare, pipeline_submit
 from fakemaster.cli.options import add_client_tls_options, add_connection_options
 
-__all__ = ["add_parser", "run"]
+__all__ = ["TABLES_SKIPPED", "add_parser", "run"]
+
+TABLES_SKIPPED = 3
+"""The exit status of a batch that wrote every table it could but skipped some (each named
+on stdout with what could not be done, and in OUT/report.json)."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -118,22 +125,42 @@ def _add_spark_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _progress(spark: Any, total: int, err: TextIO, done: threading.Event, started: float) -> None:
-    tracker = spark.sparkContext.statusTracker()
-    last = ""
-    finished = 0
+def _progress(
+    listener: Any, files: list[str], err: TextIO, done: threading.Event, started: float
+) -> None:
+    """Every 2 s while decoding, the files' progress as their tasks report it (a line when
+    more is decoded), then one line when every file is."""
+    from fakemaster.spark.progress import progress_line
+
+    total_bytes = sum(os.path.getsize(f) for f in files if "://" not in f and os.path.isfile(f))
+    last = None
     while not done.wait(2.0):
-        decoding = False
-        for stage_id in tracker.getActiveStageIds():
-            info = tracker.getStageInfo(stage_id)
-            if info is not None and info.numTasks == total:
-                decoding = True
-                finished = max(finished, info.numCompletedTasks)
-        phase = "decoding" if decoding or not finished else "materialising tables after"
-        line = f"[pipeline] {phase}: {finished}/{total} files, {time.monotonic() - started:.0f} s"
-        if line != last:
-            print(line, file=err, flush=True)
-            last = line
+        reported = listener.files()
+        decoded = sum(p.done for p in reported.values())
+        state = (decoded, sum(p.pos for p in reported.values()))
+        if state == last:
+            continue
+        last = state
+        elapsed = time.monotonic() - started
+        if decoded >= len(files):
+            events = sum(p.events for p in reported.values())
+            print(
+                f"[pipeline] decoded {decoded} files ({events:,} events) in {elapsed:.0f} s;"
+                " materialising tables",
+                file=err,
+                flush=True,
+            )
+        else:
+            print(progress_line(reported, len(files), total_bytes, elapsed), file=err, flush=True)
+
+
+def _table_written(err: TextIO) -> Any:
+    def report(result: Any, number: int, total: int) -> None:
+        from fakemaster.spark.table_report import table_line
+
+        print(f"[pipeline] table {number}/{total}: {table_line(result)}", file=err, flush=True)
+
+    return report
 
 
 def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
@@ -148,7 +175,10 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         from fakemaster.spark import FORMAT_NAME
         from fakemaster.spark.columns import load_catalogue
         from fakemaster.spark.materialiser import Materialiser
+        from fakemaster.spark.progress import ProgressListener
+        from fakemaster.spark.read_errors import error_line
         from fakemaster.spark.source import expand_paths, register
+        from fakemaster.spark.table_report import summary_line, table_line
     except ImportError as exc:
         print(f"error: the pipeline command needs fakemaster[spark] ({exc})", file=err)
         return 1
@@ -158,7 +188,8 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         return 1
     spark = _session(args)
     register(spark)
-    reader = spark.read.format(FORMAT_NAME)
+    listener = ProgressListener(_driver_host(spark))
+    reader = spark.read.format(FORMAT_NAME).option("progress", listener.address)
     if args.catalogue:
         reader = reader.option("catalog", args.catalogue)
     if args.snapshot:
@@ -166,19 +197,21 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     started = time.monotonic()
     done = threading.Event()
     watcher = threading.Thread(
-        target=_progress, args=(spark, len(files), err, done, started), daemon=True
+        target=_progress, args=(listener, files, err, done, started), daemon=True
     )
     watcher.start()
     try:
         catalogue = load_catalogue(args.catalogue)
-        materialiser = Materialiser(spark, args.out, catalogue)
+        materialiser = Materialiser(spark, args.out, catalogue, _table_written(err))
         results = materialiser.apply(reader.load(files), args.batch_id)
     except Exception as exc:  # noqa: BLE001 - one error line, as every command
         done.set()
-        print(f"error: {type(exc).__name__}: {exc}", file=err)
+        watcher.join()
+        print(f"error: {error_line(exc)}", file=err)
         return 1
     finally:
         done.set()
+        listener.close()
     elapsed = time.monotonic() - started
     events = spark.read.parquet(f"{materialiser.changes_path}/batch_id={args.batch_id}").count()
     with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
@@ -190,9 +223,9 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         file=err,
     )
     for result in results:
-        state = "dropped" if result.path is None else f"{result.rows} rows"
-        print(f"{result.name}\t{state}")
-    return 0
+        print(table_line(result))
+    print(summary_line(results), file=err)
+    return TABLES_SKIPPED if any(r.status == "skipped" for r in results) else 0
 
 
 def _session(args: argparse.Namespace) -> Any:
@@ -202,6 +235,10 @@ def _session(args: argparse.Namespace) -> Any:
     if not _under_submit():
         builder = builder.master(args.master).config("spark.ui.showConsoleProgress", "false")
     spark = builder.getOrCreate()
+    if not _under_submit():
+        # A failed task's Python traceback is logged at ERROR, thousands of lines: the command
+        # ends with the one line that names the error (and its file and offset) instead.
+        spark.sparkContext.setLogLevel("FATAL")
     if args.shuffle_partitions:
         spark.conf.set("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
     return spark
@@ -231,6 +268,7 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         from fakemaster.spark.columns import load_catalogue
         from fakemaster.spark.materialiser import Materialiser
         from fakemaster.spark.source import register
+        from fakemaster.spark.table_report import table_line
     except ImportError as exc:
         print(f"error: the pipeline command needs fakemaster[spark] ({exc})", file=err)
         return 1
@@ -264,7 +302,9 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     def apply(frame: Any, batch_id: int) -> None:
         started = time.monotonic()
         rows = frame.count()
-        materialiser.apply(frame, batch_id)
+        for result in materialiser.apply(frame, batch_id):
+            if result.status == "skipped":
+                print(f"[pipeline] batch {batch_id}: {table_line(result)}", file=err, flush=True)
         with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
             position = json.load(handle)
         elapsed = time.monotonic() - started
@@ -293,7 +333,11 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     return 0
 
 
-def _under_submit() -> bool:
-    import os
+def _driver_host(spark: Any) -> str:
+    """The address the executors reach the driver at (progress datagrams go there)."""
+    host = spark.conf.get("spark.driver.host", None)
+    return "127.0.0.1" if not host or spark.sparkContext.master.startswith("local") else host
 
+
+def _under_submit() -> bool:
     return "SPARK_SUBMIT_OPTS" in os.environ or os.environ.get("PYSPARK_GATEWAY_PORT") is not None

@@ -326,15 +326,20 @@ class EventColumns:
         seq: tuple[int, int, int],
         ddl: str | None = None,
         ddl_kind: str | None = None,
+        *,
+        query_once: bool = False,
     ) -> None:
         """Everything but the images and table description of ``count`` events that differ
-        only in their row index (``rows``, also the source block's ``row``)."""
+        only in their row index (``rows``, also the source block's ``row``); with
+        ``query_once`` the source's query is on the first of them only."""
         self.op.extend([op] * count)
         self.database.extend([database] * count)
         self.table.extend([table] * count)
         for name in _SOURCE_FIELDS:
             if name == "row":
                 self.source["row"].extend(rows)
+            elif name == "query" and query_once and count:
+                self.source["query"].extend([source["query"]] + [None] * (count - 1))
             else:
                 self.source[name].extend([source[name]] * count)
         file_index_, pos, event = seq
@@ -492,7 +497,11 @@ def _rows(state: FileState, out: EventColumns, pos: int, event: RowsEvent) -> No
         _source(state, pos, info.database, info.table, None),
         range(count),
         (state.index, pos, state.event),
+        query_once=True,
     )
+    # The annotated statement is given once, on its first change event: a bulk INSERT's text
+    # repeated on each of its thousands of rows would cost its size squared.
+    state.query = None
     out.columns.add(info.names, count)
     out.column_types.add(info.spark_types, count)
     out.primary_key.add(info.primary_key, count)

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from decoder.binlog_file import Source
+    from fakemaster.spark.progress import ProgressSender
     from fakemaster.vocabulary.context import BinlogContext
     from fakemaster.vocabulary.layouts import Buffer
 
@@ -112,9 +113,11 @@ def read_changes_fast(
     batch_rows: int = 8192,
     verify_checksum: bool = True,
     table: TableInfo | None = None,
+    progress: ProgressSender | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """:func:`fakemaster.spark.changes.read_changes` through the columnar decoder (same
     batches' rows, same order; the module docstring says when it reads the reference way).
+    ``progress`` is told the events decoded and the offset reached as decoding proceeds.
 
     With ``table``, only that table's events (and the DDL of its database), with typed images,
     as :func:`fakemaster.spark.changes.typed_batch` gives them: the columnar decoder's typed
@@ -127,7 +130,7 @@ def read_changes_fast(
         source = io.BytesIO(b"".join(chunks))
     if not catalogue:
         try:
-            found = _read_table(source, name, index, verify_checksum, table)
+            found = _read_table(source, name, index, verify_checksum, table, progress)
         except _Fallback:
             if isinstance(source, io.BytesIO):
                 source.seek(0)
@@ -178,7 +181,12 @@ def _runs(offsets: Any) -> tuple[Any, Any]:
 
 
 def _read_table(
-    source: Any, name: str, index: int, verify_checksum: bool, typed: TableInfo | None = None
+    source: Any,
+    name: str,
+    index: int,
+    verify_checksum: bool,
+    typed: TableInfo | None = None,
+    progress: ProgressSender | None = None,
 ) -> Any:
     from decoder.binlog_file import iter_raw_events
     from decoder.columnar import read_changes
@@ -205,6 +213,10 @@ def _read_table(
         wanted = _STATE_TYPES - {int(EventType.GTID)}  # read from the walk: not decoded
     state = changes.FileState(PurePosixPath(name).name, index, None)
     items = read_changes(source, verify_checksum=verify_checksum, events=wanted)
+    if progress is not None:
+        if walked is not None:
+            progress.count_events_at(walked[0])
+        items = progress.items(items)
     return _changes_table(items, state, raw_events, verify_checksum, typed, walked, gtids)
 
 
@@ -274,6 +286,7 @@ def _changes_table(
     batches = decoded.read(items, state, resets)
     numbers = _EventNumbers(*_every_event(walked, decoded, batches))
     marks = _Marks(decoded, resets, read_gtids)
+    marks.find_first_rows(batches)
     schema = changes.arrow_schema()
     if typed is not None:
         batches = [cb for cb in batches if (cb.database, cb.table) == (typed.database, typed.table)]
@@ -392,9 +405,10 @@ class _EventNumbers:
 class _Marks:
     """The state (server id, GTID, timestamp, query) of the rows of events by offset: the last
     mark's before them (a GTID read from the walk is a mark too, with no query), none before
-    the first, and no query after an XID/ROTATE that followed the mark."""
+    the first, and no query after an XID/ROTATE that followed the mark. An annotated query is
+    given once, on the first change event of its statement (changes.add_event)."""
 
-    __slots__ = ("at", "resets", "values")
+    __slots__ = ("at", "first", "resets", "values")
 
     def __init__(self, decoded: _Decoded, resets: Any, read_gtids: _CommonGtids | None) -> None:
         import numpy as np
@@ -427,27 +441,57 @@ class _Marks:
         self.at = at
         self.values = values
         self.resets = resets
+        # Per mark (and the null state last): the offset of the first rows event whose rows
+        # carry its query, -1 for none (find_first_rows).
+        self.first = np.full(len(at) + 1, -1, np.int64)
 
-    def of(self, offsets: Any) -> list[Any]:
-        """The four state columns of the rows of the events at ``offsets``."""
+    def _marks_of(self, offsets: Any, query: bool) -> Any:
+        """The index in ``values`` of the state of the events at ``offsets``; for the query
+        (``query``), the null state after a reset that follows the mark."""
         import numpy as np
-        import pyarrow as pa
 
         mark_at = self.at
         resets = self.resets
-        offsets, counts = _runs(offsets)
         m = np.searchsorted(mark_at, offsets, side="right") - 1
         at = np.where(m >= 0, m, len(mark_at))
+        if query and len(resets):
+            # A reset after the last mark: no query (the reference's XID/ROTATE).
+            r = np.searchsorted(resets, offsets, side="right") - 1
+            since = (r >= 0) & ((m < 0) | (resets[np.maximum(r, 0)] > mark_at[np.maximum(m, 0)]))
+            at = np.where(since, len(mark_at), at)
+        return at
+
+    def find_first_rows(self, batches: Sequence[Any]) -> None:
+        """Note, for each query, the first rows event (of any table) that carries it: its
+        text goes on that event's first row only, so a statement costs its size once, not
+        once per row (a bulk INSERT of thousands of rows)."""
+        import numpy as np
+
+        if not batches:
+            return
+        offsets = np.unique(
+            np.concatenate([np.asarray(cb.record_batch.column("event_offset")) for cb in batches])
+        )
+        at = self._marks_of(offsets, True)
+        marks, first = np.unique(at, return_index=True)
+        self.first[marks] = offsets[first]
+        self.first[len(self.at)] = -1
+
+    def of(self, offsets: Any, rows: Any) -> list[Any]:
+        """The four state columns of the rows of the events at ``offsets`` (``rows``: each
+        row's index in its event)."""
+        import numpy as np
+        import pyarrow as pa
+
+        offsets, counts = _runs(offsets)
         columns = []
         for k, values in enumerate(self.values):
-            if k == 3 and len(resets):
-                # A reset after the last mark: no query (the reference's XID/ROTATE).
-                r = np.searchsorted(resets, offsets, side="right") - 1
-                since = (r >= 0) & (
-                    (m < 0) | (resets[np.maximum(r, 0)] > mark_at[np.maximum(m, 0)])
-                )
-                at = np.where(since, len(mark_at), at)
-            columns.append(values.take(pa.array(np.repeat(at, counts))))
+            at = self._marks_of(offsets, k == 3)
+            taken = np.repeat(at, counts)
+            if k == 3:
+                first = np.repeat(self.first[at] == offsets, counts) & (rows == 0)
+                taken = np.where(first, taken, len(self.at))
+            columns.append(values.take(pa.array(taken)))
         return columns
 
 
@@ -473,7 +517,7 @@ def _rows_batch(
         images = _text_images(cb, info, schema, repairs)
     offsets = np.asarray(rb.column("event_offset"))
     rows = rb.column("row").cast(pa.int32())
-    server_id, gtid, ts_ms, query = marks.of(offsets)
+    server_id, gtid, ts_ms, query = marks.of(offsets, np.asarray(rows))
     pos = pa.array(offsets, pa.int64())
     source_arr = pa.StructArray.from_arrays(
         [

@@ -5,6 +5,7 @@ Layout of the output directory ``OUT``::
     OUT/changes/batch_id=N/      the change events of micro-batch N (Parquet)
     OUT/tables/<db>.<table>/     the current state of each table (Parquet, typed columns)
     OUT/position.json            the batch and binlog position the tables reflect
+    OUT/report.json              per table: written, dropped or skipped (why), statement DML, NULLs
 
 Idempotence (pattern (a) of the notes): batch N's change events are written with dynamic
 partition overwrite into ``batch_id=N``, so a replayed batch rewrites the same partition; the
@@ -31,10 +32,13 @@ Rules (docs/spark.md):
   (``scenarios.ddl.apply_ddl``) to the catalogue's ``create`` statements and the tables the log
   creates; a column an ALTER adds has its DEFAULT in the rows written before it. ``RENAME
   TABLE`` moves a table's events to its new name. Statement-based DML (``ddl_kind``
-  STATEMENT) is not applied: the binlog must be written with ``binlog_format=ROW``.
+  STATEMENT) is not applied (the binlog must be written with ``binlog_format=ROW``): it is
+  counted per table in the report.
+* A table that cannot be written is skipped with its reason; every other table is written
+  (``table_report``; ``OUT/report.json``).
 * Values: each column is cast from its text form to the column type the TABLE_MAP gives
   (``column_types``); DATE/DATETIME/TIMESTAMP values Spark cannot hold (MariaDB's zero dates)
-  become NULL.
+  become NULL, counted in the report as every value made NULL is.
 """
 
 from __future__ import annotations
@@ -44,10 +48,17 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+from fakemaster.spark.table_report import (
+    TableResult,
+    TableSkipped,
+    one_line,
+    report_json,
+    statement_target,
+)
 from fakemaster.spark.uris import resolve_path
 
 __all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table_dir_name"]
@@ -55,13 +66,6 @@ __all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table
 _SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
 _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
-
-
-@dataclass(frozen=True)
-class TableResult:
-    name: str  # database.table
-    rows: int
-    path: str | None  # None: the table was dropped
 
 
 def table_dir_name(database: str, table: str) -> str:
@@ -92,9 +96,17 @@ def _typed(value: Any, spark_type: str) -> Any:
 class Materialiser:
     """Applies micro-batches of change events to ``out`` (see the module docstring)."""
 
-    def __init__(self, spark: Any, out: str, catalogue: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        out: str,
+        catalogue: Mapping[str, Any] | None = None,
+        on_table: Callable[[TableResult, int, int], None] | None = None,
+    ) -> None:
         self.spark = spark
         self.out = resolve_path(out).rstrip("/")  # the executors write there: made absolute
+        # Told each table's result as it is written, with its number and the tables' count.
+        self.on_table = on_table
         # Column defaults (text forms) fill the columns a partial insert image lacks.
         self.catalogue = dict(catalogue or {})
 
@@ -105,6 +117,10 @@ class Materialiser:
     @property
     def position_path(self) -> str:
         return f"{self.out}/position.json"
+
+    @property
+    def report_path(self) -> str:
+        return f"{self.out}/report.json"
 
     def current_batch(self) -> int | None:
         """The last batch applied (from ``position.json``), None before the first."""
@@ -144,6 +160,7 @@ class Materialiser:
         )
         results = self._tables(log)
         self._write_position(log, batch_id)
+        self._write_json(self.report_path, report_json(batch_id, results))
         return results
 
     # --- tables ----------------------------------------------------------------------------
@@ -192,7 +209,8 @@ class Materialiser:
         # none): its columns are those the DDL gives, applied to what is known of it.
         mapped = {(r["database"], r["table"]): r["mapped"] for r in summary}
         added: dict[tuple[str, str], dict[str, Any]] = {}
-        for shaped, (at, shape) in self._ddl_shapes(log).items():
+        problems: dict[tuple[str, str], str] = {}
+        for shaped, (at, shape) in self._ddl_shapes(log, problems).items():
             if shape is not None:
                 added[shaped] = shape["defaults"]
                 if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
@@ -203,10 +221,13 @@ class Materialiser:
             if name not in resets or tuple(resets[name][0]) < tuple(seq):
                 resets[name] = (seq, True)
         names |= set(renamed)
+        statements = _statement_dml(log)
+        names |= {n for n in statements if n[1] is not None}
         results = []
         for database, table in sorted(names):
-            results.append(
-                self._table(
+            problem = problems.get((database, table))
+            try:
+                result = self._table(
                     row_ops,
                     database,
                     table,
@@ -215,23 +236,37 @@ class Materialiser:
                     (database, table) in folded,
                     added.get((database, table), {}),
                 )
-            )
+            except Exception as exc:  # noqa: BLE001 - one table never loses the run
+                reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
+                if problem is not None and problem not in reason:
+                    reason = f"{reason}; {problem}"
+                result = TableResult(table_dir_name(database, table), 0, None, reason)
+            else:
+                notes = (problem,) if problem is not None and result.path is not None else ()
+                result = replace(result, notes=notes)
+            results.append(replace(result, statement_dml=statements.get((database, table), 0)))
+            if self.on_table is not None:
+                self.on_table(results[-1], len(results), len(names))
         return results
 
-    def _ddl_shapes(self, log: Any) -> dict[tuple[str, str], tuple[Any, dict[str, Any] | None]]:
+    def _ddl_shapes(
+        self, log: Any, problems: dict[tuple[str, str], str]
+    ) -> dict[tuple[str, str], tuple[Any, dict[str, Any] | None]]:
         """Per table, the sequence of the last DDL statement that shaped it (CREATE, ALTER,
         RENAME into it) and its shape then: ``columns``, ``column_types``, ``primary_key`` and
         the ``defaults`` (text forms) of its columns, or None where the table is not known
         (an ALTER of a table that no CREATE in the log and no ``create`` of the catalogue
         describes). The statements are applied in ``seq`` order with the project's DDL
         applier (``scenarios.ddl.apply_ddl``) to the catalogue's tables (their ``create``
-        statements) and those the log creates."""
+        statements) and those the log creates. What cannot be parsed or applied goes into
+        ``problems`` (by table, one line naming the statement's file and offset, or the
+        catalogue)."""
         from pyspark.sql import functions as F
 
         kinds = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
         statements = (
             log.where((F.col("op") == "ddl") & F.col("ddl_kind").isin(*kinds))
-            .select("seq", "ddl", "ddl_kind", "database", "table")
+            .select("seq", "ddl", "ddl_kind", "database", "table", "source.file", "source.pos")
             .orderBy("seq")
             .collect()
         )
@@ -243,8 +278,16 @@ class Materialiser:
         tables: dict[str, Any] = {}
         for name, entry in self.catalogue.items():
             if isinstance(entry, Mapping) and entry.get("create"):
-                database = name.partition(".")[0]
-                tables[name] = parse_create_table(str(entry["create"]), database)
+                database, _, table = name.partition(".")
+                try:
+                    tables[name] = parse_create_table(str(entry["create"]), database)
+                except (ValueError, KeyError) as exc:
+                    _add_problem(
+                        problems,
+                        (database, table),
+                        f"the catalogue's (--catalog) create of {name} could not be parsed:"
+                        f" {one_line(exc)}",
+                    )
         found: dict[tuple[str, str], tuple[Any, Any]] = {}
         for row in statements:
             if row["ddl_kind"] == "DROP_DATABASE":
@@ -261,12 +304,18 @@ class Materialiser:
                     else f"{statement.database}.{statement.name}"
                 )
                 apply_ddl(statement, tables, {name: [] for name in tables})
-            except (ValueError, KeyError):  # ScenarioError, UnicodeError are ValueErrors
+            except (ValueError, KeyError) as exc:  # ScenarioError, UnicodeError: ValueErrors
                 # Not a statement the applier models, or a table it does not know: what
                 # the statement names is unknown from here on.
                 if row["table"] is not None:
                     tables.pop(f"{row['database']}.{row['table']}", None)
                     found[(row["database"], row["table"])] = (row["seq"], None)
+                    _add_problem(
+                        problems,
+                        (row["database"], row["table"]),
+                        f"its {row['ddl_kind'].replace('_', ' ')} at {row['file']}:{row['pos']}"
+                        f" could not be modelled: {one_line(exc)}",
+                    )
                 continue
             if row["ddl_kind"] != "DROP_TABLE":
                 database, _, table = touched.partition(".")
@@ -321,6 +370,11 @@ class Materialiser:
             columns: Sequence[str] = self._snapshot_columns(events)
             types: Sequence[str] = ["string"] * len(columns)
             key: Sequence[str] = []
+            if not columns:
+                raise TableSkipped(
+                    "its columns are unknown: no TABLE_MAP, CREATE TABLE or catalogue entry"
+                    " gives them"
+                )
         else:
             columns = schema["columns"]
             # Snapshot rows know their columns (from the catalogue), not their types: the
@@ -366,11 +420,32 @@ class Materialiser:
             )
         else:
             images = self._keyed(events, key)
+        from pyspark.sql import Observation
+
+        # Each value that becomes NULL though the binlog has one (or has none: the column is
+        # in no image) is counted while the table is written: no job of its own.
+        nulls = Observation()
+        counted = [
+            F.sum(flag.cast("int")).alias(f"{kind}\0{c}")
+            for c, t in zip(columns, types, strict=True)
+            for kind, flag in _null_flags(
+                cell(c),
+                _typed(cell(c), t),
+                None if c in defaults else F.map_contains_key(F.col("image"), F.lit(c)),
+            )
+        ]
+        if counted:
+            images = images.observe(nulls, *counted)
         typed = images.select(
             *[_typed(cell(c), t).alias(c) for c, t in zip(columns, types, strict=True)]
         )
         typed.write.mode("overwrite").parquet(path)
-        return TableResult(name, self._count(path), path)
+        found: dict[str, dict[str, int]] = {}
+        for label, n in (nulls.get if counted else {}).items():
+            if n:
+                kind, _, column = label.partition("\0")
+                found.setdefault(column, {})[kind] = int(n)
+        return TableResult(name, self._count(path), path, nulls=found)
 
     def _count(self, path: str) -> int:
         """Rows of a written dataset: from the Parquet footers when local, else by Spark."""
@@ -496,6 +571,19 @@ class Materialiser:
 
     # --- position --------------------------------------------------------------------------
 
+    def _write_json(self, target: str, value: Mapping[str, Any]) -> None:
+        if _is_local(target):
+            path = _local(target)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as handle:
+                json.dump(value, handle, indent=1, sort_keys=True)
+            os.replace(tmp, path)
+        else:
+            self.spark.createDataFrame(
+                [(json.dumps(value, sort_keys=True),)], "value string"
+            ).coalesce(1).write.mode("overwrite").text(target)
+
     def _write_position(self, log: Any, batch_id: int) -> None:
         from pyspark.sql import functions as F
 
@@ -529,17 +617,7 @@ class Materialiser:
                 f"{r['domain']}-{r['v']['server']}-{r['v']['seq']}" for r in gtids
             ),
         }
-        if _is_local(self.position_path):
-            path = _local(self.position_path)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as handle:
-                json.dump(position, handle, indent=1, sort_keys=True)
-            os.replace(tmp, path)
-        else:
-            self.spark.createDataFrame(
-                [(json.dumps(position, sort_keys=True),)], "value string"
-            ).coalesce(1).write.mode("overwrite").text(self.position_path)
+        self._write_json(self.position_path, position)
 
 
 _INTEGER_TYPES = {  # SQL type: (signed, unsigned) Spark type
@@ -596,6 +674,33 @@ def _shape(table: Any) -> dict[str, Any] | None:
             if c.default is not NO_DEFAULT and c.default is not None
         },
     }
+
+
+def _add_problem(problems: dict[tuple[str, str], str], name: tuple[str, str], text: str) -> None:
+    problems[name] = f"{problems[name]}; {text}" if name in problems else text
+
+
+def _null_flags(text: Any, typed: Any, present: Any) -> list[tuple[str, Any]]:
+    """(kind, Column) of the ways a cell becomes NULL (table_report.NULL_KINDS): a value the
+    Spark type cannot hold, or in no image (``present``: whether the image has the column;
+    None where a default fills a missing one)."""
+    flags = [("unrepresentable", text.isNotNull() & typed.isNull())]
+    if present is not None:
+        flags.append(("absent", ~present))
+    return flags
+
+
+def _statement_dml(log: Any) -> dict[tuple[str | None, str | None], int]:
+    """Statement-format DML (``ddl_kind`` STATEMENT: not applied) counted per (database,
+    table) it writes (table None: a statement whose table could not be read from it)."""
+    from pyspark.sql import functions as F
+
+    rows = log.where(F.col("ddl_kind") == "STATEMENT").groupBy("ddl", "database").count().collect()
+    counts: dict[tuple[str | None, str | None], int] = {}
+    for row in rows:
+        target = statement_target(row["ddl"] or "", row["database"])
+        counts[target] = counts.get(target, 0) + int(row["count"])
+    return counts
 
 
 def _seq_literal(seq: Any) -> Any:

@@ -18,6 +18,9 @@ or glob patterns; local, or any URI pyarrow's filesystems open: ``s3://``, ``gs:
     a task with a cost of its own (about 60 ms of one CPU in local mode, measured with a reader
     of no rows: bench/bench_spark_ceiling.py), so an archive of many files reads faster with
     about as many partitions as task slots, e.g. 4 for 8 files on ``local[2]``.
+``progress``
+    ``host:port``: where each task sends its file's progress (bytes and events decoded, as
+    decoding proceeds), as UDP datagrams (:mod:`fakemaster.spark.progress`).
 ``table``
     ``database.table``: only that table's events, with typed images (``before``/``after`` as
     structs of its columns, typed as the materialised columns; schema from the first TABLE_MAP
@@ -50,6 +53,8 @@ from fakemaster.spark.changes import (
 )
 from fakemaster.spark.changes_columnar import read_changes_fast
 from fakemaster.spark.columns import TableInfo, load_catalogue
+from fakemaster.spark.progress import ProgressSender
+from fakemaster.spark.read_errors import BinlogReadError
 from fakemaster.spark.uris import resolve_path
 
 __all__ = [
@@ -206,6 +211,23 @@ class BinlogBatchReader(DataSourceReader):
         return parts
 
     def _read_binlog(self, partition: BinlogFile) -> Iterator[Any]:
+        """The file's change events; an error names the file (and the offset, where the
+        decoder gives one) in one line (:class:`BinlogReadError`)."""
+        address = self.options.get("progress")
+        sender = None
+        try:
+            if address:
+                sender = ProgressSender(address, partition.path, _size_of(partition.path))
+            yield from self._decode(partition, sender)
+            if sender is not None:
+                sender.send(done=True)
+        except Exception as exc:  # noqa: BLE001 - any decoding error, named with its file
+            raise BinlogReadError(partition.path, exc) from exc
+        finally:
+            if sender is not None:
+                sender.close()
+
+    def _decode(self, partition: BinlogFile, sender: ProgressSender | None) -> Iterator[Any]:
         if _is_uri(partition.path):
             from pyarrow import fs
 
@@ -218,6 +240,7 @@ class BinlogBatchReader(DataSourceReader):
                     catalogue=self.catalogue,
                     batch_rows=self.batch_rows,
                     table=self.table,
+                    progress=sender,
                 )
             return
         yield from read_changes_fast(
@@ -227,7 +250,17 @@ class BinlogBatchReader(DataSourceReader):
             catalogue=self.catalogue,
             batch_rows=self.batch_rows,
             table=self.table,
+            progress=sender,
         )
+
+
+def _size_of(path: str) -> int:
+    if _is_uri(path):
+        from pyarrow import fs
+
+        filesystem, inner = fs.FileSystem.from_uri(path)
+        return int(filesystem.get_file_info(inner).size or 0)
+    return os.path.getsize(_local(path))
 
 
 class BinlogDataSource(DataSource):

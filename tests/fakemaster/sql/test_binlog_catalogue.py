@@ -21,7 +21,6 @@ from scenarios.library import build
 from scenarios.strategies.history import scenarios
 from tests.budget import examples
 
-
 # MariaDB's own fixed-size types are logged as BINARY(n): a TABLE_MAP cannot tell them from it
 # (docs/verified-facts.md).
 LOGGED_AS_BINARY = {"uuid": 16, "inet6": 16, "inet4": 4}
