@@ -139,7 +139,7 @@ class Replica:
         """A DDL statement: the tables' schemas change, their rows are carried over by column
         name (an added column takes its default)."""
         try:
-            statement = parse_ddl(event.query.decode(), event.database or None)
+            statement = parse_ddl(event.query.decode(), event.database or None, self.tables)
         except (SchemaError, UnicodeDecodeError) as exc:
             raise ApplyError(
                 f"a QUERY event that is no modelled DDL: {event.query!r}: {exc}"

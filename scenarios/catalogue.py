@@ -73,7 +73,7 @@ def catalogue_column(column: Column) -> CatalogueColumn:
         fsp=column.fsp,
         collation=collation,
         members=column.members,
-        default=column.default_expression or _default_text(column),
+        default=column.default_expression or column.default_constant or _default_text(column),
         on_update=column.on_update,
         width=column.width,
     )

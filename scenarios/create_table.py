@@ -17,6 +17,7 @@ clause or where.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -37,7 +38,16 @@ from scenarios.ddl import (
     TruncateTable,
     server_key_order,
 )
-from scenarios.errors import SchemaError
+from scenarios.errors import HistoryError, SchemaError
+from scenarios.expressions import (
+    Literal,
+    Operation,
+    evaluate,
+    fit,
+    parse_expression,
+    referenced_columns,
+    show_default,
+)
 from scenarios.schema import (
     DEFAULT_COLLATION,
     INTEGER_RANGES,
@@ -184,10 +194,12 @@ def _number_end(text: str, pos: int) -> int:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tables: Mapping[str, Table] | None = None) -> None:
         self.text = text
         self.tokens = tokenize(text)
         self.pos = 0
+        self.tables = tables  # by qualified name, for CREATE TABLE ... LIKE
+        self.like: tuple[str, str] | None = None  # the source of a CREATE TABLE ... LIKE
 
     # --- tokens --------------------------------------------------------------------------
 
@@ -289,6 +301,17 @@ class _Parser:
         assert opening is not None
         return self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
 
+    def parenthesised_tokens(self) -> list[Token]:
+        """The tokens between balanced parentheses (an expression's)."""
+        self.punct("(")
+        start = self.pos
+        depth = 1
+        while depth:
+            token = self.take()
+            if token.kind == "punct" and token.text in "()":
+                depth += 1 if token.text == "(" else -1
+        return self.tokens[start : self.pos - 1]
+
     # --- DDL statements ------------------------------------------------------------------
 
     def table_name(self, database: str | None) -> tuple[str, str]:
@@ -306,7 +329,8 @@ class _Parser:
 
     def ddl(self, database: str | None) -> DdlStatement:
         if self.is_word("CREATE"):
-            return CreateTable(self.create_table(database))
+            table = self.create_table(database)
+            return CreateTable(table, self.like)
         if self.accept("ALTER"):
             self.expect("TABLE")
             db, name = self.table_name(database)
@@ -399,7 +423,9 @@ class _Parser:
             bare = first
         if database is None:
             raise SchemaError(f"CREATE TABLE {bare}: no database (qualify the name or give one)")
-        if self.is_word("LIKE", "AS", "SELECT"):
+        if self.is_word("LIKE") or self.is_punct("(") and self.is_word("LIKE", offset=1):
+            return self._like(database, bare)
+        if self.is_word("AS", "SELECT"):
             raise self.fail(f"a column list (CREATE TABLE ... {self.take().upper} is not modelled)")
         self.punct("(")
         elements: list[tuple[str, Any]] = []
@@ -413,6 +439,34 @@ class _Parser:
         if self.peek() is not None:
             raise self.fail("the end of the statement")
         return _assemble(database, bare, elements, options)
+
+    def _like(self, database: str, bare: str) -> Table:
+        """CREATE TABLE name LIKE source (or ``(LIKE source)``): the source's copy as the
+        server makes it (checked on 10.11): everything but the foreign keys (the keys made
+        for them stay) and the AUTO_INCREMENT table option."""
+        parenthesised = self.accept_punct("(")
+        self.expect("LIKE")
+        source_database, source = self.table_name(database)
+        if parenthesised:
+            self.punct(")")
+        self._end()
+        found = (self.tables or {}).get(f"{source_database}.{source}")
+        if found is None:
+            if self.tables is None:
+                raise SchemaError(
+                    f"CREATE TABLE {bare} LIKE: the source table is needed (give the statement"
+                    " to Scenario.ddl or Scenario.create_table, which know the tables)"
+                )
+            raise SchemaError(f"CREATE TABLE {bare} LIKE: no table {source_database}.{source}")
+        self.like = (source_database, source)
+        return replace(
+            found,
+            database=database,
+            name=bare,
+            foreign_keys=(),
+            auto_increment=None,
+            _index={},
+        )
 
     def element(self) -> tuple[str, Any]:
         if self.accept("CONSTRAINT"):
@@ -596,6 +650,10 @@ class _Parser:
                 options["comment"] = self._string()
             elif self.accept("CHECK"):
                 options["check"] = self.parenthesised()
+            elif self.accept("INVISIBLE"):
+                options["invisible"] = True
+            elif self.is_word("GENERATED", "AS"):
+                options.update(self._generated())
             elif self.is_word(*_UNMODELLED_COLUMN_OPTIONS):
                 word = self.take().upper
                 raise SchemaError(
@@ -605,12 +663,61 @@ class _Parser:
             else:
                 return options
 
+    def _generated(self) -> dict[str, Any]:
+        """[GENERATED ALWAYS] AS (expression) [VIRTUAL | PERSISTENT | STORED]."""
+        at = self.peek()
+        if self.accept("GENERATED"):
+            self.expect("ALWAYS")
+        self.expect("AS")
+        expression = parse_expression(
+            self.parenthesised_tokens(), f"the generated column at {at.at if at else 0}"
+        )
+        stored = self.accept("PERSISTENT", "STORED")
+        if not stored:
+            self.accept("VIRTUAL")
+        return {"generated": expression, "stored": stored}
+
     def _default(self) -> dict[str, Any]:
         if self.is_word(*_NOW_WORDS):
             return {"default_expression": self._current_timestamp("DEFAULT")}
-        if self.is_punct("("):
-            raise self.fail("a literal DEFAULT (expression defaults are not modelled)")
+        token = self.peek()
+        following = self.peek(1)
+        call = (
+            token is not None
+            and token.kind == "word"
+            and following is not None
+            and following.kind == "punct"
+            and following.text == "("
+            and following.at == token.at + len(token.text)
+        )
+        if self.is_punct("(") or call:
+            return self._default_expression()
         return {"default": self.literal()}
+
+    def _default_expression(self) -> dict[str, Any]:
+        """DEFAULT (expression) or DEFAULT function(...): a constant one, evaluated now
+        (its value is every row's); one naming a column is refused."""
+        start = self.pos
+        if self.is_punct("("):
+            tokens = self.parenthesised_tokens()
+        else:
+            self.pos += 1
+            self.parenthesised_tokens()
+            tokens = self.tokens[start : self.pos]
+        where = f"DEFAULT at {self.tokens[start].at}"
+        expression = parse_expression(tokens, where)
+        if referenced_columns(expression):
+            raise SchemaError(f"CREATE TABLE: {where}: a DEFAULT naming a column is not modelled")
+        if isinstance(expression, Operation) and isinstance(expression.right, Literal):
+            if expression.left is None:  # DEFAULT (-5): a literal to the server
+                return {"default": -expression.right.value}  # type: ignore[operator]
+        if isinstance(expression, Literal):
+            return {"default": expression.value}
+        try:
+            value = evaluate(expression, {})
+        except HistoryError as exc:
+            raise SchemaError(f"CREATE TABLE: {where}: {exc}") from None
+        return {"default": value, "default_constant": show_default(expression)}
 
     def _current_timestamp(self, clause: str) -> str:
         """CURRENT_TIMESTAMP [(fsp)] and its synonyms, as the server prints it."""
@@ -673,7 +780,13 @@ class _Parser:
             if word == "CHARACTER":
                 self.expect("SET")
                 word = "CHARSET"
-            if word in ("PARTITION", "WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
+            if word == "PARTITION":
+                # Kept as written (from its PARTITION to the end) and printed on its own line
+                # after the options, as the server prints it; not simulated.
+                found["partition"] = self.text[token.at :].rstrip().rstrip(";").rstrip()
+                self.pos = len(self.tokens)
+                break
+            if word in ("WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
                 raise SchemaError(
                     f"CREATE TABLE: table option {word} at {token.at} is not modelled"
                 )
@@ -772,6 +885,7 @@ def _assemble(
             checks.append(value)
         else:
             foreign.append(value)
+    _check_references(columns, bare)
     primaries = [index for index in indexes if index.kind == "PRIMARY"]
     if len(primaries) > 1:
         raise SchemaError(f"CREATE TABLE {bare}: multiple primary keys defined")
@@ -803,6 +917,7 @@ def _assemble(
         auto_increment=options.get("auto_increment"),
         options=options["options"],
         comment=options.get("comment", ""),
+        partition=options.get("partition"),
     )
 
 
@@ -879,9 +994,6 @@ _FSP_TYPES = ("time", "datetime", "timestamp")
 _NOW_WORDS = ("CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP")
 # Column options the model refuses by name (rather than at the next token).
 _UNMODELLED_COLUMN_OPTIONS = (
-    "GENERATED",
-    "AS",
-    "INVISIBLE",
     "VIRTUAL",
     "PERSISTENT",
     "STORED",
@@ -953,6 +1065,10 @@ def _column(
     if nullable and primary:
         raise SchemaError(f"column {name}: a PRIMARY KEY column cannot be NULL")
     default = options.get("default", NO_DEFAULT)
+    if "generated" in options:
+        _check_generated(name, fields, options)
+    if "default_constant" in options:
+        default = _constant_default(name, fields, options, table_collation, table_name)
     if fields["type"] in ("float", "double"):
         default = _approximate(default, fields["type"] == "float")
     elif fields["type"] in (*INTEGER_RANGES, "year") and isinstance(default, str):
@@ -981,8 +1097,98 @@ def _column(
     return replace(made, **kept) if kept else made
 
 
+# The types a generated column's value is modelled in (scenarios.expressions.fit).
+_GENERATED_TYPES = frozenset(
+    {*INTEGER_RANGES, "decimal", "char", "varchar", "tinytext", "text", "mediumtext", "longtext"}
+)
+
+
+def _check_generated(name: str, fields: dict[str, Any], options: dict[str, Any]) -> None:
+    clashing = [
+        word
+        for key, word in (
+            ("default", "DEFAULT"),
+            ("default_expression", "DEFAULT"),
+            ("on_update", "ON UPDATE"),
+            ("auto_increment", "AUTO_INCREMENT"),
+            ("primary", "PRIMARY KEY"),
+        )
+        if key in options
+    ]
+    if options.get("nullable") is False:
+        clashing.append("NOT NULL")
+    if clashing:
+        raise SchemaError(f"CREATE TABLE: generated column {name} with {clashing[0]}")
+    if fields["type"] not in _GENERATED_TYPES:
+        raise SchemaError(
+            f"CREATE TABLE: generated column {name}: a {fields['type'].upper()} value is not"
+            " modelled"
+        )
+
+
+def _constant_default(
+    name: str,
+    fields: dict[str, Any],
+    options: dict[str, Any],
+    table_collation: str,
+    table_name: str,
+) -> Any:
+    """The value of a constant DEFAULT expression as the column stores it."""
+    plain = {key: value for key, value in fields.items() if key != "length_hint"}
+    bare = make_column(
+        name,
+        plain,
+        nullable=True,
+        default=NO_DEFAULT,
+        charset=options.get("charset"),
+        collation=options.get("collation"),
+        table_collation=table_collation,
+        table_name=table_name,
+    )
+    try:
+        return fit(bare, options["default"])
+    except HistoryError as exc:
+        raise SchemaError(f"CREATE TABLE: DEFAULT of {name}: {exc}") from None
+
+
+def _check_references(columns: list[Column], table: str) -> None:
+    """A generated column names columns of the table, a generated one only before it."""
+    seen: dict[str, Column] = {}
+    positions = {item.name.lower(): item for item in columns}
+    for item in columns:
+        if item.generated is not None:
+            for name in referenced_columns(item.generated):
+                if name.lower() not in positions:
+                    raise SchemaError(
+                        f"CREATE TABLE {table}: generated column {item.name} names an unknown"
+                        f" column {name!r}"
+                    )
+                found = positions[name.lower()]
+                if found.generated is not None and name.lower() not in seen:
+                    raise SchemaError(
+                        f"CREATE TABLE {table}: generated column {item.name} names a later"
+                        f" generated column {name!r}"
+                    )
+                if found.auto_increment:
+                    raise SchemaError(
+                        f"CREATE TABLE {table}: generated column {item.name} names the"
+                        f" AUTO_INCREMENT column {name!r}"
+                    )
+        seen[item.name.lower()] = item
+
+
 # Column options kept on the Column as they are (see scenarios.schema.Column).
-_KEPT_COLUMN_OPTIONS = ("auto_increment", "default_expression", "on_update", "comment", "check")
+_KEPT_COLUMN_OPTIONS = (
+    "auto_increment",
+    "default_expression",
+    "on_update",
+    "comment",
+    "check",
+    "generated",
+    "stored",
+    "invisible",
+    "default_constant",
+)
 
 
 def _integer_text(text: str) -> Any:
@@ -1026,9 +1232,11 @@ def parse_column_type(text: str) -> dict[str, Any]:
     return {**fields, **options}
 
 
-def parse_ddl(text: str, database: str | None = None) -> DdlStatement:
+def parse_ddl(
+    text: str, database: str | None = None, tables: Mapping[str, Table] | None = None
+) -> DdlStatement:
     """The statement ``text`` is (CREATE TABLE, ALTER TABLE with ADD/DROP/MODIFY [COLUMN] and
     FIRST/AFTER, ADD [UNIQUE|FULLTEXT|SPATIAL] KEY and DROP INDEX, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
     unqualified names. A column an ALTER adds or modifies without a character set takes
     utf8mb4_general_ci (the table's own default is not known from the table)."""
-    return _Parser(text).ddl(database)
+    return _Parser(text, tables).ddl(database)

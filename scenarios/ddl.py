@@ -93,7 +93,11 @@ Alteration = AddColumn | DropColumn | ModifyColumn | AddIndex | DropIndex
 
 @dataclass(frozen=True, slots=True)
 class CreateTable:
+    """CREATE TABLE; ``like`` the (database, table) of a CREATE TABLE ... LIKE (``table`` is
+    then the copy it makes)."""
+
     table: Table
+    like: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from fakemaster.vocabulary.events import Gtid, XaXid
 from fakemaster.vocabulary.values import DateTime, Timestamp
 from scenarios.changes import Change, Delete, Insert, Update
-from scenarios.create_table import parse_create_table, parse_ddl
+from scenarios.create_table import parse_ddl
 from scenarios.ddl import (
     AddColumn,
     Alteration,
@@ -64,6 +64,7 @@ from scenarios.ddl import (
     renamed,
 )
 from scenarios.errors import HistoryError, ScenarioError, SchemaError
+from scenarios.generated import compute_generated, refuse_generated
 from scenarios.schema import NO_DEFAULT, Column, Table
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
@@ -367,10 +368,15 @@ class Scenario:
 
     def create_table(self, table: Table | str, rows: Sequence[Mapping[str, Any]] = ()) -> Table:
         """Declare a table (a :class:`Table` or CREATE TABLE text) with its initial rows."""
+        statement = CreateTable(table) if isinstance(table, Table) else None
         if isinstance(table, str):
-            table = parse_create_table(table)
+            parsed = parse_ddl(table, tables=self.tables)
+            if not isinstance(parsed, CreateTable):
+                raise ScenarioError(f"not a CREATE TABLE: {table[:60]!r}")
+            statement, table = parsed, parsed.table
         if self.steps:
-            step = self.ddl(CreateTable(table))
+            assert statement is not None
+            step = self.ddl(statement)
             if rows:
                 self.insert(table.qualified, *rows)
             return step.after  # type: ignore[return-value]
@@ -412,7 +418,7 @@ class Scenario:
         ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
         RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
         if isinstance(statement, str):
-            statement = parse_ddl(statement)
+            statement = parse_ddl(statement, tables=self.tables)
         sources: tuple[int | None, ...] = ()
         before: Table | None
         after: Table | None
@@ -854,6 +860,7 @@ class Scenario:
                 " (make several inserts)"
             )
         given = given_names[0]
+        refuse_generated(table, given, "an INSERT")
         auto = table.auto_increment_position
         full_rows: list[list[Any]] = []
         for values in rows:
@@ -862,7 +869,7 @@ class Scenario:
             for position, item in enumerate(table.columns):
                 if position in by_position and not (position == auto and not by_position[position]):
                     row.append(convert(item, by_position[position], table=table.qualified))
-                elif position == auto:
+                elif position == auto or item.generated is not None:
                     row.append(None)  # filled below
                 elif item.default_expression is not None:
                     row.append(self._now(item))
@@ -877,21 +884,23 @@ class Scenario:
                     )
             full_rows.append(row)
         self._auto_values(table, full_rows, given)
+        for row in full_rows:
+            if auto is not None:
+                row[auto] = convert(table.columns[auto], row[auto], table=table.qualified)
+            compute_generated(table, row)
+        logged = table.always_logged_generated
         filled = tuple(
             p
             for p, item in enumerate(table.columns)
-            if p not in given and (p == auto or item.default_expression is not None)
-        )
-        converted = tuple(
-            tuple(
-                convert(table.columns[auto], row[auto], table=table.qualified) if p == auto else v
-                for p, v in enumerate(row)
+            if p not in given
+            and (
+                p == auto
+                or item.default_expression is not None
+                or item.default_constant is not None  # evaluated per row: logged (10.11)
+                or p in logged
             )
-            if auto is not None
-            else tuple(row)
-            for row in full_rows
         )
-        return Insert(table, converted, given, filled)
+        return Insert(table, tuple(tuple(row) for row in full_rows), given, filled)
 
     def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
         key = table.key
@@ -917,6 +926,7 @@ class Scenario:
         before = self._locate(table, where)
         after = list(before)
         assigned = _positions(table, values)
+        refuse_generated(table, assigned, "an UPDATE")
         for name, value in values.items():
             position = table.position(name)
             after[position] = convert(table.columns[position], value, table=table.qualified)
@@ -929,6 +939,9 @@ class Scenario:
         )
         for position in filled:
             after[position] = self._now(table.columns[position])
+        compute_generated(table, after)
+        if changed:  # a MINIMAL image carries these whether they changed or not
+            filled = tuple(sorted({*filled, *table.always_logged_generated}))
         return Update(table, before, tuple(after), assigned, filled)
 
     def _now(self, column: Column) -> Any:

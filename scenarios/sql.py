@@ -30,6 +30,7 @@ from scenarios.ddl import (
     RenameTable,
     TruncateTable,
 )
+from scenarios.expressions import show
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
 from scenarios.show_create import key_line
 from scenarios.state import Row
@@ -166,6 +167,8 @@ def _named(database: str, name: str) -> str:
 def ddl_sql(statement: DdlStatement) -> str:
     """A DDL statement as SQL (every column spelled out as :func:`create_table_sql` does)."""
     if isinstance(statement, CreateTable):
+        if statement.like is not None:
+            return f"CREATE TABLE {qualified(statement.table)} LIKE {_named(*statement.like)}"
         return create_table_sql(statement.table)
     where = _named(statement.database, statement.name)
     if isinstance(statement, AlterTable):
@@ -182,9 +185,17 @@ def _column_sql(column: Column) -> str:
     parts = [quote_name(column.name), column.sql_type()]
     if column.collation not in (None, "binary") and column.type != "json":  # JSON: utf8mb4_bin
         parts.append(f"CHARACTER SET {column.charset} COLLATE {column.collation}")
+    if column.generated is not None:
+        kind = "STORED" if column.stored else "VIRTUAL"
+        parts.append(f"GENERATED ALWAYS AS ({show(column.generated)}) {kind}")
+        return " ".join(parts) + (" INVISIBLE" if column.invisible else "")
     parts.append("NULL" if column.nullable else "NOT NULL")
+    if column.invisible:
+        parts.append("INVISIBLE")
     if column.default_expression is not None:
         parts.append(f"DEFAULT {column.default_expression}")
+    elif column.default_constant is not None:
+        parts.append(f"DEFAULT {column.default_constant}")
     elif column.default is not NO_DEFAULT:
         parts.append(f"DEFAULT {literal(column, column.default)}")
     if column.on_update is not None:
@@ -211,10 +222,11 @@ def create_table_sql(table: Table) -> str:
 
 def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:
     """INSERTs of whole rows (the initial rows of a table), one statement per row."""
-    names = ",".join(quote_name(column.name) for column in table.columns)
+    given = [p for p, column in enumerate(table.columns) if column.generated is None]
+    names = ",".join(quote_name(table.columns[p].name) for p in given)
     return [
         f"INSERT INTO {qualified(table)} ({names}) VALUES ("
-        + ",".join(literal(column, value) for column, value in zip(table.columns, row, strict=True))
+        + ",".join(literal(table.columns[p], row[p]) for p in given)
         + ")"
         for row in rows
     ]
