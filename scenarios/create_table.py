@@ -40,6 +40,8 @@ from scenarios.ddl import (
 )
 from scenarios.errors import HistoryError, SchemaError
 from scenarios.expressions import (
+    Call,
+    ColumnRef,
     Literal,
     Operation,
     evaluate,
@@ -886,6 +888,7 @@ def _assemble(
         else:
             foreign.append(value)
     _check_references(columns, bare)
+    _check_keyed_generated(columns, indexes, bare)
     primaries = [index for index in indexes if index.kind == "PRIMARY"]
     if len(primaries) > 1:
         raise SchemaError(f"CREATE TABLE {bare}: multiple primary keys defined")
@@ -1175,6 +1178,46 @@ def _check_references(columns: list[Column], table: str) -> None:
                         f" AUTO_INCREMENT column {name!r}"
                     )
         seen[item.name.lower()] = item
+
+
+def _unsigned(expression: Any, unsigned: set[str]) -> bool:
+    if isinstance(expression, ColumnRef):
+        return expression.name.lower() in unsigned
+    if isinstance(expression, Operation) and expression.left is not None:
+        return _unsigned(expression.left, unsigned) or _unsigned(expression.right, unsigned)
+    return False
+
+
+def _subtracts_unsigned(expression: Any, unsigned: set[str]) -> bool:
+    if isinstance(expression, Operation):
+        if expression.left is None:
+            return _subtracts_unsigned(expression.right, unsigned)
+        if expression.operator == "-" and (
+            _unsigned(expression.left, unsigned) or _unsigned(expression.right, unsigned)
+        ):
+            return True
+        return _subtracts_unsigned(expression.left, unsigned) or _subtracts_unsigned(
+            expression.right, unsigned
+        )
+    return isinstance(expression, Call) and any(
+        _subtracts_unsigned(argument, unsigned) for argument in expression.arguments
+    )
+
+
+def _check_keyed_generated(columns: list[Column], indexes: list[Index], table: str) -> None:
+    """A STORED or keyed generated column may not subtract with an UNSIGNED operand (its
+    value would follow the session's sql_mode NO_UNSIGNED_SUBTRACTION): the server refuses
+    the table (ERROR 1901, checked on 10.11)."""
+    keyed = {name.lower() for index in indexes for name in index.columns}
+    unsigned = {item.name.lower() for item in columns if item.unsigned}
+    for item in columns:
+        if item.generated is None or not (item.stored or item.name.lower() in keyed):
+            continue
+        if _subtracts_unsigned(item.generated, unsigned):
+            raise SchemaError(
+                f"CREATE TABLE {table}: generated column {item.name} subtracts an UNSIGNED"
+                " value (the server refuses it in a STORED or keyed column: ERROR 1901)"
+            )
 
 
 # Column options kept on the Column as they are (see scenarios.schema.Column).

@@ -54,8 +54,41 @@ def server_texts(server: MariaDBServer) -> Iterator[dict[tuple[str, str], str]]:
 
 
 def test_the_schemas_are_realistic_enough() -> None:
-    assert len(SCHEMAS) >= 15
+    assert len(SCHEMAS) >= 25
     assert len({database for database, _ in SCHEMAS}) >= 3
+    text = " ".join(text.upper() for _, text in SCHEMAS)
+    for clause in (
+        "AUTO_INCREMENT",
+        "CURRENT_TIMESTAMP",
+        "ON UPDATE",
+        " AS (",
+        "GENERATED ALWAYS",
+        "PERSISTENT",
+        "STORED",
+        "VIRTUAL",
+        "INVISIBLE",
+        "DEFAULT (",
+        "CHECK (",
+        "FOREIGN KEY",
+        "FULLTEXT",
+        "USING BTREE",
+        "USING HASH",
+        "COMMENT",
+        "ROW_FORMAT",
+        "KEY_BLOCK_SIZE",
+        "PAGE_COMPRESSED",
+        "PARTITION BY RANGE",
+        "PARTITION BY HASH",
+        "PARTITION BY KEY",
+        "CHARSET=UTF8 ",
+        "BOOLEAN",
+        "INTEGER",
+        "REAL",
+        "SERIAL",
+        "JSON",
+        "IF NOT EXISTS",
+    ):
+        assert clause in text, clause
 
 
 @pytest.mark.mariadb
@@ -85,6 +118,8 @@ def test_show_create_table_from_the_model_equals_the_servers(
         ("CREATE TABLE d.t (a INT, b DATE AS (a) STORED)", "DATE value"),
         ("CREATE TABLE d.t (a INT, b INT AS (a > 1) STORED)", "'>'"),
         ("CREATE TABLE d.t (a VARCHAR(36) DEFAULT uuid())", "uuid"),
+        ("CREATE TABLE d.t (a INT UNSIGNED, b INT AS (100 - a) STORED)", "UNSIGNED"),
+        ("CREATE TABLE d.t (a INT UNSIGNED, b INT AS (a * 2 - 1) VIRTUAL, KEY (b))", "UNSIGNED"),
         ("CREATE TABLE d.t (a INT DEFAULT (1 / 0))", "division by zero"),
         ("CREATE TABLE d.t (a INT, b INT DEFAULT (a + 1))", "naming a column"),
         ("CREATE TABLE d.t (a INT DEFAULT (1e3 + 1))", "approximate"),
@@ -299,8 +334,9 @@ def _required(table: Table) -> dict[str, object]:
 
 def every_schema(settings: Settings, texts: dict[tuple[str, str], str]) -> Scenario:
     """Every realistic table, declared from the server's own text; in each an insert that
-    names only what it must (AUTO_INCREMENT and current_timestamp filled), then an update of
-    a column outside the key (ON UPDATE fires), an hour later."""
+    names only what it must (AUTO_INCREMENT, current_timestamp and constant expression
+    defaults filled, generated columns computed), then an update of a column outside the key
+    (ON UPDATE fires; generated columns follow), an hour later; then :func:`mid_stream`."""
     scenario = Scenario(settings, clock=1_600_000_000)
     for (database, _), printed in texts.items():
         scenario.create_table(parse_create_table(printed, database))
@@ -310,20 +346,108 @@ def every_schema(settings: Settings, texts: dict[tuple[str, str], str]) -> Scena
     for name, table in list(scenario.tables.items()):
         row = Oracle(scenario).final.rows[name][0]
         others = [
-            c for p, c in enumerate(table.columns) if p not in table.key and c.type != "timestamp"
+            c
+            for p, c in enumerate(table.columns)
+            if p not in table.key and c.type != "timestamp" and c.generated is None
         ]
         if table.key and others:
             where = {table.columns[p].name: row[p] for p in table.key}
             scenario.update(name, where, {others[-1].name: _FILLERS.get(others[-1].type, 2)})
+    mid_stream(scenario)
     return scenario
 
 
-@pytest.mark.mariadb
-@pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
-def test_a_history_over_every_realistic_table_is_the_servers(
-    server: MariaDBServer, server_texts: dict[tuple[str, str], str], image: str
-) -> None:
-    scenario = every_schema(
-        Settings(binlog_row_image=image, binlog_row_metadata="FULL"), server_texts
+def mid_stream(scenario: Scenario) -> None:
+    """A bulk load (multi-row INSERTs of a few hundred rows, keys left to AUTO_INCREMENT,
+    generated columns computed, partitioned tables), DDL between the rows (ADD COLUMN ... NOT
+    NULL DEFAULT with ADD INDEX, CREATE TABLE ... LIKE, ADD COLUMN ... AFTER in a table with
+    generated columns), updates of generated columns' sources and deletes."""
+    scenario.insert(
+        "rental.payment",
+        *(
+            {
+                "customer_id": 1 + n % 7,
+                "staff_id": 1,
+                "amount": f"{n % 13}.{n % 100:02d}",
+                "payment_date": f"2005-0{1 + n % 9}-{10 + n % 18} 1{n % 10}:00:00",
+            }
+            for n in range(300)
+        ),
     )
-    assert compare_with_server(server, scenario) == []
+    scenario.insert(
+        "shop.cart_items",
+        *(
+            {
+                "cart_id": 100 + n // 4,
+                "line": n % 4,
+                "sku": f"SKU{n:05d}",
+                "quantity": 1 + n % 5,
+                "unit_price": f"{n % 50}.{n % 7}5",
+                "discount_pct": n % 30,
+            }
+            for n in range(200)
+        ),
+    )
+    scenario.insert(
+        "saas.invoices",
+        *(
+            {
+                "tenant_id": 1 + n % 5,
+                "number": f"INV-{n:06d}",
+                "amount_cents": n * 101,
+                "tax_cents": n * 19,
+            }
+            for n in range(120)
+        ),
+    )
+    scenario.insert(
+        "shop.sales_by_month",
+        *(
+            {"month_no": 202300 + (n // 12) * 100 + 1 + n % 12, "revenue": n * 3, "orders": n}
+            for n in range(36)
+        ),
+    )
+    scenario.ddl(
+        "ALTER TABLE rental.payment ADD COLUMN source VARCHAR(10) NOT NULL DEFAULT 'store',"
+        " ADD INDEX idx_source (source)"
+    )
+    scenario.insert(
+        "rental.payment",
+        *(
+            {
+                "customer_id": 2,
+                "staff_id": 1,
+                "amount": "1.99",
+                "payment_date": "2006-01-01",
+                "source": "web" if n % 2 else "app",
+            }
+            for n in range(20)
+        ),
+    )
+    scenario.ddl("CREATE TABLE saas.events_archive LIKE saas.events")
+    scenario.insert(
+        "saas.events_archive",
+        *({"tenant_id": n % 3, "kind": "login", "body": f"user {n} logged in"} for n in range(50)),
+    )
+    scenario.ddl("ALTER TABLE shop.cart_items ADD COLUMN note VARCHAR(20) NULL AFTER sku")
+    scenario.idle(60)
+    with scenario.transaction() as tx:
+        tx.update("shop.cart_items", {"cart_id": 100, "line": 1}, {"quantity": 9})
+        tx.update("shop.cart_items", {"cart_id": 101, "line": 2}, {"note": "gift"})
+        tx.update("rental.customer", {"customer_id": 1}, {"last_name": "Jones"})
+        tx.update("saas.invoices", {"id": 3, "tenant_id": 2}, {"tax_cents": 0})
+        tx.delete("shop.cart_items", {"cart_id": 102, "line": 0})
+    scenario.insert("rental.customer", {"store_id": 2, "first_name": "Mary", "last_name": "Smith"})
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize(
+    ("image", "annotate"), [("FULL", True), ("MINIMAL", False), ("NOBLOB", True)]
+)
+def test_a_history_over_every_realistic_table_is_the_servers(
+    server: MariaDBServer, server_texts: dict[tuple[str, str], str], image: str, annotate: bool
+) -> None:
+    settings = Settings(
+        binlog_row_image=image, binlog_row_metadata="FULL", binlog_annotate_row_events=annotate
+    )
+    assert compare_with_server(server, every_schema(settings, server_texts)) == []
