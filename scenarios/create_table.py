@@ -50,6 +50,7 @@ from scenarios.expressions import (
     referenced_columns,
     show_default,
 )
+from scenarios.generated import check_references
 from scenarios.schema import (
     DEFAULT_COLLATION,
     INTEGER_RANGES,
@@ -887,7 +888,7 @@ def _assemble(
             checks.append(value)
         else:
             foreign.append(value)
-    _check_references(columns, bare)
+    check_references(columns, f"CREATE TABLE {bare}")
     _check_keyed_generated(columns, indexes, bare)
     primaries = [index for index in indexes if index.kind == "PRIMARY"]
     if len(primaries) > 1:
@@ -1152,32 +1153,6 @@ def _constant_default(
         return fit(bare, options["default"])
     except HistoryError as exc:
         raise SchemaError(f"CREATE TABLE: DEFAULT of {name}: {exc}") from None
-
-
-def _check_references(columns: list[Column], table: str) -> None:
-    """A generated column names columns of the table, a generated one only before it."""
-    seen: dict[str, Column] = {}
-    positions = {item.name.lower(): item for item in columns}
-    for item in columns:
-        if item.generated is not None:
-            for name in referenced_columns(item.generated):
-                if name.lower() not in positions:
-                    raise SchemaError(
-                        f"CREATE TABLE {table}: generated column {item.name} names an unknown"
-                        f" column {name!r}"
-                    )
-                found = positions[name.lower()]
-                if found.generated is not None and name.lower() not in seen:
-                    raise SchemaError(
-                        f"CREATE TABLE {table}: generated column {item.name} names a later"
-                        f" generated column {name!r}"
-                    )
-                if found.auto_increment:
-                    raise SchemaError(
-                        f"CREATE TABLE {table}: generated column {item.name} names the"
-                        f" AUTO_INCREMENT column {name!r}"
-                    )
-        seen[item.name.lower()] = item
 
 
 def _unsigned(expression: Any, unsigned: set[str]) -> bool:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scenarios.errors import SchemaError
+from scenarios.generated import check_references, with_generated
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, Index, Table
 from scenarios.show_create import keys_of
 from scenarios.values import copied_default
@@ -227,6 +228,7 @@ def altered(
                 place((new, source), alteration.first, alteration.after)
             else:
                 columns.insert(at, (new, source))
+    check_references([item for item, _ in columns], f"ALTER TABLE {table.qualified}")
     result = _assembled(table, [item for item, _ in columns], all_keys)
     return result, tuple(source for _, source in columns)
 
@@ -341,8 +343,12 @@ def apply_ddl(
         sources = [old_positions.get(c.name.lower()) for c in new.columns]
         fills = [None if c.default is NO_DEFAULT else c.default for c in new.columns]
         kept = [
-            tuple(
-                row[at] if at is not None else fill for at, fill in zip(sources, fills, strict=True)
+            with_generated(
+                new,
+                tuple(
+                    row[at] if at is not None else fill
+                    for at, fill in zip(sources, fills, strict=True)
+                ),
             )
             for row in kept
         ]

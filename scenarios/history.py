@@ -64,7 +64,7 @@ from scenarios.ddl import (
     renamed,
 )
 from scenarios.errors import HistoryError, ScenarioError, SchemaError
-from scenarios.generated import compute_generated, refuse_generated
+from scenarios.generated import compute_generated, refuse_generated, with_generated
 from scenarios.schema import NO_DEFAULT, Column, Table
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
@@ -309,9 +309,12 @@ def apply_ddl(live: LiveTables, step: Ddl) -> None:
             for column in step.after.columns
         ]
         for row in old.rows.values():
-            moved = tuple(
-                fills[at] if source is None else row[source]
-                for at, source in enumerate(step.sources)
+            moved = with_generated(  # an added or changed generated column: computed (10.11)
+                step.after,
+                tuple(
+                    fills[at] if source is None else row[source]
+                    for at, source in enumerate(step.sources)
+                ),
             )
             for column, value in zip(step.after.columns, moved, strict=True):
                 if value is None and not column.nullable:

@@ -121,3 +121,40 @@ def test_a_value_the_server_refuses_is_refused() -> None:
         scenario.insert("shop.y", {"a": 5_000_000})
     scenario.insert("shop.z", {"a": 1})
     scenario.insert("shop.y", {"a": 5})
+
+
+def altered_generated(settings: Settings) -> Scenario:
+    """Generated columns added by ALTER to a table with rows (computed for them), a
+    constant expression default added, a source column widened, then rows written."""
+    scenario = Scenario(settings)
+    scenario.create_table(
+        "CREATE TABLE shop.stock (id INT PRIMARY KEY, qty SMALLINT, price DECIMAL(6,2))",
+        rows=[{"id": 1, "qty": 3, "price": "2.50"}, {"id": 2, "qty": None, "price": "1.00"}],
+    )
+    scenario.alter_table(
+        "shop.stock",
+        "ADD COLUMN worth DECIMAL(10,2) AS (qty * price) PERSISTENT,"
+        " ADD COLUMN tag VARCHAR(20) AS (concat('#', id, '/', qty)) VIRTUAL AFTER id,"
+        " ADD COLUMN bonus INT NOT NULL DEFAULT (3 * 4)",
+    )
+    scenario.insert("shop.stock", {"id": 3, "qty": 4, "price": "0.25"})
+    scenario.alter_table("shop.stock", "MODIFY COLUMN qty INT")
+    scenario.update("shop.stock", {"id": 1}, {"qty": 100000})
+    scenario.update("shop.stock", {"id": 2}, {"qty": 1})
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
+def test_generated_columns_added_by_alter_are_the_servers(
+    server: MariaDBServer, image: str
+) -> None:
+    scenario = altered_generated(Settings(binlog_row_image=image))
+    assert compare_with_server(server, scenario) == []
+
+
+def test_dropping_a_column_a_generated_one_names_is_refused() -> None:
+    scenario = Scenario()
+    scenario.create_table(LINES)
+    with pytest.raises(HistoryError, match="names an unknown column 'qty'"):
+        scenario.alter_table("shop.lines", "DROP COLUMN qty")
