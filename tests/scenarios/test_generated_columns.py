@@ -42,6 +42,10 @@ EDGES = """CREATE TABLE shop.edges (
     g20 INT AS (b / 4) STORED, g21 CHAR(8) AS (concat(c, '  ')) STORED,
     KEY (g19))"""
 
+INVISIBLES = """CREATE TABLE shop.invisibles (a INT, x INT NOT NULL INVISIBLE DEFAULT 1,
+    ts TIMESTAMP NULL INVISIBLE, g INT AS (a + 1) VIRTUAL INVISIBLE COMMENT 'cc',
+    h INT AS (a) STORED COMMENT 'dd')"""
+
 
 def generated(settings: Settings) -> Scenario:
     scenario = Scenario(settings, clock=1_700_000_000)
@@ -83,10 +87,10 @@ def test_show_create_table_of_generated_columns_and_like_is_the_servers(
         cursor.execute("DROP DATABASE IF EXISTS shop")
         cursor.execute("CREATE DATABASE shop")
         scenario = Scenario()
-        for text in (LINES, EDGES, "CREATE TABLE shop.copy LIKE shop.lines"):
+        for text in (LINES, EDGES, INVISIBLES, "CREATE TABLE shop.copy LIKE shop.lines"):
             cursor.execute(text)
             scenario.create_table(text)
-        for name in ("lines", "edges", "copy"):
+        for name in ("lines", "edges", "invisibles", "copy"):
             cursor.execute(f"SHOW CREATE TABLE shop.{name}")
             printed = str(cursor.fetchone()[1])
             model = scenario.tables[f"shop.{name}"]
