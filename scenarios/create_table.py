@@ -51,6 +51,7 @@ from scenarios.expressions import (
     show_default,
 )
 from scenarios.generated import check_references
+from scenarios.partitions import partition_text
 from scenarios.schema import (
     DEFAULT_COLLATION,
     INTEGER_RANGES,
@@ -784,9 +785,12 @@ class _Parser:
                 self.expect("SET")
                 word = "CHARSET"
             if word == "PARTITION":
-                # Kept as written (from its PARTITION to the end) and printed on its own line
-                # after the options, as the server prints it; not simulated.
-                found["partition"] = self.text[token.at :].rstrip().rstrip(";").rstrip()
+                # Kept (in the server's spelling when scenarios.partitions reads it, else as
+                # written) and printed on its own line after the options; not simulated.
+                written = self.text[token.at :].rstrip().rstrip(";").rstrip()
+                found["partition"] = partition_text(
+                    self.tokens[self.pos - 1 :], written, found["engine"]
+                )
                 self.pos = len(self.tokens)
                 break
             if word in ("WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):

@@ -451,3 +451,48 @@ def test_a_history_over_every_realistic_table_is_the_servers(
         binlog_row_image=image, binlog_row_metadata="FULL", binlog_annotate_row_events=annotate
     )
     assert compare_with_server(server, every_schema(settings, server_texts)) == []
+
+
+_PARTITIONED = "CREATE TABLE grammar.{name} (id INT NOT NULL, d DATE NOT NULL, PRIMARY KEY (id, d))"
+PARTITION_CLAUSES = [
+    "partition by hash(id) partitions 4",
+    "PARTITION BY LINEAR HASH (id + 1) PARTITIONS 2",
+    "partition by key(id) partitions 3",
+    "partition by key() partitions 3",
+    "PARTITION BY LINEAR KEY ALGORITHM=2 (id)",
+    "partition by hash(id)",
+    "partition by range(id) (partition p0 values less than (10), partition p1 values less than"
+    " maxvalue)",
+    "partition by range(id) partitions 2 (partition p0 values less than (-5) engine=InnoDB,"
+    " partition p1 values less than maxvalue STORAGE ENGINE = InnoDB)",
+    "partition by list(id) (partition a values in (3,2,1), partition b values in (4, null))",
+    "partition by list columns(id) (partition a values in (1,2,3), partition b default)",
+    "partition by range columns(id, d) (partition p0 values less than (10, '2020-01-01'),"
+    " partition p1 values less than (maxvalue, maxvalue))",
+    "partition by range (year(d)) (partition p0 values less than (2020), partition p1 values"
+    " less than (2030))",  # year() is not read: kept as written, so only the server's reads back
+    "partition by range(id) subpartition by hash(id) subpartitions 2 (partition p0 values less"
+    " than (10), partition p1 values less than maxvalue)",
+]
+
+
+@pytest.mark.mariadb
+def test_partition_clauses_as_written_are_printed_as_the_server_prints_them(
+    server: MariaDBServer,
+) -> None:
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("DROP DATABASE IF EXISTS grammar")
+        cursor.execute("CREATE DATABASE grammar")
+        for number, clause in enumerate(PARTITION_CLAUSES):
+            text = _PARTITIONED.format(name=f"p{number}") + " " + clause
+            cursor.execute(text)
+            cursor.execute(f"SHOW CREATE TABLE grammar.p{number}")
+            printed = str(cursor.fetchone()[1])
+            model = parse_create_table(printed, "grammar")
+            assert catalogue_table(model).create_text == printed, clause
+            if "year(" not in clause:
+                assert catalogue_table(parse_create_table(text)).create_text == printed, clause
+    finally:
+        connection.close()
