@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 from scenarios.columns import make_column, resolve_collation
+from scenarios.conditions import condition_text
 from scenarios.ddl import (
     AddColumn,
     AddIndex,
@@ -305,6 +306,15 @@ class _Parser:
         assert opening is not None
         return self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
 
+    def check_condition(self) -> str:
+        """A CHECK's condition in the server's spelling (scenarios.conditions), or as
+        written."""
+        opening = self.peek()
+        tokens = self.parenthesised_tokens()
+        assert opening is not None
+        written = self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
+        return condition_text(tokens, written)
+
     def parenthesised_tokens(self) -> list[Token]:
         """The tokens between balanced parentheses (an expression's)."""
         self.punct("(")
@@ -502,7 +512,7 @@ class _Parser:
             self.accept("KEY", "INDEX")
             return ("index", self._index("UNIQUE", name))
         if self.accept("CHECK"):
-            return ("check", (name, self.parenthesised()))
+            return ("check", (name, self.check_condition()))
         self.expect("FOREIGN")
         self.expect("KEY")
         if not self.is_punct("("):
@@ -653,7 +663,7 @@ class _Parser:
             elif self.accept("COMMENT"):
                 options["comment"] = self._string()
             elif self.accept("CHECK"):
-                options["check"] = self.parenthesised()
+                options["check"] = self.check_condition()
             elif self.accept("INVISIBLE"):
                 options["invisible"] = True
             elif self.is_word("GENERATED", "AS"):
@@ -906,7 +916,10 @@ def _assemble(
     ]
     foreign_keys = _foreign_keys(foreign, bare)
     keys = server_key_order(
-        _with_foreign_key_indexes(_named_keys(indexes, bare), foreign_keys), columns
+        _with_foreign_key_indexes(
+            _named_keys(indexes, bare), foreign_keys, {entry[0] for entry in foreign}
+        ),
+        columns,
     )
     unique = tuple(
         index.columns for index in keys if index.kind == "UNIQUE" and not index.has_prefix
@@ -966,16 +979,26 @@ def _foreign_keys(found: list[Any], table: str) -> tuple[ForeignKey, ...]:
                 columns,
                 referenced_table,
                 referenced,
-                actions.get("on_delete"),
-                actions.get("on_update"),
+                _shown_action(actions.get("on_delete")),
+                _shown_action(actions.get("on_update")),
                 database,
             )
         )
     return tuple(keys)
 
 
-def _with_foreign_key_indexes(keys: list[Index], foreign: tuple[ForeignKey, ...]) -> list[Index]:
-    """A foreign key without a key that starts with its columns gets one, named after it."""
+def _shown_action(action: str | None) -> str | None:
+    """RESTRICT is InnoDB's default: SHOW CREATE TABLE prints no clause for it (10.11)."""
+    return None if action == "RESTRICT" else action
+
+
+def _with_foreign_key_indexes(
+    keys: list[Index], foreign: tuple[ForeignKey, ...], given: set[str | None]
+) -> list[Index]:
+    """A foreign key without a key that starts with its columns gets one, named after the
+    foreign key when it was given a name, else after its first column (``_2``... when taken),
+    as InnoDB names it (10.11)."""
+    taken = {index.name.lower() for index in keys}
     for item in foreign:
         wanted = [name.lower() for name in item.columns]
         if not any(
@@ -984,18 +1007,26 @@ def _with_foreign_key_indexes(keys: list[Index], foreign: tuple[ForeignKey, ...]
             for index in keys
             if index.kind in ("PRIMARY", "UNIQUE", "KEY")
         ):
-            keys.append(
-                Index("KEY", item.name, tuple((name, None, False) for name in item.columns))
-            )
+            name = item.name
+            if name not in given:
+                base = item.columns[0]
+                name, suffix = base, 2
+                while name.lower() in taken:
+                    name, suffix = f"{base}_{suffix}", suffix + 1
+            taken.add(name.lower())
+            keys.append(Index("KEY", name, tuple((column, None, False) for column in item.columns)))
     return keys
 
 
 def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str], ...]:
     """Table CHECK constraints, an unnamed one named ``CONSTRAINT_<n>`` as the server names it."""
-    return tuple(
-        (name or f"CONSTRAINT_{number}", expression)
-        for number, (name, expression) in enumerate(checks, 1)
-    )
+    named = []
+    number = 0
+    for name, expression in checks:
+        if name is None:
+            number += 1  # the unnamed ones only (a named one takes no number: 10.11)
+        named.append((name or f"CONSTRAINT_{number}", expression))
+    return tuple(named)
 
 
 _FSP_TYPES = ("time", "datetime", "timestamp")

@@ -99,12 +99,9 @@ def test_show_create_table_from_the_model_equals_the_servers(
     printed = server_texts[database, _name(text)]
     table = parse_create_table(printed, database)
     assert catalogue_table(table).create_text == printed
-    # The text as written is accepted too, and declares the same columns (a CHECK's
-    # expression is kept as written: the server's own spelling only from its text).
-    written = parse_create_table(text, database).columns
-    assert [replace(c, check=None) for c in written] == [
-        replace(c, check=None) for c in table.columns
-    ]
+    # The text as written is accepted too, and prints as the server prints it.
+    written = parse_create_table(text, database)
+    assert catalogue_table(written).create_text == printed
 
 
 @pytest.mark.parametrize(
@@ -496,3 +493,46 @@ def test_partition_clauses_as_written_are_printed_as_the_server_prints_them(
                 assert catalogue_table(parse_create_table(text)).create_text == printed, clause
     finally:
         connection.close()
+
+
+CHECKED = """CREATE TABLE grammar.checked (
+    a INT CHECK (a>=0), b INT CHECK (b BETWEEN 1 AND 5), c VARCHAR(5) CHECK (c IN ('x','y')),
+    d INT CHECK (d IS NOT NULL AND d <> 3 OR d != 4), e INT CHECK (NOT (e < 0)),
+    f INT CHECK (e IS NULL), g JSON, h INT CHECK (h = 1 || h > 2 && h < 9),
+    i INT CHECK (i NOT IN (1, 2)), j VARCHAR(9) CHECK (j LIKE 'a%'),
+    k INT CHECK (k NOT BETWEEN 1 AND 2), l INT CHECK (-l <= 5 XOR l >= 0),
+    m INT CHECK ((m > 0 OR m < -10) AND m <> 5), n INT CHECK (n > 0 AND (n < 9 OR n = 20)),
+    o INT CHECK (NOT o <= 0), p INT CHECK (o + p * 2 > (o - 1) * 3),
+    CONSTRAINT x CHECK (a + b > c), CHECK (length(c) > 1),
+    CHECK (char_length(c) >= 1 and a is not null), CHECK (a > 0 OR b > 0 OR c = 'y'),
+    CHECK (a IS NULL XOR (b IS NULL XOR c IS NULL))
+)"""
+
+REFERENCED = "CREATE TABLE grammar.referenced (id INT PRIMARY KEY)"
+# RESTRICT (InnoDB's default) is not printed, NO ACTION is.
+REFERRING = """CREATE TABLE grammar.referring (a INT, b INT,
+    FOREIGN KEY (a) REFERENCES referenced (id) ON UPDATE RESTRICT ON DELETE NO ACTION,
+    FOREIGN KEY (b) REFERENCES referenced (id) ON DELETE SET NULL ON UPDATE NO ACTION)"""
+
+
+@pytest.mark.mariadb
+def test_check_conditions_as_written_are_printed_as_the_server_prints_them(
+    server: MariaDBServer,
+) -> None:
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("DROP DATABASE IF EXISTS grammar")
+        cursor.execute("CREATE DATABASE grammar")
+        cursor.execute("USE grammar")
+        printed = {}
+        for text in (CHECKED, REFERENCED, REFERRING):
+            cursor.execute(text)
+            name = _name(text).split(".")[-1]
+            cursor.execute(f"SHOW CREATE TABLE grammar.{name}")
+            printed[text] = str(cursor.fetchone()[1])
+    finally:
+        connection.close()
+    for text, shown in printed.items():
+        assert catalogue_table(parse_create_table(shown, "grammar")).create_text == shown
+        assert catalogue_table(parse_create_table(text)).create_text == shown
