@@ -28,15 +28,22 @@ from scenarios.ddl import (
     AddColumn,
     AddIndex,
     Alteration,
+    AlterConstraint,
+    AlterDefault,
     AlterTable,
+    ChangeColumn,
     CreateTable,
     DdlStatement,
     DropColumn,
     DropIndex,
     DropTable,
     ModifyColumn,
+    RenameColumn,
     RenameTable,
+    TableOptions,
     TruncateTable,
+    foreign_key_indexes,
+    refuse_hashed_unique,
     server_key_order,
 )
 from scenarios.errors import HistoryError, SchemaError
@@ -64,6 +71,7 @@ from scenarios.schema import (
     Index,
     Table,
 )
+from scenarios.table_options import ENGINE_TABLE_OPTIONS, PLAIN_TABLE_OPTIONS, in_server_order
 from scenarios.values import float32
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
@@ -294,18 +302,6 @@ class _Parser:
         self.accept("ASC")
         return name, prefix, self.accept("DESC")
 
-    def parenthesised(self) -> str:
-        """The text between balanced parentheses (a CHECK's expression), as written."""
-        opening = self.peek()
-        self.punct("(")
-        depth = 1
-        while depth:
-            token = self.take()
-            if token.kind == "punct" and token.text in "()":
-                depth += 1 if token.text == "(" else -1
-        assert opening is not None
-        return self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
-
     def check_condition(self) -> str:
         """A CHECK's condition in the server's spelling (scenarios.conditions), or as
         written."""
@@ -388,35 +384,130 @@ class _Parser:
         return _column(name, fields, options, DEFAULT_COLLATION, table)
 
     def alteration(self, table: str) -> Alteration:
+        start = self.peek()
+        found = self._alteration(table)
+        if isinstance(found, AlterDefault | AlterConstraint | TableOptions):
+            following = self.peek()
+            end = len(self.text) if following is None else following.at
+            written = self.text[start.at if start else 0 : end].strip()
+            found = replace(found, text=written)
+        return found
+
+    def _alteration(self, table: str) -> Alteration:
         if self.accept("ADD"):
-            if self.accept("UNIQUE"):
-                self.accept("KEY", "INDEX")
-                return AddIndex(self._index("UNIQUE"))
-            if self.accept("KEY", "INDEX"):
-                return AddIndex(self._index("KEY"))
-            if self.accept("FULLTEXT", "SPATIAL"):
-                kind = self.tokens[self.pos - 1].upper
-                self.accept("KEY", "INDEX")
-                return AddIndex(self._index(kind))
-            if self.is_word("PRIMARY", "CONSTRAINT", "FOREIGN", "CHECK", "PERIOD", "PARTITION"):
-                raise self.fail(f"ADD COLUMN or ADD KEY ({self.take().upper} is not modelled)")
-            self.accept("COLUMN")
-            column = self._column_definition(table)
-            first, after = self._place()
-            return AddColumn(column, first, after)
+            return self._add(table)
         if self.accept("DROP"):
-            if self.accept("INDEX", "KEY"):
-                return DropIndex(self.name())
-            if self.is_word("PRIMARY", "FOREIGN", "CONSTRAINT", "CHECK", "PARTITION"):
-                raise self.fail(f"DROP COLUMN or DROP INDEX ({self.take().upper} is not modelled)")
-            self.accept("COLUMN")
-            return DropColumn(self.name())
+            return self._drop()
         if self.accept("MODIFY"):
             self.accept("COLUMN")
             column = self._column_definition(table)
             first, after = self._place()
             return ModifyColumn(column, first, after)
-        raise self.fail("ADD, DROP or MODIFY [COLUMN], ADD KEY or DROP INDEX")
+        if self.accept("CHANGE"):
+            self.accept("COLUMN")
+            old = self.name()
+            column = self._column_definition(table)
+            first, after = self._place()
+            return ChangeColumn(old, column, first, after)
+        if self.accept("RENAME"):
+            if not self.accept("COLUMN"):
+                raise self.fail("RENAME COLUMN (RENAME TO, RENAME INDEX are not modelled)")
+            old = self.name()
+            self.expect("TO")
+            return RenameColumn(old, self.name())
+        if self.accept("ALTER"):
+            self.accept("COLUMN")
+            name = self.name()
+            if self.accept("DROP"):
+                self.expect("DEFAULT")
+                return AlterDefault(name, NO_DEFAULT)
+            self.expect("SET")
+            self.expect("DEFAULT")
+            given = self._default()
+            if set(given) != {"default"}:
+                raise self.fail("a literal (SET DEFAULT of an expression is not modelled)")
+            return AlterDefault(name, given["default"])
+        if self.is_word(*_ALTER_OPTIONS):
+            return self._alter_options()
+        raise self.fail(
+            "ADD, DROP, MODIFY, CHANGE, RENAME or ALTER [COLUMN], a key, a constraint or a"
+            " table option"
+        )
+
+    def _add(self, table: str) -> Alteration:
+        if self.accept("UNIQUE"):
+            self.accept("KEY", "INDEX")
+            return AddIndex(self._index("UNIQUE"))
+        if self.accept("KEY", "INDEX"):
+            return AddIndex(self._index("KEY"))
+        if self.accept("FULLTEXT", "SPATIAL"):
+            kind = self.tokens[self.pos - 1].upper
+            self.accept("KEY", "INDEX")
+            return AddIndex(self._index(kind))
+        if self.is_word("CONSTRAINT", "FOREIGN", "CHECK"):
+            name = None
+            if self.accept("CONSTRAINT") and not self.is_word(
+                "PRIMARY", "UNIQUE", "FOREIGN", "CHECK"
+            ):
+                name = self.name()
+            if self.is_word("PRIMARY"):
+                raise self.fail("a constraint (ADD PRIMARY KEY is not modelled)")
+            kind, value = self._constraint(name)
+            if kind == "index":
+                return AddIndex(value)
+            if kind == "check":
+                return AlterConstraint("check", value[0], check=value[1])
+            name, columns, database, referenced_table, referenced, actions = value
+            return AlterConstraint(
+                "foreign",
+                name,
+                foreign=ForeignKey(
+                    name or "",
+                    columns,
+                    referenced_table,
+                    referenced,
+                    _shown_action(actions.get("on_delete")),
+                    _shown_action(actions.get("on_update")),
+                    database,
+                ),
+            )
+        if self.is_word("PRIMARY", "PERIOD", "PARTITION"):
+            raise self.fail(f"ADD COLUMN or ADD KEY ({self.take().upper} is not modelled)")
+        self.accept("COLUMN")
+        column = self._column_definition(table)
+        first, after = self._place()
+        return AddColumn(column, first, after)
+
+    def _drop(self) -> Alteration:
+        if self.accept("INDEX", "KEY"):
+            return DropIndex(self.name())
+        if self.accept("FOREIGN"):
+            self.expect("KEY")
+            return AlterConstraint("drop foreign", self.name())
+        if self.accept("CONSTRAINT", "CHECK"):
+            return AlterConstraint("drop constraint", self.name())
+        if self.is_word("PRIMARY", "PARTITION", "PERIOD", "SYSTEM"):
+            raise self.fail(f"DROP COLUMN or DROP INDEX ({self.take().upper} is not modelled)")
+        self.accept("COLUMN")
+        return DropColumn(self.name())
+
+    def _alter_options(self) -> TableOptions:
+        """Table options (several may follow each other without commas)."""
+        found: list[tuple[str, Any]] = []
+        while self.is_word(*_ALTER_OPTIONS):
+            word = self.take().upper
+            self.accept_punct("=")
+            if word in ("ENGINE", "ALGORITHM", "LOCK"):
+                found.append((word, self.name()))
+            elif word == "COMMENT":
+                found.append((word, self._string()))
+            elif word == "AUTO_INCREMENT":
+                found.append((word, self.integer()))
+            elif word in ENGINE_TABLE_OPTIONS:
+                found.append((f"`{word}`", self._option_value(quoted=True)))
+            else:
+                found.append((word, self._option_value()))
+        return TableOptions(tuple(found))
 
     # --- CREATE TABLE --------------------------------------------------------------------
 
@@ -818,9 +909,9 @@ class _Parser:
                 found["comment"] = self._string()
             elif word == "AUTO_INCREMENT":
                 found["auto_increment"] = self.integer()
-            elif word in _PLAIN_TABLE_OPTIONS:
+            elif word in PLAIN_TABLE_OPTIONS:
                 found["options"].append((word, self._option_value()))
-            elif word in _ENGINE_TABLE_OPTIONS:
+            elif word in ENGINE_TABLE_OPTIONS:
                 found["options"].append((f"`{word}`", self._option_value(quoted=True)))
             else:
                 raise SchemaError(
@@ -830,7 +921,7 @@ class _Parser:
             found["collation"] = DEFAULT_COLLATION
         else:
             found["collation"] = resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
-        found["options"] = _in_server_order(found["options"])
+        found["options"] = in_server_order(found["options"])
         return found
 
     def _option_value(self, quoted: bool = False) -> str:
@@ -843,37 +934,6 @@ class _Parser:
     def _then(self, word: str) -> bool:
         self.expect(word)
         return True
-
-
-# Table options kept and printed as NAME=VALUE, in the order SHOW CREATE TABLE prints them;
-# the engine-defined ones (InnoDB's) printed as `NAME`='value' after the COMMENT.
-_PLAIN_TABLE_OPTIONS = (
-    "MIN_ROWS",
-    "MAX_ROWS",
-    "AVG_ROW_LENGTH",
-    "PACK_KEYS",
-    "STATS_PERSISTENT",
-    "STATS_AUTO_RECALC",
-    "STATS_SAMPLE_PAGES",
-    "CHECKSUM",
-    "PAGE_CHECKSUM",
-    "DELAY_KEY_WRITE",
-    "ROW_FORMAT",
-    "TRANSACTIONAL",
-    "KEY_BLOCK_SIZE",
-)
-_ENGINE_TABLE_OPTIONS = (
-    "PAGE_COMPRESSED",
-    "PAGE_COMPRESSION_LEVEL",
-    "ENCRYPTED",
-    "ENCRYPTION_KEY_ID",
-)
-
-
-def _in_server_order(options: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    order = [*_PLAIN_TABLE_OPTIONS, *(f"`{name}`" for name in _ENGINE_TABLE_OPTIONS)]
-    last = {name: value for name, value in options}  # a repeated option: the last one
-    return tuple((name, last[name]) for name in order if name in last)
 
 
 def _assemble(
@@ -903,6 +963,7 @@ def _assemble(
         else:
             foreign.append(value)
     check_references(columns, f"CREATE TABLE {bare}")
+    refuse_hashed_unique(indexes, columns, f"CREATE TABLE {bare}")
     _check_keyed_generated(columns, indexes, bare)
     primaries = [index for index in indexes if index.kind == "PRIMARY"]
     if len(primaries) > 1:
@@ -916,7 +977,7 @@ def _assemble(
     ]
     foreign_keys = _foreign_keys(foreign, bare)
     keys = server_key_order(
-        _with_foreign_key_indexes(
+        foreign_key_indexes(
             _named_keys(indexes, bare), foreign_keys, {entry[0] for entry in foreign}
         ),
         columns,
@@ -990,32 +1051,6 @@ def _foreign_keys(found: list[Any], table: str) -> tuple[ForeignKey, ...]:
 def _shown_action(action: str | None) -> str | None:
     """RESTRICT is InnoDB's default: SHOW CREATE TABLE prints no clause for it (10.11)."""
     return None if action == "RESTRICT" else action
-
-
-def _with_foreign_key_indexes(
-    keys: list[Index], foreign: tuple[ForeignKey, ...], given: set[str | None]
-) -> list[Index]:
-    """A foreign key without a key that starts with its columns gets one, named after the
-    foreign key when it was given a name, else after its first column (``_2``... when taken),
-    as InnoDB names it (10.11)."""
-    taken = {index.name.lower() for index in keys}
-    for item in foreign:
-        wanted = [name.lower() for name in item.columns]
-        if not any(
-            [part[0].lower() for part in index.parts[: len(wanted)]] == wanted
-            and not any(part[1] for part in index.parts[: len(wanted)])
-            for index in keys
-            if index.kind in ("PRIMARY", "UNIQUE", "KEY")
-        ):
-            name = item.name
-            if name not in given:
-                base = item.columns[0]
-                name, suffix = base, 2
-                while name.lower() in taken:
-                    name, suffix = f"{base}_{suffix}", suffix + 1
-            taken.add(name.lower())
-            keys.append(Index("KEY", name, tuple((column, None, False) for column in item.columns)))
-    return keys
 
 
 def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str], ...]:
@@ -1135,6 +1170,17 @@ def _column(
         kept.update(type="json", check=None)
     return replace(made, **kept) if kept else made
 
+
+# Table options an ALTER TABLE may give (ALGORITHM and LOCK: how, not what).
+_ALTER_OPTIONS = (
+    "ENGINE",
+    "COMMENT",
+    "AUTO_INCREMENT",
+    "ALGORITHM",
+    "LOCK",
+    *PLAIN_TABLE_OPTIONS,
+    *ENGINE_TABLE_OPTIONS,
+)
 
 # The types a generated column's value is modelled in (scenarios.expressions.fit).
 _GENERATED_TYPES = frozenset(

@@ -59,6 +59,7 @@ from scenarios.ddl import (
     DdlStatement,
     DropTable,
     RenameTable,
+    TableOptions,
     TruncateTable,
     altered,
     renamed,
@@ -489,6 +490,21 @@ class Scenario:
             self._next_auto[after.qualified] = 1  # not the table option (checked on 10.11)
         elif counter is not None and not isinstance(statement, CreateTable):
             self._next_auto[after.qualified] = counter
+        if isinstance(statement, AlterTable):
+            for alteration in statement.alterations:
+                if isinstance(alteration, TableOptions):
+                    for name, value in alteration.options:
+                        if name == "AUTO_INCREMENT":
+                            self._reset_counter(after, int(value))
+
+    def _reset_counter(self, table: Table, wanted: int) -> None:
+        """ALTER TABLE ... AUTO_INCREMENT=N as InnoDB does it: the counter becomes N, or the
+        largest value in the table plus one when N is not above it (it may go down)."""
+        position = table.auto_increment_position
+        assert position is not None
+        values = [row[position] for row in self._live[table.qualified].rows.values()]
+        largest = max((value for value in values if value is not None), default=0)
+        self._next_auto[table.qualified] = max(wanted, largest + 1)
 
     def _auto_values(self, table: Table, rows: list[list[Any]], given: tuple[int, ...]) -> None:
         """Fill the AUTO_INCREMENT column of ``rows`` where the insert leaves it out or gives

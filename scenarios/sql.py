@@ -21,13 +21,18 @@ from scenarios.ddl import (
     AddColumn,
     AddIndex,
     Alteration,
+    AlterConstraint,
+    AlterDefault,
     AlterTable,
+    ChangeColumn,
     CreateTable,
     DdlStatement,
     DropColumn,
     DropIndex,
     DropTable,
+    RenameColumn,
     RenameTable,
+    TableOptions,
     TruncateTable,
 )
 from scenarios.expressions import show
@@ -154,6 +159,14 @@ def alteration_sql(alteration: Alteration) -> str:
         return f"DROP INDEX {quote_name(alteration.name)}"
     if isinstance(alteration, AddIndex):
         return f"ADD {key_line(alteration.index)}"
+    if isinstance(alteration, AlterDefault | AlterConstraint | TableOptions):
+        return alteration.text
+    if isinstance(alteration, RenameColumn):
+        return f"RENAME COLUMN {quote_name(alteration.old)} TO {quote_name(alteration.new)}"
+    if isinstance(alteration, ChangeColumn):
+        return f"CHANGE COLUMN {quote_name(alteration.old)} {_column_sql(alteration.column)}" + (
+            _place(alteration.first, alteration.after)
+        )
     verb = "ADD" if isinstance(alteration, AddColumn) else "MODIFY"
     return f"{verb} COLUMN {_column_sql(alteration.column)}" + _place(
         alteration.first, alteration.after
@@ -205,17 +218,28 @@ def _column_sql(column: Column) -> str:
     return " ".join(parts)
 
 
-def create_table_sql(table: Table) -> str:
-    """``CREATE TABLE`` for ``table``, every column's type, charset and NULL-ability spelled
-    out (so that server defaults do not matter)."""
-    parts = [_column_sql(column) for column in table.columns]
+_PLAIN_KEYS = ("PRIMARY", "UNIQUE", "KEY")
+
+
+def _declared_keys(table: Table) -> list[str]:
+    """The keys of a table declared without its key list (the builder's)."""
+    parts = []
     if table.primary_key:
         parts.append(f"PRIMARY KEY ({','.join(map(quote_name, table.primary_key))})")
     for unique in table.unique_keys:
         parts.append(f"UNIQUE KEY ({','.join(map(quote_name, unique))})")
-    # Plain keys (an AUTO_INCREMENT column may be the first of one): the rest of the table's
-    # keys are not needed to log its rows alike.
-    parts += [key_line(index) for index in table.indexes if index.kind == "KEY"]
+    return parts
+
+
+def create_table_sql(table: Table) -> str:
+    """``CREATE TABLE`` for ``table``, every column's type, charset and NULL-ability spelled
+    out (so that server defaults do not matter)."""
+    parts = [_column_sql(column) for column in table.columns]
+    if table.indexes:
+        # Every key but FULLTEXT/SPATIAL, named as declared (SHOW CREATE TABLE then matches).
+        parts += [key_line(index) for index in table.indexes if index.kind in _PLAIN_KEYS]
+    else:
+        parts += _declared_keys(table)
     auto = f" AUTO_INCREMENT={table.auto_increment}" if table.auto_increment else ""
     return f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}{auto}"
 

@@ -345,7 +345,7 @@ SCHEMAS: tuple[tuple[str, str], ...] = (
             weight DECIMAL(6,3) NOT NULL DEFAULT (1 / 8),
             rules JSON,
             PRIMARY KEY (id),
-            UNIQUE KEY uq_name (name) USING HASH
+            UNIQUE KEY uq_name (name) USING BTREE
         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""",
     ),
     # --- ORM-style DDL -----------------------------------------------------------------

@@ -115,6 +115,9 @@ def test_show_create_table_from_the_model_equals_the_servers(
         ("CREATE TABLE d.t (a INT, b DATE AS (a) STORED)", "DATE value"),
         ("CREATE TABLE d.t (a INT, b INT AS (a > 1) STORED)", "'>'"),
         ("CREATE TABLE d.t (a VARCHAR(36) DEFAULT uuid())", "uuid"),
+        ("CREATE TABLE d.t (a VARCHAR(9), UNIQUE KEY (a) USING HASH)", "hashed"),
+        ("CREATE TABLE d.t (a TEXT, UNIQUE KEY ua (a))", "UNIQUE KEY ua is hashed"),
+        ("CREATE TABLE d.t (a VARCHAR(800), UNIQUE KEY (a))", "UNIQUE KEY a is hashed"),
         ("CREATE TABLE d.t (a INT UNSIGNED, b INT AS (100 - a) STORED)", "UNSIGNED"),
         ("CREATE TABLE d.t (a INT UNSIGNED, b INT AS (a * 2 - 1) VIRTUAL, KEY (b))", "UNSIGNED"),
         ("CREATE TABLE d.t (a INT DEFAULT (1 / 0))", "division by zero"),
@@ -281,11 +284,25 @@ def test_keys_added_and_dropped_by_alter_are_the_servers(server: MariaDBServer, 
 
 def test_an_alter_of_keys_the_model_cannot_take_is_an_error_naming_it() -> None:
     scenario = Scenario()
-    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY, a INT, KEY ka (a))")
+    scenario.create_table(
+        "CREATE TABLE d.t (id INT PRIMARY KEY, a INT, KEY ka (a), g INT, x INT AS (g) VIRTUAL,"
+        " c INT, CHECK (c > 0))"
+    )
     for clause, named in [
         ("DROP PRIMARY KEY", "PRIMARY"),
         ("ADD PRIMARY KEY (a)", "PRIMARY"),
-        ("ADD CONSTRAINT c CHECK (a > 0)", "CONSTRAINT"),
+        ("ENGINE=MyISAM", "changing the engine"),
+        ("RENAME TO d.u", "RENAME TO"),
+        ("ADD CONSTRAINT pk PRIMARY KEY (a)", "ADD PRIMARY KEY"),
+        ("DROP FOREIGN KEY nope", "DROP FOREIGN KEY nope"),
+        ("DROP CONSTRAINT nope", "DROP CONSTRAINT nope"),
+        ("ALTER COLUMN a SET DEFAULT (1 + 1)", "SET DEFAULT of an expression"),
+        ("ALTER COLUMN id SET DEFAULT NULL", "NOT NULL"),
+        ("CHANGE a id INT", "the column exists"),
+        ("RENAME COLUMN g TO h", "a CHECK or a generated column names it"),
+        ("RENAME COLUMN c TO h", "a CHECK or a generated column names it"),
+        ("CONVERT TO CHARACTER SET latin1", "a table option"),
+        ("ADD UNIQUE KEY (a) USING HASH", "hashed"),
         ("DROP INDEX nope", "no such key"),
         ("ADD KEY ka (a)", "the key exists"),
         ("ADD KEY (b)", "no column"),
@@ -536,3 +553,56 @@ def test_check_conditions_as_written_are_printed_as_the_server_prints_them(
     for text, shown in printed.items():
         assert catalogue_table(parse_create_table(shown, "grammar")).create_text == shown
         assert catalogue_table(parse_create_table(text)).create_text == shown
+
+
+def migrations(settings: Settings) -> Scenario:
+    """ALTER TABLE as migration tools write it: CHANGE and RENAME COLUMN (keys and foreign
+    keys follow), ALTER COLUMN SET/DROP DEFAULT, constraints added and dropped, table options
+    with ALGORITHM/LOCK, AUTO_INCREMENT=N moving the counter (up, and down to the largest
+    value plus one); rows between each."""
+    scenario = Scenario(settings)
+    scenario.create_table("CREATE TABLE app.teams (id INT PRIMARY KEY)", rows=[{"id": 1}])
+    scenario.create_table(
+        """CREATE TABLE app.members (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+            team INT NOT NULL, handle VARCHAR(20) NOT NULL DEFAULT 'anon', score INT,
+            UNIQUE KEY uq_handle (handle), KEY (team, score))""",
+        rows=[{"team": 1}],
+    )
+    scenario.ddl("ALTER TABLE app.members CHANGE COLUMN handle nick VARCHAR(30) NOT NULL")
+    scenario.insert("app.members", {"team": 1, "nick": "b"})
+    scenario.ddl("ALTER TABLE app.members RENAME COLUMN score TO points, ALGORITHM=INPLACE")
+    scenario.ddl("ALTER TABLE app.members ALTER COLUMN points SET DEFAULT 10, LOCK=NONE")
+    scenario.insert("app.members", {"team": 1, "nick": "c"})
+    scenario.ddl("ALTER TABLE app.members ALTER points DROP DEFAULT")
+    scenario.insert("app.members", {"team": 1, "nick": "d"})
+    scenario.ddl(
+        "ALTER TABLE app.members ADD CONSTRAINT fk_team FOREIGN KEY (team) REFERENCES"
+        " app.teams (id) ON DELETE CASCADE, ADD CHECK (points >= 0),"
+        " ADD CONSTRAINT nick_len CHECK (char_length(nick) > 0)"
+    )
+    scenario.ddl("ALTER TABLE app.members COMMENT='people' ROW_FORMAT=DYNAMIC, AUTO_INCREMENT=50")
+    scenario.insert("app.members", {"team": 1, "nick": "e"})
+    scenario.delete("app.members", {"id": 50})
+    scenario.ddl("ALTER TABLE app.members DROP FOREIGN KEY fk_team, DROP CONSTRAINT nick_len")
+    scenario.ddl("ALTER TABLE app.members AUTO_INCREMENT=3")  # below the largest (4): 5 next
+    scenario.insert("app.members", {"team": 1, "nick": "f"})
+    scenario.ddl("ALTER TABLE app.members ADD FOREIGN KEY (team) REFERENCES app.teams (id)")
+    return scenario
+
+
+@pytest.mark.mariadb
+@pytest.mark.parametrize("image", ["FULL", "MINIMAL"])
+def test_migration_alters_are_the_servers(server: MariaDBServer, image: str) -> None:
+    scenario = migrations(Settings(binlog_row_image=image, binlog_row_metadata="FULL"))
+    assert compare_with_server(server, scenario) == []
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SHOW CREATE TABLE app.members")
+        printed = str(cursor.fetchone()[1])
+    finally:
+        connection.close()
+    table = scenario.tables["app.members"]
+    # (the model prints AUTO_INCREMENT=N as declared, the server its counter)
+    shown = catalogue_table(table).create_text
+    assert shown.replace(" AUTO_INCREMENT=3", "") == printed.replace(" AUTO_INCREMENT=6", "")
