@@ -219,11 +219,13 @@ def _spell(node: Any, level: int) -> str:
 def condition_text(tokens: list[Any], written: str) -> str:
     """The condition of ``tokens`` (inside CHECK's parentheses) as the server prints it, or
     ``written`` for a form not read here."""
+    if sum(1 for token in tokens if token.kind == "punct" and token.text == "(") > 100:
+        return written  # (the reader recurses into each parenthesis)
     reader = _ConditionReader(tokens, "CHECK")
     try:
         found = reader.condition()
         if reader.peek() is not None:
             return written
         return _spell(found, 0)
-    except (_Unread, SchemaError):
+    except (_Unread, SchemaError, RecursionError):  # (RecursionError: a long NOT NOT ... chain)
         return written

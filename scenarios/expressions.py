@@ -242,11 +242,21 @@ def _string_text(text: str) -> str:
 
 def parse_expression(tokens: list[Any], what: str) -> Expression:
     """The expression of ``tokens`` (inside the parentheses); ``what`` names it in errors."""
+    if sum(1 for token in tokens if token.kind == "punct" and token.text == "(") > _MAX_NESTING:
+        raise SchemaError(f"CREATE TABLE: {what}: more than {_MAX_NESTING} parentheses")
     reader = _Reader(tokens, what)
-    found = reader.expression()
+    try:
+        found = reader.expression()
+    except RecursionError:  # (a long chain of unary minus)
+        raise SchemaError(f"CREATE TABLE: {what}: nested too deeply") from None
     if reader.peek() is not None:
         raise reader.fail("an operator or the end of the expression")
     return found
+
+
+# Parentheses an expression may hold (the parser recurses into each: bounded well below
+# Python's recursion limit).
+_MAX_NESTING = 100
 
 
 def _quote(name: str) -> str:

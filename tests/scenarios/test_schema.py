@@ -151,3 +151,17 @@ def test_the_parser_takes_long_and_hostile_text_in_one_pass() -> None:
         parse_create_table("CREATE TABLE d.t (a VARCHAR(3) DEFAULT '" + "\\'" * 500_000)
     with pytest.raises(SchemaError):
         parse_create_table("CREATE TABLE d.t " + "(" * 1_000_000)
+
+
+def test_deeply_nested_expressions_are_refused_or_kept_not_crashed() -> None:
+    """Generated columns, DEFAULT and CHECK expressions are read by recursion: nesting beyond
+    a bound is a SchemaError (or, for a CHECK, the condition kept as written)."""
+    deep = "(" * 5000 + "a" + ")" * 5000
+    with pytest.raises(SchemaError, match="parentheses"):
+        parse_create_table(f"CREATE TABLE d.t (a INT, b INT AS ({deep}) VIRTUAL)")
+    with pytest.raises(SchemaError, match="nested too deeply"):
+        parse_create_table(f"CREATE TABLE d.t (a INT, b INT AS ({'-' * 5000}a) VIRTUAL)")
+    kept = parse_create_table(f"CREATE TABLE d.t (a INT CHECK ({deep} > 0))")
+    assert kept.columns[0].check == f"{deep} > 0"
+    chained = parse_create_table(f"CREATE TABLE d.t (a INT CHECK ({'NOT ' * 5000}a > 0))")
+    assert chained.columns[0].check == f"{'NOT ' * 5000}a > 0"
