@@ -24,7 +24,7 @@ from fakemaster.sql.tables.catalogue import (
     TimestampCell,
     general_ci_key,
 )
-from fakemaster.vocabulary.values import Timestamp
+from fakemaster.vocabulary.values import DateTime, Time, Timestamp
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle, cell_text
 from scenarios.schema import NO_DEFAULT, Column, Table
@@ -57,6 +57,11 @@ def _default_text(column: Column) -> str | None:
         return cell_text(column, value)
     if column.type == "year":
         return str(value)
+    if isinstance(value, DateTime | Time):  # at the column's precision, as the server prints
+        return f"'{value.format(column.fsp)}'"
+    if isinstance(value, Timestamp) and value != Timestamp(0, 0):
+        fraction = f".{value.microsecond:06d}"[: column.fsp + 1] if column.fsp else ""
+        return f"'{value.to_datetime():%Y-%m-%d %H:%M:%S}{fraction}'"
     return literal(column, value) if column.type != "bit" else f"b'{value:b}'"
 
 
@@ -73,7 +78,7 @@ def catalogue_column(column: Column) -> CatalogueColumn:
         fsp=column.fsp,
         collation=collation,
         members=column.members,
-        default=column.default_expression or _default_text(column),
+        default=column.default_expression or column.default_constant or _default_text(column),
         on_update=column.on_update,
         width=column.width,
     )

@@ -17,27 +17,49 @@ clause or where.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from scenarios.columns import make_column, resolve_collation
+from scenarios.conditions import condition_text
 from scenarios.ddl import (
     AddColumn,
     AddIndex,
     Alteration,
+    AlterConstraint,
+    AlterDefault,
     AlterTable,
+    ChangeColumn,
     CreateTable,
     DdlStatement,
     DropColumn,
     DropIndex,
     DropTable,
     ModifyColumn,
+    RenameColumn,
     RenameTable,
+    TableOptions,
     TruncateTable,
+    foreign_key_indexes,
+    refuse_hashed_unique,
     server_key_order,
 )
-from scenarios.errors import SchemaError, did_you_mean
+from scenarios.errors import HistoryError, SchemaError, did_you_mean
+from scenarios.expressions import (
+    Call,
+    ColumnRef,
+    Literal,
+    Operation,
+    evaluate,
+    fit,
+    parse_expression,
+    referenced_columns,
+    show_default,
+)
+from scenarios.generated import check_references
+from scenarios.partitions import partition_text
 from scenarios.schema import (
     DEFAULT_COLLATION,
     INTEGER_RANGES,
@@ -49,6 +71,7 @@ from scenarios.schema import (
     Index,
     Table,
 )
+from scenarios.table_options import ENGINE_TABLE_OPTIONS, PLAIN_TABLE_OPTIONS, in_server_order
 from scenarios.values import float32
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
@@ -184,10 +207,12 @@ def _number_end(text: str, pos: int) -> int:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tables: Mapping[str, Table] | None = None) -> None:
         self.text = text
         self.tokens = tokenize(text)
         self.pos = 0
+        self.tables = tables  # by qualified name, for CREATE TABLE ... LIKE
+        self.like: tuple[str, str] | None = None  # the source of a CREATE TABLE ... LIKE
 
     # --- tokens --------------------------------------------------------------------------
 
@@ -277,17 +302,25 @@ class _Parser:
         self.accept("ASC")
         return name, prefix, self.accept("DESC")
 
-    def parenthesised(self) -> str:
-        """The text between balanced parentheses (a CHECK's expression), as written."""
+    def check_condition(self) -> str:
+        """A CHECK's condition in the server's spelling (scenarios.conditions), or as
+        written."""
         opening = self.peek()
+        tokens = self.parenthesised_tokens()
+        assert opening is not None
+        written = self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
+        return condition_text(tokens, written)
+
+    def parenthesised_tokens(self) -> list[Token]:
+        """The tokens between balanced parentheses (an expression's)."""
         self.punct("(")
+        start = self.pos
         depth = 1
         while depth:
             token = self.take()
             if token.kind == "punct" and token.text in "()":
                 depth += 1 if token.text == "(" else -1
-        assert opening is not None
-        return self.text[opening.at + 1 : self.tokens[self.pos - 1].at].strip()
+        return self.tokens[start : self.pos - 1]
 
     # --- DDL statements ------------------------------------------------------------------
 
@@ -306,7 +339,8 @@ class _Parser:
 
     def ddl(self, database: str | None) -> DdlStatement:
         if self.is_word("CREATE"):
-            return CreateTable(self.create_table(database))
+            table = self.create_table(database)
+            return CreateTable(table, self.like)
         if self.accept("ALTER"):
             self.expect("TABLE")
             db, name = self.table_name(database)
@@ -350,35 +384,130 @@ class _Parser:
         return _column(name, fields, options, DEFAULT_COLLATION, table)
 
     def alteration(self, table: str) -> Alteration:
+        start = self.peek()
+        found = self._alteration(table)
+        if isinstance(found, AlterDefault | AlterConstraint | TableOptions):
+            following = self.peek()
+            end = len(self.text) if following is None else following.at
+            written = self.text[start.at if start else 0 : end].strip()
+            found = replace(found, text=written)
+        return found
+
+    def _alteration(self, table: str) -> Alteration:
         if self.accept("ADD"):
-            if self.accept("UNIQUE"):
-                self.accept("KEY", "INDEX")
-                return AddIndex(self._index("UNIQUE"))
-            if self.accept("KEY", "INDEX"):
-                return AddIndex(self._index("KEY"))
-            if self.accept("FULLTEXT", "SPATIAL"):
-                kind = self.tokens[self.pos - 1].upper
-                self.accept("KEY", "INDEX")
-                return AddIndex(self._index(kind))
-            if self.is_word("PRIMARY", "CONSTRAINT", "FOREIGN", "CHECK", "PERIOD", "PARTITION"):
-                raise self.fail(f"ADD COLUMN or ADD KEY ({self.take().upper} is not modelled)")
-            self.accept("COLUMN")
-            column = self._column_definition(table)
-            first, after = self._place()
-            return AddColumn(column, first, after)
+            return self._add(table)
         if self.accept("DROP"):
-            if self.accept("INDEX", "KEY"):
-                return DropIndex(self.name())
-            if self.is_word("PRIMARY", "FOREIGN", "CONSTRAINT", "CHECK", "PARTITION"):
-                raise self.fail(f"DROP COLUMN or DROP INDEX ({self.take().upper} is not modelled)")
-            self.accept("COLUMN")
-            return DropColumn(self.name())
+            return self._drop()
         if self.accept("MODIFY"):
             self.accept("COLUMN")
             column = self._column_definition(table)
             first, after = self._place()
             return ModifyColumn(column, first, after)
-        raise self.fail("ADD, DROP or MODIFY [COLUMN], ADD KEY or DROP INDEX")
+        if self.accept("CHANGE"):
+            self.accept("COLUMN")
+            old = self.name()
+            column = self._column_definition(table)
+            first, after = self._place()
+            return ChangeColumn(old, column, first, after)
+        if self.accept("RENAME"):
+            if not self.accept("COLUMN"):
+                raise self.fail("RENAME COLUMN (RENAME TO, RENAME INDEX are not modelled)")
+            old = self.name()
+            self.expect("TO")
+            return RenameColumn(old, self.name())
+        if self.accept("ALTER"):
+            self.accept("COLUMN")
+            name = self.name()
+            if self.accept("DROP"):
+                self.expect("DEFAULT")
+                return AlterDefault(name, NO_DEFAULT)
+            self.expect("SET")
+            self.expect("DEFAULT")
+            given = self._default()
+            if set(given) != {"default"}:
+                raise self.fail("a literal (SET DEFAULT of an expression is not modelled)")
+            return AlterDefault(name, given["default"])
+        if self.is_word(*_ALTER_OPTIONS):
+            return self._alter_options()
+        raise self.fail(
+            "ADD, DROP, MODIFY, CHANGE, RENAME or ALTER [COLUMN], a key, a constraint or a"
+            " table option"
+        )
+
+    def _add(self, table: str) -> Alteration:
+        if self.accept("UNIQUE"):
+            self.accept("KEY", "INDEX")
+            return AddIndex(self._index("UNIQUE"))
+        if self.accept("KEY", "INDEX"):
+            return AddIndex(self._index("KEY"))
+        if self.accept("FULLTEXT", "SPATIAL"):
+            kind = self.tokens[self.pos - 1].upper
+            self.accept("KEY", "INDEX")
+            return AddIndex(self._index(kind))
+        if self.is_word("CONSTRAINT", "FOREIGN", "CHECK"):
+            name = None
+            if self.accept("CONSTRAINT") and not self.is_word(
+                "PRIMARY", "UNIQUE", "FOREIGN", "CHECK"
+            ):
+                name = self.name()
+            if self.is_word("PRIMARY"):
+                raise self.fail("a constraint (ADD PRIMARY KEY is not modelled)")
+            kind, value = self._constraint(name)
+            if kind == "index":
+                return AddIndex(value)
+            if kind == "check":
+                return AlterConstraint("check", value[0], check=value[1])
+            name, columns, database, referenced_table, referenced, actions = value
+            return AlterConstraint(
+                "foreign",
+                name,
+                foreign=ForeignKey(
+                    name or "",
+                    columns,
+                    referenced_table,
+                    referenced,
+                    _shown_action(actions.get("on_delete")),
+                    _shown_action(actions.get("on_update")),
+                    database,
+                ),
+            )
+        if self.is_word("PRIMARY", "PERIOD", "PARTITION"):
+            raise self.fail(f"ADD COLUMN or ADD KEY ({self.take().upper} is not modelled)")
+        self.accept("COLUMN")
+        column = self._column_definition(table)
+        first, after = self._place()
+        return AddColumn(column, first, after)
+
+    def _drop(self) -> Alteration:
+        if self.accept("INDEX", "KEY"):
+            return DropIndex(self.name())
+        if self.accept("FOREIGN"):
+            self.expect("KEY")
+            return AlterConstraint("drop foreign", self.name())
+        if self.accept("CONSTRAINT", "CHECK"):
+            return AlterConstraint("drop constraint", self.name())
+        if self.is_word("PRIMARY", "PARTITION", "PERIOD", "SYSTEM"):
+            raise self.fail(f"DROP COLUMN or DROP INDEX ({self.take().upper} is not modelled)")
+        self.accept("COLUMN")
+        return DropColumn(self.name())
+
+    def _alter_options(self) -> TableOptions:
+        """Table options (several may follow each other without commas)."""
+        found: list[tuple[str, Any]] = []
+        while self.is_word(*_ALTER_OPTIONS):
+            word = self.take().upper
+            self.accept_punct("=")
+            if word in ("ENGINE", "ALGORITHM", "LOCK"):
+                found.append((word, self.name()))
+            elif word == "COMMENT":
+                found.append((word, self._string()))
+            elif word == "AUTO_INCREMENT":
+                found.append((word, self.integer()))
+            elif word in ENGINE_TABLE_OPTIONS:
+                found.append((f"`{word}`", self._option_value(quoted=True)))
+            else:
+                found.append((word, self._option_value()))
+        return TableOptions(tuple(found))
 
     # --- CREATE TABLE --------------------------------------------------------------------
 
@@ -399,7 +528,9 @@ class _Parser:
             bare = first
         if database is None:
             raise SchemaError(f"CREATE TABLE {bare}: no database (qualify the name or give one)")
-        if self.is_word("LIKE", "AS", "SELECT"):
+        if self.is_word("LIKE") or self.is_punct("(") and self.is_word("LIKE", offset=1):
+            return self._like(database, bare)
+        if self.is_word("AS", "SELECT"):
             raise self.fail(f"a column list (CREATE TABLE ... {self.take().upper} is not modelled)")
         self.punct("(")
         elements: list[tuple[str, Any]] = []
@@ -413,6 +544,34 @@ class _Parser:
         if self.peek() is not None:
             raise self.fail("the end of the statement")
         return _assemble(database, bare, elements, options)
+
+    def _like(self, database: str, bare: str) -> Table:
+        """CREATE TABLE name LIKE source (or ``(LIKE source)``): the source's copy as the
+        server makes it (checked on 10.11): everything but the foreign keys (the keys made
+        for them stay) and the AUTO_INCREMENT table option."""
+        parenthesised = self.accept_punct("(")
+        self.expect("LIKE")
+        source_database, source = self.table_name(database)
+        if parenthesised:
+            self.punct(")")
+        self._end()
+        found = (self.tables or {}).get(f"{source_database}.{source}")
+        if found is None:
+            if self.tables is None:
+                raise SchemaError(
+                    f"CREATE TABLE {bare} LIKE: the source table is needed (give the statement"
+                    " to Scenario.ddl or Scenario.create_table, which know the tables)"
+                )
+            raise SchemaError(f"CREATE TABLE {bare} LIKE: no table {source_database}.{source}")
+        self.like = (source_database, source)
+        return replace(
+            found,
+            database=database,
+            name=bare,
+            foreign_keys=(),
+            auto_increment=None,
+            _index={},
+        )
 
     def element(self) -> tuple[str, Any]:
         if self.accept("CONSTRAINT"):
@@ -444,7 +603,7 @@ class _Parser:
             self.accept("KEY", "INDEX")
             return ("index", self._index("UNIQUE", name))
         if self.accept("CHECK"):
-            return ("check", (name, self.parenthesised()))
+            return ("check", (name, self.check_condition()))
         self.expect("FOREIGN")
         self.expect("KEY")
         if not self.is_punct("("):
@@ -599,7 +758,11 @@ class _Parser:
             elif self.accept("COMMENT"):
                 options["comment"] = self._string()
             elif self.accept("CHECK"):
-                options["check"] = self.parenthesised()
+                options["check"] = self.check_condition()
+            elif self.accept("INVISIBLE"):
+                options["invisible"] = True
+            elif self.is_word("GENERATED", "AS"):
+                options.update(self._generated())
             elif self.is_word(*_UNMODELLED_COLUMN_OPTIONS):
                 word = self.take().upper
                 raise SchemaError(
@@ -609,12 +772,61 @@ class _Parser:
             else:
                 return options
 
+    def _generated(self) -> dict[str, Any]:
+        """[GENERATED ALWAYS] AS (expression) [VIRTUAL | PERSISTENT | STORED]."""
+        at = self.peek()
+        if self.accept("GENERATED"):
+            self.expect("ALWAYS")
+        self.expect("AS")
+        expression = parse_expression(
+            self.parenthesised_tokens(), f"the generated column at {at.at if at else 0}"
+        )
+        stored = self.accept("PERSISTENT", "STORED")
+        if not stored:
+            self.accept("VIRTUAL")
+        return {"generated": expression, "stored": stored}
+
     def _default(self) -> dict[str, Any]:
         if self.is_word(*_NOW_WORDS):
             return {"default_expression": self._current_timestamp("DEFAULT")}
-        if self.is_punct("("):
-            raise self.fail("a literal DEFAULT (expression defaults are not modelled)")
+        token = self.peek()
+        following = self.peek(1)
+        call = (
+            token is not None
+            and token.kind == "word"
+            and following is not None
+            and following.kind == "punct"
+            and following.text == "("
+            and following.at == token.at + len(token.text)
+        )
+        if self.is_punct("(") or call:
+            return self._default_expression()
         return {"default": self.literal()}
+
+    def _default_expression(self) -> dict[str, Any]:
+        """DEFAULT (expression) or DEFAULT function(...): a constant one, evaluated now
+        (its value is every row's); one naming a column is refused."""
+        start = self.pos
+        if self.is_punct("("):
+            tokens = self.parenthesised_tokens()
+        else:
+            self.pos += 1
+            self.parenthesised_tokens()
+            tokens = self.tokens[start : self.pos]
+        where = f"DEFAULT at {self.tokens[start].at}"
+        expression = parse_expression(tokens, where)
+        if referenced_columns(expression):
+            raise SchemaError(f"CREATE TABLE: {where}: a DEFAULT naming a column is not modelled")
+        if isinstance(expression, Operation) and isinstance(expression.right, Literal):
+            if expression.left is None:  # DEFAULT (-5): a literal to the server
+                return {"default": -expression.right.value}  # type: ignore[operator]
+        if isinstance(expression, Literal):
+            return {"default": expression.value}
+        try:
+            value = evaluate(expression, {})
+        except HistoryError as exc:
+            raise SchemaError(f"CREATE TABLE: {where}: {exc}") from None
+        return {"default": value, "default_constant": show_default(expression)}
 
     def _current_timestamp(self, clause: str) -> str:
         """CURRENT_TIMESTAMP [(fsp)] and its synonyms, as the server prints it."""
@@ -677,7 +889,16 @@ class _Parser:
             if word == "CHARACTER":
                 self.expect("SET")
                 word = "CHARSET"
-            if word in ("PARTITION", "WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
+            if word == "PARTITION":
+                # Kept (in the server's spelling when scenarios.partitions reads it, else as
+                # written) and printed on its own line after the options; not simulated.
+                written = self.text[token.at :].rstrip().rstrip(";").rstrip()
+                found["partition"] = partition_text(
+                    self.tokens[self.pos - 1 :], written, found["engine"]
+                )
+                self.pos = len(self.tokens)
+                break
+            if word in ("WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
                 raise SchemaError(
                     f"CREATE TABLE: table option {word} at {token.at} is not modelled"
                 )
@@ -692,9 +913,9 @@ class _Parser:
                 found["comment"] = self._string()
             elif word == "AUTO_INCREMENT":
                 found["auto_increment"] = self.integer()
-            elif word in _PLAIN_TABLE_OPTIONS:
+            elif word in PLAIN_TABLE_OPTIONS:
                 found["options"].append((word, self._option_value()))
-            elif word in _ENGINE_TABLE_OPTIONS:
+            elif word in ENGINE_TABLE_OPTIONS:
                 found["options"].append((f"`{word}`", self._option_value(quoted=True)))
             else:
                 raise SchemaError(
@@ -704,7 +925,7 @@ class _Parser:
             found["collation"] = DEFAULT_COLLATION
         else:
             found["collation"] = resolve_collation("(table)", charset, collation, DEFAULT_COLLATION)
-        found["options"] = _in_server_order(found["options"])
+        found["options"] = in_server_order(found["options"])
         return found
 
     def _option_value(self, quoted: bool = False) -> str:
@@ -717,37 +938,6 @@ class _Parser:
     def _then(self, word: str) -> bool:
         self.expect(word)
         return True
-
-
-# Table options kept and printed as NAME=VALUE, in the order SHOW CREATE TABLE prints them;
-# the engine-defined ones (InnoDB's) printed as `NAME`='value' after the COMMENT.
-_PLAIN_TABLE_OPTIONS = (
-    "MIN_ROWS",
-    "MAX_ROWS",
-    "AVG_ROW_LENGTH",
-    "PACK_KEYS",
-    "STATS_PERSISTENT",
-    "STATS_AUTO_RECALC",
-    "STATS_SAMPLE_PAGES",
-    "CHECKSUM",
-    "PAGE_CHECKSUM",
-    "DELAY_KEY_WRITE",
-    "ROW_FORMAT",
-    "TRANSACTIONAL",
-    "KEY_BLOCK_SIZE",
-)
-_ENGINE_TABLE_OPTIONS = (
-    "PAGE_COMPRESSED",
-    "PAGE_COMPRESSION_LEVEL",
-    "ENCRYPTED",
-    "ENCRYPTION_KEY_ID",
-)
-
-
-def _in_server_order(options: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-    order = [*_PLAIN_TABLE_OPTIONS, *(f"`{name}`" for name in _ENGINE_TABLE_OPTIONS)]
-    last = {name: value for name, value in options}  # a repeated option: the last one
-    return tuple((name, last[name]) for name in order if name in last)
 
 
 def _assemble(
@@ -776,6 +966,9 @@ def _assemble(
             checks.append(value)
         else:
             foreign.append(value)
+    check_references(columns, f"CREATE TABLE {bare}")
+    refuse_hashed_unique(indexes, columns, f"CREATE TABLE {bare}")
+    _check_keyed_generated(columns, indexes, bare)
     primaries = [index for index in indexes if index.kind == "PRIMARY"]
     if len(primaries) > 1:
         raise SchemaError(f"CREATE TABLE {bare}: multiple primary keys defined")
@@ -788,7 +981,10 @@ def _assemble(
     ]
     foreign_keys = _foreign_keys(foreign, bare)
     keys = server_key_order(
-        _with_foreign_key_indexes(_named_keys(indexes, bare), foreign_keys), columns
+        foreign_key_indexes(
+            _named_keys(indexes, bare), foreign_keys, {entry[0] for entry in foreign}
+        ),
+        columns,
     )
     unique = tuple(
         index.columns for index in keys if index.kind == "UNIQUE" and not index.has_prefix
@@ -807,6 +1003,7 @@ def _assemble(
         auto_increment=options.get("auto_increment"),
         options=options["options"],
         comment=options.get("comment", ""),
+        partition=options.get("partition"),
     )
 
 
@@ -847,45 +1044,34 @@ def _foreign_keys(found: list[Any], table: str) -> tuple[ForeignKey, ...]:
                 columns,
                 referenced_table,
                 referenced,
-                actions.get("on_delete"),
-                actions.get("on_update"),
+                _shown_action(actions.get("on_delete")),
+                _shown_action(actions.get("on_update")),
                 database,
             )
         )
     return tuple(keys)
 
 
-def _with_foreign_key_indexes(keys: list[Index], foreign: tuple[ForeignKey, ...]) -> list[Index]:
-    """A foreign key without a key that starts with its columns gets one, named after it."""
-    for item in foreign:
-        wanted = [name.lower() for name in item.columns]
-        if not any(
-            [part[0].lower() for part in index.parts[: len(wanted)]] == wanted
-            and not any(part[1] for part in index.parts[: len(wanted)])
-            for index in keys
-            if index.kind in ("PRIMARY", "UNIQUE", "KEY")
-        ):
-            keys.append(
-                Index("KEY", item.name, tuple((name, None, False) for name in item.columns))
-            )
-    return keys
+def _shown_action(action: str | None) -> str | None:
+    """RESTRICT is InnoDB's default: SHOW CREATE TABLE prints no clause for it (10.11)."""
+    return None if action == "RESTRICT" else action
 
 
 def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str], ...]:
     """Table CHECK constraints, an unnamed one named ``CONSTRAINT_<n>`` as the server names it."""
-    return tuple(
-        (name or f"CONSTRAINT_{number}", expression)
-        for number, (name, expression) in enumerate(checks, 1)
-    )
+    named = []
+    number = 0
+    for name, expression in checks:
+        if name is None:
+            number += 1  # the unnamed ones only (a named one takes no number: 10.11)
+        named.append((name or f"CONSTRAINT_{number}", expression))
+    return tuple(named)
 
 
 _FSP_TYPES = ("time", "datetime", "timestamp")
 _NOW_WORDS = ("CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP")
 # Column options the model refuses by name (rather than at the next token).
 _UNMODELLED_COLUMN_OPTIONS = (
-    "GENERATED",
-    "AS",
-    "INVISIBLE",
     "VIRTUAL",
     "PERSISTENT",
     "STORED",
@@ -957,6 +1143,10 @@ def _column(
     if nullable and primary:
         raise SchemaError(f"column {name}: a PRIMARY KEY column cannot be NULL")
     default = options.get("default", NO_DEFAULT)
+    if "generated" in options:
+        _check_generated(name, fields, options)
+    if "default_constant" in options:
+        default = _constant_default(name, fields, options, table_collation, table_name)
     if fields["type"] in ("float", "double"):
         default = _approximate(default, fields["type"] == "float")
     elif fields["type"] in (*INTEGER_RANGES, "year") and isinstance(default, str):
@@ -985,8 +1175,123 @@ def _column(
     return replace(made, **kept) if kept else made
 
 
+# Table options an ALTER TABLE may give (ALGORITHM and LOCK: how, not what).
+_ALTER_OPTIONS = (
+    "ENGINE",
+    "COMMENT",
+    "AUTO_INCREMENT",
+    "ALGORITHM",
+    "LOCK",
+    *PLAIN_TABLE_OPTIONS,
+    *ENGINE_TABLE_OPTIONS,
+)
+
+# The types a generated column's value is modelled in (scenarios.expressions.fit).
+_GENERATED_TYPES = frozenset(
+    {*INTEGER_RANGES, "decimal", "char", "varchar", "tinytext", "text", "mediumtext", "longtext"}
+)
+
+
+def _check_generated(name: str, fields: dict[str, Any], options: dict[str, Any]) -> None:
+    clashing = [
+        word
+        for key, word in (
+            ("default", "DEFAULT"),
+            ("default_expression", "DEFAULT"),
+            ("on_update", "ON UPDATE"),
+            ("auto_increment", "AUTO_INCREMENT"),
+            ("primary", "PRIMARY KEY"),
+        )
+        if key in options
+    ]
+    if options.get("nullable") is False:
+        clashing.append("NOT NULL")
+    if clashing:
+        raise SchemaError(f"CREATE TABLE: generated column {name} with {clashing[0]}")
+    if fields["type"] not in _GENERATED_TYPES:
+        raise SchemaError(
+            f"CREATE TABLE: generated column {name}: a {fields['type'].upper()} value is not"
+            " modelled"
+        )
+
+
+def _constant_default(
+    name: str,
+    fields: dict[str, Any],
+    options: dict[str, Any],
+    table_collation: str,
+    table_name: str,
+) -> Any:
+    """The value of a constant DEFAULT expression as the column stores it."""
+    plain = {key: value for key, value in fields.items() if key != "length_hint"}
+    bare = make_column(
+        name,
+        plain,
+        nullable=True,
+        default=NO_DEFAULT,
+        charset=options.get("charset"),
+        collation=options.get("collation"),
+        table_collation=table_collation,
+        table_name=table_name,
+    )
+    try:
+        return fit(bare, options["default"])
+    except HistoryError as exc:
+        raise SchemaError(f"CREATE TABLE: DEFAULT of {name}: {exc}") from None
+
+
+def _unsigned(expression: Any, unsigned: set[str]) -> bool:
+    if isinstance(expression, ColumnRef):
+        return expression.name.lower() in unsigned
+    if isinstance(expression, Operation) and expression.left is not None:
+        return _unsigned(expression.left, unsigned) or _unsigned(expression.right, unsigned)
+    return False
+
+
+def _subtracts_unsigned(expression: Any, unsigned: set[str]) -> bool:
+    if isinstance(expression, Operation):
+        if expression.left is None:
+            return _subtracts_unsigned(expression.right, unsigned)
+        if expression.operator == "-" and (
+            _unsigned(expression.left, unsigned) or _unsigned(expression.right, unsigned)
+        ):
+            return True
+        return _subtracts_unsigned(expression.left, unsigned) or _subtracts_unsigned(
+            expression.right, unsigned
+        )
+    return isinstance(expression, Call) and any(
+        _subtracts_unsigned(argument, unsigned) for argument in expression.arguments
+    )
+
+
+def _check_keyed_generated(columns: list[Column], indexes: list[Index], table: str) -> None:
+    """A STORED or keyed generated column may not subtract with an UNSIGNED operand (its
+    value would follow the session's sql_mode NO_UNSIGNED_SUBTRACTION): the server refuses
+    the table (ERROR 1901, checked on 10.11)."""
+    keyed = {name.lower() for index in indexes for name in index.columns}
+    unsigned = {item.name.lower() for item in columns if item.unsigned}
+    for item in columns:
+        if item.generated is None or not (item.stored or item.name.lower() in keyed):
+            continue
+        if _subtracts_unsigned(item.generated, unsigned):
+            raise SchemaError(
+                f"CREATE TABLE {table}: generated column {item.name} subtracts an UNSIGNED"
+                " value (the server refuses it in a STORED or keyed column: ERROR 1901)"
+            )
+
+
 # Column options kept on the Column as they are (see scenarios.schema.Column).
-_KEPT_COLUMN_OPTIONS = ("auto_increment", "default_expression", "on_update", "comment", "check")
+_KEPT_COLUMN_OPTIONS = (
+    "auto_increment",
+    "default_expression",
+    "on_update",
+    "comment",
+    "check",
+    "generated",
+    "stored",
+    "invisible",
+    "default_constant",
+)
 
 
 def _integer_text(text: str) -> Any:
@@ -1030,9 +1335,11 @@ def parse_column_type(text: str) -> dict[str, Any]:
     return {**fields, **options}
 
 
-def parse_ddl(text: str, database: str | None = None) -> DdlStatement:
+def parse_ddl(
+    text: str, database: str | None = None, tables: Mapping[str, Table] | None = None
+) -> DdlStatement:
     """The statement ``text`` is (CREATE TABLE, ALTER TABLE with ADD/DROP/MODIFY [COLUMN] and
     FIRST/AFTER, ADD [UNIQUE|FULLTEXT|SPATIAL] KEY and DROP INDEX, DROP TABLE, TRUNCATE [TABLE], RENAME TABLE a TO b); ``database`` for
     unqualified names. A column an ALTER adds or modifies without a character set takes
     utf8mb4_general_ci (the table's own default is not known from the table)."""
-    return _Parser(text).ddl(database)
+    return _Parser(text, tables).ddl(database)

@@ -51,7 +51,7 @@ from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from fakemaster.vocabulary.events import Gtid, XaXid
 from fakemaster.vocabulary.values import DateTime, Timestamp
 from scenarios.changes import Change, Delete, Insert, Update
-from scenarios.create_table import parse_create_table, parse_ddl
+from scenarios.create_table import parse_ddl
 from scenarios.ddl import (
     AddColumn,
     Alteration,
@@ -60,11 +60,13 @@ from scenarios.ddl import (
     DdlStatement,
     DropTable,
     RenameTable,
+    TableOptions,
     TruncateTable,
     altered,
     renamed,
 )
 from scenarios.errors import HistoryError, ScenarioError, SchemaError, did_you_mean
+from scenarios.generated import compute_generated, refuse_generated, with_generated
 from scenarios.schema import NO_DEFAULT, Column, Table
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
@@ -309,9 +311,12 @@ def apply_ddl(live: LiveTables, step: Ddl) -> None:
             for column in step.after.columns
         ]
         for row in old.rows.values():
-            moved = tuple(
-                fills[at] if source is None else row[source]
-                for at, source in enumerate(step.sources)
+            moved = with_generated(  # an added or changed generated column: computed (10.11)
+                step.after,
+                tuple(
+                    fills[at] if source is None else row[source]
+                    for at, source in enumerate(step.sources)
+                ),
             )
             for column, value in zip(step.after.columns, moved, strict=True):
                 if value is None and not column.nullable:
@@ -371,10 +376,15 @@ class Scenario:
 
     def create_table(self, table: Table | str, rows: Sequence[Mapping[str, Any]] = ()) -> Table:
         """Declare a table (a :class:`Table` or CREATE TABLE text) with its initial rows."""
+        statement = CreateTable(table) if isinstance(table, Table) else None
         if isinstance(table, str):
-            table = parse_create_table(table)
+            parsed = parse_ddl(table, tables=self.tables)
+            if not isinstance(parsed, CreateTable):
+                raise ScenarioError(f"not a CREATE TABLE: {table[:60]!r}")
+            statement, table = parsed, parsed.table
         if self.steps:
-            step = self.ddl(CreateTable(table))
+            assert statement is not None
+            step = self.ddl(statement)
             if rows:
                 self.insert(table.qualified, *rows)
             return step.after  # type: ignore[return-value]
@@ -416,7 +426,7 @@ class Scenario:
         ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
         RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
         if isinstance(statement, str):
-            statement = parse_ddl(statement)
+            statement = parse_ddl(statement, tables=self.tables)
         sources: tuple[int | None, ...] = ()
         before: Table | None
         after: Table | None
@@ -484,6 +494,21 @@ class Scenario:
             self._next_auto[after.qualified] = 1  # not the table option (checked on 10.11)
         elif counter is not None and not isinstance(statement, CreateTable):
             self._next_auto[after.qualified] = counter
+        if isinstance(statement, AlterTable):
+            for alteration in statement.alterations:
+                if isinstance(alteration, TableOptions):
+                    for name, value in alteration.options:
+                        if name == "AUTO_INCREMENT":
+                            self._reset_counter(after, int(value))
+
+    def _reset_counter(self, table: Table, wanted: int) -> None:
+        """ALTER TABLE ... AUTO_INCREMENT=N as InnoDB does it: the counter becomes N, or the
+        largest value in the table plus one when N is not above it (it may go down)."""
+        position = table.auto_increment_position
+        assert position is not None
+        values = [row[position] for row in self._live[table.qualified].rows.values()]
+        largest = max((value for value in values if value is not None), default=0)
+        self._next_auto[table.qualified] = max(wanted, largest + 1)
 
     def _auto_values(self, table: Table, rows: list[list[Any]], given: tuple[int, ...]) -> None:
         """Fill the AUTO_INCREMENT column of ``rows`` where the insert leaves it out or gives
@@ -859,6 +884,7 @@ class Scenario:
                 " (make several inserts)"
             )
         given = given_names[0]
+        refuse_generated(table, given, "an INSERT")
         auto = table.auto_increment_position
         full_rows: list[list[Any]] = []
         for values in rows:
@@ -867,7 +893,7 @@ class Scenario:
             for position, item in enumerate(table.columns):
                 if position in by_position and not (position == auto and not by_position[position]):
                     row.append(convert(item, by_position[position], table=table.qualified))
-                elif position == auto:
+                elif position == auto or item.generated is not None:
                     row.append(None)  # filled below
                 elif item.default_expression is not None:
                     row.append(self._now(item))
@@ -882,21 +908,23 @@ class Scenario:
                     )
             full_rows.append(row)
         self._auto_values(table, full_rows, given)
+        for row in full_rows:
+            if auto is not None:
+                row[auto] = convert(table.columns[auto], row[auto], table=table.qualified)
+            compute_generated(table, row)
+        logged = table.always_logged_generated
         filled = tuple(
             p
             for p, item in enumerate(table.columns)
-            if p not in given and (p == auto or item.default_expression is not None)
-        )
-        converted = tuple(
-            tuple(
-                convert(table.columns[auto], row[auto], table=table.qualified) if p == auto else v
-                for p, v in enumerate(row)
+            if p not in given
+            and (
+                p == auto
+                or item.default_expression is not None
+                or item.default_constant is not None  # evaluated per row: logged (10.11)
+                or p in logged
             )
-            if auto is not None
-            else tuple(row)
-            for row in full_rows
         )
-        return Insert(table, converted, given, filled)
+        return Insert(table, tuple(tuple(row) for row in full_rows), given, filled)
 
     def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
         key = table.key
@@ -922,6 +950,7 @@ class Scenario:
         before = self._locate(table, where)
         after = list(before)
         assigned = _positions(table, values)
+        refuse_generated(table, assigned, "an UPDATE")
         for name, value in values.items():
             position = table.position(name)
             after[position] = convert(table.columns[position], value, table=table.qualified)
@@ -934,6 +963,9 @@ class Scenario:
         )
         for position in filled:
             after[position] = self._now(table.columns[position])
+        compute_generated(table, after)
+        if changed:  # a MINIMAL image carries these whether they changed or not
+            filled = tuple(sorted({*filled, *table.always_logged_generated}))
         return Update(table, before, tuple(after), assigned, filled)
 
     def _now(self, column: Column) -> Any:

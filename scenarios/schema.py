@@ -14,7 +14,7 @@ no key: it may hold duplicate rows, changed and deleted by their whole value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakemaster.protocol.charsets import Collation, collation_by_name
 from fakemaster.vocabulary.columns import (
@@ -26,6 +26,9 @@ from fakemaster.vocabulary.columns import (
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES
 from scenarios.errors import SchemaError, did_you_mean
+
+if TYPE_CHECKING:
+    from scenarios.expressions import Expression
 
 __all__ = [
     "BINARY_TYPES",
@@ -162,6 +165,15 @@ class Column:
     on_update: str | None = None
     comment: str = ""
     check: str | None = None
+    # A generated column: its expression (scenarios.expressions), STORED (PERSISTENT) or
+    # VIRTUAL; the values are computed by the model, never given. INVISIBLE: left out of
+    # SELECT * and of an INSERT without a column list (still in every row image). A constant
+    # DEFAULT expression (``DEFAULT (1 + 1)``) as the server prints it; ``default`` holds
+    # its value.
+    generated: Expression | None = None
+    stored: bool = False
+    invisible: bool = False
+    default_constant: str | None = None
 
     # --- what it is at SQL level -------------------------------------------------------
 
@@ -359,6 +371,9 @@ class Table:
     auto_increment: int | None = None
     options: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     comment: str = field(default="", compare=False)
+    # PARTITION BY ... as the server prints it (after the table options): kept, printed, not
+    # simulated (a partitioned table logs its rows as any other).
+    partition: str | None = field(default=None, compare=False)
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -400,6 +415,23 @@ class Table:
             if item.auto_increment:
                 return position
         return None
+
+    @property
+    def generated_positions(self) -> tuple[int, ...]:
+        """The generated columns' positions, in the order the server computes them."""
+        return tuple(p for p, item in enumerate(self.columns) if item.generated is not None)
+
+    @property
+    def always_logged_generated(self) -> tuple[int, ...]:
+        """The generated columns a MINIMAL image carries in every INSERT and UPDATE after
+        image, changed or not: the STORED ones and the VIRTUAL ones in a key (checked on
+        10.11; a VIRTUAL column in no key only in FULL and NOBLOB images)."""
+        keyed = {name.lower() for index in self.indexes for name in index.columns}
+        return tuple(
+            p
+            for p in self.generated_positions
+            if self.columns[p].stored or self.columns[p].name.lower() in keyed
+        )
 
     @property
     def transactional(self) -> bool:

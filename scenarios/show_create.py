@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fakemaster.protocol.charsets import collation_by_name
 from fakemaster.sql.tables.catalogue import CatalogueColumn
+from scenarios.expressions import show
 from scenarios.schema import ForeignKey, Index, Table, sql_string
 
 __all__ = ["key_line", "keys_of", "show_create_table"]
@@ -85,11 +86,21 @@ def column_line(table: Table, shown: CatalogueColumn, index: int) -> str:
         found = collation_by_name(column.collation or "")
         if found is not None:
             text += f" CHARACTER SET {found.charset} COLLATE {found.name}"
+    if column.generated is not None:
+        kind = "STORED" if column.stored else "VIRTUAL"
+        text += f" GENERATED ALWAYS AS ({show(column.generated)}) {kind}"
+        if column.invisible:
+            text += " INVISIBLE"
+        if column.comment:
+            text += f" COMMENT {sql_string(column.comment)}"
+        return text
     if not column.nullable:
         text += " NOT NULL"
     elif column.type == "timestamp":
         text += " NULL"
-    default = column.default_expression or shown.default
+    if column.invisible:
+        text += " INVISIBLE"
+    default = column.default_expression or column.default_constant or shown.default
     if default is not None and not (column.auto_increment and default == "NULL"):
         text += f" DEFAULT {default}"
     if column.on_update:
@@ -123,5 +134,7 @@ def show_create_table(table: Table, shown: tuple[CatalogueColumn, ...]) -> str:
     if table.comment:
         tail += f" COMMENT={sql_string(table.comment)}"
     tail += "".join(f" {n}={v}" for n, v in engine_options)
+    if table.partition is not None:
+        tail += f"\n {table.partition}"
     body = ",\n".join("  " + line for line in lines)
     return f"CREATE TABLE {_quote(table.name)} (\n{body}\n){tail}"

@@ -22,15 +22,21 @@ from scenarios.ddl import (
     AddColumn,
     AddIndex,
     Alteration,
+    AlterConstraint,
+    AlterDefault,
     AlterTable,
+    ChangeColumn,
     CreateTable,
     DdlStatement,
     DropColumn,
     DropIndex,
     DropTable,
+    RenameColumn,
     RenameTable,
+    TableOptions,
     TruncateTable,
 )
+from scenarios.expressions import show
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
 from scenarios.show_create import key_line
 from scenarios.state import Row
@@ -156,6 +162,14 @@ def alteration_sql(alteration: Alteration) -> str:
         return f"DROP INDEX {quote_name(alteration.name)}"
     if isinstance(alteration, AddIndex):
         return f"ADD {key_line(alteration.index)}"
+    if isinstance(alteration, AlterDefault | AlterConstraint | TableOptions):
+        return alteration.text
+    if isinstance(alteration, RenameColumn):
+        return f"RENAME COLUMN {quote_name(alteration.old)} TO {quote_name(alteration.new)}"
+    if isinstance(alteration, ChangeColumn):
+        return f"CHANGE COLUMN {quote_name(alteration.old)} {_column_sql(alteration.column)}" + (
+            _place(alteration.first, alteration.after)
+        )
     verb = "ADD" if isinstance(alteration, AddColumn) else "MODIFY"
     return f"{verb} COLUMN {_column_sql(alteration.column)}" + _place(
         alteration.first, alteration.after
@@ -169,6 +183,8 @@ def _named(database: str, name: str) -> str:
 def ddl_sql(statement: DdlStatement) -> str:
     """A DDL statement as SQL (every column spelled out as :func:`create_table_sql` does)."""
     if isinstance(statement, CreateTable):
+        if statement.like is not None:
+            return f"CREATE TABLE {qualified(statement.table)} LIKE {_named(*statement.like)}"
         return create_table_sql(statement.table)
     where = _named(statement.database, statement.name)
     if isinstance(statement, AlterTable):
@@ -185,9 +201,17 @@ def _column_sql(column: Column) -> str:
     parts = [quote_name(column.name), column.sql_type()]
     if column.collation not in (None, "binary") and column.type != "json":  # JSON: utf8mb4_bin
         parts.append(f"CHARACTER SET {column.charset} COLLATE {column.collation}")
+    if column.generated is not None:
+        kind = "STORED" if column.stored else "VIRTUAL"
+        parts.append(f"GENERATED ALWAYS AS ({show(column.generated)}) {kind}")
+        return " ".join(parts) + (" INVISIBLE" if column.invisible else "")
     parts.append("NULL" if column.nullable else "NOT NULL")
+    if column.invisible:
+        parts.append("INVISIBLE")
     if column.default_expression is not None:
         parts.append(f"DEFAULT {column.default_expression}")
+    elif column.default_constant is not None:
+        parts.append(f"DEFAULT {column.default_constant}")
     elif column.default is not NO_DEFAULT:
         parts.append(f"DEFAULT {literal(column, column.default)}")
     if column.on_update is not None:
@@ -197,27 +221,39 @@ def _column_sql(column: Column) -> str:
     return " ".join(parts)
 
 
-def create_table_sql(table: Table) -> str:
-    """``CREATE TABLE`` for ``table``, every column's type, charset and NULL-ability spelled
-    out (so that server defaults do not matter)."""
-    parts = [_column_sql(column) for column in table.columns]
+_PLAIN_KEYS = ("PRIMARY", "UNIQUE", "KEY")
+
+
+def _declared_keys(table: Table) -> list[str]:
+    """The keys of a table declared without its key list (the builder's)."""
+    parts = []
     if table.primary_key:
         parts.append(f"PRIMARY KEY ({','.join(map(quote_name, table.primary_key))})")
     for unique in table.unique_keys:
         parts.append(f"UNIQUE KEY ({','.join(map(quote_name, unique))})")
-    # Plain keys (an AUTO_INCREMENT column may be the first of one): the rest of the table's
-    # keys are not needed to log its rows alike.
-    parts += [key_line(index) for index in table.indexes if index.kind == "KEY"]
+    return parts
+
+
+def create_table_sql(table: Table) -> str:
+    """``CREATE TABLE`` for ``table``, every column's type, charset and NULL-ability spelled
+    out (so that server defaults do not matter)."""
+    parts = [_column_sql(column) for column in table.columns]
+    if table.indexes:
+        # Every key but FULLTEXT/SPATIAL, named as declared (SHOW CREATE TABLE then matches).
+        parts += [key_line(index) for index in table.indexes if index.kind in _PLAIN_KEYS]
+    else:
+        parts += _declared_keys(table)
     auto = f" AUTO_INCREMENT={table.auto_increment}" if table.auto_increment else ""
     return f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}{auto}"
 
 
 def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:
     """INSERTs of whole rows (the initial rows of a table), one statement per row."""
-    names = ",".join(quote_name(column.name) for column in table.columns)
+    given = [p for p, column in enumerate(table.columns) if column.generated is None]
+    names = ",".join(quote_name(table.columns[p].name) for p in given)
     return [
         f"INSERT INTO {qualified(table)} ({names}) VALUES ("
-        + ",".join(literal(column, value) for column, value in zip(table.columns, row, strict=True))
+        + ",".join(literal(table.columns[p], row[p]) for p in given)
         + ")"
         for row in rows
     ]

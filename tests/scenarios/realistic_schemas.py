@@ -85,6 +85,39 @@ SCHEMAS: tuple[tuple[str, str], ...] = (
             KEY idx_product (product_id) COMMENT 'lookups by product'
         ) ENGINE=InnoDB PAGE_COMPRESSED=1 COMMENT='moderated' ROW_FORMAT=DYNAMIC""",
     ),
+    (
+        "shop",
+        """CREATE TABLE cart_items (
+            cart_id BIGINT UNSIGNED NOT NULL,
+            line SMALLINT UNSIGNED NOT NULL,
+            sku CHAR(12) NOT NULL,
+            quantity INT NOT NULL DEFAULT 1,
+            unit_price DECIMAL(10,2) NOT NULL,
+            discount_pct TINYINT NOT NULL DEFAULT 0,
+            line_total DECIMAL(12,2) AS (quantity * unit_price * (100 - discount_pct) / 100)
+                PERSISTENT,
+            label VARCHAR(40) GENERATED ALWAYS AS (concat(sku, ' x', quantity)) VIRTUAL,
+            added_by VARCHAR(30) INVISIBLE DEFAULT 'web',
+            PRIMARY KEY (cart_id, line),
+            KEY idx_line_total (line_total)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""",
+    ),
+    (
+        "shop",
+        """CREATE TABLE sales_by_month (
+            id INT NOT NULL AUTO_INCREMENT,
+            month_no INT NOT NULL,
+            revenue DECIMAL(14,2) NOT NULL DEFAULT (0.00 + 0),
+            orders INT UNSIGNED NOT NULL DEFAULT (2 * 0),
+            avg_order DECIMAL(12,4) AS (revenue / (orders + 1)) VIRTUAL,
+            PRIMARY KEY (id, month_no)
+        ) ENGINE=InnoDB
+        PARTITION BY RANGE (month_no) (
+            PARTITION p2023 VALUES LESS THAN (202401),
+            PARTITION p2024 VALUES LESS THAN (202501),
+            PARTITION pmax VALUES LESS THAN MAXVALUE
+        )""",
+    ),
     # --- a rental store ----------------------------------------------------------------
     (
         "rental",
@@ -171,6 +204,53 @@ SCHEMAS: tuple[tuple[str, str], ...] = (
             KEY idx_postal (postal_code) USING HASH
         ) ENGINE=MyISAM DEFAULT CHARSET=latin1""",
     ),
+    (
+        "rental",
+        """CREATE TABLE customer (
+            customer_id SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+            store_id TINYINT UNSIGNED NOT NULL,
+            first_name VARCHAR(45) NOT NULL,
+            last_name VARCHAR(45) NOT NULL,
+            full_name VARCHAR(91) AS (concat(first_name, ' ', last_name)) VIRTUAL,
+            email VARCHAR(50) DEFAULT NULL,
+            active BOOLEAN NOT NULL DEFAULT TRUE,
+            create_date DATETIME NOT NULL DEFAULT '2006-02-14 22:04:36',
+            last_update TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+            PRIMARY KEY (customer_id),
+            KEY idx_fk_store_id (store_id),
+            KEY idx_last_name (last_name),
+            KEY idx_full_name (full_name(20))
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""",
+    ),
+    (
+        "rental",
+        """CREATE TABLE staff (
+            staff_id TINYINT UNSIGNED NOT NULL AUTO_INCREMENT,
+            username VARCHAR(16) NOT NULL,
+            password VARCHAR(40) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin INVISIBLE
+                DEFAULT NULL,
+            store_id TINYINT UNSIGNED NOT NULL,
+            active BOOLEAN NOT NULL DEFAULT TRUE,
+            last_update TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+            PRIMARY KEY (staff_id)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""",
+    ),
+    (
+        "rental",
+        """CREATE TABLE payment (
+            payment_id SMALLINT UNSIGNED NOT NULL AUTO_INCREMENT,
+            customer_id SMALLINT UNSIGNED NOT NULL,
+            staff_id TINYINT UNSIGNED NOT NULL,
+            rental_id INT DEFAULT NULL,
+            amount DECIMAL(5,2) NOT NULL,
+            amount_cents INT AS (amount * 100) STORED,
+            payment_date DATETIME NOT NULL,
+            last_update TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+            PRIMARY KEY (payment_id),
+            KEY idx_fk_staff_id (staff_id),
+            KEY idx_fk_customer_id (customer_id)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""",
+    ),
     # --- a multi-tenant SaaS -----------------------------------------------------------
     (
         "saas",
@@ -226,6 +306,48 @@ SCHEMAS: tuple[tuple[str, str], ...] = (
             KEY idx_tenant_at (tenant_id, at DESC)
         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 ROW_FORMAT=COMPACT""",
     ),
+    (
+        "saas",
+        """CREATE TABLE invoices (
+            id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+            tenant_id BIGINT NOT NULL,
+            number VARCHAR(20) NOT NULL,
+            amount_cents BIGINT NOT NULL DEFAULT 0,
+            tax_cents BIGINT NOT NULL DEFAULT 0,
+            total_cents BIGINT AS (amount_cents + tax_cents) PERSISTENT,
+            currency CHAR(3) NOT NULL DEFAULT 'EUR',
+            issued_on DATE NOT NULL DEFAULT '2024-01-01',
+            PRIMARY KEY (id, tenant_id),
+            KEY idx_total (total_cents) USING BTREE
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
+        PARTITION BY KEY (tenant_id) PARTITIONS 4""",
+    ),
+    (
+        "saas",
+        """CREATE TABLE events (
+            id BIGINT NOT NULL AUTO_INCREMENT,
+            tenant_id BIGINT NOT NULL,
+            kind VARCHAR(40) NOT NULL,
+            body MEDIUMTEXT,
+            at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
+            PRIMARY KEY (id),
+            FULLTEXT KEY ft_body (body)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4
+        PARTITION BY HASH (id) PARTITIONS 3""",
+    ),
+    (
+        "saas",
+        """CREATE TABLE feature_flags (
+            id INTEGER NOT NULL AUTO_INCREMENT,
+            name VARCHAR(64) CHARACTER SET utf8 NOT NULL,
+            enabled BOOLEAN NOT NULL DEFAULT FALSE,
+            rollout REAL NOT NULL DEFAULT 0,
+            weight DECIMAL(6,3) NOT NULL DEFAULT (1 / 8),
+            rules JSON,
+            PRIMARY KEY (id),
+            UNIQUE KEY uq_name (name) USING BTREE
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4""",
+    ),
     # --- ORM-style DDL -----------------------------------------------------------------
     (
         "orm",
@@ -268,5 +390,42 @@ SCHEMAS: tuple[tuple[str, str], ...] = (
             CONSTRAINT `posts_author_id_foreign` FOREIGN KEY (`author_id`)
                 REFERENCES `auth_user` (`id`) ON DELETE CASCADE
         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci""",
+    ),
+    (
+        "orm",
+        """CREATE TABLE `users` (
+            `id` bigint unsigned NOT NULL AUTO_INCREMENT,
+            `name` varchar(255) NOT NULL,
+            `email` varchar(255) NOT NULL,
+            `email_verified_at` timestamp NULL DEFAULT NULL,
+            `password` varchar(255) NOT NULL,
+            `remember_token` varchar(100) DEFAULT NULL,
+            `created_at` timestamp NULL DEFAULT NULL,
+            `updated_at` timestamp NULL DEFAULT NULL,
+            PRIMARY KEY (`id`),
+            UNIQUE KEY `users_email_unique` (`email`)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci""",
+    ),
+    (
+        "orm",
+        """CREATE TABLE `schema_migrations` (
+            `version` varchar(255) NOT NULL,
+            PRIMARY KEY (`version`)
+        ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci""",
+    ),
+    (
+        "orm",
+        """CREATE TABLE `ar_internal_metadata` (
+            `key` varchar(255) NOT NULL,
+            `value` varchar(255) DEFAULT NULL,
+            `created_at` datetime(6) NOT NULL,
+            `updated_at` datetime(6) NOT NULL,
+            PRIMARY KEY (`key`)
+        ) ENGINE=InnoDB""",
+    ),
+    (
+        "orm",
+        """CREATE TABLE `hibernate_sequence` (`next_val` bigint(20) DEFAULT NULL)
+        ENGINE=InnoDB""",
     ),
 )

@@ -178,7 +178,7 @@ def test_a_scenario_reads_as_its_settings_ddl_and_statements() -> None:
     assert repr(scenario).splitlines()[1:] == [
         "  CREATE TABLE `shop`.`orders` (`id` int NOT NULL, `code` char(2) CHARACTER SET utf8mb4"
         " COLLATE utf8mb4_general_ci NOT NULL, `note` text CHARACTER SET utf8mb4 COLLATE"
-        " utf8mb4_general_ci NULL, PRIMARY KEY (`id`), UNIQUE KEY (`code`)) ENGINE=InnoDB",
+        " utf8mb4_general_ci NULL, PRIMARY KEY (`id`), UNIQUE KEY `code` (`code`)) ENGINE=InnoDB",
         "    INSERT INTO `shop`.`orders` (`id`,`code`,`note`) VALUES (1,'aa',NULL)",
         "  CREATE TABLE `shop`.`log` (`v` int NULL) ENGINE=InnoDB",
         "  transaction 1 (domain 2, server 3):",

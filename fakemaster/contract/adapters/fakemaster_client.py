@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None, *, flaw: Flaw | None = None) -> int:
 
     def follow(statement_text: str, schema: str) -> None:
         """A DDL statement changes the tables, their defaults and rows (by column name)."""
-        statement = parse_ddl(statement_text, schema or None)
+        statement = parse_ddl(statement_text, schema or None, tables)  # LIKE: a known table
         if isinstance(statement, CreateTable):
             new = statement.table
             found: list[dict[str, str | None]] = []
