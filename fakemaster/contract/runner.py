@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "AppliedFault",
     "PASSWORD",
     "USER",
     "CaseResult",
@@ -43,6 +44,19 @@ USER, PASSWORD = "repl", "repl-pw"
 DEFAULT_TIMEOUT = 60.0  # seconds a client may take to catch up (the "caught up" bound)
 
 
+@dataclass(frozen=True, slots=True)
+class AppliedFault:
+    """A fault the proxy applied: in which dump session (0 first), which of the plan's faults
+    (its index in ``case.plan.faults``; -1 if it is not one of them), at which byte of that
+    session's output, and the engine's note."""
+
+    session: int
+    kind: str
+    offset: int
+    plan_index: int = -1
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """A case's verdicts, the client's run, and what the fault proxy did."""
@@ -54,6 +68,8 @@ class CaseResult:
     sessions: int = 0
     server_errors: tuple[str, ...] = ()
     output: ClientOutput | None = field(default=None, compare=False, repr=False)
+    # What ``applied`` says, as data (for the HTML report's timeline): one per fault applied.
+    faults_applied: tuple[AppliedFault, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -162,6 +178,17 @@ def run_case(
             for engine in proxy.engines
             for item in engine.applied
         )
+        faults_applied = tuple(
+            AppliedFault(
+                engine.session or 0,
+                item.fault.kind.value,
+                item.offset,
+                case.plan.faults.index(item.fault) if item.fault in case.plan.faults else -1,
+                item.note,
+            )
+            for engine in proxy.engines
+            for item in engine.applied
+        )
         sessions = proxy.sessions
         errors = tuple(f"{type(e).__name__}: {e}" for e in (*master.errors, *proxy.errors))
     output: ClientOutput | None = None
@@ -176,7 +203,7 @@ def run_case(
         except OSError as error:  # a directory, no permission: what the client left there
             problem = f"unreadable output: {error.strerror or error}"
     verdicts = judge(scenario, output, run, timeout, output_problem=problem, compiled=compiled)
-    return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output)
+    return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output, faults_applied)
 
 
 def run_cases(
