@@ -5,7 +5,7 @@ scenarios) is imported only when the command runs.
 
     python -m fakemaster check --client "CMD {host} {port} {out}" [--list] [--only CASE]
         [--seed N] [--generated N] [--junit-xml FILE] [--timeout SECONDS] [--workdir DIR]
-        [--html DIR]
+        [--html DIR] [--pcap]
     python -m fakemaster check report RESULTS.json --html DIR
 
 Exit status, as pytest's: 0 every case passed, 1 a case failed, 2 interrupted (Ctrl-C: the
@@ -103,6 +103,12 @@ def add_parser(subparsers: Any) -> None:
         help="write a report: DIR/index.html (the case matrix, each case's evidence and"
         " timeline) and DIR/results.json; the cases' files go to DIR/files unless --workdir",
     )
+    parser.add_argument(
+        "--pcap",
+        action="store_true",
+        help="keep a capture of each case's connections as the client received them"
+        " (NAME.pcap in --workdir or DIR/files of --html; read it with fakemaster pcap)",
+    )
     parser.set_defaults(handler=run)
     from fakemaster.cli.check_report import add_report_parser
 
@@ -143,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
     from fakemaster.cli.check_report import html_workdir
 
     args.workdir = html_workdir(args)
+    if args.pcap and not args.workdir:
+        print("error: --pcap keeps its files in --workdir DIR or --html DIR", file=sys.stderr)
+        return EXIT_USAGE
     for option, directory in (("--workdir", args.workdir), ("--html", args.html)):
         if directory:
             try:
@@ -176,7 +185,7 @@ def _run_cases(
     status = EXIT_PASSED
     try:
         for case in cases:
-            result = run_case(case, adapter, timeout=timeout, workdir=args.workdir)
+            result = run_case(case, adapter, timeout=timeout, workdir=args.workdir, pcap=args.pcap)
             results.append(result)
             mark = "pass" if result.passed else "FAIL"
             print(f"[{len(results)}/{len(cases)}] {case.name}: {mark}", file=sys.stderr, flush=True)

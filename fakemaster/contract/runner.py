@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -133,12 +134,16 @@ def run_case(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     workdir: str | Path | None = None,
+    pcap: bool = False,
 ) -> CaseResult:
     """Serve ``case`` and judge what ``adapter``'s client made of it. The client's files (its
-    output, the snapshot) go to ``workdir`` (a temporary directory, removed, when None)."""
+    output, the snapshot) go to ``workdir`` (a temporary directory, removed, when None); with
+    ``pcap``, also ``NAME.pcap``: every connection of the client as it received it (after the
+    faults), recorded by a :class:`~fakemaster.scapy.capture.CaptureProxy` in front of the
+    fault proxy."""
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="fakemaster-check-") as temporary:
-            return run_case(case, adapter, timeout=timeout, workdir=temporary)
+            return run_case(case, adapter, timeout=timeout, workdir=temporary, pcap=pcap)
     from fakemaster.faults.proxy import BackgroundFaultProxy
     from fakemaster.server.master import BackgroundFakeMaster
     from scenarios.compiler import compile_scenario, to_store
@@ -158,10 +163,11 @@ def run_case(
     with (
         BackgroundFakeMaster(scenario_config(scenario), store) as master,
         BackgroundFaultProxy((master.host, master.port), case.plan) as proxy,
+        _capture(proxy.host, proxy.port, directory / f"{stem}.pcap" if pcap else None) as front,
     ):
         endpoint = Endpoint(
-            proxy.host,
-            proxy.port,
+            front[0],
+            front[1],
             USER,
             PASSWORD,
             str(snapshot),
@@ -204,6 +210,22 @@ def run_case(
             problem = f"unreadable output: {error.strerror or error}"
     verdicts = judge(scenario, output, run, timeout, output_problem=problem, compiled=compiled)
     return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output, faults_applied)
+
+
+@contextmanager
+def _capture(host: str, port: int, path: Path | None) -> Iterator[tuple[str, int]]:
+    """Where the client connects: a capture proxy recording to ``path`` in front of
+    ``host``:``port``, or that address itself (``path`` None)."""
+    if path is None:
+        yield host, port
+        return
+    from fakemaster.scapy.capture import CaptureProxy
+
+    capture = CaptureProxy(host, port, path)
+    try:
+        yield capture.host, capture.port
+    finally:
+        capture.close(timeout=5.0)
 
 
 def run_cases(
