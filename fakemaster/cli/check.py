@@ -6,7 +6,7 @@ scenarios) is imported only when the command runs.
     python -m fakemaster check --client "CMD {host} {port} {out}" [--list] [--only CASE]
         [--seed N] [--generated N] [--junit-xml FILE] [--timeout SECONDS] [--workdir DIR]
         [--html DIR] [--pcap]
-    python -m fakemaster check report RESULTS.json --html DIR
+    python -m fakemaster check report RESULTS --html DIR
 
 Exit status, as pytest's: 0 every case passed, 1 a case failed, 2 interrupted (Ctrl-C: the
 cases run so far are reported), 3 an internal error (a bug of check's, with its traceback), 4 a
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pcap and not args.workdir:
         print("error: --pcap keeps its files in --workdir DIR or --html DIR", file=sys.stderr)
         return EXIT_USAGE
-    for option, directory in (("--workdir", args.workdir), ("--html", args.html)):
+    for option, directory in (("--html", args.html), ("--workdir", args.workdir)):
         if directory:
             try:
                 Path(directory).mkdir(parents=True, exist_ok=True)

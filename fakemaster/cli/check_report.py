@@ -1,4 +1,4 @@
-"""``fakemaster check --html DIR`` and ``fakemaster check report RESULTS.json --html DIR``: the
+"""``fakemaster check --html DIR`` and ``fakemaster check report RESULTS --html DIR``: the
 results file and the static HTML report of a check run (:mod:`fakemaster.contract.results`,
 :mod:`fakemaster.contract.html_report`).
 
@@ -34,7 +34,7 @@ def add_report_parser(parser: argparse.ArgumentParser) -> None:
         description="Write DIR/index.html from a results file that check --html wrote"
         " (its file links made relative to DIR).",
     )
-    report.add_argument("results", metavar="RESULTS.json", help="a results.json of check --html")
+    report.add_argument("results", metavar="RESULTS", help="a results.json that check --html wrote")
     report.add_argument("--html", required=True, metavar="DIR", help="write DIR/index.html")
     report.set_defaults(handler=run_report)
 
