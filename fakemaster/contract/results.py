@@ -15,11 +15,14 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakemaster.contract.checks import CHECKS, expected_changes
 from fakemaster.contract.runner import CaseResult
 from fakemaster.vocabulary.errors import FakemasterError
+
+if TYPE_CHECKING:
+    from scenarios.history import Scenario
 
 __all__ = [
     "FILE_KINDS",
@@ -62,10 +65,9 @@ def case_files(name: str, workdir: Path | None, base: Path) -> dict[str, str]:
     return found
 
 
-def _history_sql(result: CaseResult) -> tuple[str, bool]:
+def _history_sql(scenario: Scenario) -> tuple[str, bool]:
     from scenarios.script import setup_sql, step_sql
 
-    scenario = result.case.build()
     lines = [f"{statement};" for statement in setup_sql(scenario)]
     for step in scenario.steps:
         lines += [f"{statement};" for statement in step_sql(step)]
@@ -75,13 +77,12 @@ def _history_sql(result: CaseResult) -> tuple[str, bool]:
     return text[:_SQL_LIMIT], True
 
 
-def _served(result: CaseResult) -> list[dict[str, Any]]:
+def _served(result: CaseResult, scenario: Scenario) -> list[dict[str, Any]]:
     """The served event groups (each that starts with a GTID event, as a plan's ``transaction``
     point counts them), with the row changes each holds and how many changes the client
     reported with its GTID (first deliveries and repeats)."""
     from scenarios.compiler import compile_scenario
 
-    scenario = result.case.build()
     compiled = compile_scenario(scenario)
     rows: Counter[str] = Counter(change.gtid for change in expected_changes(scenario, compiled))
     got: Counter[str] = Counter()
@@ -91,7 +92,7 @@ def _served(result: CaseResult) -> list[dict[str, Any]]:
     return [{"gtid": gtid, "rows": rows[gtid], "delivered": got[gtid]} for gtid in order]
 
 
-def _table_diff(result: CaseResult) -> dict[str, Any] | None:
+def _table_diff(result: CaseResult, scenario: Scenario) -> dict[str, Any] | None:
     """The first table whose final rows differ from the oracle's: its columns and the rows
     missing (``-``) and unexpected (``+``)."""
     output = result.output
@@ -99,7 +100,6 @@ def _table_diff(result: CaseResult) -> dict[str, Any] | None:
         return None
     from scenarios.oracle import canonical_rows
 
-    scenario = result.case.build()
     final = scenario.contents
     for name, table in scenario.tables.items():
         columns = list(table.column_names)
@@ -125,7 +125,8 @@ def _table_diff(result: CaseResult) -> dict[str, Any] | None:
 
 def case_record(result: CaseResult, workdir: Path | None, base: Path) -> dict[str, Any]:
     """The JSON object of one case (``base``: the directory file paths are relative to)."""
-    sql, clipped = _history_sql(result)
+    scenario = result.case.build()  # afresh: the same history the case served
+    sql, clipped = _history_sql(scenario)
     run = result.run
     return {
         "name": result.case.name,
@@ -158,9 +159,9 @@ def case_record(result: CaseResult, workdir: Path | None, base: Path) -> dict[st
         "applied_text": list(result.applied),
         "sessions": result.sessions,
         "server_errors": list(result.server_errors),
-        "served": _served(result),
+        "served": _served(result, scenario),
         "reports_changes": result.output is not None and result.output.changes is not None,
-        "table_diff": _table_diff(result),
+        "table_diff": _table_diff(result, scenario),
         "history_sql": sql,
         "history_clipped": clipped,
         "files": case_files(result.case.name, workdir, base),
