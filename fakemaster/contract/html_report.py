@@ -27,7 +27,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 vertical-align:top;text-align:left}th{background:#f2f2f2}
 .pass{background:#d9f2d9}.FAIL{background:#f7c6c6;font-weight:bold}.na{background:#eee;color:#777}
 pre{background:#f7f7f7;border:1px solid #ddd;padding:.5em;overflow:auto;max-height:24em}
-tr.minus td{background:#fbe0e0}tr.plus td{background:#e0f0fb}td.sign{font-weight:bold}
+tr.minus td{background:#fbe0e0}tr.changed td{background:#fbe0e0;font-weight:bold}tr.plus td{background:#e0f0fb}td.sign{font-weight:bold}
 svg.timeline text{font:11px sans-serif}.legend span{display:inline-block;padding:0 .5em;
 margin-right:.5em}.files a{margin-right:1em}
 """
@@ -88,10 +88,35 @@ def _verdicts(case: Mapping[str, Any]) -> str:
     return f'<ul class="failed-checks">{"".join(items)}</ul>' if items else ""
 
 
+def _cell(value: Any) -> str:
+    return "NULL" if value is None else escape(str(value))
+
+
+def _change_diff(case: Mapping[str, Any]) -> str:
+    """The first change reported otherwise than served: a row per column, the differing ones
+    marked."""
+    diff = case.get("change_diff")
+    if not isinstance(diff, Mapping):
+        return ""
+    rows = "".join(
+        f'<tr class="{"changed" if row["differs"] else ""}"><td>{escape(str(row["image"]))}</td>'
+        f"<td>{escape(str(row['column']))}</td><td>{_cell(row['served'])}</td>"
+        f"<td>{_cell(row['client'])}</td></tr>"
+        for row in diff["rows"]
+    )
+    return (
+        f"<p>First change reported otherwise than served: {escape(str(diff['change']))}</p>"
+        '<table class="change-diff"><tr><th>image</th><th>column</th><th>served</th>'
+        f"<th>client</th></tr>{rows}</table>"
+    )
+
+
 def _diff(case: Mapping[str, Any]) -> str:
-    """The first difference as a table diff: the final tables' rows when they differ, else the
-    first failed check's lines, one a row (``-``/``+`` marked)."""
+    """The first difference as a table diff: the first change reported otherwise than served
+    and the final tables' rows when they differ; else the first failed check's lines, one a
+    row (``-``/``+`` marked)."""
     diff = case.get("table_diff")
+    changes = _change_diff(case)
     if isinstance(diff, Mapping):
         head = "".join(f"<th>{escape(str(c))}</th>" for c in diff["columns"])
         rows = []
@@ -101,14 +126,14 @@ def _diff(case: Mapping[str, Any]) -> str:
                 f"<td>{'NULL' if c is None else escape(str(c))}</td>" for c in row["cells"]
             )
             rows.append(f'<tr class="{kind}"><td class="sign">{row["sign"]}</td>{cells}</tr>')
-        return (
+        return changes + (
             f"<p>Final table <code>{escape(str(diff['table']))}</code>: {diff['missing']} row(s)"
             f" missing (-, the oracle has them), {diff['unexpected']} unexpected (+, the client"
             f' has them)</p><table class="diff"><tr><th></th>{head}</tr>{"".join(rows)}</table>'
         )
     first = next((v for v in case["verdicts"] if v.get("ok") is False), None)
-    if first is None:
-        return ""
+    if changes or first is None:
+        return changes
     rows = []
     for line in [first.get("detail", ""), *first.get("lines", [])]:
         text = str(line).strip()

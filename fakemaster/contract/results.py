@@ -92,6 +92,55 @@ def _served(result: CaseResult, scenario: Scenario) -> list[dict[str, Any]]:
     return [{"gtid": gtid, "rows": rows[gtid], "delivered": got[gtid]} for gtid in order]
 
 
+def _image_rows(
+    what: str, served: Mapping[str, Any] | None, got: Mapping[str, Any] | None, logged: Any
+) -> list[dict[str, Any]]:
+    """One row per column of a served/client image pair: the values side by side, ``differs``
+    when the client's value is not the served one (a column it left out that the binlog's image
+    carried, one the table lacks)."""
+    rows = []
+    for name in list(served or {}) + [n for n in got or {} if n not in (served or {})]:
+        has_served, has_got = name in (served or {}), name in (got or {})
+        value = (got or {}).get(name)
+        differs = (
+            (has_got and (not has_served or (served or {})[name] != value))
+            or (not has_got and name in logged)
+            or (served is None) != (got is None)
+        )
+        rows.append(
+            {
+                "image": what,
+                "column": name,
+                "served": (served or {}).get(name) if has_served else "(absent)",
+                "client": value if has_got else "(absent)",
+                "differs": bool(differs),
+            }
+        )
+    return rows
+
+
+def _change_diff(result: CaseResult, scenario: Scenario) -> dict[str, Any] | None:
+    """The first change the client reported whose images differ from the served change of the
+    same identity: each column, served and reported."""
+    output = result.output
+    if output is None or output.changes is None:
+        return None
+    served = {(change.gtid, change.row): change for change in expected_changes(scenario)}
+    for change in output.changes:
+        want = served.get(change.ident)
+        if want is None or (change.op, change.table) != (want.op, want.table):
+            continue
+        rows = _image_rows("before", want.before, change.before, want.logged[0])
+        rows += _image_rows("after", want.after, change.after, want.logged[1])
+        if any(row["differs"] for row in rows):
+            return {
+                "change": f"line {change.line}: {want.op} {want.table} (gtid {want.gtid} row"
+                f" {want.row})",
+                "rows": rows,
+            }
+    return None
+
+
 def _table_diff(result: CaseResult, scenario: Scenario) -> dict[str, Any] | None:
     """The first table whose final rows differ from the oracle's: its columns and the rows
     missing (``-``) and unexpected (``+``)."""
@@ -162,6 +211,7 @@ def case_record(result: CaseResult, workdir: Path | None, base: Path) -> dict[st
         "served": _served(result, scenario),
         "reports_changes": result.output is not None and result.output.changes is not None,
         "table_diff": _table_diff(result, scenario),
+        "change_diff": _change_diff(result, scenario),
         "history_sql": sql,
         "history_clipped": clipped,
         "files": case_files(result.case.name, workdir, base),

@@ -106,7 +106,15 @@ def test_a_null_value_shows_as_a_table_diff(tmp_path: Path) -> None:
     assert check(directory, adapter("broken_fakemaster_client", "null-value"), CASES[1:]) == 1
     dom = rendered_dom(directory / "index.html")
     assert matrix(dom)[CASES[1]][0] == "FAIL"
-    table = dom.find("section", id=CUT).find("table", cls="diff")
+    section = dom.find("section", id=CUT)
+    # the first change reported otherwise: the NULL where a value was served
+    changed = [
+        [cell.text for cell in row.find_all("td")]
+        for row in section.find("table", cls="change-diff").find_all("tr", cls="changed")
+    ]
+    assert changed and all(cells[3] == "NULL" != cells[2] for cells in changed), changed
+    assert "gtid " in section.text.split("First change reported otherwise than served:")[1]
+    table = section.find("table", cls="diff")
     rows = table.find_all("tr")
     assert [cell.text for cell in rows[0].find_all("th")][1:] == ["id", "v"]
     minus = [

@@ -71,3 +71,20 @@ def test_not_utf8_and_missing_files(tmp_path: Path) -> None:
         read_results(path)
     with pytest.raises(ResultsError, match="No such file"):
         read_results(tmp_path / "absent.json")
+
+
+def test_image_rows_mark_exactly_the_differences() -> None:
+    from fakemaster.contract.results import _image_rows
+
+    served = {"id": "1", "v": "a", "blob": "0xFF"}
+    rows = _image_rows("after", served, {"id": "1", "v": None, "extra": "x"}, {"id", "v"})
+    marks = {row["column"]: (row["served"], row["client"], row["differs"]) for row in rows}
+    assert marks == {
+        "id": ("1", "1", False),
+        "v": ("a", None, True),  # a NULL where a value was served
+        "blob": ("0xFF", "(absent)", False),  # left out, and the binlog's image did not carry it
+        "extra": ("(absent)", "x", True),  # a column the table lacks
+    }
+    left_out = _image_rows("before", served, {"id": "1", "v": "a"}, {"id", "v", "blob"})
+    assert [row["column"] for row in left_out if row["differs"]] == ["blob"]
+    assert all(row["differs"] for row in _image_rows("before", None, {"id": "1"}, set()))
