@@ -108,6 +108,19 @@ install_java() {
         openjdk-17-jre-headless
 }
 
+install_chromium() {
+    # Headless Chromium: the test of check's HTML report opens it in a real browser
+    # (chromium --headless --dump-dom, tests/integration/test_check_html_report.py).
+    if packages_installed chromium; then
+        log "chromium already installed"
+    else
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        log "apt-get install chromium"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+    fi
+    log "$(chromium --version 2>/dev/null || echo 'chromium: not runnable')"
+}
+
 install_node() {
     # Node.js and the Node clients the integration tests run (tests/node/package.json:
     # mysql2's execute(), the prepared-statement protocol), pinned by its package-lock.json.
@@ -151,6 +164,7 @@ if [ "$WITH_MARIADB" -eq 1 ]; then
     install_mariadb
     install_java
     install_node
+    install_chromium
 else
     log "--no-mariadb: skipping the apt part"
 fi

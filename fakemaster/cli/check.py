@@ -5,6 +5,8 @@ scenarios) is imported only when the command runs.
 
     python -m fakemaster check --client "CMD {host} {port} {out}" [--list] [--only CASE]
         [--seed N] [--generated N] [--junit-xml FILE] [--timeout SECONDS] [--workdir DIR]
+        [--html DIR] [--pcap]
+    python -m fakemaster check report RESULTS --html DIR
 
 Exit status, as pytest's: 0 every case passed, 1 a case failed, 2 interrupted (Ctrl-C: the
 cases run so far are reported), 3 an internal error (a bug of check's, with its traceback), 4 a
@@ -95,7 +97,22 @@ def add_parser(subparsers: Any) -> None:
         help="keep each case's snapshot, the client's output and its stdout and stderr here"
         " (default: a temporary directory, removed)",
     )
+    parser.add_argument(
+        "--html",
+        metavar="DIR",
+        help="write a report: DIR/index.html (the case matrix, each case's evidence and"
+        " timeline) and DIR/results.json; the cases' files go to DIR/files unless --workdir",
+    )
+    parser.add_argument(
+        "--pcap",
+        action="store_true",
+        help="keep a capture of each case's connections as the client received them"
+        " (NAME.pcap in --workdir or DIR/files of --html; read it with fakemaster pcap)",
+    )
     parser.set_defaults(handler=run)
+    from fakemaster.cli.check_report import add_report_parser
+
+    add_report_parser(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -129,12 +146,19 @@ def run(args: argparse.Namespace) -> int:
     if not timeout > 0:
         print("error: --timeout is a number of seconds > 0", file=sys.stderr)
         return EXIT_USAGE
-    if args.workdir:
-        try:
-            Path(args.workdir).mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            print(f"error: --workdir {args.workdir}: {error.strerror or error}", file=sys.stderr)
-            return EXIT_USAGE
+    from fakemaster.cli.check_report import html_workdir
+
+    args.workdir = html_workdir(args)
+    if args.pcap and not args.workdir:
+        print("error: --pcap keeps its files in --workdir DIR or --html DIR", file=sys.stderr)
+        return EXIT_USAGE
+    for option, directory in (("--html", args.html), ("--workdir", args.workdir)):
+        if directory:
+            try:
+                Path(directory).mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                print(f"error: {option} {directory}: {error.strerror or error}", file=sys.stderr)
+                return EXIT_USAGE
     return _run_cases(cases, adapter, args, timeout)
 
 
@@ -161,7 +185,7 @@ def _run_cases(
     status = EXIT_PASSED
     try:
         for case in cases:
-            result = run_case(case, adapter, timeout=timeout, workdir=args.workdir)
+            result = run_case(case, adapter, timeout=timeout, workdir=args.workdir, pcap=args.pcap)
             results.append(result)
             mark = "pass" if result.passed else "FAIL"
             print(f"[{len(results)}/{len(cases)}] {case.name}: {mark}", file=sys.stderr, flush=True)
@@ -182,6 +206,15 @@ def _run_cases(
                 f"error: --junit-xml {args.junit_xml}: {error.strerror or error}", file=sys.stderr
             )
             return EXIT_USAGE
+    if args.html:
+        from fakemaster.cli.check_report import write_html
+
+        try:
+            page = write_html(args.html, results, client=args.client, workdir=args.workdir)
+        except OSError as error:
+            print(f"error: --html {args.html}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"report: {page}", file=sys.stderr)
     if status == EXIT_PASSED and not all(r.passed for r in results):
         status = EXIT_FAILED
     return status

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "AppliedFault",
     "PASSWORD",
     "USER",
     "CaseResult",
@@ -43,6 +45,19 @@ USER, PASSWORD = "repl", "repl-pw"
 DEFAULT_TIMEOUT = 60.0  # seconds a client may take to catch up (the "caught up" bound)
 
 
+@dataclass(frozen=True, slots=True)
+class AppliedFault:
+    """A fault the proxy applied: in which dump session (0 first), which of the plan's faults
+    (its index in ``case.plan.faults``; -1 if it is not one of them), at which byte of that
+    session's output, and the engine's note."""
+
+    session: int
+    kind: str
+    offset: int
+    plan_index: int = -1
+    note: str = ""
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """A case's verdicts, the client's run, and what the fault proxy did."""
@@ -54,6 +69,8 @@ class CaseResult:
     sessions: int = 0
     server_errors: tuple[str, ...] = ()
     output: ClientOutput | None = field(default=None, compare=False, repr=False)
+    # What ``applied`` says, as data (for the HTML report's timeline): one per fault applied.
+    faults_applied: tuple[AppliedFault, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -117,12 +134,16 @@ def run_case(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     workdir: str | Path | None = None,
+    pcap: bool = False,
 ) -> CaseResult:
     """Serve ``case`` and judge what ``adapter``'s client made of it. The client's files (its
-    output, the snapshot) go to ``workdir`` (a temporary directory, removed, when None)."""
+    output, the snapshot) go to ``workdir`` (a temporary directory, removed, when None); with
+    ``pcap``, also ``NAME.pcap``: every connection of the client as it received it (after the
+    faults), recorded by a :class:`~fakemaster.scapy.capture.CaptureProxy` in front of the
+    fault proxy."""
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="fakemaster-check-") as temporary:
-            return run_case(case, adapter, timeout=timeout, workdir=temporary)
+            return run_case(case, adapter, timeout=timeout, workdir=temporary, pcap=pcap)
     from fakemaster.faults.proxy import BackgroundFaultProxy
     from fakemaster.server.master import BackgroundFakeMaster
     from scenarios.compiler import compile_scenario, to_store
@@ -142,10 +163,11 @@ def run_case(
     with (
         BackgroundFakeMaster(scenario_config(scenario), store) as master,
         BackgroundFaultProxy((master.host, master.port), case.plan) as proxy,
+        _capture(proxy.host, proxy.port, directory / f"{stem}.pcap" if pcap else None) as front,
     ):
         endpoint = Endpoint(
-            proxy.host,
-            proxy.port,
+            front[0],
+            front[1],
             USER,
             PASSWORD,
             str(snapshot),
@@ -159,6 +181,17 @@ def run_case(
         applied = tuple(
             f"dump session {engine.session}: {item.fault.kind.value} at byte {item.offset}"
             + (f" ({item.note})" if item.note else "")
+            for engine in proxy.engines
+            for item in engine.applied
+        )
+        faults_applied = tuple(
+            AppliedFault(
+                engine.session or 0,
+                item.fault.kind.value,
+                item.offset,
+                case.plan.faults.index(item.fault) if item.fault in case.plan.faults else -1,
+                item.note,
+            )
             for engine in proxy.engines
             for item in engine.applied
         )
@@ -176,7 +209,23 @@ def run_case(
         except OSError as error:  # a directory, no permission: what the client left there
             problem = f"unreadable output: {error.strerror or error}"
     verdicts = judge(scenario, output, run, timeout, output_problem=problem, compiled=compiled)
-    return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output)
+    return CaseResult(case, tuple(verdicts), run, applied, sessions, errors, output, faults_applied)
+
+
+@contextmanager
+def _capture(host: str, port: int, path: Path | None) -> Iterator[tuple[str, int]]:
+    """Where the client connects: a capture proxy recording to ``path`` in front of
+    ``host``:``port``, or that address itself (``path`` None)."""
+    if path is None:
+        yield host, port
+        return
+    from fakemaster.scapy.capture import CaptureProxy
+
+    capture = CaptureProxy(host, port, path)
+    try:
+        yield capture.host, capture.port
+    finally:
+        capture.close(timeout=5.0)
 
 
 def run_cases(
