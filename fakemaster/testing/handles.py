@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fakemaster.testing.builders import load_faults
+from fakemaster.vocabulary.mariadb_types import FIXED_BINARY_TYPES, FixedBinaryValue
 
 if TYPE_CHECKING:
     from fakemaster.client import Position
@@ -245,17 +246,16 @@ class _Handle:
         bytes, as MariaDB writes it in rows events (``X'610000'`` is ``b"a"``; the oracle
         pads it back when it compares). These rows are never in the binlog: a real CDC
         client gets them from a snapshot (SELECT, mariadb-dump), which the fake master also
-        answers."""
+        answers. UUID, INET4 and INET6 values are the bytes they are logged as (a BINARY(16)
+        or BINARY(4) to a binlog reader, trailing zero bytes dropped)."""
         scenario = self.scenario
         tables: dict[str, list[dict[str, Any]]] = {}
         for name, table in scenario.initial_tables.items():
             names = table.column_names
-            binary = {c.name for c in table.columns if c.type == "binary"}
+            binary = {c.name for c in table.columns if c.type in _LOGGED_AS_BINARY}
             tables[name] = [
                 {
-                    column: value.rstrip(b"\x00")
-                    if column in binary and isinstance(value, bytes)
-                    else value
+                    column: _as_logged(value) if column in binary else value
                     for column, value in zip(names, row, strict=True)
                 }
                 for row in scenario.initial.rows[name]
@@ -617,3 +617,14 @@ class AsyncFakeMasterHandle(_Handle):
             if loop.time() >= deadline and not settled.done():
                 raise TimeoutError(self._timeout_message(target, timeout))
         return settled.result()
+
+
+# Column types whose values a binlog reader gets as BINARY(n) bytes.
+_LOGGED_AS_BINARY = frozenset({"binary", *FIXED_BINARY_TYPES})
+
+
+def _as_logged(value: Any) -> Any:
+    """A BINARY(n), UUID or INET value as rows events carry it: bytes without trailing zeros."""
+    if isinstance(value, FixedBinaryValue):
+        value = value.logged()
+    return value.rstrip(b"\x00") if isinstance(value, bytes) else value
