@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from fakemaster.cli import pipeline_compare, pipeline_submit
 from fakemaster.cli.options import add_client_tls_options, add_connection_options
+from fakemaster.cli.pipeline_stop import STOPPED, StreamStop, error_line, stopped_line
 
 __all__ = ["add_parser", "run"]
 
@@ -95,6 +96,21 @@ def add_parser(subparsers: Any) -> None:
         "--available-now",
         action="store_true",
         help="process what the primary has now, then stop (default: run until interrupted)",
+    )
+    stream.add_argument(
+        "--connect-retry",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds between attempts to reach a lost primary, as MASTER_CONNECT_RETRY"
+        " (default: %(default)s)",
+    )
+    stream.add_argument(
+        "--retry-count",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="attempts in a row before giving up, as master_retry_count (default: %(default)s)",
     )
     _add_spark_options(stream)
     pipeline_compare.add_parser(modes)
@@ -242,6 +258,8 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         .option("port", str(args.port))
         .option("user", args.user)
         .option("password", args.password)
+        .option("connectRetry", str(args.connect_retry))
+        .option("retryCount", str(args.retry_count))
     )
     for name, value in _tls_options(args).items():
         reader = reader.option(name, value)
@@ -260,8 +278,13 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.start_gtid:
         reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)
     materialiser = Materialiser(spark, args.out, load_catalogue(args.catalogue))
+    stop = StreamStop()
 
     def apply(frame: Any, batch_id: int) -> None:
+        with stop.batch():
+            _apply(frame, batch_id)
+
+    def _apply(frame: Any, batch_id: int) -> None:
         started = time.monotonic()
         rows = frame.count()
         materialiser.apply(frame, batch_id)
@@ -282,13 +305,13 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.available_now:
         writer = writer.trigger(availableNow=True)
     query = writer.start()
-    try:
-        query.awaitTermination()
-    except KeyboardInterrupt:
-        query.stop()
+    if stop.run(spark, query):
+        resume = f"the same command (--out {args.out} --checkpoint {args.checkpoint})"
+        print(stopped_line(materialiser.position_path, stop.requested or "", resume), file=err)
+        return STOPPED
     failure = query.exception()
     if failure is not None:
-        print(f"error: {failure}", file=err)
+        print(error_line(failure), file=err)
         return 1
     return 0
 
