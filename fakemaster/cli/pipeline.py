@@ -307,7 +307,9 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     query = writer.start()
     if stop.run(spark, query):
         resume = f"the same command (--out {args.out} --checkpoint {args.checkpoint})"
-        print(stopped_line(materialiser.position_path, stop.requested or "", resume), file=err)
+        print(
+            stopped_line(query, materialiser.position_path, stop.requested or "", resume), file=err
+        )
         return STOPPED
     failure = query.exception()
     if failure is not None:

@@ -47,7 +47,11 @@ class StreamStop:
 
     @contextmanager
     def handlers(self) -> Iterator[None]:
-        """SIGINT and SIGTERM set the flag while the query runs (restored afterwards)."""
+        """SIGINT and SIGTERM set the flag while the query runs (restored afterwards); only
+        the main thread can take signals, so elsewhere nothing changes."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
         signals = (signal.SIGINT, signal.SIGTERM)
         previous = {sig: signal.signal(sig, self.request) for sig in signals}
         try:
@@ -88,15 +92,33 @@ class StreamStop:
         return True
 
 
-def stopped_line(position_path: str, signal_name: str, resume: str) -> str:
-    """Where the stream stopped (the materialised position) and how to resume."""
-    try:
-        with open(position_path.removeprefix("file://"), encoding="utf-8") as handle:
-            position = json.load(handle)
-        where = f"{position['file']}:{position['pos']} gtid {position['gtid_binlog_pos'] or '-'}"
-    except (OSError, ValueError, KeyError):
-        where = "before its first batch"
+def stopped_line(query: Any, position_path: str, signal_name: str, resume: str) -> str:
+    """Where the stream stopped and how to resume: the source's offset after the last batch
+    (the query's last progress), else the materialised position (before any batch of this
+    run)."""
+    where = _last_offset(query)
+    if where is None:
+        try:
+            with open(position_path.removeprefix("file://"), encoding="utf-8") as handle:
+                position = json.load(handle)
+            gtid = position["gtid_binlog_pos"] or "-"
+            where = f"{position['file']}:{position['pos']} gtid {gtid}"
+        except (OSError, ValueError, KeyError):
+            where = "before its first batch"
     return f"[pipeline] stopped on {signal_name} at {where}; resume with: {resume}"
+
+
+def _last_offset(query: Any) -> str | None:
+    try:
+        progress = query.lastProgress
+        offset: Any = progress["sources"][0]["endOffset"] if progress else None
+        if offset is None:
+            return None
+        if isinstance(offset, str):
+            offset = json.loads(offset)
+        return f"{offset['file']}:{offset['pos']} gtid {offset['gtid'] or '-'}"
+    except (LookupError, TypeError, ValueError):
+        return None
 
 
 def error_line(failure: Any) -> str:
