@@ -18,6 +18,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from fakemaster.cli.pipeline_stop import StreamStop, error_line, stopped_line
 from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.position import Position
 from fakemaster.client.protocol import ClientConfig
@@ -111,3 +114,45 @@ def test_killed_driver_resumes_and_sigterm_stops_cleanly(tmp_path: Path) -> None
     assert f"resume with: the same command (--out {out} --checkpoint {checkpoint})" in stop[0]
     assert "Traceback" not in text and "\tat " not in text and "Exception" not in text, text
     Oracle(scenario).assert_matches(read_tables(out))
+
+
+class _Query:
+    def __init__(self, progress: object) -> None:
+        self.lastProgress = progress
+
+
+def test_stopped_line_says_the_sources_offset_else_the_materialised_position(
+    tmp_path: Path,
+) -> None:
+    offset = {"gtid": "0-1-7", "file": "mysql-bin.000002", "pos": 345, "event": 0, "row": 0}
+    progress = {"sources": [{"endOffset": json.dumps(offset)}]}
+    line = stopped_line(_Query(progress), str(tmp_path / "none"), "SIGINT", "again")
+    assert (
+        line
+        == "[pipeline] stopped on SIGINT at mysql-bin.000002:345 gtid 0-1-7; resume with: again"
+    )
+    position = tmp_path / "position.json"
+    position.write_text(json.dumps({"file": "b.000001", "pos": 9, "gtid_binlog_pos": ""}))
+    assert " at b.000001:9 gtid -;" in stopped_line(_Query(None), str(position), "SIGTERM", "x")
+    position.write_text("{broken")  # a torn file: no crash, no invented position
+    assert " at before its first batch;" in stopped_line(_Query({}), str(position), "SIGTERM", "x")
+
+
+def test_a_batch_planned_after_the_stop_request_is_refused() -> None:
+    stop = StreamStop()
+    with stop.batch():
+        pass
+    stop.request(signal.SIGTERM, None)
+    with pytest.raises(Exception, match="stopping on SIGTERM"), stop.batch():
+        raise AssertionError("applied after the stop request")
+
+
+def test_error_line_is_the_sources_error_else_sparks_first_line() -> None:
+    spark_text = (
+        "[STREAM_FAILED] Query terminated with exception: Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in y\n'
+        "fakemaster.spark.stream.StreamSourceError: the primary refused the stream: 1236\n"
+        "\tat org.apache.spark.Foo(Foo.scala:1)\n"
+    )
+    assert error_line(spark_text) == "error: the primary refused the stream: 1236"
+    assert error_line("\n[STREAM_FAILED] boom\n\tat org.x\n") == "error: [STREAM_FAILED] boom"
