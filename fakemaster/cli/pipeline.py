@@ -99,7 +99,7 @@ def add_parser(subparsers: Any) -> None:
     )
     stream.add_argument(
         "--connect-retry",
-        type=float,
+        type=_positive(float),
         default=60.0,
         metavar="SECONDS",
         help="seconds between attempts to reach a lost primary, as MASTER_CONNECT_RETRY"
@@ -107,7 +107,7 @@ def add_parser(subparsers: Any) -> None:
     )
     stream.add_argument(
         "--retry-count",
-        type=int,
+        type=_positive(int),
         default=100_000,
         metavar="N",
         help="attempts in a row before giving up, as master_retry_count (default: %(default)s)",
@@ -116,6 +116,20 @@ def add_parser(subparsers: Any) -> None:
     pipeline_compare.add_parser(modes)
     pipeline_submit.add_parser(modes)
     parser.set_defaults(handler=run)
+
+
+def _positive(kind: type[float] | type[int]) -> Any:
+    """An argparse type: a number above 0 (a zero wait would spin, zero attempts never
+    connect)."""
+
+    def parse(text: str) -> float | int:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def _add_spark_options(parser: argparse.ArgumentParser) -> None:
@@ -278,7 +292,7 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.start_gtid:
         reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)
     materialiser = Materialiser(spark, args.out, load_catalogue(args.catalogue))
-    stop = StreamStop()
+    stop = StreamStop(quiet=lambda: spark.sparkContext.setLogLevel("OFF"))
 
     def apply(frame: Any, batch_id: int) -> None:
         with stop.batch():
@@ -305,7 +319,7 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.available_now:
         writer = writer.trigger(availableNow=True)
     query = writer.start()
-    if stop.run(spark, query):
+    if stop.run(query):
         resume = f"the same command (--out {args.out} --checkpoint {args.checkpoint})"
         print(
             stopped_line(query, materialiser.position_path, stop.requested or "", resume), file=err

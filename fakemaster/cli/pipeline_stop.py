@@ -15,7 +15,7 @@ import json
 import re
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -37,7 +37,10 @@ class _Stopping(Exception):
 class StreamStop:
     """The flag the signal handlers set and the batches check."""
 
-    def __init__(self) -> None:
+    def __init__(self, quiet: Callable[[], None] | None = None) -> None:
+        """``quiet``: turns Spark's logging off (called before a batch is refused or the
+        query stopped: Spark logs either as an error with its stack)."""
+        self.quiet = quiet
         self.requested: str | None = None
         self._idle = threading.Condition()
         self._busy = False
@@ -65,6 +68,8 @@ class StreamStop:
         """Around one batch's application: refused once a stop was asked."""
         with self._idle:
             if self.requested is not None:
+                if self.quiet is not None:
+                    self.quiet()
                 raise _Stopping(f"stopping on {self.requested}")
             self._busy = True
         try:
@@ -74,7 +79,7 @@ class StreamStop:
                 self._busy = False
                 self._idle.notify_all()
 
-    def run(self, spark: Any, query: Any) -> bool:
+    def run(self, query: Any) -> bool:
         """Wait for the query; True when it ended on a stop request (after a whole batch)."""
         with self.handlers():
             while query.isActive and self.requested is None:
@@ -87,7 +92,8 @@ class StreamStop:
             with self._idle:
                 while self._busy:
                     self._idle.wait()
-                spark.sparkContext.setLogLevel("OFF")
+                if self.quiet is not None:
+                    self.quiet()
                 query.stop()
         return True
 

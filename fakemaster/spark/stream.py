@@ -166,6 +166,11 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         self.catalogue = load_catalogue(options.get("catalog"))
         self.connect_retry = float(options.get("connectretry", "60"))
         self.retry_count = int(options.get("retrycount", "100000"))
+        if self.connect_retry <= 0 or self.retry_count <= 0:
+            raise ValueError(
+                f"connectRetry ({self.connect_retry}) and retryCount ({self.retry_count})"
+                " must be above 0"
+            )
         self._pinned: dict[str, Any] | None = None
         self._last: dict[str, Any] | None = None
 

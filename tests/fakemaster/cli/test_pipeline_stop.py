@@ -156,3 +156,19 @@ def test_error_line_is_the_sources_error_else_sparks_first_line() -> None:
     )
     assert error_line(spark_text) == "error: the primary refused the stream: 1236"
     assert error_line("\n[STREAM_FAILED] boom\n\tat org.x\n") == "error: [STREAM_FAILED] boom"
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--connect-retry", "0"), ("--connect-retry", "-1"), ("--retry-count", "0")],
+)
+def test_retry_options_below_one_are_a_usage_error(
+    option: str, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fakemaster.cli import main
+
+    with pytest.raises(SystemExit) as ended:
+        main(["pipeline", "stream", "--out", "o", "--checkpoint", "c", option, value])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith(f"argument {option}: must be above 0, not {value}"), err

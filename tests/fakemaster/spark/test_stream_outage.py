@@ -134,3 +134,11 @@ def test_primary_back_with_the_position_purged_ends_with_1236(spark: Any, tmp_pa
     line = error_line(failure)
     assert "\n" not in line
     assert "server error 1236" in line, line
+
+
+@pytest.mark.parametrize("option", [{"connectretry": "0"}, {"retrycount": "-3"}])
+def test_retry_options_below_one_are_refused(option: dict[str, str]) -> None:
+    from fakemaster.spark.stream import BinlogStreamReader
+
+    with pytest.raises(ValueError, match="must be above 0"):
+        BinlogStreamReader({"host": "127.0.0.1", "port": "1", **option})
