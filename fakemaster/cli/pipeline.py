@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from fakemaster.cli import pipeline_compare, pipeline_submit
 from fakemaster.cli.options import add_client_tls_options, add_connection_options
+from fakemaster.cli.pipeline_stop import STOPPED, StreamStop, error_line, stopped_line
 
 __all__ = ["TABLES_SKIPPED", "add_parser", "run"]
 
@@ -103,10 +104,39 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="process what the primary has now, then stop (default: run until interrupted)",
     )
+    stream.add_argument(
+        "--connect-retry",
+        type=_positive(float),
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds between attempts to reach a lost primary, as MASTER_CONNECT_RETRY"
+        " (default: %(default)s)",
+    )
+    stream.add_argument(
+        "--retry-count",
+        type=_positive(int),
+        default=100_000,
+        metavar="N",
+        help="attempts in a row before giving up, as master_retry_count (default: %(default)s)",
+    )
     _add_spark_options(stream)
     pipeline_compare.add_parser(modes)
     pipeline_submit.add_parser(modes)
     parser.set_defaults(handler=run)
+
+
+def _positive(kind: type[float] | type[int]) -> Any:
+    """An argparse type: a number above 0 (a zero wait would spin, zero attempts never
+    connect)."""
+
+    def parse(text: str) -> float | int:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be above 0, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def _add_spark_options(parser: argparse.ArgumentParser) -> None:
@@ -280,6 +310,8 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         .option("port", str(args.port))
         .option("user", args.user)
         .option("password", args.password)
+        .option("connectRetry", str(args.connect_retry))
+        .option("retryCount", str(args.retry_count))
     )
     for name, value in _tls_options(args).items():
         reader = reader.option(name, value)
@@ -298,8 +330,13 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.start_gtid:
         reader = reader.option("gtidMode", "true").option("startGtid", args.start_gtid)
     materialiser = Materialiser(spark, args.out, load_catalogue(args.catalogue))
+    stop = StreamStop(quiet=lambda: spark.sparkContext.setLogLevel("OFF"))
 
     def apply(frame: Any, batch_id: int) -> None:
+        with stop.batch():
+            _apply(frame, batch_id)
+
+    def _apply(frame: Any, batch_id: int) -> None:
         started = time.monotonic()
         rows = frame.count()
         for result in materialiser.apply(frame, batch_id):
@@ -322,13 +359,15 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     if args.available_now:
         writer = writer.trigger(availableNow=True)
     query = writer.start()
-    try:
-        query.awaitTermination()
-    except KeyboardInterrupt:
-        query.stop()
+    if stop.run(query):
+        resume = f"the same command (--out {args.out} --checkpoint {args.checkpoint})"
+        print(
+            stopped_line(query, materialiser.position_path, stop.requested or "", resume), file=err
+        )
+        return STOPPED
     failure = query.exception()
     if failure is not None:
-        print(f"error: {failure}", file=err)
+        print(error_line(failure), file=err)
         return 1
     return 0
 

@@ -27,11 +27,32 @@ __all__ = ["ReconnectPolicy", "ReplicaShell"]
 @dataclass(frozen=True, slots=True)
 class ReconnectPolicy:
     """``max_retries`` connections in a row that hand over nothing before the last error is
-    raised; ``delay`` seconds before each reconnect (doubling up to ``max_delay``)."""
+    raised; ``delay`` seconds before each reconnect (doubling up to ``max_delay``).
+    ``report``, when given, is told of every failed connection the client retries after:
+    ``report(failures_in_a_row, error, seconds_until_the_next_attempt)``."""
 
     max_retries: int = 10
     delay: float = 0.05
     max_delay: float = 2.0
+    report: Callable[[int, BaseException, float], None] | None = field(default=None, compare=False)
+
+    @classmethod
+    def as_replica(
+        cls,
+        connect_retry: float = 60.0,
+        retry_count: int = 100_000,
+        report: Callable[[int, BaseException, float], None] | None = None,
+    ) -> ReconnectPolicy:
+        """What a MariaDB replica does with ``MASTER_CONNECT_RETRY`` (``connect_retry`` s,
+        default 60) and ``master_retry_count`` (default 100000, about 69 days at 60 s): up to
+        ``retry_count`` attempts, ``connect_retry`` seconds apart once the backoff (from
+        0.05 s, doubling: a blip costs no minute) reaches it."""
+        return cls(
+            max_retries=retry_count,
+            delay=min(0.05, connect_retry),
+            max_delay=connect_retry,
+            report=report,
+        )
 
     def backoff(self, failures: int) -> float:
         """Seconds to wait before the next connection after ``failures`` in a row."""
@@ -81,6 +102,8 @@ class ReplicaShell:
             self.errors.append(ConnectionLost(str(error)))
             if failures > self.reconnect.max_retries:
                 raise ConnectionLost(f"{failures} connections failed: {error}") from error
+        if self.reconnect.report is not None:
+            self.reconnect.report(failures, error, self.reconnect.backoff(failures))
         return failures
 
     def _hand_over(

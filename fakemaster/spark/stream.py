@@ -15,6 +15,13 @@ server's certificate and name verified), ``sslVerifyServerCert`` (``true``: veri
 system's CAs without ``sslCa``), ``sslCert``/``sslKey`` (a client certificate). Accounts
 identified via ed25519 log in as mysql_native_password ones do.
 
+A lost primary is retried as a MariaDB replica retries it: ``connectRetry`` seconds between
+attempts (``MASTER_CONNECT_RETRY``, default 60; the backoff starts at 0.05 s and doubles up to
+it) and ``retryCount`` attempts in a row (``master_retry_count``, default 100000), each one
+reported on stderr (:func:`report_attempt`). An error a new connection cannot get past (ERR
+1236: the primary came back with the position purged or rewound) ends the query with
+:class:`StreamSourceError`, never a silent gap.
+
 Offsets are JSON dicts with primitive leaves in one key order::
 
     {"gtid": "0-1-100,1-1-7", "file": "mysql-bin.000003", "pos": 1234, "event": 0, "row": 0}
@@ -37,7 +44,9 @@ scan): an ``availableNow`` query stops there.
 from __future__ import annotations
 
 import ssl
+import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +54,7 @@ from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
 from fakemaster.client.blocking import BlockingReplica, ReconnectPolicy
 from fakemaster.client.position import CommittedGroup, Position, ReceivedEvent
-from fakemaster.client.protocol import ClientConfig
+from fakemaster.client.protocol import ClientConfig, ClientError
 from fakemaster.client.tls import tls_context
 from fakemaster.spark.changes import EventColumns, FileState, add_event, file_index, rows_to_arrow
 from fakemaster.spark.changes_columnar import events_table
@@ -71,7 +80,30 @@ ADMISSION_CONTROL = bool(_AVAILABLE_NOW)
 Without it (4.0/4.1) ``maxRowsPerBatch`` is ignored: every batch reads to the end of the binlog
 (an ``availableNow`` query reads it in one batch)."""
 
-__all__ = ["ADMISSION_CONTROL", "BinlogStreamReader", "StreamRange", "offset_of", "position_of"]
+__all__ = [
+    "ADMISSION_CONTROL",
+    "BinlogStreamReader",
+    "StreamRange",
+    "StreamSourceError",
+    "offset_of",
+    "position_of",
+    "report_attempt",
+]
+
+
+class StreamSourceError(Exception):
+    """The primary refused the stream in a way no reconnect gets past (ERR 1236 and other
+    non-retryable errors): the query ends with it. ``pipeline stream`` prints its message."""
+
+
+def report_attempt(where: str, failures: int, error: BaseException, wait: float) -> None:
+    """One line on stderr per failed connection the source retries after."""
+    print(
+        f"[fakemaster_binlog] primary {where} lost: attempt {failures} failed"
+        f" ({type(error).__name__}: {error}); next attempt in {wait:.2f} s",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 _EARLY_END_RETRIES = 3
@@ -132,6 +164,13 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         self.server_id = int(options.get("serverid", "4242"))
         self.max_rows = int(options["maxrowsperbatch"]) if options.get("maxrowsperbatch") else None
         self.catalogue = load_catalogue(options.get("catalog"))
+        self.connect_retry = float(options.get("connectretry", "60"))
+        self.retry_count = int(options.get("retrycount", "100000"))
+        if self.connect_retry <= 0 or self.retry_count <= 0:
+            raise ValueError(
+                f"connectRetry ({self.connect_retry}) and retryCount ({self.retry_count})"
+                " must be above 0"
+            )
         self._pinned: dict[str, Any] | None = None
         self._last: dict[str, Any] | None = None
 
@@ -153,8 +192,13 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
             config,
             start=start,
             until=until,
-            reconnect=ReconnectPolicy(max_retries=3),
+            reconnect=ReconnectPolicy.as_replica(
+                self.connect_retry, self.retry_count, self._report
+            ),
         )
+
+    def _report(self, failures: int, error: BaseException, wait: float) -> None:
+        report_attempt(f"{self.host}:{self.port}", failures, error, wait)
 
     def _scan(self, start: dict[str, Any], max_rows: int | None) -> dict[str, Any]:
         """The offset after the groups from ``start``: up to the end of the binlog, the pinned
@@ -164,7 +208,7 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         if pinned is not None and _reached(last, pinned, self.gtid_mode):
             return start
         rows = 0
-        with self._replica(last, self.server_id + 1) as replica:
+        with _refusals(), self._replica(last, self.server_id + 1) as replica:
             for group in replica.groups():
                 last = group.position
                 rows += _rows_in(group)
@@ -225,9 +269,12 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         # the last group read, never taken as the end of the batch.
         while True:
             reached = False
-            with self._replica(
-                start, self.server_id, until=lambda p: _reached(p, end, self.gtid_mode)
-            ) as replica:
+            with (
+                _refusals(),
+                self._replica(
+                    start, self.server_id, until=lambda p: _reached(p, end, self.gtid_mode)
+                ) as replica,
+            ):
                 checksum = True
                 for group in replica.items():
                     if not isinstance(group, CommittedGroup):
@@ -258,6 +305,17 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
 
     def stop(self) -> None:
         """Nothing held between calls: every scan and read opens its own connection."""
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """A primary's refusal no reconnect gets past, as the source's error (one line)."""
+    try:
+        yield
+    except ClientError as error:
+        if error.retryable:
+            raise
+        raise StreamSourceError(f"the primary refused the stream: {error}") from error
 
 
 def _rows_in(group: CommittedGroup) -> int:
