@@ -411,16 +411,17 @@ class FakeMaster:
 
 def _table_catalogue(store: Any) -> Any:
     """The tables a store serves over SQL: its own ``table_catalogue`` (a scenario's), else
-    what its binlog tells (:mod:`fakemaster.sql.tables.binlog_catalogue`), None for no store."""
+    what its binlog tells (:mod:`fakemaster.sql.tables.binlog_catalogue`, loaded when a client
+    first asks about tables), None for no store."""
     own = getattr(store, "table_catalogue", None)
     if own is not None:
         return own
     if callable(getattr(store, "iter_events", None)) and callable(
         getattr(store, "file_names", None)
     ):
-        from fakemaster.sql.tables.binlog_catalogue import BinlogCatalogue
+        from fakemaster.server.lazy_catalogue import LazyBinlogCatalogue
 
-        return BinlogCatalogue(store)
+        return LazyBinlogCatalogue(store)
     return None
 
 
