@@ -6,6 +6,7 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
     python3 bench/bench_serving.py --quick              # smoke run, small corpora (~2 min)
     python3 bench/bench_serving.py                      # 250 / 100 / 256 MB corpora, 3 rounds
     python3 bench/bench_serving.py --shapes small --replicas 20 --rounds 5 --cache ~/.cache/fm
+    python3 bench/bench_serving.py --quick --replicas 1,20,300 --background-load 4
 
 1. Corpora (bench/corpus.py), written through a real MariaDB primary and cached under
    ``--cache`` (default: a temporary directory) by shape and size: ``large`` (64 KiB rows),
@@ -56,6 +57,12 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
    and logs in, an upper bound; the fake: spawn to its "listening" line) and of both, the
    server CPU time of the start and of the dump, and whether both streams had the same length.
    The first dump is the one that finds nothing prepared: the fake frames every file then.
+
+8. ``--background-load N``: N CPU hogs (processes of this script, ``--hog-worker``: a busy
+   loop at the default priority, each ending by itself when this script is gone) run through
+   every shape's cases, both servers' rounds alike, as other jobs on a shared CI runner do;
+   they start after the corpus is built and are stopped when the shape's cases end, whatever
+   happens. The report names N and the load average before and after the cases.
 
 Needs MariaDB 10.11 (``mariadbd``, ``mariadb-install-db``, ``mariadb-binlog``; see
 scripts/install-deps.sh). It uses only the ``fakemaster serve`` command line and the wire, so
@@ -257,10 +264,60 @@ def drain_worker(argv: list[str]) -> int:
     return 0
 
 
+# --- background load --------------------------------------------------------------------------
+
+HOG_CHECK_EVERY = 200_000  # loop turns between looks at the parent (well under a second)
+
+
+def hog_worker(argv: list[str]) -> int:
+    """``--hog-worker PARENT_PID``: burn CPU until the parent process is gone (a benchmark
+    killed before it could stop its hogs leaves none behind)."""
+    parent = int(argv[0])
+    print("ready", flush=True)
+    while os.getppid() == parent:
+        for _ in range(HOG_CHECK_EVERY):
+            pass
+    return 0
+
+
+@contextmanager
+def background_load(count: int) -> Iterator[None]:
+    """``count`` CPU hogs running for the block (none when 0), always stopped at its end."""
+    hogs: list[subprocess.Popen[str]] = []
+    try:
+        for _ in range(count):
+            command = [sys.executable, str(Path(__file__).resolve()), "--hog-worker"]
+            hogs.append(
+                subprocess.Popen(
+                    command + [str(os.getpid())],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                )
+            )
+        for hog in hogs:
+            assert hog.stdout is not None
+            if hog.stdout.readline().strip() != "ready":
+                raise RuntimeError("a CPU hog did not start")
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+            if hog.stdout is not None:
+                hog.stdout.close()
+
+
+def load_average() -> str:
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f} (1 min), {five:.1f} (5 min)"
+
+
 # --- servers ----------------------------------------------------------------------------------
 
 
-def _serving_mariadb(corpus_dir: Path) -> Any:
+def _serving_mariadb(corpus_dir: Path, max_connections: int = 200) -> Any:
     from bench.corpus import corpus_files
     from tests.peers.mariadb import MariaDBServer
 
@@ -276,7 +333,7 @@ def _serving_mariadb(corpus_dir: Path) -> Any:
                 self.binlog_index.write_text("".join(lines))
             super()._spawn_and_wait()
 
-    return ServingMariaDB({"max_binlog_size": "64M", "max_connections": 200})
+    return ServingMariaDB({"max_binlog_size": "64M", "max_connections": max_connections})
 
 
 class ServeProcess:
@@ -1034,8 +1091,9 @@ def report(infos: list[CorpusInfo], cases: list[Case], stream_sizes: dict[str, i
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--drain-worker"]:
-        return drain_worker(argv[1:])
+    workers = {"--drain-worker": drain_worker, "--hog-worker": hog_worker}
+    if argv[:1] and argv[0] in workers:
+        return workers[argv[0]](argv[1:])
     sys.path.insert(0, str(REPO_ROOT))
     from bench import corpus
     from tests.peers.mariadb import mariadb_available
@@ -1055,6 +1113,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="STARTS",
         help="also time the first full dump after each of STARTS server starts (0)",
     )
+    parser.add_argument(
+        "--background-load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N CPU hog processes running through both servers' rounds (0)",
+    )
     parser.add_argument("--cache", type=Path, help="corpus cache (default: a temp directory)")
     parser.add_argument("--scratch", type=Path, help="fetched files (default: /dev/shm)")
     parser.add_argument(
@@ -1067,7 +1132,8 @@ def main(argv: list[str] | None = None) -> int:
             f"--{shape}-mb", type=int, help=f"{shape} corpus size (default {FULL_SIZES[shape]})"
         )
     args = parser.parse_args(argv)
-    ServeProcess.extra_args = args.serve_args.split()
+    if args.background_load < 0:
+        parser.error("--background-load must be at least 0")
     shapes = [s for s in args.shapes.split(",") if s]
     replica_counts = [int(n) for n in args.replicas.split(",") if n]
     clients = [c for c in args.clients.split(",") if c]
@@ -1082,6 +1148,13 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, f"{shape}_mb") is not None:
             sizes[shape] = getattr(args, f"{shape}_mb")
     rounds = args.rounds if args.rounds is not None else 1 if args.quick else 3
+    # Room for every replica and the handshake probe, on both servers.
+    connections = max([*replica_counts, 1]) + 50
+    ServeProcess.extra_args = [
+        "--variable",
+        f"max_connections={max(connections, 151)}",
+        *args.serve_args.split(),
+    ]
     tool = shutil.which("mariadb-binlog")
     if not mariadb_available() or tool is None:
         print("MariaDB 10.11 is not installed: run scripts/install-deps.sh", file=sys.stderr)
@@ -1095,12 +1168,17 @@ def main(argv: list[str] | None = None) -> int:
         cache = args.cache or Path(default_cache)
         infos, cases, stream_sizes = [], [], {}
         firsts: list[FirstDumps] = []
+        loads: list[tuple[str, str, str]] = []  # shape, load average before and after
         started = time.perf_counter()
         for shape in shapes:
             log(f"{shape}: corpus of ~{sizes[shape]} MB")
             directory = corpus.build(shape, sizes[shape], cache, log=log)
             infos.append(corpus_info(shape, corpus.corpus_files(directory)))
-            with _serving_mariadb(directory) as primary:
+            with (
+                _serving_mariadb(directory, max(connections, 200)) as primary,
+                background_load(args.background_load),
+            ):
+                loads.append((shape, load_average(), ""))
                 fake = ServeProcess(primary.binlog_dir, scratch)
                 try:
                     files = primary.binlog_files()
@@ -1117,6 +1195,7 @@ def main(argv: list[str] | None = None) -> int:
                             cases.append(case)
                 finally:
                     fake.stop()
+                    loads[-1] = (shape, loads[-1][1], load_average())
                     errors = fake.stderr()
                     if "Traceback" in errors or "internal error" in errors:
                         log(f"fakemaster serve reported:\n{errors[-3000:]}")
@@ -1128,6 +1207,9 @@ def main(argv: list[str] | None = None) -> int:
                 for leftover in scratch.glob("stream-*"):
                     leftover.unlink()
         log(f"\n(total {time.perf_counter() - started:.0f} s)")
+    log(f"\nBackground load: {args.background_load} CPU hog(s) during the cases.")
+    for shape, before, after in loads:
+        log(f"- {shape}: load average {before} before its cases, {after} after")
     if cases:
         report(infos, cases, stream_sizes)
     if firsts:

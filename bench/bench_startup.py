@@ -21,6 +21,18 @@ What is timed, each round (setup such as building the real server's template dat
 * MariaDB, cold: ``mariadb-install-db`` into an empty directory, then ``mariadbd`` to the
   first byte (a test suite without a template datadir).
 
+CPU time to the first byte (issue #25: on a loaded machine start-up waits for its CPU), printed
+first; ``--cpu-only`` prints only this part (no MariaDB needed):
+
+* ``fakemaster serve`` process: spawned as above; once its first handshake byte arrived, the
+  CPU time of all its threads so far (``/proc/PID/task/*/schedstat``, nanoseconds); in this
+  environment (with ``PYTHONDONTWRITEBYTECODE=1`` every start compiles every project module
+  from source) and with the bytecode cached (``PYTHONPYCACHEPREFIX``, written by one start
+  first), as an installed package runs;
+* bare ``python -c "import asyncio"`` and ``python -c "import asyncio, ssl"``: the CPU time of
+  the whole process (``os.wait4``), the floor of any asyncio server in Python on this
+  interpreter (whatever ``site`` loads at start-up is in both).
+
 Needs MariaDB 10.11 (``mariadbd``, ``mariadb-install-db``; see scripts/install-deps.sh) for the
 real-server rows. No timing is asserted anywhere; the figures are printed.
 """
@@ -143,6 +155,86 @@ def fake_process(repeat: int, directory: Path) -> list[float]:
             proc.terminate()
             proc.communicate(timeout=TIMEOUT)
     return times
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of process ``pid`` so far (Linux schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended meanwhile
+    return total / 1e9
+
+
+def serve_cpu(repeat: int, directory: Path, env: dict[str, str] | None = None) -> list[float]:
+    """CPU seconds `fakemaster serve` spent until its first handshake byte was read."""
+    command = [sys.executable, "-m", "fakemaster", "serve", "--port", "0"]
+    command += ["--binlog-dir", str(directory)]
+    seconds = []
+    for _ in range(repeat):
+        proc = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            found = re.search(r"listening on \S+:(\d+)", line)
+            if found is None:
+                raise RuntimeError(f"fakemaster serve said {line!r}: {proc.stderr}")
+            first_byte(int(found.group(1)), time.monotonic() + TIMEOUT)
+            seconds.append(process_cpu_seconds(proc.pid))
+        finally:
+            proc.terminate()
+            proc.communicate(timeout=TIMEOUT)
+    return seconds
+
+
+def python_cpu(repeat: int, code: str) -> list[float]:
+    """CPU seconds of a whole ``python -c CODE`` process."""
+    seconds = []
+    for _ in range(repeat):
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO_ROOT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise RuntimeError(f"python -c {code!r} failed")
+        seconds.append(usage.ru_utime + usage.ru_stime)
+    return seconds
+
+
+def cached_bytecode_env(prefix: Path) -> dict[str, str]:
+    """The environment with bytecode written to and read from ``prefix`` (the project's modules
+    compiled once, as an installed package's are), whatever PYTHONDONTWRITEBYTECODE said."""
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def report_cpu(repeat: int, directory: Path) -> None:
+    print("CPU time to the first handshake byte (medians):")
+    cached = cached_bytecode_env(directory.parent / "pycache")
+    serve_cpu(1, directory, cached)  # compiles and writes the bytecode
+    writes = "no" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "yes"
+    variants = [
+        (f"serve, this environment (writes .pyc: {writes})", lambda: serve_cpu(repeat, directory)),
+        ("serve, bytecode cached", lambda: serve_cpu(repeat, directory, cached)),
+        ('bare python -c "import asyncio"', lambda: python_cpu(repeat, "import asyncio")),
+        ('bare python -c "import asyncio, ssl"', lambda: python_cpu(repeat, "import asyncio, ssl")),
+    ]
+    medians = [report(label, run()) for label, run in variants]
+    print(
+        f"  serve / bare asyncio: {medians[0] / medians[2]:.2f}x (this environment), "
+        f"{medians[1] / medians[2]:.2f}x (bytecode cached); load average "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+    print()
 
 
 # --- a real MariaDB ---------------------------------------------------------------------------
@@ -283,13 +375,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cold-repeat", type=int, default=3, help="cold MariaDB starts (%(default)s)"
     )
+    parser.add_argument(
+        "--cpu-only", action="store_true", help="only the CPU time to the first byte"
+    )
     args = parser.parse_args(argv)
+    if args.cpu_only:
+        with tempfile.TemporaryDirectory(prefix="fm-bench-startup-") as temporary:
+            report_cpu(args.repeat, binlog_dir(Path(temporary)))
+        return 0
     if not mariadb_available():
         print("MariaDB 10.11 is not installed: run scripts/install-deps.sh", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="fm-bench-startup-") as temporary:
         root = Path(temporary)
         directory = binlog_dir(root)
+        report_cpu(args.repeat, directory)
         variants: list[tuple[str, Callable[[], list[float]]]] = [
             ("fake master, in-process (async)", lambda: fake_in_process_async(args.repeat)),
             ("fake master, in-process (thread)", lambda: fake_in_process_thread(args.repeat)),

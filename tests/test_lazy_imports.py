@@ -89,6 +89,11 @@ NOT_TO_LISTEN = {
     # only for what a client or an option asks for: the compressed protocol, --semi-sync
     "fakemaster.protocol.compression",
     "fakemaster.store.semi_sync",
+    # the binlog's table catalogue: when a client first asks about tables (issue #25)
+    "fakemaster.sql.tables.binlog_catalogue",
+    # the password prompt's terminal handling: only when -p has no value
+    "getpass",
+    "termios",
 }
 
 # Not needed by ``serve``: the other commands' modules (the command line builds only the parser

@@ -17,7 +17,6 @@ Kept light: ``serve`` builds its parser with this module and nothing else of the
 from __future__ import annotations
 
 import argparse
-import getpass
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -91,6 +90,8 @@ class _PasswordAction(argparse.Action):
     ) -> None:
         if values is None:
             try:
+                import getpass  # terminal handling, only to prompt
+
                 values = getpass.getpass("Enter password: ")
             except (EOFError, OSError):
                 parser.error(f"{option_string}: no password given and none could be read")

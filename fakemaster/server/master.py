@@ -6,7 +6,8 @@ moves bytes, waits, and keeps connections independent of each other: each has it
 own dump, and an exception in one connection is recorded in :attr:`FakeMaster.errors` and ends
 only that connection. This module holds what connections share: the listening socket, the
 registry of connections (KILL, a dump replaced by one with the same server id), binlog change
-notifications, the frame cache and the sender threads.
+notifications and the frame cache (each connection has its own dump thread:
+:meth:`SocketConnection.dump_thread`, gone when its client leaves).
 
 Use :class:`FakeMaster` from async code (``async with FakeMaster(config, store) as master``) or
 :class:`BackgroundFakeMaster` from synchronous code (it runs the server in a thread).
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -67,7 +67,6 @@ class FakeMaster:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._frame_cache: Any = None
-        self._sender_pool: ThreadPoolExecutor | None = None
         # Where big statements are read, off the loop every connection shares.
         self.statement_workers = StatementWorkers()
 
@@ -86,22 +85,6 @@ class FakeMaster:
     @property
     def connection_count(self) -> int:
         return len(self._connections)
-
-    @property
-    def sender_pool(self) -> ThreadPoolExecutor:
-        """The threads that send frame-cache spans: one per replica sending one (a replica
-        that stopped reading keeps its thread waiting), as many as connections may be."""
-        if self._sender_pool is None:
-            connections = int(self.state.globals["max_connections"] or 0)
-            from fakemaster.server.sender import lower_thread_priority
-
-            self._sender_pool = ThreadPoolExecutor(
-                max_workers=max(8, connections + 2),
-                thread_name_prefix="fakemaster-sendfile",
-                initializer=lower_thread_priority,
-                initargs=(self.config.dump_thread_niceness,),
-            )
-        return self._sender_pool
 
     def send_span(self, span: FramedSpan, writer: Any, *, local: bool = True) -> None:
         """Write what the frame cache holds (or frames now) of ``span`` with ``writer`` (a
@@ -197,9 +180,6 @@ class FakeMaster:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(server.wait_closed(), 5)
         self.statement_workers.shutdown()
-        if self._sender_pool is not None:
-            self._sender_pool.shutdown(wait=False)
-            self._sender_pool = None
         if self._frame_cache is not None:
             self._frame_cache.close()
             self._frame_cache = None
@@ -435,16 +415,17 @@ class FakeMaster:
 
 def _table_catalogue(store: Any) -> Any:
     """The tables a store serves over SQL: its own ``table_catalogue`` (a scenario's), else
-    what its binlog tells (:mod:`fakemaster.sql.tables.binlog_catalogue`), None for no store."""
+    what its binlog tells (:mod:`fakemaster.sql.tables.binlog_catalogue`, loaded when a client
+    first asks about tables), None for no store."""
     own = getattr(store, "table_catalogue", None)
     if own is not None:
         return own
     if callable(getattr(store, "iter_events", None)) and callable(
         getattr(store, "file_names", None)
     ):
-        from fakemaster.sql.tables.binlog_catalogue import BinlogCatalogue
+        from fakemaster.server.lazy_catalogue import LazyBinlogCatalogue
 
-        return BinlogCatalogue(store)
+        return LazyBinlogCatalogue(store)
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import getpass as getpass_module
 import re
 import subprocess
 import sys
@@ -20,7 +21,6 @@ from pathlib import Path
 import pytest
 
 import fakemaster
-import fakemaster.cli.options as options_module
 from fakemaster.cli import COMMANDS, build_parser, main
 from fakemaster.cli.options import (
     CONNECTION_OPTIONS,
@@ -320,7 +320,7 @@ def test_the_password_is_asked_for_when_p_has_no_value(monkeypatch: pytest.Monke
         asked.append(prompt)
         return "typed"
 
-    monkeypatch.setattr(options_module.getpass, "getpass", getpass)
+    monkeypatch.setattr(getpass_module, "getpass", getpass)
     assert _record_args("-p").password == "typed"
     assert _record_args("--password", "--user", "repl").password == "typed"
     assert asked == ["Enter password: ", "Enter password: "]
@@ -336,7 +336,7 @@ def test_a_password_that_cannot_be_read_is_a_usage_error(
     def getpass(prompt: str) -> str:
         raise EOFError
 
-    monkeypatch.setattr(options_module.getpass, "getpass", getpass)
+    monkeypatch.setattr(getpass_module, "getpass", getpass)
     with pytest.raises(SystemExit) as exited:
         main(["record", "--out", "x", "-p"])
     assert exited.value.code == 2

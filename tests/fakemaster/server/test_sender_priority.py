@@ -10,40 +10,44 @@ import threading
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
+from fakemaster.server import sender
 from fakemaster.server.master import BackgroundFakeMaster
 from fakemaster.server.sender import lower_thread_priority
 from fakemaster.vocabulary.errors import ConfigError
 from tests.fakemaster.server.test_server_frame_cache import PASSWORD, USER, corpus, dump_bytes
 
-BULK_PREFIXES = ("fakemaster-sendfile", "fakemaster-frame")
+BULK_PREFIXES = ("fakemaster-dump-", "fakemaster-frame")
 
 
 def nice_of(native_id: int) -> int:
     return os.getpriority(os.PRIO_PROCESS, native_id)
 
 
-def bulk_threads(before: set[int]) -> list[threading.Thread]:
-    return [
-        thread
-        for thread in threading.enumerate()
-        if thread.name.startswith(BULK_PREFIXES) and thread.native_id not in before
-    ]
-
-
 @pytest.mark.parametrize("niceness", [10, 0])
-def test_dump_threads_run_below_the_loop(niceness: int) -> None:
+def test_dump_threads_run_below_the_loop(niceness: int, monkeypatch: pytest.MonkeyPatch) -> None:
     process = os.getpriority(os.PRIO_PROCESS, 0)
     before = {t.native_id for t in threading.enumerate() if t.native_id is not None}
+    # A dump's thread ends with its connection: each bulk thread's value is read in the
+    # thread itself, right after it lowered its priority.
+    lowered: dict[str, int] = {}
+
+    def lower_and_note(increment: int) -> None:
+        lower_thread_priority(increment)
+        lowered[threading.current_thread().name] = nice_of(threading.get_native_id())
+
+    monkeypatch.setattr(sender, "lower_thread_priority", lower_and_note)
     config = ServerConfig(user=USER, password=PASSWORD, dump_thread_niceness=niceness)
     with BackgroundFakeMaster(config, corpus()) as server:
-        # Two dumps: the first frames the files (the framing pool), both send spans (the
-        # dump threads' pool).
+        # Two dumps: the first frames the files (the framing pool), both send spans (their
+        # connections' dump threads).
         assert dump_bytes(server.port, 2) == dump_bytes(server.port, 3)
-        threads = bulk_threads(before)
-        assert {t.name.rsplit("_", 1)[0] for t in threads} >= {"fakemaster-sendfile"}
-        for thread in threads:
-            assert thread.native_id is not None
-            assert nice_of(thread.native_id) == min(19, process + niceness), thread.name
+        assert {name.rsplit("_", 1)[0] for name in lowered} >= {
+            "fakemaster-dump-1",
+            "fakemaster-dump-2",
+        }
+        for name, value in lowered.items():
+            assert name.startswith(BULK_PREFIXES), name
+            assert value == min(19, process + niceness), name
         loop_threads = [
             t
             for t in threading.enumerate()
