@@ -75,6 +75,9 @@ POST_AUTH: dict[str, Callable[[], Packet]] = {
 }
 
 
+DUMPS = frozenset({"binlog_dump", "binlog_dump_gtid"})
+
+
 def listen(sock: socket.socket) -> tuple[bytes, str]:
     """What the server sends until it closes ("closed"), resets ("reset") or goes quiet."""
     sock.settimeout(READ_WAIT)
@@ -92,6 +95,11 @@ def listen(sock: socket.socket) -> tuple[bytes, str]:
 def check_answer(sent: bytes, data: bytes, end: str, kind: str) -> bytes:
     """Check the invariants; returns the first byte of the last answer (b"" for none)."""
     pre_auth = kind in PRE_AUTH
+    if end == "reset" and kind in DUMPS:
+        # A 10.11 dump thread never reads what follows its COM_BINLOG_DUMP(_GTID): closing a
+        # socket with unread input is a reset, on the real server as on the fake
+        # (tests/integration/test_malformed_commands_differential.py); what it sent may be cut.
+        return b""
     assert end != "reset", "the server reset the connection"
     if end == "closed":
         assert complete_prefix(data, 1 << 30) == len(data), "a packet cut short"

@@ -290,8 +290,13 @@ def test_malformed_packets_do_not_disturb_others(
         with sock:
             greeting = sock.recv(4096)
             assert HandshakeV10.decode(greeting[4:]).protocol_version == 10
-            sock.sendall(garbage)
-            sock.shutdown(socket.SHUT_WR)
+            try:
+                sock.sendall(garbage)
+                sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                # The server answered and closed first: a reset when it left input unread, as
+                # a real 10.11 does (a packet out of order: its body is never read).
+                pass
             answer = read_all(sock)
         if answer:
             assert answer[4] == 0xFF  # an ERR packet, then the close
