@@ -40,10 +40,10 @@ from scenarios.history import Scenario
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.integration.test_snapshot_differential import keyed
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
+from tests.support.snapshot_statements import keyed
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
