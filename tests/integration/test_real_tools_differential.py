@@ -17,6 +17,11 @@ data or the statements' answers:
 * the server's own description: version string and comment, host, port, uptime;
 * binlog coordinates and GTID positions (the real server's binlog holds its own start-up, the
   fake serves the scenario's: both are checked elsewhere, here only their presence).
+
+Both servers have the same accounts (:data:`ACCOUNTS`): the real server's own root accounts
+(one per local host name, which differ from machine to machine) are replaced by the fake's
+``root@'%'``. Its ``mariadb.sys@localhost`` (the definer of the ``mysql.user`` view, which
+cannot log in) stays: the fake has no such account, so pt-show-grants is told to ignore it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 
 import pytest
 
+from fakemaster.config.account_spec import parse_account
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.builder import column, table
@@ -79,6 +85,31 @@ def tools_scenario() -> Scenario:
     return scenario
 
 
+# Accounts both servers have besides root@'%' (ALL PRIVILEGES WITH GRANT OPTION): a CDC account
+# with the documented grants and a database grant, in the fake's form and as the real server's SQL.
+ACCOUNTS = [
+    "cdc@%:cdc-pw:SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR;"
+    f" SELECT, LOCK TABLES ON {DATABASE}.*"
+]
+ACCOUNTS_SQL = [
+    "CREATE USER 'root'@'%'",
+    "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
+    "CREATE USER 'cdc'@'%' IDENTIFIED BY 'cdc-pw'",
+    "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'cdc'@'%'",
+    f"GRANT SELECT, LOCK TABLES ON `{DATABASE}`.* TO 'cdc'@'%'",
+]
+
+
+def _same_accounts(real: MariaDBServer) -> None:
+    """The real server's accounts made the fake's: :data:`ACCOUNTS_SQL`, and no root but
+    root@'%' (the session doing it logs in as one of those it drops, which it may)."""
+    real.execute(["SET SESSION sql_log_bin = 0", *ACCOUNTS_SQL])
+    hosts = real.execute("SELECT Host FROM mysql.user WHERE User = 'root' AND Host <> '%'")
+    real.execute(
+        ["SET SESSION sql_log_bin = 0"] + [f"DROP USER 'root'@'{host}'" for (host,) in hosts]
+    )
+
+
 @dataclass(frozen=True)
 class Pair:
     real: MariaDBServer
@@ -112,7 +143,10 @@ def serving() -> Iterator[Pair]:
                 f"ANALYZE TABLE {', '.join(tables)}",
             ]
         )
-        config = ServerConfig(server_id=SERVER_ID)
+        _same_accounts(real)
+        config = ServerConfig(
+            server_id=SERVER_ID, accounts=tuple(parse_account(text) for text in ACCOUNTS)
+        )
         with BackgroundFakeMaster(config, ScenarioStore(scenario)) as master:
             yield Pair(real, master.port)
             assert master.errors == []
@@ -261,14 +295,8 @@ PERCONA_TOOLS = [
             "answered yet",
         ),
     ),
-    pytest.param(
-        ["pt-show-grants", DSN],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="needs the mysql.user table and SHOW GRANTS of every account: the "
-            "accounts-and-grants part of issue #21",
-        ),
-    ),
+    # The real server's mariadb.sys@localhost is not an account of the fake (module docstring).
+    ["pt-show-grants", DSN, "--ignore", "'mariadb.sys'@'localhost'"],
     pytest.param(
         ["pt-table-checksum", DSN, "--no-check-binlog-format", f"--databases={DATABASE}"],
         marks=pytest.mark.xfail(
@@ -361,6 +389,11 @@ ANSWERS = [
     " FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'keys' ORDER BY TABLE_NAME",
     "SELECT INDEX_NAME, SEQ_IN_INDEX, CARDINALITY FROM information_schema.STATISTICS"
     " WHERE TABLE_SCHEMA = 'keys' ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX",
+    # The accounts as pt-show-grants and pt-mysql-summary read them (the real server's
+    # mariadb.sys aside, see the module docstring).
+    "SELECT * FROM mysql.user WHERE User <> 'mariadb.sys'",
+    "SELECT DISTINCT User, Host FROM mysql.user WHERE Host = '%' ORDER BY User, Host",
+    "SHOW GRANTS FOR 'cdc'@'%'",
 ]
 
 

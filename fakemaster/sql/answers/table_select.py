@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from fakemaster.config.accounts import INFORMATION_SCHEMA, Privilege
-from fakemaster.protocol.charsets import BINARY_COLLATION_ID
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID, collation_by_id
 from fakemaster.protocol.resultset import (
     Cell,
     Column,
@@ -40,6 +40,13 @@ from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.release import defer_release, release_in_slices
 from fakemaster.sql.sqltext import Parser, Tok, Token
 from fakemaster.sql.state import SessionState
+from fakemaster.sql.tables.account_tables import (
+    USER_CHARSETS,
+    USER_COLUMNS,
+    USER_TABLE,
+    is_account_table,
+    user_rows,
+)
 from fakemaster.sql.tables.catalogue import (
     CatalogueTable,
     CellValue,
@@ -71,8 +78,6 @@ __all__ = [
     "where_condition",
 ]
 
-_NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
-
 
 @dataclass(slots=True)
 class Source:
@@ -93,6 +98,12 @@ class Source:
     constrained: set[int] = field(default_factory=set)
     # UUID/INET4/INET6 columns by position: ordered by their value, not their text.
     typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
+    # Status bits reading it adds (a view's: SESSION_STATE_CHANGED, as MariaDB sets it).
+    status: int = 0
+
+    def extra_status(self, scanned: bool) -> tuple[int, int]:
+        bits = self.status | (ServerStatus.QUERY_NO_INDEX_USED if scanned else 0)
+        return bits, bits
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -151,6 +162,8 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
         raise sql_error(
             ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
         )
+    if table is None and is_account_table(database, name):
+        return _account_source(session)
     if table is None:
         raise sql_error(ER_NO_SUCH_TABLE, database, name)
     snapshot = read_snapshot(session).tables
@@ -162,6 +175,26 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             for row in rows
         ]
     return _user_source(table, rows)
+
+
+def _account_source(session: SessionState) -> Source:
+    """``mysql.user``: the server's accounts (:mod:`~fakemaster.sql.tables.account_tables`)."""
+    folded = [
+        column.collation is not None and not collation_name(column.collation).endswith("_bin")
+        for column in USER_COLUMNS
+    ]
+    return Source(
+        "mysql",
+        USER_TABLE,
+        [column.name for column in USER_COLUMNS],
+        list(USER_COLUMNS),
+        [column.text_chars is None for column in USER_COLUMNS],
+        folded,
+        user_rows(session.server.accounts.values()),
+        list(USER_CHARSETS),
+        frozenset({0}),  # the view's key (Host, User) is global_priv's
+        status=ServerStatus.SESSION_STATE_CHANGED,
+    )
 
 
 def _zone_offset(name: str) -> int:
@@ -191,6 +224,11 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
             if c.data_type in FIXED_BINARY_TYPES
         },
     )
+
+
+def collation_name(collation_id: int) -> str:
+    found = collation_by_id(collation_id)
+    return found.name if found is not None else ""
 
 
 Value = Any  # CellValue, or a literal (str, Decimal)
@@ -232,7 +270,7 @@ def select_from_table(ctx: Context) -> Response:
     if not source.rows and not aggregates:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
         columns, _ = _resolve_items(items, source, name)
-        return ResultSet(columns, [], extra_status=_NO_INDEX)
+        return ResultSet(columns, [], extra_status=source.extra_status(True))
     alias = _table_alias(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
@@ -257,7 +295,7 @@ def select_from_table(ctx: Context) -> Response:
     return ResultSet(
         columns,
         encode_cells(session, selected, charsets),
-        extra_status=_NO_INDEX if scanned else (0, 0),
+        extra_status=source.extra_status(scanned),
     )
 
 
@@ -395,7 +433,7 @@ def _aggregated(
     return ResultSet(
         columns,
         encode_cells(session, [tuple(cells)], charsets),
-        extra_status=_NO_INDEX if scanned or source.constrained else (0, 0),
+        extra_status=source.extra_status(scanned or bool(source.constrained)),
     )
 
 
