@@ -29,6 +29,7 @@ from fakemaster.protocol.resultset import (
     Column,
     ColumnFlag,
     ResultSet,
+    SqlError,
     sql_error,
     with_name,
 )
@@ -284,7 +285,7 @@ def select_from_table(ctx: Context) -> Response:
     _locking_clause(parser)
     parser.expect_end()
     if aggregates:
-        return _aggregated(session, items, source, rows, alias or name)
+        return _aggregated(session, items, source, rows, alias or name, parser)
     selected = [tuple(row[p] for p in positions) for row in rows]
     if distinct:
         selected = list(dict.fromkeys(selected))  # the first of equal rows, in order
@@ -310,8 +311,23 @@ def _select_item(parser: Parser) -> _Item:
     """``*``, ``t.*``, a column (maybe qualified) or COUNT/MIN/MAX of one, maybe aliased."""
     start = parser.index
     aggregate = None
+    span = None
     if parser.accept_op("*"):
         parts = ["*"]
+    elif parser.peek.is_word("SUM") and parser.tokens[parser.index + 1].is_op("("):
+        # SUM(condition): the condition is read once the table is known (_sum_of).
+        aggregate = parser.next().text.upper()
+        parser.expect_op("(")
+        parts = ["*"]  # no column of its own
+        argument = parser.index
+        depth = 0
+        while depth or not parser.peek.is_op(")"):
+            token = parser.next()
+            if token.kind is Tok.END:
+                raise parser.error(token)
+            depth += token.is_op("(") - token.is_op(")")
+        span = (argument, parser.index)
+        parser.expect_op(")")
     elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
         aggregate = parser.next().text.upper()
         parser.expect_op("(")
@@ -333,7 +349,7 @@ def _select_item(parser: Parser) -> _Item:
             alias = parser.name()
         elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word("FROM"):
             alias = parser.name()
-    return _Item(alias, parts, shown, aggregate)
+    return _Item(alias, parts, shown, aggregate, span)
 
 
 def _table_alias(parser: Parser) -> str:
@@ -374,7 +390,8 @@ class _Item:
     alias: str | None
     parts: list[str]  # a column (maybe qualified), or ["*"]
     shown: str  # its name in the result when not aliased
-    aggregate: str | None = None  # COUNT, MIN, MAX
+    aggregate: str | None = None  # COUNT, MIN, MAX, SUM
+    span: tuple[int, int] | None = None  # SUM's argument: its tokens
 
 
 _AGGREGATES = ("COUNT", "MIN", "MAX")
@@ -386,8 +403,9 @@ def _aggregated(
     source: Source,
     rows: list[Sequence[CellValue]],
     table_alias: str,
+    parser: Parser,
 ) -> ResultSet:
-    """The one row of COUNT/MIN/MAX over ``rows`` (no GROUP BY)."""
+    """The one row of COUNT/MIN/MAX/SUM over ``rows`` (no GROUP BY)."""
     columns: list[Column] = []
     cells: list[CellValue] = []
     charsets: list[str | None] = []
@@ -396,6 +414,12 @@ def _aggregated(
     scanned = False
     for item in items:
         name = item.alias or item.shown
+        if item.span is not None:
+            columns.append(Column(name, ColumnType.NEWDECIMAL, length=24, flags=_SUM_FLAGS))
+            cells.append(_sum_of(parser, item.span, source, session, rows))
+            charsets.append(None)
+            scanned = True
+            continue
         if item.parts == ["*"]:
             columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
             cells.append(str(len(rows)).encode())
@@ -438,6 +462,28 @@ def _aggregated(
 
 
 _COUNT_FLAGS = ColumnFlag.NOT_NULL | ColumnFlag.BINARY
+_SUM_FLAGS = ColumnFlag.BINARY  # NULL over no rows
+
+
+def _sum_of(
+    parser: Parser,
+    span: tuple[int, int],
+    source: Source,
+    session: SessionState,
+    rows: list[Sequence[CellValue]],
+) -> bytes | None:
+    """SUM(condition): how many of ``rows`` meet it (NULL without rows), as pt-mysql-summary
+    counts accounts (``SUM(password = "")``). A condition is the WHERE language; a SUM of
+    anything else is ER_NOT_SUPPORTED_YET."""
+    start, end = span
+    parser.index = start
+    try:
+        predicate = _condition(parser, source, session)
+    except SqlError:
+        predicate = None
+    if predicate is None or parser.index != end:
+        raise sql_error(ER_NOT_SUPPORTED_YET, "SUM of anything but a condition")
+    return str(sum(1 for row in rows if predicate(row))).encode() if rows else None
 
 
 def _resolve_items(
