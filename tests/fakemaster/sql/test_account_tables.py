@@ -70,3 +70,14 @@ def test_reading_it_needs_select() -> None:
     session = _session("repl@%:pw", user="repl")  # REPLICATION SLAVE, REPLICATION CLIENT
     assert error_of(session, "SELECT User FROM mysql.user").errno == 1142
     assert error_of(session, "SELECT User FROM mysql.users").errno == 1142
+
+
+def test_pt_mysql_summary_counts_the_accounts() -> None:
+    """SUM(condition) over the rows (10.11.19: 2, 0, 1, 1 for root@'%' and cdc@'%')."""
+    session = _session(CDC)
+    sql = 'SELECT COUNT(*), SUM(user=""), SUM(password=""), SUM(password NOT LIKE "*%") FROM mysql.user'
+    assert values(session, sql) == [[b"2", b"0", b"1", b"1"]]
+    assert values(session, "SELECT SUM(User = '') FROM mysql.user WHERE User = 'nobody'") == [
+        [None]
+    ]
+    assert error_of(session, "SELECT SUM(max_questions) FROM mysql.user").errno == 1235
