@@ -296,8 +296,10 @@ class SessionState:
     # LOCK TABLES: the (database, table) it holds, the only tables it may read until UNLOCK
     # TABLES or a new transaction; None: no LOCK TABLES.
     locked_tables: frozenset[tuple[str, str]] | None = None
-    # The session's own status counters (SHOW SESSION STATUS), counted in the server's too.
+    # The session's own status counters (SHOW SESSION STATUS), counted in the server's too;
+    # not while ``counting`` is off (COM_STMT_PREPARE runs a statement to learn its columns).
     counts: Counter[str] = field(default_factory=Counter)
+    counting: bool = True
 
     @classmethod
     def create(
@@ -334,6 +336,8 @@ class SessionState:
 
     def count(self, counter: str, step: int = 1) -> None:
         """One more (``step``) in status counter ``counter``, the session's and the server's."""
+        if not self.counting:
+            return
         self.counts[counter] += step
         self.server.counts[counter] += step
 
