@@ -10,7 +10,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from fakemaster.config.variables import VarKind, lookup
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, UTF8MB3_GENERAL_CI, charset_default
@@ -311,11 +311,7 @@ def _interval_shift(expr: IntervalShift, name: str, session: SessionState, claus
         except ValueError:
             start = None
         if start is not None:
-            if expr.unit == "MICROSECOND":
-                delta = timedelta(microseconds=float(amount))
-            else:
-                delta = timedelta(seconds=float(amount) * _UNIT_SECONDS[expr.unit])
-            shifted = start + expr.sign * delta
+            shifted = _shifted(start, expr.sign * float(amount), expr.unit)
     # A date moved by days stays a date ('2020-01-01' + INTERVAL 1 WEEK is '2020-01-08').
     date_only = text is not None and len(text.strip()) == 10 and expr.unit in ("DAY", "WEEK")
     shape = "%Y-%m-%d" if date_only else "%Y-%m-%d %H:%M:%S"
@@ -331,6 +327,15 @@ def _interval_shift(expr: IntervalShift, name: str, session: SessionState, claus
 
 
 _TEMPORAL = (ColumnType.DATETIME, ColumnType.TIMESTAMP, ColumnType.DATE)
+
+
+def _shifted(start: datetime, amount: float, unit: str) -> datetime | None:
+    """``start`` moved by ``amount`` units; None out of the DATETIME range (MariaDB: NULL)."""
+    seconds = amount / 1_000_000 if unit == "MICROSECOND" else amount * _UNIT_SECONDS[unit]
+    try:
+        return start + timedelta(seconds=seconds)
+    except (OverflowError, ValueError):  # also an infinite or NaN amount
+        return None
 
 
 def _datetime_item(name: str, moment: datetime) -> Item:
@@ -385,6 +390,15 @@ def _fn_crc32(call: FunctionCall, name: str, session: SessionState) -> Item:
     return Item(column, SqlValue(UKind.INT, result, unsigned=True), nullable)
 
 
+def _length(count: int | Decimal | float) -> int:
+    """A count of characters: negative ones are 0, a NaN or infinite one none or all."""
+    if isinstance(count, float) and not math.isfinite(count):
+        return 0 if count != count or count < 0 else 1 << 62
+    if isinstance(count, float):
+        return max(round(count), 0)  # as rint(): 2.5 is 2
+    return max(int(Decimal(count).to_integral_value(ROUND_HALF_UP)), 0)  # 2.5 is 3
+
+
 def _fn_left(call: FunctionCall, name: str, session: SessionState) -> Item:
     """LEFT(str, n): the first ``n`` characters of the string (pt-mysql-summary cuts a
     DATETIME to its minutes with it)."""
@@ -397,7 +411,7 @@ def _fn_left(call: FunctionCall, name: str, session: SessionState) -> Item:
         collation = session.connection_collation().id
     result = None
     if data is not None and count is not None:
-        chars = data.decode("utf-8", "surrogateescape")[: max(int(count), 0)]
+        chars = data.decode("utf-8", "surrogateescape")[: _length(count)]
         result = chars.encode("utf-8", "surrogateescape")
     if isinstance(call.args[0], Literal) and call.args[0].value is None:
         # LEFT(NULL, n): a NULL of the binary character set, 0 characters long.
@@ -405,7 +419,7 @@ def _fn_left(call: FunctionCall, name: str, session: SessionState) -> Item:
         return Item(column, SqlValue(UKind.STRING, None, collation=BINARY_COLLATION_ID), True)
     chars_max = text_item.column.text_chars or text_item.column.length
     if count is not None:
-        chars_max = min(chars_max, max(int(count), 0))
+        chars_max = min(chars_max, _length(count))
     # Always nullable (MariaDB's Item_func_left), whatever its arguments.
     column = text_column(name, chars_max, collation=collation)
     return Item(column, SqlValue(UKind.STRING, result, collation=collation), True)

@@ -35,6 +35,10 @@ def test_quoted_it_is_a_column_name() -> None:
         ("SELECT '2020-01-01' + INTERVAL 1 WEEK", [b"2020-01-08"]),
         ("SELECT LEFT('abcdef', 3), LEFT(NULL, 2), LEFT('é', 1)", [b"abc", None, "é".encode()]),
         ("SELECT NOW() - INTERVAL 1 DAY > '2000-01-01'", [b"1"]),
+        # Out of range, not a date, lengths rounded or past the end: as 10.11.19 answered.
+        ("SELECT '9999-12-31 23:59:59' + INTERVAL 1 SECOND", [None]),
+        ("SELECT 'garbage' - INTERVAL 1 SECOND, NOW() + INTERVAL 99999999999 DAY", [None, None]),
+        ("SELECT LEFT('abc', 1e300), LEFT('abc', -1), LEFT('abc', 2.6)", [b"abc", b"", b"abc"]),
     ],
 )
 def test_intervals_and_left(sql: str, row: list[bytes | None]) -> None:
