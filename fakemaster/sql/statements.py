@@ -83,6 +83,7 @@ from fakemaster.sql.sqltext import (
     version_id,
 )
 from fakemaster.sql.state import SessionState
+from fakemaster.sql.status_variables import PARSE_TIME_ERRORS, com_variable
 from fakemaster.vocabulary.errcodes import ER_EMPTY_QUERY
 
 __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
@@ -165,7 +166,8 @@ STATEMENTS: tuple[Statement, ...] = (
                "SELECT @master_binlog_checksum", "SELECT VERSION()",
                "SELECT @@version_comment LIMIT 1", "SELECT binlog_gtid_pos('mysql-bin.000001',4)",
                "SELECT @rpl_semi_sync_slave=1", "select @@server_id",
-               "SELECT @@GLOBAL.gtid_binlog_pos", "SELECT @@GLOBAL.gtid_current_pos"),
+               "SELECT @@GLOBAL.gtid_binlog_pos", "SELECT @@GLOBAL.gtid_current_pos",
+               "SELECT DISTINCT User, Host FROM mysql.user  ORDER BY User, Host"),
     _statement(r"SET\b", set_statement,
                "SET @master_binlog_checksum= @@global.binlog_checksum",
                "SET @master_heartbeat_period= 1000000000", "SET @mariadb_slave_capability=4",
@@ -283,6 +285,8 @@ def execute(session: SessionState, text: str) -> Outcome:
         return _fail(session, outcome, syntax_error(text[second:], line_of(text, second)))
     for statement in statements:
         outcome.keep_diagnostics = False
+        session.count("Questions")  # each statement from the client, as MariaDB counts them
+        session.count("Queries")
         response = _dispatch(session, statement, outcome, text[statement.start :])
         outcome.responses.append(response)
         _note_state(session, outcome)
@@ -321,6 +325,9 @@ def _dispatch(
         match = statement.pattern.match(statement_text.plain)
         if match is None:
             continue
+        counter = com_variable(statement.handler.__name__, statement_text.plain)
+        if counter is not None:
+            session.count(counter)
         context = Context(
             session,
             statement_text.text,
@@ -335,6 +342,8 @@ def _dispatch(
         try:
             return statement.handler(context)
         except SqlError as error:
+            if counter is not None and error.errno in PARSE_TIME_ERRORS:
+                session.count(counter, -1)  # MariaDB counts a statement once it parsed it
             # Without its traceback: it goes into the outcome, which the frames in it hold,
             # a cycle only the garbage collector frees, keeping every token of the statement.
             return error.with_traceback(None)

@@ -23,12 +23,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from fakemaster.config.accounts import INFORMATION_SCHEMA, Privilege
-from fakemaster.protocol.charsets import BINARY_COLLATION_ID
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID, collation_by_id
 from fakemaster.protocol.resultset import (
     Cell,
     Column,
     ColumnFlag,
     ResultSet,
+    SqlError,
     sql_error,
     with_name,
 )
@@ -40,6 +41,13 @@ from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.release import defer_release, release_in_slices
 from fakemaster.sql.sqltext import Parser, Tok, Token
 from fakemaster.sql.state import SessionState
+from fakemaster.sql.tables.account_tables import (
+    USER_CHARSETS,
+    USER_COLUMNS,
+    USER_TABLE,
+    is_account_table,
+    user_rows,
+)
 from fakemaster.sql.tables.catalogue import (
     CatalogueTable,
     CellValue,
@@ -71,8 +79,6 @@ __all__ = [
     "where_condition",
 ]
 
-_NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
-
 
 @dataclass(slots=True)
 class Source:
@@ -93,6 +99,12 @@ class Source:
     constrained: set[int] = field(default_factory=set)
     # UUID/INET4/INET6 columns by position: ordered by their value, not their text.
     typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
+    # Status bits reading it adds (a view's: SESSION_STATE_CHANGED, as MariaDB sets it).
+    status: int = 0
+
+    def extra_status(self, scanned: bool) -> tuple[int, int]:
+        bits = self.status | (ServerStatus.QUERY_NO_INDEX_USED if scanned else 0)
+        return bits, bits
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -151,6 +163,8 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
         raise sql_error(
             ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
         )
+    if table is None and is_account_table(database, name):
+        return _account_source(session)
     if table is None:
         raise sql_error(ER_NO_SUCH_TABLE, database, name)
     snapshot = read_snapshot(session).tables
@@ -162,6 +176,26 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             for row in rows
         ]
     return _user_source(table, rows)
+
+
+def _account_source(session: SessionState) -> Source:
+    """``mysql.user``: the server's accounts (:mod:`~fakemaster.sql.tables.account_tables`)."""
+    folded = [
+        column.collation is not None and not collation_name(column.collation).endswith("_bin")
+        for column in USER_COLUMNS
+    ]
+    return Source(
+        "mysql",
+        USER_TABLE,
+        [column.name for column in USER_COLUMNS],
+        list(USER_COLUMNS),
+        [column.text_chars is None for column in USER_COLUMNS],
+        folded,
+        user_rows(session.server.accounts.values()),
+        list(USER_CHARSETS),
+        frozenset({0}),  # the view's key (Host, User) is global_priv's
+        status=ServerStatus.SESSION_STATE_CHANGED,
+    )
 
 
 def _zone_offset(name: str) -> int:
@@ -191,6 +225,11 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
             if c.data_type in FIXED_BINARY_TYPES
         },
     )
+
+
+def collation_name(collation_id: int) -> str:
+    found = collation_by_id(collation_id)
+    return found.name if found is not None else ""
 
 
 Value = Any  # CellValue, or a literal (str, Decimal)
@@ -232,7 +271,7 @@ def select_from_table(ctx: Context) -> Response:
     if not source.rows and not aggregates:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
         columns, _ = _resolve_items(items, source, name)
-        return ResultSet(columns, [], extra_status=_NO_INDEX)
+        return ResultSet(columns, [], extra_status=source.extra_status(True))
     alias = _table_alias(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
@@ -246,7 +285,7 @@ def select_from_table(ctx: Context) -> Response:
     _locking_clause(parser)
     parser.expect_end()
     if aggregates:
-        return _aggregated(session, items, source, rows, alias or name)
+        return _aggregated(session, items, source, rows, alias or name, parser)
     selected = [tuple(row[p] for p in positions) for row in rows]
     if distinct:
         selected = list(dict.fromkeys(selected))  # the first of equal rows, in order
@@ -257,7 +296,7 @@ def select_from_table(ctx: Context) -> Response:
     return ResultSet(
         columns,
         encode_cells(session, selected, charsets),
-        extra_status=_NO_INDEX if scanned else (0, 0),
+        extra_status=source.extra_status(scanned),
     )
 
 
@@ -272,8 +311,23 @@ def _select_item(parser: Parser) -> _Item:
     """``*``, ``t.*``, a column (maybe qualified) or COUNT/MIN/MAX of one, maybe aliased."""
     start = parser.index
     aggregate = None
+    span = None
     if parser.accept_op("*"):
         parts = ["*"]
+    elif parser.peek.is_word("SUM") and parser.tokens[parser.index + 1].is_op("("):
+        # SUM(condition): the condition is read once the table is known (_sum_of).
+        aggregate = parser.next().text.upper()
+        parser.expect_op("(")
+        parts = ["*"]  # no column of its own
+        argument = parser.index
+        depth = 0
+        while depth or not parser.peek.is_op(")"):
+            token = parser.next()
+            if token.kind is Tok.END:
+                raise parser.error(token)
+            depth += token.is_op("(") - token.is_op(")")
+        span = (argument, parser.index)
+        parser.expect_op(")")
     elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
         aggregate = parser.next().text.upper()
         parser.expect_op("(")
@@ -295,7 +349,7 @@ def _select_item(parser: Parser) -> _Item:
             alias = parser.name()
         elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word("FROM"):
             alias = parser.name()
-    return _Item(alias, parts, shown, aggregate)
+    return _Item(alias, parts, shown, aggregate, span)
 
 
 def _table_alias(parser: Parser) -> str:
@@ -336,7 +390,8 @@ class _Item:
     alias: str | None
     parts: list[str]  # a column (maybe qualified), or ["*"]
     shown: str  # its name in the result when not aliased
-    aggregate: str | None = None  # COUNT, MIN, MAX
+    aggregate: str | None = None  # COUNT, MIN, MAX, SUM
+    span: tuple[int, int] | None = None  # SUM's argument: its tokens
 
 
 _AGGREGATES = ("COUNT", "MIN", "MAX")
@@ -348,8 +403,9 @@ def _aggregated(
     source: Source,
     rows: list[Sequence[CellValue]],
     table_alias: str,
+    parser: Parser,
 ) -> ResultSet:
-    """The one row of COUNT/MIN/MAX over ``rows`` (no GROUP BY)."""
+    """The one row of COUNT/MIN/MAX/SUM over ``rows`` (no GROUP BY)."""
     columns: list[Column] = []
     cells: list[CellValue] = []
     charsets: list[str | None] = []
@@ -358,6 +414,12 @@ def _aggregated(
     scanned = False
     for item in items:
         name = item.alias or item.shown
+        if item.span is not None:
+            columns.append(Column(name, ColumnType.NEWDECIMAL, length=24, flags=_SUM_FLAGS))
+            cells.append(_sum_of(parser, item.span, source, session, rows))
+            charsets.append(None)
+            scanned = True
+            continue
         if item.parts == ["*"]:
             columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
             cells.append(str(len(rows)).encode())
@@ -395,11 +457,33 @@ def _aggregated(
     return ResultSet(
         columns,
         encode_cells(session, [tuple(cells)], charsets),
-        extra_status=_NO_INDEX if scanned or source.constrained else (0, 0),
+        extra_status=source.extra_status(scanned or bool(source.constrained)),
     )
 
 
 _COUNT_FLAGS = ColumnFlag.NOT_NULL | ColumnFlag.BINARY
+_SUM_FLAGS = ColumnFlag.BINARY  # NULL over no rows
+
+
+def _sum_of(
+    parser: Parser,
+    span: tuple[int, int],
+    source: Source,
+    session: SessionState,
+    rows: list[Sequence[CellValue]],
+) -> bytes | None:
+    """SUM(condition): how many of ``rows`` meet it (NULL without rows), as pt-mysql-summary
+    counts accounts (``SUM(password = "")``). A condition is the WHERE language; a SUM of
+    anything else is ER_NOT_SUPPORTED_YET."""
+    start, end = span
+    parser.index = start
+    try:
+        predicate = _condition(parser, source, session)
+    except SqlError:
+        predicate = None
+    if predicate is None or parser.index != end:
+        raise sql_error(ER_NOT_SUPPORTED_YET, "SUM of anything but a condition")
+    return str(sum(1 for row in rows if predicate(row))).encode() if rows else None
 
 
 def _resolve_items(
