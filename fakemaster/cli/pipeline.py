@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fakemaster.cli import pipeline_compare, pipeline_submit
-from fakemaster.cli.options import add_client_tls_options, add_connection_options
+from fakemaster.cli.options import (
+    add_client_compress_option,
+    add_client_tls_options,
+    add_connection_options,
+)
 from fakemaster.cli.pipeline_stop import STOPPED, StreamStop, error_line, stopped_line
 
 __all__ = ["TABLES_SKIPPED", "add_parser", "run"]
@@ -75,6 +79,7 @@ def add_parser(subparsers: Any) -> None:
     )
     add_connection_options(stream, listening=False, host="127.0.0.1", port=3306, user="root")
     add_client_tls_options(stream)
+    add_client_compress_option(stream)
     stream.add_argument("--out", required=True, metavar="DIR", help="the output directory")
     stream.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="the streaming query's checkpoint"
@@ -315,6 +320,8 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     )
     for name, value in _tls_options(args).items():
         reader = reader.option(name, value)
+    if args.compress:
+        reader = reader.option("compress", "true")
     if args.catalogue:
         reader = reader.option("catalog", args.catalogue)
     if args.max_rows_per_batch:

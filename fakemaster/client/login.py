@@ -1,10 +1,20 @@
 """The login of one client connection, sans-IO: the greeting, the TLS upgrade, the handshake
-response and the auth switch (mysql_native_password, MariaDB's client_ed25519).
+response and the auth switch (mysql_native_password, MariaDB's client_ed25519), then the
+compressed protocol when asked for.
 
 :class:`Login` is shared by the replica connection (:mod:`fakemaster.client.protocol`) and the
 recorder's SQL session (:mod:`fakemaster.record.query`): they feed it the bytes read and take
 from it the payloads that follow the login; it owns the connection's bytes both ways (TLS
 included), so everything they send goes through :meth:`Login.send`.
+
+Compression (``compress=True``, the mariadb client's ``--compress``): the client asks for
+CLIENT_COMPRESS when the server offers it (a server that does not gets a plain connection, as
+the mariadb client does) and from the OK of the login on both directions are compressed
+packets (the 7-byte header of ``encoder.packets.compress_frame``): each command the client
+sends is one flush of a ``CompressedWriter`` numbered from 0, and the server's answer is read
+through a ``CompressedInflater`` that expects the next numbers. During a semi-sync dump the
+primary restarts its numbers after each event it wants acknowledged, so there they are not
+checked (nor are the inner packets' numbers, which MariaDB does not check either).
 """
 
 from __future__ import annotations
@@ -12,8 +22,8 @@ from __future__ import annotations
 import ssl
 from enum import Enum
 
-from decoder.packets import PacketReader, parse_err
-from encoder.packets import frame
+from decoder.packets import CompressedInflater, PacketReader, parse_err
+from encoder.packets import CompressedWriter, frame
 from fakemaster.client.errors import AuthError, ProtocolError, ServerRefused, TlsError
 from fakemaster.client.tls import TlsLayer
 from fakemaster.protocol.ed25519 import ED25519_PLUGIN, ed25519_response
@@ -68,11 +78,13 @@ def login_response(
     attributes: tuple[tuple[bytes, bytes], ...] = (),
     *,
     tls: bool = False,
+    compress: bool = False,
 ) -> bytes:
     """The handshake response a replica sends to ``handshake``: the client capabilities the
     server shares, mysql_native_password, and connect attributes when given and the server
-    takes them (with ``tls``, the response sent inside TLS after the SSL request)."""
-    caps = _capabilities(handshake, tls=tls)
+    takes them (with ``tls``, the response sent inside TLS after the SSL request; with
+    ``compress``, CLIENT_COMPRESS if the server offers it)."""
+    caps = _capabilities(handshake, tls=tls, compress=compress)
     if attributes and handshake.capabilities & Capability.CONNECT_ATTRS:
         caps |= Capability.CONNECT_ATTRS
     response = HandshakeResponse(
@@ -85,14 +97,17 @@ def login_response(
     return response.encode()
 
 
-def ssl_request(handshake: HandshakeV10) -> bytes:
-    """The 32-byte SSL request that asks the server to start TLS."""
-    caps = _capabilities(handshake, tls=True)
+def ssl_request(handshake: HandshakeV10, *, compress: bool = False) -> bytes:
+    """The 32-byte SSL request that asks the server to start TLS (with the capabilities of
+    the response that follows it)."""
+    caps = _capabilities(handshake, tls=True, compress=compress)
     return HandshakeResponse(capabilities=int(caps), ssl_request=True).encode()
 
 
-def _capabilities(handshake: HandshakeV10, *, tls: bool) -> int:
+def _capabilities(handshake: HandshakeV10, *, tls: bool, compress: bool = False) -> int:
     caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
+    if compress:
+        caps |= handshake.capabilities & Capability.COMPRESS
     return caps | Capability.SSL if tls else caps
 
 
@@ -129,7 +144,8 @@ class Login:
     :meth:`next_payload` (it answers the login's own packets itself and returns None when it
     needs more bytes, and once right after the login succeeded: :attr:`done` then tells), and
     send :meth:`data_to_send` after every call. ``tls``: an SSL context to require TLS with;
-    ``server_hostname``: the name its certificate must carry.
+    ``server_hostname``: the name its certificate must carry; ``compress``: ask for the
+    compressed protocol (:attr:`compressed` tells, after the login, whether it is on).
     """
 
     def __init__(
@@ -140,6 +156,7 @@ class Login:
         attributes: tuple[tuple[bytes, bytes], ...] = (),
         tls: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
+        compress: bool = False,
     ) -> None:
         self.user = user
         self.password = password
@@ -155,6 +172,10 @@ class Login:
         self._out = bytearray()
         self._reader = PacketReader(check_sequence=False)
         self._seq = 0
+        self._compress = compress
+        self.compressed = False
+        self._inflater: CompressedInflater | None = None  # once compression is on
+        self._compressed_seq = 0
 
     @property
     def done(self) -> bool:
@@ -170,7 +191,7 @@ class Login:
         for a caller that reads packets itself after the login (see :meth:`detach`)."""
         tls = self._tls
         if tls is None:
-            return data
+            return self._inflate(data)
         if not tls.handshake_done:
             try:
                 self._raw_out += tls.handshake(data)
@@ -180,19 +201,37 @@ class Login:
                 return b""
             self._send_login()
             data = b""
-        return tls.decrypt(data)
+        return self._inflate(tls.decrypt(data))
+
+    def _inflate(self, data: bytes) -> bytes:
+        if self._inflater is None or not data:
+            return data
+        try:
+            return self._inflater.feed(data)
+        except DecodeError as error:
+            raise ProtocolError(f"malformed compressed packet: {error}", error) from None
 
     def detach(self) -> bytes:
         """The bytes fed (as :meth:`plaintext` gives them) not yet returned in a payload; the
         caller reads the rest of the connection itself from then on."""
         return self._reader.detach()
 
-    def send(self, payload: bytes, *, new_command: bool = False) -> None:
-        """Queue ``payload`` as the next packet (sequence 0 for a new command)."""
+    def send(self, payload: bytes, *, new_command: bool = False, check_answer: bool = True) -> None:
+        """Queue ``payload`` as the next packet (sequence 0 for a new command). On a
+        compressed connection ``check_answer`` False: the numbers of the compressed packets
+        read from now on are not checked (see the module docstring)."""
         if new_command:
-            self._seq = 0
+            self._seq = self._compressed_seq = 0
         packet, self._seq = frame(payload, self._seq)
-        self._out += packet
+        if self._inflater is None:
+            self._out += packet
+            return
+        writer = CompressedWriter(sequence=self._compressed_seq)
+        writer.write_packets(packet)
+        writer.flush()
+        self._out += writer.take()
+        self._compressed_seq = writer.sequence
+        self._inflater.expect_sequence(writer.sequence if check_answer else None)
 
     def data_to_send(self) -> bytes:
         data = bytes(self._out)
@@ -247,7 +286,7 @@ class Login:
             return
         if not handshake.capabilities & Capability.SSL:
             raise TlsError("TLS/SSL error: SSL is required, but the server does not support it")
-        self.send(ssl_request(handshake))
+        self.send(ssl_request(handshake, compress=self._compress))
         self._raw_out += self._out  # the request goes in the clear, before the TLS session
         self._out.clear()
         self._tls = TlsLayer(context, self._server_hostname)
@@ -256,6 +295,7 @@ class Login:
 
     def _send_login(self) -> None:
         assert self.handshake is not None
+        self.compressed = self._compress and bool(self.handshake.capabilities & Capability.COMPRESS)
         self.send(
             login_response(
                 self.handshake,
@@ -263,6 +303,7 @@ class Login:
                 self.password,
                 self.attributes,
                 tls=self._tls is not None,
+                compress=self._compress,
             )
         )
         self.phase = LoginPhase.AUTH
@@ -270,6 +311,10 @@ class Login:
     def _auth_reply(self, payload: bytes) -> None:
         if payload and payload[0] == OK_HEADER:
             self.phase = LoginPhase.DONE
+            if self.compressed:
+                # The server compresses what it sends after this OK.
+                self._inflater = CompressedInflater()
+                self._reader.feed(self._inflate(self._reader.detach()))
             return
         answer = auth_answer(payload, self.password) if payload else None
         if answer is None:

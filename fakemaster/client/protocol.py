@@ -138,6 +138,8 @@ class ClientConfig:
     dump_flags: int = 0
     #: TLS (:func:`fakemaster.client.tls.tls_context`); None: a plain connection.
     tls: ssl.SSLContext | None = field(default=None, compare=False)
+    #: The compressed protocol when the primary offers it (:mod:`fakemaster.client.login`).
+    compress: bool = False
 
 
 class Phase(Enum):
@@ -215,6 +217,7 @@ class ReplicaConnection:
             attributes=config.connect_attributes,
             tls=config.tls,
             server_hostname=server_hostname,
+            compress=config.compress,
         )
         self.start = start if start is not None else Position()
         self.phase = Phase.GREETING
@@ -236,6 +239,12 @@ class ReplicaConnection:
     def handshake(self) -> HandshakeV10 | None:
         """The server's greeting, once read."""
         return self._login.handshake
+
+    @property
+    def compressed(self) -> bool:
+        """Whether the connection speaks the compressed protocol (known after the login):
+        then the dump's inner packets are not numbered one after the other."""
+        return self._login.compressed
 
     # --- the outside ------------------------------------------------------------------------
 
@@ -449,7 +458,7 @@ class ReplicaConnection:
         dump = BinlogDump(
             position=position, flags=flags, server_id=config.server_id, file_name=file_name
         )
-        self._send(dump.encode(), new_command=True)
+        self._login.send(dump.encode(), new_command=True, check_answer=not self.semi_sync)
         self._decoder = _RawKeepingDecoder(
             network=True,
             semi_sync=self.semi_sync,
@@ -460,6 +469,9 @@ class ReplicaConnection:
             verify_checksum=config.verify_checksum and self.checksum,
             ctx=BinlogContext(checksum=self.checksum),
             first_sequence=1,
+            # Compressed: the inner packets take the numbers of the compressed ones at each
+            # flush, and MariaDB checks only those (the Login does).
+            check_sequence=not self.compressed,
         )
         handshake = self.handshake
         assert handshake is not None
@@ -515,7 +527,7 @@ class ReplicaConnection:
             acknowledged = False
             if decoded.ack_requested and not isinstance(event, HeartbeatEvent):
                 ack = SemiSyncAck(position=event.log_pos, file_name=self.file)
-                self._send(encode_semi_sync_ack(ack), new_command=True)
+                self._login.send(encode_semi_sync_ack(ack), new_command=True, check_answer=False)
                 acknowledged = True
             out.append(EventReceived(decoded, self.file, acknowledged, decoder.last_raw))
 

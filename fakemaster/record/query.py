@@ -57,9 +57,12 @@ class QueryConnection:
         tolerate_errors: bool = False,
         tls: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
+        compress: bool = False,
     ) -> None:
         self.tolerate_errors = tolerate_errors
-        self._login = Login(user, password, tls=tls, server_hostname=server_hostname)
+        self._login = Login(
+            user, password, tls=tls, server_hostname=server_hostname, compress=compress
+        )
         self.user = user
         self.password = password
         self.statements = list(statements)
