@@ -281,8 +281,8 @@ def _session(args: argparse.Namespace) -> Any:
 
 def _tls_options(args: argparse.Namespace) -> dict[str, str]:
     """The source's TLS options from the mariadb-client-style ones (files made absolute: the
-    client may run in another working directory)."""
-    options = {}
+    client may run in another working directory), and ``compress`` from ``--compress``."""
+    options = {"compress": "true"} if args.compress else {}
     if args.ssl:
         options["ssl"] = "true"
     if args.ssl_verify_server_cert:
@@ -320,8 +320,6 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
     )
     for name, value in _tls_options(args).items():
         reader = reader.option(name, value)
-    if args.compress:
-        reader = reader.option("compress", "true")
     if args.catalogue:
         reader = reader.option("catalog", args.catalogue)
     if args.max_rows_per_batch:
