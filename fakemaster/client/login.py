@@ -48,9 +48,9 @@ __all__ = [
     "ssl_request",
 ]
 
-# What the client asks for: MariaDB's own client library's core set, without a database,
-# compression or CLIENT_DEPRECATE_EOF (result sets end with EOF packets); SSL when a TLS
-# context is configured.
+# What the client asks for: MariaDB's own client library's core set, without a database or
+# CLIENT_DEPRECATE_EOF (result sets end with EOF packets); SSL when a TLS context is
+# configured, COMPRESS when asked for and offered.
 CLIENT_CAPABILITIES = (
     Capability.MYSQL
     | Capability.LONG_FLAG
