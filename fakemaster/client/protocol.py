@@ -405,6 +405,8 @@ class ReplicaConnection:
         ).encode()
 
     def _setup_reply(self, payload: bytes) -> None:
+        if not payload:
+            raise DecodeError("an empty packet where an answer was expected")
         step = self._current
         if step == "register":
             if payload[0] == ERR_HEADER:

@@ -113,6 +113,8 @@ class QueryConnection:
     def _answer(self, payload: bytes) -> None:
         result = self._result
         assert result is not None
+        if not payload:
+            raise DecodeError("an empty packet where an answer was expected")
         head = payload[0]
         if head == ERR_HEADER and (self._columns_left < 0 or self._eof_seen):
             packet = parse_err(payload)
