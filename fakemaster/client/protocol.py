@@ -161,6 +161,8 @@ class Ready:
     checksum: bool
     semi_sync: bool
     gtid_domain_id: int | None
+    #: The connection speaks the compressed protocol (asked for and offered).
+    compressed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -484,6 +486,7 @@ class ReplicaConnection:
             checksum=self.checksum,
             semi_sync=self.semi_sync,
             gtid_domain_id=self.gtid_domain_id,
+            compressed=self.compressed,
         )
         self._current = None
         self.phase = Phase.DUMP

@@ -53,4 +53,6 @@ def test_a_compressed_stream_from_the_fake_master_equals_the_oracle(
     consumer.join()
     Oracle(full).assert_matches(consumer.tables.rows)
     assert client.connections == 1 and client.errors == []
+    assert client.ready is not None and client.ready.compressed
+    assert client.ready.semi_sync is semi_sync
     assert acknowledged == [True] * EXTRA if semi_sync else acknowledged == []

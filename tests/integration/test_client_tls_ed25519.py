@@ -177,9 +177,14 @@ def test_a_compressed_stream_equals_the_primary_plain_and_inside_tls(
     expected = _primary_table(primary)
     replica = _replica(primary, user="ed_repl", password="ed-pw", compress=True)
     assert _table_from_changes(replica) == expected
+    assert replica.ready is not None and replica.ready.compressed
     tls = tls_context(ca=certificates["ca"])
     replica = _replica(primary, user="tls_repl", password="tls-pw", tls=tls, compress=True)
     assert _table_from_changes(replica) == expected
+    assert replica.ready is not None and replica.ready.compressed
+    plain = _replica(primary, user="ed_repl", password="ed-pw")
+    assert _table_from_changes(plain) == expected
+    assert plain.ready is not None and not plain.ready.compressed
 
 
 def test_record_compress_rebuilds_the_primary_files(
