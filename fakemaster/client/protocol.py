@@ -2,8 +2,9 @@
 
 :class:`ReplicaConnection` speaks to any MariaDB 10.x primary as a MariaDB replica does (the
 statements a 10.11 replica sends, in its order, as a real primary's general query log shows
-them; tests/fakemaster/client/test_recorded.py): the handshake and mysql_native_password (with
-the auth switch), then
+them; tests/fakemaster/client/test_recorded.py): the login of :mod:`fakemaster.client.login`
+(TLS, mysql_native_password or ed25519 through the auth switch, the compressed protocol when
+``ClientConfig.compress``), then
 
 1. ``SELECT UNIX_TIMESTAMP()``, ``SHOW VARIABLES LIKE 'SERVER_ID'`` (a primary with the
    replica's own server id is refused, as a real replica refuses it),
