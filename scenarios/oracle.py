@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
-from scenarios.changes import Insert, Update
 from scenarios.errors import ScenarioError
-from scenarios.history import Ddl, Scenario, Transaction, XaEnd, apply_ddl
+from scenarios.history import Ddl, Scenario, Transaction, XaEnd, apply_change, apply_ddl
 from scenarios.schema import Column, Table
 from scenarios.state import Contents, LiveTables, Row
 from scenarios.text import format_double, format_float
@@ -350,14 +349,7 @@ class Oracle:
             else:
                 changes = step.changes
             for change in changes:
-                state = live[change.table.qualified]
-                if isinstance(change, Insert):
-                    for row in change.rows:
-                        state.insert(row)
-                elif isinstance(change, Update):
-                    state.update(change.before, change.after)
-                else:
-                    state.delete(change.before)
+                apply_change(live, change)
         return live
 
     def state(self, after: int | None = None) -> Contents:

@@ -18,8 +18,8 @@ real MariaDB 10.11 logs (tests/golden/table_kinds, tests/scenarios/test_sequence
   returns NULL);
 * ``ALTER SEQUENCE s RESTART WITH n`` is a Query event; the next NEXTVAL is n, reserving a block.
 
-This module models a sequence's state and those rows; a scenario history does not take
-sequences yet (docs: what is left).
+This module models a sequence's state and those rows; :meth:`scenarios.history.Scenario.
+create_sequence`, ``nextval`` and ``setval`` put them in a history.
 """
 
 from __future__ import annotations
@@ -88,13 +88,22 @@ class Sequence:
             )
             for name, unsigned, comment in _COLUMNS
         )
-        return Table(self.database, self.name, columns, engine=self.engine)
+        return Table(self.database, self.name, columns, engine=self.engine, sequence=True)
 
     def show_create_sequence(self) -> str:
         return (
             f"CREATE SEQUENCE {_quote(self.name)} start with {self.start} minvalue {self.minimum}"
             f" maxvalue {self.maximum} increment by {self.increment} cache {self.cache}"
             f" {'cycle' if self.cycle else 'nocycle'} ENGINE={self.engine}"
+        )
+
+    def create_sql(self) -> str:
+        """The CREATE SEQUENCE statement that makes it (every option spelled out)."""
+        return (
+            f"CREATE SEQUENCE {_quote(self.database)}.{_quote(self.name)} START WITH"
+            f" {self.start} MINVALUE {self.minimum} MAXVALUE {self.maximum} INCREMENT BY"
+            f" {self.increment} CACHE {self.cache} {'CYCLE' if self.cycle else 'NOCYCLE'}"
+            f" ENGINE={self.engine}"
         )
 
     def show_create_table(self) -> str:
