@@ -41,6 +41,7 @@ statements that replay whole steps on a server are :mod:`scenarios.script`'s, ab
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -479,6 +480,8 @@ class Scenario:
         ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
         RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
         if isinstance(statement, str):
+            if _CREATE_SEQUENCE.match(statement):
+                return self.create_sequence(statement, **_given(domain_id, server_id))
             statement = parse_ddl(statement, tables=self.tables)
         sources: tuple[int | None, ...] = ()
         before: Table | None
@@ -1141,6 +1144,15 @@ class Scenario:
         raise HistoryError(
             f"{column.name}: current_timestamp() in a {column.type} column is not modelled"
         )
+
+
+_CREATE_SEQUENCE = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?SEQUENCE\b", re.IGNORECASE)
+
+
+def _given(domain_id: int | None, server_id: int | None) -> dict[str, int]:
+    """The GTID domain and server id a step names (the others: the settings')."""
+    found = {"domain_id": domain_id, "server_id": server_id}
+    return {name: value for name, value in found.items() if value is not None}
 
 
 def _quoted(name: str) -> str:

@@ -6,9 +6,15 @@ versioned table's history rows too, as ``FOR SYSTEM_TIME ALL`` shows them)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from scenarios.compiler import compile_scenario, flatten
+from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
+from scenarios.oracle import canonical_rows
+from scenarios.toml_form import TomlScenarioError, load_scenario
 from tests.peers.mariadb import MariaDBServer
 from tests.support.mariadb_run import compare_with_server
 
@@ -74,3 +80,115 @@ def test_compiled_like_the_servers_binlog_and_the_oracle_holds_its_tables(
 ) -> None:
     scenario = kinds(Settings(binlog_row_image=image, binlog_row_metadata=metadata))
     assert compare_with_server(server, scenario) == []
+
+
+TOML = """
+[[steps]]
+ddl = "CREATE SEQUENCE tk.ids START WITH 100 INCREMENT BY 10 CACHE 2"
+
+[[steps]]
+ddl = "CREATE TABLE tk.prices (sku INT PRIMARY KEY, price DECIMAL(8,2)) WITH SYSTEM VERSIONING"
+
+[[steps]]
+nextval = "tk.ids"
+
+[[steps]]
+changes = [{ insert = "tk.prices", rows = [{ sku = 1, price = "9.50" }] }]
+
+[[steps]]
+idle = 1
+
+[[steps]]
+changes = [{ update = "tk.prices", where = { sku = 1 }, set = { price = 10 } }]
+
+[[steps]]
+setval = "tk.ids"
+value = 1000
+domain_id = 3
+"""
+
+
+def test_the_toml_form_builds_what_the_python_api_does() -> None:
+    scenario = Scenario()
+    scenario.create_sequence("CREATE SEQUENCE tk.ids START WITH 100 INCREMENT BY 10 CACHE 2")
+    scenario.ddl(
+        "CREATE TABLE tk.prices (sku INT PRIMARY KEY, price DECIMAL(8,2)) WITH SYSTEM VERSIONING"
+    )
+    assert scenario.nextval("tk.ids") == 100
+    scenario.insert("tk.prices", {"sku": 1, "price": "9.50"})
+    scenario.idle(1)
+    scenario.update("tk.prices", {"sku": 1}, {"price": 10})
+    assert scenario.setval("tk.ids", 1000, domain_id=3) == 1000
+    assert flatten(compile_scenario(load_scenario(TOML))) == flatten(compile_scenario(scenario))
+    # Independent of the model: the rows as the server printed them for these statements.
+    cells = [canonical_rows(t, scenario.contents.rows[n]) for n, t in scenario.tables.items()]
+    assert cells == [
+        [("1010", "1", "9223372036854775806", "100", "10", "2", "0", "0")],
+        [
+            ("1", "9.50", "2023-11-14 22:13:20.000000", "2023-11-14 22:13:21.000000"),
+            ("1", "10.00", "2023-11-14 22:13:21.000000", "2038-01-19 03:14:07.999999"),
+        ],
+    ]
+
+
+def _kinds_start() -> Scenario:
+    scenario = Scenario()
+    scenario.create_sequence("CREATE SEQUENCE tk.s MAXVALUE 2 CACHE 2")
+    scenario.ddl("CREATE TABLE tk.v (k INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING")
+    scenario.insert("tk.v", {"k": 1, "x": 1})
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        (lambda s: s.nextval("tk.v"), r"no sequence 'tk\.v'"),
+        (lambda s: s.nextval("tk.t"), r"no sequence 'tk\.t'.*did you mean 'tk\.s'"),
+        (lambda s: s.setval("tk.s", "7"), r"SETVAL\(tk\.s, '7'\): a whole number"),
+        (lambda s: [s.nextval("tk.s") for _ in range(3)], r"tk\.s' has run out"),
+        (lambda s: s.insert("tk.s", {"cache_size": 1}), r"tk\.s is a sequence: nextval"),
+        (lambda s: s.delete("tk.s", {}), r"tk\.s is a sequence: nextval"),
+        (lambda s: s.alter_table("tk.s", "ADD COLUMN c INT"), r"ALTER TABLE of a sequence"),
+        (lambda s: s.insert("tk.v", {"k": 2, "row_start": 0}), r"cannot set row_start"),
+        (lambda s: s.update("tk.v", {"k": 1}, {"row_end": 0}), r"cannot set row_end"),
+        (
+            lambda s: s.update("tk.v", {"k": 1, "row_end": 0}, {"x": 2}),
+            r"named by its key: \['k'\]",
+        ),
+        (lambda s: s.delete("tk.v", {"k": 2}), r"no current row where \{'k': 2\}"),
+        (lambda s: s.truncate_table("tk.v"), r"TRUNCATE TABLE of a system-versioned table"),
+        (
+            lambda s: Scenario().create_table(
+                "CREATE TABLE tk.w (k INT) WITH SYSTEM VERSIONING", [{"k": 1}]
+            ),
+            r"tk\.w: a system-versioned table takes its rows in steps",
+        ),
+    ],
+)
+def test_a_broken_step_is_refused_naming_what(broken: Any, message: str) -> None:
+    scenario = _kinds_start()
+    with pytest.raises(ScenarioError, match=message):
+        broken(scenario)
+
+
+def test_a_deleted_row_is_not_found_again() -> None:
+    scenario = _kinds_start()
+    scenario.idle(1)
+    scenario.delete("tk.v", {"k": 1})
+    with pytest.raises(ScenarioError, match=r"no current row where \{'k': 1\}"):
+        scenario.update("tk.v", {"k": 1}, {"x": 3})
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        ('setval = "tk.s"', "setval takes value = n"),
+        ("nextval = 5", "nextval names the sequence"),
+        ('nextval = "tk.s"\nvalue = 3', r"unknown key\(s\) value"),
+        ('setval = "tk.s"\nvalue = 1\nwhat = 2', r"unknown key\(s\) what"),
+    ],
+)
+def test_a_broken_toml_sequence_step_is_refused(step: str, message: str) -> None:
+    text = f'[[steps]]\nddl = "CREATE SEQUENCE tk.s"\n\n[[steps]]\n{step}\n'
+    with pytest.raises(TomlScenarioError, match=message):
+        load_scenario(text)
