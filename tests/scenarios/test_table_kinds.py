@@ -6,6 +6,7 @@ versioned table's history rows too, as ``FOR SYSTEM_TIME ALL`` shows them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,7 +16,9 @@ from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 from scenarios.oracle import canonical_rows
 from scenarios.toml_form import TomlScenarioError, load_scenario
+from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.scenarios.test_served_to_replica import replicate_and_compare
 from tests.support.mariadb_run import compare_with_server
 
 pytestmark = pytest.mark.mariadb
@@ -192,3 +195,22 @@ def test_a_broken_toml_sequence_step_is_refused(step: str, message: str) -> None
     text = f'[[steps]]\nddl = "CREATE SEQUENCE tk.s"\n\n[[steps]]\n{step}\n'
     with pytest.raises(TomlScenarioError, match=message):
         load_scenario(text)
+
+
+@pytest.fixture(scope="module")
+def replica() -> Iterator[MariaDBServer]:
+    require_mariadb()
+    instance = MariaDBServer(server_id=52)
+    try:
+        yield instance.start()
+    finally:
+        instance.close()
+
+
+@pytest.mark.parametrize("metadata", ["FULL", "NO_LOG"])
+def test_a_replica_of_the_served_scenario_holds_the_oracles_tables(
+    replica: MariaDBServer, metadata: str
+) -> None:
+    """Served by fakemaster, a real replica ends with the oracle's tables: the sequences' rows,
+    every version of the versioned tables (``FOR SYSTEM_TIME ALL``), the UUID/INET columns."""
+    replicate_and_compare(replica, kinds(Settings(binlog_row_metadata=metadata)))
