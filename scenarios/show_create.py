@@ -138,6 +138,9 @@ def show_create_table(table: Table, shown: tuple[CatalogueColumn, ...]) -> str:
     found = collation_by_name(table.collation)
     charset = found.charset if found is not None else "utf8mb4"
     tail = f" ENGINE={table.engine}"
+    if table.sequence:  # no character set (checked on 10.11)
+        body = ",\n".join("  " + line for line in lines)
+        return f"CREATE TABLE {_quote(table.name)} (\n{body}\n){tail} SEQUENCE=1"
     if table.auto_increment is not None and table.auto_increment > 1:
         tail += f" AUTO_INCREMENT={table.auto_increment}"
     tail += f" DEFAULT CHARSET={charset} COLLATE={table.collation}"

@@ -93,6 +93,8 @@ class Source:
     constrained: set[int] = field(default_factory=set)
     # UUID/INET4/INET6 columns by position: ordered by their value, not their text.
     typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
+    # A sequence's table: MariaDB flags no read of it QUERY_NO_INDEX_USED (checked on 10.11).
+    sequence: bool = False
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -190,6 +192,7 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
             for p, c in enumerate(table.columns)
             if c.data_type in FIXED_BINARY_TYPES
         },
+        sequence=table.sequence,
     )
 
 
@@ -254,6 +257,7 @@ def select_from_table(ctx: Context) -> Response:
     charsets = [source.text_charsets[p] for p in positions]
     # MariaDB flags a read that used no index (every information_schema read is one).
     scanned = source.database == INFORMATION_SCHEMA or not (source.constrained & source.indexed)
+    scanned = scanned and not source.sequence
     return ResultSet(
         columns,
         encode_cells(session, selected, charsets),
