@@ -41,7 +41,6 @@ statements that replay whole steps on a server are :mod:`scenarios.script`'s, ab
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -69,7 +68,7 @@ from scenarios.ddl import (
 from scenarios.errors import HistoryError, ScenarioError, SchemaError, did_you_mean
 from scenarios.generated import compute_generated, refuse_generated, with_generated
 from scenarios.schema import NO_DEFAULT, Column, Table
-from scenarios.sequences import SequenceState, parse_create_sequence
+from scenarios.sequences import SequenceState, is_create_sequence, parse_create_sequence
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
@@ -480,7 +479,7 @@ class Scenario:
         ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
         RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
         if isinstance(statement, str):
-            if _CREATE_SEQUENCE.match(statement):
+            if is_create_sequence(statement):
                 return self.create_sequence(statement, **_given(domain_id, server_id))
             statement = parse_ddl(statement, tables=self.tables)
         sources: tuple[int | None, ...] = ()
@@ -1144,9 +1143,6 @@ class Scenario:
         raise HistoryError(
             f"{column.name}: current_timestamp() in a {column.type} column is not modelled"
         )
-
-
-_CREATE_SEQUENCE = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?SEQUENCE\b", re.IGNORECASE)
 
 
 def _given(domain_id: int | None, server_id: int | None) -> dict[str, int]:

@@ -30,7 +30,14 @@ from dataclasses import dataclass, replace
 from scenarios.errors import SchemaError
 from scenarios.schema import Column, Table
 
-__all__ = ["Sequence", "SequenceRunOut", "SequenceState", "parse_create_sequence"]
+__all__ = [
+    "SEQUENCE_COLUMNS",
+    "Sequence",
+    "SequenceRunOut",
+    "SequenceState",
+    "is_create_sequence",
+    "parse_create_sequence",
+]
 
 BIGINT_MAX = (1 << 63) - 1
 # MariaDB's defaults: an ascending sequence ends at LONGLONG_MAX - 1, a descending one starts
@@ -55,6 +62,15 @@ _COLUMNS = (
     ("cycle_option", True, _CYCLE_COMMENT),
     ("cycle_count", False, "How many cycles have been done"),
 )
+
+# The columns of every sequence's table, in order.
+SEQUENCE_COLUMNS = tuple(name for name, _, _ in _COLUMNS)
+_CREATE_SEQUENCE = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?SEQUENCE\b", re.IGNORECASE)
+
+
+def is_create_sequence(text: str) -> bool:
+    """Whether ``text`` is a CREATE SEQUENCE statement."""
+    return _CREATE_SEQUENCE.match(text) is not None
 
 
 class SequenceRunOut(SchemaError):
