@@ -338,7 +338,8 @@ def _image_columns(
     change: Change, settings: Settings, facts: _TableFacts
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     every = facts.every
-    mode = settings.binlog_row_image if facts.key else "FULL"
+    # A sequence's row (no key) is logged as any keyed row: MINIMAL, its moved columns.
+    mode = settings.binlog_row_image if facts.key or facts.table.sequence else "FULL"
     if mode == "FULL":
         if isinstance(change, Insert):
             return (), every
@@ -346,6 +347,9 @@ def _image_columns(
             return every, ()
         return every, every
     no_blobs = facts.no_blobs
+    if mode == "MINIMAL" and facts.table.period is not None:
+        # A system-versioned table's after images are whole in MINIMAL too (10.11).
+        return (() if isinstance(change, Insert) else facts.key), every
     if isinstance(change, Insert):
         if mode == "MINIMAL":
             return (), tuple(sorted({*change.given, *change.filled}))

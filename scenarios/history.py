@@ -907,7 +907,9 @@ class Scenario:
         table = self.tables[name]
         old, new = before.row(), after.row()
         rows = () if old == new else (new,)
-        change = SequenceWrite(table, rows, tuple(range(table.width)), (), old, sql, value)
+        # What the server writes of it (a MINIMAL image): next_not_cached_value, cycle_count.
+        moved = (0, table.width - 1)
+        change = SequenceWrite(table, rows, moved, (), old, sql, value)
         self.add_transaction([change], **ids)
         self._sequences[name] = after
 

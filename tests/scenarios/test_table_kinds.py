@@ -76,7 +76,7 @@ def kinds(settings: Settings) -> Scenario:
 
 
 @pytest.mark.parametrize(
-    ("image", "metadata"), [("FULL", "FULL"), ("FULL", "NO_LOG"), ("NOBLOB", "MINIMAL")]
+    ("image", "metadata"), [("FULL", "FULL"), ("MINIMAL", "NO_LOG"), ("NOBLOB", "MINIMAL")]
 )
 def test_compiled_like_the_servers_binlog_and_the_oracle_holds_its_tables(
     server: MariaDBServer, image: str, metadata: str
