@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from scenarios.compiler import compile_scenario, flatten
+from fakemaster.vocabulary.events import GtidEvent, QueryEvent, WriteRowsEvent
+from scenarios.compiler import NON_TRANSACTIONAL_FLAGS2, compile_scenario, flatten
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario, Settings
 from scenarios.oracle import canonical_rows
@@ -207,10 +208,25 @@ def replica() -> Iterator[MariaDBServer]:
         instance.close()
 
 
-@pytest.mark.parametrize("metadata", ["FULL", "NO_LOG"])
-def test_a_replica_of_the_served_scenario_holds_the_oracles_tables(
-    replica: MariaDBServer, metadata: str
-) -> None:
+def test_a_replica_of_the_served_scenario_holds_the_oracles_tables(replica: MariaDBServer) -> None:
     """Served by fakemaster, a real replica ends with the oracle's tables: the sequences' rows,
     every version of the versioned tables (``FOR SYSTEM_TIME ALL``), the UUID/INET columns."""
-    replicate_and_compare(replica, kinds(Settings(binlog_row_metadata=metadata)))
+    replicate_and_compare(replica, kinds(Settings(binlog_row_image="MINIMAL")))
+
+
+def test_a_sequences_steps_log_the_golden_rows() -> None:
+    """The NEXTVALs of tests/golden/table_kinds' ``s2`` (a real 10.11's binlog) as history
+    steps: the same values, the same rows logged, in groups of their own."""
+    from tests.scenarios.test_sequences import EXPECTED, _logged
+
+    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    create = next(s["sql"] for s in EXPECTED["statements"] if "SEQUENCE s2" in s["sql"])
+    scenario.create_sequence(create.replace("s2", "kinds.s2"))
+    values = [scenario.nextval("kinds.s2") for _ in range(5)]
+    assert values == [100, 110, 120, 130, 100]
+    compiled = flatten(compile_scenario(scenario))
+    writes = [e for e in compiled if isinstance(e, WriteRowsEvent)]
+    assert [row for e in writes for row in e.rows] == _logged("s2")
+    groups = [e for e in compiled if isinstance(e, GtidEvent)][1:]
+    assert {g.flags2 for g in groups} == {NON_TRANSACTIONAL_FLAGS2}
+    assert [e.query for e in compiled if isinstance(e, QueryEvent)][1:] == [b"COMMIT"] * 3
