@@ -9,6 +9,12 @@ be ambiguous: byte columns (BINARY, VARBINARY, BLOB) are ``0x`` and upper-case h
 JSON ``null`` / TSV ``\\N``. Rows are sorted by the table's key (its values compared as the
 model's values), or by their canonical cells for a table without a key. In TSV, ``\\``, tab,
 newline, carriage return and NUL are escaped as ``mariadb --batch`` does.
+
+A system-versioned table holds every version of its rows, the history rows too, with their
+``row_start``/``row_end`` (what ``SELECT ... FOR SYSTEM_TIME ALL`` returns; a binlog reader that
+keys rows as the TABLE_MAP says, ``row_end`` included, materialises the same); the SQL snapshot
+(:mod:`scenarios.catalogue`) shows its current rows without them, as ``SELECT *`` does. A
+sequence's table holds its one row.
 """
 
 from __future__ import annotations
