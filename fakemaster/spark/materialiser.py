@@ -715,18 +715,25 @@ def _sequences(log: Any) -> set[tuple[str, str]]:
     """The tables the log's CREATE SEQUENCE statements make (database, name)."""
     from pyspark.sql import functions as F
 
+    rows = log.where((F.col("op") == "ddl") & F.col("ddl").rlike(r"(?i)^\s*CREATE\b.*\bSEQUENCE"))
+    return sequence_tables((r["ddl"], r["db"]) for r in rows.select("ddl", "source.db").collect())
+
+
+def sequence_tables(statements: Iterable[tuple[str, str | None]]) -> set[tuple[str, str]]:
+    """The (database, name) of the sequences the ``(statement, session database)`` pairs
+    create; a statement that is not a CREATE SEQUENCE the model reads is left out (its
+    table's rows are then kept as a table without a key's)."""
     from scenarios.errors import ScenarioError
     from scenarios.sequences import is_create_sequence, parse_create_sequence
 
     found = set()
-    rows = log.where((F.col("op") == "ddl") & F.col("ddl").rlike(r"(?i)^\s*CREATE\b.*\bSEQUENCE"))
-    for row in rows.select("ddl", "source.db").collect():
-        if not is_create_sequence(row["ddl"]):
+    for text, database in statements:
+        if not is_create_sequence(text):
             continue
         try:
-            sequence = parse_create_sequence(row["ddl"], row["db"] or None)
+            sequence = parse_create_sequence(text, database or None)
         except ScenarioError:
-            continue  # its rows are then kept as a table without a key's
+            continue
         found.add((sequence.database, sequence.name))
     return found
 

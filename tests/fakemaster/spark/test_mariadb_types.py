@@ -115,3 +115,16 @@ def test_a_scenario_with_a_sequence_and_versioned_tables_materialises_to_its_ora
     }
     tables = run_batch(spark, scenario, tmp_path, {"catalog": json.dumps(catalogue)})
     Oracle(scenario).assert_matches(tables)
+
+
+def test_the_tables_create_sequence_makes_are_found_and_a_broken_one_is_not() -> None:
+    from fakemaster.spark.materialiser import sequence_tables
+
+    statements = [
+        ("CREATE SEQUENCE s1", "kinds"),
+        ("create or replace sequence `other`.`s2` CACHE 5", "kinds"),
+        ("CREATE SEQUENCE s3 BOGUS 1", "kinds"),  # not a statement the model reads
+        ("CREATE SEQUENCE s4", None),  # no database: unknown
+        ("CREATE TABLE s5 (sequence INT)", "kinds"),
+    ]
+    assert sequence_tables(statements) == {("kinds", "s1"), ("other", "s2")}
