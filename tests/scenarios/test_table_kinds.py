@@ -230,3 +230,22 @@ def test_a_sequences_steps_log_the_golden_rows() -> None:
     groups = [e for e in compiled if isinstance(e, GtidEvent)][1:]
     assert {g.flags2 for g in groups} == {NON_TRANSACTIONAL_FLAGS2}
     assert [e.query for e in compiled if isinstance(e, QueryEvent)][1:] == [b"COMMIT"] * 3
+
+
+def test_a_versioned_tables_show_create_table_is_the_servers() -> None:
+    """tests/golden/table_kinds: what a real 10.11 printed for ``v``; read back, the same
+    table; a broken clause is named."""
+    from scenarios.catalogue import catalogue_table
+    from scenarios.create_table import parse_create_table
+    from tests.scenarios.test_sequences import EXPECTED
+
+    model = parse_create_table(
+        "CREATE TABLE v (pk INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING", "kinds"
+    )
+    printed = EXPECTED["tables"]["v"]["create"]
+    assert catalogue_table(model).create_text == printed
+    assert parse_create_table(printed, "kinds") == model
+    assert model.column_names == ("pk", "x", "row_start", "row_end")
+    assert model.primary_key == ("pk", "row_end")
+    with pytest.raises(ScenarioError, match="table option WITH at 36 is not modelled"):
+        parse_create_table("CREATE TABLE v (pk INT PRIMARY KEY) WITH SYSTEM", "kinds")
