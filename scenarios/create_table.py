@@ -73,6 +73,7 @@ from scenarios.schema import (
 )
 from scenarios.table_options import ENGINE_TABLE_OPTIONS, PLAIN_TABLE_OPTIONS, in_server_order
 from scenarios.values import float32
+from scenarios.versioning import versioned_table
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
 
@@ -898,6 +899,10 @@ class _Parser:
                 )
                 self.pos = len(self.tokens)
                 break
+            if word == "WITH" and self.is_word("SYSTEM") and self.is_word("VERSIONING", offset=1):
+                self.pos += 2
+                found["versioning"] = True
+                continue
             if word in ("WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
                 raise SchemaError(
                     f"CREATE TABLE: table option {word} at {token.at} is not modelled"
@@ -989,7 +994,7 @@ def _assemble(
     unique = tuple(
         index.columns for index in keys if index.kind == "UNIQUE" and not index.has_prefix
     )
-    return Table(
+    table = Table(
         database,
         bare,
         tuple(columns),
@@ -1005,6 +1010,14 @@ def _assemble(
         comment=options.get("comment", ""),
         partition=options.get("partition"),
     )
+    if options.get("versioning"):
+        if any(name in ("row_start", "row_end") for name in table.column_names):
+            raise SchemaError(
+                f"CREATE TABLE {bare}: declared period columns (AS ROW START/END) are not"
+                " modelled: only the implicit row_start/row_end"
+            )
+        table = versioned_table(table)
+    return table
 
 
 def _named_keys(indexes: list[Index], table: str) -> list[Index]:

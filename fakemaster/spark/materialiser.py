@@ -223,6 +223,7 @@ class Materialiser:
         names |= set(renamed)
         statements = _statement_dml(log)
         names |= {n for n in statements if n[1] is not None}
+        sequences = _sequences(log)
         results = []
         for database, table in sorted(names):
             problem = problems.get((database, table))
@@ -235,6 +236,7 @@ class Materialiser:
                     resets,
                     (database, table) in folded,
                     added.get((database, table), {}),
+                    (database, table) in sequences,
                 )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
@@ -352,6 +354,7 @@ class Materialiser:
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
         fold: bool,
         added: Mapping[str, Any],
+        sequence: bool = False,
     ) -> TableResult:
         from pyspark.sql import functions as F
 
@@ -411,7 +414,12 @@ class Materialiser:
                 )
             )
 
-        if not key:
+        from scenarios.sequences import SEQUENCE_COLUMNS
+
+        if sequence or tuple(columns) == SEQUENCE_COLUMNS:
+            # A sequence's table holds one row: each logged image replaces it (one key).
+            images = self._keyed(events, [])
+        elif not key:
             images = self._multiset(events, values)
         elif fold:
             images = self.spark.createDataFrame(
@@ -701,6 +709,33 @@ def _statement_dml(log: Any) -> dict[tuple[str | None, str | None], int]:
         target = statement_target(row["ddl"] or "", row["database"])
         counts[target] = counts.get(target, 0) + int(row["count"])
     return counts
+
+
+def _sequences(log: Any) -> set[tuple[str, str]]:
+    """The tables the log's CREATE SEQUENCE statements make (database, name)."""
+    from pyspark.sql import functions as F
+
+    rows = log.where((F.col("op") == "ddl") & F.col("ddl").rlike(r"(?i)^\s*CREATE\b.*\bSEQUENCE"))
+    return sequence_tables((r["ddl"], r["db"]) for r in rows.select("ddl", "source.db").collect())
+
+
+def sequence_tables(statements: Iterable[tuple[str, str | None]]) -> set[tuple[str, str]]:
+    """The (database, name) of the sequences the ``(statement, session database)`` pairs
+    create; a statement that is not a CREATE SEQUENCE the model reads is left out (its
+    table's rows are then kept as a table without a key's)."""
+    from scenarios.errors import ScenarioError
+    from scenarios.sequences import is_create_sequence, parse_create_sequence
+
+    found = set()
+    for text, database in statements:
+        if not is_create_sequence(text):
+            continue
+        try:
+            sequence = parse_create_sequence(text, database or None)
+        except ScenarioError:
+            continue
+        found.add((sequence.database, sequence.name))
+    return found
 
 
 def _seq_literal(seq: Any) -> Any:

@@ -101,6 +101,8 @@ class Source:
     typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
     # Status bits reading it adds (a view's: SESSION_STATE_CHANGED, as MariaDB sets it).
     status: int = 0
+    # A sequence's table: MariaDB flags no read of it QUERY_NO_INDEX_USED (checked on 10.11).
+    sequence: bool = False
 
     def extra_status(self, scanned: bool) -> tuple[int, int]:
         bits = self.status | (ServerStatus.QUERY_NO_INDEX_USED if scanned else 0)
@@ -224,6 +226,7 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
             for p, c in enumerate(table.columns)
             if c.data_type in FIXED_BINARY_TYPES
         },
+        sequence=table.sequence,
     )
 
 
@@ -293,6 +296,7 @@ def select_from_table(ctx: Context) -> Response:
     charsets = [source.text_charsets[p] for p in positions]
     # MariaDB flags a read that used no index (every information_schema read is one).
     scanned = source.database == INFORMATION_SCHEMA or not (source.constrained & source.indexed)
+    scanned = scanned and not source.sequence
     return ResultSet(
         columns,
         encode_cells(session, selected, charsets),
