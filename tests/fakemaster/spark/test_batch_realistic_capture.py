@@ -4,7 +4,9 @@ default expressions, ON UPDATE, generated columns, UUID/INET, triggers, a bulk l
 annotations, an ALTER with ADD COLUMN ... NOT NULL DEFAULT and ADD INDEX between rows), then
 ``pipeline compare`` against the live primary: every table equal, value for value. No
 ``--catalog``: the server starts empty, so the binlog holds every CREATE (docs/spark.md asks
-for one only for tables created before the first file)."""
+for one only for tables created before the first file). The workload deletes no parent row
+of an ``ON DELETE CASCADE`` key: the server does not log the child rows a cascade removes, a
+documented limit of the pipeline (docs/spark.md)."""
 
 from __future__ import annotations
 
