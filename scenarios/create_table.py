@@ -790,6 +790,8 @@ class _Parser:
     def _default(self) -> dict[str, Any]:
         if self.is_word(*_NOW_WORDS):
             return {"default_expression": self._current_timestamp("DEFAULT")}
+        if self.is_word(*_DRAWN_DEFAULTS):
+            return {"default_expression": self._drawn_default()}
         token = self.peek()
         following = self.peek(1)
         call = (
@@ -828,6 +830,15 @@ class _Parser:
         except HistoryError as exc:
             raise SchemaError(f"CREATE TABLE: {where}: {exc}") from None
         return {"default": value, "default_constant": show_default(expression)}
+
+    def _drawn_default(self) -> str:
+        """DEFAULT uuid() (uuid_short(), sys_guid()): kept and printed as the server prints
+        it; each row's value is the server's draw, never the model's (an insert that leaves
+        the column out is refused by the history)."""
+        name = self.take().text.lower()
+        self.punct("(")
+        self.punct(")")
+        return f"{name}()"
 
     def _current_timestamp(self, clause: str) -> str:
         """CURRENT_TIMESTAMP [(fsp)] and its synonyms, as the server prints it."""
@@ -1083,6 +1094,8 @@ def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str]
 
 _FSP_TYPES = ("time", "datetime", "timestamp")
 _NOW_WORDS = ("CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP")
+# Default functions whose values the server draws per row (not the history's clock).
+_DRAWN_DEFAULTS = ("UUID", "UUID_SHORT", "SYS_GUID")
 # Column options the model refuses by name (rather than at the next token).
 _UNMODELLED_COLUMN_OPTIONS = (
     "VIRTUAL",

@@ -52,6 +52,7 @@ from dataclasses import replace
 from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.table_report import (
     TableResult,
     TableSkipped,
@@ -215,6 +216,10 @@ class Materialiser:
                 added[shaped] = shape["defaults"]
                 if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
                     schemas[shaped] = shape
+                if shape["mariadb_types"]:  # UUID/INET: the DDL says what BINARY(n) is
+                    schemas[shaped] = with_declared_types(
+                        schemas.get(shaped), shape["mariadb_types"]
+                    )
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
         resets = self._resets(log)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
@@ -391,10 +396,17 @@ class Materialiser:
             **added,
             **self.catalogue.get(name, {}).get("defaults", {}),
         }
+        declared: Mapping[str, str] = (
+            schema["mariadb_types"]
+            if isinstance(schema, dict) and "mariadb_types" in schema
+            else {}
+        )
 
         def cell(column: str, image: Any = None) -> Any:
             image = F.col("image") if image is None else image
             value = F.try_element_at(image, F.lit(column))
+            if column in declared:
+                value = declared_text(value, declared[column])
             if column in defaults:
                 absent = ~F.map_contains_key(image, F.lit(column))
                 value = F.when(absent, F.lit(defaults[column])).otherwise(value)
@@ -676,6 +688,7 @@ def _shape(table: Any) -> dict[str, Any] | None:
         "columns": [c.name for c in table.columns],
         "column_types": [spark_type_of(c) for c in table.columns],
         "primary_key": list(table.primary_key),
+        "mariadb_types": declared_kinds(table),
         "defaults": {
             c.name: cell_text(c, c.default)
             for c in table.columns
