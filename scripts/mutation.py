@@ -12,8 +12,10 @@ hypothesis runs under the derandomized ``ci`` profile, so two runs give the same
 
     python3 scripts/mutation.py --module checks              # every mutant of one module
     python3 scripts/mutation.py --all --limit 60             # 60 evenly spread mutants of each
-    python3 scripts/mutation.py --module checks --mutant 17  # one mutant, its diff shown
+    python3 scripts/mutation.py --module checks --mutant 17  # one mutant, run
     python3 scripts/mutation.py --module checks --list       # the mutants, nothing run
+    python3 scripts/mutation.py --module checks --list --mutant 17   # its diff
+    python3 scripts/mutation.py --path pkg/m.py --tests "tests/test_m.py -k fast"  # any module
 
 Each mutant runs in a child forked from a process that has already imported the third-party
 libraries the project uses (pytest, hypothesis, pyspark...), which saves seconds per mutant; the
@@ -30,6 +32,7 @@ import copy
 import difflib
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -90,10 +93,6 @@ MODULES: dict[str, Target] = {
         ("tests/fakemaster/spark/test_materialiser.py",),
     ),
 }
-
-# Used by tests/scripts/test_mutation.py: a module small enough to mutate in seconds.
-SELF_TEST = "selftest"
-
 
 # --- the mutants ---------------------------------------------------------------------------
 
@@ -277,25 +276,25 @@ def selection(total: int, limit: int | None) -> list[int]:
 # --- running them --------------------------------------------------------------------------
 
 
-def _copy_tree(destination: Path) -> None:
+def _copy_tree(root: Path, destination: Path) -> None:
     """The tracked and untracked-but-not-ignored files of the tree (uncommitted edits included),
     so that the copy is what the developer tests."""
     listed = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=REPO,
+        cwd=root,
         capture_output=True,
         check=False,
     )
     if listed.returncode != 0:
         shutil.copytree(
-            REPO,
+            root,
             destination,
             dirs_exist_ok=True,
             ignore=shutil.ignore_patterns(".git", "node_modules", "__pycache__", "build"),
         )
         return
     for name in listed.stdout.decode().split("\0"):
-        source = REPO / name
+        source = root / name
         if name and source.is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / name)
@@ -311,6 +310,8 @@ def _prewarm(tree: Path) -> None:
 
     sys.path.insert(0, str(tree))
     for package_name in PROJECT_PACKAGES[:-1]:
+        if not (tree / package_name / "__init__.py").is_file():
+            continue
         package = importlib.import_module(package_name)
         for module in pkgutil.walk_packages(package.__path__, package_name + "."):
             if not module.name.endswith(".__main__"):
@@ -355,9 +356,7 @@ def _forget_dependents(tree: Path, target: str) -> None:
     importers: dict[str, set[str]] = {}
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if name.split(".")[0] not in PROJECT_PACKAGES or not file:
-            continue
-        if not Path(file).is_relative_to(tree):
+        if not file or not Path(file).is_relative_to(tree):
             continue
         is_package = Path(file).name == "__init__.py"
         for imported in _imported_at_load(Path(file), name, is_package):
@@ -436,14 +435,15 @@ class Result:
 def run_module(
     name: str, target: Target, numbers: Sequence[int] | None, limit: int | None, tree: Path
 ) -> list[Result]:
-    source = (REPO / target.path).read_text()
+    destination = tree / target.path
+    source = destination.read_text()
     found = sites(source)
     chosen = list(numbers) if numbers is not None else selection(len(found), limit)
-    destination = tree / target.path
     log = tree.parent / f"{name}.log"
     outcome, code = _run_tests(tree, target, target.timeout * 3, log)
     if outcome != "passed":
-        sys.exit(f"mutation: {name}: the tests fail without a mutant (status {code}, see {log})")
+        tail = log.read_text(errors="replace").splitlines()[-1:] if log.exists() else []
+        sys.exit(f"mutation: {name}: the tests fail without a mutant (status {code}): {tail}")
     results: list[Result] = []
     try:
         for number in chosen:
@@ -468,8 +468,8 @@ def run_module(
     return results
 
 
-def _show(target: Target, number: int) -> None:
-    source = (REPO / target.path).read_text()
+def _show(root: Path, target: Target, number: int) -> None:
+    source = (root / target.path).read_text()
     one = mutant(source, sites(source)[number], number)
     original = ast.unparse(ast.parse(source)).splitlines(keepends=True)
     changed = one.source.splitlines(keepends=True)
@@ -493,12 +493,14 @@ def _table(summary: dict[str, tuple[int, list[Result]]]) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None, modules: dict[str, Target] | None = None) -> int:
-    modules = MODULES if modules is None else modules
+def _options(argv: Sequence[str] | None) -> tuple[argparse.Namespace, dict[str, Target]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--module", choices=sorted(modules), action="append")
+    which.add_argument("--module", choices=sorted(MODULES), action="append")
     which.add_argument("--all", action="store_true", help="every module, in turn")
+    which.add_argument("--path", help="mutate this file of the tree (with --tests)")
+    parser.add_argument("--tests", help="the pytest arguments for --path, one string")
+    parser.add_argument("--tree", type=Path, default=REPO, help="the tree to copy (the repo)")
     parser.add_argument("--limit", type=int, help="at most N mutants a module, evenly spread")
     parser.add_argument("--mutant", type=int, action="append", help="only mutant N (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
@@ -506,29 +508,44 @@ def main(argv: Sequence[str] | None = None, modules: dict[str, Target] | None = 
     options = parser.parse_args(argv)
     if options.limit is not None and options.limit < 1:
         parser.error("--limit must be at least 1")
-    names = sorted(modules) if options.all else options.module
-    if options.list or (options.mutant and len(names) == 1 and len(options.mutant) == 1):
-        for name in names:
-            target = modules[name]
-            source = (REPO / target.path).read_text()
-            found = sites(source)
-            if options.mutant:
-                _show(target, options.mutant[0])
-                continue
-            for number in selection(len(found), options.limit):
-                one = mutant(source, found[number], number)
-                print(f"{name} #{number} line {one.line} {one.kind}: {one.before} -> {one.after}")
-        if options.list:
-            return 0
+    if (options.path is None) != (options.tests is None):
+        parser.error("--path and --tests go together")
+    if options.path is not None:
+        modules = {Path(options.path).stem: Target(options.path, tuple(shlex.split(options.tests)))}
+    else:
+        modules = {name: MODULES[name] for name in (MODULES if options.all else options.module)}
+    for target in modules.values():
+        if not (options.tree / target.path).is_file():
+            parser.error(f"{target.path}: no such file in {options.tree}")
+    return options, modules
+
+
+def _list(options: argparse.Namespace, modules: dict[str, Target]) -> None:
+    for name, target in modules.items():
+        if options.mutant:
+            for number in options.mutant:
+                _show(options.tree, target, number)
+            continue
+        source = (options.tree / target.path).read_text()
+        found = sites(source)
+        for number in selection(len(found), options.limit):
+            one = mutant(source, found[number], number)
+            print(f"{name} #{number} line {one.line} {one.kind}: {one.before} -> {one.after}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options, modules = _options(argv)
+    if options.list:
+        _list(options, modules)
+        return 0
     summary: dict[str, tuple[int, list[Result]]] = {}
     with tempfile.TemporaryDirectory(prefix="fakemaster-mutation-") as scratch:
         tree = Path(scratch) / "tree"
         tree.mkdir()
-        _copy_tree(tree)
+        _copy_tree(options.tree.resolve(), tree)
         _prewarm(tree)
-        for name in names:
-            target = modules[name]
-            total = len(sites((REPO / target.path).read_text()))
+        for name, target in modules.items():
+            total = len(sites((tree / target.path).read_text()))
             results = run_module(name, target, options.mutant, options.limit, tree)
             summary[name] = (total, results)
             options.results.mkdir(parents=True, exist_ok=True)
