@@ -404,3 +404,69 @@ def test_the_images_carried_follow_binlog_row_image_as_it_changes() -> None:
         "changes as served": "1 difference(s), first: line 3: update s.t (gtid 0-1-2 row 0):"
         " before image lacks column 'v', served '1'"
     }
+
+
+# --- what mutation testing found unpinned (docs/mutation.md) -----------------------------------
+
+
+def test_an_image_with_a_column_the_table_lacks() -> None:
+    wrong = list(CHANGES)
+    wrong[0] = ("insert", "0-1-1", 0, None, {**ROW1, "zz": "1"})
+    found = failed(verdicts(output_text(changes=wrong)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 2: insert shop.t (gtid 0-1-1 row 0):"
+        " after image has column 'zz', which the table lacks"
+    }
+
+
+def test_a_long_image_is_cut_where_it_is_shown() -> None:
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(200))")
+    scenario.insert("shop.t", {"id": 1, "v": "x" * 200})
+    text = '{"kind": "header", "changes": true, "tables": false}\n'
+    found = failed(verdicts(text, scenario=scenario))
+    shown = "{id='1', v='" + "x" * (157 - len("id='1', v='")) + "...}"
+    assert found == {
+        "no loss": f"1 of 1 changes never delivered, first: insert shop.t {shown}"
+        " (gtid 0-1-1 row 0)"
+    }
+
+
+def test_a_table_the_scenario_does_not_have() -> None:
+    text = output_text() + json.dumps({"kind": "row", "table": "shop.zz", "values": {}}) + "\n"
+    verdict = verdicts(text)["final tables"]
+    assert verdict.failed
+    assert verdict.detail == "shop.zz: a table the scenario does not have (1 rows)"
+    assert verdict.lines == (verdict.detail,)
+
+
+def test_statements_on_a_non_transactional_table_and_rows_after_a_delete() -> None:
+    """Each statement on a MyISAM table is a group of its own, logged before the transaction's
+    own group (as tests/scenarios/test_non_transactional.py checks against a real server);
+    rows are counted in each group, across deletes."""
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    scenario.create_table("CREATE TABLE shop.m (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM")
+    with scenario.transaction() as tx:
+        tx.insert("shop.t", {"id": 1, "v": "a"})
+        tx.insert("shop.m", {"id": 1, "v": "m1"})
+        tx.delete("shop.t", {"id": 1})
+        tx.insert("shop.t", {"id": 2, "v": "b"})
+        tx.insert("shop.m", {"id": 2, "v": "m2"})
+    changes = [
+        ("insert", "shop.m", "0-1-1", 0, None, {"id": "1", "v": "m1"}),
+        ("insert", "shop.m", "0-1-2", 0, None, {"id": "2", "v": "m2"}),
+        ("insert", "shop.t", "0-1-3", 0, None, {"id": "1", "v": "a"}),
+        ("delete", "shop.t", "0-1-3", 1, {"id": "1", "v": "a"}, None),
+        ("insert", "shop.t", "0-1-3", 2, None, {"id": "2", "v": "b"}),
+    ]
+    lines: list[dict[str, Any]] = [{"kind": "header", "changes": True, "tables": False}]
+    for op, table, gtid, row, before, after in changes:
+        item = {"kind": "change", "op": op, "table": table, "gtid": gtid, "row": row}
+        item.update({"before": before} if before else {})
+        item.update({"after": after} if after else {})
+        lines.append(item)
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    found = verdicts(text, scenario=scenario)
+    assert failed(found) == {}
+    assert found["no loss"].detail == "5 changes delivered"
