@@ -85,6 +85,7 @@ MODULES: dict[str, Target] = {
     "snapshot-select": Target(
         "fakemaster/sql/answers/table_select.py",
         (
+            "tests/fakemaster/sql/test_table_select.py",
             "tests/fakemaster/sql/test_snapshot_statements.py",
             "tests/fakemaster/sql/test_in_list.py",
             *FAST,
