@@ -1,6 +1,7 @@
 """SELECT over a served table (fakemaster/sql/answers/table_select.py), sans-IO, for what
 mutation testing found unpinned by the faster tests (docs/mutation.md): BETWEEN's upper bound,
-NULL's place in ORDER BY, aggregates, FROM DUAL. Every expected row was read from MariaDB
+NULL's place in ORDER BY, aggregates, FROM DUAL, IN over columns, <> and !=, hex
+literals, DATABASE() (no database selected), qualified ORDER BY names. Every expected row was read from MariaDB
 10.11.19 on the same table and rows (tests/support/catalogue.py's shop.t)."""
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ from tests.fakemaster.sql.test_snapshot_statements import make
         ("SELECT MIN(id) FROM shop.t", [(b"1",)]),
         ("SELECT COUNT(*) FROM shop.t WHERE id = 1", [(b"1",)]),
         ("SELECT MAX(id) FROM shop.t WHERE id > 1", [(b"10",)]),
+        ("SELECT id FROM shop.t WHERE 2 IN (id, 7)", [(b"2",)]),
+        ("SELECT id FROM shop.t WHERE 2 NOT IN (id, 7)", [(b"1",), (b"10",)]),
+        ("SELECT id FROM shop.t WHERE id <> 2", [(b"1",), (b"10",)]),
+        ("SELECT id FROM shop.t WHERE id != 2", [(b"1",), (b"10",)]),
+        ("SELECT id FROM shop.t WHERE id > 2", [(b"10",)]),
+        ("SELECT id FROM shop.t WHERE name = 0x61", [(b"1",)]),
+        ("SELECT id FROM shop.t WHERE DATABASE() IS NULL", [(b"1",), (b"2",), (b"10",)]),
+        ("SELECT id FROM shop.t ORDER BY t.name DESC", [(b"10",), (b"1",), (b"2",)]),
     ],
 )
 def test_select_answers_as_mariadb(sql: str, expected: list[tuple[bytes | None, ...]]) -> None:
