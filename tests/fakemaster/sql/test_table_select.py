@@ -1,8 +1,8 @@
 """SELECT over a served table (fakemaster/sql/answers/table_select.py), sans-IO, for what
 mutation testing found unpinned by the faster tests (docs/mutation.md): BETWEEN's upper bound,
-NULL's place in ORDER BY, aggregates, FROM DUAL, IN over columns, <> and !=, hex
-literals, DATABASE() (no database selected), qualified ORDER BY names. Every expected row was read from MariaDB
-10.11.19 on the same table and rows (tests/support/catalogue.py's shop.t)."""
+NULL's place in ORDER BY, aggregates, FROM DUAL, IN over columns, <> and !=, hex literals,
+DATABASE() with no database selected, qualified ORDER BY names. Every expected row was read
+from MariaDB 10.11.19 on the same table and rows (tests/support/catalogue.py's shop.t)."""
 
 from __future__ import annotations
 
