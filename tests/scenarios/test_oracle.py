@@ -6,7 +6,7 @@ real-server differentials did."""
 from __future__ import annotations
 
 from scenarios.history import Scenario
-from scenarios.oracle import canonical_rows
+from scenarios.oracle import canonical_rows, export_jsonl
 
 CREATE = (
     "CREATE TABLE db.t (id INT PRIMARY KEY, e ENUM('x','y'), st SET('a','b','c'), d DATE,"
@@ -49,3 +49,18 @@ def test_canonical_cells_are_mariadbs_text() -> None:
     for row in ROWS:
         scenario.insert("db.t", row)
     assert canonical_rows(table, scenario.contents.rows["db.t"]) == FROM_MARIADB
+
+
+def test_rows_of_a_table_without_a_key_sort_by_their_cells_null_first() -> None:
+    # NULL first, as MariaDB's ORDER BY puts it; the export keeps non-ASCII text as it is.
+    scenario = Scenario()
+    table = scenario.create_table("CREATE TABLE db.k (a VARCHAR(5), b INT)")
+    for row in ({"a": "é", "b": 1}, {"a": None, "b": 2}, {"a": "b", "b": None}):
+        scenario.insert("db.k", row)
+    rows = scenario.contents.rows["db.k"]
+    assert canonical_rows(table, rows) == [(None, "2"), ("b", None), ("é", "1")]
+    assert export_jsonl(table, rows).splitlines() == [
+        '{"a": null, "b": "2"}',
+        '{"a": "b", "b": null}',
+        '{"a": "é", "b": "1"}',
+    ]
