@@ -6,7 +6,7 @@ real-server differentials did."""
 from __future__ import annotations
 
 from scenarios.history import Scenario
-from scenarios.oracle import canonical_rows, export_jsonl
+from scenarios.oracle import TableDiff, canonical_rows, export_jsonl
 
 CREATE = (
     "CREATE TABLE db.t (id INT PRIMARY KEY, e ENUM('x','y'), st SET('a','b','c'), d DATE,"
@@ -63,4 +63,26 @@ def test_rows_of_a_table_without_a_key_sort_by_their_cells_null_first() -> None:
         '{"a": null, "b": "2"}',
         '{"a": "b", "b": null}',
         '{"a": "é", "b": "1"}',
+    ]
+
+
+def test_a_table_diff_cut_at_its_limit() -> None:
+    diff = TableDiff(
+        "db.t",
+        missing=(("x",), (None,), ("z",)),
+        unexpected=(),
+        column_names=("a",),
+        malformed=tuple((f"problem {i}", (f"a={i}",)) for i in range(3)),
+    )
+    assert diff
+    assert not TableDiff("db.t", (), (), ("a",))
+    assert TableDiff("db.t", (), (), ("a",), malformed=(("p", ()),))
+    assert diff.lines(limit=2) == [
+        "db.t: 3 row(s) missing, 0 unexpected, 3 malformed",
+        "  ! problem 0: a=0",
+        "  ! problem 1: a=1",
+        "  ! ... 1 more",
+        "  - a='x'",
+        "  - a=NULL",
+        "  - ... 1 more",
     ]
