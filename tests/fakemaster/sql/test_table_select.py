@@ -41,6 +41,7 @@ def test_select_answers_as_mariadb(sql: str, expected: list[tuple[bytes | None, 
     response = execute(session, sql).responses[0]
     assert isinstance(response, ResultSet)
     assert [tuple(row) for row in response.rows] == expected
+    assert len(response.columns) == len(expected[0])  # a definition for each cell
 
 
 def test_an_aggregate_of_star_other_than_count_is_a_syntax_error() -> None:
