@@ -5,8 +5,11 @@ real-server differentials did."""
 
 from __future__ import annotations
 
+import pytest
+
+from scenarios.errors import ScenarioError
 from scenarios.history import Scenario
-from scenarios.oracle import TableDiff, canonical_rows, export_jsonl
+from scenarios.oracle import TableDiff, canonical_rows, client_row, export_jsonl
 
 CREATE = (
     "CREATE TABLE db.t (id INT PRIMARY KEY, e ENUM('x','y'), st SET('a','b','c'), d DATE,"
@@ -86,3 +89,12 @@ def test_a_table_diff_cut_at_its_limit() -> None:
         "  - a=NULL",
         "  - ... 1 more",
     ]
+
+
+def test_a_client_row_of_the_wrong_width_is_named() -> None:
+    table = Scenario().create_table("CREATE TABLE db.w (a INT, b INT)")
+    with pytest.raises(ScenarioError, match=r"^db\.w: a row of 1 values$"):
+        client_row(table, (1,))
+    with pytest.raises(ScenarioError, match=r"^db\.w: a row of \['a'\] lacks columns$"):
+        client_row(table, {"a": 1})
+    assert client_row(table, {"b": "2", "a": 1}) == (1, 2)
