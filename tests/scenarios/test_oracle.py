@@ -97,4 +97,4 @@ def test_a_client_row_of_the_wrong_width_is_named() -> None:
         client_row(table, (1,))
     with pytest.raises(ScenarioError, match=r"^db\.w: a row of \['a'\] lacks columns$"):
         client_row(table, {"a": 1})
-    assert client_row(table, {"b": "2", "a": 1}) == (1, 2)
+    assert client_row(table, {"b": 2, "a": 1}) == (1, 2)
