@@ -79,7 +79,11 @@ MODULES: dict[str, Target] = {
     "oracle": Target("scenarios/oracle.py", SCENARIO_TESTS + FAST),
     "replay": Target(
         "fakemaster/record/replay.py",
-        ("tests/fakemaster/cli/test_record_command.py", *FAST),
+        (
+            "tests/fakemaster/record/test_replay.py",
+            "tests/fakemaster/cli/test_record_command.py",
+            *FAST,
+        ),
     ),
     "compiler": Target("scenarios/compiler.py", SCENARIO_TESTS + FAST),
     "snapshot-select": Target(
