@@ -66,7 +66,7 @@ FAST = ("-m", "not mariadb and not slow")
 SCENARIO_TESTS = tuple(
     f"tests/scenarios/test_{name}.py"
     for name in (
-        "oracle", "model", "oracle_diff", "xa", "ddl", "sequences", "versioning", "non_transactional",
+        "oracle", "compiler", "model", "oracle_diff", "xa", "ddl", "sequences", "versioning", "non_transactional",
         "table_grammar", "restart", "settings_mid_history", "toml_form", "mysql_v2_rows",
     )
 )  # fmt: skip
