@@ -75,8 +75,10 @@ def test_an_empty_size_and_an_absent_file(tmp_path: Path) -> None:
         '{"fakemaster_replay": 1, "binlog": {"files": [{"name": "m.1", "size": 0}]}}'
     )
     assert replay.files == [("m.1", 0)]
-    with pytest.raises(ReplayError, match="No such file"):
-        Replay.load(tmp_path / "absent.json")
+    absent = tmp_path / "absent.json"
+    with pytest.raises(ReplayError) as refused:
+        Replay.load(absent)
+    assert str(refused.value) == f"{absent}: No such file or directory"
 
 
 def test_the_settings_serve_takes() -> None:
