@@ -101,3 +101,15 @@ def test_the_settings_serve_takes() -> None:
     assert settings.notes == [
         "gtid_domain_id: the recorded 'x' is not served (gtid_domain_id takes an integer, not 'x')"
     ]
+
+
+def test_a_recorded_value_the_configuration_refuses_is_dropped_with_a_note() -> None:
+    replay = Replay(
+        variables={"character_set_server": "latin1", "collation_server": "utf8mb4_general_ci"}
+    )
+    settings = replay_settings(replay, None)
+    assert settings.variables == {"character_set_server": "latin1"}
+    assert settings.notes == [
+        "collation_server: not served (COLLATION 'utf8mb4_general_ci' is not valid for"
+        " CHARACTER SET 'latin1')"
+    ]
