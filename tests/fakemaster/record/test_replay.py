@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from fakemaster.record.replay import Replay, ReplayError, replay_settings
+from scenarios.compiler import to_store
+from scenarios.history import Scenario, Settings
 
 REPLAY = Replay(
     upstream="db.example:3306",
@@ -112,4 +114,19 @@ def test_a_recorded_value_the_configuration_refuses_is_dropped_with_a_note() -> 
     assert settings.notes == [
         "collation_server: not served (COLLATION 'utf8mb4_general_ci' is not valid for"
         " CHARACTER SET 'latin1')"
+    ]
+
+
+def test_the_served_binlog_wins_over_the_replay() -> None:
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE db.t (id INT PRIMARY KEY)")
+    scenario.insert("db.t", {"id": 1})
+    store = to_store(scenario)  # CRC32 checksums, server id 1
+    replay = Replay(variables={"binlog_checksum": "NONE", "server_id": "9", "gtid_domain_id": "3"})
+    settings = replay_settings(replay, store)
+    assert settings.variables == {"gtid_domain_id": 3}  # the files cannot tell it
+    assert settings.notes == [
+        "binlog_checksum: the replay file says NONE, the served binlog says CRC32: the binlog's"
+        " value is served",
+        "server_id: the replay file says 9, the served binlog says 1: the binlog's value is served",
     ]
