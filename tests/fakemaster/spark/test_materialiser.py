@@ -114,8 +114,11 @@ def test_fold_applies_the_keyed_rules_in_order() -> None:
         row("u", {"id": "2", "a": "p"}, {"b": "q2"}),  # the key left out of the after image
         row("d", {"id": "5"}, None),
         row("d", {"id": "9"}, None),  # deleting a row never seen changes nothing
+        # An update of a row never seen (read before the snapshot): its before image is the row.
+        row("u", {"id": "7", "a": "s"}, {"b": "t"}),
     ]
     assert _fold(rows, ["id"]) == [
         {"id": "3", "a": "x2", "b": "y"},
         {"id": "2", "a": "p", "b": "q2"},
+        {"id": "7", "a": "s", "b": "t"},
     ]
