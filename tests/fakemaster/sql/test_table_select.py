@@ -11,6 +11,7 @@ import pytest
 from fakemaster.protocol.resultset import ResultSet, SqlError
 from fakemaster.sql.answers.table_select import _zone_offset
 from fakemaster.sql.statements import execute
+from fakemaster.vocabulary.packets import ServerStatus
 from tests.fakemaster.sql.test_snapshot_statements import make
 
 
@@ -57,3 +58,28 @@ def test_an_aggregate_of_star_other_than_count_is_a_syntax_error() -> None:
 )
 def test_time_zone_offsets(zone: str, seconds: int) -> None:
     assert _zone_offset(zone) == seconds
+
+
+# SERVER_QUERY_NO_INDEX_USED in the result's EOF, as MariaDB 10.11.19 sets it on the same
+# table (read with pymysql from the EOF packet). Two shapes where the fake differs are left out
+# and named in docs/mutation.md: NOT BETWEEN on the key and MIN(key) under a WHERE on it.
+@pytest.mark.parametrize(
+    ("sql", "no_index_used"),
+    [
+        ("SELECT * FROM shop.t", True),
+        ("SELECT * FROM shop.t WHERE id = 1", False),
+        ("SELECT * FROM shop.t WHERE id IN (1, 2)", False),
+        ("SELECT * FROM shop.t WHERE id NOT IN (1, 2)", True),
+        ("SELECT * FROM shop.t WHERE id BETWEEN 1 AND 2", False),
+        ("SELECT COUNT(*) FROM shop.t", True),
+        ("SELECT MIN(id) FROM shop.t", False),
+        ("SELECT MIN(name) FROM shop.t", True),
+        ("SELECT table_name FROM information_schema.TABLES WHERE table_schema = 'shop'", True),
+    ],
+)
+def test_no_index_used_as_mariadb_flags_it(sql: str, no_index_used: bool) -> None:
+    _, _, session = make()
+    response = execute(session, sql).responses[0]
+    assert isinstance(response, ResultSet)
+    flagged = [bool(status & ServerStatus.QUERY_NO_INDEX_USED) for status in response.extra_status]
+    assert flagged == [no_index_used, no_index_used]
