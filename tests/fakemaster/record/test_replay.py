@@ -125,6 +125,8 @@ def test_the_served_binlog_wins_over_the_replay() -> None:
     replay = Replay(variables={"binlog_checksum": "NONE", "server_id": "9", "gtid_domain_id": "3"})
     settings = replay_settings(replay, store)
     assert settings.variables == {"gtid_domain_id": 3}  # the files cannot tell it
+    agreeing = replay_settings(Replay(variables={"server_id": "1"}), store)
+    assert (agreeing.variables, agreeing.notes) == ({"server_id": 1}, [])
     assert settings.notes == [
         "binlog_checksum: the replay file says NONE, the served binlog says CRC32: the binlog's"
         " value is served",
