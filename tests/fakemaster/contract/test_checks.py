@@ -470,3 +470,34 @@ def test_statements_on_a_non_transactional_table_and_rows_after_a_delete() -> No
     found = verdicts(text, scenario=scenario)
     assert failed(found) == {}
     assert found["no loss"].detail == "5 changes delivered"
+
+
+@pytest.mark.parametrize(("width", "cut"), [(148, False), (149, True)])
+def test_an_image_is_cut_beyond_160_characters(width: int, cut: bool) -> None:
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(200))")
+    scenario.insert("shop.t", {"id": 1, "v": "x" * width})
+    text = '{"kind": "header", "changes": true, "tables": false}\n'
+    detail = failed(verdicts(text, scenario=scenario))["no loss"]
+    whole = "id='1', v='" + "x" * width + "'"  # 160 characters, then 161
+    shown = "{" + (whole[:157] + "..." if cut else whole) + "}"
+    assert (
+        detail == f"1 of 1 changes never delivered, first: insert shop.t {shown} (gtid 0-1-1 row 0)"
+    )
+
+
+def test_rows_of_a_table_without_a_key_are_ordered_per_row() -> None:
+    # Without a key, a row is identified by all its columns: two different rows' changes may
+    # arrive in any order.
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.k (a INT, b VARCHAR(5))")
+    scenario.insert("shop.k", {"a": 1, "b": "x"})  # 0-1-1
+    scenario.insert("shop.k", {"a": 2, "b": "y"})  # 0-1-2
+    lines: list[dict[str, Any]] = [{"kind": "header", "changes": True, "tables": False}]
+    for gtid, after in (("0-1-2", {"a": "2", "b": "y"}), ("0-1-1", {"a": "1", "b": "x"})):
+        lines.append(
+            {"kind": "change", "op": "insert", "table": "shop.k", "gtid": gtid, "row": 0}
+            | {"after": after}
+        )
+    found = verdicts("".join(json.dumps(line) + "\n" for line in lines), scenario=scenario)
+    assert failed(found) == {}
