@@ -501,3 +501,33 @@ def test_rows_of_a_table_without_a_key_are_ordered_per_row() -> None:
         )
     found = verdicts("".join(json.dumps(line) + "\n" for line in lines), scenario=scenario)
     assert failed(found) == {}
+
+
+def test_every_verdict_is_reported_when_it_passes() -> None:
+    found = judge(history(), parse_output(output_text()), OK_RUN, 60.0)
+    assert [(v.check, v.ok) for v in found] == [
+        ("caught up", True),
+        ("no loss", True),
+        ("no duplicates", True),
+        ("changes as served", True),
+        ("per-key order", True),
+        ("final tables", True),
+    ]
+
+
+def test_a_change_of_another_kind_at_a_served_position() -> None:
+    wrong = list(CHANGES)
+    wrong[3] = ("update", "0-1-2", 1, ROW2, ROW2)  # the delete reported as an update
+    found = failed(verdicts(output_text(changes=wrong)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 5: update shop.t, served delete"
+        " shop.t {id='2', v='b', b=NULL} (gtid 0-1-2 row 1)"
+    }
+
+
+def test_a_late_redelivery_is_no_disorder_under_at_least_once() -> None:
+    # Order is judged on first deliveries: a change sent again after later ones is a duplicate.
+    again = [*CHANGES, CHANGES[2]]
+    found = verdicts(output_text(changes=again, guarantee="at-least-once"))
+    assert failed(found) == {}
+    assert found["no duplicates"].detail == "1 redelivered (at-least-once declared)"
