@@ -40,11 +40,13 @@ from fakemaster.vocabulary.errcodes import (
     ER_CON_COUNT_ERROR,
     ER_CONNECTION_KILLED,
     ER_DBACCESS_DENIED_ERROR,
+    ER_DUP_ENTRY,
     ER_EMPTY_QUERY,
     ER_GLOBAL_VARIABLE,
     ER_HANDSHAKE_ERROR,
     ER_ILLEGAL_VALUE_FOR_TYPE,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_KEY_COLUMN_DOES_NOT_EXITS,
     ER_KEY_DOES_NOT_EXISTS,
     ER_KILL_DENIED_ERROR,
     ER_LOCAL_VARIABLE,
@@ -88,6 +90,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_WRONG_TABLE_NAME,
     ER_WRONG_TYPE_FOR_VAR,
     ER_WRONG_USAGE,
+    ER_WRONG_VALUE_COUNT_ON_ROW,
     ER_WRONG_VALUE_FOR_VAR,
 )
 from fakemaster.vocabulary.errors import DecodeError
@@ -506,6 +509,9 @@ class SqlError(Exception):
 
 # errno -> (SQLSTATE, message format), texts as MariaDB 10.11 sends them.
 ERRORS: dict[int, tuple[str, str]] = {
+    ER_KEY_COLUMN_DOES_NOT_EXITS: ("42000", "Key column '{0}' doesn't exist in table"),
+    ER_DUP_ENTRY: ("23000", "Duplicate entry '{0}' for key '{1}'"),
+    ER_WRONG_VALUE_COUNT_ON_ROW: ("21S01", "Column count doesn't match value count at row {0}"),
     ER_CON_COUNT_ERROR: ("08004", "Too many connections"),
     ER_HANDSHAKE_ERROR: ("08S01", "Bad handshake"),
     ER_DBACCESS_DENIED_ERROR: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),

@@ -14,6 +14,9 @@ this module does not name must still fit.
 from __future__ import annotations
 
 __all__ = [
+    "ER_KEY_COLUMN_DOES_NOT_EXITS",
+    "ER_DUP_ENTRY",
+    "ER_WRONG_VALUE_COUNT_ON_ROW",
     "ER_ACCESS_DENIED_ERROR",
     "ER_BAD_DB_ERROR",
     "ER_BAD_FIELD_ERROR",
@@ -130,6 +133,9 @@ ER_NO_DB_ERROR = 1046
 ER_BAD_DB_ERROR = 1049
 ER_BAD_FIELD_ERROR = 1054
 ER_NONUNIQ_TABLE = 1066
+ER_DUP_ENTRY = 1062
+ER_KEY_COLUMN_DOES_NOT_EXITS = 1072  # (sic: MariaDB's spelling)
+ER_WRONG_VALUE_COUNT_ON_ROW = 1136
 ER_UNKNOWN_STORAGE_ENGINE = 1286
 ER_KEY_DOES_NOT_EXISTS = 1176  # an index hint naming no key of the table
 ER_NO_TABLES_USED = 1096

@@ -36,7 +36,7 @@ from fakemaster.protocol.resultset import (
 from fakemaster.sql.answers.table_select import table_source
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Response
-from fakemaster.sql.sqltext import Comparison, Expr, Literal, Parser, Tok, Word
+from fakemaster.sql.sqltext import Comparison, Expr, FunctionCall, Literal, Parser, Tok, Word
 from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
     CatalogueKey,
@@ -170,6 +170,31 @@ def _selected(ctx: Context, start: int) -> tuple[list[str], int] | None:
         index += 1
 
 
+def _expressions(ctx: Context, start: int) -> tuple[list[str], int] | None:
+    """The columns named in a select list of expressions (pt-table-checksum's ``COUNT(*) AS
+    cnt, COALESCE(LOWER(CONV(BIT_XOR(...` ``) and the index of FROM; None for any other."""
+    parser = ctx.parser(start)
+    names: list[str] = []
+    try:
+        while True:
+            _words(parser.expression(), names)
+            if parser.accept_word("AS"):
+                parser.name()
+            if not parser.accept_op(","):
+                break
+    except SqlError:
+        return None
+    return (names, parser.index) if parser.peek.is_word("FROM") else None
+
+
+def _words(expr: Expr, names: list[str]) -> None:
+    if isinstance(expr, Word) and expr.name != "*":
+        names.append(expr.name)
+    elif isinstance(expr, FunctionCall):
+        for arg in expr.args:
+            _words(arg, names)
+
+
 def explain(ctx: Context) -> Response:
     tokens = ctx.tokens
     if not tokens[1].is_word("SELECT"):
@@ -179,7 +204,7 @@ def explain(ctx: Context) -> Response:
             raise ctx.parser(2).error()
         row: list[Cell] = [b"1", b"SIMPLE", None, None, None, None, None, None, None]
         return ResultSet(_columns(), [[*row, b"No tables used"]])
-    selected = _selected(ctx, 2)
+    selected = _selected(ctx, 2) or _expressions(ctx, 2)
     if selected is None:
         return not_supported(ctx)
     names, from_index = selected
@@ -229,13 +254,28 @@ def _narrowing(parser: Parser) -> _Narrowing | None:
     where: list[tuple[str, str, str]] = []
     if parser.accept_word("WHERE"):
         while True:
-            term = _column_comparison(parser.expression())
-            if term is None:
+            expr = parser.expression()
+            if _constant_true(expr):
+                pass  # ``WHERE 1=1`` (pt-table-checksum's): the optimizer drops it
+            elif (term := _column_comparison(expr)) is None:
                 return None
-            where.append(term)
+            else:
+                where.append(term)
             if not parser.accept_word("OR"):
                 break
     return _Narrowing(hint, tuple(where)) if parser.at_end() else None
+
+
+def _constant_true(expr: Expr) -> bool:
+    """``n = n`` of two equal number literals."""
+    return (
+        isinstance(expr, Comparison)
+        and expr.op == "="
+        and isinstance(expr.left, Literal)
+        and isinstance(expr.right, Literal)
+        and isinstance(expr.left.value, int)
+        and expr.left.value == expr.right.value
+    )
 
 
 def _column_comparison(expr: Expr) -> tuple[str, str, str] | None:
