@@ -30,6 +30,7 @@ from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.account_statements import create_user, drop_user, grant, revoke
+from fakemaster.sql.answers.aggregate_select import aggregate_select, is_row_aggregate
 from fakemaster.sql.answers.client_writes import (
     create_database,
     create_table,
@@ -145,6 +146,8 @@ def _check_statement_settings(session: SessionState, tokens: list[Token]) -> Non
 def select_any(ctx: Context) -> Response:
     """SELECT from a table (:mod:`~fakemaster.sql.answers.table_select`) or without one."""
     if from_table(ctx):
+        if is_row_aggregate(ctx):
+            return aggregate_select(ctx)
         return select_from_table(ctx)
     return select(ctx)
 

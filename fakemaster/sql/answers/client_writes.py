@@ -11,19 +11,16 @@ before, by :func:`~fakemaster.sql.answers.unsupported.not_supported`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from fakemaster.config.accounts import Privilege
 from fakemaster.protocol.charsets import charset_default
 from fakemaster.protocol.resultset import sql_error
+from fakemaster.sql.answers.aggregate_select import aggregate_row, selected_expressions
 from fakemaster.sql.answers.table_select import (
-    Source,
     client_table_source,
-    table_source,
     where_condition,
-    zone_offset,
 )
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, OkResult, Response
@@ -31,7 +28,6 @@ from fakemaster.sql.row_expressions import (
     RowScope,
     Value,
     evaluate_group,
-    has_aggregate,
     text_bytes,
 )
 from fakemaster.sql.sqltext import Expr, Parser, Tok
@@ -50,7 +46,6 @@ from fakemaster.vocabulary.errcodes import (
     ER_KEY_COLUMN_DOES_NOT_EXITS,
     ER_NO_DB_ERROR,
     ER_NO_SUCH_TABLE,
-    ER_NOT_SUPPORTED_YET,
     ER_UNKNOWN_CHARACTER_SET,
     ER_WRONG_VALUE_COUNT_ON_ROW,
 )
@@ -360,54 +355,15 @@ def _constant(expr: Expr) -> Value:
 
 
 def _selected(ctx: Context, parser: Parser) -> list[Value]:
-    """The one row of ``SELECT exprs FROM table [FORCE INDEX (k)] [WHERE ...] [LOCK IN SHARE
-    MODE]``, its expressions aggregates over the rows (pt-table-checksum's chunk checksum)."""
-    expressions: list[Expr] = [_aliased(parser)]
-    while parser.accept_op(","):
-        expressions.append(_aliased(parser))
-    if not parser.accept_word("FROM"):
+    """The one row of ``SELECT constants`` or of an aggregate over a table
+    (:func:`~fakemaster.sql.answers.aggregate_select.aggregate_row`)."""
+    start = parser.index
+    expressions = selected_expressions(parser)
+    if not parser.peek.is_word("FROM"):
         parser.expect_end()
-        return [_constant(e) for e in expressions]
-    if not any(has_aggregate(e) for e in expressions):
-        raise sql_error(ER_NOT_SUPPORTED_YET, "INSERT ... SELECT of rows")
-    first = parser.name()
-    database: str | None = None
-    name = first
-    if parser.accept_op("."):
-        database, name = first, parser.name()
-    source = table_source(ctx.session, database, name)
-    if parser.accept_word("FORCE", "USE", "IGNORE"):
-        parser.expect_word("INDEX", "KEY")
-        _name_list(parser)
-    rows: Sequence[Sequence[CellValue]] = source.rows
-    if parser.accept_word("WHERE"):
-        predicate = where_condition(parser, source, ctx.session)
-        rows = [row for row in rows if predicate(row)]
-    if parser.accept_word("LOCK"):
-        for word in ("IN", "SHARE", "MODE"):
-            parser.expect_word(word)
-    elif parser.accept_word("FOR"):
-        parser.expect_word("UPDATE")
-    parser.expect_end()
-    scope = scope_of(source, ctx.session)
-    return [evaluate_group(e, scope, rows) for e in expressions]
-
-
-def scope_of(source: Source, session: SessionState) -> RowScope:
-    binary = [
-        charset is None and not numeric
-        for charset, numeric in zip(source.text_charsets, source.numeric, strict=True)
-    ]
-    return RowScope(source.names, binary, zone_offset(str(session.variables["time_zone"])))
-
-
-def _aliased(parser: Parser) -> Expr:
-    expr = parser.expression()
-    if parser.accept_word("AS"):
-        parser.name()
-    elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word("FROM"):
-        parser.name()
-    return expr
+        return [_constant(e) for e, _ in expressions]
+    parser.index = start
+    return aggregate_row(ctx, parser)[1]
 
 
 def _stored(column: CatalogueColumn, value: Value) -> CellValue:
