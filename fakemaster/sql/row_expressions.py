@@ -14,9 +14,11 @@ a crash.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 
 from fakemaster.protocol.resultset import sql_error
@@ -41,13 +43,14 @@ class RowScope:
     names: Sequence[str]
     binary: Sequence[bool]
     timestamp_offset: int = 0
+    database: str | None = None  # the session's: an unknown function is named in it
 
     def position(self, name: str) -> int:
         lowered = name.lower()
         for index, known in enumerate(self.names):
             if known.lower() == lowered:
                 return index
-        raise unknown_column(name, "field list")
+        raise unknown_column(name, "SELECT")  # as 10.11 names a select list's clause
 
     def cell(self, row: Sequence[CellValue], position: int) -> Value:
         cell = row[position]
@@ -72,7 +75,10 @@ def evaluate_group(expr: Expr, scope: RowScope, rows: Sequence[Sequence[CellValu
     if isinstance(expr, FunctionCall) and expr.name in AGGREGATES:
         return _aggregate(expr, scope, rows)
     if isinstance(expr, FunctionCall):
-        return _call(expr, lambda arg: evaluate_group(arg, scope, rows))
+        if expr.name == "UNIX_TIMESTAMP" and len(expr.args) == 1:
+            inner = evaluate_group(expr.args[0], scope, rows)
+            return _unix_timestamp(inner, scope.timestamp_offset)
+        return _call(expr, lambda arg: evaluate_group(arg, scope, rows), scope)
     if isinstance(expr, Word):
         position = scope.position(expr.name)
         return scope.cell(rows[0], position) if rows else None
@@ -83,7 +89,10 @@ def _evaluate_row(expr: Expr, scope: RowScope, row: Sequence[CellValue]) -> Valu
     if isinstance(expr, FunctionCall):
         if expr.name in AGGREGATES:
             raise sql_error(ER_SP_DOES_NOT_EXIST, "FUNCTION", expr.name.lower())  # nested
-        return _call(expr, lambda arg: _evaluate_row(arg, scope, row))
+        if expr.name == "UNIX_TIMESTAMP" and len(expr.args) == 1:
+            inner = _evaluate_row(expr.args[0], scope, row)
+            return _unix_timestamp(inner, scope.timestamp_offset)
+        return _call(expr, lambda arg: _evaluate_row(arg, scope, row), scope)
     if isinstance(expr, Word):
         return scope.cell(row, scope.position(expr.name))
     return _literal(expr)
@@ -115,7 +124,7 @@ def _literal(expr: Expr) -> Value:
 
 def _arguments(call: FunctionCall, *counts: int) -> None:
     if len(call.args) not in counts:
-        raise sql_error(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, call.name.lower())
+        raise sql_error(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, call.name)
 
 
 def text_bytes(value: Value) -> bytes | None:
@@ -290,6 +299,24 @@ def _fn_cast(args: list[Value]) -> Value:
     raise sql_error(ER_SP_DOES_NOT_EXIST, "FUNCTION", "cast")
 
 
+def _fn_plus(args: list[Value]) -> Value:
+    """``value + number``: a temporal text as its number (``2020-01-02 03:04:05.5`` is
+    20200102030405.5), a number's text as its value."""
+    value, other = args
+    if value is None or other is None:
+        return None
+    text = (_text(value) or "").strip()
+    if text[:1].isdigit() and any(sep in text for sep in "-:"):
+        text = "".join(char for char in text if char.isdigit() or char == ".")
+    try:
+        total = Decimal(_number_prefix(text) or "0") + Decimal(str(other))
+    except InvalidOperation:
+        return None
+    return (
+        int(total) if total == total.to_integral_value() and "." not in str(total) else str(total)
+    )
+
+
 # name -> (its function, the argument counts it takes; None: one or more)
 _FUNCTIONS: dict[str, tuple[Callable[[list[Value]], Value], tuple[int, ...] | None]] = {
     "CONCAT_WS": (_fn_concat_ws, None),
@@ -302,17 +329,40 @@ _FUNCTIONS: dict[str, tuple[Callable[[list[Value]], Value], tuple[int, ...] | No
     "ISNULL": (_fn_isnull, (1,)),
     "CONVERT_USING": (_fn_convert_using, (2,)),
     "CAST": (_fn_cast, (2,)),
+    "PLUS": (_fn_plus, (2,)),
 }
 
 
-def _call(call: FunctionCall, value_of: Callable[[Expr], Value]) -> Value:
+def _unix_timestamp(value: Value, offset: int) -> Value:
+    """UNIX_TIMESTAMP of a moment's text in the session's time zone (``offset`` seconds east of
+    UTC): its seconds, with the fraction it is written with; 0 for the zero moment."""
+    text = _text(value)
+    if text is None:
+        return None
+    match = _MOMENT.fullmatch(text.strip())
+    if match is None:
+        return 0
+    whole, fraction = match.group(1), match.group(2) or ""
+    try:
+        moment = datetime.strptime(whole, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    except ValueError:
+        return "0" + fraction if fraction else 0  # the zero moment, or no valid moment
+    seconds = int(moment.timestamp()) - offset
+    return f"{seconds}{fraction}" if fraction else seconds
+
+
+_MOMENT = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(\.\d+)?")
+
+
+def _call(call: FunctionCall, value_of: Callable[[Expr], Value], scope: RowScope) -> Value:
     found = _FUNCTIONS.get(call.name)
     if found is None:
-        raise sql_error(ER_SP_DOES_NOT_EXIST, "FUNCTION", call.name.lower())
+        qualified = f"{scope.database}.{call.name}" if scope.database else call.name
+        raise sql_error(ER_SP_DOES_NOT_EXIST, "FUNCTION", qualified)
     function, counts = found
     if counts is None:
         if not call.args or (call.name == "CONCAT_WS" and len(call.args) < 2):
-            raise sql_error(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, call.name.lower())
+            raise sql_error(ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, call.name)
     else:
         _arguments(call, *counts)
     return function([value_of(arg) for arg in call.args])

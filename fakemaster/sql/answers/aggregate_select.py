@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fakemaster.protocol.resultset import Column, ColumnFlag, ResultSet, sql_error, text_column
+from fakemaster.sql.answers.select import accept_select_options
 from fakemaster.sql.answers.table_select import Source, table_source, where_condition, zone_offset
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.row_expressions import RowScope, Value, evaluate_group, has_aggregate
@@ -23,7 +24,13 @@ from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import ER_NOT_SUPPORTED_YET
 from fakemaster.vocabulary.packets import ServerStatus
 
-__all__ = ["aggregate_row", "aggregate_select", "is_row_aggregate", "selected_expressions"]
+__all__ = [
+    "aggregate_row",
+    "aggregate_select",
+    "is_row_aggregate",
+    "row_parser",
+    "selected_expressions",
+]
 
 
 def is_row_aggregate(ctx: Context) -> bool:
@@ -58,6 +65,7 @@ def _aliased(parser: Parser) -> tuple[Expr, str]:
 def aggregate_row(ctx: Context, parser: Parser) -> tuple[list[Column], list[Value], bool]:
     """The select list's columns and its one row over the table, and whether the read used
     no index; the parser is past the SELECT."""
+    accept_select_options(parser)
     items = selected_expressions(parser)
     if not any(has_aggregate(expr) for expr, _ in items):
         raise sql_error(ER_NOT_SUPPORTED_YET, "expressions over each row of a table")
@@ -89,8 +97,27 @@ def aggregate_row(ctx: Context, parser: Parser) -> tuple[list[Column], list[Valu
     return columns, values, not (source.constrained & source.indexed)
 
 
+class RowParser(Parser):
+    """The expressions of a select list over rows: also ``expr + number``, the form
+    pt-table-checksum reads a TIMESTAMP in (``ts + 0``: its number, not its text, which
+    depends on the time zone)."""
+
+    def _shifted(self, moment: Expr) -> Expr:
+        moment = super()._shifted(moment)
+        while self.peek.is_op("+") and self.tokens[self.index + 1].kind is Tok.NUMBER:
+            self.next()
+            moment = FunctionCall("PLUS", (moment, self.operand()))
+        return moment
+
+
+def row_parser(ctx: Context, from_index: int) -> RowParser:
+    parser = RowParser(ctx.text, ctx.tokens, ctx.quote_text, ctx.cuts, ctx.first_line)
+    parser.index = from_index
+    return parser
+
+
 def aggregate_select(ctx: Context) -> Response:
-    columns, values, scanned = aggregate_row(ctx, ctx.parser(1))
+    columns, values, scanned = aggregate_row(ctx, row_parser(ctx, 1))
     cells = [
         None if v is None else (v if isinstance(v, bytes) else str(v).encode()) for v in values
     ]
@@ -104,7 +131,8 @@ def scope_of(source: Source, session: SessionState) -> RowScope:
         charset is None and not numeric
         for charset, numeric in zip(source.text_charsets, source.numeric, strict=True)
     ]
-    return RowScope(source.names, binary, zone_offset(str(session.variables["time_zone"])))
+    offset = zone_offset(str(session.variables["time_zone"]))
+    return RowScope(source.names, binary, offset, session.database)
 
 
 _BIGINT = ColumnFlag.NOT_NULL | ColumnFlag.BINARY

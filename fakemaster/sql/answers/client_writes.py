@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fakemaster.config.accounts import Privilege
 from fakemaster.protocol.charsets import charset_default
 from fakemaster.protocol.resultset import sql_error
-from fakemaster.sql.answers.aggregate_select import aggregate_row, selected_expressions
+from fakemaster.sql.answers.aggregate_select import aggregate_row, row_parser, selected_expressions
 from fakemaster.sql.answers.table_select import (
     client_table_source,
     where_condition,
@@ -362,8 +362,7 @@ def _selected(ctx: Context, parser: Parser) -> list[Value]:
     if not parser.peek.is_word("FROM"):
         parser.expect_end()
         return [_constant(e) for e, _ in expressions]
-    parser.index = start
-    return aggregate_row(ctx, parser)[1]
+    return aggregate_row(ctx, row_parser(ctx, start))[1]
 
 
 def _stored(column: CatalogueColumn, value: Value) -> CellValue:
