@@ -42,10 +42,12 @@ from fakemaster.sql.tables.catalogue import (
 from fakemaster.sql.tables.client_tables import ClientTable
 from fakemaster.vocabulary.errcodes import (
     ER_BAD_FIELD_ERROR,
+    ER_DB_CREATE_EXISTS,
     ER_DUP_ENTRY,
     ER_KEY_COLUMN_DOES_NOT_EXITS,
     ER_NO_DB_ERROR,
     ER_NO_SUCH_TABLE,
+    ER_TABLE_EXISTS_ERROR,
     ER_UNKNOWN_CHARACTER_SET,
     ER_WRONG_VALUE_COUNT_ON_ROW,
 )
@@ -77,7 +79,9 @@ def create_database(ctx: Context) -> Response:
     name = parser.name()
     server = ctx.server
     if name in server.databases():
-        return OkResult(warnings=1) if quiet else not_supported(ctx)
+        if quiet:
+            return OkResult(warnings=1)
+        raise sql_error(ER_DB_CREATE_EXISTS, name)
     ctx.session.require(Privilege.CREATE)
     server.client_tables.databases[name] = {}
     return OkResult(affected_rows=1)
@@ -96,7 +100,9 @@ def create_table(ctx: Context) -> Response:
         return not_supported(ctx)  # the scenario's databases are not the clients'
     ctx.session.require(Privilege.CREATE)
     if name in tables:
-        return OkResult(warnings=1) if quiet else not_supported(ctx)
+        if quiet:
+            return OkResult(warnings=1)
+        raise sql_error(ER_TABLE_EXISTS_ERROR, name)
     parser.expect_op("(")
     columns: list[_ColumnText] = []
     keys: list[CatalogueKey] = []
