@@ -43,11 +43,13 @@ from fakemaster.sql.tables.client_tables import ClientTable
 from fakemaster.vocabulary.errcodes import (
     ER_BAD_FIELD_ERROR,
     ER_DB_CREATE_EXISTS,
+    ER_DBACCESS_DENIED_ERROR,
     ER_DUP_ENTRY,
     ER_KEY_COLUMN_DOES_NOT_EXITS,
     ER_NO_DB_ERROR,
     ER_NO_SUCH_TABLE,
     ER_TABLE_EXISTS_ERROR,
+    ER_TABLEACCESS_DENIED_ERROR,
     ER_UNKNOWN_CHARACTER_SET,
     ER_WRONG_VALUE_COUNT_ON_ROW,
 )
@@ -82,7 +84,9 @@ def create_database(ctx: Context) -> Response:
         if quiet:
             return OkResult(warnings=1)
         raise sql_error(ER_DB_CREATE_EXISTS, name)
-    ctx.session.require(Privilege.CREATE)
+    account = ctx.session.account
+    if not account.privileges_on(name) & Privilege.CREATE:
+        raise sql_error(ER_DBACCESS_DENIED_ERROR, account.user, account.host, name)
     server.client_tables.databases[name] = {}
     return OkResult(affected_rows=1)
 
@@ -98,7 +102,7 @@ def create_table(ctx: Context) -> Response:
     tables = ctx.server.client_tables.databases.get(database)
     if tables is None:
         return not_supported(ctx)  # the scenario's databases are not the clients'
-    ctx.session.require(Privilege.CREATE)
+    _require(ctx, Privilege.CREATE, "CREATE", database, name)
     if name in tables:
         if quiet:
             return OkResult(warnings=1)
@@ -157,6 +161,15 @@ def _table_collation(parser: Parser) -> str:
                     raise sql_error(ER_UNKNOWN_CHARACTER_SET, value)
                 collation = found.name
     return collation
+
+
+def _require(ctx: Context, privilege: Privilege, command: str, database: str, name: str) -> None:
+    """ER_TABLEACCESS_DENIED_ERROR unless the account holds ``privilege`` on the database."""
+    account = ctx.session.account
+    if not account.privileges_on(database) & privilege:
+        raise sql_error(
+            ER_TABLEACCESS_DENIED_ERROR, command, account.user, ctx.session.host, database, name
+        )
 
 
 def _name_list(parser: Parser) -> list[str]:
@@ -259,7 +272,7 @@ def delete(ctx: Context) -> Response:
     table = _client_table(ctx, parser)
     if table is None:
         return not_supported(ctx)
-    ctx.session.require(Privilege.DELETE)
+    _require(ctx, Privilege.DELETE, "DELETE", table.model.database, table.model.name)
     kept = table.rows
     if parser.accept_word("WHERE"):
         predicate = where_condition(parser, client_table_source(table), ctx.session)
@@ -278,7 +291,7 @@ def update(ctx: Context) -> Response:
     table = _client_table(ctx, parser)
     if table is None:
         return not_supported(ctx)
-    ctx.session.require(Privilege.UPDATE)
+    _require(ctx, Privilege.UPDATE, "UPDATE", table.model.database, table.model.name)
     parser.expect_word("SET")
     settings: list[tuple[int, Value]] = []
     while True:
@@ -315,7 +328,9 @@ def insert(ctx: Context) -> Response:
     table = _client_table(ctx, parser)
     if table is None:
         return not_supported(ctx)
-    ctx.session.require(Privilege.INSERT | (Privilege.DELETE if replacing else Privilege(0)))
+    _require(ctx, Privilege.INSERT, "INSERT", table.model.database, table.model.name)
+    if replacing:
+        _require(ctx, Privilege.DELETE, "DELETE", table.model.database, table.model.name)
     if parser.peek.is_op("("):
         named = _name_list(parser)
     else:

@@ -4,7 +4,9 @@ scenario's own tables stay read-only."""
 
 from __future__ import annotations
 
+from fakemaster.config.account_spec import parse_account
 from fakemaster.sql.outcome import OkResult
+from fakemaster.sql.state import SessionState
 from fakemaster.sql.statements import execute
 from tests.fakemaster.sql.test_statements import error_of, make_session, values
 
@@ -87,3 +89,24 @@ def test_the_scenarios_tables_stay_read_only() -> None:
         assert error_of(session, sql).errno == 1235, sql  # ER_NOT_SUPPORTED_YET, as before
     assert error_of(session, "CREATE DATABASE shop").errno == 1007  # ER_DB_CREATE_EXISTS
     assert len(values(session, "SELECT * FROM shop.t")) == 3
+
+
+def test_an_account_writes_only_where_its_grants_let_it() -> None:
+    server, admin = make_session()
+    ok(admin, "CREATE DATABASE percona")
+    ok(admin, "CREATE TABLE percona.c (a INT NOT NULL, PRIMARY KEY (a))")
+    reader = SessionState.create(
+        server, 98, "cdc", "127.0.0.1", 45, parse_account("cdc@%:pw:SELECT, RELOAD")
+    )
+    denied = error_of(reader, "CREATE DATABASE other")
+    assert (denied.errno, denied.message) == (
+        1044,
+        "Access denied for user 'cdc'@'%' to database 'other'",
+    )
+    denied = error_of(reader, "DELETE FROM percona.c WHERE a = 1")
+    assert (denied.errno, denied.message) == (
+        1142,
+        "DELETE command denied to user 'cdc'@'127.0.0.1' for table `percona`.`c`",
+    )
+    assert error_of(reader, "REPLACE INTO percona.c VALUES (1)").errno == 1142
+    assert values(reader, "SELECT * FROM percona.c") == []
