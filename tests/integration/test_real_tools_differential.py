@@ -346,12 +346,17 @@ CHECKSUM_ROWS = (
 )
 
 
-def test_pt_table_checksum_writes_the_same_checksums(pair: Pair, tmp_path: Path) -> None:
+@pytest.mark.parametrize("options", [[], ["--chunk-size=10"]], ids=" ".join)
+def test_pt_table_checksum_writes_the_same_checksums(
+    pair: Pair, options: list[str], tmp_path: Path
+) -> None:
     """The chunks' checksums (CRC32 of CONCAT_WS of every column, BIT_XORed) are the real
     server's, in its report and in the table it writes them to (percona.checksums, which the
-    fake keeps out of its served binlog)."""
+    fake keeps out of its served binlog): whole tables, and `many` cut into chunks of its
+    primary key (boundaries read with ORDER BY ... LIMIT, ranges planned by EXPLAIN)."""
     _require_tool("pt-table-checksum")
     command = ["pt-table-checksum", DSN, "--no-check-binlog-format", f"--databases={DATABASE}"]
+    command += options
     want, got = _differential(pair, command, tmp_path)
     report = _CHECKSUM_TIME.sub(r"\1 <secs> ", masked(want.stdout))
     assert report.count(f" {DATABASE}.") == 3 and " <secs> " in report, want.stdout
@@ -433,6 +438,19 @@ ANSWERS = [
     " convert(`code` using utf8mb4), `n`, `grp`, CRC32(`doc`), CONCAT(ISNULL(`n`), ISNULL(`doc`))))"
     " AS UNSIGNED)), 10, 16)), 0) AS crc FROM `keys`.`many` /*explain checksum table*/",
     "EXPLAIN SELECT COUNT(*) FROM `keys`.`many`",
+    # ... and to cut a table into chunks of its key.
+    "SELECT /*!40001 SQL_NO_CACHE */ `id` FROM `keys`.`many` FORCE INDEX(`PRIMARY`) ORDER BY `id`"
+    " LIMIT 1 /*first lower boundary*/",
+    "EXPLAIN SELECT /*!40001 SQL_NO_CACHE */ * FROM `keys`.`many` FORCE INDEX (`PRIMARY`)"
+    " WHERE `id` >= '3' /*key_len*/",
+    "EXPLAIN SELECT /*!40001 SQL_NO_CACHE */ `id` FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` >= '36')) ORDER BY `id` LIMIT 9, 2 /*next chunk boundary*/",
+    "SELECT /*!40001 SQL_NO_CACHE */ `id` FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` >= '36')) ORDER BY `id` LIMIT 9, 2 /*next chunk boundary*/",
+    "EXPLAIN SELECT COUNT(*) AS cnt, '0' AS crc FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` >= '36')) AND ((`id` <= '63')) /*explain checksum chunk*/",
+    "EXPLAIN SELECT  COUNT(*), '0' FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` > '1000')) ORDER BY `id` /*explain past upper chunk*/",
     "SHOW VARIABLES LIKE 'wsrep_on'",
     'show session variables like "%wsrep_on%"',
     "SHOW GLOBAL STATUS LIKE 'Threads_running'",

@@ -85,6 +85,11 @@ def aggregate_row(ctx: Context, parser: Parser) -> tuple[list[Column], list[Valu
     if parser.accept_word("WHERE"):
         predicate = where_condition(parser, source, ctx.session)
         rows = [row for row in rows if predicate(row)]
+    if parser.accept_word("ORDER"):  # of the one row an aggregate gives: changes nothing
+        parser.expect_word("BY")
+        parser.name()
+        while parser.accept_op(","):
+            parser.name()
     if parser.accept_word("LOCK"):
         for word in ("IN", "SHARE", "MODE"):
             parser.expect_word(word)

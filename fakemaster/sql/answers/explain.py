@@ -33,7 +33,8 @@ from fakemaster.protocol.resultset import (
     sql_error,
     text_column,
 )
-from fakemaster.sql.answers.table_select import table_source
+from fakemaster.sql.answers.select import accept_select_options
+from fakemaster.sql.answers.table_select import table_source, where_condition
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Comparison, Expr, FunctionCall, Literal, Parser, Tok, Word
@@ -204,7 +205,9 @@ def explain(ctx: Context) -> Response:
             raise ctx.parser(2).error()
         row: list[Cell] = [b"1", b"SIMPLE", None, None, None, None, None, None, None]
         return ResultSet(_columns(), [[*row, b"No tables used"]])
-    selected = _selected(ctx, 2) or _expressions(ctx, 2)
+    options = ctx.parser(2)
+    accept_select_options(options)  # pt-table-checksum's /*!40001 SQL_NO_CACHE */
+    selected = _selected(ctx, options.index) or _expressions(ctx, options.index)
     if selected is None:
         return not_supported(ctx)
     names, from_index = selected
@@ -214,9 +217,11 @@ def explain(ctx: Context) -> Response:
     name = first
     if parser.accept_op("."):
         database, name = first, parser.name()
+    after_table = parser.index
     narrowing = _narrowing(parser)
     if narrowing is None:
-        return not_supported(ctx)
+        parser.index = after_table
+        return _range_plan(ctx, parser, database, name, names)
     source = table_source(ctx.session, database, name)
     catalogue = ctx.server.tables
     table = find_table(catalogue, source.database, source.name) if catalogue else None
@@ -230,6 +235,59 @@ def explain(ctx: Context) -> Response:
     if cells is None:
         return not_supported(ctx)
     return ResultSet(_columns(), [cells], extra_status=(0, ServerStatus.QUERY_NO_INDEX_USED))
+
+
+def _range_plan(
+    ctx: Context, parser: Parser, database: str | None, name: str, names: list[str]
+) -> Response:
+    """``FORCE INDEX (k) WHERE`` comparisons of k's first column with constants, ANDed
+    (pt-table-checksum's chunks: ``WHERE ((`id` >= '3')) AND ((`id` <= '33'))``), maybe
+    ``ORDER BY`` and ``LIMIT``: 10.11 reads a range of k. ``rows`` is how many rows the range
+    holds (at least 1), as InnoDB's index dives count them in a small table; Extra ``Using
+    index`` when k covers the columns read. Any other form: not supported."""
+    if not parser.accept_word("FORCE"):
+        return not_supported(ctx)
+    parser.expect_word("INDEX", "KEY")
+    parser.expect_op("(")
+    hint = parser.name()
+    parser.expect_op(")")
+    if not parser.accept_word("WHERE"):
+        return not_supported(ctx)
+    source = table_source(ctx.session, database, name)
+    catalogue = ctx.server.tables
+    table = find_table(catalogue, source.database, source.name) if catalogue else None
+    key = (
+        None
+        if table is None
+        else next((k for k in table.keys if k.name.lower() == hint.lower()), None)
+    )
+    if table is None or key is None:
+        return not_supported(ctx)
+    if any(word.is_word("OR", "NOT", "IN", "LIKE", "IS") for word in parser.tokens):
+        return not_supported(ctx)
+    predicate = where_condition(parser, source, ctx.session)
+    if parser.accept_word("ORDER"):
+        parser.expect_word("BY")
+        parser.name()
+        while parser.accept_op(","):
+            parser.name()
+    if parser.accept_word("LIMIT"):
+        parser.integer()
+        if parser.accept_op(","):
+            parser.integer()
+    if not parser.at_end() or source.constrained != {table.position(key.columns[0])}:
+        return not_supported(ctx)
+    unknown = next((n for n in names if n != "*" and table.position(n) is None), None)
+    if unknown is not None:
+        return ResultSet(_columns(), error=sql_error(ER_BAD_FIELD_ERROR, unknown, "SELECT"))
+    held = sum(1 for row in source.rows if predicate(row))
+    length = _key_length(table, key)
+    covered = _covers(table, key, _wanted(table, names))
+    extra = "Using where; Using index" if covered else "Using where"
+    row: list[Cell] = [b"1", b"SIMPLE", name.encode(), b"range", key.name.encode()]
+    row += [key.name.encode(), None if length is None else str(length).encode(), None]
+    row += [str(max(1, held)).encode(), extra.encode()]
+    return ResultSet(_columns(), [row])
 
 
 @dataclass(frozen=True, slots=True)

@@ -287,6 +287,7 @@ def select_from_table(ctx: Context) -> Response:
         columns, _ = _resolve_items(items, source, name)
         return ResultSet(columns, [], extra_status=source.extra_status(True))
     alias = _table_alias(parser)
+    _index_hint(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
     if parser.accept_word("WHERE"):
@@ -371,10 +372,19 @@ def _table_alias(parser: Parser) -> str:
     if parser.accept_word("AS"):
         return parser.name()
     if parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
+        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP", "FORCE", "USE", "IGNORE"
     ):
         return parser.name()
     return ""
+
+
+def _index_hint(parser: Parser) -> None:
+    """``FORCE|USE|IGNORE INDEX|KEY (k)``: parsed; the rows read are the same."""
+    if parser.accept_word("FORCE", "USE", "IGNORE"):
+        parser.expect_word("INDEX", "KEY")
+        parser.expect_op("(")
+        parser.name()
+        parser.expect_op(")")
 
 
 def _limit_clause(parser: Parser) -> tuple[int, int | None]:
