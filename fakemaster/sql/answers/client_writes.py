@@ -11,6 +11,8 @@ before, by :func:`~fakemaster.sql.answers.unsupported.not_supported`.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
@@ -38,6 +40,7 @@ from fakemaster.sql.tables.catalogue import (
     CatalogueTable,
     CellValue,
     TimestampCell,
+    general_ci_key,
 )
 from fakemaster.sql.tables.client_tables import ClientTable
 from fakemaster.vocabulary.errcodes import (
@@ -427,14 +430,45 @@ def _touch(
 
 
 def _put(table: ClientTable, row: list[CellValue], replacing: bool) -> int:
-    """Adds ``row``; a REPLACE first deletes the row with the same key (2 rows affected)."""
-    if table.key:
-        key = tuple(row[p] for p in table.key)
-        for index, held in enumerate(table.rows):
-            if tuple(held[p] for p in table.key) == key:
-                if not replacing:
-                    raise sql_error(ER_DUP_ENTRY, "-".join(str(k) for k in key), "PRIMARY")
-                table.rows[index] = row
-                return 2
-    table.rows.append(row)
+    """Adds ``row`` in the primary key's order (InnoDB's clustered order, which a SELECT
+    without ORDER BY follows); a REPLACE first deletes the row with an equal key (2 rows
+    affected), an INSERT is ER_DUP_ENTRY. Keys compare by their columns' collations."""
+    if not table.key:
+        table.rows.append(row)
+        return 1
+    wanted = _key_order(table, row)
+    keys = [_key_order(table, held) for held in table.rows]
+    index = bisect.bisect_left(keys, wanted)
+    if index < len(keys) and keys[index] == wanted:
+        if not replacing:
+            shown = "-".join("NULL" if row[p] is None else _cell_text(row[p]) for p in table.key)
+            raise sql_error(ER_DUP_ENTRY, shown, "PRIMARY")
+        table.rows[index] = row
+        return 2
+    table.rows.insert(index, row)
     return 1
+
+
+def _cell_text(cell: CellValue) -> str:
+    if isinstance(cell, bytes):
+        return cell.decode("utf-8", "replace")
+    return str(cell)
+
+
+def _key_order(table: ClientTable, row: Sequence[CellValue]) -> tuple[tuple[int, object], ...]:
+    """The primary key of ``row`` as it sorts: numbers by value, text by its collation (case
+    and trailing spaces ignored for a ``_ci`` one)."""
+    parts: list[tuple[int, object]] = []
+    for position in table.key:
+        column, cell = table.model.columns[position], row[position]
+        text = _cell_text(cell)
+        if column.is_numeric:
+            try:
+                parts.append((0, Decimal(text)))
+            except InvalidOperation:
+                parts.append((1, text))
+        elif column.collation is not None and not column.collation.endswith("_bin"):
+            parts.append((1, general_ci_key(text.rstrip(" "))))
+        else:
+            parts.append((1, text))
+    return tuple(parts)

@@ -110,3 +110,14 @@ def test_an_account_writes_only_where_its_grants_let_it() -> None:
     )
     assert error_of(reader, "REPLACE INTO percona.c VALUES (1)").errno == 1142
     assert values(reader, "SELECT * FROM percona.c") == []
+
+
+def test_rows_come_back_in_the_primary_keys_order() -> None:
+    _, session = make_session()
+    ok(session, "CREATE DATABASE d")
+    ok(session, "CREATE TABLE d.c (db CHAR(8) NOT NULL, n INT NOT NULL, PRIMARY KEY (db, n))")
+    ok(session, "INSERT INTO d.c VALUES ('b', 10), ('b', 2), ('a', 7)")
+    # The key's collation (utf8mb4_general_ci): 'B' is 'b', so REPLACE replaces that row.
+    assert ok(session, "REPLACE INTO d.c VALUES ('B', 2)").affected_rows == 2
+    assert error_of(session, "INSERT INTO d.c VALUES ('A', 7)").errno == 1062
+    assert values(session, "SELECT * FROM d.c") == [[b"a", b"7"], [b"B", b"2"], [b"b", b"10"]]
