@@ -223,11 +223,9 @@ def _fn_conv(args: list[Value]) -> Value:
         if not (2 <= abs(base_from) <= 36 and 2 <= abs(base_to) <= 36):
             return None
         negative = text.startswith("-")
-        digits = _digits_prefix(text.lstrip("+-"), abs(base_from))
-        value = int(digits, abs(base_from)) if digits else 0
+        value = _saturated(_digits_prefix(text.lstrip("+-"), abs(base_from)), abs(base_from))
     except ValueError:
         return None
-    value = min(value, _UINT64)
     if negative:
         value = (-value) & _UINT64
     if base_to < 0 and value >> 63:
@@ -239,6 +237,17 @@ def _signed(value: int | None) -> int:
     if value is None:
         raise ValueError("NULL base")
     return value - (1 << 64) if value >> 63 else value
+
+
+def _saturated(digits: str, base: int) -> int:
+    """The digits' value, saturated at 2^64 - 1 as MariaDB's strntoull does on overflow (linear
+    in the digits, however many)."""
+    value = 0
+    for char in digits:
+        value = value * base + int(char, 36)
+        if value > _UINT64:
+            return _UINT64
+    return value
 
 
 def _digits_prefix(text: str, base: int) -> str:

@@ -49,6 +49,7 @@ def test_a_chunk_is_the_rows_its_where_keeps() -> None:
         ("CONV('a', 16, 10)", b"10"),
         ("CONV('zz', 36, 10)", b"1295"),
         ("CONV('12', 1, 10)", None),  # no base 1
+        ("CONV('" + "z" * 5000 + "', 36, 10)", b"18446744073709551615"),  # saturates
         ("CONV(NULL, 10, 16)", None),
         ("CAST('-1' AS UNSIGNED)", b"18446744073709551615"),
         ("CAST('12abc' AS UNSIGNED)", b"12"),
