@@ -39,6 +39,7 @@ from fakemaster.sql.state import SessionState
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
     ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_NOT_SUPPORTED_YET,
     ER_PARSE_ERROR,
     ER_SP_DOES_NOT_EXIST,
     ER_UNKNOWN_CHARACTER_SET,
@@ -79,6 +80,9 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         return _system_variable(expr, name, session)
     if isinstance(expr, FunctionCall):
         function = FUNCTIONS.get(expr.name)
+        if function is None and expr.name in _OVER_ROWS:
+            # Built-ins answered over a table's rows (sql.row_expressions), not as constants.
+            raise sql_error(ER_NOT_SUPPORTED_YET, f"{_OVER_ROWS[expr.name]} without a table")
         if function is None:
             raise sql_error(
                 ER_SP_DOES_NOT_EXIST,
@@ -125,6 +129,20 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         raise unknown_column(expr.name, clause)
     raise sql_error(ER_PARSE_ERROR, "DEFAULT", 1)
 
+
+# The built-ins only a read of a table's rows evaluates, by the name the parser gives them.
+_OVER_ROWS = {
+    "CAST": "CAST",
+    "CONVERT_USING": "CONVERT",
+    "COUNT": "COUNT",
+    "BIT_XOR": "BIT_XOR",
+    "CONCAT_WS": "CONCAT_WS",
+    "CONCAT": "CONCAT",
+    "CONV": "CONV",
+    "LOWER": "LOWER",
+    "COALESCE": "COALESCE",
+    "ISNULL": "ISNULL",
+}
 
 # SQL's functions written without parentheses (pt-find sends ``SELECT CURRENT_TIMESTAMP``).
 _NILADIC = {

@@ -828,8 +828,34 @@ class Parser:
         if upper in RESERVED:
             raise self.error(token)
         if self.accept_op("("):
+            if upper in ("CONVERT", "CAST"):
+                return self._conversion(upper)
+            if upper == "COUNT" and self.peek.is_op("*"):
+                self.next()
+                self.expect_op(")")
+                return FunctionCall(upper, (Word("*"),))
             return FunctionCall(upper, self._call_arguments())
         return Word(token.text)
+
+    def _conversion(self, upper: str) -> Expr:
+        """``CONVERT(expr USING charset)`` and ``CAST(expr AS type)`` (pt-table-checksum's
+        forms) as calls whose last argument is the character set or type, upper-case;
+        ``CONVERT(expr, type)`` is CAST's other spelling."""
+        value = self.expression()
+        if upper == "CONVERT" and self.accept_word("USING"):
+            target = self.name()
+            self.expect_op(")")
+            return FunctionCall("CONVERT_USING", (value, Literal(target.upper(), target)))
+        if upper == "CAST":
+            self.expect_word("AS")
+        else:
+            self.expect_op(",")
+        words = [self.name().upper()]
+        while self.peek.kind is Tok.WORD:
+            words.append(self.next().text.upper())
+        self.expect_op(")")
+        kind = " ".join(words)
+        return FunctionCall("CAST", (value, Literal(kind, kind)))
 
     def _call_arguments(self) -> tuple[Expr, ...]:
         """The arguments of a function call, after its ``(``, through the ``)``."""

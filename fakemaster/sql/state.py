@@ -28,6 +28,7 @@ from fakemaster.protocol.charsets import (
 from fakemaster.protocol.resultset import sql_error
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.tables.catalogue import Snapshot, TableCatalogue
+from fakemaster.sql.tables.client_tables import ClientStore
 from fakemaster.sql.tables.system_tables import SYSTEM_DATABASE, SystemSnapshot, WithSystemTables
 from fakemaster.vocabulary.errcodes import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -156,6 +157,8 @@ class ServerState:
         # over every session, and the most connections open at once.
         self.counts: Counter[str] = Counter()
         self.max_used_connections = 0
+        # What clients create and write (sql.tables.client_tables): never in the served binlog.
+        self.client_tables = ClientStore()
 
     @property
     def connections_opened(self) -> int:
@@ -252,6 +255,7 @@ class ServerState:
     def databases(self) -> list[str]:
         """Every database: the configured ones and those of the served tables."""
         names = set(self.config.databases)
+        names.update(self.client_tables.databases)
         if self.tables is not None:
             names.update(self.tables.databases())
         return sorted(names)

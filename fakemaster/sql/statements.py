@@ -30,6 +30,14 @@ from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.account_statements import create_user, drop_user, grant, revoke
+from fakemaster.sql.answers.aggregate_select import aggregate_select, is_row_aggregate
+from fakemaster.sql.answers.client_writes import (
+    create_database,
+    create_table,
+    delete,
+    insert,
+    update,
+)
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
 from fakemaster.sql.answers.engine_show import show_engine
 from fakemaster.sql.answers.explain import explain
@@ -138,6 +146,8 @@ def _check_statement_settings(session: SessionState, tokens: list[Token]) -> Non
 def select_any(ctx: Context) -> Response:
     """SELECT from a table (:mod:`~fakemaster.sql.answers.table_select`) or without one."""
     if from_table(ctx):
+        if is_row_aggregate(ctx):
+            return aggregate_select(ctx)
         return select_from_table(ctx)
     return select(ctx)
 
@@ -238,6 +248,16 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$", begin,
                "BEGIN", "START TRANSACTION"),
     _statement(r"(?:COMMIT|ROLLBACK)(?:\s+WORK)?\s*$", end_transaction, "COMMIT", "ROLLBACK"),
+    _statement(r"CREATE\s+(?:DATABASE|SCHEMA)\b", create_database,
+               "CREATE DATABASE IF NOT EXISTS `percona` /* pt-table-checksum */"),
+    _statement(r"CREATE\s+TABLE\b", create_table,
+               "CREATE TABLE IF NOT EXISTS `percona`.`checksums` (db CHAR(64) NOT NULL)"),
+    _statement(r"(?:INSERT|REPLACE)\b", insert,
+               "REPLACE INTO `percona`.`checksums` (db, tbl, chunk) SELECT 'k', 't', '1'"),
+    _statement(r"UPDATE\b", update,
+               "UPDATE `percona`.`checksums` SET master_cnt = '60' WHERE db = 'k'"),
+    _statement(r"DELETE\b", delete,
+               "DELETE FROM `percona`.`checksums` WHERE db = 'keys' AND tbl = 'many'"),
     # Statements a real server knows but a fake master does not emulate: ER_NOT_SUPPORTED_YET
     # (or OK when the config is lenient), never a misleading syntax error.
     _statement(

@@ -112,6 +112,8 @@ def show_tables(ctx: Context) -> Response:
     like = _like(parser)
     catalogue = ctx.server.tables
     tables = list(catalogue.tables(database)) if catalogue is not None else []
+    written = ctx.server.client_tables.databases.get(database, {})
+    tables += sorted((table.model for table in written.values()), key=lambda t: t.name)
     heading = f"Tables_in_{database}" + (f" ({like_text})" if like is not None else "")
     if not ctx.session.account.may_use(database):
         tables = []  # MariaDB: an empty list, no error
@@ -209,6 +211,9 @@ def _table(ctx: Context, parser: Parser, command: str = "SELECT") -> CatalogueTa
         )
     catalogue = ctx.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
+    written = ctx.server.client_tables.databases.get(database, {}).get(name)
+    if written is not None:  # a table a client created (sql.answers.client_writes)
+        table = written.model
     if table is None:
         raise sql_error(ER_NO_SUCH_TABLE, database, name)
     return table

@@ -56,6 +56,7 @@ from fakemaster.sql.tables.catalogue import (
     find_table,
     general_ci_key,
 )
+from fakemaster.sql.tables.client_tables import ClientTable
 from fakemaster.sql.tables.information_schema import is_columns, is_rows
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
@@ -72,11 +73,13 @@ from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "Source",
+    "client_table_source",
     "encode_cells",
     "from_table",
     "select_from_table",
     "table_source",
     "where_condition",
+    "zone_offset",
 ]
 
 
@@ -156,6 +159,12 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             is_rows(name, session),
             ["utf8mb3" if c.text_chars is not None else None for c in columns],
         )
+    written = session.server.client_tables.databases.get(database)
+    if written is not None:  # a database a client created (sql.answers.client_writes)
+        found = written.get(name)
+        if found is None:
+            raise sql_error(ER_NO_SUCH_TABLE, database, name)
+        return client_table_source(found)
     if session.locked_tables is not None and (database, name) not in session.locked_tables:
         raise sql_error(ER_TABLE_NOT_LOCKED, name)
     catalogue = session.server.tables
@@ -172,12 +181,17 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
     snapshot = read_snapshot(session).tables
     rows = list(snapshot.rows(table)) if snapshot is not None else []
     if any(c.data_type == "timestamp" for c in table.columns):
-        offset = _zone_offset(str(session.variables["time_zone"]))
+        offset = zone_offset(str(session.variables["time_zone"]))
         rows = [
             tuple(c.text(offset) if isinstance(c, TimestampCell) else c for c in row)
             for row in rows
         ]
     return _user_source(table, rows)
+
+
+def client_table_source(table: ClientTable) -> Source:
+    """A table a client created: its rows are the store's own lists (writes change them)."""
+    return _user_source(table.model, table.rows)  # type: ignore[arg-type]
 
 
 def _account_source(session: SessionState) -> Source:
@@ -200,7 +214,7 @@ def _account_source(session: SessionState) -> Source:
     )
 
 
-def _zone_offset(name: str) -> int:
+def zone_offset(name: str) -> int:
     """Seconds east of UTC of a time_zone value ('+hh:mm'; SYSTEM is this server's UTC)."""
     match = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name.strip())
     if not match:
@@ -276,6 +290,7 @@ def select_from_table(ctx: Context) -> Response:
         columns, _ = _resolve_items(items, source, name)
         return ResultSet(columns, [], extra_status=source.extra_status(True))
     alias = _table_alias(parser)
+    _index_hint(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
     if parser.accept_word("WHERE"):
@@ -361,10 +376,19 @@ def _table_alias(parser: Parser) -> str:
     if parser.accept_word("AS"):
         return parser.name()
     if parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
+        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP", "FORCE", "USE", "IGNORE"
     ):
         return parser.name()
     return ""
+
+
+def _index_hint(parser: Parser) -> None:
+    """``FORCE|USE|IGNORE INDEX|KEY (k)``: parsed; the rows read are the same."""
+    if parser.accept_word("FORCE", "USE", "IGNORE"):
+        parser.expect_word("INDEX", "KEY")
+        parser.expect_op("(")
+        parser.name()
+        parser.expect_op(")")
 
 
 def _limit_clause(parser: Parser) -> tuple[int, int | None]:
@@ -534,7 +558,7 @@ def encode_cells(
     for charset in charsets:
         name = codec(charset or "utf8mb4")
         encoders.append(lambda text, name=name: text.encode(name, "replace"))  # type: ignore[misc]
-    offset = _zone_offset(str(session.variables["time_zone"]))
+    offset = zone_offset(str(session.variables["time_zone"]))
 
     def sent(index: int, cell: CellValue) -> Cell:
         if isinstance(cell, str):
