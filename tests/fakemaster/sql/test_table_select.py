@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from fakemaster.protocol.resultset import ResultSet, SqlError
-from fakemaster.sql.answers.table_select import _zone_offset
+from fakemaster.sql.answers.table_select import zone_offset
 from fakemaster.sql.statements import execute
 from fakemaster.vocabulary.packets import ServerStatus
 from tests.fakemaster.sql.test_snapshot_statements import make
@@ -56,8 +56,8 @@ def test_an_aggregate_of_star_other_than_count_is_a_syntax_error() -> None:
     ("zone", "seconds"),
     [("+00:00", 0), ("+05:30", 19_800), ("-05:30", -19_800), ("-8:00", -28_800), ("SYSTEM", 0)],
 )
-def test_time_zone_offsets(zone: str, seconds: int) -> None:
-    assert _zone_offset(zone) == seconds
+def test_timezone_offsets(zone: str, seconds: int) -> None:
+    assert zone_offset(zone) == seconds
 
 
 # SERVER_QUERY_NO_INDEX_USED in the result's EOF, as MariaDB 10.11.19 sets it on the same
