@@ -1,0 +1,58 @@
+"""The known limits of each real client in the compatibility matrix (docs/compatibility.md):
+client id -> case pattern (``fnmatch``, as ``check --only``) -> why the client fails it, with
+where that is documented or how it was reproduced. A failing case that matches is a *known
+limit* in the matrix; any other failure is *unexpected*.
+
+A limit is written down only once it has been seen failing for that reason; a client author
+reading the matrix should be able to check each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = ["KNOWN_LIMITS", "known_limit"]
+
+_PMR = (
+    "python-mysql-replication 1.0.17 (docs/contract.md, 'Example clients'; reproduced by the"
+    " cases): "
+)
+_ZONGJI_CRC = (
+    "no CRC32 check: 'zongji will detect and ignore the checksum bytes' (README, 'Important"
+    " Notes'), so a damaged event is decoded as it came"
+)
+
+KNOWN_LIMITS: Mapping[str, Mapping[str, str]] = {
+    "fakemaster-client": {},
+    "python-mysql-replication": {
+        "compressed/*": _PMR + "skips MariaDB's *_ROWS_COMPRESSED events without an error",
+        "no_log_metadata/*": _PMR
+        + "without the TABLE_MAP's charset metadata it decodes every string as UTF-8"
+        " (UnicodeDecodeError on a latin1 'é')",
+        "settings_changes/*": _PMR
+        + "reads binlog_checksum once at connect, not from each file's FORMAT_DESCRIPTION",
+        "xa/*": _PMR + "hands over XA PREPARE / XA COMMIT without transaction semantics",
+        "ddl_mid_stream/*": _PMR + "hands over DDL as query text only (tables not followed)",
+    },
+    "mariadb-replica": {
+        "compressed/corrupt-crc": "a 10.11 replica stops its IO thread on a damaged event"
+        " (1595) and does not reconnect (docs/faults.md)",
+    },
+    "zongji": {
+        "compressed/corrupt-crc": "@vlasky/zongji 0.9.0: " + _ZONGJI_CRC,
+    },
+    "powersync-zongji": {
+        "compressed/corrupt-crc": "@powersync/mysql-zongji 0.6.2: " + _ZONGJI_CRC,
+    },
+    "mariadb-binlog": {},
+}
+
+
+def known_limit(client: str, case: str) -> str | None:
+    """Why ``client`` is known to fail ``case``, or None."""
+    from fnmatch import fnmatchcase
+
+    for pattern, reason in KNOWN_LIMITS.get(client, {}).items():
+        if fnmatchcase(case, pattern):
+            return reason
+    return None

@@ -1,0 +1,233 @@
+"""The compatibility matrix of real replication clients: ``fakemaster check`` run against each
+client installable here, drawn as a client x case table with the reason for each failure, a
+known limit of the client (:mod:`fakemaster.contract.adapters.limits`) told apart from an
+unexpected failure. ``scripts/compatibility-matrix.py`` runs it and writes
+docs/compatibility.md.
+
+Each client is run by ``python -m fakemaster check --client CMD --html DIR`` in a subprocess
+(its own process, so one client's crash is its row's verdicts, not the script's) and its
+``results.json`` read back. A client that is not installed has ``n/a`` cells and says what to
+install.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fakemaster.contract.adapters.limits import known_limit
+
+__all__ = [
+    "CLIENTS",
+    "Cell",
+    "ClientRow",
+    "MatrixClient",
+    "classify",
+    "render",
+    "run_client",
+]
+
+PASS, LIMIT, FAIL, MISSING = "pass", "limit", "FAIL", "n/a"
+_REASON = 160  # characters of a failure's reason shown
+
+
+def _module(name: str) -> str:
+    return f"{sys.executable} -m fakemaster.contract.adapters.{name}"
+
+
+def _python_version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{distribution} {version(distribution)}"
+    except PackageNotFoundError:
+        return None
+
+
+def _node_version(package: str) -> str | None:
+    from fakemaster.contract.adapters.zongji import node_modules
+
+    meta = node_modules() / package / "package.json"
+    if shutil.which("node") is None or not meta.is_file():
+        return None
+    return f"{package} {json.loads(meta.read_text(encoding='utf-8'))['version']}"
+
+
+def _program_version(program: str) -> str | None:
+    from fakemaster.contract.mariadb_server import find_mariadbd
+
+    path = find_mariadbd() if program == "mariadbd" else shutil.which(program)
+    if path is None:
+        return None
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
+    return done.stdout.strip().split(" for ")[0] or program
+
+
+@dataclass(frozen=True)
+class MatrixClient:
+    """A client of the matrix: its id (the key of its known limits), the ``--client`` command,
+    what finds its version (None: not installed) and how to install it."""
+
+    id: str
+    title: str
+    command: str
+    version: Callable[[], str | None]
+    install: str
+
+
+CLIENTS: tuple[MatrixClient, ...] = (
+    MatrixClient(
+        "fakemaster-client",
+        "the project's own client (fakemaster.client)",
+        _module("fakemaster_client") + " {host} {port} {out}",
+        lambda: "fakemaster",
+        "",
+    ),
+    MatrixClient(
+        "python-mysql-replication",
+        "python-mysql-replication",
+        _module("python_mysql_replication") + " {host} {port} {out}",
+        lambda: _python_version("mysql-replication"),
+        "pip install -e '.[test]'",
+    ),
+    MatrixClient(
+        "zongji",
+        "@vlasky/zongji (the Node example client)",
+        _module("zongji") + " {host} {port} {out}",
+        lambda: _node_version("@vlasky/zongji"),
+        "npm ci in tests/node",
+    ),
+    MatrixClient(
+        "powersync-zongji",
+        "@powersync/mysql-zongji (the same Node client)",
+        _module("zongji") + " --package @powersync/mysql-zongji {host} {port} {out}",
+        lambda: _node_version("@powersync/mysql-zongji"),
+        "npm ci in tests/node",
+    ),
+    MatrixClient(
+        "mariadb-binlog",
+        "mariadb-binlog --read-from-remote-server",
+        _module("mariadb_binlog") + " {host} {port} {out}",
+        lambda: _program_version("mariadb-binlog"),
+        "apt-get install mariadb-client",
+    ),
+    MatrixClient(
+        "mariadb-replica",
+        "a real MariaDB replica (START SLAVE)",
+        _module("mariadb_replica") + " {host} {port} {out}",
+        lambda: _program_version("mariadbd"),
+        "apt-get install mariadb-server",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One client's verdict on one case: pass, limit (a known limit, ``reason`` its
+    declaration), FAIL (unexpected, ``reason`` the first failed check) or n/a."""
+
+    verdict: str
+    reason: str = ""
+    failure: str = ""  # the first failed check and its detail, as check reported it
+
+
+@dataclass(frozen=True)
+class ClientRow:
+    client: MatrixClient
+    version: str | None
+    cells: Mapping[str, Cell]
+    note: str = ""  # why there are no verdicts (not installed, check could not run)
+
+
+def classify(client: str, case: Mapping[str, object]) -> Cell:
+    """A results.json case record as a matrix cell."""
+    if case.get("passed"):
+        return Cell(PASS)
+    verdicts = case.get("verdicts")
+    failed = [
+        f"{v.get('check')}: {v.get('detail')}"
+        for v in (verdicts if isinstance(verdicts, list) else [])
+        if isinstance(v, dict) and not v.get("ok")
+    ]
+    failure = failed[0] if failed else "failed"
+    limit = known_limit(client, str(case.get("name")))
+    if limit is not None:
+        return Cell(LIMIT, limit, failure)
+    return Cell(FAIL, failure, failure)
+
+
+def run_client(
+    client: MatrixClient,
+    directory: Path,
+    only: Sequence[str],
+    generated: int,
+    timeout: float,
+) -> ClientRow:
+    """``check`` on ``client`` with its report in ``directory``; one row of the matrix."""
+    version = client.version()
+    if version is None:
+        return ClientRow(client, None, {}, f"not installed ({client.install})")
+    words = [sys.executable, "-m", "fakemaster", "check", "--client", client.command]
+    words += ["--generated", str(generated), "--timeout", str(timeout), "--html", str(directory)]
+    for pattern in only:
+        words += ["--only", pattern]
+    done = subprocess.run(words, capture_output=True, text=True)
+    results = directory / "results.json"
+    if done.returncode not in (0, 1) or not results.is_file():
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return ClientRow(client, version, {}, f"check exited {done.returncode}: {last}")
+    cases = json.loads(results.read_text(encoding="utf-8"))["cases"]
+    return ClientRow(client, version, {c["name"]: classify(client.id, c) for c in cases})
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= _REASON else text[: _REASON - 3] + "..."
+
+
+def render(rows: Sequence[ClientRow], cases: Sequence[str], command: str) -> str:
+    """docs/compatibility.md: the matrix, then each client's failures with their reasons."""
+    out = [
+        "# Compatibility matrix of replication clients",
+        "",
+        f"Generated by `{command}` (do not edit by hand). Each client is run by",
+        "`fakemaster check` (docs/contract.md) through its adapter in",
+        "`fakemaster/contract/adapters/`. `pass`; `limit`: a failure that is a known limit of",
+        "the client, declared in `fakemaster/contract/adapters/limits.py` with where it is",
+        "documented or reproduced; `FAIL`: an unexpected failure (of the client or of its",
+        "adapter); `n/a`: the client is not installed here.",
+        "",
+        "| Client | Version | pass | limit | FAIL |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows:
+        counts = {v: sum(c.verdict == v for c in row.cells.values()) for v in (PASS, LIMIT, FAIL)}
+        version = row.version or "not installed"
+        out.append(
+            f"| `{row.client.id}`: {row.client.title} | {version} | {counts[PASS]} |"
+            f" {counts[LIMIT]} | {counts[FAIL]} |"
+        )
+    out += ["", "| Case | " + " | ".join(f"`{r.client.id}`" for r in rows) + " |"]
+    out.append("|---" * (len(rows) + 1) + "|")
+    for case in cases:
+        cells = [row.cells.get(case, Cell(MISSING)).verdict for row in rows]
+        out.append(f"| `{case}` | " + " | ".join(cells) + " |")
+    for row in rows:
+        out += ["", f"## `{row.client.id}`", ""]
+        out.append(f"{row.client.title}, {row.version or 'not installed'}: `{row.client.command}`")
+        if row.note:
+            out += ["", f"No verdicts: {row.note}."]
+        failing = [(case, cell) for case, cell in row.cells.items() if cell.verdict != PASS]
+        if not failing and not row.note:
+            out += ["", "Every case passed."]
+        for case, cell in failing:
+            what = "known limit" if cell.verdict == LIMIT else "unexpected"
+            out.append(f"* `{case}` ({what}): {_cut(cell.reason)}")
+            if cell.verdict == LIMIT:
+                out.append(f"  (seen: {_cut(cell.failure)})")
+    return "\n".join(out).replace(sys.executable, "python") + "\n"
