@@ -4,9 +4,11 @@
 //
 //   node zongji_client.mjs HOST PORT OUT        (the rest from FAKEMASTER_* variables)
 //
-// It starts from the snapshot's rows, dumps by file and position from the first file,
+// It starts from the snapshot's rows (an insert's columns a MINIMAL image leaves out take
+// their CREATE TABLE default), dumps by file and position from the first file,
 // holds a transaction's row changes until its commit (XID, or a COMMIT query for a
-// non-transactional group) and remembers the position after it. After any fault (a lost
+// non-transactional group; an XA transaction's until its XA COMMIT, identified by that group's
+// GTID) and remembers the position after it. After any fault (a lost
 // connection, an error, 3 s without an event, a stream that ends early) it discards the
 // unfinished transaction and reconnects from that committed position, so it declares
 // exactly-once; an event at or before a position it already read is skipped. It stops once
@@ -39,16 +41,58 @@ async function loadZongJi(name) {
   return loaded.default?.ZongJi || loaded.default || loaded.ZongJi;
 }
 
-// The snapshot: tables (column names, in order) and their initial rows.
+// The column definitions of a one-line CREATE TABLE: the body's elements at depth 0.
+function columnDefinitions(create) {
+  const body = create.slice(create.indexOf('(') + 1);
+  const parts = [];
+  let depth = 0;
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === "'" || c === '`') {
+      quote = c;
+    } else if (c === '(') {
+      depth += 1;
+    } else if (c === ')' && depth-- === 0) {
+      parts.push(body.slice(start, i));
+      break;
+    } else if (c === ',' && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  return parts.map((part) => part.trim()).filter((part) => part.startsWith('`'));
+}
+
+// What the server stores for a column an INSERT leaves out (a MINIMAL image does not log it):
+// its DEFAULT, or NULL for a nullable column without one.
+function columnDefaults(create) {
+  const defaults = {};
+  for (const definition of columnDefinitions(create)) {
+    const name = definition.slice(1, definition.indexOf('`', 1));
+    const found = /\bDEFAULT\s+(NULL|'((?:[^']|'')*)'|[-\w.]+)/i.exec(definition);
+    if (found) {
+      defaults[name] = found[1].toUpperCase() === 'NULL' ? null
+        : found[2] !== undefined ? found[2].replace(/''/g, "'") : found[1];
+    } else if (!/NOT NULL/i.test(definition)) {
+      defaults[name] = null;
+    }
+  }
+  return defaults;
+}
+
+// The snapshot: each table's column defaults and initial rows.
 function readSnapshot(file) {
-  const columns = new Map();
   const rows = new Map();
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
     if (!line.trim()) continue;
     const item = JSON.parse(line);
     if (item.kind === 'table') {
       rows.set(item.table, rows.get(item.table) || []);
-      columns.set(item.table, item.create);
+      defaults.set(item.table, columnDefaults(item.create));
     } else if (item.kind === 'row') {
       if (!rows.has(item.table)) rows.set(item.table, []);
       rows.get(item.table).push(item.values);
@@ -60,6 +104,8 @@ function readSnapshot(file) {
 // MySQL type codes ZongJi reports in tablemap columns (mysql_com.h enum_field_types).
 const T = { TINY: 1, SHORT: 2, LONG: 3, FLOAT: 4, DOUBLE: 5, LONGLONG: 8, INT24: 9, YEAR: 13,
   BIT: 16, ENUM: 247, SET: 248 };
+
+const defaults = new Map(); // table -> column -> default (readSnapshot fills it)
 
 const pad = (n, width = 2) => String(n).padStart(width, '0');
 
@@ -99,6 +145,8 @@ function cell(value, column) {
   return String(value);
 }
 
+const xaKey = (event) => `${event.xidFormatId}:${event.xidGtrid.toString('hex')}:${event.xidBqual.toString('hex')}`;
+
 function bit(bitmap, index) {
   return bitmap ? (bitmap[index >> 3] >> (index & 7)) & 1 : 1;
 }
@@ -125,7 +173,7 @@ function apply(tables, change) {
       return;
     }
   }
-  if (change.after) rows.push({ ...change.after });
+  if (change.after) rows.push({ ...defaults.get(change.table), ...change.after });
 }
 
 async function main() {
@@ -135,6 +183,8 @@ async function main() {
   let committed = { file: env.FAKEMASTER_FIRST_FILE, pos: 4 };
   let connections = 0;
   let gtidless = false;
+  // Prepared XA transactions' changes by xid, kept across reconnects as the server keeps them.
+  const held = new Map();
 
   const caughtUp = () => committed.file === endFile && committed.pos >= endPos;
 
@@ -149,6 +199,7 @@ async function main() {
     let pending = [];
     let gtid;
     let row = 0;
+    let xa;
     let timer;
     let done = false;
     const finish = (error) => {
@@ -190,6 +241,20 @@ async function main() {
         pending = [];
         gtid = event.gtid;
         row = 0;
+        xa = event.preparedXa || event.completedXa ? xaKey(event) : undefined;
+      } else if (name === 'xaprepare' && !event.onePhase) {
+        // XA PREPARE: the changes take effect at its XA COMMIT (a later group), if any.
+        held.set(xa, pending);
+        pending = [];
+        committed = { file, pos: next };
+        if (caughtUp()) finish();
+      } else if (name === 'query' && /^\s*XA (COMMIT|ROLLBACK)/i.test(event.query)) {
+        const prepared = held.get(xa) || [];
+        held.delete(xa);
+        if (/^\s*XA COMMIT/i.test(event.query)) {
+          pending = prepared.map((change, index) => ({ ...change, gtid, row: index, pos: next }));
+        }
+        commit(next);
       } else if (['writerows', 'updaterows', 'deleterows'].includes(name)) {
         const tablemap = event.tableMap[event.tableId];
         const table = `${tablemap.parentSchema}.${tablemap.tableName}`;
@@ -212,7 +277,7 @@ async function main() {
         }
       } else if (name === 'xid' || (name === 'query' && /^\s*COMMIT/i.test(event.query))) {
         commit(next);
-      } else if (name === 'query' && !/^\s*BEGIN/i.test(event.query)) {
+      } else if (name === 'query' && !/^\s*(BEGIN|XA (START|BEGIN|END))/i.test(event.query)) {
         commit(next); // DDL: a group of its own
       } else if (next > 0 && pending.length === 0 && file === endFile && next >= endPos) {
         commit(next);
