@@ -100,6 +100,13 @@ CLIENTS: tuple[MatrixClient, ...] = (
         "pip install -e '.[test]'",
     ),
     MatrixClient(
+        "asyncmy",
+        "asyncmy's binlog reader (asyncmy.replication)",
+        _module("asyncmy_binlog") + " {host} {port} {out}",
+        lambda: _python_version("asyncmy"),
+        "pip install -e '.[test]'",
+    ),
+    MatrixClient(
         "zongji",
         "@vlasky/zongji (the Node example client)",
         _module("zongji") + " {host} {port} {out}",

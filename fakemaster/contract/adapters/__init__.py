@@ -16,7 +16,8 @@
 * ``zongji [--package NAME]``: the Node example client (``zongji_client.mjs``) on @vlasky/zongji
   or @powersync/mysql-zongji (npm, tests/node);
 * ``mariadb_binlog``: ``mariadb-binlog --read-from-remote-server``, its printed row images
-  decoded.
+  decoded;
+* ``asyncmy_binlog``: a CDC client on asyncmy's binlog reader (extra ``[test]``: asyncmy).
 
 The known limits of each real client, as the compatibility matrix (docs/compatibility.md) tells
 them apart from unexpected failures, are in :mod:`.limits`.
@@ -36,4 +37,5 @@ ADAPTERS = (
     "broken_fakemaster_client",
     "zongji",
     "mariadb_binlog",
+    "asyncmy_binlog",
 )
