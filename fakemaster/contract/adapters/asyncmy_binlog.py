@@ -12,7 +12,8 @@ reads a group's GTID from the raw MariaDB GTID event (sequence number, domain, a
 server id), having set ``@mariadb_slave_capability`` so that the primary sends GTID events.
 
 Like the python-mysql-replication client, it dumps by file and position (non-blocking) from
-the first file, applies a transaction at its XID (or COMMIT), and after any fault (a lost
+the first file, applies a transaction at its XID (or COMMIT; an XA transaction at its XA COMMIT, from the raw
+XA_PREPARE event's xid), and after any fault (a lost
 connection, an error, 3 s without an event, an EOF before the end) reconnects from its last
 committed position, the unfinished transaction discarded (exactly-once); the reader's own
 reconnect (after the last event read, possibly inside a transaction) is refused. It stops at
@@ -26,6 +27,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import re
 import struct
 import sys
 from collections.abc import Mapping, Sequence
@@ -71,6 +73,25 @@ def _text(value: Any, codec: str | int | None) -> Any:
     return value
 
 
+_XA_PREPARE = 38
+_XA_END = re.compile(r"XA (COMMIT|ROLLBACK) (X'[0-9a-fA-F]*',X'[0-9a-fA-F]*',\d+)", re.I)
+_NOT_A_COMMIT = re.compile(r"(BEGIN|XA (START|BEGIN|END))\b", re.I)
+
+
+def _xa_prepare(event: Any) -> str | None:
+    """An XA_PREPARE event's xid as XA statements are logged (X'gtrid',X'bqual',formatID);
+    asyncmy does not parse the event. None for any other event, and for a one-phase commit."""
+    packet = event.packet
+    if packet.event_type != _XA_PREPARE:
+        return None
+    data = packet._packet.get_all_data()
+    one_phase, format_id, gtrid, bqual = struct.unpack_from("<BIII", data, 20)
+    if one_phase:
+        return None
+    xid = data[33 : 33 + gtrid + bqual]
+    return f"X'{xid[:gtrid].hex()}',X'{xid[gtrid:].hex()}',{format_id}"
+
+
 class _Reconnect(Exception):
     """The connection is unusable: resume from the last committed position."""
 
@@ -99,6 +120,8 @@ class _Client:
         self.end = (env["FAKEMASTER_END_FILE"], int(env["FAKEMASTER_END_POS"]))
         self.committed = (env["FAKEMASTER_FIRST_FILE"], 4)
         self.changes: list[dict[str, Any]] = []
+        # Prepared XA transactions' changes by xid, kept across reconnects as the server does.
+        self.prepared: dict[str, list[dict[str, Any]]] = {}
 
     def _text_codecs(self, table: str) -> dict[str, str | int]:
         """By column name: a text column's Python codec (asyncmy leaves its values as bytes),
@@ -217,10 +240,20 @@ class _Client:
                     else:
                         change.update(op="delete", before=convert(values["values"]))
                     pending.append(change)
-            elif (
-                name == "XidEvent"
-                or name == "QueryEvent"
-                and event.query.strip().upper() != "BEGIN"
+            elif (xid := _xa_prepare(event)) is not None:
+                self.prepared[xid] = pending  # its changes take effect at its XA COMMIT
+                pending = []
+                self.committed = (file, packet.log_pos)
+            elif name == "QueryEvent" and (end := _XA_END.match(event.query.strip())):
+                held = self.prepared.pop(end.group(2), [])
+                if end.group(1).upper() == "COMMIT":
+                    self.changes += [
+                        {**c, "gtid": gtid, "row": i, "pos": packet.log_pos}
+                        for i, c in enumerate(held)
+                    ]
+                self.committed = (file, packet.log_pos)
+            elif name == "XidEvent" or (
+                name == "QueryEvent" and not _NOT_A_COMMIT.match(event.query.strip())
             ):
                 self.changes += pending
                 pending = []
