@@ -3,8 +3,9 @@ contract-test client::
 
     python -m fakemaster.contract.adapters.mariadb_binlog HOST PORT OUT
 
-It runs ``mariadb-binlog -v --base64-output=DECODE-ROWS --to-last-log`` from the first file
-(a non-blocking dump: the tool exits at the EOF once it caught up) and decodes the row images
+It runs ``mariadb-binlog --verify-binlog-checksum -v --base64-output=DECODE-ROWS
+--to-last-log`` from the first file (a non-blocking dump: the tool exits at the EOF once it
+caught up; a damaged event is an error, not decoded) and decodes the row images
 it prints as pseudo-SQL (``### INSERT INTO `db`.`t` ### SET ###   @1=...``): ``@N`` is the
 Nth column of the snapshot's CREATE TABLE (the tool prints no names), integers take the
 unsigned reading the tool gives in parentheses for an unsigned column, strings are unquoted
@@ -179,7 +180,8 @@ def _run(args: argparse.Namespace, file: str, pos: int) -> tuple[int, list[str],
     tool = shutil.which("mariadb-binlog") or "mariadb-binlog"
     words = [tool, "--no-defaults", "--read-from-remote-server", f"--host={args.host}"]
     words += [f"--port={args.port}", f"--user={args.user}", f"--password={args.password}"]
-    words += ["--skip-ssl", "-v", "--base64-output=DECODE-ROWS", "--to-last-log"]
+    words += ["--skip-ssl", "--verify-binlog-checksum", "-v", "--base64-output=DECODE-ROWS"]
+    words += ["--to-last-log"]
     words += [f"--start-position={pos}", file]
     done = subprocess.run(words, capture_output=True, timeout=300)
     text = done.stdout.decode("utf-8", "surrogateescape")
