@@ -227,18 +227,25 @@ class _Client:
                     columns = {c.name: c for c in event.columns}
                     texts = self._text_codecs(table)
 
-                    def convert(values: Any, columns: Any = columns, texts: Any = texts) -> Cells:
+                    def convert(
+                        values: Any, bitmap: Any, columns: Any = columns, texts: Any = texts
+                    ) -> Cells:
+                        # asyncmy gives None for a column the image did not carry: left out
                         return {
-                            k: cell(_text(x, texts.get(k)), columns[k]) for k, x in values.items()
+                            k: cell(_text(x, texts.get(k)), columns[k])
+                            for i, (k, x) in enumerate(values.items())
+                            if bitmap[i >> 3] >> (i & 7) & 1
                         }
 
+                    first = event.columns_present_bitmap
                     if isinstance(event, UpdateRowsEvent):
-                        change.update(op="update", before=convert(values["before_values"]))
-                        change["after"] = convert(values["after_values"])
+                        change.update(op="update", before=convert(values["before_values"], first))
+                        after = values["after_values"]
+                        change["after"] = convert(after, event.columns_present_bitmap2)
                     elif isinstance(event, WriteRowsEvent):
-                        change.update(op="insert", after=convert(values["values"]))
+                        change.update(op="insert", after=convert(values["values"], first))
                     else:
-                        change.update(op="delete", before=convert(values["values"]))
+                        change.update(op="delete", before=convert(values["values"], first))
                     pending.append(change)
             elif (xid := _xa_prepare(event)) is not None:
                 self.prepared[xid] = pending  # its changes take effect at its XA COMMIT
@@ -262,7 +269,7 @@ class _Client:
                 return
 
 
-def _apply(rows: list[Cells], change: Mapping[str, Any]) -> None:
+def _apply(rows: list[Cells], change: Mapping[str, Any], defaults: Cells) -> None:
     before, after = change.get("before"), change.get("after")
     if before is not None:
         for i, row in enumerate(rows):
@@ -272,8 +279,8 @@ def _apply(rows: list[Cells], change: Mapping[str, Any]) -> None:
                 else:
                     rows[i] = {**row, **after}
                 return
-    if after is not None:
-        rows.append(dict(after))
+    if after is not None:  # an insert's columns a MINIMAL image left out took their defaults
+        rows.append({**defaults, **after})
 
 
 async def _run(client: _Client) -> int:
@@ -307,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = asyncio.run(_run(client))
     if status:
         return status
+    from fakemaster.contract.adapters.python_mysql_replication import _defaults
+
+    defaults = _defaults(read_snapshot(os.environ["FAKEMASTER_SNAPSHOT"]).creates)
     with OutputWriter(args.out, client="asyncmy") as out:
         for change in client.changes:
             out.change(
@@ -319,7 +329,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=change["file"],
                 pos=change["pos"],
             )
-            _apply(client.rows.setdefault(change["table"], []), change)
+            table = change["table"]
+            _apply(client.rows.setdefault(table, []), change, defaults.get(table, {}))
         for name, rows in client.rows.items():
             for row in rows:
                 out.row(name, row)

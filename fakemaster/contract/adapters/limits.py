@@ -41,6 +41,11 @@ KNOWN_LIMITS: Mapping[str, Mapping[str, str]] = {
         " an empty SET as NULL (reproduced: every_type/clean)",
         "compressed/*": "asyncmy 0.2.18 implements none of MariaDB's *_ROWS_COMPRESSED events"
         " (asyncmy/replication/packets.py's event map): they are skipped as not implemented",
+        "settings_changes/*": "asyncmy 0.2.18 reads binlog_checksum once at connect, not from"
+        " each file's FORMAT_DESCRIPTION: in the file written with binlog_checksum=NONE it cuts"
+        " 4 bytes off each event (the ROTATE's file name 'mysql-bin.00'; then ERR 1236)",
+        "ddl_mid_stream/*": "the adapter hands asyncmy the snapshot's columns and does not follow"
+        " DDL: a table created mid-stream has no columns, its rows are lost",
     },
     "mariadb-replica": {
         "compressed/corrupt-crc": "a 10.11 replica stops its IO thread on a damaged event"
