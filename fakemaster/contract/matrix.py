@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="case pattern, repeatable")
     parser.add_argument("--client", action="append", default=[], help="client id, repeatable")
     parser.add_argument("--generated", type=int, default=2, help="generated cases (default 2)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
     parser.add_argument("--out", type=Path, default=Path("docs/compatibility.md"))
     parser.add_argument("--reports", type=Path, help="keep each client's HTML report here")
     args = parser.parse_args(argv)

@@ -41,31 +41,18 @@ _END = re.compile(r"end_log_pos (\d+)")
 _ROTATE = re.compile(r"Rotate to (\S+)\s+pos: (\d+)")
 _ROWS = re.compile(r"^### (INSERT INTO|UPDATE|DELETE FROM) `((?:[^`]|``)+)`\.`((?:[^`]|``)+)`$")
 _CELL = re.compile(r"^###   @(\d+)=(.*)$")
+_XA = re.compile(r"XA (PREPARE|COMMIT|ROLLBACK) (X'[0-9a-f]*',X'[0-9a-f]*',\d+)", re.I)
 _OPS = {"INSERT INTO": "insert", "UPDATE": "update", "DELETE FROM": "delete"}
 _INT_TYPES = frozenset({"tinyint", "smallint", "mediumint", "int", "bigint"})
 
 
 def _unquote(text: str) -> bytes:
-    """A string value as mariadb-binlog prints it ('...', ``\\xNN`` for other bytes, ``\\'``
-    and ``\\\\`` escaped) as its bytes."""
+    """A string value as mariadb-binlog prints it as its bytes: between quotes, a byte below
+    0x20 as ``\\xNN``, every other byte as it is (``my_b_write_quoted``: a quote or a backslash
+    is not escaped, so a value holding the text ``\\x41`` cannot be told from ``A``)."""
     body = text[1:-1] if len(text) >= 2 and text[0] == text[-1] == "'" else text
     raw = body.encode("utf-8", "surrogateescape")
-    out = bytearray()
-    i = 0
-    while i < len(raw):
-        byte = raw[i]
-        if byte == 0x5C and i + 1 < len(raw):  # backslash
-            nxt = raw[i + 1]
-            if nxt == ord("x") and i + 3 < len(raw):
-                out.append(int(raw[i + 2 : i + 4], 16))
-                i += 4
-                continue
-            out.append(nxt)
-            i += 2
-            continue
-        out.append(byte)
-        i += 1
-    return bytes(out)
+    return re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), raw)
 
 
 def _timestamp(text: str, fsp: int) -> str:
@@ -116,6 +103,17 @@ def value_text(text: str, column: Any) -> str | None:
     return text
 
 
+def _add_cell(change: dict[str, Any], image: str, cell: re.Match[str], table: Any) -> None:
+    """An ``@N=value`` line into the change's image, named by the snapshot's Nth column."""
+    index = int(cell.group(1)) - 1
+    if table is None or index >= len(table.columns):
+        name, text = f"@{index + 1}", cell.group(2)
+    else:
+        column = table.columns[index]
+        name, text = column.name, value_text(cell.group(2), column)
+    change.setdefault(image, {})[name] = text
+
+
 @dataclass
 class Decoded:
     """What one run of the tool gave: the committed changes and where the last commit ended."""
@@ -123,34 +121,67 @@ class Decoded:
     changes: list[dict[str, Any]] = field(default_factory=list)
     file: str = ""
     pos: int = 4
+    # prepared XA transactions' changes by xid (as printed), kept from run to run
+    prepared: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def decode(lines: Sequence[str], tables: Mapping[str, Any], file: str, pos: int) -> Decoded:
-    """The committed changes in mariadb-binlog's ``-v`` output."""
-    got = Decoded(file=file, pos=pos)
+def decode(
+    lines: Sequence[str],
+    tables: Mapping[str, Any],
+    file: str,
+    pos: int,
+    prepared: dict[str, list[dict[str, Any]]] | None = None,
+    finished: bool = True,
+) -> Decoded:
+    """The committed changes in mariadb-binlog's ``-v`` output (``finished``: the tool exited
+    with status 0, having read to the EOF; else the output stops at an error)."""
+    got = Decoded(file=file, pos=pos, prepared={} if prepared is None else prepared)
     pending: list[dict[str, Any]] = []
-    gtid, row, end = "", 0, pos
+    gtid, row, end, last = "", 0, pos, pos
     change: dict[str, Any] | None = None
     image = ""
+    resent = False
+    inside = False  # between a GTID event and its group's end
     for line in lines:
         if rotate := _ROTATE.search(line):
             if rotate.group(1) != file:
-                file, end = rotate.group(1), int(rotate.group(2))
+                file, end, last = rotate.group(1), int(rotate.group(2)), 0
+                if not inside:
+                    got.file, got.pos = file, end
             continue
         if line.startswith("#") and (found := _END.search(line)):
             end = int(found.group(1))
+            # an event at or before one already read is a resend: its lines are skipped
+            resent = 0 < end <= last
+            last = max(last, end)
+            if resent:
+                continue
             if gtid_match := _GTID.search(line):
                 gtid, row, pending = gtid_match.group(1), 0, []
-                if " ddl" in line:
+                inside = " ddl" not in line
+                if not inside:
                     got.file, got.pos = file, end
             elif "\tXid = " in line or "\tQuery\t" in line and "COMMIT" in line:
                 got.changes += pending
-                pending = []
+                pending, inside = [], False
                 got.file, got.pos = file, end
+            continue
+        if resent:
+            continue
+        if xa := _XA.match(line):
+            what, xid = xa.group(1).upper(), xa.group(2)
+            if what == "PREPARE":
+                got.prepared[xid], pending = pending, []
+            else:
+                held = got.prepared.pop(xid, [])
+                if what == "COMMIT":  # the changes take effect here, under this group's GTID
+                    got.changes += [{**c, "gtid": gtid, "row": i} for i, c in enumerate(held)]
+            got.file, got.pos = file, end
+            inside = False
             continue
         if line.startswith("COMMIT"):
             got.changes += pending
-            pending = []
+            pending, inside = [], False
             got.file, got.pos = file, end
             continue
         if rows := _ROWS.match(line):
@@ -165,14 +196,9 @@ def decode(lines: Sequence[str], tables: Mapping[str, Any], file: str, pos: int)
         elif line == "### WHERE":
             image = "before"
         elif change is not None and image and (cell := _CELL.match(line)):
-            table = tables.get(change["table"])
-            index = int(cell.group(1)) - 1
-            if table is None or index >= len(table.columns):
-                name, text = f"@{index + 1}", cell.group(2)
-            else:
-                column = table.columns[index]
-                name, text = column.name, value_text(cell.group(2), column)
-            change.setdefault(image, {})[name] = text
+            _add_cell(change, image, cell, tables.get(change["table"]))
+    if finished and not inside:  # it read to the EOF, ending between transactions: here
+        got.file, got.pos = file, end
     return got
 
 
@@ -188,7 +214,7 @@ def _run(args: argparse.Namespace, file: str, pos: int) -> tuple[int, list[str],
     return done.returncode, text.splitlines(), done.stderr.decode("utf-8", "replace").strip()
 
 
-def _apply(rows: list[Cells], change: Mapping[str, Any]) -> None:
+def _apply(rows: list[Cells], change: Mapping[str, Any], defaults: Cells) -> None:
     before, after = change.get("before"), change.get("after")
     if before is not None:
         for i, row in enumerate(rows):
@@ -198,8 +224,8 @@ def _apply(rows: list[Cells], change: Mapping[str, Any]) -> None:
                 else:
                     rows[i] = {**row, **after}
                 return
-    if after is not None:
-        rows.append(dict(after))
+    if after is not None:  # an insert's columns a MINIMAL image left out took their defaults
+        rows.append({**defaults, **after})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,9 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     end = (env["FAKEMASTER_END_FILE"], int(env["FAKEMASTER_END_POS"]))
     file, pos = env["FAKEMASTER_FIRST_FILE"], 4
     changes: list[dict[str, Any]] = []
+    prepared: dict[str, list[dict[str, Any]]] = {}
     for run in range(1, MAX_RUNS + 1):
         status, lines, error = _run(args, file, pos)
-        got = decode(lines, tables, file, pos)
+        got = decode(lines, tables, file, pos, prepared, finished=status == 0)
         changes += got.changes
         file, pos = got.file, got.pos
         if status == 0 and (file, pos) >= end:
@@ -231,6 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"Error: gave up after {MAX_RUNS} runs at {file}:{pos}", file=sys.stderr)
         return 1
+    from fakemaster.contract.adapters.python_mysql_replication import _defaults
+
+    defaults = _defaults(snapshot.creates)
     final = {name: [dict(row) for row in rows] for name, rows in snapshot.rows.items()}
     with OutputWriter(args.out, client="mariadb-binlog") as out:
         for change in changes:
@@ -244,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=change["file"],
                 pos=change["pos"],
             )
-            _apply(final.setdefault(change["table"], []), change)
+            table = change["table"]
+            _apply(final.setdefault(table, []), change, defaults.get(table, {}))
         for name, rows in final.items():
             for row in rows:
                 out.row(name, row)
