@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fakemaster.contract.adapters.limits import known_limit
 
@@ -163,7 +165,7 @@ def classify(client: str, case: Mapping[str, object]) -> Cell:
     failed = [
         f"{v.get('check')}: {v.get('detail')}"
         for v in (verdicts if isinstance(verdicts, list) else [])
-        if isinstance(v, dict) and not v.get("ok")
+        if isinstance(v, dict) and v.get("ok") is False  # None: not applicable
     ]
     failure = failed[0] if failed else "failed"
     limit = known_limit(client, str(case.get("name")))
@@ -191,11 +193,17 @@ def run_client(
     root = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONPATH": path}
-    done = subprocess.run(words, capture_output=True, text=True, env=env)
     results = directory / "results.json"
+    results.unlink(missing_ok=True)
+    done = subprocess.run(words, capture_output=True, text=True, env=env)
     if done.returncode not in (0, 1) or not results.is_file():
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return ClientRow(client, version, {}, f"check exited {done.returncode}: {last}")
+    return read_client(client, version, results)
+
+
+def read_client(client: MatrixClient, version: str | None, results: Path) -> ClientRow:
+    """One row of the matrix from a results.json ``check`` wrote."""
     cases = json.loads(results.read_text(encoding="utf-8"))["cases"]
     return ClientRow(client, version, {c["name"]: classify(client.id, c) for c in cases})
 
@@ -260,6 +268,18 @@ def _cases(only: Sequence[str], generated: int) -> list[str]:
     return [n for n in names if any(fnmatchcase(n, p) for p in only)]
 
 
+def _shown(args: Any) -> str:
+    """The options that choose what runs, as the page's command shows them (where reports go
+    and where the page is written change nothing in it, and are paths of one machine)."""
+    words = [f" --only {shlex.quote(p)}" for p in args.only]
+    words += [f" --client {c}" for c in args.client]
+    if args.generated != 2:
+        words.append(f" --generated {args.generated}")
+    if args.timeout != 60.0:
+        words.append(f" --timeout {args.timeout:g}")
+    return "".join(words)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``scripts/compatibility-matrix.py``: run every client, write the page."""
     import argparse
@@ -274,6 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
     parser.add_argument("--out", type=Path, default=Path("docs/compatibility.md"))
     parser.add_argument("--reports", type=Path, help="keep each client's HTML report here")
+    parser.add_argument(
+        "--from-reports",
+        type=Path,
+        help="run nothing: draw the page from the reports an earlier --reports run kept",
+    )
     args = parser.parse_args(argv)
     known = {client.id for client in CLIENTS}
     unknown = sorted(set(args.client) - known)
@@ -289,10 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = []
         for client in chosen:
             print(f"{client.id}: {len(cases)} case(s)", file=sys.stderr, flush=True)
-            rows.append(run_client(client, base / client.id, cases, args.generated, args.timeout))
-    command = "python scripts/compatibility-matrix.py" + "".join(
-        f" {word}" for word in (argv if argv is not None else sys.argv[1:])
-    )
+            kept = args.from_reports / client.id / "results.json" if args.from_reports else None
+            if kept is not None:
+                rows.append(read_client(client, client.version(), kept))
+            else:
+                directory = base / client.id
+                rows.append(run_client(client, directory, cases, args.generated, args.timeout))
+    command = "python scripts/compatibility-matrix.py" + _shown(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(rows, cases, command), encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
