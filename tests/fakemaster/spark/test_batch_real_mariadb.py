@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 from fakemaster.cli import main
 from scenarios.library import build
 from scenarios.oracle import canonical_rows, client_row
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
 from tests.support.mariadb_run import run_on_server
@@ -47,14 +46,7 @@ DDL_WORKLOAD = (
 )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer({"binlog_row_metadata": "FULL"})
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+server = module_mariadb({"binlog_row_metadata": "FULL"})
 
 
 def _sorted(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

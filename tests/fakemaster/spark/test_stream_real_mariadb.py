@@ -5,7 +5,6 @@ checkpoint."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from fakemaster.cli import main
 from scenarios.library import build
 from scenarios.oracle import canonical_rows, client_row
 from tests.fakemaster.spark.test_batch_real_mariadb import DDL_WORKLOAD
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.support.mariadb_run import run_on_server
 from tests.support.spark_tables import read_tables
@@ -30,14 +29,7 @@ LATER = (
 )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer({"binlog_row_metadata": "FULL"})
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+server = module_mariadb({"binlog_row_metadata": "FULL"})
 
 
 def _sorted(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
