@@ -4,8 +4,6 @@ TABLE, SHOW COLUMNS, information_schema), answered by fakemaster byte for byte a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
@@ -14,7 +12,7 @@ from scenarios.history import Settings
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.test_mariadb_types import network
 from tests.support.snapshot_statements import describe_payload, statements
@@ -23,14 +21,7 @@ from tests.support.wire import RawClient
 pytestmark = pytest.mark.mariadb
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer(server_id=8)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb(server_id=8)
 
 
 # Ordered by value, not text (9.x before 10.x; a version 1 UUID by its reversed segments).

@@ -4,8 +4,6 @@ that ran the same statements answers them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
@@ -14,7 +12,7 @@ from scenarios.history import Settings
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.test_table_kinds import kinds
 from tests.support.snapshot_statements import describe_payload
@@ -23,14 +21,7 @@ from tests.support.wire import RawClient
 pytestmark = pytest.mark.mariadb
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer(server_id=9)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb(server_id=9)
 
 
 SELECTS = [
