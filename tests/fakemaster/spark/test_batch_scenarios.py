@@ -206,9 +206,9 @@ def test_files_per_partition_must_be_positive(spark: Any, tmp_path: Path) -> Non
 def test_character_columns_in_every_set_materialise_to_their_text(
     spark: Any, tmp_path: Path
 ) -> None:
-    from tests.scenarios.test_charsets import charset_table, with_value_edges
+    from tests.scenarios.test_charsets import charset_table
 
     # utf8mb3, ucs2, utf16, utf16le, utf32, cp1251, gbk and sjis, the history checked against
     # a real server in tests/scenarios/test_charsets.py.
-    scenario = with_value_edges(charset_table(Settings(binlog_row_metadata="FULL")))
+    scenario = charset_table(Settings(binlog_row_metadata="FULL"))
     Oracle(scenario).assert_matches(run_batch(spark, scenario, tmp_path))
