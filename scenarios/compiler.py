@@ -71,7 +71,7 @@ from encoder.primitives import packed_int
 from encoder.rows import rows_body
 from encoder.values import TableEncoder, table_encoder
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
-from fakemaster.store import MemoryBinlogStore
+from fakemaster.store import BinlogStore, MemoryBinlogStore
 from fakemaster.store.demo import DEFAULT_SQL_MODE_BITS, QUERY_FLAGS2, THREAD_ID
 from fakemaster.vocabulary.columns import member_counts
 from fakemaster.vocabulary.constants import (
@@ -1072,12 +1072,12 @@ def to_store(
     return store
 
 
-def binlog_files(store: MemoryBinlogStore) -> dict[str, bytes]:
+def binlog_files(store: BinlogStore) -> dict[str, bytes]:
     """Every file of ``store`` as bytes (magic first), by name."""
     return {name: _whole(store, name) for name in store.file_names()}
 
 
-def _whole(store: MemoryBinlogStore, name: str) -> bytes:
+def _whole(store: BinlogStore, name: str) -> bytes:
     return BINLOG_MAGIC + b"".join(data for _, data in store.iter_events(name))
 
 
