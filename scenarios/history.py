@@ -839,6 +839,11 @@ class Scenario:
         """The tables after the last transaction."""
         return self._live.snapshot()
 
+    @property
+    def row_counts(self) -> dict[str, int]:
+        """How many rows each table holds after the last transaction (nothing copied)."""
+        return {name: len(state.rows) for name, state in self._live.tables.items()}
+
     def describe(self) -> str:
         """The scenario as readable text: its settings, the DDL and initial rows of its tables,
         and each transaction's statements (the SQL that makes it)."""
