@@ -69,6 +69,7 @@ from typing import Any, ParamSpec, TypeVar
 from encoder.core import encode_body
 from encoder.primitives import packed_int
 from encoder.rows import rows_body
+from encoder.statement import encode_annotate_rows, encode_xid
 from encoder.values import TableEncoder, table_encoder
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
 from fakemaster.store import BinlogStore, MemoryBinlogStore
@@ -160,6 +161,8 @@ ROWS_V2_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V2 - 1]
 TRANSACTION_FLAGS2 = GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
 
 EventT = TypeVar("EventT", bound=Event)
+# The context of bodies that do not depend on the stream (ANNOTATE_ROWS, XID).
+_NO_CONTEXT = BinlogContext()
 
 
 @dataclass(frozen=True)
@@ -864,13 +867,12 @@ class StepCompiler:
                 continue
             statement: list[Event] = []
             if settings.binlog_annotate_row_events:
-                statement.append(
-                    AnnotateRowsEvent(
-                        timestamp=stamp,
-                        server_id=server,
-                        query=statement_sql(change).encode(),
-                    )
+                annotate = AnnotateRowsEvent(
+                    timestamp=stamp, server_id=server, query=statement_sql(change).encode()
                 )
+                statement.append(annotate)
+                if bodies is not None:  # its body is its text: nothing to check or convert
+                    bodies[id(annotate)] = encode_annotate_rows(annotate, _NO_CONTEXT)
             statement.append(table_map)
             statement += events
             if facts.transactional:
@@ -893,7 +895,10 @@ class StepCompiler:
             )
             self._group(step, body, XA_PREPARE_FLAGS2, step.xa, prepare=True)
         elif body:
-            body.append(XidEvent(timestamp=stamp, server_id=server, xid=self.xid))
+            xid_event = XidEvent(timestamp=stamp, server_id=server, xid=self.xid)
+            body.append(xid_event)
+            if bodies is not None:  # a counter the compiler keeps: always a valid XID
+                bodies[id(xid_event)] = encode_xid(xid_event, _NO_CONTEXT)
             self.xid += 1
             flags2 = NON_TRANSACTIONAL_FLAGS2 if non_transactional else TRANSACTION_FLAGS2
             self._group(step, body, flags2)
