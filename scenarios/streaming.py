@@ -18,6 +18,8 @@ StepCompiler`, which keeps only what the next step needs) and written, then drop
     # binlogs/mysql-bin.index and its files: `fakemaster serve --binlog-dir binlogs`
     Oracle(scenario).final          # the tables at the end (the model's current rows)
 
+    scenario, store = stream_toml("history.toml", directory="binlogs")   # a TOML file's steps
+
 With ``directory`` the files go to disk as they grow (:class:`~fakemaster.store.disk.
 DiskBinlogStore`); without, into a memory store (the compiled history is still not held, the
 binlog bytes are). The files are byte for byte those :func:`~scenarios.compiler.to_store`
@@ -35,8 +37,9 @@ from fakemaster.store.disk import DiskBinlogStore
 from fakemaster.store.memory import MemoryBinlogStore
 from scenarios.compiler import CompileOptions, StepCompiler, write_step
 from scenarios.history import Scenario
+from scenarios.toml_form import read_scenario_steps
 
-__all__ = ["StreamWriter", "stream_history"]
+__all__ = ["StreamWriter", "stream_history", "stream_toml"]
 
 
 class StreamWriter:
@@ -135,3 +138,18 @@ def stream_history(
     if isinstance(writer.store, DiskBinlogStore):
         writer.store.flush()
     return writer.store
+
+
+def stream_toml(
+    path: str | os.PathLike[str],
+    *,
+    store: MemoryBinlogStore | None = None,
+    directory: str | os.PathLike[str] | None = None,
+    options: CompileOptions | None = None,
+) -> tuple[Scenario, MemoryBinlogStore]:
+    """The history of a TOML scenario file streamed (:func:`stream_history`, one step at a
+    time, its ``generate`` rows made as the step that inserts them is): the scenario (its final
+    tables) and the store."""
+    scenario, steps = read_scenario_steps(os.fspath(path))
+    written = stream_history(scenario, steps, store=store, directory=directory, options=options)
+    return scenario, written

@@ -18,7 +18,8 @@ from scenarios.compiler import binlog_files, to_store
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario
 from scenarios.oracle import Oracle
-from scenarios.streaming import StreamWriter, stream_history
+from scenarios.streaming import StreamWriter, stream_history, stream_toml
+from scenarios.toml_form import read_scenario
 from tests.budget import examples
 from tests.scenarios.test_store_fast_path import model_scenarios, split_settings
 
@@ -105,3 +106,29 @@ def test_stream_history_from_a_generator(tmp_path: Path) -> None:
     assert oracle.state(oracle.points) == Oracle(whole).final
     with pytest.raises(ScenarioError, match="streamed"):
         oracle.state(3)
+
+
+TOML = """
+[[tables]]
+create = "CREATE TABLE shop.orders (id INT PRIMARY KEY, note VARCHAR(20), qty INT)"
+
+[[steps]]
+changes = [{ insert = "shop.orders", generate = { count = 50, seed = 3, columns = { id = { sequence = 1 }, note = { pattern = "order {n}" }, qty = { random = [1, 9] } } } }]
+
+[[steps]]
+rotate = true
+
+[[steps]]
+changes = [{ update = "shop.orders", where = { id = 7 }, set = { qty = 100 } }]
+"""
+
+
+def test_stream_toml(tmp_path: Path) -> None:
+    """A TOML file's steps streamed (generated rows among them): the files and final tables
+    of the file read whole."""
+    path = tmp_path / "history.toml"
+    path.write_text(TOML)
+    whole = read_scenario(path)
+    scenario, store = stream_toml(path, directory=tmp_path / "binlogs")
+    assert binlog_files(store) == binlog_files(to_store(whole))
+    assert Oracle(scenario).final == Oracle(whole).final
