@@ -94,10 +94,22 @@ def scenario_config(
         for name, value in scenario_variables(scenario.settings).items()
         if name not in ("server_id", "version", "binlog_checksum")
     }
+    from fakemaster.config.accounts import Account, Privilege
+
+    # The grants CDC tools document for their account: a client may read the tables' columns
+    # from INFORMATION_SCHEMA (ZongJi's forks do) as from a real primary.
+    cdc = (
+        Privilege.SELECT
+        | Privilege.RELOAD
+        | Privilege.SHOW_DATABASES
+        | Privilege.REPLICATION_SLAVE
+        | Privilege.BINLOG_MONITOR
+    )
     return ServerConfig(
         port=0,
         user=user,
         password=password,
+        accounts=(Account(user=user, password=password, privileges=cdc),),
         gtid_domain_id=scenario.settings.gtid_domain_id,
         variables=variables,
     )
@@ -146,14 +158,17 @@ def run_case(
             return run_case(case, adapter, timeout=timeout, workdir=temporary, pcap=pcap)
     from fakemaster.faults.proxy import BackgroundFaultProxy
     from fakemaster.server.master import BackgroundFakeMaster
-    from scenarios.compiler import compile_scenario, to_store
+    from scenarios.compiler import compile_scenario
+    from scenarios.live import ScenarioStore
 
     directory = Path(workdir)
     directory.mkdir(parents=True, exist_ok=True)
     stem = case.name.replace("/", "--")
     scenario = case.build()
     compiled = compile_scenario(scenario)
-    store = to_store(scenario)
+    # Served whole, with the scenario's tables over SQL as a primary has them: clients that read
+    # INFORMATION_SCHEMA.COLUMNS for a TABLE_MAP's columns (ZongJi's forks) find them.
+    store = ScenarioStore(scenario)
     snapshot = write_snapshot(scenario, directory / f"{stem}.snapshot.jsonl")
     out = directory / f"{stem}.out.jsonl"
     out.unlink(missing_ok=True)
