@@ -1,7 +1,7 @@
-"""Serve one case and judge the client: the case's scenario compiled into a memory store and
-served by a fake master in a thread, a fault proxy (the case's plan) in front of it, the client
-run through its adapter against the proxy, its output read and judged
-(:mod:`fakemaster.contract.checks`).
+"""Serve one case and judge the client: the case's scenario (its binlog, and its tables over
+SQL as a primary has them) served by a fake master in a thread, a fault proxy (the case's plan)
+in front of it, the client run through its adapter against the proxy, its output read and
+judged (:mod:`fakemaster.contract.checks`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fakemaster.config.accounts import REPLICATION_PRIVILEGES, Account, Privilege
 from fakemaster.contract.adapter import (
     Adapter,
     AdapterRun,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "AppliedFault",
+    "CDC_PRIVILEGES",
     "PASSWORD",
     "USER",
     "CaseResult",
@@ -42,6 +44,13 @@ __all__ = [
 ]
 
 USER, PASSWORD = "repl", "repl-pw"
+# The grants CDC tools document for their account (Debezium, Maxwell, ZongJi's forks:
+# SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, which 10.11 reads as
+# BINLOG MONITOR): a client may read the tables and their INFORMATION_SCHEMA.COLUMNS as it does
+# on a real primary.
+CDC_PRIVILEGES = (
+    REPLICATION_PRIVILEGES | Privilege.SELECT | Privilege.RELOAD | Privilege.SHOW_DATABASES
+)
 DEFAULT_TIMEOUT = 60.0  # seconds a client may take to catch up (the "caught up" bound)
 
 
@@ -85,7 +94,8 @@ def scenario_config(
     scenario: Scenario, *, user: str = USER, password: str = PASSWORD
 ) -> ServerConfig:
     """The ServerConfig of a fake master serving ``scenario``: the variables its settings
-    describe (the binlog tells server id, version and checksum), its GTID domain."""
+    describe (the binlog tells server id, version and checksum), its GTID domain, and one
+    account, ``user``, with :data:`CDC_PRIVILEGES`."""
     from fakemaster.config.server_config import ServerConfig
     from scenarios.serving import scenario_variables
 
@@ -94,22 +104,11 @@ def scenario_config(
         for name, value in scenario_variables(scenario.settings).items()
         if name not in ("server_id", "version", "binlog_checksum")
     }
-    from fakemaster.config.accounts import Account, Privilege
-
-    # The grants CDC tools document for their account: a client may read the tables' columns
-    # from INFORMATION_SCHEMA (ZongJi's forks do) as from a real primary.
-    cdc = (
-        Privilege.SELECT
-        | Privilege.RELOAD
-        | Privilege.SHOW_DATABASES
-        | Privilege.REPLICATION_SLAVE
-        | Privilege.BINLOG_MONITOR
-    )
     return ServerConfig(
         port=0,
         user=user,
         password=password,
-        accounts=(Account(user=user, password=password, privileges=cdc),),
+        accounts=(Account(user=user, password=password, privileges=CDC_PRIVILEGES),),
         gtid_domain_id=scenario.settings.gtid_domain_id,
         variables=variables,
     )

@@ -37,7 +37,10 @@ def test_a_failure_is_a_known_limit_only_where_the_client_declared_one() -> None
 def test_limit_patterns_match_as_check_only_does() -> None:
     assert known_limit("mariadb-replica", "compressed/corrupt-crc") is not None
     assert known_limit("mariadb-replica", "compressed/clean") is None
-    assert known_limit("powersync-zongji", "generated/3") is not None  # "*"
+    assert known_limit("powersync-zongji", "xa/cut-before-xa-commit") is not None  # "xa/*"
+    assert known_limit("powersync-zongji", "generated/1") is not None
+    assert known_limit("powersync-zongji", "generated/3") is None
+    assert known_limit("zongji", "no_log_metadata/clean") is None  # its columns now served
     assert known_limit("no-such-client", "xa/clean") is None
 
 
