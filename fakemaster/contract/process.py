@@ -200,11 +200,11 @@ def run_command(
             _signal_group(process.pid, signal.SIGTERM)
             if not _wait(process, streams, time.monotonic() + KILL_GRACE):
                 _signal_group(process.pid, signal.SIGKILL)
-                process.wait()
+                _reap(process)
     finally:
-        if process.poll() is None:  # interrupted (KeyboardInterrupt): never leave it running
+        if process.returncode is None:  # interrupted (KeyboardInterrupt): never leave it running
             _signal_group(process.pid, signal.SIGKILL)
-            process.wait()
+            _reap(process)
         seconds = time.monotonic() - start
         _signal_group(process.pid, signal.SIGKILL)  # what it left in its group
         kill_marked(token)  # and what left the group
@@ -267,6 +267,19 @@ def _wait(process: subprocess.Popen[bytes], pipes: _Pipes, until: float) -> bool
             return False
         pipes.pump(until)
     return True
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    """Wait for ``process`` (killed) and set its exit status, without ``Popen.wait``: a
+    KeyboardInterrupt that lands inside ``Popen.poll`` between the acquire of its waitpid lock
+    and the ``try`` that releases it (CPython's window; about one interrupt in four during a
+    loop of polls) leaves the lock held, and ``Popen.wait`` then blocks for ever. Only this
+    thread waits for the client, so waiting past the lock is safe."""
+    try:
+        _, status = os.waitpid(process.pid, 0)
+    except ChildProcessError:  # reaped already (by a poll that set the status)
+        return
+    process.returncode = os.waitstatus_to_exitcode(status)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

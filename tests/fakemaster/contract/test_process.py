@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -157,3 +158,35 @@ def test_a_grandchild_that_hides_does_not_hold_the_run(tmp_path: Path) -> None:
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(hidden, signal.SIGKILL)
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_inside_popen_poll_still_stops_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CPython's window: a KeyboardInterrupt raised inside Popen.poll after it took its waitpid
+    # lock and before the try that releases it leaves the lock held (one interrupt in four
+    # during a loop of polls); Popen.wait then blocked for ever and check never exited.
+    polls = 0
+    real_poll = subprocess.Popen.poll
+
+    def poll_interrupted_holding_the_lock(process: subprocess.Popen[bytes]) -> int | None:
+        nonlocal polls
+        polls += 1
+        if polls == 3:
+            process._waitpid_lock.acquire()  # type: ignore[attr-defined]
+            raise KeyboardInterrupt
+        return real_poll(process)
+
+    monkeypatch.setattr(subprocess.Popen, "poll", poll_interrupted_holding_the_lock)
+    started: list[subprocess.Popen[bytes]] = []
+    real_init = subprocess.Popen.__init__
+
+    def remember(process: subprocess.Popen[bytes], *args: object, **kwargs: object) -> None:
+        real_init(process, *args, **kwargs)  # type: ignore[arg-type]
+        started.append(process)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", remember)
+    with pytest.raises(KeyboardInterrupt):
+        run_command(["sleep", "600"], timeout=300, env=dict(os.environ))
+    (client,) = started
+    assert client.returncode == -signal.SIGKILL  # killed and reaped
+    assert not Path(f"/proc/{client.pid}").exists()
