@@ -26,6 +26,11 @@ class Insert:
     given: tuple[int, ...]
     filled: tuple[int, ...] = ()
 
+    @property
+    def writes_rows(self) -> bool:
+        """Whether the statement is logged (an INSERT of no row writes no rows event)."""
+        return bool(self.rows)
+
 
 @dataclass(frozen=True, slots=True)
 class Update:
@@ -45,6 +50,11 @@ class Update:
             type(a) is type(b) and a == b for a, b in zip(self.before, self.after, strict=True)
         )
 
+    @property
+    def writes_rows(self) -> bool:
+        """Whether the statement is logged (an UPDATE to the values the row has is not)."""
+        return not self.changes_nothing
+
 
 @dataclass(frozen=True, slots=True)
 class Delete:
@@ -54,6 +64,10 @@ class Delete:
     table: Table
     before: Row
     after: Row | None = None
+
+    @property
+    def writes_rows(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True, slots=True)

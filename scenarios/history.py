@@ -179,7 +179,7 @@ class Transaction:
 
     @property
     def writes_rows(self) -> bool:
-        return any(not (isinstance(c, Update) and c.changes_nothing) for c in self.changes)
+        return any(change.writes_rows for change in self.changes)
 
 
 @dataclass(frozen=True, slots=True)

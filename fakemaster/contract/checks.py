@@ -177,8 +177,7 @@ def expected_changes(
                     [
                         change
                         for change in transaction.changes
-                        if not change.table.transactional
-                        and not (isinstance(change, Insert) and not change.rows)
+                        if not change.table.transactional and change.writes_rows
                     ]
                 ),
             )
