@@ -16,8 +16,13 @@ import pytest
 from decoder.binlog_file import read_binlog
 from fakemaster.vocabulary.constants import RowsFlag
 from fakemaster.vocabulary.context import BinlogContext
-from fakemaster.vocabulary.events import TableMapEvent, UpdateRowsEvent, WriteRowsEvent
-from scenarios.compiler import compile_scenario, table_map_event
+from fakemaster.vocabulary.events import (
+    DeleteRowsEvent,
+    TableMapEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
+from scenarios.compiler import compile_scenario, image_columns, table_map_event
 from scenarios.create_table import parse_create_table
 from scenarios.history import Scenario, Settings
 from tests.peers.workload import WorkloadResult
@@ -122,3 +127,45 @@ def test_minimal_inserts_log_the_columns_the_server_logs() -> None:
         elif isinstance(event, WriteRowsEvent):
             ours.append((names[event.table_id], event.columns_present, event.rows))
     assert ours == golden
+
+
+def _bits(bitmap: bytes) -> tuple[int, ...]:
+    number = int.from_bytes(bitmap, "little")
+    return tuple(p for p in range(8 * len(bitmap)) if number >> p & 1)
+
+
+# The columns of each image as docs/verified-facts.md states MariaDB 10.11 logs them (row
+# images): MINIMAL, the key before and the columns named after (an INSERT: those it names);
+# NOBLOB, every non-TEXT/BLOB column plus the TEXT/BLOB ones named after; a keyless table FULL
+# under both. Columns: id (key) 0, v INT 1, b BLOB 2, t TEXT 3.
+IMAGES = {
+    ("MINIMAL", "t"): [((), (0, 2)), ((0,), (3,)), ((0,), ())],
+    ("NOBLOB", "t"): [((), (0, 1, 2)), ((0, 1), (0, 1, 3)), ((0, 1), ())],
+    ("MINIMAL", "nokey"): [((), (0, 1, 2, 3)), ((0, 1, 2, 3),) * 2, ((0, 1, 2, 3), ())],
+    ("NOBLOB", "nokey"): [((), (0, 1, 2, 3)), ((0, 1, 2, 3),) * 2, ((0, 1, 2, 3), ())],
+}
+
+
+@pytest.mark.parametrize(("image", "name"), list(IMAGES))
+def test_minimal_and_noblob_images_log_the_columns_mariadb_logs(image: str, name: str) -> None:
+    settings = Settings(binlog_row_image=image)
+    scenario = Scenario(settings)
+    key = " PRIMARY KEY" if name == "t" else ""
+    scenario.create_table(f"CREATE TABLE d.{name} (id INT{key}, v INT, b BLOB, t TEXT)")
+    scenario.insert(f"d.{name}", {"id": 1, "b": b"x"})
+    # A keyless table's row is named by every column.
+    row = {"id": 1} if name == "t" else {"id": 1, "v": None, "b": b"x", "t": None}
+    scenario.update(f"d.{name}", row, {"t": "y"})
+    scenario.delete(f"d.{name}", row if name == "t" else {**row, "t": "y"})
+    found: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    for item in compile_scenario(scenario):
+        for event in item.events:
+            if isinstance(event, WriteRowsEvent):
+                found.append(((), _bits(event.columns_present)))
+            elif isinstance(event, UpdateRowsEvent):
+                found.append((_bits(event.columns_present), _bits(event.columns_present_after)))
+            elif isinstance(event, DeleteRowsEvent):
+                found.append((_bits(event.columns_present), ()))
+    assert found == IMAGES[image, name]
+    changes = [c for step in scenario.steps for c in getattr(step, "changes", ())]
+    assert [image_columns(change, settings) for change in changes] == IMAGES[image, name]
