@@ -23,6 +23,7 @@ from fakemaster.vocabulary.events import (
     UpdateRowsEvent,
     WriteRowsEvent,
 )
+from fakemaster.vocabulary.values import Timestamp
 from scenarios.compiler import compile_scenario, image_columns, table_map_event
 from scenarios.create_table import parse_create_table
 from scenarios.history import Scenario, Settings
@@ -205,3 +206,29 @@ def test_rows_are_the_servers(variant: str, level: str) -> None:
             ours.setdefault(tables[event.table_id], []).extend(event.rows)
     assert ours["t_int"] == [row[:-1] for row in golden["t_int"]]
     assert ours["t_string"] == golden["t_string"][:1]
+
+
+def test_a_versioned_tables_delete_logs_an_update_ending_the_row() -> None:
+    """docs/verified-facts.md (system-versioned tables, 10.11.19): a DELETE logs an UPDATE_ROWS
+    that sets ``row_end`` to the statement's time, not a DELETE_ROWS; the current row's
+    ``row_end`` is 2038-01-19 03:14:07.999999 (seconds 2147483647)."""
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE d.v (pk INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING")
+    scenario.insert("d.v", {"pk": 1, "x": 1})
+    scenario.idle(1)
+    scenario.delete("d.v", {"pk": 1})
+    start, current = Timestamp(1_700_000_000, 0), Timestamp(2_147_483_647, 999_999)
+    found = [
+        (type(event).__name__, event.rows, event.rows_flags)
+        for item in compile_scenario(scenario)
+        for event in item.events
+        if isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent)
+    ]
+    assert found == [
+        ("WriteRowsEvent", ((1, 1, start, current),), STMT_END),
+        (
+            "UpdateRowsEvent",
+            (((1, 1, start, current), (1, 1, start, Timestamp(start.seconds + 1, 0))),),
+            STMT_END,
+        ),
+    ]
