@@ -208,16 +208,21 @@ def test_rows_are_the_servers(variant: str, level: str) -> None:
     assert ours["t_string"] == golden["t_string"][:1]
 
 
-def test_a_versioned_tables_delete_logs_an_update_ending_the_row() -> None:
-    """docs/verified-facts.md (system-versioned tables, 10.11.19): a DELETE logs an UPDATE_ROWS
-    that sets ``row_end`` to the statement's time, not a DELETE_ROWS; the current row's
-    ``row_end`` is 2038-01-19 03:14:07.999999 (seconds 2147483647)."""
+def test_a_versioned_tables_update_and_delete_log_what_mariadb_logs() -> None:
+    """docs/verified-facts.md (system-versioned tables, 10.11.19): an UPDATE of a row that
+    started in an earlier second logs an UPDATE_ROWS (new values, ``row_start`` now, without
+    STMT_END) and a WRITE_ROWS of the history row (the old ``row_start``, now as its
+    ``row_end``); a DELETE logs an UPDATE_ROWS setting ``row_end`` to now, not a DELETE_ROWS.
+    The current row's ``row_end`` is 2038-01-19 03:14:07.999999 (seconds 2147483647)."""
     scenario = Scenario(Settings())
     scenario.create_table("CREATE TABLE d.v (pk INT PRIMARY KEY, x INT) WITH SYSTEM VERSIONING")
     scenario.insert("d.v", {"pk": 1, "x": 1})
     scenario.idle(1)
+    scenario.update("d.v", {"pk": 1}, {"x": 2})
+    scenario.idle(1)
     scenario.delete("d.v", {"pk": 1})
-    start, current = Timestamp(1_700_000_000, 0), Timestamp(2_147_483_647, 999_999)
+    t0, t1, t2 = (Timestamp(1_700_000_000 + n, 0) for n in range(3))
+    current = Timestamp(2_147_483_647, 999_999)
     found = [
         (type(event).__name__, event.rows, event.rows_flags)
         for item in compile_scenario(scenario)
@@ -225,10 +230,8 @@ def test_a_versioned_tables_delete_logs_an_update_ending_the_row() -> None:
         if isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent)
     ]
     assert found == [
-        ("WriteRowsEvent", ((1, 1, start, current),), STMT_END),
-        (
-            "UpdateRowsEvent",
-            (((1, 1, start, current), (1, 1, start, Timestamp(start.seconds + 1, 0))),),
-            STMT_END,
-        ),
+        ("WriteRowsEvent", ((1, 1, t0, current),), STMT_END),
+        ("UpdateRowsEvent", (((1, 1, t0, current), (1, 2, t1, current)),), 0),
+        ("WriteRowsEvent", ((1, 1, t0, t1),), STMT_END),
+        ("UpdateRowsEvent", (((1, 2, t1, current), (1, 2, t1, t2)),), STMT_END),
     ]
