@@ -19,16 +19,17 @@ from fakemaster.vocabulary.constants import RowsFlag
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
+    RowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
 from fakemaster.vocabulary.values import Timestamp
-from scenarios.compiler import compile_scenario, image_columns, table_map_event
+from scenarios.compiler import compile_scenario, flatten, image_columns, table_map_event
 from scenarios.create_table import parse_create_table
 from scenarios.history import Scenario, Settings
 from tests.peers.workload import CODEC_TABLES, WorkloadResult
-from tests.scenarios.test_differential import big_rows
+from tests.scenarios.test_differential import big_rows, compressible
 
 STMT_END = int(RowsFlag.STMT_END)
 # (event, rows, flags) of every rows event, in order: 13 statements, each one's last event
@@ -235,3 +236,17 @@ def test_a_versioned_tables_update_and_delete_log_what_mariadb_logs() -> None:
         ("WriteRowsEvent", ((1, 1, t0, t1),), STMT_END),
         ("UpdateRowsEvent", (((1, 2, t1, current), (1, 2, t1, t2)),), STMT_END),
     ]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_rows_events_are_compressed_where_the_server_compresses_them(on: bool) -> None:
+    """docs/verified-facts.md (log_bin_compress): an event is compressed when the row that
+    starts it (an UPDATE: both images) is at least log_bin_compress_min_len bytes. The rows of
+    test_differential's ``compressible`` are 7 + n bytes (NULL bitmap, INT, VARCHAR length and
+    n bytes); at 256: 256, 255, 256 (with four more rows), 8 (with one more), the updates'
+    256 + 8 and 255 + 307, the deletes' 256 and 12. Without log_bin_compress, none is."""
+    settings = Settings(log_bin_compress=on, log_bin_compress_min_len=256)
+    events = flatten(compile_scenario(compressible(settings)))
+    found = [e.compressed for e in events if isinstance(e, RowsEvent)]
+    expected = [True, False, True, False, True, True, True, False]
+    assert found == (expected if on else [False] * len(expected))
