@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from decoder.binlog_file import read_binlog
-from fakemaster.vocabulary.constants import RowsFlag
+from fakemaster.vocabulary.constants import QueryStatus, RowsFlag
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
+    QueryEvent,
     RowsEvent,
     TableMapEvent,
     UpdateRowsEvent,
@@ -66,17 +67,20 @@ MODELLED = (
 )  # fmt: skip
 
 
-def _golden(variant: str) -> tuple[WorkloadResult, list[tuple[Any, TableMapEvent]]]:
-    """The workload's result and each rows event of the variant's binlogs with its TABLE_MAP."""
+def _golden(variant: str) -> tuple[WorkloadResult, list[tuple[Any, Any]]]:
+    """The workload's result and the TABLE_MAP, WRITE_ROWS (with its TABLE_MAP) and QUERY
+    events of the variant's binlogs."""
     result = WorkloadResult.loads((GOLDEN / variant / "expected.json").read_text())
     ctx = BinlogContext(temporal_precisions=result.temporal_precisions())
-    found: list[tuple[Any, TableMapEvent]] = []
+    found: list[tuple[Any, Any]] = []
     for name in result.binlog_files:
         for _, event in read_binlog(str(GOLDEN / variant / name), ctx=ctx):
             if isinstance(event, TableMapEvent):
                 found.append((event, event))
             elif isinstance(event, WriteRowsEvent):
                 found.append((event, ctx.table_maps[event.table_id]))
+            elif isinstance(event, QueryEvent):
+                found.append((event, None))
     return result, found
 
 
@@ -250,3 +254,39 @@ def test_rows_events_are_compressed_where_the_server_compresses_them(on: bool) -
     found = [e.compressed for e in events if isinstance(e, RowsEvent)]
     expected = [True, False, True, False, True, True, True, False]
     assert found == (expected if on else [False] * len(expected))
+
+
+def _comparable(event: QueryEvent) -> tuple[Any, ...]:
+    """A DDL QUERY event as compared with the golden workload's: its flags and status variables
+    but Q_XID's value (the server's own counter) and SQL_MODE's (that session's is '')."""
+    unset = (QueryStatus.XID, QueryStatus.SQL_MODE)
+    return event.flags, tuple(
+        (s.code, None if s.code in unset else s.value) for s in event.status_vars
+    )
+
+
+def test_ddl_query_events_are_the_servers() -> None:
+    """A CREATE TABLE and the DROP TABLE the server rewrites (THREAD_SPECIFIC flag, the names
+    quoted), as the golden workload's session logged them."""
+    _, found = _golden("default")
+    scratch = [e for e, _ in found if isinstance(e, QueryEvent) and b"t_scratch" in e.query]
+    scenario = Scenario(Settings())
+    scenario.rotate()  # the CREATE a step, not the history's starting state
+    scenario.create_table("CREATE TABLE fm.t_scratch (pk INT PRIMARY KEY, x INT)")
+    scenario.drop_table("fm.t_scratch")
+    ours = [e for e in flatten(compile_scenario(scenario)) if isinstance(e, QueryEvent)]
+    assert [_comparable(e) for e in ours] == [_comparable(e) for e in scratch]
+    assert ours[1].query == scratch[1].query
+
+
+@pytest.mark.parametrize("more", [0, 1])
+def test_ddl_is_compressed_from_log_bin_compress_min_len_on_inclusive(more: int) -> None:
+    """docs/verified-facts.md: a DDL statement is QUERY_COMPRESSED from log_bin_compress_min_len
+    bytes on, that length included."""
+    text = b"TRUNCATE TABLE `d`.`t`"  # as the server logs it (test_ddl)
+    scenario = Scenario(Settings(log_bin_compress=True, log_bin_compress_min_len=len(text) + more))
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    scenario.truncate_table("d.t")
+    (query,) = [e for e in flatten(compile_scenario(scenario)) if isinstance(e, QueryEvent)]
+    assert query.query == text
+    assert query.compressed is (more == 0)
