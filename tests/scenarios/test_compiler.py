@@ -290,3 +290,15 @@ def test_ddl_is_compressed_from_log_bin_compress_min_len_on_inclusive(more: int)
     (query,) = [e for e in flatten(compile_scenario(scenario)) if isinstance(e, QueryEvent)]
     assert query.query == text
     assert query.compressed is (more == 0)
+
+
+def test_the_starting_tables_are_numbered_in_declaration_order() -> None:
+    """CompileOptions: a table without a fixed id is numbered from ``first_table_id`` in
+    declaration order, whichever the history changes first."""
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE d.a (id INT PRIMARY KEY)")
+    scenario.create_table("CREATE TABLE d.b (id INT PRIMARY KEY)")
+    scenario.insert("d.b", {"id": 1})
+    scenario.insert("d.a", {"id": 1})
+    maps = [e for e in flatten(compile_scenario(scenario)) if isinstance(e, TableMapEvent)]
+    assert [(m.table, m.table_id) for m in maps] == [("b", 19), ("a", 18)]
