@@ -19,6 +19,7 @@ from fakemaster.vocabulary.constants import QueryStatus, RowsFlag
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
+    GtidEvent,
     QueryEvent,
     RowsEvent,
     TableMapEvent,
@@ -302,3 +303,31 @@ def test_the_starting_tables_are_numbered_in_declaration_order() -> None:
     scenario.insert("d.a", {"id": 1})
     maps = [e for e in flatten(compile_scenario(scenario)) if isinstance(e, TableMapEvent)]
     assert [(m.table, m.table_id) for m in maps] == [("b", 19), ("a", 18)]
+
+
+def test_gtid_events_carry_the_servers_flags() -> None:
+    """The GTID of a transaction, a DDL statement, an XA PREPARE and an XA COMMIT: flags2,
+    flags_extra (MULTI_ENGINE on XA PREPARE only), extra_engines and the header's flags, as
+    the golden workload's GTID events of each kind carry them."""
+    result = WorkloadResult.loads((GOLDEN / "default" / "expected.json").read_text())
+    ctx = BinlogContext(temporal_precisions=result.temporal_precisions())
+    golden = {
+        (e.flags2, e.flags_extra, e.extra_engines, int(e.flags))
+        for name in result.binlog_files
+        for _, e in read_binlog(str(GOLDEN / "default" / name), ctx=ctx)
+        if isinstance(e, GtidEvent)
+    }
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE d.t (id INT PRIMARY KEY)")
+    scenario.insert("d.t", {"id": 1})
+    scenario.create_table("CREATE TABLE d.u (id INT PRIMARY KEY)")
+    with scenario.xa_transaction("x") as tx:
+        tx.insert("d.t", {"id": 2})
+    scenario.xa_commit("x")
+    ours = [
+        (e.flags2, e.flags_extra, e.extra_engines, int(e.flags))
+        for e in flatten(compile_scenario(scenario))
+        if isinstance(e, GtidEvent)
+    ]
+    assert [flags[0] for flags in ours] == [0x0C, 0x29, 0x4C, 0x8D]
+    assert set(ours) <= golden
