@@ -235,6 +235,9 @@ def test_a_versioned_tables_update_and_delete_log_what_mariadb_logs() -> None:
         for event in item.events
         if isinstance(event, WriteRowsEvent | UpdateRowsEvent | DeleteRowsEvent)
     ]
+    # Each group's events carry the statement's time, the row_start it logs.
+    stamps = [{e.timestamp for e in item.events} for item in compile_scenario(scenario)]
+    assert stamps == [{t0.seconds}, {t1.seconds}, {t2.seconds}]
     assert found == [
         ("WriteRowsEvent", ((1, 1, t0, current),), STMT_END),
         ("UpdateRowsEvent", (((1, 1, t0, current), (1, 2, t1, current)),), 0),
