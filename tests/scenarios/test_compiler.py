@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from decoder.binlog_file import read_binlog
-from fakemaster.vocabulary.constants import QueryStatus, RowsFlag
+from fakemaster.vocabulary.constants import OptionalMetadata, QueryStatus, RowsFlag
 from fakemaster.vocabulary.context import BinlogContext
 from fakemaster.vocabulary.events import (
     DeleteRowsEvent,
@@ -27,7 +27,13 @@ from fakemaster.vocabulary.events import (
     WriteRowsEvent,
 )
 from fakemaster.vocabulary.values import Timestamp
-from scenarios.compiler import compile_scenario, flatten, image_columns, table_map_event
+from scenarios.compiler import (
+    compile_scenario,
+    flatten,
+    image_columns,
+    optional_metadata,
+    table_map_event,
+)
 from scenarios.create_table import parse_create_table
 from scenarios.history import Scenario, Settings
 from tests.peers.workload import CODEC_TABLES, WorkloadResult
@@ -334,3 +340,35 @@ def test_gtid_events_carry_the_servers_flags() -> None:
     ]
     assert [flags[0] for flags in ours] == [0x0C, 0x29, 0x4C, 0x8D]
     assert set(ours) <= golden
+
+
+@pytest.mark.parametrize(
+    ("charsets", "expected"),
+    [
+        # n = 3 character columns, 1 exception: 3 < 3 is false, DEFAULT_CHARSET.
+        (("latin1", "latin1", "utf8mb4"), (OptionalMetadata.DEFAULT_CHARSET, (8, ((2, 45),)))),
+        # n = 4, 2 exceptions (a tie goes to the smaller id, 8): 4 < 5, COLUMN_CHARSET.
+        (
+            ("latin1", "utf8mb4", "latin1", "utf8mb4"),
+            (OptionalMetadata.COLUMN_CHARSET, (8, 45, 8, 45)),
+        ),
+        # n = 5, 2 exceptions: 5 < 5 is false, DEFAULT_CHARSET.
+        (
+            ("utf8mb4", "latin1", "utf8mb4", "latin1", "utf8mb4"),
+            (OptionalMetadata.DEFAULT_CHARSET, (45, ((1, 8), (3, 8)))),
+        ),
+    ],
+)
+def test_the_charset_field_is_the_one_mariadb_picks(
+    charsets: tuple[str, ...], expected: tuple[int, Any]
+) -> None:
+    """docs/verified-facts.md (TABLE_MAP optional metadata): DEFAULT_CHARSET (the most used
+    collation, then the exceptions) is written rather than COLUMN_CHARSET unless n < 1 + 2 x
+    exceptions; latin1_swedish_ci is 8, utf8mb4_general_ci 45."""
+    columns = ", ".join(f"c{n} VARCHAR(5) CHARACTER SET {cs}" for n, cs in enumerate(charsets))
+    table = parse_create_table(f"CREATE TABLE d.t (id INT PRIMARY KEY, {columns})")
+    fields = {f.kind: f.value for f in optional_metadata(table, "MINIMAL")}
+    kind, value = expected
+    assert fields[kind] == value
+    other = OptionalMetadata.COLUMN_CHARSET + OptionalMetadata.DEFAULT_CHARSET - kind
+    assert other not in fields
