@@ -372,3 +372,15 @@ def test_the_charset_field_is_the_one_mariadb_picks(
     assert fields[kind] == value
     other = OptionalMetadata.COLUMN_CHARSET + OptionalMetadata.DEFAULT_CHARSET - kind
     assert other not in fields
+
+
+def test_unsigned_values_below_the_sign_bit_are_logged_as_they_are() -> None:
+    """Without metadata an unsigned integer is logged as the signed reading of its bits (as the
+    golden t_int rows show): the same number below 2^(bits-1), the number - 2^bits from it on."""
+    scenario = Scenario(Settings(binlog_row_metadata="NO_LOG"))
+    scenario.create_table(
+        "CREATE TABLE d.u (id INT PRIMARY KEY, t TINYINT UNSIGNED, m MEDIUMINT UNSIGNED)"
+    )
+    scenario.insert("d.u", {"id": 1, "t": 100, "m": 5_000_000}, {"id": 2, "t": 200, "m": 9_000_000})
+    (write,) = [e for e in flatten(compile_scenario(scenario)) if isinstance(e, WriteRowsEvent)]
+    assert write.rows == ((1, 100, 5_000_000), (2, 200 - 256, 9_000_000 - (1 << 24)))
