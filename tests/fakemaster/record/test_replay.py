@@ -132,3 +132,21 @@ def test_the_served_binlog_wins_over_the_replay() -> None:
         " value is served",
         "server_id: the replay file says 9, the served binlog says 1: the binlog's value is served",
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(b'{"fakemaster_replay": 1,', "r.json"), (b'{"upstream": "\xff"}', "r.json")],
+)
+def test_a_replay_file_that_is_not_json_or_not_utf8_is_a_replay_error(
+    tmp_path: Path, content: bytes, says: str
+) -> None:
+    """Bad input never crashes: a cut JSON document and a non-UTF-8 file are ReplayErrors that
+    name the file, read from disk or from the text."""
+    path = tmp_path / "r.json"
+    path.write_bytes(content)
+    with pytest.raises(ReplayError, match=says):
+        Replay.load(path)
+    if content.isascii():
+        with pytest.raises(ReplayError, match=says):
+            Replay.from_json(content.decode(), "r.json")
