@@ -443,14 +443,6 @@ def _row_encoder(table_map: TableMapEvent) -> TableEncoder:
     return encoder
 
 
-def _logged_rows(change: Change) -> list[tuple[Row | None, Row | None]]:
-    if isinstance(change, Insert):
-        return [(None, row) for row in change.rows]
-    if isinstance(change, Update):
-        return [] if change.changes_nothing else [(change.before, change.after)]
-    return [(change.before, None)]
-
-
 def _versioned_parts(change: Change) -> list[Change]:
     """A system-versioned table's statement as the plain changes it logs."""
     if isinstance(change, Delete) and change.after is not None:
@@ -500,8 +492,10 @@ def rows_events(
                     versioned=False,
                 )
             return parted
-    logged = _logged_rows(change)
-    if not logged:
+    if isinstance(change, Insert):
+        if not change.rows:
+            return []
+    elif isinstance(change, Update) and change.changes_nothing:
         return []
     facts = _facts(change.table)
     before_cols, after_cols = _image_columns(change, settings, facts)
@@ -511,20 +505,20 @@ def rows_events(
     width = facts.width
     encoder = plan.encoder
     present, present_after = plan.present, plan.present_after
-    keep_before, keep_after, signed = plan.keep_before, plan.keep_after, plan.signed
+    signed = plan.signed
     images: list[Any]
-    if plan.kind is UpdateRowsEvent:
+    if isinstance(change, Insert):
+        keep = plan.keep_after
+        images = [_codec_row(facts, row, keep, signed) for row in change.rows]
+    elif isinstance(change, Update):
         images = [
             (
-                _codec_row(facts, before, keep_before, signed),
-                _codec_row(facts, after, keep_after, signed),
+                _codec_row(facts, change.before, plan.keep_before, signed),
+                _codec_row(facts, change.after, plan.keep_after, signed),
             )
-            for before, after in logged
         ]
-    elif plan.kind is WriteRowsEvent:
-        images = [_codec_row(facts, after, keep_after, signed) for _, after in logged]
     else:
-        images = [_codec_row(facts, before, keep_before, signed) for before, _ in logged]
+        images = [_codec_row(facts, change.before, plan.keep_before, signed)]
     compressing = plan.compressing
     min_len = plan.min_len
     if len(images) == 1:  # most statements: one row, one event
