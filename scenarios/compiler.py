@@ -443,14 +443,6 @@ def _row_encoder(table_map: TableMapEvent) -> TableEncoder:
     return encoder
 
 
-def _logged_rows(change: Change) -> list[tuple[Row | None, Row | None]]:
-    if isinstance(change, Insert):
-        return [(None, row) for row in change.rows]
-    if isinstance(change, Update):
-        return [] if change.changes_nothing else [(change.before, change.after)]
-    return [(change.before, None)]
-
-
 def _versioned_parts(change: Change) -> list[Change]:
     """A system-versioned table's statement as the plain changes it logs."""
     if isinstance(change, Delete) and change.after is not None:
@@ -500,47 +492,50 @@ def rows_events(
                     versioned=False,
                 )
             return parted
-    logged = _logged_rows(change)
-    if not logged:
+    if isinstance(change, Insert):
+        if not change.rows:
+            return []
+    elif isinstance(change, Update) and change.changes_nothing:
         return []
     facts = _facts(change.table)
-    width = facts.width
     before_cols, after_cols = _image_columns(change, settings, facts)
-    signed = settings.binlog_row_metadata == "NO_LOG"
-    encoder = _row_encoder(table_map)
-    every = facts.every
-    keep_before = None if before_cols == every else frozenset(before_cols)
-    keep_after = None if after_cols == every else frozenset(after_cols)
-    images: list[Any] = []
-    if isinstance(change, Update):
-        kind: type[RowsEvent] = UpdateRowsEvent
-        present, present_after = facts.mask(before_cols), facts.mask(after_cols)
-        bitmaps = 2
-        for before, after in logged:
-            assert before is not None and after is not None
-            images.append(
-                (
-                    _codec_row(facts, before, keep_before, signed),
-                    _codec_row(facts, after, keep_after, signed),
-                )
+    plan = _rows_plan(
+        facts, table_map, settings, type(change), before_cols, after_cols, bodies is not None
+    )
+    width = facts.width
+    encoder = plan.encoder
+    present, present_after = plan.present, plan.present_after
+    signed = plan.signed
+    images: list[Any]
+    if isinstance(change, Insert):
+        keep = plan.keep_after
+        images = [_codec_row(facts, row, keep, signed) for row in change.rows]
+    elif isinstance(change, Update):
+        images = [
+            (
+                _codec_row(facts, change.before, plan.keep_before, signed),
+                _codec_row(facts, change.after, plan.keep_after, signed),
             )
-    elif isinstance(change, Insert):
-        kind, present, present_after, bitmaps = WriteRowsEvent, facts.mask(after_cols), None, 1
-        for _, after in logged:
-            assert after is not None
-            images.append(_codec_row(facts, after, keep_after, signed))
+        ]
     else:
-        kind, present, present_after, bitmaps = DeleteRowsEvent, facts.mask(before_cols), None, 1
-        for before, _ in logged:
-            assert before is not None
-            images.append(_codec_row(facts, before, keep_before, signed))
-    version = settings.rows_event_version
-    # v2: a longer post-header and the 2 bytes of the (empty) extra data's length.
-    post_header = ROWS_POST_HEADER if version == 1 else ROWS_V2_POST_HEADER + 2
-    overhead = post_header + facts.width_size + bitmaps * facts.bitmap_size
-    limit = settings.binlog_row_event_max_size
-    compressing = settings.log_bin_compress
-    min_len = settings.log_bin_compress_min_len
+        images = [_codec_row(facts, change.before, plan.keep_before, signed)]
+    compressing = plan.compressing
+    min_len = plan.min_len
+    if len(images) == 1:  # most statements: one row, one event
+        encoded = encoder.write_rows(width, present, present_after, images)
+        return [
+            plan.event(
+                compressing and len(encoded) >= min_len,
+                images,
+                encoded,
+                statement_end,
+                server_id,
+                timestamp,
+                bodies,
+            )
+        ]
+    limit = plan.limit
+    overhead = plan.overhead
     # per event: compressed?, its row images, their bytes
     groups: list[tuple[bool, list[Any], list[bytes]]] = []
     size = 0
@@ -555,54 +550,185 @@ def rows_events(
             # The row that starts an event decides whether it is compressed.
             groups.append((compressing and needed >= min_len, [image], [encoded]))
             size = overhead + needed
-    columns_present = facts.bitmap(before_cols if kind is not WriteRowsEvent else after_cols)
-    after_bitmap = facts.bitmap(after_cols)
-    table_id = table_map.table_id
-    # Bodies only for what encoder.rows.encode_rows writes as it is: a table id that fits,
-    # images with columns (images of no column are refused there, so they are left to it).
-    id_bytes = (
-        table_id.to_bytes(6, "little")
-        if bodies is not None
-        and isinstance(table_id, int)
-        and 0 <= table_id < 1 << 48
-        and (present or present_after)
-        else None
-    )
-    events: list[RowsEvent] = []
     last = len(groups) - 1
-    for index, (compressed, group, encoded_rows) in enumerate(groups):
-        flags = RowsFlag.STMT_END if index == last and statement_end else 0
+    return [
+        plan.event(
+            compressed,
+            group,
+            b"".join(encoded_rows),
+            index == last and statement_end,
+            server_id,
+            timestamp,
+            bodies,
+        )
+        for index, (compressed, group, encoded_rows) in enumerate(groups)
+    ]
+
+
+class _RowsPlan:
+    """What the rows events of the statements of one kind (INSERT, UPDATE or DELETE) share on
+    one TABLE_MAP, under one set of settings, with one pair of image column lists: worked out
+    once, not per statement (a history changes the same few tables in the same ways)."""
+
+    __slots__ = (
+        "after_bitmap",
+        "columns_present",
+        "compressing",
+        "encoder",
+        "id_bytes",
+        "keep_after",
+        "keep_before",
+        "kind",
+        "limit",
+        "min_len",
+        "overhead",
+        "prefixes",
+        "present",
+        "present_after",
+        "settings",
+        "signed",
+        "table_id",
+        "table_map",
+        "version",
+        "width",
+    )
+
+    def __init__(
+        self,
+        facts: _TableFacts,
+        table_map: TableMapEvent,
+        settings: Settings,
+        change_type: type[Change],
+        before_cols: tuple[int, ...],
+        after_cols: tuple[int, ...],
+        with_bodies: bool,
+    ) -> None:
+        self.table_map = table_map
+        self.settings = settings
+        self.width = facts.width
+        self.signed = settings.binlog_row_metadata == "NO_LOG"
+        self.encoder = _row_encoder(table_map)
+        every = facts.every
+        self.keep_before = None if before_cols == every else frozenset(before_cols)
+        self.keep_after = None if after_cols == every else frozenset(after_cols)
+        bitmaps = 1
+        self.present_after: int | None = None
+        self.kind: type[RowsEvent]
+        if issubclass(change_type, Update):
+            self.kind = UpdateRowsEvent
+            self.present, self.present_after = facts.mask(before_cols), facts.mask(after_cols)
+            bitmaps = 2
+        elif issubclass(change_type, Insert):
+            self.kind, self.present = WriteRowsEvent, facts.mask(after_cols)
+        else:
+            self.kind, self.present = DeleteRowsEvent, facts.mask(before_cols)
+        self.version = settings.rows_event_version
+        # v2: a longer post-header and the 2 bytes of the (empty) extra data's length.
+        post_header = ROWS_POST_HEADER if self.version == 1 else ROWS_V2_POST_HEADER + 2
+        self.overhead = post_header + facts.width_size + bitmaps * facts.bitmap_size
+        self.limit = settings.binlog_row_event_max_size
+        self.compressing = settings.log_bin_compress
+        self.min_len = settings.log_bin_compress_min_len
+        self.columns_present = facts.bitmap(
+            before_cols if self.kind is not WriteRowsEvent else after_cols
+        )
+        self.after_bitmap = facts.bitmap(after_cols)
+        table_id = self.table_id = table_map.table_id
+        # Bodies only for what encoder.rows.encode_rows writes as it is: a table id that fits,
+        # images with columns (images of no column are refused there, so they are left to it).
+        self.id_bytes = (
+            table_id.to_bytes(6, "little")
+            if with_bodies
+            and isinstance(table_id, int)
+            and 0 <= table_id < 1 << 48
+            and (self.present or self.present_after)
+            else None
+        )
+        # The body before the rows area of an uncompressed event, by rows flags.
+        self.prefixes: dict[int, bytes] = {}
+
+    def event(
+        self,
+        compressed: bool,
+        rows: list[Any],
+        area: bytes,
+        statement_end: bool,
+        server_id: int,
+        timestamp: int,
+        bodies: dict[int, bytes] | None,
+    ) -> RowsEvent:
+        """The rows event of ``rows`` (their encoded ``area``), its body into ``bodies``."""
+        flags = RowsFlag.STMT_END if statement_end else 0
         event: RowsEvent
-        if kind is UpdateRowsEvent:
+        if self.kind is UpdateRowsEvent:
             event = UpdateRowsEvent(
                 timestamp=timestamp,
                 server_id=server_id,
-                table_id=table_id,
+                table_id=self.table_id,
                 rows_flags=flags,
-                width=width,
-                columns_present=columns_present,
-                columns_present_after=after_bitmap,
-                rows=tuple(group),
+                width=self.width,
+                columns_present=self.columns_present,
+                columns_present_after=self.after_bitmap,
+                rows=tuple(rows),
                 compressed=compressed,
-                version=version,
+                version=self.version,
             )
         else:
-            event = kind(
+            event = self.kind(
                 timestamp=timestamp,
                 server_id=server_id,
-                table_id=table_id,
+                table_id=self.table_id,
                 rows_flags=flags,
-                width=width,
-                columns_present=columns_present,
-                rows=tuple(group),
+                width=self.width,
+                columns_present=self.columns_present,
+                rows=tuple(rows),
                 compressed=compressed,
-                version=version,
+                version=self.version,
             )
+        id_bytes = self.id_bytes
         if id_bytes is not None:
             assert bodies is not None
-            bodies[id(event)] = rows_body(event, b"".join(encoded_rows), id_bytes)
-        events.append(event)
-    return events
+            if compressed:
+                bodies[id(event)] = rows_body(event, area, id_bytes)
+            else:
+                prefix = self.prefixes.get(flags)
+                if prefix is None:
+                    # rows_body of no rows: what it writes before an uncompressed area.
+                    prefix = self.prefixes[flags] = rows_body(event, b"", id_bytes)
+                bodies[id(event)] = prefix + area
+        return event
+
+
+_PLANS: dict[tuple[Any, ...], _RowsPlan] = {}
+
+
+def _rows_plan(
+    facts: _TableFacts,
+    table_map: TableMapEvent,
+    settings: Settings,
+    change_type: type[Change],
+    before_cols: tuple[int, ...],
+    after_cols: tuple[int, ...],
+    with_bodies: bool,
+) -> _RowsPlan:
+    """The plan of these rows events; TABLE_MAP and settings (frozen) by identity, kept in
+    the plan so that an id is not reused while its entry lives (and the TABLE_MAP's table id,
+    the one field of it a caller might set again)."""
+    table_id = table_map.table_id
+    key = (id(table_map), table_id, id(settings), change_type, before_cols, after_cols, with_bodies)
+    plan = _PLANS.get(key)
+    if (
+        plan is None
+        or plan.table_map is not table_map
+        or plan.settings is not settings
+        or plan.table_id != table_id
+    ):
+        if len(_PLANS) >= _MAX_FACTS:
+            _PLANS.clear()
+        plan = _PLANS[key] = _RowsPlan(
+            facts, table_map, settings, change_type, before_cols, after_cols, with_bodies
+        )
+    return plan
 
 
 # --- DDL ---------------------------------------------------------------------------------------

@@ -11,8 +11,9 @@ a collation never makes two different values equal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from fakemaster.vocabulary.mariadb_types import FixedBinaryValue
@@ -121,25 +122,109 @@ def _condition(column: Column, value: Any, name: str) -> str:
     return f"{name} = {literal(column, value)}"
 
 
+LiteralWriter = Callable[[Any], str]
+
+
+def literal_writer(column: Column) -> LiteralWriter:
+    """:func:`literal` for ``column``, what depends on the column alone (its kind, ENUM
+    members, character set) worked out once: the compiler spells a statement per change. A
+    value of a type the column's kind does not expect goes to :func:`literal` itself, so the
+    text (or the error) is always :func:`literal`'s."""
+    kind = column.type
+    if kind in ("float", "double"):
+        return partial(literal, column)  # its first test
+    fast: dict[type, LiteralWriter] = {}
+    if kind == "enum":
+        quoted = tuple(sql_string(member) for member in column.members)
+        count = len(quoted)
+
+        def enum_literal(value: int) -> str:
+            # literal() indexes members[value - 1]: 0 and negative values go there.
+            return quoted[value - 1] if 0 < value <= count else literal(column, value)
+
+        fast[int] = enum_literal
+    elif kind not in ("bit", "set"):
+        fast[int] = str
+        fast[Decimal] = _decimal_literal
+        fast[Date] = _date_literal
+        fast[DateTime] = fast[Time] = _temporal_literal
+        try:
+            codec = python_codec(column.charset)
+        except ValueError:  # not modelled: literal() says so for a value that needs it
+            codec = None
+        else:
+            fast[bytes] = _hex_literal if codec is None else partial(_text_literal, codec)
+
+    def write(value: Any) -> str:
+        if value is None:
+            return "NULL"
+        found = fast.get(type(value))
+        return literal(column, value) if found is None else found(value)
+
+    return write
+
+
+def _decimal_literal(value: Decimal) -> str:
+    return format(value, "f")
+
+
+def _date_literal(value: Date) -> str:
+    return f"'{value}'"
+
+
+def _temporal_literal(value: DateTime | Time) -> str:
+    return f"'{value.format(6)}'"
+
+
+def _hex_literal(value: bytes) -> str:
+    return f"X'{value.hex().upper()}'"
+
+
+def _text_literal(codec: str, value: bytes) -> str:
+    return _string_literal(value.decode(codec))
+
+
+def condition_writer(column: Column, name: str) -> LiteralWriter:
+    """``_condition(column, ·, name)``, the column's literal writer made once."""
+    if column.is_bytes:
+        return partial(_condition, column, name=name)
+    write = literal_writer(column)
+    equals = f"{name} = "
+    is_null = f"{name} IS NULL"
+
+    def condition(value: Any) -> str:
+        return is_null if value is None else equals + write(value)
+
+    return condition
+
+
 def _where(table: Table, row: Row) -> str:
-    # A system-versioned table's statements see its current rows: named without the period.
-    period = table.period_positions or ()
-    positions = tuple(p for p in table.key or range(table.width) if p not in period)
-    quoted = _spelled(table).names
-    parts = [_condition(table.columns[p], row[p], quoted[p]) for p in positions]
-    return " AND ".join(parts) + ("" if table.key else " LIMIT 1")
+    spelled = _spelled(table)
+    return " AND ".join([c(row[p]) for p, c in spelled.conditions]) + spelled.where_end
 
 
 class _Spelled:
-    """A table's name and column names quoted, once per table (the compiler spells one
-    statement per change for its ANNOTATE_ROWS event)."""
+    """A table's name and column names quoted, its columns' literal writers and its WHERE
+    conditions, once per table (the compiler spells one statement per change for its
+    ANNOTATE_ROWS event)."""
 
-    __slots__ = ("names", "qualified", "table")
+    __slots__ = ("conditions", "names", "qualified", "table", "where_end", "writers")
 
     def __init__(self, table: Table) -> None:
         self.table = table
         self.qualified = qualified(table)
         self.names = tuple(quote_name(column.name) for column in table.columns)
+        self.writers = tuple(literal_writer(column) for column in table.columns)
+        # A system-versioned table's statements see its current rows: named without the
+        # period.
+        period = table.period_positions or ()
+        key = table.key
+        self.conditions = tuple(
+            (p, condition_writer(table.columns[p], self.names[p]))
+            for p in key or range(table.width)
+            if p not in period
+        )
+        self.where_end = "" if key else " LIMIT 1"
 
 
 _SPELLED: dict[int, _Spelled] = {}
@@ -163,22 +248,20 @@ def statement_sql(change: Change) -> str:
     if isinstance(change, SequenceWrite):
         return change.sql
     spelled = _spelled(table)
-    columns = table.columns
     if isinstance(change, Insert):
         quoted = spelled.names
-        names = ",".join([quoted[p] for p in change.given])
+        given = change.given
+        names = ",".join([quoted[p] for p in given])
+        named = [(p, spelled.writers[p]) for p in given]
         rows = ",".join(
-            [
-                "(" + ",".join([literal(columns[p], row[p]) for p in change.given]) + ")"
-                for row in change.rows
-            ]
+            ["(" + ",".join([write(row[p]) for p, write in named]) + ")" for row in change.rows]
         )
         return f"INSERT INTO {spelled.qualified} ({names}) VALUES {rows}"
     if isinstance(change, Update):
         quoted = spelled.names
-        sets = ",".join(
-            [f"{quoted[p]}={literal(columns[p], change.after[p])}" for p in change.assigned]
-        )
+        after = change.after
+        writers = spelled.writers
+        sets = ",".join([f"{quoted[p]}={writers[p](after[p])}" for p in change.assigned])
         return f"UPDATE {spelled.qualified} SET {sets} WHERE {_where(table, change.before)}"
     assert isinstance(change, Delete)
     return f"DELETE FROM {spelled.qualified} WHERE {_where(table, change.before)}"

@@ -416,10 +416,13 @@ class MemoryBinlogStore(BinlogStore):
         header is packed once, with its end position, and each CRC computed once.
         """
         chunks: list[bytes] = []
+        add = chunks.append
         ends: list[int] = []
         gtids: list[Gtid] = []
         stamped, group_server, group_time = group_header or (0, 0, 0)
         table_maps = self._table_map_bodies
+        given_bodies = bodies or ()
+        pack, crc32, crc_pack = HEADER.pack, zlib.crc32, CRC.pack
         for index, event in enumerate(events):
             timestamp = event.timestamp
             if index < stamped:
@@ -429,7 +432,7 @@ class MemoryBinlogStore(BinlogStore):
                 server_id = event.server_id
                 if stamp and timestamp == 0:
                     timestamp = self._now()
-            given = bodies[index] if bodies is not None and index < len(bodies) else None
+            given = given_bodies[index] if index < len(given_bodies) else None
             if given is not None:
                 body = given
             elif type(event) is TableMapEvent:
@@ -445,20 +448,17 @@ class MemoryBinlogStore(BinlogStore):
             length = HEADER_LEN + len(body) + (CHECKSUM_LEN if has_crc else 0)
             end = start + length
             try:
-                head = HEADER.pack(
-                    timestamp, type_code, server_id, length, end & 0xFFFFFFFF, event.flags
-                )
+                head = pack(timestamp, type_code, server_id, length, end & 0xFFFFFFFF, event.flags)
             except struct.error:
                 raise _header_error(timestamp, server_id, length, event) from None
-            chunks.append(head)
-            chunks.append(body)
+            add(head)
+            add(body)
             if has_crc:
                 if type_code == _FORMAT_DESCRIPTION:
-                    crc = event_crc(head + body, type_code)
+                    add(CRC.pack(event_crc(head + body, type_code)))
                 else:
-                    crc = zlib.crc32(body, zlib.crc32(head))
-                chunks.append(CRC.pack(crc))
-            if isinstance(event, _OBSERVED):
+                    add(crc_pack(crc32(body, crc32(head))))
+            if type(event) in _OBSERVED:
                 ctx.observe(event)
             ends.append(end)
             if type_code == _GTID and isinstance(event, GtidEvent):
