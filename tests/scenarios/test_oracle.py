@@ -5,11 +5,22 @@ real-server differentials did."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from scenarios.errors import ScenarioError
 from scenarios.history import Scenario
-from scenarios.oracle import TableDiff, canonical_rows, client_row, export_jsonl
+from scenarios.oracle import (
+    Oracle,
+    TableDiff,
+    canonical_rows,
+    client_row,
+    diff_tables,
+    export_jsonl,
+    sql_literal,
+)
+from scenarios.state import Contents
 
 CREATE = (
     "CREATE TABLE db.t (id INT PRIMARY KEY, e ENUM('x','y'), st SET('a','b','c'), d DATE,"
@@ -98,3 +109,79 @@ def test_a_client_row_of_the_wrong_width_is_named() -> None:
     with pytest.raises(ScenarioError, match=r"^db\.w: a row of \['a'\] lacks columns$"):
         client_row(table, {"a": 1})
     assert client_row(table, {"b": 2, "a": 1}) == (1, 2)
+
+
+# The tests below pin what mutation testing found unpinned (docs/mutation.md, oracle): values
+# from MariaDB's own text or from the definitions in the docstrings, never from the code.
+
+
+def test_a_double_is_its_shortest_text() -> None:
+    # MariaDB 10.11: SELECT CAST(2.5e0 AS CHAR) returns '2.5'.
+    table = Scenario().create_table("CREATE TABLE db.d (id INT PRIMARY KEY, x DOUBLE)")
+    assert canonical_rows(table, [(1, 2.5)]) == [("1", "2.5")]
+
+
+@pytest.mark.parametrize(
+    ("kind", "cell", "literal"),
+    [
+        ("VARBINARY(4)", "0x", "''"),  # empty bytes: 0x alone is no literal
+        ("BLOB", "0x00AB", "0x00AB"),
+        ("VARCHAR(4)", "0x41", "'0x41'"),  # text that looks like hex stays text
+        ("VARCHAR(4)", "it's", "'it''s'"),
+        ("INT", "7", "7"),
+    ],
+)
+def test_sql_literal_by_column_type(kind: str, cell: str, literal: str) -> None:
+    table = Scenario().create_table(f"CREATE TABLE db.l (id INT PRIMARY KEY, c {kind})")
+    assert sql_literal(table.columns[1], cell) == literal
+
+
+def test_rows_sort_by_key_value_and_keyless_rows_by_every_cell() -> None:
+    scenario = Scenario()
+    keyed = scenario.create_table("CREATE TABLE db.k (id INT PRIMARY KEY, v INT)")
+    keyless = scenario.create_table("CREATE TABLE db.n (a VARCHAR(5), b INT)")
+    # By value, not by text ('10' < '2'); keyless: the second cell breaks the first's tie.
+    assert canonical_rows(keyed, [(10, 1), (2, 2)]) == [("2", "2"), ("10", "1")]
+    assert canonical_rows(keyless, [("b", 1), ("a", 2), ("a", 1)]) == [
+        ("a", "1"),
+        ("a", "2"),
+        ("b", "1"),
+    ]
+
+
+def test_a_diff_shows_twenty_rows_by_default_and_every_duplicate() -> None:
+    table = Scenario().create_table("CREATE TABLE db.r (a INT)")
+    want = Contents({"db.r": [(i,) for i in range(21)]})
+    diff = diff_tables({"db.r": table}, want, {"db.r": [(99,), (99,)]})[0]
+    lines = diff.lines()
+    assert lines[0] == "db.r: 21 row(s) missing, 2 unexpected"
+    # A keyless table's rows in the order of their cells' text: 0, 1, 10, ..., 19, 2, ..., 8.
+    assert lines[20:] == ["  - a=8", "  - ... 1 more", "  + a=99", "  + a=99"]
+    exactly = diff_tables({"db.r": table}, Contents({"db.r": [(1,), (2,)]}), {"db.r": []})[0]
+    assert exactly.lines(limit=2) == ["db.r: 2 row(s) missing, 0 unexpected", "  - a=1", "  - a=2"]
+    malformed = TableDiff("db.r", (), (), ("a",), malformed=(("p", ()), ("q", ())))
+    assert malformed.lines(limit=2)[1:] == ["  ! p: ", "  ! q: "]
+
+
+def test_the_state_after_a_point_out_of_range_or_of_a_streamed_history(tmp_path: Path) -> None:
+    scenario = Scenario()
+    scenario.create_table("CREATE TABLE db.s (id INT PRIMARY KEY)")
+    scenario.insert("db.s", {"id": 1})
+    scenario.insert("db.s", {"id": 2})
+    oracle = Oracle(scenario)
+    assert oracle.points == 2
+    assert oracle.rows("db.s", after=1) == [(1,)]
+    with pytest.raises(
+        ScenarioError, match=r"^the scenario has 2 transactions and DDL statements$"
+    ):
+        oracle.state(after=3)
+    written = oracle.export(tmp_path / "new" / "dir", after=1)
+    assert [path.name for path in written] == ["db.s.jsonl", "db.s.tsv"]
+    assert written[1].read_text() == "id\n1\n"
+    with pytest.raises(AssertionError, match=r"^db\.s: 1 row\(s\) missing, 0 unexpected"):
+        oracle.assert_matches({"db.s": [(1,)]})
+    oracle.assert_matches({"db.s": [(1,), (2,)]})
+    scenario.take_steps()  # streamed: the steps are no longer kept
+    with pytest.raises(ScenarioError, match=r"^the state after 1 of 2 points: this history"):
+        oracle.state(after=1)
+    assert oracle.rows("db.s") == [(1,), (2,)]
