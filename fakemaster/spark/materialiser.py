@@ -52,6 +52,7 @@ from dataclasses import replace
 from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+from fakemaster.spark.state_store import StateStore, after_seq
 from fakemaster.spark.table_report import (
     TableResult,
     TableSkipped,
@@ -66,6 +67,9 @@ __all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table
 _SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
 _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
+# DDL a state keeps as events: it shapes, renames or drops tables (a reset that only discards
+# earlier rows, TRUNCATE, is already in the state's rows).
+_KEPT_DDL = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
 
 
 def table_dir_name(database: str, table: str) -> str:
@@ -153,22 +157,63 @@ class Materialiser:
         )
         # With the schema given: an empty batch (a stream's first batch when the binlog has
         # nothing yet) writes no file, and Spark cannot infer a schema from none.
-        log = (
-            self.spark.read.schema(batch.schema)
-            .parquet(self.changes_path)
-            .where(F.col("batch_id") <= batch_id)
+        changes = self.spark.read.schema(batch.schema).parquet(self.changes_path)
+        if not _is_local(self.out):
+            # No state store off the local filesystem (it lists and removes directories):
+            # every batch up to this one, merge on read.
+            log = changes.where(F.col("batch_id") <= batch_id).drop("batch_id")
+            results, _ = self._tables(log, log, batch_id, None, None)
+            self._write_position(log, None, batch_id)
+            self._write_json(self.report_path, report_json(batch_id, results))
+            return results
+        own = changes.where(F.col("batch_id") == batch_id).drop("batch_id")
+        store = StateStore(self.out)
+        base = store.base(batch_id)
+        store.begin(batch_id)
+        full, probe = store.carried(self.spark, base, own.schema)
+        results, meta = self._tables(
+            own.unionByName(full), own.unionByName(probe), batch_id, base, store
         )
-        results = self._tables(log)
-        self._write_position(log, batch_id)
+        meta["position"] = self._write_position(
+            own, None if base is None else base[1].get("position"), batch_id
+        )
+        store.finish(batch_id, meta)
         self._write_json(self.report_path, report_json(batch_id, results))
+        # Compaction: batch N's state replaces every earlier batch; the state it started
+        # from stays for a replay of N.
+        store.prune({batch_id} | (set() if base is None else {base[0]}))
+        self._prune_changes(batch_id)
         return results
+
+    def _prune_changes(self, batch_id: int) -> None:
+        """Removes the change events of the batches before ``batch_id`` (folded into the
+        state); batch ``batch_id``'s stay, what the run read."""
+        root = _local(self.changes_path)
+        if not os.path.isdir(root):
+            return
+        for name in os.listdir(root):
+            match = re.match(r"^batch_id=(-?\d+)$", name)
+            if match and int(match.group(1)) < batch_id:
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
     # --- tables ----------------------------------------------------------------------------
 
-    def _tables(self, log: Any) -> list[TableResult]:
+    def _tables(
+        self,
+        log: Any,
+        probe: Any,
+        batch_id: int,
+        base: tuple[int, Mapping[str, Any]] | None,
+        store: StateStore | None,
+    ) -> tuple[list[TableResult], dict[str, Any]]:
+        """The tables of ``log`` (change events) written, and the state they leave (the meta
+        of :mod:`fakemaster.spark.state_store`; its images and events written into ``store``
+        when one is given). ``probe`` is ``log`` with one row per table of the state in place
+        of its images: what the summaries below read."""
         from pyspark.sql import functions as F
 
-        log, renamed = _resolve(log.drop("batch_id"))
+        raw = probe
+        log, probe, renamed, pending = _resolve(log, probe)
         # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
         # images as hex text, several per batch) on the heap. The small aggregations below read
         # only the columns they need from the Parquet change log.
@@ -186,7 +231,7 @@ class Materialiser:
             & F.exists(F.col("primary_key"), changed)
         )
         summary = (
-            log.where(F.col("table").isNotNull())
+            probe.where(F.col("table").isNotNull())
             .groupBy("database", "table")
             .agg(
                 F.max_by(
@@ -205,27 +250,35 @@ class Materialiser:
             else None
             for r in summary
         }
+        # The shapes a TABLE_MAP gave (carried by the state's rows, as a TABLE_MAP would).
+        mapped_shapes = {n: s.asDict() for n, s in schemas.items() if s is not None}
         # A table whose last CREATE/ALTER/RENAME comes after its last TABLE_MAP (or that has
         # none): its columns are those the DDL gives, applied to what is known of it.
         mapped = {(r["database"], r["table"]): r["mapped"] for r in summary}
         added: dict[tuple[str, str], dict[str, Any]] = {}
         problems: dict[tuple[str, str], str] = {}
-        for shaped, (at, shape) in self._ddl_shapes(log, problems).items():
+        for shaped, (at, shape) in self._ddl_shapes(probe, problems).items():
             if shape is not None:
                 added[shaped] = shape["defaults"]
                 if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
                     schemas[shaped] = shape
+                    mapped_shapes.pop(shaped, None)
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
-        resets = self._resets(log)
+        resets = self._resets(probe)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
             if name not in resets or tuple(resets[name][0]) < tuple(seq):
                 resets[name] = (seq, True)
         names |= set(renamed)
-        statements = _statement_dml(log)
+        statements = _statement_dml(probe)
+        for database, table, count in base[1].get("statement_dml", []) if base else []:
+            statements[(database, table)] = statements.get((database, table), 0) + count
         names |= {n for n in statements if n[1] is not None}
         results = []
+        kept_tables: list[dict[str, Any]] = []
+        skipped: list[tuple[str, str]] = []
         for database, table in sorted(names):
             problem = problems.get((database, table))
+            dir_name = table_dir_name(database, table)
             try:
                 result = self._table(
                     row_ops,
@@ -235,19 +288,118 @@ class Materialiser:
                     resets,
                     (database, table) in folded,
                     added.get((database, table), {}),
+                    None if store is None else store.table_path(batch_id, dir_name),
                 )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
                 if problem is not None and problem not in reason:
                     reason = f"{reason}; {problem}"
-                result = TableResult(table_dir_name(database, table), 0, None, reason)
+                result = TableResult(dir_name, 0, None, reason)
+                skipped.append((database, table))
             else:
                 notes = (problem,) if problem is not None and result.path is not None else ()
                 result = replace(result, notes=notes)
+                if result.path is not None:
+                    kept_tables.append(
+                        {
+                            "database": database,
+                            "table": table,
+                            "shape": _jsonable(mapped_shapes.get((database, table))),
+                        }
+                    )
             results.append(replace(result, statement_dml=statements.get((database, table), 0)))
             if self.on_table is not None:
                 self.on_table(results[-1], len(results), len(names))
-        return results
+        meta: dict[str, Any] = {"batch_id": batch_id}
+        if store is not None:
+            meta.update(
+                self._keep(raw, row_ops, pending, skipped, resets, store.events_path(batch_id))
+            )
+        meta["tables"] = kept_tables
+        meta["statement_dml"] = [[d, t, n] for (d, t), n in sorted(statements.items(), key=str)]
+        keys = dict(base[1].get("keys", {})) if base else {}
+        for (database, table), shape in mapped_shapes.items():
+            if shape.get("primary_key"):
+                keys[table_dir_name(database, table)] = list(shape["primary_key"])
+        meta["keys"] = keys
+        return results, meta
+
+    def _keep(
+        self,
+        raw: Any,
+        row_ops: Any,
+        pending: tuple[set[str], set[str]],
+        skipped: Sequence[tuple[str, str]],
+        resets: dict[tuple[str, str | None], tuple[Any, bool]],
+        path: str,
+    ) -> dict[str, Any]:
+        """Writes the events the next batch still needs as events (state_store) to ``path``:
+        the shaping DDL and the transactions still prepared (as read: the next batch resolves
+        them again), and the rows of the tables that could not be written (as resolved, after
+        every other event); returns ``after``, the sequence the next batch's state rows
+        take."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        last = raw.agg(F.max("seq").alias("m")).first()
+        after = None if last is None or last["m"] is None else last["m"].asDict()
+        xids, gtids = pending
+        kept = (F.col("op") == "ddl") & F.col("ddl_kind").isin(*_KEPT_DDL)
+        if xids:
+            kept |= (
+                (F.col("op") == "xa")
+                & (F.col("ddl_kind") == "XA_PREPARE")
+                & F.col("ddl").isin(*xids)
+            )
+        if gtids:
+            kept |= F.col("op").isin("c", "u", "d") & F.coalesce(
+                F.col("source.gtid").isin(*gtids), F.lit(False)
+            )
+        events = raw.where(kept)
+        if skipped and after is not None:
+            rows = None
+            for database, table in skipped:
+                found = self._events(row_ops, database, table, resets)
+                if found is not None:
+                    rows = found if rows is None else rows.unionByName(found)
+            if rows is not None:
+                order = F.row_number().over(Window.orderBy("seq")) + 1
+                moved = after_seq(after, 0)
+                rows = rows.withColumn(
+                    "seq",
+                    F.struct(
+                        F.lit(moved["file_index"]).cast("bigint").alias("file_index"),
+                        F.lit(moved["pos"]).cast("bigint").alias("pos"),
+                        F.lit(moved["event"]).cast("int").alias("event"),
+                        (F.lit(moved["row"]) + order).cast("int").alias("row"),
+                    ),
+                ).select(*raw.columns)
+                events = events.unionByName(rows)
+                # Past the moved rows: the state's rows of the next batch come after them.
+                top = rows.agg(F.max("seq").alias("m")).first()
+                if top is not None and top["m"] is not None:
+                    after = top["m"].asDict()
+        events.write.mode("overwrite").parquet(path)
+        return {"after": after}
+
+    @staticmethod
+    def _events(
+        row_ops: Any,
+        database: str,
+        table: str,
+        resets: dict[tuple[str, str | None], tuple[Any, bool]],
+    ) -> Any:
+        """The row events of a table after its last reset, None when that reset drops it."""
+        from pyspark.sql import functions as F
+
+        candidates = [r for r in (resets.get((database, table)), resets.get((database, None))) if r]
+        reset = max(candidates, key=lambda r: tuple(r[0])) if candidates else None
+        if reset is not None and reset[1]:
+            return None
+        events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
+        if reset is not None:
+            events = events.where(F.col("seq") > _seq_literal(reset[0]))
+        return events
 
     def _ddl_shapes(
         self, log: Any, problems: dict[tuple[str, str], str]
@@ -352,20 +504,18 @@ class Materialiser:
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
         fold: bool,
         added: Mapping[str, Any],
+        state: str | None = None,
     ) -> TableResult:
+        """Writes one table (and its images to ``state``, when given: the state's rows)."""
         from pyspark.sql import functions as F
 
         name = table_dir_name(database, table)
         path = f"{self.out}/tables/{name}"
-        candidates = [r for r in (resets.get((database, table)), resets.get((database, None))) if r]
-        reset = max(candidates, key=lambda r: tuple(r[0])) if candidates else None
-        if reset is not None and reset[1]:
+        events = self._events(row_ops, database, table, resets)
+        if events is None:
             if _is_local(path) and os.path.isdir(_local(path)):
                 shutil.rmtree(_local(path))
             return TableResult(name, 0, None)
-        events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
-        if reset is not None:
-            events = events.where(F.col("seq") > _seq_literal(reset[0]))
         if schema is None:
             columns: Sequence[str] = self._snapshot_columns(events)
             types: Sequence[str] = ["string"] * len(columns)
@@ -420,6 +570,10 @@ class Materialiser:
             )
         else:
             images = self._keyed(events, key)
+        if state is not None:
+            # The images are the state's rows: computed once, then typed from what was written.
+            images.write.mode("overwrite").parquet(state)
+            images = self.spark.read.schema("image map<string,string>").parquet(state)
         from pyspark.sql import Observation
 
         # Each value that becomes NULL though the binlog has one (or has none: the column is
@@ -584,7 +738,11 @@ class Materialiser:
                 [(json.dumps(value, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(target)
 
-    def _write_position(self, log: Any, batch_id: int) -> None:
+    def _write_position(
+        self, log: Any, base: Mapping[str, Any] | None, batch_id: int
+    ) -> dict[str, Any]:
+        """Writes (and returns) the position after ``log``'s events, which follow those of
+        the position ``base`` (the state's, None: none before)."""
         from pyspark.sql import functions as F
 
         binlog = log.where(F.col("seq.file_index") >= 0)
@@ -603,21 +761,31 @@ class Materialiser:
             )
             .groupBy("domain")
             .agg(F.max("v").alias("v"))
-            .orderBy("domain")
             .collect()
         )
+        # domain -> (seq, server), the latest of each domain
+        domains: dict[int, tuple[int, int]] = {}
+        for text in filter(None, ((base or {}).get("gtid_binlog_pos") or "").split(",")):
+            domain, server, seq = (int(part) for part in text.split("-"))
+            domains[domain] = (seq, server)
+        for r in gtids:
+            found = (int(r["v"]["seq"]), int(r["v"]["server"]))
+            domains[int(r["domain"])] = max(found, domains.get(int(r["domain"]), found))
         source = last["s"] if last is not None else None
+        count = int(last["n"]) if last is not None else 0
+        before = base or {}
         position = {
             "batch_id": batch_id,
-            "events": int(last["n"]) if last is not None else 0,
-            "file": source["file"] if source else None,
-            "pos": source["pos"] if source else None,
-            "gtid": source["gtid"] if source else None,
+            "events": int(before.get("events") or 0) + count,
+            "file": source["file"] if source else before.get("file"),
+            "pos": source["pos"] if source else before.get("pos"),
+            "gtid": source["gtid"] if source else before.get("gtid"),
             "gtid_binlog_pos": ",".join(
-                f"{r['domain']}-{r['v']['server']}-{r['v']['seq']}" for r in gtids
+                f"{d}-{server}-{seq}" for d, (seq, server) in sorted(domains.items())
             ),
         }
         self._write_json(self.position_path, position)
+        return position
 
 
 _INTEGER_TYPES = {  # SQL type: (signed, unsigned) Spark type
@@ -676,6 +844,15 @@ def _shape(table: Any) -> dict[str, Any] | None:
     }
 
 
+def _jsonable(shape: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if shape is None:
+        return None
+    return {
+        k: None if shape.get(k) is None else list(shape[k])
+        for k in ("columns", "column_types", "primary_key")
+    }
+
+
 def _add_problem(problems: dict[tuple[str, str], str], name: tuple[str, str], text: str) -> None:
     problems[name] = f"{problems[name]}; {text}" if name in problems else text
 
@@ -730,15 +907,18 @@ def rename_pairs(text: str, database: str) -> list[tuple[tuple[str, str], tuple[
     ]
 
 
-def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
+def _resolve(
+    log: Any, probe: Any
+) -> tuple[Any, Any, dict[tuple[str, str | None], Any], tuple[set[str], set[str]]]:
     """The change events as the rules see them: rows of a prepared XA transaction moved to its
     XA COMMIT (dropped at XA ROLLBACK, absent while still prepared), and events of a renamed
-    table under its new name. Also the tables renamed away, with the rename's sequence."""
-    from pyspark.sql import Window
+    table under its new name; ``log`` and ``probe`` (the same events but a state's images,
+    what the marks are read from) alike. Also the tables renamed away, with the rename's
+    sequence, and the XA transactions still prepared (their xids and gtids)."""
     from pyspark.sql import functions as F
 
     marks = (
-        log.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
+        probe.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
         .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
         .orderBy("seq")
         .collect()
@@ -774,6 +954,24 @@ def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
             active[old] = [(old, seq, None)]
             renamed[old] = seq
             renamed.pop(new, None)
+    pending = (set(prepared), set(prepared.values()))
+    log = _moved(log, held, committed, active, dead)
+    probe = _moved(probe, held, committed, active, dead)
+    log, probe = _inherit_names(log, probe)
+    return log, probe, renamed, pending
+
+
+def _moved(
+    log: Any,
+    held: set[str],
+    committed: Mapping[str, Any],
+    active: Mapping[tuple[str, str], list[tuple[tuple[str, str], Any, Any]]],
+    dead: list[tuple[tuple[str, str], Any, Any]],
+) -> Any:
+    """``log`` with the XA rows and renamed tables of :func:`_resolve`'s marks moved."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
     if held:
         group = F.col("source.gtid")
         waiting = F.coalesce(group.isin(*held), F.lit(False)) & F.col("op").isin("c", "u", "d")
@@ -836,14 +1034,14 @@ def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
             )
             .drop("_to")
         )
-    return _inherit_names(log), renamed
+    return log
 
 
 def _unnamed(columns: Sequence[str]) -> bool:
     return all(c == f"@{i + 1}" for i, c in enumerate(columns))
 
 
-def _inherit_names(log: Any) -> Any:
+def _inherit_names(log: Any, probe: Any) -> tuple[Any, Any]:
     """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
     MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
     TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
@@ -851,7 +1049,7 @@ def _inherit_names(log: Any) -> Any:
     from pyspark.sql import functions as F
 
     shapes = (
-        log.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
+        probe.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
         .where(F.col("table").isNotNull())
         .groupBy("database", "table", "columns", "primary_key", "ddl_kind")
         .agg(F.min("seq").alias("first"), F.max("seq").alias("last"))
@@ -875,7 +1073,7 @@ def _inherit_names(log: Any) -> Any:
         elif name in named and len(named[name]["columns"]) == len(shape["columns"]):
             renames.append((shape, named[name]))
     if not renames:
-        return log
+        return log, probe
     columns, key, before, after = (F.col(c) for c in ("columns", "primary_key", "before", "after"))
     for shape, source in renames:
         match = (
@@ -900,11 +1098,12 @@ def _inherit_names(log: Any) -> Any:
         ).otherwise(key)
         before = F.when(match, renamed(F.col("before"))).otherwise(before)
         after = F.when(match, renamed(F.col("after"))).otherwise(after)
-    return (
-        log.withColumn("before", before)
+    return tuple(
+        frame.withColumn("before", before)
         .withColumn("after", after)
         .withColumn("primary_key", key)
         .withColumn("columns", columns)
+        for frame in (log, probe)
     )
 
 
