@@ -2,15 +2,19 @@
 
 Layout of the output directory ``OUT``::
 
-    OUT/changes/batch_id=N/      the change events of micro-batch N (Parquet)
+    OUT/changes/batch_id=N/      the change events of micro-batch N (Parquet; the last only)
+    OUT/state/batch_id=N/        what batch N leaves for batch N+1 (state_store)
     OUT/tables/<db>.<table>/     the current state of each table (Parquet, typed columns)
     OUT/position.json            the batch and binlog position the tables reflect
     OUT/report.json              per table: written, dropped or skipped (why), statement DML, NULLs
 
-Idempotence (pattern (a) of the notes): batch N's change events are written with dynamic
-partition overwrite into ``batch_id=N``, so a replayed batch rewrites the same partition; the
-tables are then computed from every change event of the batches up to N (merge on read) and
-overwritten. Applying batch N twice, or N again after N, gives the same files.
+Incremental (docs/spark.md): batch N's events are applied to the state of batch N-1 (each
+table's rows as ``r`` events after every event folded into them, the DDL and prepared XA
+transactions still needed as events), never to the batches before; the state of N replaces
+them on disk. Idempotence (pattern (a) of the notes): batch N's change events are written with
+dynamic partition overwrite into ``batch_id=N``, and the state N-1 stays until batch N+1, so a
+replayed batch N is computed again from it. Applying batch N twice, or N again after N, gives
+the same tables.
 
 Rules (docs/spark.md):
 
