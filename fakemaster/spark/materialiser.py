@@ -280,20 +280,43 @@ class Materialiser:
         results = []
         kept_tables: list[dict[str, Any]] = []
         skipped: list[tuple[str, str]] = []
+        touched = _touched(probe, base)
+        before = {
+            table_dir_name(t["database"], t["table"]): t
+            for t in (base[1]["tables"] if base else [])
+        }
         for database, table in sorted(names):
             problem = problems.get((database, table))
             dir_name = table_dir_name(database, table)
+            earlier = before.get(dir_name)
             try:
-                result = self._table(
-                    row_ops,
-                    database,
-                    table,
-                    schemas.get((database, table)),
-                    resets,
-                    (database, table) in folded,
-                    added.get((database, table), {}),
-                    None if store is None else store.table_path(batch_id, dir_name),
-                )
+                if (
+                    store is not None
+                    and base is not None
+                    and touched is not None
+                    and (database, table) not in touched
+                    and earlier is not None
+                    and "rows" in earlier
+                ):
+                    # No event of the batch names the table: its state and dataset stay.
+                    store.reuse(base[0], batch_id, dir_name)
+                    result = TableResult(
+                        dir_name,
+                        int(earlier["rows"]),
+                        f"{self.out}/tables/{dir_name}",
+                        nulls=earlier.get("nulls", {}),
+                    )
+                else:
+                    result = self._table(
+                        row_ops,
+                        database,
+                        table,
+                        schemas.get((database, table)),
+                        resets,
+                        (database, table) in folded,
+                        added.get((database, table), {}),
+                        None if store is None else store.table_path(batch_id, dir_name),
+                    )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
                 if problem is not None and problem not in reason:
@@ -309,6 +332,8 @@ class Materialiser:
                             "database": database,
                             "table": table,
                             "shape": _jsonable(mapped_shapes.get((database, table))),
+                            "rows": result.rows,
+                            "nulls": {c: dict(k) for c, k in result.nulls.items()},
                         }
                     )
             results.append(replace(result, statement_dml=statements.get((database, table), 0)))
@@ -846,6 +871,35 @@ def _shape(table: Any) -> dict[str, Any] | None:
             if c.default is not NO_DEFAULT and c.default is not None
         },
     }
+
+
+def _touched(probe: Any, base: tuple[int, Mapping[str, Any]] | None) -> set[Any] | None:
+    """The tables the batch's events name (``probe`` resolved: renamed, XA rows moved to their
+    COMMIT): those after the state's rows (``base``'s ``after``) or snapshot rows; None (every
+    table) when the batch renames tables or names a database's (DROP DATABASE)."""
+    from pyspark.sql import functions as F
+
+    if base is None or base[1].get("after") is None:
+        return None
+    at = after_seq(base[1]["after"])
+    seq = F.struct(
+        *[
+            F.lit(v).cast("bigint" if k in ("file_index", "pos") else "int").alias(k)
+            for k, v in at.items()
+        ]
+    )
+    new = probe.where(
+        ((F.col("seq") > seq) & ~((F.col("op") == "r") & (F.col("seq") == seq)))
+        | (F.col("seq.file_index") < 0)
+    )
+    found = (
+        new.groupBy("database", "table")
+        .agg(F.bool_or(F.col("ddl_kind").isin("RENAME_TABLE", "DROP_DATABASE")).alias("renames"))
+        .collect()
+    )
+    if any(r["renames"] for r in found):
+        return None
+    return {(r["database"], r["table"]) for r in found}
 
 
 def _jsonable(shape: Mapping[str, Any] | None) -> dict[str, Any] | None:

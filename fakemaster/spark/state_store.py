@@ -130,6 +130,8 @@ class StateStore:
             return empty, empty
         batch_id, meta = base
         events = spark.read.schema(schema).parquet(self.events_path(batch_id))
+        if meta.get("after") is None:  # nothing applied yet (empty batches): no table
+            return events, events
         seq = after_seq(meta["after"])
         typed = {f.name: f.dataType for f in schema.fields}
 
