@@ -14,11 +14,12 @@ from fakemaster import _lazy_attributes
 if TYPE_CHECKING:
     from decoder.binlog_file import iter_raw_events, read_binlog
     from decoder.core import decode_event
-    from decoder.packets import CompressedPacketReader, PacketReader
+    from decoder.packets import CompressedInflater, CompressedPacketReader, PacketReader
     from decoder.stream import StreamDecoder
 
 # Each lazily exposed name and the module that defines it.
 _LAZY = {
+    "CompressedInflater": "decoder.packets",
     "CompressedPacketReader": "decoder.packets",
     "PacketReader": "decoder.packets",
     "StreamDecoder": "decoder.stream",
@@ -28,6 +29,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CompressedInflater",
     "CompressedPacketReader",
     "PacketReader",
     "StreamDecoder",

@@ -34,6 +34,8 @@ from fakemaster.vocabulary.packets import OK_STATUS_WARNINGS as _STATUS_WARNINGS
 from fakemaster.vocabulary.packets import PACKET_HEADER as _PACKET_HEADER
 
 __all__ = [
+    "CompressedInflater",
+    "CompressedPacketReader",
     "PacketReader",
     "inflate_packets",
     "parse_binlog_packet",
@@ -322,6 +324,82 @@ class CompressedPacketReader:
                 f"truncated packet: {self._inner.buffered} bytes of an incomplete packet in the "
                 "compressed packets at end of stream",
                 offset=self._inner_from,
+            )
+
+
+class CompressedInflater:
+    """The inner bytes of a byte stream of compressed packets (sans-IO), for a client that
+    reads the inner packets itself (a :class:`PacketReader`, a network ``StreamDecoder``).
+
+    :meth:`feed` takes the bytes read in any chunks and returns the inner bytes (ordinary
+    framed packets) of the compressed packets it completed, inflating eagerly, unlike
+    :class:`CompressedPacketReader`, which reads one only when the payload needs it, as a
+    server does. ``expected_seq`` is the next compressed packet's sequence number (None: not
+    checked; :meth:`expect_sequence` changes it). Memory is bounded: at most one incomplete
+    compressed packet is held (under 16 MiB + 7 bytes), and a body is inflated to at most its
+    stated length (so a lying header cannot make it inflate more than zlib's own ratio). Errors are DecodeError at the stream offset of the compressed packet.
+    """
+
+    def __init__(self, *, expected_seq: int | None = None, exact_length: bool = False) -> None:
+        self._buf = bytearray()
+        self._base = 0  # stream offset of _buf[0]
+        self._next_seq = expected_seq
+        self._exact = exact_length
+
+    def expect_sequence(self, seq: int | None) -> None:
+        self._next_seq = seq
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the first compressed byte not yet inflated."""
+        return self._base
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of an incomplete compressed packet held."""
+        return len(self._buf)
+
+    def feed(self, data: Buffer) -> bytes:
+        buf = self._buf
+        buf += data
+        pos = 0
+        inner = bytearray()
+        try:
+            while len(buf) - pos >= COMPRESSED_HEADER_LEN:
+                word = _PACKET_HEADER.unpack_from(buf, pos)[0]
+                size = word & 0xFFFFFF
+                seq = word >> 24
+                offset = self._base + pos
+                expected = self._next_seq
+                if expected is not None:
+                    if seq != expected:
+                        raise DecodeError(
+                            f"packet sequence number {seq}, expected {expected} "
+                            "(compressed packet)",
+                            offset=offset + 3,
+                        )
+                    self._next_seq = (seq + 1) & 0xFF
+                end = pos + COMPRESSED_HEADER_LEN + size
+                if end > len(buf):
+                    if expected is not None:
+                        self._next_seq = expected  # checked again once the packet is whole
+                    break
+                stated = int.from_bytes(buf[pos + 4 : pos + COMPRESSED_HEADER_LEN], "little")
+                body = bytes(buf[pos + COMPRESSED_HEADER_LEN : end])
+                inner += _inflate(body, stated, offset, self._exact) if stated else body
+                pos = end
+        finally:
+            del buf[:pos]
+            self._base += pos
+        return bytes(inner)
+
+    def finish(self) -> None:
+        """Declare the end of input: DecodeError if a compressed packet is incomplete."""
+        if self._buf:
+            what = "header" if len(self._buf) < COMPRESSED_HEADER_LEN else "body"
+            raise DecodeError(
+                f"truncated compressed packet {what}: {len(self._buf)} bytes at end of stream",
+                offset=self._base,
             )
 
 

@@ -32,6 +32,7 @@ from scenarios.show_create import keys_of, show_create_table
 from scenarios.sql import literal
 from scenarios.state import Contents, Row
 from scenarios.values import python_codec
+from scenarios.versioning import ROW_END_CURRENT
 
 __all__ = [
     "ScenarioCatalogue",
@@ -93,15 +94,19 @@ def catalogue_table(table: Table) -> CatalogueTable:
         for index in keys_of(table)
     ]
     columns = tuple(catalogue_column(c) for c in table.columns)
+    # A system-versioned table's period columns are invisible: not in SELECT * (nor here).
+    shown = tuple(columns[p] for p in table.declared_positions)
     return CatalogueTable(
         database=table.database,
         name=table.name,
-        columns=columns,
+        columns=shown,
         keys=tuple(keys),
         engine=table.engine,
         collation=table.collation,
         comment=table.comment,
         create_text=show_create_table(table, columns),
+        sequence=table.sequence,
+        versioned=table.period is not None,
     )
 
 
@@ -164,6 +169,9 @@ class ScenarioSnapshot:
         if model is None:
             return []
         rows = list(self.contents.rows.get(model.qualified, []))
+        period = model.period_positions
+        if period is not None:  # the current rows (their period columns: not described)
+            rows = [row for row in rows if row[period[1]] == ROW_END_CURRENT]
         if model.key:
             rows.sort(key=lambda row: _sort_key(model, row))
         cells = [

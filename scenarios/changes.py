@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from scenarios.schema import Table
 from scenarios.state import Row
 
-__all__ = ["Change", "Delete", "Insert", "Update"]
+__all__ = ["Change", "Delete", "Insert", "SequenceWrite", "Update"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +48,24 @@ class Update:
 
 @dataclass(frozen=True, slots=True)
 class Delete:
-    """One DELETE statement of one row (``before``, whole)."""
+    """One DELETE statement of one row (``before``, whole). In a system-versioned table the
+    row stays as history: ``after`` is it with its period ended (logged as an UPDATE)."""
 
     table: Table
     before: Row
+    after: Row | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceWrite(Insert):
+    """``SELECT NEXTVAL(s)`` or ``SELECT SETVAL(s, n)`` (``sql``): the sequence's row goes
+    from ``before`` to ``rows[0]``, logged as a WRITE_ROWS of it (non-transactional); no row
+    (``rows`` empty) when the statement leaves the row as it is (nothing logged).
+    ``value``: what the statement returns (None: SETVAL changed nothing)."""
+
+    before: Row = ()
+    sql: str = ""
+    value: int | None = None
 
 
 Change = Insert | Update | Delete

@@ -120,6 +120,7 @@ from scenarios.history import (
     Step,
     Transaction,
     XaEnd,
+    history_row,
     xa_text,
 )
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Table
@@ -337,7 +338,8 @@ def _image_columns(
     change: Change, settings: Settings, facts: _TableFacts
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     every = facts.every
-    mode = settings.binlog_row_image if facts.key else "FULL"
+    # A sequence's row (no key) is logged as any keyed row: MINIMAL, its moved columns.
+    mode = settings.binlog_row_image if facts.key or facts.table.sequence else "FULL"
     if mode == "FULL":
         if isinstance(change, Insert):
             return (), every
@@ -345,6 +347,9 @@ def _image_columns(
             return every, ()
         return every, every
     no_blobs = facts.no_blobs
+    if mode == "MINIMAL" and facts.table.period is not None:
+        # A system-versioned table's after images are whole in MINIMAL too (10.11).
+        return (() if isinstance(change, Insert) else facts.key), every
     if isinstance(change, Insert):
         if mode == "MINIMAL":
             return (), tuple(sorted({*change.given, *change.filled}))
@@ -442,6 +447,19 @@ def _logged_rows(change: Change) -> list[tuple[Row | None, Row | None]]:
     return [(change.before, None)]
 
 
+def _versioned_parts(change: Change) -> list[Change]:
+    """A system-versioned table's statement as the plain changes it logs."""
+    if isinstance(change, Delete) and change.after is not None:
+        end = change.table.period_positions
+        assert end is not None
+        return [Update(change.table, change.before, change.after, (end[1],))]
+    if isinstance(change, Update):
+        history = history_row(change)
+        if history is not None:
+            return [change, Insert(change.table, (history,), change.table.declared_positions)]
+    return [change]
+
+
 def rows_events(
     change: Change,
     table_map: TableMapEvent,
@@ -450,14 +468,34 @@ def rows_events(
     server_id: int = 1,
     timestamp: int = 0,
     bodies: dict[int, bytes] | None = None,
+    statement_end: bool = True,
+    versioned: bool = True,
 ) -> list[RowsEvent]:
     """The rows events of one statement (split at binlog_row_event_max_size), [] when it
-    changes no row; their headers carry ``server_id`` and ``timestamp``.
+    changes no row; their headers carry ``server_id`` and ``timestamp``. A system-versioned
+    table's UPDATE is its UPDATE_ROWS then the WRITE_ROWS of the history row (STMT_END on the
+    last), its DELETE an UPDATE_ROWS ending the row (:mod:`scenarios.versioning`).
 
     ``bodies``: where to put each event's encoded body (by ``id(event)``), as the encoder
     writes it in a stream of 6-byte table ids: the rows are encoded here once, to size the
     events, and those bytes are the events' rows (:func:`to_store` hands them to the store).
     """
+    if change.table.period is not None and versioned:
+        parts = _versioned_parts(change)
+        if len(parts) > 1 or parts[0] is not change:
+            parted: list[RowsEvent] = []
+            for number, part in enumerate(parts, 1):
+                parted += rows_events(
+                    part,
+                    table_map,
+                    settings,
+                    server_id=server_id,
+                    timestamp=timestamp,
+                    bodies=bodies,
+                    statement_end=statement_end and number == len(parts),
+                    versioned=False,
+                )
+            return parted
     logged = _logged_rows(change)
     if not logged:
         return []
@@ -529,7 +567,7 @@ def rows_events(
     events: list[RowsEvent] = []
     last = len(groups) - 1
     for index, (compressed, group, encoded_rows) in enumerate(groups):
-        flags = RowsFlag.STMT_END if index == last else 0
+        flags = RowsFlag.STMT_END if index == last and statement_end else 0
         event: RowsEvent
         if kind is UpdateRowsEvent:
             event = UpdateRowsEvent(

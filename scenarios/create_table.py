@@ -73,6 +73,7 @@ from scenarios.schema import (
 )
 from scenarios.table_options import ENGINE_TABLE_OPTIONS, PLAIN_TABLE_OPTIONS, in_server_order
 from scenarios.values import float32
+from scenarios.versioning import versioned_table
 
 __all__ = ["Token", "parse_column_type", "parse_create_table", "parse_ddl", "tokenize"]
 
@@ -789,6 +790,8 @@ class _Parser:
     def _default(self) -> dict[str, Any]:
         if self.is_word(*_NOW_WORDS):
             return {"default_expression": self._current_timestamp("DEFAULT")}
+        if self.is_word(*_DRAWN_DEFAULTS):
+            return {"default_expression": self._drawn_default()}
         token = self.peek()
         following = self.peek(1)
         call = (
@@ -827,6 +830,15 @@ class _Parser:
         except HistoryError as exc:
             raise SchemaError(f"CREATE TABLE: {where}: {exc}") from None
         return {"default": value, "default_constant": show_default(expression)}
+
+    def _drawn_default(self) -> str:
+        """DEFAULT uuid() (uuid_short(), sys_guid()): kept and printed as the server prints
+        it; each row's value is the server's draw, never the model's (an insert that leaves
+        the column out is refused by the history)."""
+        name = self.take().text.lower()
+        self.punct("(")
+        self.punct(")")
+        return f"{name}()"
 
     def _current_timestamp(self, clause: str) -> str:
         """CURRENT_TIMESTAMP [(fsp)] and its synonyms, as the server prints it."""
@@ -898,6 +910,10 @@ class _Parser:
                 )
                 self.pos = len(self.tokens)
                 break
+            if word == "WITH" and self.is_word("SYSTEM") and self.is_word("VERSIONING", offset=1):
+                self.pos += 2
+                found["versioning"] = True
+                continue
             if word in ("WITH", "UNION", "DATA", "INDEX", "TABLESPACE"):
                 raise SchemaError(
                     f"CREATE TABLE: table option {word} at {token.at} is not modelled"
@@ -989,7 +1005,7 @@ def _assemble(
     unique = tuple(
         index.columns for index in keys if index.kind == "UNIQUE" and not index.has_prefix
     )
-    return Table(
+    table = Table(
         database,
         bare,
         tuple(columns),
@@ -1005,6 +1021,14 @@ def _assemble(
         comment=options.get("comment", ""),
         partition=options.get("partition"),
     )
+    if options.get("versioning"):
+        if any(name in ("row_start", "row_end") for name in table.column_names):
+            raise SchemaError(
+                f"CREATE TABLE {bare}: declared period columns (AS ROW START/END) are not"
+                " modelled: only the implicit row_start/row_end"
+            )
+        table = versioned_table(table)
+    return table
 
 
 def _named_keys(indexes: list[Index], table: str) -> list[Index]:
@@ -1070,6 +1094,8 @@ def _named_checks(checks: list[tuple[str | None, str]]) -> tuple[tuple[str, str]
 
 _FSP_TYPES = ("time", "datetime", "timestamp")
 _NOW_WORDS = ("CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP")
+# Default functions whose values the server draws per row (not the history's clock).
+_DRAWN_DEFAULTS = ("UUID", "UUID_SHORT", "SYS_GUID")
 # Column options the model refuses by name (rather than at the next token).
 _UNMODELLED_COLUMN_OPTIONS = (
     "VIRTUAL",

@@ -31,6 +31,7 @@ from scenarios.errors import SchemaError
 from scenarios.expressions import referenced_columns
 from scenarios.generated import check_references, with_generated
 from scenarios.schema import INTEGER_RANGES, NO_DEFAULT, Column, ForeignKey, Index, Table
+from scenarios.sequences import Sequence
 from scenarios.show_create import keys_of
 from scenarios.table_options import in_server_order
 from scenarios.values import convert, copied_default
@@ -172,6 +173,8 @@ class CreateTable:
 
     table: Table
     like: tuple[str, str] | None = None
+    # CREATE SEQUENCE: ``table`` is the sequence's table (holding its first row).
+    sequence: Sequence | None = None
 
 
 @dataclass(frozen=True, slots=True)

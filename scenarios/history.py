@@ -50,7 +50,7 @@ from fakemaster.config.accounts import Account
 from fakemaster.store.memory import DEFAULT_SERVER_VERSION
 from fakemaster.vocabulary.events import Gtid, XaXid
 from fakemaster.vocabulary.values import DateTime, Timestamp
-from scenarios.changes import Change, Delete, Insert, Update
+from scenarios.changes import Change, Delete, Insert, SequenceWrite, Update
 from scenarios.create_table import parse_ddl
 from scenarios.ddl import (
     AddColumn,
@@ -68,9 +68,11 @@ from scenarios.ddl import (
 from scenarios.errors import HistoryError, ScenarioError, SchemaError, did_you_mean
 from scenarios.generated import compute_generated, refuse_generated, with_generated
 from scenarios.schema import NO_DEFAULT, Column, Table
+from scenarios.sequences import SequenceState, is_create_sequence, parse_create_sequence
 from scenarios.sql import create_table_sql, ddl_sql, insert_rows_sql, statement_sql
 from scenarios.state import Contents, LiveTables, Row, TableState, Undo
 from scenarios.values import convert
+from scenarios.versioning import ROW_END_CURRENT
 
 __all__ = [
     "ROW_IMAGES",
@@ -168,7 +170,7 @@ class Transaction:
             for change in self.changes
             if isinstance(change, Insert | Update)
             for p in change.filled
-        )
+        ) or any(change.table.period is not None for change in self.changes)
 
     @property
     def prepared(self) -> bool:
@@ -294,6 +296,8 @@ def apply_ddl(live: LiveTables, step: Ddl) -> None:
     if isinstance(statement, CreateTable | TruncateTable):
         assert step.after is not None
         live.add_table(step.after)
+        if isinstance(statement, CreateTable) and statement.sequence is not None:
+            live[step.after.qualified].insert(statement.sequence.start_state().row())
         return
     assert step.before is not None
     old = live.tables[step.before.qualified]
@@ -328,6 +332,48 @@ def apply_ddl(live: LiveTables, step: Ddl) -> None:
     # Only now (nothing raised): the old table goes, the new one takes its place.
     del live.tables[step.before.qualified]
     live.tables[step.after.qualified] = new
+
+
+def apply_change(live: LiveTables, change: Change) -> list[Undo]:
+    """Apply ``change`` to the tables (raising HistoryError if it cannot happen); its undos,
+    in the order they were made. A sequence's row is replaced; a system-versioned table
+    keeps what an UPDATE or DELETE ends as a history row (what ``FOR SYSTEM_TIME ALL``
+    shows)."""
+    state = live[change.table.qualified]
+    undo: list[Undo] = []
+    try:
+        if isinstance(change, SequenceWrite):
+            if change.rows:
+                undo.append(state.update(change.before, change.rows[0]))
+        elif isinstance(change, Insert):
+            for row in change.rows:
+                undo.append(state.insert(row))
+        elif isinstance(change, Update):
+            undo.append(state.update(change.before, change.after))
+            history = history_row(change)
+            if history is not None:
+                undo.append(state.insert(history))
+        elif change.after is not None:
+            undo.append(state.update(change.before, change.after))
+        else:
+            undo.append(state.delete(change.before))
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
+    return undo
+
+
+def history_row(change: Update) -> Row | None:
+    """The history row an UPDATE of a system-versioned table writes (the old values, ended
+    when the new ones start), None for another table or an UPDATE that changes nothing."""
+    period = change.table.period_positions
+    if period is None or change.changes_nothing:
+        return None
+    start, end = period
+    if change.before[start] >= change.after[start]:
+        return None  # a row that started in this second is updated in place (10.11)
+    return tuple(change.after[start] if p == end else v for p, v in enumerate(change.before))
 
 
 # --- the scenario --------------------------------------------------------------------------
@@ -368,6 +414,8 @@ class Scenario:
         # The next AUTO_INCREMENT value of each table that has such a column (InnoDB's
         # counter: never given back by a DELETE).
         self._next_auto: dict[str, int] = {}
+        # Each sequence's state (its next value, the row it logs), by qualified name.
+        self._sequences: dict[str, SequenceState] = {}
         # The history's clock (Unix seconds, UTC): current_timestamp() for DEFAULT and ON
         # UPDATE; idle periods move it on (never the machine's clock).
         self.clock = clock
@@ -391,6 +439,11 @@ class Scenario:
         name = table.qualified
         if name in self.tables:
             raise ScenarioError(f"table {name} is declared twice")
+        if rows and table.period is not None:
+            raise ScenarioError(
+                f"{name}: a system-versioned table takes its rows in steps (their row_start is"
+                " the history's clock), not as initial rows"
+            )
         self._live.add_table(table)
         undo: list[Undo] = []
         try:
@@ -426,6 +479,8 @@ class Scenario:
         ALTER TABLE ADD/DROP/MODIFY [COLUMN] with FIRST/AFTER, DROP TABLE, TRUNCATE TABLE,
         RENAME TABLE. Rows before it keep the old schema, rows after it use the new one."""
         if isinstance(statement, str):
+            if is_create_sequence(statement):
+                return self.create_sequence(statement, **_given(domain_id, server_id))
             statement = parse_ddl(statement, tables=self.tables)
         sources: tuple[int | None, ...] = ()
         before: Table | None
@@ -438,6 +493,10 @@ class Scenario:
             before = self.table(f"{statement.database}.{statement.name}")
             if self.prepared:
                 self._check_unlocked(before.qualified)
+            if before.sequence or before.period is not None:
+                kind = "a sequence" if before.sequence else "a system-versioned table"
+                verb = " ".join(ddl_sql(statement).split()[:2])
+                raise HistoryError(f"{before.qualified}: {verb} of {kind} is not modelled")
             if isinstance(statement, DropTable):
                 after = None
             elif isinstance(statement, TruncateTable):
@@ -782,14 +841,7 @@ class Scenario:
         """Check ``change`` against the current tables and apply it (its undo appended)."""
         if self.prepared:
             self._check_unlocked(change.table.qualified)
-        state = self._live[change.table.qualified]
-        if isinstance(change, Insert):
-            for row in change.rows:
-                undo.append(state.insert(row))
-        elif isinstance(change, Update):
-            undo.append(state.update(change.before, change.after))
-        else:
-            undo.append(state.delete(change.before))
+        undo += apply_change(self._live, change)
 
     def _check_unlocked(self, name: str) -> None:
         for xid, transaction in self.prepared.items():
@@ -804,6 +856,62 @@ class Scenario:
         with self.transaction() as tx:
             tx.insert(table, *rows)
         return self.transactions[-1]
+
+    # --- sequences -------------------------------------------------------------------------
+
+    def create_sequence(self, text: str, **ids: int) -> Ddl:
+        """``CREATE SEQUENCE`` (text, the name qualified) as a DDL step: its table holds the
+        sequence's row from here on."""
+        sequence = parse_create_sequence(text)
+        statement = CreateTable(sequence.table(), sequence=sequence)
+        step = self.ddl(statement, **ids)
+        self._sequences[sequence.table().qualified] = sequence.start_state()
+        return step
+
+    def nextval(self, name: str, **ids: int) -> int:
+        """``SELECT NEXTVAL(name)`` as one transaction; the value it returns (a sequence of
+        NOCYCLE past its end: :class:`~scenarios.sequences.SequenceRunOut`)."""
+        state = self._sequence(name)
+        value, after, _ = state.nextval()
+        self._sequence_write(name, state, after, f"SELECT NEXTVAL({_quoted(name)})", value, ids)
+        return value
+
+    def setval(self, name: str, value: int, **ids: int) -> int | None:
+        """``SELECT SETVAL(name, value)`` as one transaction; what it returns (None: the
+        sequence is past ``value`` already, nothing changes)."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise HistoryError(f"SETVAL({name}, {value!r}): a whole number")
+        state = self._sequence(name)
+        after, _ = state.setval(value)
+        returned = None if after is state else value
+        sql = f"SELECT SETVAL({_quoted(name)}, {value})"
+        self._sequence_write(name, state, after, sql, returned, ids)
+        return returned
+
+    def _sequence(self, name: str) -> SequenceState:
+        found = self._sequences.get(name)
+        if found is None or name not in self.tables:
+            hint = did_you_mean(name, self._sequences) or f" (declared: {sorted(self._sequences)})"
+            raise HistoryError(f"no sequence {name!r}{hint}")
+        return found
+
+    def _sequence_write(
+        self,
+        name: str,
+        before: SequenceState,
+        after: SequenceState,
+        sql: str,
+        value: int | None,
+        ids: Mapping[str, int],
+    ) -> None:
+        table = self.tables[name]
+        old, new = before.row(), after.row()
+        rows = () if old == new else (new,)
+        # What the server writes of it (a MINIMAL image): next_not_cached_value, cycle_count.
+        moved = (0, table.width - 1)
+        change = SequenceWrite(table, rows, moved, (), old, sql, value)
+        self.add_transaction([change], **ids)
+        self._sequences[name] = after
 
     def update(
         self, table: str, where: Mapping[str, Any], values: Mapping[str, Any]
@@ -885,6 +993,10 @@ class Scenario:
             )
         given = given_names[0]
         refuse_generated(table, given, "an INSERT")
+        _refuse_period(table, given, "an INSERT")
+        if table.sequence:
+            raise HistoryError(f"{table.qualified} is a sequence: nextval() or setval() it")
+        period = table.period_positions or ()
         auto = table.auto_increment_position
         full_rows: list[list[Any]] = []
         for values in rows:
@@ -895,6 +1007,10 @@ class Scenario:
                     row.append(convert(item, by_position[position], table=table.qualified))
                 elif position == auto or item.generated is not None:
                     row.append(None)  # filled below
+                elif period and position == period[0]:
+                    row.append(self._now(item))
+                elif period and position == period[1]:
+                    row.append(ROW_END_CURRENT)
                 elif item.default_expression is not None:
                     row.append(self._now(item))
                 elif item.default is not NO_DEFAULT:
@@ -922,11 +1038,16 @@ class Scenario:
                 or item.default_expression is not None
                 or item.default_constant is not None  # evaluated per row: logged (10.11)
                 or p in logged
+                or p in period
             )
         )
         return Insert(table, tuple(tuple(row) for row in full_rows), given, filled)
 
     def _locate(self, table: Table, where: Mapping[str, Any]) -> Row:
+        if table.sequence:
+            raise HistoryError(f"{table.qualified} is a sequence: nextval() or setval() it")
+        if table.period is not None:
+            return self._locate_current(table, where)
         key = table.key
         wanted = {table.position(name): value for name, value in where.items()}
         expected = set(key) if key else set(range(table.width))
@@ -944,6 +1065,44 @@ class Scenario:
             raise HistoryError(f"{table.qualified}: no row where {dict(where)!r}")
         return state.rows[found]
 
+    def _locate_current(self, table: Table, where: Mapping[str, Any]) -> Row:
+        """The current row of a system-versioned table that ``where`` names (by its declared
+        key, or every declared column), as :meth:`_locate` (its history rows are not seen)."""
+        period = table.period_positions
+        assert period is not None
+        expected = [p for p in table.key or table.declared_positions if p not in period]
+        wanted = {table.position(name): value for name, value in where.items()}
+        if set(wanted) != set(expected):
+            names = [table.columns[p].name for p in expected]
+            what = "its key" if table.key else "every column (the table has no key)"
+            raise HistoryError(f"{table.qualified}: a row is named by {what}: {names}")
+        image = {
+            position: convert(table.columns[position], value, table=table.qualified)
+            for position, value in wanted.items()
+        }
+        image[period[1]] = ROW_END_CURRENT
+        for row in self._live[table.qualified].rows.values():
+            if all(type(row[p]) is type(v) and row[p] == v for p, v in image.items()):
+                return row
+        raise HistoryError(f"{table.qualified}: no current row where {dict(where)!r}")
+
+    def _delete(self, table: Table, where: Mapping[str, Any]) -> Delete:
+        before = self._locate(table, where)
+        period = table.period_positions
+        if period is None:
+            return Delete(table, before)
+        now = self._now(table.columns[period[1]])
+        ended = tuple(now if p == period[1] else v for p, v in enumerate(before))
+        key = table.key
+        if key and any(
+            all(row[p] == ended[p] for p in key)
+            for row in self._live[table.qualified].rows.values()
+        ):
+            # A history row of that key ends now already (an UPDATE in this second): the
+            # server deletes the row instead (DELETE_ROWS, checked on 10.11).
+            return Delete(table, before)
+        return Delete(table, before, ended)
+
     def _update(self, table: Table, where: Mapping[str, Any], values: Mapping[str, Any]) -> Update:
         if not values:
             raise HistoryError(f"{table.qualified}: an update that sets no column")
@@ -951,6 +1110,7 @@ class Scenario:
         after = list(before)
         assigned = _positions(table, values)
         refuse_generated(table, assigned, "an UPDATE")
+        _refuse_period(table, assigned, "an UPDATE")
         for name, value in values.items():
             position = table.position(name)
             after[position] = convert(table.columns[position], value, table=table.qualified)
@@ -964,6 +1124,10 @@ class Scenario:
         for position in filled:
             after[position] = self._now(table.columns[position])
         compute_generated(table, after)
+        period = table.period_positions
+        if period is not None:  # the new values start now (the same ones too: 10.11)
+            after[period[0]] = self._now(table.columns[period[0]])
+            filled = tuple(sorted({*filled, period[0]}))
         if changed:  # a MINIMAL image carries these whether they changed or not
             filled = tuple(sorted({*filled, *table.always_logged_generated}))
         return Update(table, before, tuple(after), assigned, filled)
@@ -971,6 +1135,15 @@ class Scenario:
     def _now(self, column: Column) -> Any:
         """current_timestamp() in ``column`` at the history's clock (the session's time zone
         is UTC)."""
+        if column.default_expression is not None and not column.default_expression.startswith(
+            "current_timestamp"
+        ):
+            # DEFAULT uuid(): the server draws each row's value; no history can know it.
+            raise HistoryError(
+                f"{column.name}: an insert that leaves it out takes DEFAULT"
+                f" {column.default_expression}, which the server draws (not modelled): give"
+                " its value"
+            )
         moment = _dt.datetime.fromtimestamp(self.clock, _dt.UTC)
         if column.type == "timestamp":
             return Timestamp(self.clock, 0)
@@ -981,6 +1154,27 @@ class Scenario:
         raise HistoryError(
             f"{column.name}: current_timestamp() in a {column.type} column is not modelled"
         )
+
+
+def _given(domain_id: int | None, server_id: int | None) -> dict[str, int]:
+    """The GTID domain and server id a step names (the others: the settings')."""
+    found = {"domain_id": domain_id, "server_id": server_id}
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def _quoted(name: str) -> str:
+    """``database.table`` as SQL names it."""
+    return ".".join("`" + part.replace("`", "``") + "`" for part in name.split(".", 1))
+
+
+def _refuse_period(table: Table, given: tuple[int, ...], what: str) -> None:
+    period = table.period_positions
+    for position in period or ():
+        if position in given:
+            raise HistoryError(
+                f"{table.qualified}: {what} cannot set {table.columns[position].name} (the"
+                " server sets a system-versioned table's period)"
+            )
 
 
 def _positions(table: Table, values: Mapping[str, Any]) -> tuple[int, ...]:
@@ -1029,7 +1223,7 @@ class TransactionBuilder:
 
     def delete(self, table: str, where: Mapping[str, Any]) -> Change:
         found = self._scenario.table(table)
-        return self._add(Delete(found, self._scenario._locate(found, where)))
+        return self._add(self._scenario._delete(found, where))
 
     def rows(self, table: str) -> list[Row]:
         """The rows of ``table`` as this transaction has left them so far."""

@@ -9,6 +9,12 @@ be ambiguous: byte columns (BINARY, VARBINARY, BLOB) are ``0x`` and upper-case h
 JSON ``null`` / TSV ``\\N``. Rows are sorted by the table's key (its values compared as the
 model's values), or by their canonical cells for a table without a key. In TSV, ``\\``, tab,
 newline, carriage return and NUL are escaped as ``mariadb --batch`` does.
+
+A system-versioned table holds every version of its rows, the history rows too, with their
+``row_start``/``row_end`` (what ``SELECT ... FOR SYSTEM_TIME ALL`` returns; a binlog reader that
+keys rows as the TABLE_MAP says, ``row_end`` included, materialises the same); the SQL snapshot
+(:mod:`scenarios.catalogue`) shows its current rows without them, as ``SELECT *`` does. A
+sequence's table holds its one row.
 """
 
 from __future__ import annotations
@@ -20,9 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
-from scenarios.changes import Insert, Update
 from scenarios.errors import ScenarioError
-from scenarios.history import Ddl, Scenario, Transaction, XaEnd, apply_ddl
+from scenarios.history import Ddl, Scenario, Transaction, XaEnd, apply_change, apply_ddl
 from scenarios.schema import Column, Table
 from scenarios.state import Contents, LiveTables, Row
 from scenarios.text import format_double, format_float
@@ -350,14 +355,7 @@ class Oracle:
             else:
                 changes = step.changes
             for change in changes:
-                state = live[change.table.qualified]
-                if isinstance(change, Insert):
-                    for row in change.rows:
-                        state.insert(row)
-                elif isinstance(change, Update):
-                    state.update(change.before, change.after)
-                else:
-                    state.delete(change.before)
+                apply_change(live, change)
         return live
 
     def state(self, after: int | None = None) -> Contents:

@@ -374,6 +374,12 @@ class Table:
     # PARTITION BY ... as the server prints it (after the table options): kept, printed, not
     # simulated (a partitioned table logs its rows as any other).
     partition: str | None = field(default=None, compare=False)
+    # A sequence's table (CREATE SEQUENCE, scenarios.sequences): its row is written outside
+    # the transaction that moves it (a non-transactional group).
+    sequence: bool = False
+    # WITH SYSTEM VERSIONING (scenarios.versioning): the period columns' names (the implicit,
+    # invisible row_start/row_end, appended); primary_key then ends with the period's end.
+    period: tuple[str, str] | None = None
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -437,7 +443,21 @@ class Table:
     def transactional(self) -> bool:
         """Whether the engine is transactional (InnoDB), or not (MyISAM: each statement is
         committed on its own, see :mod:`scenarios.compiler`)."""
-        return self.engine.lower() not in NON_TRANSACTIONAL_ENGINES
+        return not self.sequence and self.engine.lower() not in NON_TRANSACTIONAL_ENGINES
+
+    @property
+    def period_positions(self) -> tuple[int, int] | None:
+        """The positions of a system-versioned table's row_start and row_end, None for
+        another table."""
+        if self.period is None:
+            return None
+        return self.position(self.period[0]), self.position(self.period[1])
+
+    @property
+    def declared_positions(self) -> tuple[int, ...]:
+        """Every column but a system-versioned table's implicit period columns."""
+        period = self.period_positions or ()
+        return tuple(p for p in range(len(self.columns)) if p not in period)
 
     @property
     def qualified(self) -> str:

@@ -18,8 +18,8 @@ real MariaDB 10.11 logs (tests/golden/table_kinds, tests/scenarios/test_sequence
   returns NULL);
 * ``ALTER SEQUENCE s RESTART WITH n`` is a Query event; the next NEXTVAL is n, reserving a block.
 
-This module models a sequence's state and those rows; a scenario history does not take
-sequences yet (docs: what is left).
+This module models a sequence's state and those rows; :meth:`scenarios.history.Scenario.
+create_sequence`, ``nextval`` and ``setval`` put them in a history.
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ from dataclasses import dataclass, replace
 from scenarios.errors import SchemaError
 from scenarios.schema import Column, Table
 
-__all__ = ["Sequence", "SequenceRunOut", "SequenceState", "parse_create_sequence"]
+__all__ = [
+    "SEQUENCE_COLUMNS",
+    "Sequence",
+    "SequenceRunOut",
+    "SequenceState",
+    "is_create_sequence",
+    "parse_create_sequence",
+]
 
 BIGINT_MAX = (1 << 63) - 1
 # MariaDB's defaults: an ascending sequence ends at LONGLONG_MAX - 1, a descending one starts
@@ -55,6 +62,15 @@ _COLUMNS = (
     ("cycle_option", True, _CYCLE_COMMENT),
     ("cycle_count", False, "How many cycles have been done"),
 )
+
+# The columns of every sequence's table, in order.
+SEQUENCE_COLUMNS = tuple(name for name, _, _ in _COLUMNS)
+_CREATE_SEQUENCE = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?SEQUENCE\b", re.IGNORECASE)
+
+
+def is_create_sequence(text: str) -> bool:
+    """Whether ``text`` is a CREATE SEQUENCE statement."""
+    return _CREATE_SEQUENCE.match(text) is not None
 
 
 class SequenceRunOut(SchemaError):
@@ -88,13 +104,22 @@ class Sequence:
             )
             for name, unsigned, comment in _COLUMNS
         )
-        return Table(self.database, self.name, columns, engine=self.engine)
+        return Table(self.database, self.name, columns, engine=self.engine, sequence=True)
 
     def show_create_sequence(self) -> str:
         return (
             f"CREATE SEQUENCE {_quote(self.name)} start with {self.start} minvalue {self.minimum}"
             f" maxvalue {self.maximum} increment by {self.increment} cache {self.cache}"
             f" {'cycle' if self.cycle else 'nocycle'} ENGINE={self.engine}"
+        )
+
+    def create_sql(self) -> str:
+        """The CREATE SEQUENCE statement that makes it (every option spelled out)."""
+        return (
+            f"CREATE SEQUENCE {_quote(self.database)}.{_quote(self.name)} START WITH"
+            f" {self.start} MINVALUE {self.minimum} MAXVALUE {self.maximum} INCREMENT BY"
+            f" {self.increment} CACHE {self.cache} {'CYCLE' if self.cycle else 'NOCYCLE'}"
+            f" ENGINE={self.engine}"
         )
 
     def show_create_table(self) -> str:

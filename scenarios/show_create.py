@@ -16,7 +16,7 @@ from fakemaster.sql.tables.catalogue import CatalogueColumn
 from scenarios.expressions import show
 from scenarios.schema import ForeignKey, Index, Table, sql_string
 
-__all__ = ["key_line", "keys_of", "show_create_table"]
+__all__ = ["declared_keys", "key_line", "keys_of", "show_create_table"]
 
 
 def _quote(name: str) -> str:
@@ -29,16 +29,27 @@ def keys_of(table: Table) -> tuple[Index, ...]:
     if table.indexes:
         return table.indexes
     keys = []
-    if table.primary_key:
-        keys.append(Index("PRIMARY", "PRIMARY", tuple((n, None, False) for n in table.primary_key)))
+    primary, uniques = declared_keys(table)
+    if primary:
+        keys.append(Index("PRIMARY", "PRIMARY", tuple((n, None, False) for n in primary)))
     taken = {"primary"}
-    for unique in table.unique_keys:
+    for unique in uniques:
         name, suffix = unique[0], 2
         while name.lower() in taken:
             name, suffix = f"{unique[0]}_{suffix}", suffix + 1
         taken.add(name.lower())
         keys.append(Index("UNIQUE", name, tuple((n, None, False) for n in unique)))
     return tuple(keys)
+
+
+def declared_keys(table: Table) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """The PRIMARY KEY and UNIQUE keys as declared: a system-versioned table's without the
+    period's end the server adds to them."""
+    if table.period is None:
+        return table.primary_key, table.unique_keys
+    end = table.period[1]
+    primary = tuple(n for n in table.primary_key if n != end)
+    return primary, tuple(tuple(n for n in key if n != end) for key in table.unique_keys)
 
 
 def key_line(index: Index) -> str:
@@ -119,13 +130,17 @@ def column_line(table: Table, shown: CatalogueColumn, index: int) -> str:
 def show_create_table(table: Table, shown: tuple[CatalogueColumn, ...]) -> str:
     """``SHOW CREATE TABLE``'s text for ``table`` (``shown``: its columns as the catalogue
     describes them, in order)."""
-    lines = [column_line(table, item, at) for at, item in enumerate(shown)]
+    declared = set(table.declared_positions)  # not the implicit period columns
+    lines = [column_line(table, item, at) for at, item in enumerate(shown) if at in declared]
     lines += [key_line(index) for index in keys_of(table)]
     lines += [_foreign_key_line(table, key) for key in table.foreign_keys]
     lines += [f"CONSTRAINT {_quote(name)} CHECK ({expr})" for name, expr in table.checks]
     found = collation_by_name(table.collation)
     charset = found.charset if found is not None else "utf8mb4"
     tail = f" ENGINE={table.engine}"
+    if table.sequence:  # no character set (checked on 10.11)
+        body = ",\n".join("  " + line for line in lines)
+        return f"CREATE TABLE {_quote(table.name)} (\n{body}\n){tail} SEQUENCE=1"
     if table.auto_increment is not None and table.auto_increment > 1:
         tail += f" AUTO_INCREMENT={table.auto_increment}"
     tail += f" DEFAULT CHARSET={charset} COLLATE={table.collation}"
@@ -136,5 +151,7 @@ def show_create_table(table: Table, shown: tuple[CatalogueColumn, ...]) -> str:
     tail += "".join(f" {n}={v}" for n, v in engine_options)
     if table.partition is not None:
         tail += f"\n {table.partition}"
+    if table.period is not None:
+        tail += " WITH SYSTEM VERSIONING"
     body = ",\n".join("  " + line for line in lines)
     return f"CREATE TABLE {_quote(table.name)} (\n{body}\n){tail}"

@@ -17,7 +17,7 @@ from typing import Any
 
 from fakemaster.vocabulary.mariadb_types import FixedBinaryValue
 from fakemaster.vocabulary.values import Date, DateTime, Time, Timestamp
-from scenarios.changes import Change, Delete, Insert, Update
+from scenarios.changes import Change, Delete, Insert, SequenceWrite, Update
 from scenarios.ddl import (
     AddColumn,
     AddIndex,
@@ -38,7 +38,7 @@ from scenarios.ddl import (
 )
 from scenarios.expressions import show
 from scenarios.schema import NO_DEFAULT, Column, Table, sql_string
-from scenarios.show_create import key_line
+from scenarios.show_create import declared_keys, key_line
 from scenarios.state import Row
 from scenarios.values import python_codec
 
@@ -123,7 +123,9 @@ def _condition(column: Column, value: Any) -> str:
 
 
 def _where(table: Table, row: Row) -> str:
-    positions = table.key or tuple(range(table.width))
+    # A system-versioned table's statements see its current rows: named without the period.
+    period = table.period_positions or ()
+    positions = tuple(p for p in table.key or range(table.width) if p not in period)
     parts = [_condition(table.columns[p], row[p]) for p in positions]
     return " AND ".join(parts) + ("" if table.key else " LIMIT 1")
 
@@ -131,6 +133,8 @@ def _where(table: Table, row: Row) -> str:
 def statement_sql(change: Change) -> str:
     """The one statement that makes ``change``."""
     table = change.table
+    if isinstance(change, SequenceWrite):
+        return change.sql
     if isinstance(change, Insert):
         names = ",".join(quote_name(table.columns[p].name) for p in change.given)
         rows = ",".join(
@@ -183,6 +187,8 @@ def _named(database: str, name: str) -> str:
 def ddl_sql(statement: DdlStatement) -> str:
     """A DDL statement as SQL (every column spelled out as :func:`create_table_sql` does)."""
     if isinstance(statement, CreateTable):
+        if statement.sequence is not None:
+            return statement.sequence.create_sql()
         if statement.like is not None:
             return f"CREATE TABLE {qualified(statement.table)} LIKE {_named(*statement.like)}"
         return create_table_sql(statement.table)
@@ -227,9 +233,10 @@ _PLAIN_KEYS = ("PRIMARY", "UNIQUE", "KEY")
 def _declared_keys(table: Table) -> list[str]:
     """The keys of a table declared without its key list (the builder's)."""
     parts = []
-    if table.primary_key:
-        parts.append(f"PRIMARY KEY ({','.join(map(quote_name, table.primary_key))})")
-    for unique in table.unique_keys:
+    primary, uniques = declared_keys(table)
+    if primary:
+        parts.append(f"PRIMARY KEY ({','.join(map(quote_name, primary))})")
+    for unique in uniques:
         parts.append(f"UNIQUE KEY ({','.join(map(quote_name, unique))})")
     return parts
 
@@ -237,14 +244,18 @@ def _declared_keys(table: Table) -> list[str]:
 def create_table_sql(table: Table) -> str:
     """``CREATE TABLE`` for ``table``, every column's type, charset and NULL-ability spelled
     out (so that server defaults do not matter)."""
-    parts = [_column_sql(column) for column in table.columns]
+    parts = [_column_sql(table.columns[p]) for p in table.declared_positions]
     if table.indexes:
         # Every key but FULLTEXT/SPATIAL, named as declared (SHOW CREATE TABLE then matches).
         parts += [key_line(index) for index in table.indexes if index.kind in _PLAIN_KEYS]
     else:
         parts += _declared_keys(table)
     auto = f" AUTO_INCREMENT={table.auto_increment}" if table.auto_increment else ""
-    return f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}{auto}"
+    versioning = " WITH SYSTEM VERSIONING" if table.period is not None else ""
+    return (
+        f"CREATE TABLE {qualified(table)} ({', '.join(parts)}) ENGINE={table.engine}{auto}"
+        + versioning
+    )
 
 
 def insert_rows_sql(table: Table, rows: Sequence[Row]) -> list[str]:

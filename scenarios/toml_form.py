@@ -57,6 +57,9 @@ Values are the plain values the Python API accepts (TOML integers, strings, floa
 dates, times and date-times); TOML has no NULL and no bytes, so ``{ null = true }`` is NULL and
 ``{ hex = "00ff" }`` is bytes. Errors are :class:`TomlScenarioError`, naming the file, the line
 for a TOML syntax error, and for the rest the step, change, table and column.
+
+Sequences: ``nextval = "db.seq"`` and ``setval = "db.seq"`` with ``value = n`` steps, after a
+``ddl = "CREATE SEQUENCE db.seq ..."`` (docs/toml.md).
 """
 
 from __future__ import annotations
@@ -254,6 +257,8 @@ def _step(scenario: Scenario, step: Any, where: str, change_where: ChangeWhere) 
         _restart(scenario, step, where)
     elif "idle" in step:
         _idle(scenario, step, where)
+    elif "nextval" in step or "setval" in step:
+        _sequence_step(scenario, step, where)
     elif "xa_commit" in step or "xa_rollback" in step:
         _xa_end(scenario, step, where)
     else:
@@ -305,6 +310,27 @@ def _ddl(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
         raise TomlScenarioError(f"{where}: ddl is the statement's text")
     try:
         scenario.ddl(text, domain_id=ids["domain_id"], server_id=ids["server_id"])
+    except ScenarioError as exc:
+        raise TomlScenarioError(f"{where}: {exc}") from None
+
+
+def _sequence_step(scenario: Scenario, step: Mapping[str, Any], where: str) -> None:
+    """``nextval = "db.seq"`` or ``setval = "db.seq"`` with ``value = n``: one transaction."""
+    verb = "nextval" if "nextval" in step else "setval"
+    _only(
+        step, {"domain_id", "server_id", verb} | ({"value"} if verb == "setval" else set()), where
+    )
+    ids = {name: value for name, value in _ids(step, where).items() if value is not None}
+    name = step[verb]
+    if not isinstance(name, str):
+        raise TomlScenarioError(f"{where}: {verb} names the sequence (database.sequence)")
+    try:
+        if verb == "nextval":
+            scenario.nextval(name, **ids)
+            return
+        if "value" not in step:
+            raise TomlScenarioError(f"{where}: setval takes value = n")
+        scenario.setval(name, step["value"], **ids)
     except ScenarioError as exc:
         raise TomlScenarioError(f"{where}: {exc}") from None
 

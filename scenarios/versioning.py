@@ -12,8 +12,9 @@ key (the TABLE_MAP's SIMPLE_PRIMARY_KEY lists it). A current row ends at
   now``) followed by a WRITE_ROWS event of the history row (the old values, ``row_end = now``);
 * DELETE logs an UPDATE_ROWS event setting ``row_end = now``, no DELETE_ROWS.
 
-This module gives those images; a scenario history does not take versioned tables yet (docs:
-what is left).
+This module gives those images; :class:`scenarios.history.Scenario` takes tables with the implicit
+period (``CREATE TABLE ... WITH SYSTEM VERSIONING``) and :mod:`scenarios.compiler` logs their
+changes so.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ LoggedEvent = tuple[str, tuple[Any, ...]]
 
 
 def versioned_table(table: Table, start: str = "row_start", end: str = "row_end") -> Table:
-    """``table`` with its period columns: the implicit ones appended, or ``start``/``end``
-    when the table declares them (then they must be TIMESTAMP(6) NOT NULL columns of it)."""
+    """``table`` with its period columns: the implicit ones appended (invisible), or
+    ``start``/``end`` when the table declares them (then they must be TIMESTAMP(6) NOT NULL
+    columns of it). Its declared keys are kept as printed; the key rows are logged by (the
+    TABLE_MAP's, the model's) ends with ``end``."""
     names = table.column_names
     columns = table.columns
     if start in names or end in names:
@@ -53,7 +56,10 @@ def versioned_table(table: Table, start: str = "row_start", end: str = "row_end"
     else:
         columns = (
             *columns,
-            *(Column(name=name, type="timestamp", nullable=False, fsp=6) for name in (start, end)),
+            *(
+                Column(name=name, type="timestamp", nullable=False, fsp=6, invisible=True)
+                for name in (start, end)
+            ),
         )
     # The server makes row_end part of every unique key (history rows repeat the key).
     return replace(
@@ -61,7 +67,7 @@ def versioned_table(table: Table, start: str = "row_start", end: str = "row_end"
         columns=columns,
         primary_key=(*table.primary_key, end) if table.primary_key else (),
         unique_keys=tuple((*key, end) for key in table.unique_keys),
-        indexes=(),
+        period=(start, end),
         _index={},
     )
 

@@ -94,6 +94,7 @@ def test_the_codec_packages_expose_their_entry_points() -> None:
         "frame",
     ]
     assert decoder.__all__ == [
+        "CompressedInflater",
         "CompressedPacketReader",
         "PacketReader",
         "StreamDecoder",

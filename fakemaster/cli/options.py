@@ -33,6 +33,7 @@ __all__ = [
     "PASSWORD_ENV",
     "CommandParser",
     "DeprecatedAlias",
+    "add_client_compress_option",
     "add_client_tls_options",
     "add_connection_options",
     "add_deprecated_alias",
@@ -249,6 +250,16 @@ def add_client_tls_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--ssl-cert", type=Path, metavar="FILE", help="client certificate (PEM)")
     group.add_argument("--ssl-key", type=Path, metavar="FILE", help="its private key (PEM)")
+
+
+def add_client_compress_option(parser: argparse.ArgumentParser) -> None:
+    """The mariadb client's ``--compress`` (``-C``), for a command that connects to a primary."""
+    parser.add_argument(
+        "-C",
+        "--compress",
+        action="store_true",
+        help="use the compressed protocol when the primary offers it",
+    )
 
 
 def client_tls_context(args: argparse.Namespace) -> ssl.SSLContext | None:

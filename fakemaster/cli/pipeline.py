@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fakemaster.cli import pipeline_compare, pipeline_submit
-from fakemaster.cli.options import add_client_tls_options, add_connection_options
+from fakemaster.cli.options import (
+    add_client_compress_option,
+    add_client_tls_options,
+    add_connection_options,
+)
 from fakemaster.cli.pipeline_stop import STOPPED, StreamStop, error_line, stopped_line
 
 __all__ = ["TABLES_SKIPPED", "add_parser", "run"]
@@ -75,6 +79,7 @@ def add_parser(subparsers: Any) -> None:
     )
     add_connection_options(stream, listening=False, host="127.0.0.1", port=3306, user="root")
     add_client_tls_options(stream)
+    add_client_compress_option(stream)
     stream.add_argument("--out", required=True, metavar="DIR", help="the output directory")
     stream.add_argument(
         "--checkpoint", required=True, metavar="DIR", help="the streaming query's checkpoint"
@@ -276,8 +281,8 @@ def _session(args: argparse.Namespace) -> Any:
 
 def _tls_options(args: argparse.Namespace) -> dict[str, str]:
     """The source's TLS options from the mariadb-client-style ones (files made absolute: the
-    client may run in another working directory)."""
-    options = {}
+    client may run in another working directory), and ``compress`` from ``--compress``."""
+    options = {"compress": "true"} if args.compress else {}
     if args.ssl:
         options["ssl"] = "true"
     if args.ssl_verify_server_cert:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fakemaster.cli.common import EXIT_OK, CommandError, Subparsers, int_range, seconds
 from fakemaster.cli.options import (
+    add_client_compress_option,
     add_client_tls_options,
     add_connection_options,
     add_deprecated_alias,
@@ -75,6 +76,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "group (%(default)s); the directory is then marked incomplete",
     )
     add_client_tls_options(parser)
+    add_client_compress_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -119,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         server_id=args.server_id or DEFAULT_REPLICA_SERVER_ID,
         max_retries=args.max_retries,
         tls=_tls(args),
+        compress=args.compress,
     )
     try:
         summary = record(options, progress=lambda text: print(text, flush=True))

@@ -3,6 +3,9 @@ MariaDB replica does, and hands over whole committed event groups, decoded event
 events, resuming after faults from the last committed position.
 
 * :mod:`fakemaster.client.protocol`: the sans-IO core of one connection (bytes in, bytes out);
+* :mod:`fakemaster.client.login`: the login both it and ``record``'s SQL session use (the
+  greeting, TLS, the auth switch, then the compressed protocol with
+  ``ClientConfig(compress=True)``); :mod:`fakemaster.client.errors`: the typed errors;
 * :mod:`fakemaster.client.position`: the resume position and the assembly of committed groups;
 * :mod:`fakemaster.client.changes`: change events (operation, table, before/after, GTID...;
   DDL statements as ``ddl`` changes, XA transactions at their XA COMMIT);

@@ -2,8 +2,9 @@
 
 :class:`ReplicaConnection` speaks to any MariaDB 10.x primary as a MariaDB replica does (the
 statements a 10.11 replica sends, in its order, as a real primary's general query log shows
-them; tests/fakemaster/client/test_recorded.py): the handshake and mysql_native_password (with
-the auth switch), then
+them; tests/fakemaster/client/test_recorded.py): the login of :mod:`fakemaster.client.login`
+(TLS, mysql_native_password or ed25519 through the auth switch, the compressed protocol when
+``ClientConfig.compress``), then
 
 1. ``SELECT UNIX_TIMESTAMP()``, ``SHOW VARIABLES LIKE 'SERVER_ID'`` (a primary with the
    replica's own server id is refused, as a real replica refuses it),
@@ -36,39 +37,34 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import cast
 
-from decoder.packets import PacketReader, parse_err
+from decoder.packets import parse_err
 from decoder.primitives import read_packed_int
 from decoder.stream import DecodedEvent, StreamDecoder
-from encoder.packets import encode_semi_sync_ack, frame
-from fakemaster.client.position import Position
-from fakemaster.client.tls import TlsLayer
-from fakemaster.protocol.ed25519 import ED25519_PLUGIN, ed25519_response
-from fakemaster.protocol.handshake import (
-    NATIVE_PASSWORD,
-    AuthSwitchRequest,
-    Capability,
-    HandshakeResponse,
-    HandshakeV10,
-    native_password_response,
+from encoder.packets import encode_semi_sync_ack
+from fakemaster.client.errors import (
+    AuthError,
+    BinlogUnavailable,
+    ClientError,
+    ConnectionLost,
+    ProtocolError,
+    ServerRefused,
+    TlsError,
+    query_error,
 )
+from fakemaster.client.login import (
+    CLIENT_CAPABILITIES,
+    Login,
+    auth_answer,
+    login_response,
+    ssl_request,
+)
+from fakemaster.client.position import Position
+from fakemaster.protocol.handshake import HandshakeV10
 from fakemaster.vocabulary.commands import BinlogDump, RegisterSlave
 from fakemaster.vocabulary.constants import Command, DumpFlag
 from fakemaster.vocabulary.context import BinlogContext
-from fakemaster.vocabulary.errcodes import (
-    ER_ABORTING_CONNECTION,
-    ER_CON_COUNT_ERROR,
-    ER_CONNECTION_KILLED,
-    ER_MASTER_FATAL_ERROR_READING_BINLOG,
-    ER_NET_ERROR_ON_WRITE,
-    ER_NET_READ_ERROR,
-    ER_NET_READ_INTERRUPTED,
-    ER_NET_WRITE_INTERRUPTED,
-    ER_NOT_SUPPORTED_AUTH_MODE,
-    ER_SERVER_SHUTDOWN,
-    ER_SLAVE_FATAL_ERROR,
-    ER_TOO_MANY_USER_CONNECTIONS,
-)
-from fakemaster.vocabulary.errors import DecodeError, FakemasterError
+from fakemaster.vocabulary.errcodes import ER_SLAVE_FATAL_ERROR
+from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.events import Event, HeartbeatEvent, RotateEvent
 from fakemaster.vocabulary.layouts import Buffer
 from fakemaster.vocabulary.packets import (
@@ -105,99 +101,8 @@ __all__ = [
 ]
 
 BINLOG_DUMP_NON_BLOCK = int(DumpFlag.NON_BLOCK)
-# What the client asks for: MariaDB's own client library's core set, without a database,
-# compression or CLIENT_DEPRECATE_EOF (result sets end with EOF packets); SSL when a TLS
-# context is configured.
-CLIENT_CAPABILITIES = (
-    Capability.MYSQL
-    | Capability.LONG_FLAG
-    | Capability.PROTOCOL_41
-    | Capability.TRANSACTIONS
-    | Capability.SECURE_CONNECTION
-    | Capability.MULTI_RESULTS
-    | Capability.PLUGIN_AUTH
-    | Capability.PLUGIN_AUTH_LENENC_CLIENT_DATA
-)
 _SLAVE_CAPABILITY_GTID = 4  # MARIA_SLAVE_CAPABILITY_GTID
 _ANY_ERROR = None
-_CONNECTION_ERRORS = frozenset(
-    {
-        ER_CON_COUNT_ERROR,
-        ER_SERVER_SHUTDOWN,
-        ER_ABORTING_CONNECTION,
-        ER_NET_READ_ERROR,
-        ER_NET_READ_INTERRUPTED,
-        ER_NET_ERROR_ON_WRITE,
-        ER_NET_WRITE_INTERRUPTED,
-        ER_TOO_MANY_USER_CONNECTIONS,
-        ER_CONNECTION_KILLED,
-    }
-)
-
-
-# --- errors -------------------------------------------------------------------------------
-
-
-class ClientError(FakemasterError):
-    """A replica connection failed. ``retryable``: a new connection may get past it."""
-
-    retryable = True
-
-
-class ConnectionLost(ClientError):
-    """The connection closed or timed out (a client's 2013 "Lost connection")."""
-
-
-class ProtocolError(ClientError):
-    """Bytes from the server that are not what the protocol allows here: a malformed packet,
-    an event whose length or CRC32 is wrong. Reconnecting re-reads them."""
-
-    def __init__(self, message: str, cause: DecodeError | None = None) -> None:
-        super().__init__(message)
-        self.cause = cause
-
-
-class ServerRefused(ClientError):
-    """The server answered a command with an ERR packet."""
-
-    def __init__(self, packet: ErrPacket, during: str) -> None:
-        self.packet = packet
-        self.during = during
-        state = f" ({packet.sqlstate})" if packet.sqlstate is not None else ""
-        super().__init__(f"{during}: server error {packet.errno}{state}: {packet.message}")
-        self.retryable = packet.errno in _CONNECTION_ERRORS
-
-    @property
-    def errno(self) -> int:
-        return self.packet.errno
-
-
-class TlsError(ClientError):
-    """TLS was asked for and could not be had: the server does not offer it, or its
-    certificate or name did not verify (the mariadb client's 2026). Not retried."""
-
-    retryable = False
-
-
-class AuthError(ServerRefused):
-    """The server refused the login (1045 access denied, an unsupported auth plugin...)."""
-
-    retryable = False
-
-
-class BinlogUnavailable(ServerRefused):
-    """ERR 1236 during the dump: the position is gone (purged) or the binlog is damaged. A
-    real replica stops with it ("Got fatal error 1236 from master ..."); so does this client."""
-
-    def __init__(self, packet: ErrPacket, during: str) -> None:
-        super().__init__(packet, during)
-        self.retryable = False
-
-
-def query_error(packet: ErrPacket, during: str) -> ServerRefused:
-    if packet.errno == ER_MASTER_FATAL_ERROR_READING_BINLOG:
-        return BinlogUnavailable(packet, during)
-    return ServerRefused(packet, during)
 
 
 # --- settings and happenings ------------------------------------------------------------
@@ -234,6 +139,8 @@ class ClientConfig:
     dump_flags: int = 0
     #: TLS (:func:`fakemaster.client.tls.tls_context`); None: a plain connection.
     tls: ssl.SSLContext | None = field(default=None, compare=False)
+    #: The compressed protocol when the primary offers it (:mod:`fakemaster.client.login`).
+    compress: bool = False
 
 
 class Phase(Enum):
@@ -255,6 +162,8 @@ class Ready:
     checksum: bool
     semi_sync: bool
     gtid_domain_id: int | None
+    #: The connection speaks the compressed protocol (asked for and offered).
+    compressed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,67 +203,6 @@ class _ResultReader:
     rows: list[tuple[bytes | None, ...]] = field(default_factory=list)
 
 
-def login_response(
-    handshake: HandshakeV10,
-    user: str,
-    password: str,
-    attributes: tuple[tuple[bytes, bytes], ...] = (),
-    *,
-    tls: bool = False,
-) -> bytes:
-    """The handshake response a replica sends to ``handshake``: the client capabilities the
-    server shares, mysql_native_password, and connect attributes when given and the server
-    takes them (with ``tls``, the response sent inside TLS after the SSL request)."""
-    caps = _capabilities(handshake, tls=tls)
-    if attributes and handshake.capabilities & Capability.CONNECT_ATTRS:
-        caps |= Capability.CONNECT_ATTRS
-    response = HandshakeResponse(
-        capabilities=int(caps),
-        user=user.encode(),
-        auth_response=native_password_response(password, handshake.scramble),
-        auth_plugin=NATIVE_PASSWORD,
-        attributes=attributes,
-    )
-    return response.encode()
-
-
-def ssl_request(handshake: HandshakeV10) -> bytes:
-    """The 32-byte SSL request that asks the server to start TLS."""
-    caps = _capabilities(handshake, tls=True)
-    return HandshakeResponse(capabilities=int(caps), ssl_request=True).encode()
-
-
-def _capabilities(handshake: HandshakeV10, *, tls: bool) -> int:
-    caps = CLIENT_CAPABILITIES & (handshake.capabilities | Capability.MYSQL)
-    return caps | Capability.SSL if tls else caps
-
-
-def auth_answer(payload: bytes, password: str) -> bytes | None:
-    """The answer to a login reply that is neither OK nor anything unexpected: the native
-    password response to an auth switch. Raises AuthError for an ERR or another plugin; None
-    for any other packet (the caller says what is unexpected)."""
-    head = payload[0]
-    if head == ERR_HEADER:
-        raise AuthError(parse_err(payload), "the login")
-    if head != EOF_HEADER:
-        return None
-    switch = AuthSwitchRequest.decode(payload)
-    if switch.plugin == ED25519_PLUGIN:
-        # The scramble is 32 random bytes: taken whole (a trailing NUL is part of it).
-        raw = bytes(payload)
-        return ed25519_response(password, raw[raw.index(0, 1) + 1 :][:32])
-    if switch.plugin != NATIVE_PASSWORD:
-        raise AuthError(
-            ErrPacket(
-                ER_NOT_SUPPORTED_AUTH_MODE,
-                "08004",
-                f"auth plugin {switch.plugin!r} is not supported",
-            ),
-            "the login",
-        )
-    return native_password_response(password, switch.data)
-
-
 class ReplicaConnection:
     """One replica connection's protocol state (see the module docstring)."""
 
@@ -366,13 +214,16 @@ class ReplicaConnection:
         server_hostname: str | None = None,
     ) -> None:
         self.config = config
-        # TLS: the session once the SSL request is sent; ciphertext that bypasses it.
-        self._server_hostname = server_hostname
-        self._tls: TlsLayer | None = None
-        self._raw_out = bytearray()
+        self._login = Login(
+            config.user,
+            config.password,
+            attributes=config.connect_attributes,
+            tls=config.tls,
+            server_hostname=server_hostname,
+            compress=config.compress,
+        )
         self.start = start if start is not None else Position()
         self.phase = Phase.GREETING
-        self.handshake: HandshakeV10 | None = None
         self.master_server_id: int | None = None
         self.gtid_domain_id: int | None = None
         # File/pos mode: the primary's binlog_gtid_pos() of the start position.
@@ -380,9 +231,6 @@ class ReplicaConnection:
         self.checksum = config.checksum
         self.semi_sync = False
         self.file = self.start.file
-        self._reader = PacketReader(check_sequence=False)
-        self._out = bytearray()
-        self._seq = 0
         self._queries: list[_Query | str] = []
         self._result: _ResultReader | None = None
         self._current: _Query | str | None = None
@@ -390,17 +238,21 @@ class ReplicaConnection:
         self._ready: Ready | None = None
         self.error: ClientError | None = None
 
+    @property
+    def handshake(self) -> HandshakeV10 | None:
+        """The server's greeting, once read."""
+        return self._login.handshake
+
+    @property
+    def compressed(self) -> bool:
+        """Whether the connection speaks the compressed protocol (known after the login):
+        then the dump's inner packets are not numbered one after the other."""
+        return self._login.compressed
+
     # --- the outside ------------------------------------------------------------------------
 
     def data_to_send(self) -> bytes:
-        data = bytes(self._out)
-        self._out.clear()
-        if self._tls is not None and self._tls.handshake_done:
-            data = self._tls.encrypt(data)
-        if self._raw_out:
-            data = bytes(self._raw_out) + data
-            self._raw_out.clear()
-        return data
+        return self._login.data_to_send()
 
     def feed(self, data: bytes) -> list[Happening]:
         """Take bytes read from the connection; what happened, in order. When the bytes end
@@ -409,24 +261,24 @@ class ReplicaConnection:
         self.raise_error()
         if self.phase is Phase.ENDED:
             return []
-        if self._tls is not None:
-            data = self._through_tls(data)
-            if not data:
-                return []
         if self.phase is Phase.DUMP:
-            return self._feed_dump(data)
-        self._reader.feed(data)
+            return self._feed_dump(self._login.plaintext(data))
+        login = self._login
+        login.feed(data)
         out: list[Happening] = []
-        while self._reads_packets():
-            try:
-                payload = self._reader.next_payload()
-            except DecodeError as error:
-                raise ProtocolError(f"malformed packet: {error}", error) from None
+        while self.phase in (Phase.GREETING, Phase.TLS, Phase.AUTH, Phase.SETUP):
+            payload = login.next_payload()
+            if self.phase is not Phase.SETUP:
+                if login.done:
+                    self.phase = Phase.SETUP
+                    self._plan_setup()
+                    self._next_query()
+                    continue
+                self.phase = Phase(login.phase.value)
             if payload is None:
                 return out
-            self._seq = (self._seq + 1) & 0xFF
             try:
-                self._take(payload)
+                self._setup_reply(payload)
             except DecodeError as error:
                 raise ProtocolError(
                     f"malformed {self.phase.value} packet: {error}", error
@@ -434,36 +286,15 @@ class ReplicaConnection:
         if cast(Phase, self.phase) is Phase.DUMP:  # (mypy keeps the loop's narrowing)
             assert self._ready is not None
             out.append(self._ready)
-            rest = self._reader.detach()
+            rest = login.detach()
             if rest:
                 out += self._feed_dump(rest)
         return out
 
-    def _reads_packets(self) -> bool:
-        """Whether the next bytes are packets of the login or the setup (not the dump's, and
-        not TLS's handshake)."""
-        return self.phase in (Phase.GREETING, Phase.AUTH, Phase.SETUP)
-
-    def _through_tls(self, data: bytes) -> bytes:
-        """The plaintext of ``data`` once TLS is up; during its handshake, the handshake's
-        answer queued and the login response sent when it completes."""
-        assert self._tls is not None
-        if self._tls.handshake_done:
-            return self._tls.decrypt(data)
-        try:
-            self._raw_out += self._tls.handshake(data)
-        except ssl.SSLError as error:
-            raise TlsError(f"TLS handshake failed: {error}") from None
-        if not self._tls.handshake_done:
-            return b""
-        self._send_login()
-        self.phase = Phase.AUTH
-        return self._tls.decrypt(b"")
-
     def plaintext(self, data: bytes) -> bytes:
         """``data`` read from the connection as the protocol sees it (decrypted under TLS),
         for a caller that reads the dump's packets itself after :class:`Ready`."""
-        return self._tls.decrypt(data) if self._tls is not None else data
+        return self._login.plaintext(data)
 
     def connection_lost(self) -> ClientError:
         """The error to raise when the peer closed the connection now (the error that ended
@@ -479,70 +310,8 @@ class ReplicaConnection:
             return repr(self._current.sql if isinstance(self._current, _Query) else self._current)
         return f"the {self.phase.value}"
 
-    # --- packets before the dump --------------------------------------------------------
-
     def _send(self, payload: bytes, *, new_command: bool = False) -> None:
-        if new_command:
-            self._seq = 0
-        packet, self._seq = frame(payload, self._seq)
-        self._out += packet
-
-    def _take(self, payload: bytes) -> None:
-        if self.phase is Phase.GREETING:
-            self._greeting(payload)
-        elif self.phase is Phase.AUTH:
-            self._auth_reply(payload)
-        else:
-            self._setup_reply(payload)
-
-    def _greeting(self, payload: bytes) -> None:
-        if payload[:1] == bytes((ERR_HEADER,)):
-            raise ServerRefused(parse_err(payload), "the connection")  # e.g. 1040 too many
-        handshake = HandshakeV10.decode(payload)
-        self.handshake = handshake
-        context = self.config.tls
-        if context is None:
-            self._send_login()
-            self.phase = Phase.AUTH
-            return
-        if not handshake.capabilities & Capability.SSL:
-            raise TlsError("TLS/SSL error: SSL is required, but the server does not support it")
-        self._send(ssl_request(handshake))
-        self._raw_out += self._out  # the request goes in the clear, before the TLS session
-        self._out.clear()
-        self._tls = TlsLayer(context, self._server_hostname)
-        self._raw_out += self._tls.handshake()
-        self.phase = Phase.TLS
-
-    def _send_login(self) -> None:
-        assert self.handshake is not None
-        self._send(
-            login_response(
-                self.handshake,
-                self.config.user,
-                self.config.password,
-                self.config.connect_attributes,
-                tls=self._tls is not None,
-            )
-        )
-
-    def _auth_reply(self, payload: bytes) -> None:
-        if payload[0] == OK_HEADER:
-            self.phase = Phase.SETUP
-            self._plan_setup()
-            self._next_query()
-            return
-        answer = auth_answer(payload, self.config.password)
-        if answer is None:
-            raise AuthError(
-                ErrPacket(
-                    ER_NOT_SUPPORTED_AUTH_MODE,
-                    "08004",
-                    f"unexpected auth packet 0x{payload[0]:02x}",
-                ),
-                "the login",
-            )
-        self._send(answer)
+        self._login.send(payload, new_command=new_command)
 
     # --- the setup statements -------------------------------------------------------------
 
@@ -639,6 +408,8 @@ class ReplicaConnection:
         ).encode()
 
     def _setup_reply(self, payload: bytes) -> None:
+        if not payload:
+            raise DecodeError("an empty packet where an answer was expected")
         step = self._current
         if step == "register":
             if payload[0] == ERR_HEADER:
@@ -692,7 +463,7 @@ class ReplicaConnection:
         dump = BinlogDump(
             position=position, flags=flags, server_id=config.server_id, file_name=file_name
         )
-        self._send(dump.encode(), new_command=True)
+        self._login.send(dump.encode(), new_command=True, check_answer=not self.semi_sync)
         self._decoder = _RawKeepingDecoder(
             network=True,
             semi_sync=self.semi_sync,
@@ -703,6 +474,9 @@ class ReplicaConnection:
             verify_checksum=config.verify_checksum and self.checksum,
             ctx=BinlogContext(checksum=self.checksum),
             first_sequence=1,
+            # Compressed: the inner packets take the numbers of the compressed ones at each
+            # flush, and MariaDB checks only those (the Login does).
+            check_sequence=not self.compressed,
         )
         handshake = self.handshake
         assert handshake is not None
@@ -713,6 +487,7 @@ class ReplicaConnection:
             checksum=self.checksum,
             semi_sync=self.semi_sync,
             gtid_domain_id=self.gtid_domain_id,
+            compressed=self.compressed,
         )
         self._current = None
         self.phase = Phase.DUMP
@@ -758,7 +533,7 @@ class ReplicaConnection:
             acknowledged = False
             if decoded.ack_requested and not isinstance(event, HeartbeatEvent):
                 ack = SemiSyncAck(position=event.log_pos, file_name=self.file)
-                self._send(encode_semi_sync_ack(ack), new_command=True)
+                self._login.send(encode_semi_sync_ack(ack), new_command=True, check_answer=False)
                 acknowledged = True
             out.append(EventReceived(decoded, self.file, acknowledged, decoder.last_raw))
 

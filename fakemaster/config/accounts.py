@@ -15,6 +15,7 @@ OPTION``, what ``root`` has).
 from __future__ import annotations
 
 import functools
+import hashlib
 import operator
 from dataclasses import dataclass
 from enum import Flag
@@ -27,6 +28,7 @@ __all__ = [
     "REPLICATION_PRIVILEGES",
     "Account",
     "Privilege",
+    "native_password_hash",
     "privilege_names",
 ]
 
@@ -120,6 +122,13 @@ INFORMATION_SCHEMA = "information_schema"
 def privilege_names(privileges: Privilege) -> str:
     """The privileges as an access-denied message lists them: in bit order, comma-separated."""
     return ", ".join(member.sql_name for member in Privilege if member.value & privileges.value)
+
+
+def native_password_hash(password: str) -> str:
+    """``PASSWORD(password)`` as mysql_native_password stores it: ``*`` and SHA1(SHA1(password))
+    in upper-case hex (what SHOW GRANTS and mysql.user show)."""
+    stage = hashlib.sha1(password.encode()).digest()
+    return "*" + hashlib.sha1(stage).hexdigest().upper()
 
 
 @dataclass(frozen=True, kw_only=True)

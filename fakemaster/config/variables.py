@@ -424,6 +424,18 @@ _TUNING = (
     _v("thread_stack", UINT, G, 299008, ro=True),
     # Galera's switch, off on a server without wsrep: tools read it to tell a cluster node.
     _v("wsrep_on", BOOL, B, False, spriv=_SUPER),
+    # What pt-mysql-summary reports as "Key Percona Server features" (10.11's: Disabled,
+    # Disabled, Enabled).
+    _v("userstat", BOOL, G, False),
+    _v(
+        "log_slow_verbosity",
+        STRING,
+        B,
+        "",
+        choices="innodb,query_plan,explain,engine,warnings,full",
+        is_set=True,
+    ),
+    _v("log_slow_slave_statements", BOOL, B, True),
 )
 
 SYSTEM_VARIABLES: dict[str, SystemVariable] = {var.name: var for var in (*_CATALOGUE, *_TUNING)}

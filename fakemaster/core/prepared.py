@@ -151,6 +151,9 @@ class PreparedStatements:
     def handle(
         self, command: int, body: bytes, sql: SessionState, protocol: ClientProtocol
     ) -> PreparedReply:
+        # Then an execute runs its statement through the statement table, which counts it
+        # (Questions, Com_select ...) as MariaDB does.
+        sql.count(_COUNTERS.get(command, "Com_stmt_reset"))
         if command == Command.STMT_PREPARE:
             return self._prepare(body.decode("utf-8", "surrogateescape"), sql, protocol)
         if command == Command.STMT_EXECUTE:
@@ -186,7 +189,11 @@ class PreparedStatements:
         columns: list[ColumnDefinition] = []
         if _RETURNS_ROWS.match(text) or not text:
             bound = bind(text, positions, ["NULL"] * len(positions))
-            outcome = _run(sql, bound.text)
+            sql.counting = False  # run for its columns only: a prepare counts in none of them
+            try:
+                outcome = _run(sql, bound.text)
+            finally:
+                sql.counting = True
             response = outcome.responses[0]
             if isinstance(response, SqlError):
                 return PreparedReply(error=_in_original(response, bound), outcome=outcome)
@@ -336,6 +343,16 @@ def _result_head(
 
 def _unknown(statement_id: int, command_name: str) -> PreparedReply:
     return PreparedReply(error=sql_error(ER_UNKNOWN_STMT_HANDLER, statement_id, command_name))
+
+
+# The Com_* counter of each command (MariaDB counts each command it receives in its own).
+_COUNTERS: dict[int, str] = {
+    Command.STMT_PREPARE: "Com_stmt_prepare",
+    Command.STMT_EXECUTE: "Com_stmt_execute",
+    Command.STMT_FETCH: "Com_stmt_fetch",
+    Command.STMT_CLOSE: "Com_stmt_close",
+    Command.STMT_SEND_LONG_DATA: "Com_stmt_send_long_data",
+}
 
 
 def _run(sql: SessionState, text: str) -> Outcome:

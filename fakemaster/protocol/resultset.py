@@ -39,12 +39,15 @@ from fakemaster.vocabulary.errcodes import (
     ER_COLLATION_CHARSET_MISMATCH,
     ER_CON_COUNT_ERROR,
     ER_CONNECTION_KILLED,
+    ER_DB_CREATE_EXISTS,
     ER_DBACCESS_DENIED_ERROR,
+    ER_DUP_ENTRY,
     ER_EMPTY_QUERY,
     ER_GLOBAL_VARIABLE,
     ER_HANDSHAKE_ERROR,
     ER_ILLEGAL_VALUE_FOR_TYPE,
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
+    ER_KEY_COLUMN_DOES_NOT_EXITS,
     ER_KEY_DOES_NOT_EXISTS,
     ER_KILL_DENIED_ERROR,
     ER_LOCAL_VARIABLE,
@@ -67,6 +70,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_SP_DOES_NOT_EXIST,
     ER_SPECIFIC_ACCESS_DENIED_ERROR,
     ER_STMT_HAS_NO_OPEN_CURSOR,
+    ER_TABLE_EXISTS_ERROR,
     ER_TABLE_NOT_LOCKED,
     ER_TABLEACCESS_DENIED_ERROR,
     ER_UNKNOWN_CHARACTER_SET,
@@ -88,6 +92,7 @@ from fakemaster.vocabulary.errcodes import (
     ER_WRONG_TABLE_NAME,
     ER_WRONG_TYPE_FOR_VAR,
     ER_WRONG_USAGE,
+    ER_WRONG_VALUE_COUNT_ON_ROW,
     ER_WRONG_VALUE_FOR_VAR,
 )
 from fakemaster.vocabulary.errors import DecodeError
@@ -506,6 +511,11 @@ class SqlError(Exception):
 
 # errno -> (SQLSTATE, message format), texts as MariaDB 10.11 sends them.
 ERRORS: dict[int, tuple[str, str]] = {
+    ER_DB_CREATE_EXISTS: ("HY000", "Can't create database '{0}'; database exists"),
+    ER_TABLE_EXISTS_ERROR: ("42S01", "Table '{0}' already exists"),
+    ER_KEY_COLUMN_DOES_NOT_EXITS: ("42000", "Key column '{0}' doesn't exist in table"),
+    ER_DUP_ENTRY: ("23000", "Duplicate entry '{0}' for key '{1}'"),
+    ER_WRONG_VALUE_COUNT_ON_ROW: ("21S01", "Column count doesn't match value count at row {0}"),
     ER_CON_COUNT_ERROR: ("08004", "Too many connections"),
     ER_HANDSHAKE_ERROR: ("08S01", "Bad handshake"),
     ER_DBACCESS_DENIED_ERROR: ("42000", "Access denied for user '{0}'@'{1}' to database '{2}'"),

@@ -2,8 +2,8 @@
 
 The recorder asks a primary what a replica (and a CDC tool) asks it: ``SHOW GLOBAL
 VARIABLES``, ``SHOW BINARY LOGS``... :class:`QueryConnection` logs in as
-:class:`fakemaster.client.protocol.ReplicaConnection` does (mysql_native_password, the auth
-switch) and sends its statements one after the other; rows come back as text cells (bytes or
+:class:`fakemaster.client.protocol.ReplicaConnection` does (the same
+:class:`fakemaster.client.login.Login`) and sends its statements one after the other; rows come back as text cells (bytes or
 None for NULL).
 """
 
@@ -13,23 +13,12 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from decoder.packets import PacketReader, parse_err
+from decoder.packets import parse_err
 from decoder.primitives import read_packed_int
-from encoder.packets import frame
-from fakemaster.client.protocol import (
-    ProtocolError,
-    TlsError,
-    auth_answer,
-    login_response,
-    parse_text_row,
-    query_error,
-    ssl_request,
-)
-from fakemaster.client.tls import TlsLayer
-from fakemaster.protocol.handshake import (
-    Capability,
-    HandshakeV10,
-)
+from fakemaster.client.errors import ProtocolError, query_error
+from fakemaster.client.login import Login
+from fakemaster.client.protocol import parse_text_row
+from fakemaster.protocol.handshake import HandshakeV10
 from fakemaster.vocabulary.constants import Command
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import EOF_HEADER, ERR_HEADER, OK_HEADER, ErrPacket
@@ -68,114 +57,64 @@ class QueryConnection:
         tolerate_errors: bool = False,
         tls: ssl.SSLContext | None = None,
         server_hostname: str | None = None,
+        compress: bool = False,
     ) -> None:
         self.tolerate_errors = tolerate_errors
-        self._tls_context = tls
-        self._server_hostname = server_hostname
-        self._tls: TlsLayer | None = None
-        self._raw_out = bytearray()
+        self._login = Login(
+            user, password, tls=tls, server_hostname=server_hostname, compress=compress
+        )
         self.user = user
         self.password = password
         self.statements = list(statements)
         self.results: list[QueryResult] = []
-        self.handshake: HandshakeV10 | None = None
-        self._reader = PacketReader(check_sequence=False)
-        self._out = bytearray()
-        self._seq = 0
-        self._phase = "greeting"
+        self._querying = False
+        self._done = False
         self._result: QueryResult | None = None
         self._columns_left = -1  # -1: expecting the column count
         self._eof_seen = False
 
     @property
+    def handshake(self) -> HandshakeV10 | None:
+        return self._login.handshake
+
+    @property
     def done(self) -> bool:
-        return self._phase == "done"
+        return self._done
 
     def data_to_send(self) -> bytes:
-        data = bytes(self._out)
-        self._out.clear()
-        if self._tls is not None and self._tls.handshake_done:
-            data = self._tls.encrypt(data)
-        data, self._raw_out = bytes(self._raw_out) + data, bytearray()
-        return data
+        return self._login.data_to_send()
 
     def feed(self, data: bytes) -> None:
-        if self._tls is not None:
-            if not self._tls.handshake_done:
-                try:
-                    self._raw_out += self._tls.handshake(data)
-                except ssl.SSLError as error:
-                    raise TlsError(f"TLS handshake failed: {error}") from None
-                if not self._tls.handshake_done:
-                    return
-                self._login()
-                data = b""
-            data = self._tls.decrypt(data)
-        self._reader.feed(data)
+        login = self._login
+        login.feed(data)
         while not self.done:
+            payload = login.next_payload()
+            if login.done and not self._querying:
+                self._querying = True
+                self._next_statement()
+                continue
+            if payload is None:
+                return
             try:
-                payload = self._reader.next_payload()
-                if payload is None:
-                    return
-                self._seq = (self._seq + 1) & 0xFF
-                self._take(payload)
+                self._answer(payload)
             except DecodeError as error:
                 raise ProtocolError(f"malformed packet: {error}", error) from None
 
-    def _send(self, payload: bytes, *, new_command: bool = False) -> None:
-        if new_command:
-            self._seq = 0
-        packet, self._seq = frame(payload, self._seq)
-        self._out += packet
-
-    def _login(self) -> None:
-        assert self.handshake is not None
-        tls = self._tls is not None
-        self._send(login_response(self.handshake, self.user, self.password, tls=tls))
-        self._phase = "auth"
-
-    def _take(self, payload: bytes) -> None:
-        head = payload[0] if payload else None
-        if self._phase == "greeting":
-            if head == ERR_HEADER:
-                raise query_error(parse_err(payload), "the connection")
-            self.handshake = HandshakeV10.decode(payload)
-            if self._tls_context is None:
-                self._login()
-                return
-            if not self.handshake.capabilities & Capability.SSL:
-                raise TlsError("TLS/SSL error: SSL is required, but the server does not support it")
-            self._send(ssl_request(self.handshake))
-            self._raw_out += self._out  # in the clear, before the TLS session
-            self._out.clear()
-            self._tls = TlsLayer(self._tls_context, self._server_hostname)
-            self._raw_out += self._tls.handshake()
-            self._phase = "tls"
-        elif self._phase == "auth":
-            if head == OK_HEADER:
-                self._next_statement()
-                return
-            answer = auth_answer(payload, self.password) if payload else None
-            if answer is None:
-                raise ProtocolError(f"unexpected packet 0x{head or 0:02x} during the login")
-            self._send(answer)
-        else:
-            self._answer(payload)
-
     def _next_statement(self) -> None:
         if not self.statements:
-            self._phase = "done"
+            self._done = True
             return
         sql = self.statements.pop(0)
         self._result = QueryResult(sql)
         self._columns_left = -1
         self._eof_seen = False
-        self._phase = "query"
-        self._send(bytes((Command.QUERY,)) + sql.encode(), new_command=True)
+        self._login.send(bytes((Command.QUERY,)) + sql.encode(), new_command=True)
 
     def _answer(self, payload: bytes) -> None:
         result = self._result
         assert result is not None
+        if not payload:
+            raise DecodeError("an empty packet where an answer was expected")
         head = payload[0]
         if head == ERR_HEADER and (self._columns_left < 0 or self._eof_seen):
             packet = parse_err(payload)

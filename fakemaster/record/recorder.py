@@ -146,6 +146,8 @@ class RecordOptions:
     max_retries: int = 10
     #: TLS to the upstream (fakemaster.client.tls.tls_context); None: plain.
     tls: ssl.SSLContext | None = None
+    #: The compressed protocol when the upstream offers it.
+    compress: bool = False
 
 
 @dataclass
@@ -251,6 +253,7 @@ def ask_primary(options: RecordOptions) -> tuple[str, list[QueryResult]]:
         tolerate_errors=True,
         tls=options.tls,
         server_hostname=options.host,
+        compress=options.compress,
     )
     with _connect(options, options.net_timeout) as sock:
         while not session.done:
@@ -407,6 +410,7 @@ class _Dump:
             non_blocking=stop.to_end,
             dump_flags=BINLOG_SEND_ANNOTATE_ROWS_EVENT,
             tls=options.tls,
+            compress=options.compress,
         )
         connection = ReplicaConnection(
             config, self.rebuilder.resume_position, server_hostname=options.host
@@ -445,7 +449,10 @@ class _Dump:
                         if len(happenings) != 1:
                             raise ProtocolError("binlog events before the dump was asked for")
                         self.rebuilder.set_checksum(connection.checksum)
-                        reader = PacketReader(expected_seq=1)
+                        # Compressed, the inner numbers jump at each flush (see client.login).
+                        reader = PacketReader(
+                            expected_seq=1, check_sequence=not connection.compressed
+                        )
                         self.last_event = time.monotonic()
                     continue
                 reader.feed(connection.plaintext(data))

@@ -56,6 +56,7 @@ from dataclasses import replace
 from typing import Any
 
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
+from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.state_store import StateStore, after_seq
 from fakemaster.spark.table_report import (
     TableResult,
@@ -267,6 +268,10 @@ class Materialiser:
                 if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
                     schemas[shaped] = shape
                     mapped_shapes.pop(shaped, None)
+                if shape["mariadb_types"]:  # UUID/INET: the DDL says what BINARY(n) is
+                    schemas[shaped] = with_declared_types(
+                        schemas.get(shaped), shape["mariadb_types"]
+                    )
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
         resets = self._resets(probe)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
@@ -277,6 +282,7 @@ class Materialiser:
         for database, table, count in base[1].get("statement_dml", []) if base else []:
             statements[(database, table)] = statements.get((database, table), 0) + count
         names |= {n for n in statements if n[1] is not None}
+        sequences = _sequences(log)
         results = []
         kept_tables: list[dict[str, Any]] = []
         skipped: list[tuple[str, str]] = []
@@ -315,7 +321,8 @@ class Materialiser:
                         resets,
                         (database, table) in folded,
                         added.get((database, table), {}),
-                        None if store is None else store.table_path(batch_id, dir_name),
+                        state=None if store is None else store.table_path(batch_id, dir_name),
+                        sequence=(database, table) in sequences,
                     )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
@@ -534,6 +541,7 @@ class Materialiser:
         fold: bool,
         added: Mapping[str, Any],
         state: str | None = None,
+        sequence: bool = False,
     ) -> TableResult:
         """Writes one table (and its images to ``state``, when given: the state's rows)."""
         from pyspark.sql import functions as F
@@ -567,10 +575,17 @@ class Materialiser:
             **added,
             **self.catalogue.get(name, {}).get("defaults", {}),
         }
+        declared: Mapping[str, str] = (
+            schema["mariadb_types"]
+            if isinstance(schema, dict) and "mariadb_types" in schema
+            else {}
+        )
 
         def cell(column: str, image: Any = None) -> Any:
             image = F.col("image") if image is None else image
             value = F.try_element_at(image, F.lit(column))
+            if column in declared:
+                value = declared_text(value, declared[column])
             if column in defaults:
                 absent = ~F.map_contains_key(image, F.lit(column))
                 value = F.when(absent, F.lit(defaults[column])).otherwise(value)
@@ -590,7 +605,12 @@ class Materialiser:
                 )
             )
 
-        if not key:
+        from scenarios.sequences import SEQUENCE_COLUMNS
+
+        if sequence or tuple(columns) == SEQUENCE_COLUMNS:
+            # A sequence's table holds one row: each logged image replaces it (one key).
+            images = self._keyed(events, [])
+        elif not key:
             images = self._multiset(events, values)
         elif fold:
             images = self.spark.createDataFrame(
@@ -865,6 +885,7 @@ def _shape(table: Any) -> dict[str, Any] | None:
         "columns": [c.name for c in table.columns],
         "column_types": [spark_type_of(c) for c in table.columns],
         "primary_key": list(table.primary_key),
+        "mariadb_types": declared_kinds(table),
         "defaults": {
             c.name: cell_text(c, c.default)
             for c in table.columns
@@ -936,6 +957,33 @@ def _statement_dml(log: Any) -> dict[tuple[str | None, str | None], int]:
         target = statement_target(row["ddl"] or "", row["database"])
         counts[target] = counts.get(target, 0) + int(row["count"])
     return counts
+
+
+def _sequences(log: Any) -> set[tuple[str, str]]:
+    """The tables the log's CREATE SEQUENCE statements make (database, name)."""
+    from pyspark.sql import functions as F
+
+    rows = log.where((F.col("op") == "ddl") & F.col("ddl").rlike(r"(?i)^\s*CREATE\b.*\bSEQUENCE"))
+    return sequence_tables((r["ddl"], r["db"]) for r in rows.select("ddl", "source.db").collect())
+
+
+def sequence_tables(statements: Iterable[tuple[str, str | None]]) -> set[tuple[str, str]]:
+    """The (database, name) of the sequences the ``(statement, session database)`` pairs
+    create; a statement that is not a CREATE SEQUENCE the model reads is left out (its
+    table's rows are then kept as a table without a key's)."""
+    from scenarios.errors import ScenarioError
+    from scenarios.sequences import is_create_sequence, parse_create_sequence
+
+    found = set()
+    for text, database in statements:
+        if not is_create_sequence(text):
+            continue
+        try:
+            sequence = parse_create_sequence(text, database or None)
+        except ScenarioError:
+            continue
+        found.add((sequence.database, sequence.name))
+    return found
 
 
 def _seq_literal(seq: Any) -> Any:

@@ -12,8 +12,10 @@ as the reference path, which ``false`` selects and which a catalogue, a TIME col
 of that module's fallback cases selects for the events concerned), and TLS as the mariadb
 client's options: ``ssl`` (``true``: TLS, never a plain fallback), ``sslCa`` (a CA file: the
 server's certificate and name verified), ``sslVerifyServerCert`` (``true``: verified against the
-system's CAs without ``sslCa``), ``sslCert``/``sslKey`` (a client certificate). Accounts
-identified via ed25519 log in as mysql_native_password ones do.
+system's CAs without ``sslCa``), ``sslCert``/``sslKey`` (a client certificate), and
+``compress`` (``true``: the compressed protocol when the primary offers it, the mariadb
+client's ``--compress``; inside TLS too). Accounts identified via ed25519 log in as
+mysql_native_password ones do.
 
 A lost primary is retried as a MariaDB replica retries it: ``connectRetry`` seconds between
 attempts (``MASTER_CONNECT_RETRY``, default 60; the backoff starts at 0.05 s and doubles up to
@@ -185,6 +187,7 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
             non_blocking=True,
             heartbeat_period=0,
             tls=stream_tls(self.options),
+            compress=self.options.get("compress", "false").lower() == "true",
         )
         return BlockingReplica(
             self.host,

@@ -10,7 +10,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from fakemaster.config.variables import VarKind, lookup
 from fakemaster.protocol.charsets import BINARY_COLLATION_ID, UTF8MB3_GENERAL_CI, charset_default
@@ -25,6 +25,7 @@ from fakemaster.sql.sqltext import (
     Comparison,
     Expr,
     FunctionCall,
+    IntervalShift,
     Literal,
     Negation,
     SysVarRef,
@@ -38,6 +39,7 @@ from fakemaster.sql.state import SessionState
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
     ER_ILLEGAL_VALUE_FOR_TYPE,
+    ER_NOT_SUPPORTED_YET,
     ER_PARSE_ERROR,
     ER_SP_DOES_NOT_EXIST,
     ER_UNKNOWN_CHARACTER_SET,
@@ -78,6 +80,9 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         return _system_variable(expr, name, session)
     if isinstance(expr, FunctionCall):
         function = FUNCTIONS.get(expr.name)
+        if function is None and expr.name in _OVER_ROWS:
+            # Built-ins answered over a table's rows (sql.row_expressions), not as constants.
+            raise sql_error(ER_NOT_SUPPORTED_YET, f"{_OVER_ROWS[expr.name]} without a table")
         if function is None:
             raise sql_error(
                 ER_SP_DOES_NOT_EXIST,
@@ -110,6 +115,8 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
             inner.column.decimals,
         )
         return Item(column, SqlValue(kind, negated), inner.nullable)
+    if isinstance(expr, IntervalShift):
+        return _interval_shift(expr, name, session, clause)
     if isinstance(expr, UserVarAssignment):
         item = evaluate(expr.value, name, session, clause)
         var_name = expr.name.lower()
@@ -122,6 +129,20 @@ def evaluate(expr: Expr, name: str, session: SessionState, clause: str) -> Item:
         raise unknown_column(expr.name, clause)
     raise sql_error(ER_PARSE_ERROR, "DEFAULT", 1)
 
+
+# The built-ins only a read of a table's rows evaluates, by the name the parser gives them.
+_OVER_ROWS = {
+    "CAST": "CAST",
+    "CONVERT_USING": "CONVERT",
+    "COUNT": "COUNT",
+    "BIT_XOR": "BIT_XOR",
+    "CONCAT_WS": "CONCAT_WS",
+    "CONCAT": "CONCAT",
+    "CONV": "CONV",
+    "LOWER": "LOWER",
+    "COALESCE": "COALESCE",
+    "ISNULL": "ISNULL",
+}
 
 # SQL's functions written without parentheses (pt-find sends ``SELECT CURRENT_TIMESTAMP``).
 _NILADIC = {
@@ -293,6 +314,48 @@ def _fn_last_insert_id(call: FunctionCall, name: str, session: SessionState) -> 
     return Item(column, SqlValue(UKind.INT, value, unsigned=True), False)
 
 
+_UNIT_SECONDS = {"SECOND": 1, "MINUTE": 60, "HOUR": 3600, "DAY": 86400, "WEEK": 604800}
+
+
+def _interval_shift(expr: IntervalShift, name: str, session: SessionState, clause: str) -> Item:
+    """A DATETIME moved by an interval (NULL when either is NULL or the moment is no date)."""
+    moment = evaluate(expr.moment, "", session, clause)
+    amount = evaluate(expr.amount, "", session, clause).value.as_number()
+    text = moment.value.text()
+    shifted: datetime | None = None
+    if text is not None and amount is not None:
+        try:
+            start = datetime.fromisoformat(text.decode("ascii", "replace"))
+        except ValueError:
+            start = None
+        if start is not None:
+            shifted = _shifted(start, expr.sign * float(amount), expr.unit)
+    # A date moved by days stays a date ('2020-01-01' + INTERVAL 1 WEEK is '2020-01-08').
+    date_only = text is not None and len(text.strip()) == 10 and expr.unit in ("DAY", "WEEK")
+    shape = "%Y-%m-%d" if date_only else "%Y-%m-%d %H:%M:%S"
+    value = None if shifted is None else shifted.strftime(shape)
+    if moment.column.type not in _TEMPORAL:
+        # A string moved by an interval is a string (of the connection's character set).
+        collation = session.connection_collation().id
+        column = text_column(name, 19, type=ColumnType.STRING, decimals=0, collation=collation)
+        return Item(column, SqlValue(UKind.STRING, value, collation=collation), True)
+    # Always nullable: the result may fall out of DATETIME's range.
+    column = Column(name, ColumnType.DATETIME, length=19, flags=ColumnFlag.BINARY)
+    return Item(column, SqlValue(UKind.STRING, value, collation=BINARY_COLLATION_ID), True)
+
+
+_TEMPORAL = (ColumnType.DATETIME, ColumnType.TIMESTAMP, ColumnType.DATE)
+
+
+def _shifted(start: datetime, amount: float, unit: str) -> datetime | None:
+    """``start`` moved by ``amount`` units; None out of the DATETIME range (MariaDB: NULL)."""
+    seconds = amount / 1_000_000 if unit == "MICROSECOND" else amount * _UNIT_SECONDS[unit]
+    try:
+        return start + timedelta(seconds=seconds)
+    except (OverflowError, ValueError):  # also an infinite or NaN amount
+        return None
+
+
 def _datetime_item(name: str, moment: datetime) -> Item:
     column = Column(
         name, ColumnType.DATETIME, length=19, flags=ColumnFlag.NOT_NULL | ColumnFlag.BINARY
@@ -345,6 +408,41 @@ def _fn_crc32(call: FunctionCall, name: str, session: SessionState) -> Item:
     return Item(column, SqlValue(UKind.INT, result, unsigned=True), nullable)
 
 
+def _length(count: int | Decimal | float) -> int:
+    """A count of characters: negative ones are 0, a NaN or infinite one none or all."""
+    if isinstance(count, float) and not math.isfinite(count):
+        return 0 if count != count or count < 0 else 1 << 62
+    if isinstance(count, float):
+        return max(round(count), 0)  # as rint(): 2.5 is 2
+    return max(int(Decimal(count).to_integral_value(ROUND_HALF_UP)), 0)  # 2.5 is 3
+
+
+def _fn_left(call: FunctionCall, name: str, session: SessionState) -> Item:
+    """LEFT(str, n): the first ``n`` characters of the string (pt-mysql-summary cuts a
+    DATETIME to its minutes with it)."""
+    _no_args(call, 2)
+    text_item = evaluate(call.args[0], "", session, "SELECT")
+    count = evaluate(call.args[1], "", session, "SELECT").value.as_number()
+    data = text_item.value.text()
+    collation = text_item.value.collation
+    if collation is None or collation == BINARY_COLLATION_ID:
+        collation = session.connection_collation().id
+    result = None
+    if data is not None and count is not None:
+        chars = data.decode("utf-8", "surrogateescape")[: _length(count)]
+        result = chars.encode("utf-8", "surrogateescape")
+    if isinstance(call.args[0], Literal) and call.args[0].value is None:
+        # LEFT(NULL, n): a NULL of the binary character set, 0 characters long.
+        column = text_column(name, 0, flags=ColumnFlag.BINARY, collation=BINARY_COLLATION_ID)
+        return Item(column, SqlValue(UKind.STRING, None, collation=BINARY_COLLATION_ID), True)
+    chars_max = text_item.column.text_chars or text_item.column.length
+    if count is not None:
+        chars_max = min(chars_max, _length(count))
+    # Always nullable (MariaDB's Item_func_left), whatever its arguments.
+    column = text_column(name, chars_max, collation=collation)
+    return Item(column, SqlValue(UKind.STRING, result, collation=collation), True)
+
+
 FunctionImpl = Callable[[FunctionCall, str, SessionState], Item]
 
 FUNCTIONS: dict[str, FunctionImpl] = {
@@ -365,6 +463,7 @@ FUNCTIONS: dict[str, FunctionImpl] = {
     "SYSDATE": _fn_now,
     "UTC_TIMESTAMP": _fn_utc_timestamp,
     "BINLOG_GTID_POS": _fn_binlog_gtid_pos,
+    "LEFT": _fn_left,
     "CRC32": _fn_crc32,
 }
 

@@ -34,6 +34,7 @@ __all__ = [
     "FunctionCall",
     "LexedText",
     "Literal",
+    "IntervalShift",
     "Negation",
     "Parser",
     "StatementText",
@@ -586,6 +587,16 @@ class Negation:
 
 
 @dataclass(frozen=True, slots=True)
+class IntervalShift:
+    """``moment + INTERVAL amount UNIT`` or ``moment - INTERVAL ...`` (``sign`` 1 or -1)."""
+
+    moment: Expr
+    sign: int
+    amount: Expr
+    unit: str  # upper-case: SECOND, MINUTE, HOUR, DAY, WEEK, MICROSECOND
+
+
+@dataclass(frozen=True, slots=True)
 class DefaultValue:
     pass
 
@@ -606,11 +617,13 @@ Expr = (
     | Word
     | Comparison
     | Negation
+    | IntervalShift
     | DefaultValue
     | UserVarAssignment
 )
 
 COMPARISON_OPS = ("=", "<=>", "<>", "!=", "<", ">", "<=", ">=")
+INTERVAL_UNITS = ("MICROSECOND", "SECOND", "MINUTE", "HOUR", "DAY", "WEEK")
 # Words that end an expression or cannot name a column alias.
 RESERVED = frozenset(
     "FROM WHERE LIMIT GROUP ORDER HAVING INTO FOR UNION AS AND OR NOT LIKE IN IS ESCAPE "
@@ -732,13 +745,25 @@ class Parser:
     # expressions
 
     def expression(self) -> Expr:
-        left = self.operand()
+        left = self._shifted(self.operand())
         token = self.peek
         if token.kind is Tok.OP and token.text in COMPARISON_OPS:
             self.next()
             right = self.operand()
             return Comparison(token.text, left, right)
         return left
+
+    def _shifted(self, moment: Expr) -> Expr:
+        """``moment`` with each ``+ INTERVAL n UNIT`` / ``- INTERVAL n UNIT`` that follows (the
+        only arithmetic answered: tools put it in their queries, pt-mysql-summary's
+        ``NOW() - INTERVAL n SECOND``)."""
+        while self.peek.is_op("+", "-") and self.tokens[self.index + 1].is_word("INTERVAL"):
+            sign = 1 if self.next().text == "+" else -1
+            self.next()
+            amount = self.operand()
+            unit = self.expect_word(*INTERVAL_UNITS).text.upper()
+            moment = IntervalShift(moment, sign, amount, unit)
+        return moment
 
     def operand(self) -> Expr:
         with self.nested():
@@ -803,8 +828,34 @@ class Parser:
         if upper in RESERVED:
             raise self.error(token)
         if self.accept_op("("):
+            if upper in ("CONVERT", "CAST"):
+                return self._conversion(upper)
+            if upper == "COUNT" and self.peek.is_op("*"):
+                self.next()
+                self.expect_op(")")
+                return FunctionCall(upper, (Word("*"),))
             return FunctionCall(upper, self._call_arguments())
         return Word(token.text)
+
+    def _conversion(self, upper: str) -> Expr:
+        """``CONVERT(expr USING charset)`` and ``CAST(expr AS type)`` (pt-table-checksum's
+        forms) as calls whose last argument is the character set or type, upper-case;
+        ``CONVERT(expr, type)`` is CAST's other spelling."""
+        value = self.expression()
+        if upper == "CONVERT" and self.accept_word("USING"):
+            target = self.name()
+            self.expect_op(")")
+            return FunctionCall("CONVERT_USING", (value, Literal(target.upper(), target)))
+        if upper == "CAST":
+            self.expect_word("AS")
+        else:
+            self.expect_op(",")
+        words = [self.name().upper()]
+        while self.peek.kind is Tok.WORD:
+            words.append(self.next().text.upper())
+        self.expect_op(")")
+        kind = " ".join(words)
+        return FunctionCall("CAST", (value, Literal(kind, kind)))
 
     def _call_arguments(self) -> tuple[Expr, ...]:
         """The arguments of a function call, after its ``(``, through the ``)``."""

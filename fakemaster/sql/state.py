@@ -9,6 +9,7 @@ transaction flag).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -27,6 +28,7 @@ from fakemaster.protocol.charsets import (
 from fakemaster.protocol.resultset import sql_error
 from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.tables.catalogue import Snapshot, TableCatalogue
+from fakemaster.sql.tables.client_tables import ClientStore
 from fakemaster.sql.tables.system_tables import SYSTEM_DATABASE, SystemSnapshot, WithSystemTables
 from fakemaster.vocabulary.errcodes import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
@@ -151,6 +153,17 @@ class ServerState:
         self.on_unlocked: Callable[[], None] | None = None
         self._next_thread_id = config.first_thread_id
         self.accounts: dict[str, Account] = config.all_accounts()
+        # The status counters the server counts (Com_*, Questions ...: sql.status_variables),
+        # over every session, and the most connections open at once.
+        self.counts: Counter[str] = Counter()
+        self.max_used_connections = 0
+        # What clients create and write (sql.tables.client_tables): never in the served binlog.
+        self.client_tables = ClientStore()
+
+    @property
+    def connections_opened(self) -> int:
+        """Connections since the start (the Connections status counter)."""
+        return self._next_thread_id - self.config.first_thread_id
 
     def check_served(self) -> None:
         """Bring the served variables up to date; ConfigError (the first one, naming the others)
@@ -179,6 +192,7 @@ class ServerState:
         info = ConnectionInfo(self._next_thread_id, host)
         self._next_thread_id += 1
         self.connections[info.thread_id] = info
+        self.max_used_connections = max(self.max_used_connections, len(self.connections))
         return info
 
     def close_connection(self, thread_id: int) -> None:
@@ -241,6 +255,7 @@ class ServerState:
     def databases(self) -> list[str]:
         """Every database: the configured ones and those of the served tables."""
         names = set(self.config.databases)
+        names.update(self.client_tables.databases)
         if self.tables is not None:
             names.update(self.tables.databases())
         return sorted(names)
@@ -285,6 +300,10 @@ class SessionState:
     # LOCK TABLES: the (database, table) it holds, the only tables it may read until UNLOCK
     # TABLES or a new transaction; None: no LOCK TABLES.
     locked_tables: frozenset[tuple[str, str]] | None = None
+    # The session's own status counters (SHOW SESSION STATUS), counted in the server's too;
+    # not while ``counting`` is off (COM_STMT_PREPARE runs a statement to learn its columns).
+    counts: Counter[str] = field(default_factory=Counter)
+    counting: bool = True
 
     @classmethod
     def create(
@@ -318,6 +337,13 @@ class SessionState:
         if results is None:
             session.set_results_charset(variables["character_set_results"])
         return session
+
+    def count(self, counter: str, step: int = 1) -> None:
+        """One more (``step``) in status counter ``counter``, the session's and the server's."""
+        if not self.counting:
+            return
+        self.counts[counter] += step
+        self.server.counts[counter] += step
 
     def require(self, accepted: Privilege) -> None:
         """ER_SPECIFIC_ACCESS_DENIED_ERROR naming ``accepted`` unless the account holds one of

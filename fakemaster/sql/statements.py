@@ -30,6 +30,14 @@ from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
 from fakemaster.sql.answers.account_statements import create_user, drop_user, grant, revoke
+from fakemaster.sql.answers.aggregate_select import aggregate_select, is_row_aggregate
+from fakemaster.sql.answers.client_writes import (
+    create_database,
+    create_table,
+    delete,
+    insert,
+    update,
+)
 from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
 from fakemaster.sql.answers.engine_show import show_engine
 from fakemaster.sql.answers.explain import explain
@@ -83,6 +91,7 @@ from fakemaster.sql.sqltext import (
     version_id,
 )
 from fakemaster.sql.state import SessionState
+from fakemaster.sql.status_variables import PARSE_TIME_ERRORS, com_variable
 from fakemaster.vocabulary.errcodes import ER_EMPTY_QUERY
 
 __all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
@@ -137,6 +146,8 @@ def _check_statement_settings(session: SessionState, tokens: list[Token]) -> Non
 def select_any(ctx: Context) -> Response:
     """SELECT from a table (:mod:`~fakemaster.sql.answers.table_select`) or without one."""
     if from_table(ctx):
+        if is_row_aggregate(ctx):
+            return aggregate_select(ctx)
         return select_from_table(ctx)
     return select(ctx)
 
@@ -165,7 +176,8 @@ STATEMENTS: tuple[Statement, ...] = (
                "SELECT @master_binlog_checksum", "SELECT VERSION()",
                "SELECT @@version_comment LIMIT 1", "SELECT binlog_gtid_pos('mysql-bin.000001',4)",
                "SELECT @rpl_semi_sync_slave=1", "select @@server_id",
-               "SELECT @@GLOBAL.gtid_binlog_pos", "SELECT @@GLOBAL.gtid_current_pos"),
+               "SELECT @@GLOBAL.gtid_binlog_pos", "SELECT @@GLOBAL.gtid_current_pos",
+               "SELECT DISTINCT User, Host FROM mysql.user  ORDER BY User, Host"),
     _statement(r"SET\b", set_statement,
                "SET @master_binlog_checksum= @@global.binlog_checksum",
                "SET @master_heartbeat_period= 1000000000", "SET @mariadb_slave_capability=4",
@@ -236,6 +248,16 @@ STATEMENTS: tuple[Statement, ...] = (
     _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$", begin,
                "BEGIN", "START TRANSACTION"),
     _statement(r"(?:COMMIT|ROLLBACK)(?:\s+WORK)?\s*$", end_transaction, "COMMIT", "ROLLBACK"),
+    _statement(r"CREATE\s+(?:DATABASE|SCHEMA)\b", create_database,
+               "CREATE DATABASE IF NOT EXISTS `percona` /* pt-table-checksum */"),
+    _statement(r"CREATE\s+TABLE\b", create_table,
+               "CREATE TABLE IF NOT EXISTS `percona`.`checksums` (db CHAR(64) NOT NULL)"),
+    _statement(r"(?:INSERT|REPLACE)\b", insert,
+               "REPLACE INTO `percona`.`checksums` (db, tbl, chunk) SELECT 'k', 't', '1'"),
+    _statement(r"UPDATE\b", update,
+               "UPDATE `percona`.`checksums` SET master_cnt = '60' WHERE db = 'k'"),
+    _statement(r"DELETE\b", delete,
+               "DELETE FROM `percona`.`checksums` WHERE db = 'keys' AND tbl = 'many'"),
     # Statements a real server knows but a fake master does not emulate: ER_NOT_SUPPORTED_YET
     # (or OK when the config is lenient), never a misleading syntax error.
     _statement(
@@ -283,6 +305,8 @@ def execute(session: SessionState, text: str) -> Outcome:
         return _fail(session, outcome, syntax_error(text[second:], line_of(text, second)))
     for statement in statements:
         outcome.keep_diagnostics = False
+        session.count("Questions")  # each statement from the client, as MariaDB counts them
+        session.count("Queries")
         response = _dispatch(session, statement, outcome, text[statement.start :])
         outcome.responses.append(response)
         _note_state(session, outcome)
@@ -321,6 +345,9 @@ def _dispatch(
         match = statement.pattern.match(statement_text.plain)
         if match is None:
             continue
+        counter = com_variable(statement.handler.__name__, statement_text.plain)
+        if counter is not None:
+            session.count(counter)
         context = Context(
             session,
             statement_text.text,
@@ -335,6 +362,8 @@ def _dispatch(
         try:
             return statement.handler(context)
         except SqlError as error:
+            if counter is not None and error.errno in PARSE_TIME_ERRORS:
+                session.count(counter, -1)  # MariaDB counts a statement once it parsed it
             # Without its traceback: it goes into the outcome, which the frames in it hold,
             # a cycle only the garbage collector frees, keeping every token of the statement.
             return error.with_traceback(None)

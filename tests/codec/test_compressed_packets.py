@@ -1,5 +1,5 @@
-"""The compressed protocol's packet layer: ``compress_frame`` / ``CompressedWriter`` and
-``CompressedPacketReader``.
+"""The compressed protocol's packet layer: ``compress_frame`` / ``CompressedWriter``,
+``CompressedPacketReader`` and the client's ``CompressedInflater``.
 
 Golden bytes are what a real MariaDB 10.11 sent to compressed clients
 (``tests/golden/compressed_protocol``, made by ``scripts/capture-compressed-protocol.py``); the
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from decoder.packets import CompressedPacketReader, PacketReader
+from decoder.packets import CompressedInflater, CompressedPacketReader, PacketReader
 from encoder.packets import CompressedWriter, compress_frame, frame
 from fakemaster.vocabulary.constants import (
     COMPRESSED_HEADER_LEN,
@@ -481,3 +481,76 @@ def test_the_compressed_framing_refuses_what_is_not_bytes(bad: object) -> None:
             call()
     with pytest.raises(EncodeError, match="sequence number"):
         compress_frame(b"x", "0")  # type: ignore[arg-type]
+
+
+# --- the client's inflater ------------------------------------------------------------------
+
+
+def inflate_all(wire: bytes, chunks: list[int] | None = None, **options: Any) -> bytes:
+    inflater = CompressedInflater(**options)
+    inner = b"".join(inflater.feed(piece) for piece in split_at(wire, chunks or []))
+    inflater.finish()
+    return inner
+
+
+@pytest.mark.parametrize(("name", "capabilities", "wire"), ANSWERS, ids=ANSWER_IDS)
+def test_the_inflater_gives_the_real_inner_bytes_in_any_chunks(
+    name: str, capabilities: int, wire: bytes
+) -> None:
+    expected = inner_stream(wire)
+    # Numbered on from the first packet's, except in a semi-sync dump (restarts at 1).
+    first = split_compressed(wire)[0][0] if wire and not name.endswith("semi_sync") else None
+    assert inflate_all(wire, expected_seq=first) == expected
+    one_at_a_time = list(range(1, min(len(wire), 2000)))
+    assert inflate_all(wire, one_at_a_time, expected_seq=first) == expected
+
+
+@given(garbage=st.binary(max_size=400), data=st.data())
+def test_the_inflater_raises_only_decode_error_and_holds_one_packet(
+    garbage: bytes, data: st.DataObject
+) -> None:
+    inflater = CompressedInflater(
+        expected_seq=data.draw(st.one_of(st.none(), st.integers(0, 255))),
+        exact_length=data.draw(st.booleans()),
+    )
+    try:
+        for piece in split_at(garbage, data.draw(cut_points(len(garbage)))):
+            inflater.feed(piece)
+            assert inflater.buffered <= len(garbage)
+        inflater.finish()
+    except DecodeError as error:
+        assert 0 <= error.offset <= len(garbage)
+
+
+def test_the_inflater_names_the_packet_of_a_lie() -> None:
+    good = compressed_packet(_SELECT_1, 0, deflate=False)
+    cases = [
+        # a bad zlib stream (a block of type 3)
+        (b"\x08\x00\x00\x01\x20\x00\x00\x78\x9c\xffjunk\0", "does not inflate", 0),
+        # an inflated length that lies (smaller than what the body inflates to)
+        (_deflated(b"x" * 500, 1, 100), "more than its stated 100", 0),
+        # a compressed length that lies (the body ends inside its zlib stream)
+        (_cut(_deflated(b"y" * 500, 1, 500), 3), "ends inside its zlib stream", 0),
+        # a sequence number out of order: at its byte
+        (_deflated(b"z" * 100, 7, 100), "expected 1", 3),
+    ]
+    for bad, message, at in cases:
+        with pytest.raises(DecodeError, match=message) as caught:
+            inflate_all(good + bad, expected_seq=0)
+        assert caught.value.offset == len(good) + at
+
+
+def _cut(packet: bytes, drop: int) -> bytes:
+    """``packet`` with its body ``drop`` bytes shorter and its stated length saying so."""
+    size = int.from_bytes(packet[:3], "little") - drop
+    return size.to_bytes(3, "little") + packet[3 : len(packet) - drop]
+
+
+def test_a_stated_length_that_is_never_sent_holds_what_came_and_no_more() -> None:
+    inflater = CompressedInflater()
+    header = (0xFFFFFF).to_bytes(3, "little") + b"\0" + (0xFFFFFF).to_bytes(3, "little")
+    assert inflater.feed(header + b"\x78\x9c") == b""
+    assert inflater.buffered == COMPRESSED_HEADER_LEN + 2
+    with pytest.raises(DecodeError, match="truncated compressed packet body") as caught:
+        inflater.finish()
+    assert caught.value.offset == 0

@@ -19,9 +19,9 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.integration.test_snapshot_differential import keyed
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.support.snapshot_statements import keyed
 
 pytestmark = pytest.mark.mariadb
 

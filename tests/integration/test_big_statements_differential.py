@@ -13,8 +13,8 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.integration.test_snapshot_differential import keyed
 from tests.peers.mariadb import MariaDBServer
+from tests.support.snapshot_statements import keyed
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb

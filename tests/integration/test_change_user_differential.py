@@ -20,9 +20,8 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.protocol.handshake import native_password_response
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
-from tests.integration.test_prepared_statements_differential import _load
-from tests.integration.test_snapshot_differential import _describe, keyed
 from tests.peers.mariadb import MariaDBServer
+from tests.support.snapshot_statements import describe_payload, keyed, load_scenario
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -108,7 +107,7 @@ def _send(client: RawClient, payload: bytes) -> list[bytes]:
 def test_change_user_and_reset_connection_answer_as_a_real_server(
     mariadb_server: MariaDBServer,
 ) -> None:
-    _load(mariadb_server, keyed(), "keys")
+    load_scenario(mariadb_server, keyed(), "keys")
     mariadb_server.execute(
         [
             f"DROP USER IF EXISTS '{USER}'@'%'",
@@ -135,8 +134,8 @@ def test_change_user_and_reset_connection_answer_as_a_real_server(
                 y = b[index] if index < len(b) else b"<none>"
                 if x != y:
                     lines += [
-                        f"  [{index}] real {_describe(x)}",
-                        f"  [{index}] fake {_describe(y)}",
+                        f"  [{index}] real {describe_payload(x)}",
+                        f"  [{index}] fake {describe_payload(y)}",
                     ]
             problems.append("\n".join(lines[:9]))
     assert not problems, f"{len(problems)} of {len(want)} differ:\n" + "\n".join(problems)

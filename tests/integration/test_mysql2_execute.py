@@ -23,9 +23,8 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.contract.peers import require_peer
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
-from tests.integration.test_prepared_statements_differential import _load
-from tests.integration.test_snapshot_differential import keyed
 from tests.peers.mariadb import MariaDBServer
+from tests.support.snapshot_statements import keyed, load_scenario
 
 pytestmark = pytest.mark.mariadb
 
@@ -86,7 +85,7 @@ def test_mysql2_execute_sees_the_same_results_as_from_a_real_server(
 ) -> None:
     require_peer("node", shutil.which("node") is not None, HOW_TO_INSTALL)
     require_peer("mysql2", (NODE_DIR / "node_modules" / "mysql2").is_dir(), HOW_TO_INSTALL)
-    _load(mariadb_server, keyed(), "keys")
+    load_scenario(mariadb_server, keyed(), "keys")
     want = _run(mariadb_server.host, mariadb_server.port)
     with BackgroundFakeMaster(ServerConfig(), ScenarioStore(keyed())) as master:
         got = _run(master.host, master.port)

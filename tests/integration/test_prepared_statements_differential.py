@@ -21,9 +21,6 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.live import ScenarioStore
-from scenarios.script import setup_sql, step_sql
-from scenarios.sql import SESSION_SETUP
-from tests.integration.test_snapshot_differential import _describe, keyed
 from tests.peers.mariadb import MariaDBServer
 from tests.support.prepared_wire import (
     COM_STMT_CLOSE,
@@ -38,6 +35,7 @@ from tests.support.prepared_wire import (
     int_param,
     str_param,
 )
+from tests.support.snapshot_statements import describe_payload, keyed, load_scenario
 from tests.support.wire import BASE_CAPABILITIES, RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -58,18 +56,6 @@ WHEN = dt.datetime(2024, 1, 2, 3, 4, 5, 123456)
 MIXED = [int_param(5), str_param("abc"), NULL, double_param(1.5), datetime_param(WHEN)]
 
 
-def _load(real: MariaDBServer, scenario: Scenario, database: str) -> None:
-    real.execute(
-        [
-            "SET SESSION sql_log_bin = 0",
-            *SESSION_SETUP,
-            f"DROP DATABASE IF EXISTS `{database}`",
-            *setup_sql(scenario),
-            *(sql for step in scenario.steps for sql in step_sql(step)),
-        ]
-    )
-
-
 def _compare(
     real: MariaDBServer,
     scenario: Scenario,
@@ -78,7 +64,7 @@ def _compare(
     capabilities: int = BASE_CAPABILITIES,
     mariadb_capabilities: int = 0,
 ) -> None:
-    _load(real, scenario, database)
+    load_scenario(real, scenario, database)
     with BackgroundFakeMaster(ServerConfig(), ScenarioStore(scenario)) as master:
         answers = []
         for host, port in ((real.host, real.port), (master.host, master.port)):
@@ -110,7 +96,10 @@ def _compare(
 
 def _difference(index: int, real: bytes, fake: bytes) -> list[str]:
     if len(real) < 200 and len(fake) < 200:
-        return [f"  [{index}] real {_describe(real)}", f"  [{index}] fake {_describe(fake)}"]
+        return [
+            f"  [{index}] real {describe_payload(real)}",
+            f"  [{index}] fake {describe_payload(fake)}",
+        ]
     at = next(
         (i for i, (a, b) in enumerate(zip(real, fake, strict=False)) if a != b),
         min(len(real), len(fake)),

@@ -17,6 +17,11 @@ data or the statements' answers:
 * the server's own description: version string and comment, host, port, uptime;
 * binlog coordinates and GTID positions (the real server's binlog holds its own start-up, the
   fake serves the scenario's: both are checked elsewhere, here only their presence).
+
+Both servers have the same accounts (:data:`ACCOUNTS`): the real server's own root accounts
+(one per local host name, which differ from machine to machine) are replaced by the fake's
+``root@'%'``. Its ``mariadb.sys@localhost`` (the definer of the ``mysql.user`` view, which
+cannot log in) stays: the fake has no such account, so pt-show-grants is told to ignore it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from pathlib import Path
 
 import pytest
 
+from fakemaster.config.account_spec import parse_account
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.builder import column, table
@@ -40,10 +46,10 @@ from scenarios.history import Scenario
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.integration.test_snapshot_differential import keyed
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
+from tests.support.snapshot_statements import keyed
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -79,6 +85,31 @@ def tools_scenario() -> Scenario:
     return scenario
 
 
+# Accounts both servers have besides root@'%' (ALL PRIVILEGES WITH GRANT OPTION): a CDC account
+# with the documented grants and a database grant, in the fake's form and as the real server's SQL.
+ACCOUNTS = [
+    "cdc@%:cdc-pw:SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR;"
+    f" SELECT, LOCK TABLES ON {DATABASE}.*"
+]
+ACCOUNTS_SQL = [
+    "CREATE USER 'root'@'%'",
+    "GRANT ALL PRIVILEGES ON *.* TO 'root'@'%' WITH GRANT OPTION",
+    "CREATE USER 'cdc'@'%' IDENTIFIED BY 'cdc-pw'",
+    "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'cdc'@'%'",
+    f"GRANT SELECT, LOCK TABLES ON `{DATABASE}`.* TO 'cdc'@'%'",
+]
+
+
+def _same_accounts(real: MariaDBServer) -> None:
+    """The real server's accounts made the fake's: :data:`ACCOUNTS_SQL`, and no root but
+    root@'%' (the session doing it logs in as one of those it drops, which it may)."""
+    real.execute(["SET SESSION sql_log_bin = 0", *ACCOUNTS_SQL])
+    hosts = real.execute("SELECT Host FROM mysql.user WHERE User = 'root' AND Host <> '%'")
+    real.execute(
+        ["SET SESSION sql_log_bin = 0"] + [f"DROP USER 'root'@'{host}'" for (host,) in hosts]
+    )
+
+
 @dataclass(frozen=True)
 class Pair:
     real: MariaDBServer
@@ -112,7 +143,10 @@ def serving() -> Iterator[Pair]:
                 f"ANALYZE TABLE {', '.join(tables)}",
             ]
         )
-        config = ServerConfig(server_id=SERVER_ID)
+        _same_accounts(real)
+        config = ServerConfig(
+            server_id=SERVER_ID, accounts=tuple(parse_account(text) for text in ACCOUNTS)
+        )
         with BackgroundFakeMaster(config, ScenarioStore(scenario)) as master:
             yield Pair(real, master.port)
             assert master.errors == []
@@ -251,41 +285,92 @@ PERCONA_TOOLS = [
     ["pt-find", "--host=127.0.0.1", "--port={port}", "--user=root", "--dblike", DATABASE]
     + ["--tablesize", "+20k", "--rows", "+1", "--printf", "%D.%N %T %S %A\n"],
     ["pt-slave-find", DSN],
-    pytest.param(
-        ["pt-mysql-summary", "--sleep=1", "--host=127.0.0.1", "--port={port}", "--user=root"],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="the script exits 2: SHOW STATUS lacks the counters it computes with "
-            "(Qcache_*, Com_*, Key_blocks_*, Innodb_buffer_pool_pages_*, Open_tables), and "
-            "mysql.user (the accounts part), NOW() - INTERVAL n SECOND and LEFT() are not "
-            "answered yet",
-        ),
-    ),
-    pytest.param(
-        ["pt-show-grants", DSN],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="needs the mysql.user table and SHOW GRANTS of every account: the "
-            "accounts-and-grants part of issue #21",
-        ),
-    ),
-    pytest.param(
-        ["pt-table-checksum", DSN, "--no-check-binlog-format", f"--databases={DATABASE}"],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="writes its checksums on the primary (CREATE DATABASE percona, REPLACE INTO "
-            "... SELECT CRC32 ...): the fake serves a read-only snapshot",
-        ),
-    ),
+    # The real server's mariadb.sys@localhost is not an account of the fake (module docstring).
+    ["pt-show-grants", DSN, "--ignore", "'mariadb.sys'@'localhost'"],
 ]
+
+
+# pt-mysql-summary reports on the server as much as on its data: the lines that describe the
+# server itself or its history are masked, by label, each for its reason; every other line
+# (variables, features, engines, plugins, the replication and binlog settings) must be equal.
+SUMMARY_LINES = {
+    # When and where: the servers' own description (the module docstring).
+    *("System time", "Time", "Hostname", "Version", "Started", "Datadir", "Pidfile"),
+    "log_error",
+    "max_allowed_packet",  # the harness's option for the real server (SERVERS_OWN_VARIABLES)
+    "Total Size",  # of the binlogs: the real server's start-up, the fake's scenario
+    "Users",  # the real server's mariadb.sys@localhost is one more (module docstring)
+}
+_SUMMARY_LINE = re.compile(r"^( *([^|\n]*?)) \| .*$", re.M)
+_SECTION = re.compile(r"^# (Report On Port) \d+ #+$", re.M)
+# Between two reads of SHOW GLOBAL STATUS: the rates of every counter that moved, which on the
+# real server are what its InnoDB, Aria and handlers did while it loaded the tables.
+_COUNTERS = re.compile(r"^(# Status Counters .*\n)(?:(?!# ).*\n)*", re.M)
+
+
+def summary_masked(text: str) -> str:
+    def line(match: re.Match[str]) -> str:
+        return f"{match.group(1)} | <masked>" if match.group(2) in SUMMARY_LINES else match.group(0)
+
+    text = _COUNTERS.sub(r"\1<counters>\n", text)
+    return _SECTION.sub(r"# \1 <port>", _SUMMARY_LINE.sub(line, text))
+
+
+def test_pt_mysql_summary_reports_the_same_sections_and_settings(
+    pair: Pair, tmp_path: Path
+) -> None:
+    _require_tool("pt-mysql-summary")
+    command = ["pt-mysql-summary", "--sleep=1", "--host=127.0.0.1", "--port={port}", "--user=root"]
+    want, got = _differential(pair, command, tmp_path)
+    assert (got.returncode, got.stderr) == (want.returncode, want.stderr) == (0, "")
+    sections = [line for line in want.stdout.splitlines() if line.startswith("# ")]
+    assert len(sections) > 20 and "<counters>" in summary_masked(want.stdout)
+    assert summary_masked(got.stdout) == summary_masked(want.stdout)
 
 
 @pytest.mark.parametrize("command", PERCONA_TOOLS, ids=lambda command: command[0])
 def test_percona_toolkit(pair: Pair, command: list[str], tmp_path: Path) -> None:
     _require_tool(command[0])
     want, got = _differential(pair, command, tmp_path)
-    assert want.returncode == 0 or command[0] == "pt-table-checksum", want.stderr
+    assert want.returncode == 0, want.stderr
     assert_same(want, got)
+
+
+# pt-table-checksum's report: TS is the run's time (masked by _MASKS), TIME how long each table
+# took on each server.
+_CHECKSUM_TIME = re.compile(r"^(<time>(?: +\d+){6}) +\d+\.\d+ ", re.M)
+# What it wrote on each server, compared as result sets (column definitions, rows, status).
+CHECKSUM_TABLE = [
+    "SELECT db, tbl, chunk, chunk_index, lower_boundary, upper_boundary, this_crc, this_cnt,"
+    " master_crc, master_cnt FROM percona.checksums ORDER BY db, tbl, chunk",
+    "SHOW TABLES FROM `percona` LIKE 'checksums'",
+    "SHOW FULL TABLES FROM percona",
+    "SHOW CREATE TABLE `percona`.`checksums`",
+]
+
+
+@pytest.mark.parametrize("options", [[], ["--chunk-size=10"]], ids=" ".join)
+def test_pt_table_checksum_writes_the_same_checksums(
+    pair: Pair, options: list[str], tmp_path: Path
+) -> None:
+    """The chunks' checksums (CRC32 of CONCAT_WS of every column, BIT_XORed) are the real
+    server's, in its report and in the table it writes them to (percona.checksums, which the
+    fake keeps out of its served binlog): whole tables, and `many` cut into chunks of its
+    primary key (boundaries read with ORDER BY ... LIMIT, ranges planned by EXPLAIN)."""
+    _require_tool("pt-table-checksum")
+    command = ["pt-table-checksum", DSN, "--no-check-binlog-format", f"--databases={DATABASE}"]
+    command += options
+    want, got = _differential(pair, command, tmp_path)
+    report = _CHECKSUM_TIME.sub(r"\1 <secs> ", masked(want.stdout))
+    assert report.count(f" {DATABASE}.") == 3 and " <secs> " in report, want.stdout
+    assert (got.returncode, masked(got.stderr)) == (want.returncode, masked(want.stderr))
+    assert _CHECKSUM_TIME.sub(r"\1 <secs> ", masked(got.stdout)) == report
+    with (
+        RawClient(pair.real.host, pair.real.port, "root", "") as real,
+        RawClient("127.0.0.1", pair.fake_port, "root", "") as fake,
+    ):
+        for sql in CHECKSUM_TABLE:
+            assert fake.query(sql) == real.query(sql), sql
 
 
 # Variables pt-config-diff finds different between the two servers, each because the servers
@@ -352,6 +437,24 @@ ANSWERS = [
     "SELECT CRC32('test-string')",
     "SELECT CRC32(NULL), CRC32(12), CRC32('é'), crc32(_latin1'é'), CRC32(1.5)",
     "SELECT CRC32(5, 'b'), CRC32(NULL, 'a')",
+    "EXPLAIN SELECT * FROM `keys`.`many` WHERE 1=1",
+    "EXPLAIN SELECT COUNT(*) AS cnt, COALESCE(LOWER(CONV(BIT_XOR(CAST(CRC32(CONCAT_WS('#', `id`,"
+    " convert(`code` using utf8mb4), `n`, `grp`, CRC32(`doc`), CONCAT(ISNULL(`n`), ISNULL(`doc`))))"
+    " AS UNSIGNED)), 10, 16)), 0) AS crc FROM `keys`.`many` /*explain checksum table*/",
+    "EXPLAIN SELECT COUNT(*) FROM `keys`.`many`",
+    # ... and to cut a table into chunks of its key.
+    "SELECT /*!40001 SQL_NO_CACHE */ `id` FROM `keys`.`many` FORCE INDEX(`PRIMARY`) ORDER BY `id`"
+    " LIMIT 1 /*first lower boundary*/",
+    "EXPLAIN SELECT /*!40001 SQL_NO_CACHE */ * FROM `keys`.`many` FORCE INDEX (`PRIMARY`)"
+    " WHERE `id` >= '3' /*key_len*/",
+    "EXPLAIN SELECT /*!40001 SQL_NO_CACHE */ `id` FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` >= '36')) ORDER BY `id` LIMIT 9, 2 /*next chunk boundary*/",
+    "SELECT /*!40001 SQL_NO_CACHE */ `id` FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` >= '36')) ORDER BY `id` LIMIT 9, 2 /*next chunk boundary*/",
+    "EXPLAIN SELECT COUNT(*) AS cnt, '0' AS crc FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` >= '36')) AND ((`id` <= '63')) /*explain checksum chunk*/",
+    "EXPLAIN SELECT  COUNT(*), '0' FROM `keys`.`many` FORCE INDEX(`PRIMARY`)"
+    " WHERE ((`id` > '1000')) ORDER BY `id` /*explain past upper chunk*/",
     "SHOW VARIABLES LIKE 'wsrep_on'",
     'show session variables like "%wsrep_on%"',
     "SHOW GLOBAL STATUS LIKE 'Threads_running'",
@@ -361,6 +464,23 @@ ANSWERS = [
     " FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'keys' ORDER BY TABLE_NAME",
     "SELECT INDEX_NAME, SEQ_IN_INDEX, CARDINALITY FROM information_schema.STATISTICS"
     " WHERE TABLE_SCHEMA = 'keys' ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX",
+    # The accounts as pt-show-grants and pt-mysql-summary read them (the real server's
+    # mariadb.sys aside, see the module docstring).
+    "SELECT * FROM mysql.user WHERE User <> 'mariadb.sys'",
+    "SELECT DISTINCT User, Host FROM mysql.user WHERE Host = '%' ORDER BY User, Host",
+    "SHOW GRANTS FOR 'cdc'@'%'",
+    # What pt-mysql-summary computes with: the accounts, the start time, the caches' state.
+    'SELECT COUNT(*), SUM(user=""), SUM(password=""), SUM(password NOT LIKE "*%") FROM mysql.user'
+    " WHERE User <> 'mariadb.sys'",
+    "SELECT LEFT('2020-01-01 00:00:00' - INTERVAL 155 SECOND, 16), LEFT(NULL, 2), LEFT('é', 1)",
+    "SELECT NOW() - INTERVAL 1 DAY > '2000-01-01', '2020-01-01' + INTERVAL 1 WEEK",
+    "SHOW GLOBAL STATUS LIKE 'Qcache%'",
+    "SHOW /*!50000 GLOBAL */ STATUS LIKE 'Innodb_page_size'",
+    "SHOW STATUS WHERE Variable_name IN ('Delayed_writes', 'Ssl_accepts', 'Com_xa_start')",
+    # Last: every statement above counted in its Com_* counter of this session, as the server
+    # counts it (a statement failing while it is parsed counts in none).
+    "SHOW STATUS LIKE 'Com\\_%'",
+    "SHOW SESSION STATUS LIKE 'Questions'",
 ]
 
 

@@ -33,9 +33,9 @@ from scenarios.library import build
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.integration.test_snapshot_differential import _describe, keyed, text_keys
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.support.snapshot_statements import describe_payload, keyed, text_keys
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -150,8 +150,8 @@ def test_debezium_snapshot_statements_answer_as_a_real_server(
                         a = want[index] if index < len(want) else b"<none>"
                         b = got[index] if index < len(got) else b"<none>"
                         if a != b:
-                            lines.append(f"  [{index}] real {_describe(a)}")
-                            lines.append(f"  [{index}] fake {_describe(b)}")
+                            lines.append(f"  [{index}] real {describe_payload(a)}")
+                            lines.append(f"  [{index}] fake {describe_payload(b)}")
                     problems.append("\n".join(lines[:9]))
         assert master.errors == []
     assert not problems, "\n".join(problems)

@@ -14,10 +14,10 @@ from scenarios.history import Settings
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP
-from tests.integration.test_snapshot_differential import _describe, statements
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.test_mariadb_types import network
+from tests.support.snapshot_statements import describe_payload, statements
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -76,7 +76,7 @@ def test_snapshot_statements_answer_byte_for_byte(real: MariaDBServer, results: 
                 want, got = want[: 1 + count], got[: 1 + count]
             if want != got:
                 lines = [f"{sql}:"] + [
-                    f"  [{i}] real {_describe(a)}\n  [{i}] fake {_describe(b)}"
+                    f"  [{i}] real {describe_payload(a)}\n  [{i}] fake {describe_payload(b)}"
                     for i, (a, b) in enumerate(zip(want, got, strict=False))
                     if a != b
                 ]

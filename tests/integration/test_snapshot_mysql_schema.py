@@ -23,9 +23,9 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.integration.test_snapshot_differential import _describe, keyed
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.support.snapshot_statements import describe_payload, keyed
 from tests.support.wire import RawClient
 
 pytestmark = pytest.mark.mariadb
@@ -140,8 +140,8 @@ def _differences(sql: str, want: list[bytes], got: list[bytes]) -> list[str]:
         a = want[index] if index < len(want) else b"<none>"
         b = got[index] if index < len(got) else b"<none>"
         if a != b:
-            lines.append(f"  [{index}] real {_describe(a)}")
-            lines.append(f"  [{index}] fake {_describe(b)}")
+            lines.append(f"  [{index}] real {describe_payload(a)}")
+            lines.append(f"  [{index}] fake {describe_payload(b)}")
     return ["\n".join(lines[:9])]
 
 

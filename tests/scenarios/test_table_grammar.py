@@ -114,7 +114,7 @@ def test_show_create_table_from_the_model_equals_the_servers(
         ("CREATE TABLE d.t (a INT, b INT AS (c) STORED, c INT AS (a) STORED)", "later generated"),
         ("CREATE TABLE d.t (a INT, b DATE AS (a) STORED)", "DATE value"),
         ("CREATE TABLE d.t (a INT, b INT AS (a > 1) STORED)", "'>'"),
-        ("CREATE TABLE d.t (a VARCHAR(36) DEFAULT uuid())", "uuid"),
+        ("CREATE TABLE d.t (a VARCHAR(36) DEFAULT rand())", "rand"),
         ("CREATE TABLE d.t (a VARCHAR(9), UNIQUE KEY (a) USING HASH)", "hashed"),
         ("CREATE TABLE d.t (a TEXT, UNIQUE KEY ua (a))", "UNIQUE KEY ua is hashed"),
         ("CREATE TABLE d.t (a VARCHAR(800), UNIQUE KEY (a))", "UNIQUE KEY a is hashed"),
@@ -605,3 +605,60 @@ def test_migration_alters_are_the_servers(server: MariaDBServer, image: str) -> 
     # (the model prints AUTO_INCREMENT=N as declared, the server its counter)
     shown = catalogue_table(table).create_text
     assert shown.replace(" AUTO_INCREMENT=3", "") == printed.replace(" AUTO_INCREMENT=6", "")
+
+
+# DEFAULT uuid() and its kin, as an application writes them: kept and printed, never drawn
+# by the model (the server's values cannot be known before it logs them).
+DRAWN = """CREATE TABLE saas.sessions (
+    id UUID NOT NULL DEFAULT UUID(),
+    token CHAR(36) DEFAULT uuid  ( ),
+    n BIGINT UNSIGNED DEFAULT uuid_short(),
+    guid VARCHAR(40) DEFAULT SYS_GUID(),
+    PRIMARY KEY (id)
+)"""
+
+
+def drawn(settings: Settings) -> Scenario:
+    scenario = Scenario(settings)
+    scenario.create_table(DRAWN)
+    scenario.insert(
+        "saas.sessions",
+        {
+            "id": "6ccd780c-baba-1026-9564-5b8c656024db",
+            "token": "t",
+            "n": 99,
+            "guid": "g",
+        },
+    )
+    return scenario
+
+
+def test_a_drawn_default_is_kept_and_an_insert_relying_on_it_is_refused_naming_it() -> None:
+    table = parse_create_table(DRAWN)
+    assert [c.default_expression for c in table.columns] == [
+        "uuid()",
+        "uuid()",
+        "uuid_short()",
+        "sys_guid()",
+    ]
+    assert all(c.default is NO_DEFAULT for c in table.columns)
+    scenario = drawn(Settings())
+    with pytest.raises(HistoryError, match=r"token: .*DEFAULT uuid\(\).*give its value"):
+        scenario.insert(
+            "saas.sessions", {"id": "00000000-0000-0000-0000-000000000001", "n": 1, "guid": "h"}
+        )
+
+
+@pytest.mark.mariadb
+def test_drawn_defaults_print_and_log_as_the_servers(server: MariaDBServer) -> None:
+    scenario = drawn(Settings(binlog_row_metadata="FULL"))
+    assert compare_with_server(server, scenario) == []
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("SHOW CREATE TABLE saas.sessions")
+        printed = str(cursor.fetchone()[1])
+    finally:
+        connection.close()
+    assert catalogue_table(scenario.tables["saas.sessions"]).create_text == printed
+    assert catalogue_table(parse_create_table(printed, "saas")).create_text == printed

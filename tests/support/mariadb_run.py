@@ -79,7 +79,7 @@ def _gtid_state(text: str) -> tuple[Gtid, ...]:
 
 def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str | None, ...]]:
     """A table read back with SELECT, as the oracle's canonical cells (byte columns through
-    HEX, BIT columns as numbers)."""
+    HEX, BIT columns as numbers; a system-versioned table's history rows too)."""
     table = scenario.tables[name]
     parts = []
     for column in table.columns:
@@ -90,8 +90,11 @@ def select_cells(cursor: Any, scenario: Scenario, name: str) -> list[tuple[str |
             parts.append(f"CONCAT('0x', HEX({quoted}))")
         else:
             parts.append(quoted)
+    # A system-versioned table: its history rows too, as the oracle holds them.
+    every = " FOR SYSTEM_TIME ALL" if table.period is not None else ""
     cursor.execute(
         f"SELECT {', '.join(parts)} FROM {quote_name(table.database)}.{quote_name(table.name)}"
+        + every
     )
     rows = [
         tuple(

@@ -12,7 +12,15 @@
   image, DDL not followed, XA applied at its prepare): each verdict seen failing;
 * ``mariadb_replica``: a real MariaDB replica (needs ``mariadbd``) on a temporary datadir;
 * ``fakemaster_client``: the project's own replica client (:mod:`fakemaster.client`), by
-  file/position or (``--gtid``) by GTID.
+  file/position or (``--gtid``) by GTID;
+* ``zongji [--package NAME]``: the Node example client (``zongji_client.mjs``) on @vlasky/zongji
+  or @powersync/mysql-zongji (npm, tests/node);
+* ``mariadb_binlog``: ``mariadb-binlog --read-from-remote-server``, its printed row images
+  decoded;
+* ``asyncmy_binlog``: a CDC client on asyncmy's binlog reader (extra ``[test]``: asyncmy).
+
+The known limits of each real client, as the compatibility matrix (docs/compatibility.md) tells
+them apart from unexpected failures, are in :mod:`.limits`.
 """
 
 from __future__ import annotations
@@ -27,4 +35,7 @@ ADAPTERS = (
     "mariadb_replica",
     "fakemaster_client",
     "broken_fakemaster_client",
+    "zongji",
+    "mariadb_binlog",
+    "asyncmy_binlog",
 )

@@ -33,10 +33,11 @@ from fakemaster.protocol.resultset import (
     sql_error,
     text_column,
 )
-from fakemaster.sql.answers.table_select import table_source
+from fakemaster.sql.answers.select import accept_select_options
+from fakemaster.sql.answers.table_select import table_source, where_condition
 from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Response
-from fakemaster.sql.sqltext import Comparison, Expr, Literal, Parser, Tok, Word
+from fakemaster.sql.sqltext import Comparison, Expr, FunctionCall, Literal, Parser, Tok, Word
 from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
     CatalogueKey,
@@ -170,6 +171,31 @@ def _selected(ctx: Context, start: int) -> tuple[list[str], int] | None:
         index += 1
 
 
+def _expressions(ctx: Context, start: int) -> tuple[list[str], int] | None:
+    """The columns named in a select list of expressions (pt-table-checksum's ``COUNT(*) AS
+    cnt, COALESCE(LOWER(CONV(BIT_XOR(...` ``) and the index of FROM; None for any other."""
+    parser = ctx.parser(start)
+    names: list[str] = []
+    try:
+        while True:
+            _words(parser.expression(), names)
+            if parser.accept_word("AS"):
+                parser.name()
+            if not parser.accept_op(","):
+                break
+    except SqlError:
+        return None
+    return (names, parser.index) if parser.peek.is_word("FROM") else None
+
+
+def _words(expr: Expr, names: list[str]) -> None:
+    if isinstance(expr, Word) and expr.name != "*":
+        names.append(expr.name)
+    elif isinstance(expr, FunctionCall):
+        for arg in expr.args:
+            _words(arg, names)
+
+
 def explain(ctx: Context) -> Response:
     tokens = ctx.tokens
     if not tokens[1].is_word("SELECT"):
@@ -179,7 +205,9 @@ def explain(ctx: Context) -> Response:
             raise ctx.parser(2).error()
         row: list[Cell] = [b"1", b"SIMPLE", None, None, None, None, None, None, None]
         return ResultSet(_columns(), [[*row, b"No tables used"]])
-    selected = _selected(ctx, 2)
+    options = ctx.parser(2)
+    accept_select_options(options)  # pt-table-checksum's /*!40001 SQL_NO_CACHE */
+    selected = _selected(ctx, options.index) or _expressions(ctx, options.index)
     if selected is None:
         return not_supported(ctx)
     names, from_index = selected
@@ -189,9 +217,11 @@ def explain(ctx: Context) -> Response:
     name = first
     if parser.accept_op("."):
         database, name = first, parser.name()
+    after_table = parser.index
     narrowing = _narrowing(parser)
     if narrowing is None:
-        return not_supported(ctx)
+        parser.index = after_table
+        return _range_plan(ctx, parser, database, name, names)
     source = table_source(ctx.session, database, name)
     catalogue = ctx.server.tables
     table = find_table(catalogue, source.database, source.name) if catalogue else None
@@ -205,6 +235,59 @@ def explain(ctx: Context) -> Response:
     if cells is None:
         return not_supported(ctx)
     return ResultSet(_columns(), [cells], extra_status=(0, ServerStatus.QUERY_NO_INDEX_USED))
+
+
+def _range_plan(
+    ctx: Context, parser: Parser, database: str | None, name: str, names: list[str]
+) -> Response:
+    """``FORCE INDEX (k) WHERE`` comparisons of k's first column with constants, ANDed
+    (pt-table-checksum's chunks: ``WHERE ((`id` >= '3')) AND ((`id` <= '33'))``), maybe
+    ``ORDER BY`` and ``LIMIT``: 10.11 reads a range of k. ``rows`` is how many rows the range
+    holds (at least 1), as InnoDB's index dives count them in a small table; Extra ``Using
+    index`` when k covers the columns read. Any other form: not supported."""
+    if not parser.accept_word("FORCE"):
+        return not_supported(ctx)
+    parser.expect_word("INDEX", "KEY")
+    parser.expect_op("(")
+    hint = parser.name()
+    parser.expect_op(")")
+    if not parser.accept_word("WHERE"):
+        return not_supported(ctx)
+    source = table_source(ctx.session, database, name)
+    catalogue = ctx.server.tables
+    table = find_table(catalogue, source.database, source.name) if catalogue else None
+    key = (
+        None
+        if table is None
+        else next((k for k in table.keys if k.name.lower() == hint.lower()), None)
+    )
+    if table is None or key is None:
+        return not_supported(ctx)
+    if any(word.is_word("OR", "NOT", "IN", "LIKE", "IS") for word in parser.tokens):
+        return not_supported(ctx)
+    predicate = where_condition(parser, source, ctx.session)
+    if parser.accept_word("ORDER"):
+        parser.expect_word("BY")
+        parser.name()
+        while parser.accept_op(","):
+            parser.name()
+    if parser.accept_word("LIMIT"):
+        parser.integer()
+        if parser.accept_op(","):
+            parser.integer()
+    if not parser.at_end() or source.constrained != {table.position(key.columns[0])}:
+        return not_supported(ctx)
+    unknown = next((n for n in names if n != "*" and table.position(n) is None), None)
+    if unknown is not None:
+        return ResultSet(_columns(), error=sql_error(ER_BAD_FIELD_ERROR, unknown, "SELECT"))
+    held = sum(1 for row in source.rows if predicate(row))
+    length = _key_length(table, key)
+    covered = _covers(table, key, _wanted(table, names))
+    extra = "Using where; Using index" if covered else "Using where"
+    row: list[Cell] = [b"1", b"SIMPLE", name.encode(), b"range", key.name.encode()]
+    row += [key.name.encode(), None if length is None else str(length).encode(), None]
+    row += [str(max(1, held)).encode(), extra.encode()]
+    return ResultSet(_columns(), [row])
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,13 +312,28 @@ def _narrowing(parser: Parser) -> _Narrowing | None:
     where: list[tuple[str, str, str]] = []
     if parser.accept_word("WHERE"):
         while True:
-            term = _column_comparison(parser.expression())
-            if term is None:
+            expr = parser.expression()
+            if _constant_true(expr):
+                pass  # ``WHERE 1=1`` (pt-table-checksum's): the optimizer drops it
+            elif (term := _column_comparison(expr)) is None:
                 return None
-            where.append(term)
+            else:
+                where.append(term)
             if not parser.accept_word("OR"):
                 break
     return _Narrowing(hint, tuple(where)) if parser.at_end() else None
+
+
+def _constant_true(expr: Expr) -> bool:
+    """``n = n`` of two equal number literals."""
+    return (
+        isinstance(expr, Comparison)
+        and expr.op == "="
+        and isinstance(expr.left, Literal)
+        and isinstance(expr.right, Literal)
+        and isinstance(expr.left.value, int)
+        and expr.left.value == expr.right.value
+    )
 
 
 def _column_comparison(expr: Expr) -> tuple[str, str, str] | None:

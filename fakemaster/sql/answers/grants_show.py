@@ -6,7 +6,6 @@ password hash, ``WITH GRANT OPTION``). Another account's grants need SELECT, as 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from fakemaster.config.accounts import (
@@ -14,6 +13,7 @@ from fakemaster.config.accounts import (
     DATABASE_PRIVILEGES,
     Account,
     Privilege,
+    native_password_hash,
     privilege_names,
 )
 from fakemaster.protocol.resultset import (
@@ -47,8 +47,7 @@ def grant_text(account: Account) -> str:
     names = _names(account.privileges, ALL_PRIVILEGES)
     text = f"GRANT {names} ON *.* TO {_quoted(account.user)}@{_quoted(account.host)}"
     if account.password:
-        stage = hashlib.sha1(account.password.encode()).digest()
-        text += f" IDENTIFIED BY PASSWORD '*{hashlib.sha1(stage).hexdigest().upper()}'"
+        text += f" IDENTIFIED BY PASSWORD '{native_password_hash(account.password)}'"
     if account.privileges & Privilege.GRANT_OPTION:
         text += " WITH GRANT OPTION"
     return text

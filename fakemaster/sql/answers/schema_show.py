@@ -112,10 +112,14 @@ def show_tables(ctx: Context) -> Response:
     like = _like(parser)
     catalogue = ctx.server.tables
     tables = list(catalogue.tables(database)) if catalogue is not None else []
+    written = ctx.server.client_tables.databases.get(database, {})
+    tables += sorted((table.model for table in written.values()), key=lambda t: t.name)
     heading = f"Tables_in_{database}" + (f" ({like_text})" if like is not None else "")
     if not ctx.session.account.may_use(database):
         tables = []  # MariaDB: an empty list, no error
-    names = [t.name for t in tables if like is None or like.matches(t.name)]
+    shown = [t for t in tables if like is None or like.matches(t.name)]
+    names = [t.name for t in shown]
+    kinds = {t.name: t.shown_type for t in shown}
     if like is None and parser.accept_word("WHERE"):
         view = Source(
             database,
@@ -124,7 +128,7 @@ def show_tables(ctx: Context) -> Response:
             [],
             [False, False],
             [True, True],
-            [(n, "BASE TABLE") for n in names],
+            [(n, kinds[n]) for n in names],
             ["utf8mb3", "utf8mb3"],
         )
         condition = where_condition(parser, view, ctx.session)
@@ -146,7 +150,7 @@ def show_tables(ctx: Context) -> Response:
     if full:
         kind, _ = _view("TABLES", [("TABLE_TYPE", "Table_type")], [])
         columns.append(replace(kind[0], table="TABLE_NAMES", org_table="TABLE_NAMES"))
-        rows = [(name, "BASE TABLE") for name in names]
+        rows = [(name, kinds[name]) for name in names]
     return _result(ctx.session, columns, rows)
 
 
@@ -207,6 +211,9 @@ def _table(ctx: Context, parser: Parser, command: str = "SELECT") -> CatalogueTa
         )
     catalogue = ctx.server.tables
     table = find_table(catalogue, database, name) if catalogue is not None else None
+    written = ctx.server.client_tables.databases.get(database, {}).get(name)
+    if written is not None:  # a table a client created (sql.answers.client_writes)
+        table = written.model
     if table is None:
         raise sql_error(ER_NO_SUCH_TABLE, database, name)
     return table

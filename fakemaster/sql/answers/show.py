@@ -15,6 +15,7 @@ from fakemaster.sql.answers.snapshot import binlog_snapshot_status
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Parser, Tok, unknown_column
+from fakemaster.sql.status_variables import GLOBAL_ONLY, IDLE_VALUES, STATUS_ORDER
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.packets import ServerStatus
 
@@ -33,6 +34,7 @@ __all__ = [
 
 _VARIABLES_TABLE = "SESSION_VARIABLES"
 _STATUS_TABLE = "SESSION_STATUS"
+_COM_NAMES = [name[4:] for name in STATUS_ORDER if name.startswith("Com_")]
 
 
 def _name_value_columns(table: str) -> list[Column]:
@@ -85,21 +87,28 @@ def show_status(ctx: Context) -> Response:
     semi_sync = bool(server.globals["rpl_semi_sync_master_enabled"])
     # The connection's own compression, in SHOW GLOBAL STATUS too (as MariaDB 10.11 shows it).
     compressed = bool(ctx.session.capabilities & Capability.COMPRESS)
-    rows = sorted(
-        [
-            *binlog_snapshot_status(ctx.session),
-            ("Compression", "ON" if compressed else "OFF"),
-            ("Rpl_semi_sync_master_clients", str(replicas if semi_sync else 0)),
-            ("Rpl_semi_sync_master_status", "ON" if semi_sync else "OFF"),
-            ("Slaves_connected", str(replicas)),
-            ("Threads_connected", str(len(server.connections))),
-            # Not sleeping: the connection asking, and every replica's dump (as on 10.11).
-            ("Threads_running", str(1 + dumps)),
-            ("Uptime", str(uptime)),
-            ("Uptime_since_flush_status", str(uptime)),
-        ],
-        key=lambda row: row[0].lower(),
-    )
+    session = ctx.session
+    scope = (ctx.match.group("scope") or "SESSION").upper()
+    counts = server.counts if scope == "GLOBAL" else session.counts
+    values = {
+        **IDLE_VALUES,
+        **{f"Com_{name}": "0" for name in _COM_NAMES},
+        **{name: str(count) for name, count in counts.items()},
+        **{name: str(server.counts[name]) for name in GLOBAL_ONLY},
+        **dict(binlog_snapshot_status(session)),
+        "Compression": "ON" if compressed else "OFF",
+        "Connections": str(server.connections_opened),
+        "Max_used_connections": str(server.max_used_connections),
+        "Rpl_semi_sync_master_clients": str(replicas if semi_sync else 0),
+        "Rpl_semi_sync_master_status": "ON" if semi_sync else "OFF",
+        "Slaves_connected": str(replicas),
+        "Threads_connected": str(len(server.connections)),
+        # Not sleeping: the connection asking, and every replica's dump (as on 10.11).
+        "Threads_running": str(1 + dumps),
+        "Uptime": str(uptime),
+        "Uptime_since_flush_status": str(uptime),
+    }
+    rows = [(name, values[name]) for name in STATUS_ORDER if name in values]
     selected = _filter_rows(ctx, rows)
     return ResultSet(
         _name_value_columns(_STATUS_TABLE),

@@ -23,12 +23,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from fakemaster.config.accounts import INFORMATION_SCHEMA, Privilege
-from fakemaster.protocol.charsets import BINARY_COLLATION_ID
+from fakemaster.protocol.charsets import BINARY_COLLATION_ID, collation_by_id
 from fakemaster.protocol.resultset import (
     Cell,
     Column,
     ColumnFlag,
     ResultSet,
+    SqlError,
     sql_error,
     with_name,
 )
@@ -40,6 +41,13 @@ from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.release import defer_release, release_in_slices
 from fakemaster.sql.sqltext import Parser, Tok, Token
 from fakemaster.sql.state import SessionState
+from fakemaster.sql.tables.account_tables import (
+    USER_CHARSETS,
+    USER_COLUMNS,
+    USER_TABLE,
+    is_account_table,
+    user_rows,
+)
 from fakemaster.sql.tables.catalogue import (
     CatalogueTable,
     CellValue,
@@ -48,6 +56,7 @@ from fakemaster.sql.tables.catalogue import (
     find_table,
     general_ci_key,
 )
+from fakemaster.sql.tables.client_tables import ClientTable
 from fakemaster.sql.tables.information_schema import is_columns, is_rows
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
@@ -64,14 +73,14 @@ from fakemaster.vocabulary.packets import ServerStatus
 
 __all__ = [
     "Source",
+    "client_table_source",
     "encode_cells",
     "from_table",
     "select_from_table",
     "table_source",
     "where_condition",
+    "zone_offset",
 ]
-
-_NO_INDEX = (ServerStatus.QUERY_NO_INDEX_USED, ServerStatus.QUERY_NO_INDEX_USED)
 
 
 @dataclass(slots=True)
@@ -93,6 +102,14 @@ class Source:
     constrained: set[int] = field(default_factory=set)
     # UUID/INET4/INET6 columns by position: ordered by their value, not their text.
     typed: dict[int, type[FixedBinaryValue]] = field(default_factory=dict)
+    # Status bits reading it adds (a view's: SESSION_STATE_CHANGED, as MariaDB sets it).
+    status: int = 0
+    # A sequence's table: MariaDB flags no read of it QUERY_NO_INDEX_USED (checked on 10.11).
+    sequence: bool = False
+
+    def extra_status(self, scanned: bool) -> tuple[int, int]:
+        bits = self.status | (ServerStatus.QUERY_NO_INDEX_USED if scanned else 0)
+        return bits, bits
 
     def position(self, name: str) -> int | None:
         lowered = name.lower()
@@ -142,6 +159,12 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
             is_rows(name, session),
             ["utf8mb3" if c.text_chars is not None else None for c in columns],
         )
+    written = session.server.client_tables.databases.get(database)
+    if written is not None:  # a database a client created (sql.answers.client_writes)
+        found = written.get(name)
+        if found is None:
+            raise sql_error(ER_NO_SUCH_TABLE, database, name)
+        return client_table_source(found)
     if session.locked_tables is not None and (database, name) not in session.locked_tables:
         raise sql_error(ER_TABLE_NOT_LOCKED, name)
     catalogue = session.server.tables
@@ -151,12 +174,14 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
         raise sql_error(
             ER_TABLEACCESS_DENIED_ERROR, "SELECT", account.user, session.host, database, name
         )
+    if table is None and is_account_table(database, name):
+        return _account_source(session)
     if table is None:
         raise sql_error(ER_NO_SUCH_TABLE, database, name)
     snapshot = read_snapshot(session).tables
     rows = list(snapshot.rows(table)) if snapshot is not None else []
     if any(c.data_type == "timestamp" for c in table.columns):
-        offset = _zone_offset(str(session.variables["time_zone"]))
+        offset = zone_offset(str(session.variables["time_zone"]))
         rows = [
             tuple(c.text(offset) if isinstance(c, TimestampCell) else c for c in row)
             for row in rows
@@ -164,7 +189,32 @@ def table_source(session: SessionState, database: str | None, name: str) -> Sour
     return _user_source(table, rows)
 
 
-def _zone_offset(name: str) -> int:
+def client_table_source(table: ClientTable) -> Source:
+    """A table a client created: its rows are the store's own lists (writes change them)."""
+    return _user_source(table.model, table.rows)  # type: ignore[arg-type]
+
+
+def _account_source(session: SessionState) -> Source:
+    """``mysql.user``: the server's accounts (:mod:`~fakemaster.sql.tables.account_tables`)."""
+    folded = [
+        column.collation is not None and not collation_name(column.collation).endswith("_bin")
+        for column in USER_COLUMNS
+    ]
+    return Source(
+        "mysql",
+        USER_TABLE,
+        [column.name for column in USER_COLUMNS],
+        list(USER_COLUMNS),
+        [column.text_chars is None for column in USER_COLUMNS],
+        folded,
+        user_rows(session.server.accounts.values()),
+        list(USER_CHARSETS),
+        frozenset({0}),  # the view's key (Host, User) is global_priv's
+        status=ServerStatus.SESSION_STATE_CHANGED,
+    )
+
+
+def zone_offset(name: str) -> int:
     """Seconds east of UTC of a time_zone value ('+hh:mm'; SYSTEM is this server's UTC)."""
     match = re.fullmatch(r"([+-])(\d{1,2}):(\d{2})", name.strip())
     if not match:
@@ -190,7 +240,13 @@ def _user_source(table: CatalogueTable, rows: list[Sequence[CellValue]]) -> Sour
             for p, c in enumerate(table.columns)
             if c.data_type in FIXED_BINARY_TYPES
         },
+        sequence=table.sequence,
     )
+
+
+def collation_name(collation_id: int) -> str:
+    found = collation_by_id(collation_id)
+    return found.name if found is not None else ""
 
 
 Value = Any  # CellValue, or a literal (str, Decimal)
@@ -232,8 +288,9 @@ def select_from_table(ctx: Context) -> Response:
     if not source.rows and not aggregates:
         # Nothing to filter: the rest (WHERE with subqueries, GROUP BY ...) cannot change that.
         columns, _ = _resolve_items(items, source, name)
-        return ResultSet(columns, [], extra_status=_NO_INDEX)
+        return ResultSet(columns, [], extra_status=source.extra_status(True))
     alias = _table_alias(parser)
+    _index_hint(parser)
     columns, positions = _resolve_items(items, source, alias or name)
     rows = source.rows
     if parser.accept_word("WHERE"):
@@ -246,7 +303,7 @@ def select_from_table(ctx: Context) -> Response:
     _locking_clause(parser)
     parser.expect_end()
     if aggregates:
-        return _aggregated(session, items, source, rows, alias or name)
+        return _aggregated(session, items, source, rows, alias or name, parser)
     selected = [tuple(row[p] for p in positions) for row in rows]
     if distinct:
         selected = list(dict.fromkeys(selected))  # the first of equal rows, in order
@@ -254,10 +311,11 @@ def select_from_table(ctx: Context) -> Response:
     charsets = [source.text_charsets[p] for p in positions]
     # MariaDB flags a read that used no index (every information_schema read is one).
     scanned = source.database == INFORMATION_SCHEMA or not (source.constrained & source.indexed)
+    scanned = scanned and not source.sequence
     return ResultSet(
         columns,
         encode_cells(session, selected, charsets),
-        extra_status=_NO_INDEX if scanned else (0, 0),
+        extra_status=source.extra_status(scanned),
     )
 
 
@@ -272,8 +330,23 @@ def _select_item(parser: Parser) -> _Item:
     """``*``, ``t.*``, a column (maybe qualified) or COUNT/MIN/MAX of one, maybe aliased."""
     start = parser.index
     aggregate = None
+    span = None
     if parser.accept_op("*"):
         parts = ["*"]
+    elif parser.peek.is_word("SUM") and parser.tokens[parser.index + 1].is_op("("):
+        # SUM(condition): the condition is read once the table is known (_sum_of).
+        aggregate = parser.next().text.upper()
+        parser.expect_op("(")
+        parts = ["*"]  # no column of its own
+        argument = parser.index
+        depth = 0
+        while depth or not parser.peek.is_op(")"):
+            token = parser.next()
+            if token.kind is Tok.END:
+                raise parser.error(token)
+            depth += token.is_op("(") - token.is_op(")")
+        span = (argument, parser.index)
+        parser.expect_op(")")
     elif parser.peek.is_word(*_AGGREGATES) and parser.tokens[parser.index + 1].is_op("("):
         aggregate = parser.next().text.upper()
         parser.expect_op("(")
@@ -295,7 +368,7 @@ def _select_item(parser: Parser) -> _Item:
             alias = parser.name()
         elif parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word("FROM"):
             alias = parser.name()
-    return _Item(alias, parts, shown, aggregate)
+    return _Item(alias, parts, shown, aggregate, span)
 
 
 def _table_alias(parser: Parser) -> str:
@@ -303,10 +376,19 @@ def _table_alias(parser: Parser) -> str:
     if parser.accept_word("AS"):
         return parser.name()
     if parser.peek.kind in (Tok.WORD, Tok.QUOTED_IDENT) and not parser.peek.is_word(
-        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP"
+        "WHERE", "ORDER", "LIMIT", "FOR", "LOCK", "GROUP", "FORCE", "USE", "IGNORE"
     ):
         return parser.name()
     return ""
+
+
+def _index_hint(parser: Parser) -> None:
+    """``FORCE|USE|IGNORE INDEX|KEY (k)``: parsed; the rows read are the same."""
+    if parser.accept_word("FORCE", "USE", "IGNORE"):
+        parser.expect_word("INDEX", "KEY")
+        parser.expect_op("(")
+        parser.name()
+        parser.expect_op(")")
 
 
 def _limit_clause(parser: Parser) -> tuple[int, int | None]:
@@ -336,7 +418,8 @@ class _Item:
     alias: str | None
     parts: list[str]  # a column (maybe qualified), or ["*"]
     shown: str  # its name in the result when not aliased
-    aggregate: str | None = None  # COUNT, MIN, MAX
+    aggregate: str | None = None  # COUNT, MIN, MAX, SUM
+    span: tuple[int, int] | None = None  # SUM's argument: its tokens
 
 
 _AGGREGATES = ("COUNT", "MIN", "MAX")
@@ -348,8 +431,9 @@ def _aggregated(
     source: Source,
     rows: list[Sequence[CellValue]],
     table_alias: str,
+    parser: Parser,
 ) -> ResultSet:
-    """The one row of COUNT/MIN/MAX over ``rows`` (no GROUP BY)."""
+    """The one row of COUNT/MIN/MAX/SUM over ``rows`` (no GROUP BY)."""
     columns: list[Column] = []
     cells: list[CellValue] = []
     charsets: list[str | None] = []
@@ -358,6 +442,12 @@ def _aggregated(
     scanned = False
     for item in items:
         name = item.alias or item.shown
+        if item.span is not None:
+            columns.append(Column(name, ColumnType.NEWDECIMAL, length=24, flags=_SUM_FLAGS))
+            cells.append(_sum_of(parser, item.span, source, session, rows))
+            charsets.append(None)
+            scanned = True
+            continue
         if item.parts == ["*"]:
             columns.append(Column(name, ColumnType.LONGLONG, length=21, flags=_COUNT_FLAGS))
             cells.append(str(len(rows)).encode())
@@ -395,11 +485,33 @@ def _aggregated(
     return ResultSet(
         columns,
         encode_cells(session, [tuple(cells)], charsets),
-        extra_status=_NO_INDEX if scanned or source.constrained else (0, 0),
+        extra_status=source.extra_status(scanned or bool(source.constrained)),
     )
 
 
 _COUNT_FLAGS = ColumnFlag.NOT_NULL | ColumnFlag.BINARY
+_SUM_FLAGS = ColumnFlag.BINARY  # NULL over no rows
+
+
+def _sum_of(
+    parser: Parser,
+    span: tuple[int, int],
+    source: Source,
+    session: SessionState,
+    rows: list[Sequence[CellValue]],
+) -> bytes | None:
+    """SUM(condition): how many of ``rows`` meet it (NULL without rows), as pt-mysql-summary
+    counts accounts (``SUM(password = "")``). A condition is the WHERE language; a SUM of
+    anything else is ER_NOT_SUPPORTED_YET."""
+    start, end = span
+    parser.index = start
+    try:
+        predicate = _condition(parser, source, session)
+    except SqlError:
+        predicate = None
+    if predicate is None or parser.index != end:
+        raise sql_error(ER_NOT_SUPPORTED_YET, "SUM of anything but a condition")
+    return str(sum(1 for row in rows if predicate(row))).encode() if rows else None
 
 
 def _resolve_items(
@@ -446,7 +558,7 @@ def encode_cells(
     for charset in charsets:
         name = codec(charset or "utf8mb4")
         encoders.append(lambda text, name=name: text.encode(name, "replace"))  # type: ignore[misc]
-    offset = _zone_offset(str(session.variables["time_zone"]))
+    offset = zone_offset(str(session.variables["time_zone"]))
 
     def sent(index: int, cell: CellValue) -> Cell:
         if isinstance(cell, str):

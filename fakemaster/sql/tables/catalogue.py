@@ -219,6 +219,10 @@ class CatalogueTable:
     # What SHOW CREATE TABLE says about the table when its text is known otherwise (None: made
     # from the columns and keys).
     create_text: str | None = None
+    # A sequence's table: read without an index scan flag (MariaDB's SEQUENCE engine).
+    sequence: bool = False
+    # WITH SYSTEM VERSIONING (information_schema.TABLES says so; SHOW FULL TABLES does not).
+    versioned: bool = False
     _positions: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -227,6 +231,18 @@ class CatalogueTable:
 
     def position(self, name: str) -> int | None:
         return self._positions.get(name.lower())
+
+    @property
+    def table_type(self) -> str:
+        """TABLE_TYPE in information_schema.TABLES (checked on 10.11)."""
+        if self.sequence:
+            return "SEQUENCE"
+        return "SYSTEM VERSIONED" if self.versioned else "BASE TABLE"
+
+    @property
+    def shown_type(self) -> str:
+        """Table_type in SHOW FULL TABLES (a versioned table is a BASE TABLE there)."""
+        return "SEQUENCE" if self.sequence else "BASE TABLE"
 
     @property
     def charset(self) -> str:

@@ -483,7 +483,7 @@ def _tables(session: SessionState) -> list[Sequence[CellValue]]:
                 "def",
                 table.database,
                 table.name,
-                "BASE TABLE",
+                table.table_type,
                 table.engine,
                 _number(frm_version(create_table_text(table))),
                 b"Dynamic",

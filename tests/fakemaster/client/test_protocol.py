@@ -19,6 +19,7 @@ from fakemaster.client.protocol import (
     BinlogUnavailable,
     ClientConfig,
     EventReceived,
+    ProtocolError,
     Ready,
     ReplicaConnection,
     ServerRefused,
@@ -240,6 +241,19 @@ def test_client_core_errors_are_typed() -> None:
     with pytest.raises(ServerRefused) as setup:
         run_setup(core, primary)
     assert setup.value.errno == 1227 and "mariadb_slave_capability" in str(setup.value)
+
+
+def test_client_core_an_empty_packet_in_the_login_or_setup_is_a_typed_error() -> None:
+    for answers in (0, 1):
+        primary = ScriptedPrimary()
+        core = ReplicaConnection(CONFIG)
+        core.feed(frame(HandshakeV10("5.5.5-10.11.19-MariaDB-log", 9, SCRAMBLE).encode(), 0)[0])
+        core.data_to_send()
+        if answers:
+            core.feed(ok())  # logged in: the setup's first statement is sent
+            primary.answer(core.data_to_send())
+        with pytest.raises(ProtocolError if answers else AuthError, match="empty|0x00"):
+            core.feed(frame(b"", 2)[0])
 
 
 def test_client_core_semi_sync_acks_the_events_the_primary_asks_for() -> None:

@@ -404,3 +404,130 @@ def test_the_images_carried_follow_binlog_row_image_as_it_changes() -> None:
         "changes as served": "1 difference(s), first: line 3: update s.t (gtid 0-1-2 row 0):"
         " before image lacks column 'v', served '1'"
     }
+
+
+# --- what mutation testing found unpinned (docs/mutation.md) -----------------------------------
+
+
+def test_an_image_with_a_column_the_table_lacks() -> None:
+    wrong = list(CHANGES)
+    wrong[0] = ("insert", "0-1-1", 0, None, {**ROW1, "zz": "1"})
+    found = failed(verdicts(output_text(changes=wrong)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 2: insert shop.t (gtid 0-1-1 row 0):"
+        " after image has column 'zz', which the table lacks"
+    }
+
+
+def test_a_long_image_is_cut_where_it_is_shown() -> None:
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(200))")
+    scenario.insert("shop.t", {"id": 1, "v": "x" * 200})
+    text = '{"kind": "header", "changes": true, "tables": false}\n'
+    found = failed(verdicts(text, scenario=scenario))
+    shown = "{id='1', v='" + "x" * (157 - len("id='1', v='")) + "...}"
+    assert found == {
+        "no loss": f"1 of 1 changes never delivered, first: insert shop.t {shown}"
+        " (gtid 0-1-1 row 0)"
+    }
+
+
+def test_a_table_the_scenario_does_not_have() -> None:
+    text = output_text() + json.dumps({"kind": "row", "table": "shop.zz", "values": {}}) + "\n"
+    verdict = verdicts(text)["final tables"]
+    assert verdict.failed
+    assert verdict.detail == "shop.zz: a table the scenario does not have (1 rows)"
+    assert verdict.lines == (verdict.detail,)
+
+
+def test_statements_on_a_non_transactional_table_and_rows_after_a_delete() -> None:
+    """Each statement on a MyISAM table is a group of its own, logged before the transaction's
+    own group (as tests/scenarios/test_non_transactional.py checks against a real server);
+    rows are counted in each group, across deletes."""
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(10))")
+    scenario.create_table("CREATE TABLE shop.m (id INT PRIMARY KEY, v VARCHAR(10)) ENGINE=MyISAM")
+    with scenario.transaction() as tx:
+        tx.insert("shop.t", {"id": 1, "v": "a"})
+        tx.insert("shop.m", {"id": 1, "v": "m1"})
+        tx.delete("shop.t", {"id": 1})
+        tx.insert("shop.t", {"id": 2, "v": "b"})
+        tx.insert("shop.m", {"id": 2, "v": "m2"})
+    changes = [
+        ("insert", "shop.m", "0-1-1", 0, None, {"id": "1", "v": "m1"}),
+        ("insert", "shop.m", "0-1-2", 0, None, {"id": "2", "v": "m2"}),
+        ("insert", "shop.t", "0-1-3", 0, None, {"id": "1", "v": "a"}),
+        ("delete", "shop.t", "0-1-3", 1, {"id": "1", "v": "a"}, None),
+        ("insert", "shop.t", "0-1-3", 2, None, {"id": "2", "v": "b"}),
+    ]
+    lines: list[dict[str, Any]] = [{"kind": "header", "changes": True, "tables": False}]
+    for op, table, gtid, row, before, after in changes:
+        item = {"kind": "change", "op": op, "table": table, "gtid": gtid, "row": row}
+        item.update({"before": before} if before else {})
+        item.update({"after": after} if after else {})
+        lines.append(item)
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    found = verdicts(text, scenario=scenario)
+    assert failed(found) == {}
+    assert found["no loss"].detail == "5 changes delivered"
+
+
+@pytest.mark.parametrize(("width", "cut"), [(148, False), (149, True)])
+def test_an_image_is_cut_beyond_160_characters(width: int, cut: bool) -> None:
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.t (id INT PRIMARY KEY, v VARCHAR(200))")
+    scenario.insert("shop.t", {"id": 1, "v": "x" * width})
+    text = '{"kind": "header", "changes": true, "tables": false}\n'
+    detail = failed(verdicts(text, scenario=scenario))["no loss"]
+    whole = "id='1', v='" + "x" * width + "'"  # 160 characters, then 161
+    shown = "{" + (whole[:157] + "..." if cut else whole) + "}"
+    assert (
+        detail == f"1 of 1 changes never delivered, first: insert shop.t {shown} (gtid 0-1-1 row 0)"
+    )
+
+
+def test_rows_of_a_table_without_a_key_are_ordered_per_row() -> None:
+    # Without a key, a row is identified by all its columns: two different rows' changes may
+    # arrive in any order.
+    scenario = Scenario(Settings())
+    scenario.create_table("CREATE TABLE shop.k (a INT, b VARCHAR(5))")
+    scenario.insert("shop.k", {"a": 1, "b": "x"})  # 0-1-1
+    scenario.insert("shop.k", {"a": 2, "b": "y"})  # 0-1-2
+    lines: list[dict[str, Any]] = [{"kind": "header", "changes": True, "tables": False}]
+    for gtid, after in (("0-1-2", {"a": "2", "b": "y"}), ("0-1-1", {"a": "1", "b": "x"})):
+        lines.append(
+            {"kind": "change", "op": "insert", "table": "shop.k", "gtid": gtid, "row": 0}
+            | {"after": after}
+        )
+    found = verdicts("".join(json.dumps(line) + "\n" for line in lines), scenario=scenario)
+    assert failed(found) == {}
+
+
+def test_every_verdict_is_reported_when_it_passes() -> None:
+    found = judge(history(), parse_output(output_text()), OK_RUN, 60.0)
+    assert [(v.check, v.ok) for v in found] == [
+        ("caught up", True),
+        ("no loss", True),
+        ("no duplicates", True),
+        ("changes as served", True),
+        ("per-key order", True),
+        ("final tables", True),
+    ]
+
+
+def test_a_change_of_another_kind_at_a_served_position() -> None:
+    wrong = list(CHANGES)
+    wrong[3] = ("update", "0-1-2", 1, ROW2, ROW2)  # the delete reported as an update
+    found = failed(verdicts(output_text(changes=wrong)))
+    assert found == {
+        "changes as served": "1 difference(s), first: line 5: update shop.t, served delete"
+        " shop.t {id='2', v='b', b=NULL} (gtid 0-1-2 row 1)"
+    }
+
+
+def test_a_late_redelivery_is_no_disorder_under_at_least_once() -> None:
+    # Order is judged on first deliveries: a change sent again after later ones is a duplicate.
+    again = [*CHANGES, CHANGES[2]]
+    found = verdicts(output_text(changes=again, guarantee="at-least-once"))
+    assert failed(found) == {}
+    assert found["no duplicates"].detail == "1 redelivered (at-least-once declared)"

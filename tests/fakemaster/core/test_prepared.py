@@ -127,3 +127,22 @@ def test_garbage_prepared_statement_commands_never_raise(commands: list[tuple[in
             assert reply.payloads
     assert driver.session.internal_errors == []
     assert driver.send(b"\x0e").payloads == [PING_OK]
+
+
+def test_status_counters_of_a_prepare_execute_and_close() -> None:
+    """10.11.19 for prepare, execute (one parameter) and close of ``SELECT 1, ?``: one each in
+    Com_stmt_prepare, Com_stmt_execute, Com_stmt_close and Com_select, one Question (the
+    execute); the prepare runs its statement for the columns but counts in nothing else."""
+    state = _state()
+    driver = _driver(state)
+    statement = _prepare(driver, "SELECT 1, ?")
+    _execute(driver, statement, b"\x00\x01\x08\x00" + struct.pack("<q", 5))
+    driver.send(b"\x19" + struct.pack("<I", statement))
+    assert dict(state.counts) == {
+        "Com_stmt_prepare": 1,
+        "Com_stmt_execute": 1,
+        "Com_stmt_close": 1,
+        "Com_select": 1,
+        "Questions": 1,
+        "Queries": 1,
+    }

@@ -16,8 +16,11 @@ from fakemaster.spark.columns import table_info
 from fakemaster.vocabulary.events import TableMapEvent
 from scenarios.compiler import compile_scenario
 from scenarios.history import Settings
+from scenarios.oracle import Oracle
 from scenarios.sql import create_table_sql
+from tests.fakemaster.spark.test_batch_scenarios import run_batch
 from tests.scenarios.test_mariadb_types import network
+from tests.scenarios.test_table_kinds import kinds
 from tests.support.spark_tables import read_tables
 
 
@@ -53,7 +56,7 @@ def test_a_real_capture_materialises_to_the_primarys_tables(spark: Any, tmp_path
     events = spark.read.format(FORMAT_NAME).option("catalog", json.dumps(catalogue)).load(files)
     materialise(spark, events, str(tmp_path / "out"), catalogue=catalogue)
     tables = read_tables(tmp_path / "out")
-    for name in ("t_types", "v", "v2"):  # sequences: not modelled by the materialiser (docs)
+    for name in ("t_types", "v", "v2", "s1", "s2"):  # a sequence: its row as last logged
         got = sorted(
             ([_cell(v) for v in row.values()] for row in tables[f"kinds.{name}"]), key=repr
         )
@@ -95,3 +98,33 @@ def test_the_change_events_carry_the_servers_text() -> None:
     assert info.columns[2].to_text(bytes.fromhex("00000000000000000000ffffc0000201")) == (
         "::ffff:192.0.2.1"
     )
+
+
+def test_a_scenario_with_a_sequence_and_versioned_tables_materialises_to_its_oracle(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The history of tests/scenarios/test_table_kinds.py (compiled, its events equal to a real
+    server's): each sequence's table holds its one row as last logged, each versioned table
+    every version (row_end is part of its key, as the oracle and FOR SYSTEM_TIME ALL have them),
+    the UUID/INET columns the server's text."""
+    scenario = kinds(Settings(binlog_row_metadata="FULL"))
+    types = {"id": "uuid", "v4": "inet4", "v6": "inet6"}
+    catalogue = {
+        "tk.hosts": {"mariadb_types": types},
+        "tk.prices": {"mariadb_types": {"ip": "inet6"}},
+    }
+    tables = run_batch(spark, scenario, tmp_path, {"catalog": json.dumps(catalogue)})
+    Oracle(scenario).assert_matches(tables)
+
+
+def test_the_tables_create_sequence_makes_are_found_and_a_broken_one_is_not() -> None:
+    from fakemaster.spark.materialiser import sequence_tables
+
+    statements = [
+        ("CREATE SEQUENCE s1", "kinds"),
+        ("create or replace sequence `other`.`s2` CACHE 5", "kinds"),
+        ("CREATE SEQUENCE s3 BOGUS 1", "kinds"),  # not a statement the model reads
+        ("CREATE SEQUENCE s4", None),  # no database: unknown
+        ("CREATE TABLE s5 (sequence INT)", "kinds"),
+    ]
+    assert sequence_tables(statements) == {("kinds", "s1"), ("other", "s2")}

@@ -45,7 +45,9 @@ def _kept(out: Path) -> tuple[list[int], list[int]]:
     )
 
 
-@pytest.mark.parametrize("name", ["ddl_mid_stream", "xa", "no_key_duplicates"])
+# ddl_mid_stream and xa (17 and 14 batches) pass too and take minutes each: the stream tests
+# (test_stream.py, test_stream_property.py) run them through the same state store in CI.
+@pytest.mark.parametrize("name", ["no_key_duplicates"])
 def test_a_history_streamed_point_by_point_equals_the_oracle_after_every_batch(
     spark: Any, tmp_path: Path, name: str
 ) -> None:

@@ -23,8 +23,8 @@ def test_a_whole_table_read_is_planned() -> None:
 @pytest.mark.parametrize(
     "sql",
     [
-        "EXPLAIN SELECT * FROM `shop`.`t` WHERE 1 = 1",
-        "EXPLAIN SELECT COUNT(*) FROM `shop`.`t`",
+        "EXPLAIN SELECT * FROM `shop`.`t` WHERE 1 = 2",
+        "EXPLAIN SELECT CONCAT(`id`, 1) FROM `shop`.`t` WHERE `id` > 1",
         "EXPLAIN SELECT * FROM information_schema.TABLES",
         "EXPLAIN EXTENDED SELECT * FROM `shop`.`t`",
     ],

@@ -1,0 +1,124 @@
+"""The materialiser's pure-Python helpers, without Spark (its plans are tested through Spark in
+test_batch_scenarios.py and the stream tests): the Spark type of each column type as
+docs/spark.md's "Types" paragraph gives it, RENAME TABLE's pairs, local paths, and the keyed
+rules folded on the driver."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from fakemaster.spark.materialiser import (
+    _add_problem,
+    _fold,
+    _is_local,
+    _local,
+    _unnamed,
+    rename_pairs,
+    spark_type_of,
+    table_dir_name,
+)
+from scenarios.history import Scenario
+
+# (column definition, Spark type): docs/spark.md, "Types".
+TYPES = [
+    ("TINYINT", "tinyint"),
+    ("TINYINT UNSIGNED", "smallint"),
+    ("SMALLINT UNSIGNED", "int"),
+    ("MEDIUMINT", "int"),
+    ("INT", "int"),
+    ("INT UNSIGNED", "bigint"),
+    ("BIGINT", "bigint"),
+    ("BIGINT UNSIGNED", "decimal(20,0)"),
+    ("DECIMAL(38,4)", "decimal(38,4)"),
+    ("DECIMAL(39,4)", "string"),
+    ("DECIMAL", "decimal(10,0)"),
+    ("DECIMAL(12)", "decimal(12,0)"),
+    ("BIT", "bigint"),
+    ("BIT(63)", "bigint"),
+    ("BIT(64)", "decimal(20,0)"),
+    ("FLOAT", "float"),
+    ("DOUBLE", "double"),
+    ("YEAR", "int"),
+    ("DATE", "date"),
+    ("TIME", "string"),
+    ("DATETIME", "timestamp_ntz"),
+    ("TIMESTAMP NULL", "timestamp"),
+    ("VARCHAR(5)", "string"),
+    ("TEXT", "string"),
+    ("VARBINARY(5)", "binary"),
+    ("BLOB", "binary"),
+    ("ENUM('a','b')", "string"),
+    ("SET('a','b')", "string"),
+]
+
+
+def test_spark_types_as_documented() -> None:
+    columns = ",\n".join(f"c{i} {sql}" for i, (sql, _) in enumerate(TYPES))
+    table = Scenario().create_table(f"CREATE TABLE db.t (id INT PRIMARY KEY,\n{columns})")
+    got = [spark_type_of(column) for column in table.columns[1:]]
+    assert got == [spark for _, spark in TYPES]
+    # A TABLE_MAP without metadata gives an ENUM/SET no members: its numbers, as bigint.
+    enum, set_ = table.columns[-2], table.columns[-1]
+    assert spark_type_of(replace(enum, members=())) == "bigint"
+    assert spark_type_of(replace(set_, members=())) == "bigint"
+
+
+def test_rename_pairs() -> None:
+    assert rename_pairs("RENAME TABLE a TO b", "db") == [(("db", "a"), ("db", "b"))]
+    assert rename_pairs("/* x */ rename tables `x`.a TO b, c to y.`d`", "db") == [
+        (("x", "a"), ("db", "b")),
+        (("db", "c"), ("y", "d")),
+    ]
+    assert rename_pairs("ALTER TABLE a RENAME TO b", "db") == []
+
+
+@pytest.mark.parametrize(
+    ("path", "local", "as_local"),
+    [
+        ("/data/out", True, "/data/out"),
+        ("out", True, "out"),
+        ("file:///data/out", True, "/data/out"),
+        ("hdfs://nn/out", False, "hdfs://nn/out"),
+    ],
+)
+def test_local_paths(path: str, local: bool, as_local: str) -> None:
+    assert _is_local(path) is local
+    assert _local(path) == as_local
+
+
+def test_table_names_and_problems() -> None:
+    assert table_dir_name("db", "t") == "db.t"
+    assert _unnamed(["@1", "@2", "@3"]) and _unnamed([])
+    assert not _unnamed(["@1", "b"]) and not _unnamed(["@2"]) and not _unnamed(["@0"])
+    problems: dict[tuple[str, str], str] = {}
+    _add_problem(problems, ("db", "t"), "one")
+    _add_problem(problems, ("db", "t"), "two")
+    _add_problem(problems, ("db", "u"), "three")
+    assert problems == {("db", "t"): "one; two", ("db", "u"): "three"}
+
+
+def row(op: str, before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    return {"op": op, "before": before, "after": after}
+
+
+def test_fold_applies_the_keyed_rules_in_order() -> None:
+    rows = [
+        row("r", None, {"id": "1", "a": "x", "b": "y"}),  # snapshot read
+        row("c", None, {"id": "2", "a": "p", "b": "q"}),
+        row("c", None, {"id": "5", "a": "gone", "b": None}),
+        # A partial image that changes the key: the columns it lacks are kept.
+        row("u", {"id": "1"}, {"id": "3", "a": "x2"}),
+        row("u", {"id": "2", "a": "p"}, {"b": "q2"}),  # the key left out of the after image
+        row("d", {"id": "5"}, None),
+        row("d", {"id": "9"}, None),  # deleting a row never seen changes nothing
+        # An update of a row never seen (read before the snapshot): its before image is the row.
+        row("u", {"id": "7", "a": "s"}, {"b": "t"}),
+    ]
+    assert _fold(rows, ["id"]) == [
+        {"id": "3", "a": "x2", "b": "y"},
+        {"id": "2", "a": "p", "b": "q2"},
+        {"id": "7", "a": "s", "b": "t"},
+    ]

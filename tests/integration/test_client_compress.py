@@ -1,0 +1,58 @@
+"""The compressed protocol (``--compress``) in the replica client against the fake master,
+which speaks it too (fakemaster.protocol.compression): a scenario streamed compressed equals its
+oracle, plain and as a semi-sync replica (whose ACKs travel compressed and after whose
+acknowledged events the primary numbers its compressed packets from 1 again). Against a real
+MariaDB 10.11: tests/integration/test_client_tls_ed25519.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakemaster.client import BlockingReplica, ClientConfig
+
+
+@pytest.mark.parametrize("semi_sync", [False, True])
+def test_a_compressed_stream_from_the_fake_master_equals_the_oracle(
+    fake_master_factory: Any, semi_sync: bool
+) -> None:
+    """Semi-sync: the primary restarts its compressed packets' numbers after each event it
+    wants acknowledged, and reads the client's ACKs compressed."""
+    from scenarios.compiler import compile_scenario
+    from scenarios.library import build
+    from scenarios.oracle import Oracle
+    from tests.integration.test_client_semi_sync import EXTRA, SCENARIO, Background, grown
+    from tests.support.client_apply import Tables, catalogue, initial, target
+
+    master = fake_master_factory(
+        scenario=SCENARIO, semi_sync=semi_sync, semi_sync_timeout_ms=60_000
+    )
+    base, full = build(SCENARIO), grown()
+    config = ClientConfig(
+        user=master.user, password=master.password, server_id=77, semi_sync=semi_sync,
+        compress=True,
+    )  # fmt: skip
+    goal = target(full)
+    client = BlockingReplica(
+        master.host,
+        master.port,
+        config,
+        start=initial(full),
+        until=lambda p: p.covers(goal),
+        catalogue=catalogue(full),
+    )
+    consumer = Background(client, Tables(full))
+    consumer.wait_for(target(base))
+    acknowledged = []
+    for item in compile_scenario(full)[-EXTRA:]:
+        assert item.gtid is not None
+        master.append_transaction(item.events[1:], server_id=item.gtid.server_id)
+        if semi_sync:
+            acknowledged.append(master.wait_for_ack())
+    consumer.join()
+    Oracle(full).assert_matches(consumer.tables.rows)
+    assert client.connections == 1 and client.errors == []
+    assert client.ready is not None and client.ready.compressed
+    assert client.ready.semi_sync is semi_sync
+    assert acknowledged == [True] * EXTRA if semi_sync else acknowledged == []
