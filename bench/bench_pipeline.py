@@ -403,12 +403,18 @@ def _worker(*argv: str) -> dict[str, Any]:
 
 
 def _command(argv: list[str], pattern: re.Pattern[str]) -> tuple[float, int]:
-    """Wall time of ``python -m fakemaster ARGV`` and the change events it reports."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "fakemaster", *argv], capture_output=True, text=True, cwd=ROOT
-    )
-    seconds = time.perf_counter() - start
+    """Wall time of ``python -m fakemaster ARGV`` and the change events it reports. A run
+    whose Python worker did not connect back to the JVM in time (Spark's fixed 10 s: a
+    starved machine) is run again, said on stdout, and only the last run counts."""
+    for _ in range(3):
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "fakemaster", *argv], capture_output=True, text=True, cwd=ROOT
+        )
+        seconds = time.perf_counter() - start
+        if "Python worker failed to connect back" not in done.stderr:
+            break
+        print(f"  ({argv[:2]}: a Python worker did not connect back in time; run again)")
     if done.returncode:
         raise RuntimeError(f"{argv[:2]} exited {done.returncode}: {done.stderr[-2000:]}")
     return seconds, sum(int(m.group(1)) for m in pattern.finditer(done.stderr))
@@ -422,8 +428,13 @@ def _case(case: str, files: list[str], rows: int, out: Path, master: str, port: 
     """Wall time of one case's process (see the module docstring)."""
     if case == "read":  # the process's wall: Python's and the JVM's start too
         start = time.perf_counter()
-        _worker("--worker", "read", "--master", master, *files)
-        return time.perf_counter() - start
+        found = _worker("--worker", "read", "--master", master, *files)
+        seconds = time.perf_counter() - start
+        print(
+            f"  (read process: session {found['session']:.2f} s, read job {found['read']:.2f} s)",
+            flush=True,
+        )
+        return seconds
     if case == "batch":
         argv = ["pipeline", "batch", *files, "--out", str(out)]
         pattern = _EVENTS
@@ -456,7 +467,7 @@ def _rounds(
 ) -> dict[tuple[str, str], list[float]]:
     from bench_stream import ServeProcess
 
-    cases = args.cases.split(",")
+    cases = [c for c in args.cases.split(",") if c]
     servers = {
         label: ServeProcess(paths[0].parent)
         for label, (paths, _) in archives.items()
