@@ -99,6 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000, help="change events per batch")
     parser.add_argument("--keys", type=int, default=50_000, help="rows of each table")
     parser.add_argument("--window", type=int, default=5)
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds: stop after the batch that ends past it (the figures are those of the"
+        " batches run, said so)",
+    )
     args = parser.parse_args(argv)
     half = args.rows // 2
     if args.keys % half:
@@ -123,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(temporary) / "out"
         materialiser = Materialiser(spark, str(out))
         materialiser.apply(_events(spark, 0, args.keys, 0, args.keys, 0), 0)
+        began = time.monotonic()
         for batch in range(1, args.batches + 1):
+            if args.budget is not None and time.monotonic() - began > args.budget:
+                print(f"budget of {args.budget:.0f} s spent: stopped after batch {batch - 1}")
+                break
             first = ((batch - 1) % period) * half
             previous = last_touch.get(first, 0)
             events = _events(spark, batch, half, first, args.keys, previous)
@@ -145,9 +156,10 @@ def main(argv: list[str] | None = None) -> int:
     window = min(args.window, len(times) // 2)
     head = statistics.median(times[:window])
     tail = statistics.median(times[-window:])
-    total = args.batches * args.rows
+    done = len(times)
+    total = done * args.rows
     print(
-        f"{args.batches} batches of {args.rows:,} change events ({total:,} in all) on 2 tables"
+        f"{done} batches of {args.rows:,} change events ({total:,} in all) on 2 tables"
         f" of {args.keys:,} rows; load average {os.getloadavg()[0]:.1f}"
     )
     print(
