@@ -983,9 +983,9 @@ def _resolve(
     marks = (
         probe.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
         .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
-        .orderBy("seq")
         .collect()
     )
+    marks.sort(key=lambda mark: tuple(mark["seq"]))  # few rows: no Spark sort (two jobs)
     prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
     held: set[str] = set()  # gtids of every prepared group
     committed: dict[str, Any] = {}  # gtid -> the XA COMMIT's seq
