@@ -4,6 +4,7 @@ the same rows, in one run; the result is reported as rows/s and the ratio scenar
 
     python3 bench/bench_scenarios.py                  # 1,000,000 row changes
     python3 bench/bench_scenarios.py --rows 100000    # quick, well under a minute
+    python3 bench/bench_scenarios.py --rows 10000000  # streamed only: bounded memory
 
 1. Build: a :class:`scenarios.Scenario` (default settings: FULL row image, CRC32, annotations)
    with three tables of a handful of column types (INT, BIGINT UNSIGNED, SMALLINT, ENUM,
@@ -26,6 +27,16 @@ the same rows, in one run; the result is reported as rows/s and the ratio scenar
    of the following ones are reported (wall time from "go" to the EOF packet; every dump must
    stream the same number of bytes).
 
+6. Stream: the same history made by a generator (``history_steps``) and written as it is made
+   (``scenarios.streaming.StreamWriter`` into a ``DiskBinlogStore`` in a temporary directory),
+   in a process of its own (``--stream-worker``) so that its peak RSS is its own: the time in
+   the generator (build) and in the flushes (compile + store) apart, wall and CPU, the files'
+   SHA-256 (checked equal to ``to_store``'s), the process's peak RSS. Histories longer than
+   ``--whole-limit`` (2,000,000) run this step only (steps 1-5 hold about 1.6 KB per change).
+   A table holding ``--table-rows`` (120,000) rows gets a delete where an insert is drawn, so
+   long histories stay at that size (the 1,000,000-change history never reaches it): the model
+   keeps the current rows, about 0.55 KB each.
+
 Steps 2-5 are repeated ``--repeat`` times (medians). The ratios: compile+store / encoder (the
 scenario layer's cost to produce the binlog, encoding included, against encoding alone) and
 build+compile+store / encoder. Steps 2-4 are also reported in CPU seconds of this process
@@ -40,12 +51,17 @@ from __future__ import annotations
 
 import argparse
 import decimal
+import hashlib
+import json
 import os
 import random
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
 from functools import partial
 from pathlib import Path
@@ -59,10 +75,12 @@ from encoder import encode_event  # noqa: E402
 from fakemaster.config.server_config import ServerConfig  # noqa: E402
 from fakemaster.server.master import BackgroundFakeMaster  # noqa: E402
 from fakemaster.store import MemoryBinlogStore  # noqa: E402
+from fakemaster.store.disk import DiskBinlogStore  # noqa: E402
 from fakemaster.vocabulary.context import BinlogContext  # noqa: E402
 from fakemaster.vocabulary.events import Event, RowsEvent, TableMapEvent  # noqa: E402
 from scenarios import Scenario, compile_scenario, to_store  # noqa: E402
-from scenarios.compiler import flatten  # noqa: E402
+from scenarios.compiler import binlog_files, flatten  # noqa: E402
+from scenarios.streaming import StreamWriter  # noqa: E402
 
 __all__ = ["build_history", "main"]
 
@@ -75,6 +93,11 @@ TABLES = (
     "CREATE TABLE shop.counters (name VARCHAR(32) PRIMARY KEY, value INT NOT NULL, day DATE)",
 )
 STATUSES = ("new", "paid", "shipped")
+# Rows a table holds at most (then an insert drawn is a delete): the 1,000,000-change history
+# ends with about 100,000 per table and never reaches it; longer ones stay at that size.
+TABLE_ROWS = 120_000
+# Longer histories are only streamed: the whole-history steps hold about 1.6 KB per change.
+WHOLE_LIMIT = 2_000_000
 
 
 def _orders(key: int, rng: random.Random) -> dict[str, Any]:
@@ -139,13 +162,30 @@ KINDS: tuple[
 )
 
 
-def build_history(rows: int, per_tx: int, seed: int = 8) -> Scenario:
+def build_history(rows: int, per_tx: int, seed: int = 8, table_rows: int = TABLE_ROWS) -> Scenario:
     """A scenario of ``rows`` row changes in transactions of ``per_tx`` changes (see the module
     docstring), built through the Python API."""
-    rng = random.Random(seed)
+    scenario = new_scenario()
+    for _ in history_steps(scenario, rows, per_tx, seed, table_rows):
+        pass
+    return scenario
+
+
+def new_scenario() -> Scenario:
+    """The scenario with the history's tables declared (no step yet)."""
     scenario = Scenario()
     for sql in TABLES:
         scenario.create_table(sql)
+    return scenario
+
+
+def history_steps(
+    scenario: Scenario, rows: int, per_tx: int, seed: int = 8, table_rows: int = TABLE_ROWS
+) -> Iterator[None]:
+    """Add the history of :func:`build_history` to ``scenario``, yielding after each
+    transaction (what :func:`scenarios.streaming.stream_history` takes). A table holding
+    ``table_rows`` rows gets a delete where an insert was drawn."""
+    rng = random.Random(seed)
     present: list[list[Any]] = [[] for _ in KINDS]  # keys of the rows present, per table
     counter = 0
     done = 0
@@ -156,7 +196,7 @@ def build_history(rows: int, per_tx: int, seed: int = 8) -> Scenario:
                 name, key_column, key_of, whole, change = KINDS[which]
                 keys = present[which]
                 roll = rng.random()
-                if roll < 0.5 or len(keys) < 8:
+                if (roll < 0.5 or len(keys) < 8) and len(keys) < table_rows:
                     counter += 1
                     row = whole(counter, rng)
                     row[key_column] = key_of(counter)
@@ -164,14 +204,14 @@ def build_history(rows: int, per_tx: int, seed: int = 8) -> Scenario:
                     keys.append(row[key_column])
                 else:
                     index = rng.randrange(len(keys))
-                    if roll < 0.8:
+                    if 0.5 <= roll < 0.8:
                         tx.update(name, {key_column: keys[index]}, change(rng))
                     else:
                         tx.delete(name, {key_column: keys[index]})
                         keys[index] = keys[-1]
                         keys.pop()
                 done += 1
-    return scenario
+        yield
 
 
 def encode_rows(events: Sequence[Event]) -> int:
@@ -206,12 +246,135 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1_000_000, help="row changes in the history")
     parser.add_argument("--per-tx", type=int, default=4, help="changes per transaction")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions of the timed steps")
+    parser.add_argument(
+        "--table-rows", type=int, default=TABLE_ROWS, help="rows a table holds at most"
+    )
+    parser.add_argument(
+        "--whole-limit",
+        type=int,
+        default=WHOLE_LIMIT,
+        help="longest history also built whole (longer ones are only streamed)",
+    )
+    parser.add_argument("--stream-repeat", type=int, default=1, help="streamed runs")
+    parser.add_argument("--stream-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.stream_worker:
+        print(json.dumps(stream_worker(args.rows, args.per_tx, args.table_rows)))
+        return 0
     print(
         f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}, cpus: {os.cpu_count()}"
     )
+    whole: dict[str, Any] = {}
+    if args.rows <= args.whole_limit:
+        status = whole_history(args, whole)
+        if status:
+            return status
+    else:
+        print(f"{args.rows:,} changes: only streamed (the whole history would need ~1.6 KB each)")
+    return streamed(args, whole)
 
-    build_s, scenario = timed(lambda: build_history(args.rows, args.per_tx))
+
+def stream_worker(rows: int, per_tx: int, table_rows: int) -> dict[str, Any]:
+    """The history streamed into a directory (:class:`scenarios.streaming.StreamWriter`, a
+    :class:`~fakemaster.store.disk.DiskBinlogStore`), in this process alone: wall and CPU
+    seconds building it (the generator) and compiling and writing it (the flushes), the files'
+    size and SHA-256 (as written, magic included, in order), and the process's peak RSS."""
+    scenario = new_scenario()
+    build = [0.0, 0.0]
+    write = [0.0, 0.0]
+    clocks = (time.perf_counter, time.process_time)
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as where:
+        writer = StreamWriter(scenario, directory=where)
+        steps = history_steps(scenario, rows, per_tx, table_rows=table_rows)
+        marks = [clock() for clock in clocks]
+        for _ in steps:
+            now = [clock() for clock in clocks]
+            build[0] += now[0] - marks[0]
+            build[1] += now[1] - marks[1]
+            writer.flush()
+            marks = [clock() for clock in clocks]
+            write[0] += marks[0] - now[0]
+            write[1] += marks[1] - now[1]
+        store = writer.store
+        assert isinstance(store, DiskBinlogStore)
+        store.close()
+        digest = hashlib.sha256()
+        size = 0
+        for name in store.file_names():
+            with open(os.path.join(where, name), "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
+                    size += len(chunk)
+        files = len(store.file_names())
+    return {
+        "build": build,
+        "write": write,
+        "sha256": digest.hexdigest(),
+        "bytes": size,
+        "files": files,
+        "live_rows": sum(scenario.row_counts.values()),
+        "points": scenario.points_taken,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM where /proc has it (ru_maxrss keeps, across the exec of
+    a process its parent spawned, the parent's peak when that was larger)."""
+    try:
+        with open("/proc/self/status") as status:
+            for text in status:
+                if text.startswith("VmHWM:"):
+                    return int(text.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def streamed(args: argparse.Namespace, whole: dict[str, Any]) -> int:
+    """Run :func:`stream_worker` in a process of its own ``--stream-repeat`` times; print its
+    figures (medians) and the ratio of its compile+store to the whole run's encoder."""
+    runs = []
+    for _ in range(args.stream_repeat):
+        command = [sys.executable, __file__, "--stream-worker", "--rows", str(args.rows)]
+        command += ["--per-tx", str(args.per_tx), "--table-rows", str(args.table_rows)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode:
+            print(f"the streamed run failed: {done.stderr.strip().splitlines()[-1:]}")
+            return 1
+        runs.append(json.loads(done.stdout))
+    first = runs[0]
+    if any(run["sha256"] != first["sha256"] for run in runs):
+        print("the streamed runs wrote different files")
+        return 1
+    build = [statistics.median(run["build"][i] for run in runs) for i in (0, 1)]
+    write = [statistics.median(run["write"][i] for run in runs) for i in (0, 1)]
+    peak = max(run["peak_rss_mb"] for run in runs)
+    print(
+        f"streamed ({len(runs)} run(s), medians; a process of its own, into a directory):"
+        f" {first['points']:,} transactions, {first['files']} file(s), {first['bytes']:,} bytes,"
+        f" {first['live_rows']:,} rows in the tables at the end"
+    )
+    line("stream: build (the generator)", args.rows, build[0], f"(CPU {build[1]:.3f} s)")
+    line("stream: compile + store (flushes)", args.rows, write[0], f"(CPU {write[1]:.3f} s)")
+    print(f"stream: peak RSS of its process:      {peak:,.0f} MB")
+    if "sha256" in whole:
+        same = "the same as" if whole["sha256"] == first["sha256"] else "DIFFERENT from"
+        print(f"stream: its files are {same} to_store's (SHA-256 {first['sha256'][:16]})")
+        if whole["sha256"] != first["sha256"]:
+            return 1
+    if "encode" in whole:
+        print(f"ratio stream compile+store / encoder: {write[0] / whole['encode'][0]:.2f}x")
+        print(f"CPU ratio stream compile+store / encoder: {write[1] / whole['encode'][1]:.2f}x")
+    return 0
+
+
+def whole_history(args: argparse.Namespace, whole: dict[str, Any]) -> int:
+    """Steps 1-5 on the history built whole; the encoder's medians (wall, CPU) and the files'
+    SHA-256 go into ``whole``."""
+    build_s, scenario = timed(
+        lambda: build_history(args.rows, args.per_tx, table_rows=args.table_rows)
+    )
     changes = sum(len(t.changes) for t in scenario.transactions)
     print(f"history: {len(scenario.transactions):,} transactions, {changes:,} row changes")
 
@@ -238,6 +401,10 @@ def main(argv: list[str] | None = None) -> int:
         seconds, store = timed(lambda: to_store(scenario), cpu["store"])
         store_times.append(seconds)
     assert store is not None
+    digest = hashlib.sha256()
+    for data in binlog_files(store).values():
+        digest.update(data)
+    whole["sha256"] = digest.hexdigest()
     if rows != changes:
         print(f"rows in the rows events {rows:,} differ from the history's {changes:,} changes")
         return 1
@@ -285,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio build+compile+store / encoder:  {(build + stored) / enc:.2f}x")
     print(f"ratio build+compile+store+serve / encoder: {(build + stored + serve) / enc:.2f}x")
     medians = {step: statistics.median(times) for step, times in cpu.items()}
+    whole["encode"] = (enc, medians["encode"])
     print(
         "CPU seconds of this process, medians (steadier than wall time on a shared machine):"
         f" compile {medians['compile']:.3f}, compile+store {medians['store']:.3f},"

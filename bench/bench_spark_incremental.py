@@ -89,6 +89,25 @@ def _events(spark: Any, batch: int, count: int, first: int, keys: int, previous:
     return out.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields])
 
 
+def _reference(path: str) -> Any:
+    """The ``Materialiser`` class of the materialiser.py at ``path`` (its imports are this
+    tree's: the modules it shares with it must not have changed)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_reference_materialiser", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--reference {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.Materialiser
+
+
+def _jobs(spark: Any) -> int:
+    """Spark jobs run so far (without a job group, as the materialiser's)."""
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
 def _du(path: Path) -> int:
     return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
 
@@ -99,6 +118,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=10_000, help="change events per batch")
     parser.add_argument("--keys", type=int, default=50_000, help="rows of each table")
     parser.add_argument("--window", type=int, default=5)
+    parser.add_argument(
+        "--reference",
+        default=None,
+        help="another materialiser.py (e.g. `git show REV:fakemaster/spark/materialiser.py`)"
+        " run side by side on the same batches, in alternating order: both times and Spark job"
+        " counts per batch",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds: stop after the batch that ends past it (the figures are those of the"
+        " batches run, said so)",
+    )
     args = parser.parse_args(argv)
     half = args.rows // 2
     if args.keys % half:
@@ -119,19 +152,43 @@ def main(argv: list[str] | None = None) -> int:
     period = args.keys // half  # batches between two updates of a row
     last_touch: dict[int, int] = {}  # first row of a slice -> batch that last wrote it
     times = []
+    reference_times: list[float] = []
+    jobs: list[tuple[int, int]] = []
     with tempfile.TemporaryDirectory(prefix="fm-bench-incremental-") as temporary:
         out = Path(temporary) / "out"
         materialiser = Materialiser(spark, str(out))
         materialiser.apply(_events(spark, 0, args.keys, 0, args.keys, 0), 0)
+        reference = None
+        if args.reference is not None:
+            reference = _reference(args.reference)(spark, str(Path(temporary) / "reference"))
+            reference.apply(_events(spark, 0, args.keys, 0, args.keys, 0), 0)
+        began = time.monotonic()
         for batch in range(1, args.batches + 1):
+            if args.budget is not None and time.monotonic() - began > args.budget:
+                print(f"budget of {args.budget:.0f} s spent: stopped after batch {batch - 1}")
+                break
             first = ((batch - 1) % period) * half
             previous = last_touch.get(first, 0)
             events = _events(spark, batch, half, first, args.keys, previous)
-            started = time.perf_counter()
-            materialiser.apply(events, batch)
-            times.append(time.perf_counter() - started)
+            runs = [(materialiser, times)]
+            if reference is not None:  # alternating: neither always runs on a warmer JVM
+                runs.insert(batch % 2, (reference, reference_times))
+            counts = {}
+            for which, into in runs:
+                before = _jobs(spark)
+                started = time.perf_counter()
+                which.apply(events, batch)
+                into.append(time.perf_counter() - started)
+                counts[id(into)] = _jobs(spark) - before
             last_touch[first] = batch
-            print(f"batch {batch:4d}: {times[-1]:6.2f} s", flush=True)
+            line = f"batch {batch:4d}: {times[-1]:6.2f} s"
+            if reference is not None:
+                jobs.append((counts[id(times)], counts[id(reference_times)]))
+                line += (
+                    f" ({jobs[-1][0]} Spark jobs); reference {reference_times[-1]:6.2f} s"
+                    f" ({jobs[-1][1]} jobs)"
+                )
+            print(line, flush=True)
         tables = _du(out / "tables")
         log = _du(out / "changes")
         state = _du(out / "state")
@@ -145,9 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     window = min(args.window, len(times) // 2)
     head = statistics.median(times[:window])
     tail = statistics.median(times[-window:])
-    total = args.batches * args.rows
+    done = len(times)
+    total = done * args.rows
     print(
-        f"{args.batches} batches of {args.rows:,} change events ({total:,} in all) on 2 tables"
+        f"{done} batches of {args.rows:,} change events ({total:,} in all) on 2 tables"
         f" of {args.keys:,} rows; load average {os.getloadavg()[0]:.1f}"
     )
     print(
@@ -158,6 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         f"disk after the last batch: change log {log / 1e6:.2f} MB + states {state / 1e6:.2f} MB"
         f" = {(log + state) / (tables or 1):.2f}x the tables' {tables / 1e6:.2f} MB"
     )
+    if reference_times:
+        ratio = statistics.median(times) / statistics.median(reference_times)
+        print(
+            f"side by side: median {statistics.median(times):.2f} s against the reference's"
+            f" {statistics.median(reference_times):.2f} s ({ratio:.2f}x); Spark jobs per batch"
+            f" {statistics.median(j for j, _ in jobs):.0f} against"
+            f" {statistics.median(r for _, r in jobs):.0f}"
+        )
     print(f"keyed table: {len(keyed):,} rows, {wrong} with a wrong value; rows in all {rows:,}")
     return 1 if wrong or len(keyed) != args.keys else 0
 

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from scenarios.live import ScenarioStore, release_at_rate
     from scenarios.oracle import Oracle
     from scenarios.schema import Table
+    from scenarios.streaming import StreamWriter, stream_history
 
 __all__ = [
     "CompileOptions",
@@ -70,6 +71,8 @@ __all__ = [
     "apply_events",
     "table",
     "to_store",
+    "StreamWriter",
+    "stream_history",
 ]
 
 # Each name and the module that defines it.
@@ -100,6 +103,8 @@ _LAZY = {
     "table": "scenarios.builder",
     "parse_create_table": "scenarios.create_table",
     "apply_events": "scenarios.apply",
+    "StreamWriter": "scenarios.streaming",
+    "stream_history": "scenarios.streaming",
 }
 
 

@@ -121,7 +121,9 @@ def sql_cell(column: Column, value: Any) -> CellValue:
     if isinstance(value, bytes):
         codec = python_codec(column.charset)
         return value if codec is None else value.decode(codec)
-    return (cell_text(column, value) or "").encode()
+    # ENUM and SET cells are in the column's set, as the SQL layer converts them from it.
+    codec = python_codec(column.charset) if column.type in ("enum", "set") else None
+    return (cell_text(column, value) or "").encode(codec or "utf-8")
 
 
 def collation_key(column: Column, value: Any) -> Any:

@@ -68,6 +68,15 @@ def make_column(
     if width is not None and width == DISPLAY_WIDTHS[kind][bool(fields.get("unsigned"))]:
         del fields["width"]  # the type's own display width: as if none were given
     base = Column(name=name, nullable=nullable, collation=resolved, **fields)
+    if base.charset not in (None, "utf8mb4") and any(
+        ord(char) > 0xFFFF for member in base.members for char in member
+    ):
+        # The server keeps a table's definition in utf8mb3: such a member reads back as '?'
+        # in SHOW CREATE TABLE while the rows hold the character (docs/verified-facts.md).
+        raise SchemaError(
+            f"column {name}: {kind.upper()} member beyond U+FFFF in CHARACTER SET {base.charset}"
+            " is not modelled"
+        )
     if default is NO_DEFAULT or default is None:
         if default is None and not nullable:
             raise SchemaError(f"column {name}: NOT NULL with DEFAULT NULL")

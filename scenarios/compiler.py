@@ -69,9 +69,10 @@ from typing import Any, ParamSpec, TypeVar
 from encoder.core import encode_body
 from encoder.primitives import packed_int
 from encoder.rows import rows_body
+from encoder.statement import encode_annotate_rows, encode_xid
 from encoder.values import TableEncoder, table_encoder
 from fakemaster.protocol.charsets import UTF8MB4_GENERAL_CI
-from fakemaster.store import MemoryBinlogStore
+from fakemaster.store import BinlogStore, MemoryBinlogStore
 from fakemaster.store.demo import DEFAULT_SQL_MODE_BITS, QUERY_FLAGS2, THREAD_ID
 from fakemaster.vocabulary.columns import member_counts
 from fakemaster.vocabulary.constants import (
@@ -132,6 +133,7 @@ __all__ = [
     "TRANSACTION_FLAGS2",
     "CompileOptions",
     "CompiledTransaction",
+    "StepCompiler",
     "DDL_FLAGS2",
     "NON_TRANSACTIONAL_FLAGS2",
     "XA_END_FLAGS2",
@@ -160,6 +162,8 @@ ROWS_V2_POST_HEADER = MARIADB_POST_HEADER_LENGTHS[EventType.WRITE_ROWS_V2 - 1]
 TRANSACTION_FLAGS2 = GtidFlag.TRANSACTIONAL | GtidFlag.ALLOW_PARALLEL
 
 EventT = TypeVar("EventT", bound=Event)
+# The context of bodies that do not depend on the stream (ANNOTATE_ROWS, XID).
+_NO_CONTEXT = BinlogContext()
 
 
 @dataclass(frozen=True)
@@ -781,19 +785,47 @@ def _compile(
     """:func:`compile_scenario`; with ``bodies``, also the encoded bodies of the TABLE_MAP
     and rows events, by ``id(event)`` (see :func:`rows_events`). Every event is built with
     its group's server id and timestamp (no pass stamping them afterwards)."""
-    options = options or CompileOptions()
-    settings = scenario.initial_settings
-    ids = _TableIds(scenario, options)
-    last_seq: dict[int, int] = {}
-    for gtid in scenario.gtid_state:
-        last_seq[gtid.domain_id] = max(last_seq.get(gtid.domain_id, 0), gtid.seq_no)
-    xid = options.first_xid
-    stamp = options.timestamp
-    compiled: list[CompiledTransaction] = []
-    # TABLE_MAP events with a group's server id and timestamp, by (TABLE_MAP, server, stamp)
-    stamped_maps: dict[tuple[int, int, int], tuple[TableMapEvent, TableMapEvent]] = {}
+    compiler = StepCompiler(scenario, options, bodies)
+    for step in scenario.steps:
+        compiler.step(step)
+    return compiler.compiled
 
-    def group(
+
+class StepCompiler:
+    """The compiler one step at a time: what :func:`compile_scenario` keeps between steps
+    (settings, table ids, the last sequence number of each domain, the next XID, the clock)
+    and nothing of the steps themselves, so that a history can be compiled as it is made and
+    its steps dropped (:mod:`scenarios.streaming`). :meth:`step` appends the step's groups to
+    ``compiled``, which the caller may empty; with ``bodies``, the encoded bodies of their
+    TABLE_MAP and rows events go there by ``id(event)`` (:meth:`live_bodies` names the ones a
+    later step may still use)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        options: CompileOptions | None = None,
+        bodies: dict[int, bytes] | None = None,
+    ) -> None:
+        options = options or CompileOptions()
+        self.settings = scenario.initial_settings
+        self.ids = _TableIds(scenario, options)
+        self.last_seq: dict[int, int] = {}
+        for gtid in scenario.gtid_state:
+            self.last_seq[gtid.domain_id] = max(self.last_seq.get(gtid.domain_id, 0), gtid.seq_no)
+        self.xid = options.first_xid
+        self.stamp = options.timestamp
+        self.bodies = bodies
+        self.compiled: list[CompiledTransaction] = []
+        # TABLE_MAP events with a group's server id and timestamp, by (TABLE_MAP, server, stamp)
+        self.stamped_maps: dict[tuple[int, int, int], tuple[TableMapEvent, TableMapEvent]] = {}
+
+    def live_bodies(self) -> set[int]:
+        """The ids of the stamped TABLE_MAP events a later step may reuse (their bodies must
+        stay in ``bodies``; every other body there is the past steps')."""
+        return {id(copy) for _, copy in self.stamped_maps.values()}
+
+    def _group(
+        self,
         step: Transaction | Ddl | XaEnd,
         body: list[Event],
         flags2: int,
@@ -801,11 +833,11 @@ def _compile(
         prepare: bool = False,
     ) -> None:
         """The group of ``body`` (its events built stamped) after its GTID event."""
-        seq = last_seq.get(step.domain_id, 0) + 1
-        last_seq[step.domain_id] = seq
+        seq = self.last_seq.get(step.domain_id, 0) + 1
+        self.last_seq[step.domain_id] = seq
         server = step.server_id
         gtid_event = GtidEvent(
-            timestamp=stamp,
+            timestamp=self.stamp,
             server_id=server,
             flags=EventFlag.SUPPRESS_USE,
             seq_no=seq,
@@ -815,47 +847,53 @@ def _compile(
             flags_extra=GtidExtraFlag.MULTI_ENGINE if prepare else 0,
             extra_engines=XA_PREPARE_EXTRA_ENGINES if prepare else None,
         )
-        compiled.append(
+        self.compiled.append(
             CompiledTransaction(step, Gtid(step.domain_id, server, seq), (gtid_event, *body))
         )
 
-    for step in scenario.steps:
+    def step(self, step: Step) -> None:
+        """Compile one step (in the history's order) into ``compiled``."""
+        settings = self.settings
+        stamp = self.stamp
         if isinstance(step, SetSettings):
-            settings = step.settings
-            continue
+            self.settings = step.settings
+            return
         if isinstance(step, Restart):
-            settings = step.settings
-            ids.restart()
-            continue
+            self.settings = step.settings
+            self.ids.restart()
+            return
         if isinstance(step, Idle):
-            stamp += step.seconds
-            continue
+            self.stamp += step.seconds
+            # The clock only moves on: no later group has the old timestamp.
+            self.stamped_maps.clear()
+            return
         if isinstance(step, Rotate):
-            continue
+            return
         server = step.server_id
+        bodies = self.bodies
         if isinstance(step, Ddl):
             body: list[Event] = [
-                ddl_query_event(step, xid, settings, server_id=server, timestamp=stamp)
+                ddl_query_event(step, self.xid, settings, server_id=server, timestamp=stamp)
             ]
-            xid += 1
+            self.xid += 1
             if step.after is not None and not isinstance(step.statement, DropTable):
-                ids.new(step.after.qualified)
-            group(step, body, DDL_FLAGS2)
-            continue
+                self.ids.new(step.after.qualified)
+            self._group(step, body, DDL_FLAGS2)
+            return
         if isinstance(step, XaEnd):
             assert step.transaction.xa is not None
             verb = "COMMIT" if step.commit else "ROLLBACK"
             query = f"XA {verb} {xa_text(step.transaction.xa)}"
             end = session_query_event(query, server_id=server, timestamp=stamp)
-            group(step, [end], XA_END_FLAGS2, step.transaction.xa)
-            continue
+            self._group(step, [end], XA_END_FLAGS2, step.transaction.xa)
+            return
         body = []
         non_transactional = False
         for change in step.changes:
             facts = _facts(change.table)
             table_map = _stamped_map(
-                stamped_maps,
-                ids.table_map(change.table, settings, facts.qualified),
+                self.stamped_maps,
+                self.ids.table_map(change.table, settings, facts.qualified),
                 server,
                 stamp,
                 bodies,
@@ -867,13 +905,12 @@ def _compile(
                 continue
             statement: list[Event] = []
             if settings.binlog_annotate_row_events:
-                statement.append(
-                    AnnotateRowsEvent(
-                        timestamp=stamp,
-                        server_id=server,
-                        query=statement_sql(change).encode(),
-                    )
+                annotate = AnnotateRowsEvent(
+                    timestamp=stamp, server_id=server, query=statement_sql(change).encode()
                 )
+                statement.append(annotate)
+                if bodies is not None:  # its body is its text: nothing to check or convert
+                    bodies[id(annotate)] = encode_annotate_rows(annotate, _NO_CONTEXT)
             statement.append(table_map)
             statement += events
             if facts.transactional:
@@ -885,7 +922,7 @@ def _compile(
                 commit = commit_query_event(
                     statement_uses_time_zone(change), server_id=server, timestamp=stamp
                 )
-                group(step, [*statement, commit], NON_TRANSACTIONAL_FLAGS2)
+                self._group(step, [*statement, commit], NON_TRANSACTIONAL_FLAGS2)
         if body and step.prepared:
             assert step.xa is not None
             body.append(
@@ -894,15 +931,17 @@ def _compile(
             body.append(
                 XaPrepareEvent(timestamp=stamp, server_id=server, one_phase=False, xid=step.xa)
             )
-            group(step, body, XA_PREPARE_FLAGS2, step.xa, prepare=True)
+            self._group(step, body, XA_PREPARE_FLAGS2, step.xa, prepare=True)
         elif body:
-            body.append(XidEvent(timestamp=stamp, server_id=server, xid=xid))
-            xid += 1
+            xid_event = XidEvent(timestamp=stamp, server_id=server, xid=self.xid)
+            body.append(xid_event)
+            if bodies is not None:  # a counter the compiler keeps: always a valid XID
+                bodies[id(xid_event)] = encode_xid(xid_event, _NO_CONTEXT)
+            self.xid += 1
             flags2 = NON_TRANSACTIONAL_FLAGS2 if non_transactional else TRANSACTION_FLAGS2
-            group(step, body, flags2)
+            self._group(step, body, flags2)
         elif not non_transactional:
-            compiled.append(CompiledTransaction(step, None, ()))
-    return compiled
+            self.compiled.append(CompiledTransaction(step, None, ()))
 
 
 def session_query_event(query: str, *, server_id: int = 1, timestamp: int = 0) -> QueryEvent:
@@ -1076,12 +1115,12 @@ def to_store(
     return store
 
 
-def binlog_files(store: MemoryBinlogStore) -> dict[str, bytes]:
+def binlog_files(store: BinlogStore) -> dict[str, bytes]:
     """Every file of ``store`` as bytes (magic first), by name."""
     return {name: _whole(store, name) for name in store.file_names()}
 
 
-def _whole(store: MemoryBinlogStore, name: str) -> bytes:
+def _whole(store: BinlogStore, name: str) -> bytes:
     return BINLOG_MAGIC + b"".join(data for _, data in store.iter_events(name))
 
 

@@ -1177,15 +1177,8 @@ def _column(
         default = _approximate(default, fields["type"] == "float")
     elif fields["type"] in (*INTEGER_RANGES, "year") and isinstance(default, str):
         default = _integer_text(default)
-    made = make_column(
-        name,
-        fields,
-        nullable=nullable,
-        default=default,
-        charset=options.get("charset"),
-        collation=options.get("collation"),
-        table_collation=table_collation,
-        table_name=table_name,
+    made = _declared_column(
+        name, fields, options, table_collation, table_name, nullable=nullable, default=default
     )
     kept = {key: options[key] for key in _KEPT_COLUMN_OPTIONS if key in options}
     if made.nullable and made.default is None:
@@ -1250,20 +1243,37 @@ def _constant_default(
 ) -> Any:
     """The value of a constant DEFAULT expression as the column stores it."""
     plain = {key: value for key, value in fields.items() if key != "length_hint"}
-    bare = make_column(
-        name,
-        plain,
-        nullable=True,
-        default=NO_DEFAULT,
-        charset=options.get("charset"),
-        collation=options.get("collation"),
-        table_collation=table_collation,
-        table_name=table_name,
+    bare = _declared_column(
+        name, plain, options, table_collation, table_name, nullable=True, default=NO_DEFAULT
     )
     try:
         return fit(bare, options["default"])
     except HistoryError as exc:
         raise SchemaError(f"CREATE TABLE: DEFAULT of {name}: {exc}") from None
+
+
+def _declared_column(
+    name: str,
+    fields: dict[str, Any],
+    options: dict[str, Any],
+    table_collation: str,
+    table_name: str,
+    *,
+    nullable: bool,
+    default: Any,
+) -> Column:
+    """The column a definition declares, its CHARACTER SET and COLLATE taken from its
+    options."""
+    return make_column(
+        name,
+        fields,
+        nullable=nullable,
+        default=default,
+        charset=options.get("charset"),
+        collation=options.get("collation"),
+        table_collation=table_collation,
+        table_name=table_name,
+    )
 
 
 def _unsigned(expression: Any, unsigned: set[str]) -> bool:

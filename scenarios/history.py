@@ -404,6 +404,10 @@ class Scenario:
         self.transactions: list[Transaction] = []
         # The transactions and rotations in order.
         self.steps: list[Step] = []
+        # Steps handed over by take_steps() (a streamed history: no longer held), and how many
+        # of them were points (transactions, DDL statements, XA COMMIT/ROLLBACK).
+        self.steps_taken = 0
+        self.points_taken = 0
         self.gtid_state = tuple(gtid_state)
         # Accounts the server serving it offers besides its --user (a TOML file's
         # [[accounts]]).
@@ -430,7 +434,7 @@ class Scenario:
             if not isinstance(parsed, CreateTable):
                 raise ScenarioError(f"not a CREATE TABLE: {table[:60]!r}")
             statement, table = parsed, parsed.table
-        if self.steps:
+        if self.steps or self.steps_taken:
             assert statement is not None
             step = self.ddl(statement)
             if rows:
@@ -837,6 +841,19 @@ class Scenario:
         self.steps.append(step)
         return step
 
+    def take_steps(self) -> list[Step]:
+        """The steps added since the last call (all of them the first time), no longer held by
+        the scenario: a history streamed as it is made (:mod:`scenarios.streaming`) keeps only
+        its tables' current rows. What needs the whole history afterwards (the oracle's state
+        after an earlier point, :meth:`describe`, :attr:`databases`) sees only the steps
+        still held."""
+        taken = self.steps
+        self.steps = []
+        self.transactions = []
+        self.steps_taken += len(taken)
+        self.points_taken += sum(1 for step in taken if isinstance(step, Transaction | Ddl | XaEnd))
+        return taken
+
     def _apply(self, change: Change, undo: list[Undo]) -> None:
         """Check ``change`` against the current tables and apply it (its undo appended)."""
         if self.prepared:
@@ -929,6 +946,11 @@ class Scenario:
     def contents(self) -> Contents:
         """The tables after the last transaction."""
         return self._live.snapshot()
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        """How many rows each table holds after the last transaction (nothing copied)."""
+        return {name: len(state.rows) for name, state in self._live.tables.items()}
 
     def describe(self) -> str:
         """The scenario as readable text: its settings, the DDL and initial rows of its tables,

@@ -310,7 +310,10 @@ class Oracle:
     """The content of every table of ``scenario`` before the first step (``after=0``) and
     after each transaction, DDL statement or XA COMMIT/ROLLBACK (``after=n``: after the n-th of
     them; rotations and settings do not count; a prepared XA transaction's changes count from
-    its XA COMMIT); the default is after the last."""
+    its XA COMMIT); the default is after the last. The final state is the model's current
+    tables (nothing replayed); of a streamed history (:mod:`scenarios.streaming`, its steps
+    dropped as they were written) it is the only state known: it takes the tables' rows, not
+    the history's length, in memory."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -322,7 +325,8 @@ class Oracle:
     @property
     def points(self) -> int:
         """How many transactions and DDL statements the scenario has."""
-        return sum(1 for step in self.scenario.steps if isinstance(step, Transaction | Ddl | XaEnd))
+        held = sum(1 for step in self.scenario.steps if isinstance(step, Transaction | Ddl | XaEnd))
+        return self.scenario.points_taken + held
 
     def _live(self, after: int | None) -> LiveTables | None:
         """The tables after ``after`` steps, None for the end (replayed through the model's own
@@ -331,6 +335,13 @@ class Oracle:
             return None
         if not 0 <= after <= self.points:
             raise ScenarioError(f"the scenario has {self.points} transactions and DDL statements")
+        if self.scenario.steps_taken:
+            # A streamed history keeps its current tables only: replaying to an earlier point
+            # would need the steps it dropped.
+            raise ScenarioError(
+                f"the state after {after} of {self.points} points: this history was streamed"
+                " (its steps were not kept), only its final state is known"
+            )
         live = LiveTables()
         for name, table in self.scenario.initial_tables.items():
             live.add_table(table)

@@ -112,8 +112,7 @@ def _string_literal(text: str) -> str:
     return f"'{escaped}'"
 
 
-def _condition(column: Column, value: Any) -> str:
-    name = quote_name(column.name)
+def _condition(column: Column, value: Any, name: str) -> str:
     if value is None:
         return f"{name} IS NULL"
     if column.is_bytes:
@@ -126,8 +125,36 @@ def _where(table: Table, row: Row) -> str:
     # A system-versioned table's statements see its current rows: named without the period.
     period = table.period_positions or ()
     positions = tuple(p for p in table.key or range(table.width) if p not in period)
-    parts = [_condition(table.columns[p], row[p]) for p in positions]
+    quoted = _spelled(table).names
+    parts = [_condition(table.columns[p], row[p], quoted[p]) for p in positions]
     return " AND ".join(parts) + ("" if table.key else " LIMIT 1")
+
+
+class _Spelled:
+    """A table's name and column names quoted, once per table (the compiler spells one
+    statement per change for its ANNOTATE_ROWS event)."""
+
+    __slots__ = ("names", "qualified", "table")
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.qualified = qualified(table)
+        self.names = tuple(quote_name(column.name) for column in table.columns)
+
+
+_SPELLED: dict[int, _Spelled] = {}
+_MAX_SPELLED = 1024
+
+
+def _spelled(table: Table) -> _Spelled:
+    # Tables are frozen: cached by identity, the table kept with its entry (an id is not
+    # reused while the entry lives).
+    found = _SPELLED.get(id(table))
+    if found is None or found.table is not table:
+        if len(_SPELLED) >= _MAX_SPELLED:
+            _SPELLED.clear()
+        found = _SPELLED[id(table)] = _Spelled(table)
+    return found
 
 
 def statement_sql(change: Change) -> str:
@@ -135,21 +162,26 @@ def statement_sql(change: Change) -> str:
     table = change.table
     if isinstance(change, SequenceWrite):
         return change.sql
+    spelled = _spelled(table)
+    columns = table.columns
     if isinstance(change, Insert):
-        names = ",".join(quote_name(table.columns[p].name) for p in change.given)
+        quoted = spelled.names
+        names = ",".join([quoted[p] for p in change.given])
         rows = ",".join(
-            "(" + ",".join(literal(table.columns[p], row[p]) for p in change.given) + ")"
-            for row in change.rows
+            [
+                "(" + ",".join([literal(columns[p], row[p]) for p in change.given]) + ")"
+                for row in change.rows
+            ]
         )
-        return f"INSERT INTO {qualified(table)} ({names}) VALUES {rows}"
+        return f"INSERT INTO {spelled.qualified} ({names}) VALUES {rows}"
     if isinstance(change, Update):
+        quoted = spelled.names
         sets = ",".join(
-            f"{quote_name(table.columns[p].name)}={literal(table.columns[p], change.after[p])}"
-            for p in change.assigned
+            [f"{quoted[p]}={literal(columns[p], change.after[p])}" for p in change.assigned]
         )
-        return f"UPDATE {qualified(table)} SET {sets} WHERE {_where(table, change.before)}"
+        return f"UPDATE {spelled.qualified} SET {sets} WHERE {_where(table, change.before)}"
     assert isinstance(change, Delete)
-    return f"DELETE FROM {qualified(table)} WHERE {_where(table, change.before)}"
+    return f"DELETE FROM {spelled.qualified} WHERE {_where(table, change.before)}"
 
 
 def _place(first: bool, after: str | None) -> str:

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,14 @@ from scenarios.history import DEFAULT_CLOCK, Scenario, Settings
 from scenarios.toml_generators import GeneratorError, generated_rows
 from scenarios.toml_positions import Position, TomlPositions
 
-__all__ = ["TomlScenarioError", "load_scenario", "read_scenario", "scenario_from_toml"]
+__all__ = [
+    "TomlScenarioError",
+    "load_scenario",
+    "read_scenario",
+    "read_scenario_steps",
+    "scenario_from_toml",
+    "scenario_steps",
+]
 
 _SETTINGS = {item.name for item in fields(Settings)}
 _TOP = {"settings", "tables", "steps", "gtid_state", "clock", "accounts"}
@@ -104,6 +111,20 @@ def read_scenario(path: str | Path) -> Scenario:
     return load_scenario(text, source=str(path))
 
 
+def read_scenario_steps(path: str | Path) -> tuple[Scenario, Iterator[None]]:
+    """The scenario of a TOML file with its tables declared, and a generator adding its steps
+    (:func:`scenario_steps`)."""
+    path = Path(path)
+    try:
+        text = read_text(path)
+        data = loads_toml(text, source=str(path))
+    except OSError as exc:
+        raise TomlScenarioError(f"{path}: {exc.strerror or exc}") from None
+    except InputError as exc:
+        raise TomlScenarioError(str(exc)) from None
+    return scenario_steps(data, source=str(path), text=text)
+
+
 def load_scenario(text: str, *, source: str = "<toml>") -> Scenario:
     """The scenario of TOML text (``source`` names it in errors)."""
     try:  # depth, size, numbers bounded; a syntax error names the line and column
@@ -118,6 +139,18 @@ def scenario_from_toml(
 ) -> Scenario:
     """The scenario of a parsed TOML document (``text``, the document's text, lets errors
     name the line and column)."""
+    scenario, steps = scenario_steps(data, source=source, text=text)
+    for _ in steps:
+        pass
+    return scenario
+
+
+def scenario_steps(
+    data: Mapping[str, Any], *, source: str = "<toml>", text: str | None = None
+) -> tuple[Scenario, Iterator[None]]:
+    """The scenario of a parsed TOML document with its tables declared, and a generator that
+    adds its steps one at a time, yielding after each (what
+    :func:`scenarios.streaming.stream_history` takes: a long history written as it is made)."""
     positions = TomlPositions(text) if text is not None else None
     _only(data, _TOP, f"{source}: top level")
     settings = _settings(data.get("settings", {}), source)
@@ -135,10 +168,15 @@ def scenario_from_toml(
             _create_table(scenario, item, where)
         except TomlScenarioError as exc:
             raise _with_create_position(exc, source, positions, number) from None
-    for number, step in enumerate(_list(data, "steps", source), 1):
-        where = _at(source, _item(positions, "steps", number), f"step {number}")
-        _step(scenario, step, where, _change_where(source, positions, number))
-    return scenario
+    steps = _list(data, "steps", source)
+
+    def each_step() -> Iterator[None]:
+        for number, step in enumerate(steps, 1):
+            where = _at(source, _item(positions, "steps", number), f"step {number}")
+            _step(scenario, step, where, _change_where(source, positions, number))
+            yield
+
+    return scenario, each_step()
 
 
 ChangeWhere = Callable[[int], str]

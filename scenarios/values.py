@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
+from fakemaster.protocol.conversion import PYTHON_CODECS as MULTI_BYTE_CODECS
 from fakemaster.vocabulary.columns import MICROSECONDS, TIMESTAMP_MAX_SECONDS
 from fakemaster.vocabulary.mariadb_types import (
     FIXED_BINARY_TYPES,
@@ -58,13 +59,16 @@ from scenarios.text import format_float
 
 __all__ = ["PYTHON_CODECS", "convert", "copied_default", "float32", "python_codec"]
 
-# MariaDB character sets -> Python codecs (MariaDB's latin1 is Windows-1252).
+# MariaDB character sets -> Python codecs: the protocol's multi-byte ones (one table) and the
+# single-byte ones a column may use (MariaDB's latin1 is Windows-1252).
 PYTHON_CODECS: dict[str, str] = {
-    "utf8mb4": "utf-8",
-    "utf8mb3": "utf-8",
+    **MULTI_BYTE_CODECS,
     "latin1": "cp1252",
     "ascii": "ascii",
+    "cp1251": "cp1251",
 }
+# Python's UTF-8 and UTF-16 hold what utf8mb3 and ucs2 cannot: a character beyond the BMP.
+_BMP_ONLY = frozenset({"utf8mb3", "ucs2"})
 _F32 = struct.Struct("<f")
 TIME_MAX_HOURS = 838
 
@@ -349,16 +353,21 @@ def _encode_text(column: Column, value: Any) -> bytes:
         if codec is None:
             raise _Refused("a byte column takes bytes, not str")
         try:
-            return value.encode(codec)
+            data = value.encode(codec)
         except UnicodeEncodeError as exc:
             raise _Refused(f"not representable in {column.charset}: {exc.reason}") from None
+        if column.charset in _BMP_ONLY and any(ord(char) > 0xFFFF for char in value):
+            raise _Refused(f"not representable in {column.charset}: a character beyond U+FFFF")
+        return data
     if isinstance(value, bytes | bytearray):
         data = bytes(value)
         if codec is not None:
             try:
-                data.decode(codec)
+                text = data.decode(codec)
             except UnicodeDecodeError:
                 raise _Refused(f"bytes that are not {column.charset} text") from None
+            if column.charset in _BMP_ONLY and any(ord(char) > 0xFFFF for char in text):
+                raise _Refused(f"not representable in {column.charset}: a character beyond U+FFFF")
         return data
     raise _Refused(f"{column.type} takes str or bytes, not {type(value).__name__}")
 
@@ -366,6 +375,11 @@ def _encode_text(column: Column, value: Any) -> bytes:
 def _characters(column: Column, data: bytes) -> int:
     codec = python_codec(column.charset)
     return len(data) if codec is None else len(data.decode(codec))
+
+
+def _ends_with_space(column: Column, data: bytes) -> bool:
+    codec = python_codec(column.charset)
+    return data.endswith(b" ") if codec is None else data.decode(codec).endswith(" ")
 
 
 def _string(column: Column, value: Any) -> bytes:
@@ -387,7 +401,7 @@ def _string(column: Column, value: Any) -> bytes:
     if _characters(column, data) > length:
         unit = "bytes" if column.charset in (None, "binary") else "characters"
         raise _Refused(f"longer than {length} {unit}")
-    if kind == "char" and data.endswith(b" "):
+    if kind == "char" and _ends_with_space(column, data):
         raise _Refused("a CHAR drops trailing spaces")
     if kind == "binary":
         data = data.ljust(length, b"\x00")

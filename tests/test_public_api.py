@@ -152,6 +152,7 @@ def test_the_store_package_exposes_what_users_import() -> None:
     import fakemaster.store as store
     from fakemaster.store.base import BinlogReadError, BinlogStore, GtidInFile, UnknownBinlogFile
     from fakemaster.store.directory import DirectoryBinlogStore
+    from fakemaster.store.disk import DiskBinlogStore
     from fakemaster.store.memory import (
         DEFAULT_SERVER_VERSION,
         AppendedEvent,
@@ -166,6 +167,7 @@ def test_the_store_package_exposes_what_users_import() -> None:
         "BinlogStore": BinlogStore,
         "DEFAULT_SERVER_VERSION": DEFAULT_SERVER_VERSION,
         "DirectoryBinlogStore": DirectoryBinlogStore,
+        "DiskBinlogStore": DiskBinlogStore,
         "GtidInFile": GtidInFile,
         "MemoryBinlogStore": MemoryBinlogStore,
         "UnknownBinlogFile": UnknownBinlogFile,

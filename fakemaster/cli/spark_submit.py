@@ -6,9 +6,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["main"]
+
+# Run as a script, this file's folder comes first on the path, where the CLI's modules
+# (scenarios.py, one per command) would shadow the packages of the same name.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _HERE]
 
 
 def main(argv: list[str]) -> int:

@@ -309,6 +309,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: no case matches --only", file=sys.stderr)
         return 5
     chosen = [c for c in CLIENTS if not args.client or c.id in args.client]
+    if args.from_reports:
+        missing = [
+            c.id for c in chosen if not (args.from_reports / c.id / "results.json").is_file()
+        ]
+        if missing:
+            # One line, not read_client's traceback: name what is missing and how to choose.
+            print(
+                f"error: {args.from_reports / missing[0] / 'results.json'}: no such file"
+                " (name the clients the reports hold with --client)",
+                file=sys.stderr,
+            )
+            return 1
     with tempfile.TemporaryDirectory(prefix="matrix-") as scratch:
         base = args.reports or Path(scratch)
         rows = []

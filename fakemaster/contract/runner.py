@@ -1,7 +1,7 @@
-"""Serve one case and judge the client: the case's scenario compiled into a memory store and
-served by a fake master in a thread, a fault proxy (the case's plan) in front of it, the client
-run through its adapter against the proxy, its output read and judged
-(:mod:`fakemaster.contract.checks`).
+"""Serve one case and judge the client: the case's scenario (its binlog, and its tables over
+SQL as a primary has them) served by a fake master in a thread, a fault proxy (the case's plan)
+in front of it, the client run through its adapter against the proxy, its output read and
+judged (:mod:`fakemaster.contract.checks`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fakemaster.config.accounts import REPLICATION_PRIVILEGES, Account, Privilege
 from fakemaster.contract.adapter import (
     Adapter,
     AdapterRun,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "AppliedFault",
+    "CDC_PRIVILEGES",
     "PASSWORD",
     "USER",
     "CaseResult",
@@ -42,6 +44,13 @@ __all__ = [
 ]
 
 USER, PASSWORD = "repl", "repl-pw"
+# The grants CDC tools document for their account (Debezium, Maxwell, ZongJi's forks:
+# SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, which 10.11 reads as
+# BINLOG MONITOR): a client may read the tables and their INFORMATION_SCHEMA.COLUMNS as it does
+# on a real primary.
+CDC_PRIVILEGES = (
+    REPLICATION_PRIVILEGES | Privilege.SELECT | Privilege.RELOAD | Privilege.SHOW_DATABASES
+)
 DEFAULT_TIMEOUT = 60.0  # seconds a client may take to catch up (the "caught up" bound)
 
 
@@ -85,7 +94,8 @@ def scenario_config(
     scenario: Scenario, *, user: str = USER, password: str = PASSWORD
 ) -> ServerConfig:
     """The ServerConfig of a fake master serving ``scenario``: the variables its settings
-    describe (the binlog tells server id, version and checksum), its GTID domain."""
+    describe (the binlog tells server id, version and checksum), its GTID domain, and one
+    account, ``user``, with :data:`CDC_PRIVILEGES`."""
     from fakemaster.config.server_config import ServerConfig
     from scenarios.serving import scenario_variables
 
@@ -98,6 +108,7 @@ def scenario_config(
         port=0,
         user=user,
         password=password,
+        accounts=(Account(user=user, password=password, privileges=CDC_PRIVILEGES),),
         gtid_domain_id=scenario.settings.gtid_domain_id,
         variables=variables,
     )
@@ -146,14 +157,17 @@ def run_case(
             return run_case(case, adapter, timeout=timeout, workdir=temporary, pcap=pcap)
     from fakemaster.faults.proxy import BackgroundFaultProxy
     from fakemaster.server.master import BackgroundFakeMaster
-    from scenarios.compiler import compile_scenario, to_store
+    from scenarios.compiler import compile_scenario
+    from scenarios.live import ScenarioStore
 
     directory = Path(workdir)
     directory.mkdir(parents=True, exist_ok=True)
     stem = case.name.replace("/", "--")
     scenario = case.build()
     compiled = compile_scenario(scenario)
-    store = to_store(scenario)
+    # Served whole, with the scenario's tables over SQL as a primary has them: clients that read
+    # INFORMATION_SCHEMA.COLUMNS for a TABLE_MAP's columns (ZongJi's forks) find them.
+    store = ScenarioStore(scenario)
     snapshot = write_snapshot(scenario, directory / f"{stem}.snapshot.jsonl")
     out = directory / f"{stem}.out.jsonl"
     out.unlink(missing_ok=True)

@@ -19,6 +19,7 @@ __all__ = [
     "COLLATIONS_BY_ID",
     "COLLATIONS_BY_NAME",
     "DEFAULT_COLLATIONS",
+    "MBMINLEN",
     "NON_CLIENT_CHARSETS",
     "UTF8MB3_GENERAL_CI",
     "UTF8MB4_GENERAL_CI",
@@ -193,6 +194,9 @@ _TABLE: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
 # bytes); a handshake naming one of their collations gets the server's default instead.
 NON_CLIENT_CHARSETS = frozenset({"ucs2", "utf16", "utf16le", "utf32"})
 
+# The sets whose narrowest character takes more than a byte (MariaDB's mbminlen; 1 elsewhere).
+MBMINLEN = {"ucs2": 2, "utf16": 2, "utf16le": 2, "utf32": 4}
+
 # ``utf8`` means utf8mb3 in 10.11 (old_mode=UTF8_IS_UTF8MB3, the default).
 CHARSET_ALIASES = {"utf8": "utf8mb3"}
 
@@ -206,6 +210,10 @@ class Collation:
     charset: str
     mbmaxlen: int
     is_default: bool
+
+    @property
+    def mbminlen(self) -> int:
+        return MBMINLEN.get(self.charset, 1)
 
     @property
     def is_binary_charset(self) -> bool:

@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from fakemaster.spark.batch_overview import overview
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.state_store import StateStore, after_seq
@@ -168,7 +169,7 @@ class Materialiser:
             # every batch up to this one, merge on read.
             log = changes.where(F.col("batch_id") <= batch_id).drop("batch_id")
             results, _ = self._tables(log, log, batch_id, None, None)
-            self._write_position(log, None, batch_id)
+            self._write_json(self.position_path, self._position(log, None, batch_id))
             self._write_json(self.report_path, report_json(batch_id, results))
             return results
         own = changes.where(F.col("batch_id") == batch_id).drop("batch_id")
@@ -179,10 +180,14 @@ class Materialiser:
         results, meta = self._tables(
             own.unionByName(full), own.unionByName(probe), batch_id, base, store
         )
-        meta["position"] = self._write_position(
+        meta["position"] = self._position(
             own, None if base is None else base[1].get("position"), batch_id
         )
+        # The state whole before the position names its batch: a kill between the two leaves
+        # the position at N-1 and a complete state N, which batch N (replayed) or N+1 starts
+        # from as it would without the kill; a kill before leaves no state N at all.
         store.finish(batch_id, meta)
+        self._write_json(self.position_path, meta["position"])
         self._write_json(self.report_path, report_json(batch_id, results))
         # Compaction: batch N's state replaces every earlier batch; the state it started
         # from stays for a replay of N.
@@ -235,19 +240,8 @@ class Materialiser:
             & (F.size(F.col("after")) < F.size(F.col("columns")))
             & F.exists(F.col("primary_key"), changed)
         )
-        summary = (
-            probe.where(F.col("table").isNotNull())
-            .groupBy("database", "table")
-            .agg(
-                F.max_by(
-                    F.struct("columns", "column_types", "primary_key"),
-                    F.when(F.col("columns").isNotNull(), F.col("seq")),
-                ).alias("s"),
-                F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
-                F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
-            )
-            .collect()
-        )
+        seen = overview(probe, carries, base, raw)
+        summary = seen.summary
         names = {(r["database"], r["table"]) for r in summary}
         schemas: dict[tuple[str, str], Any] = {
             (r["database"], r["table"]): r["s"]
@@ -262,7 +256,7 @@ class Materialiser:
         mapped = {(r["database"], r["table"]): r["mapped"] for r in summary}
         added: dict[tuple[str, str], dict[str, Any]] = {}
         problems: dict[tuple[str, str], str] = {}
-        for shaped, (at, shape) in self._ddl_shapes(probe, problems).items():
+        for shaped, (at, shape) in self._ddl_shapes(seen.events, problems).items():
             if shape is not None:
                 added[shaped] = shape["defaults"]
                 if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
@@ -273,20 +267,20 @@ class Materialiser:
                         schemas.get(shaped), shape["mariadb_types"]
                     )
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
-        resets = self._resets(probe)
+        resets = _resets(seen.events)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
             if name not in resets or tuple(resets[name][0]) < tuple(seq):
                 resets[name] = (seq, True)
         names |= set(renamed)
-        statements = _statement_dml(probe)
+        statements = _statement_dml(seen.statements)
         for database, table, count in base[1].get("statement_dml", []) if base else []:
             statements[(database, table)] = statements.get((database, table), 0) + count
         names |= {n for n in statements if n[1] is not None}
-        sequences = _sequences(log)
+        sequences = _sequences(seen.events)
         results = []
         kept_tables: list[dict[str, Any]] = []
         skipped: list[tuple[str, str]] = []
-        touched = _touched(probe, base)
+        touched = seen.touched
         before = {
             table_dir_name(t["database"], t["table"]): t
             for t in (base[1]["tables"] if base else [])
@@ -303,6 +297,8 @@ class Materialiser:
                     and (database, table) not in touched
                     and earlier is not None
                     and "rows" in earlier
+                    # A dataset a killed batch left half-written has no _SUCCESS: rewritten.
+                    and os.path.exists(_local(f"{self.out}/tables/{dir_name}/_SUCCESS"))
                 ):
                     # No event of the batch names the table: its state and dataset stay.
                     store.reuse(base[0], batch_id, dir_name)
@@ -349,7 +345,9 @@ class Materialiser:
         meta: dict[str, Any] = {"batch_id": batch_id}
         if store is not None:
             meta.update(
-                self._keep(raw, row_ops, pending, skipped, resets, store.events_path(batch_id))
+                self._keep(
+                    raw, seen.last, row_ops, pending, skipped, resets, store.events_path(batch_id)
+                )
             )
         meta["tables"] = kept_tables
         meta["statement_dml"] = [[d, t, n] for (d, t), n in sorted(statements.items(), key=str)]
@@ -363,6 +361,7 @@ class Materialiser:
     def _keep(
         self,
         raw: Any,
+        last: Any,
         row_ops: Any,
         pending: tuple[set[str], set[str]],
         skipped: Sequence[tuple[str, str]],
@@ -377,8 +376,7 @@ class Materialiser:
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        last = raw.agg(F.max("seq").alias("m")).first()
-        after = None if last is None or last["m"] is None else last["m"].asDict()
+        after = None if last is None else last.asDict()
         xids, gtids = pending
         kept = (F.col("op") == "ddl") & F.col("ddl_kind").isin(*_KEPT_DDL)
         if xids:
@@ -438,7 +436,7 @@ class Materialiser:
         return events
 
     def _ddl_shapes(
-        self, log: Any, problems: dict[tuple[str, str], str]
+        self, events: Sequence[Any], problems: dict[tuple[str, str], str]
     ) -> dict[tuple[str, str], tuple[Any, dict[str, Any] | None]]:
         """Per table, the sequence of the last DDL statement that shaped it (CREATE, ALTER,
         RENAME into it) and its shape then: ``columns``, ``column_types``, ``primary_key`` and
@@ -449,15 +447,9 @@ class Materialiser:
         statements) and those the log creates. What cannot be parsed or applied goes into
         ``problems`` (by table, one line naming the statement's file and offset, or the
         catalogue)."""
-        from pyspark.sql import functions as F
 
         kinds = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
-        statements = (
-            log.where((F.col("op") == "ddl") & F.col("ddl_kind").isin(*kinds))
-            .select("seq", "ddl", "ddl_kind", "database", "table", "source.file", "source.pos")
-            .orderBy("seq")
-            .collect()
-        )
+        statements = [e for e in events if e["op"] == "ddl" and e["ddl_kind"] in kinds]
         if not statements:
             return {}
         from scenarios.create_table import parse_create_table, parse_ddl
@@ -509,27 +501,6 @@ class Materialiser:
                 database, _, table = touched.partition(".")
                 found[(database, table)] = (row["seq"], tables.get(touched))
         return {name: (seq, _shape(table)) for name, (seq, table) in found.items()}
-
-    @staticmethod
-    def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
-        """Per (database, table) (table None: the whole database), the sequence of the latest
-        event that discards earlier ones, and whether it drops the table."""
-        from pyspark.sql import functions as F
-
-        found = (
-            log.where(
-                (F.col("op") == "t")
-                | F.col("ddl_kind").isin(*_RESET_KINDS)
-                | (F.col("ddl_kind") == "DROP_DATABASE")
-            )
-            .groupBy("database", "table")
-            .agg(F.max_by(F.struct("seq", "ddl_kind"), F.col("seq")).alias("last"))
-            .collect()
-        )
-        return {
-            (r["database"], r["table"]): (r["last"]["seq"], r["last"]["ddl_kind"] in _DROP_KINDS)
-            for r in found
-        }
 
     def _table(
         self,
@@ -787,31 +758,36 @@ class Materialiser:
                 [(json.dumps(value, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(target)
 
-    def _write_position(
-        self, log: Any, base: Mapping[str, Any] | None, batch_id: int
-    ) -> dict[str, Any]:
-        """Writes (and returns) the position after ``log``'s events, which follow those of
-        the position ``base`` (the state's, None: none before)."""
+    def _position(self, log: Any, base: Mapping[str, Any] | None, batch_id: int) -> dict[str, Any]:
+        """The position after ``log``'s events, which follow those of the position ``base``
+        (the state's, None: none before)."""
         from pyspark.sql import functions as F
 
-        binlog = log.where(F.col("seq.file_index") >= 0)
-        last = binlog.agg(
-            F.max_by(F.col("source"), F.col("seq")).alias("s"), F.count("*").alias("n")
-        ).first()
-        gtids = (
-            binlog.where(F.col("source.gtid").isNotNull())
-            .select(F.split(F.col("source.gtid"), "-").alias("g"))
-            .select(
-                F.col("g")[0].cast("bigint").alias("domain"),
-                F.struct(
-                    F.col("g")[2].cast("bigint").alias("seq"),
-                    F.col("g")[1].cast("bigint").alias("server"),
+        # One query: per GTID domain (None: events without a GTID) its latest GTID, and the
+        # last event's source and the count, whose overall values are taken from the groups.
+        gtid = F.split(F.col("source.gtid"), "-")
+        groups = (
+            log.where(F.col("seq.file_index") >= 0)
+            .withColumn("domain", gtid[0].cast("bigint"))
+            .groupBy("domain")
+            .agg(
+                F.max_by(F.col("source"), F.col("seq")).alias("s"),
+                F.max("seq").alias("at"),
+                F.count("*").alias("n"),
+                F.max(
+                    F.when(
+                        F.col("source.gtid").isNotNull(),
+                        F.struct(
+                            gtid[2].cast("bigint").alias("seq"),
+                            gtid[1].cast("bigint").alias("server"),
+                        ),
+                    )
                 ).alias("v"),
             )
-            .groupBy("domain")
-            .agg(F.max("v").alias("v"))
             .collect()
         )
+        gtids = [r for r in groups if r["domain"] is not None and r["v"] is not None]
+        latest = max(groups, key=lambda r: tuple(r["at"]), default=None)
         # domain -> (seq, server), the latest of each domain
         domains: dict[int, tuple[int, int]] = {}
         for text in filter(None, ((base or {}).get("gtid_binlog_pos") or "").split(",")):
@@ -820,8 +796,8 @@ class Materialiser:
         for r in gtids:
             found = (int(r["v"]["seq"]), int(r["v"]["server"]))
             domains[int(r["domain"])] = max(found, domains.get(int(r["domain"]), found))
-        source = last["s"] if last is not None else None
-        count = int(last["n"]) if last is not None else 0
+        source = latest["s"] if latest is not None else None
+        count = sum(int(r["n"]) for r in groups)
         before = base or {}
         position = {
             "batch_id": batch_id,
@@ -833,7 +809,6 @@ class Materialiser:
                 f"{d}-{server}-{seq}" for d, (seq, server) in sorted(domains.items())
             ),
         }
-        self._write_json(self.position_path, position)
         return position
 
 
@@ -894,35 +869,6 @@ def _shape(table: Any) -> dict[str, Any] | None:
     }
 
 
-def _touched(probe: Any, base: tuple[int, Mapping[str, Any]] | None) -> set[Any] | None:
-    """The tables the batch's events name (``probe`` resolved: renamed, XA rows moved to their
-    COMMIT): those after the state's rows (``base``'s ``after``) or snapshot rows; None (every
-    table) when the batch renames tables or names a database's (DROP DATABASE)."""
-    from pyspark.sql import functions as F
-
-    if base is None or base[1].get("after") is None:
-        return None
-    at = after_seq(base[1]["after"])
-    seq = F.struct(
-        *[
-            F.lit(v).cast("bigint" if k in ("file_index", "pos") else "int").alias(k)
-            for k, v in at.items()
-        ]
-    )
-    new = probe.where(
-        ((F.col("seq") > seq) & ~((F.col("op") == "r") & (F.col("seq") == seq)))
-        | (F.col("seq.file_index") < 0)
-    )
-    found = (
-        new.groupBy("database", "table")
-        .agg(F.bool_or(F.col("ddl_kind").isin("RENAME_TABLE", "DROP_DATABASE")).alias("renames"))
-        .collect()
-    )
-    if any(r["renames"] for r in found):
-        return None
-    return {(r["database"], r["table"]) for r in found}
-
-
 def _jsonable(shape: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if shape is None:
         return None
@@ -946,25 +892,36 @@ def _null_flags(text: Any, typed: Any, present: Any) -> list[tuple[str, Any]]:
     return flags
 
 
-def _statement_dml(log: Any) -> dict[tuple[str | None, str | None], int]:
-    """Statement-format DML (``ddl_kind`` STATEMENT: not applied) counted per (database,
-    table) it writes (table None: a statement whose table could not be read from it)."""
-    from pyspark.sql import functions as F
+def _resets(events: Iterable[Any]) -> dict[tuple[str, str | None], tuple[Any, bool]]:
+    """Per (database, table) (table None: the whole database), the sequence of the latest of
+    ``events`` (in seq order) that discards earlier ones, and whether it drops the table."""
+    found: dict[tuple[str, str | None], tuple[Any, bool]] = {}
+    for e in events:
+        kind = e["ddl_kind"]
+        if e["op"] == "t" or kind in _RESET_KINDS or kind == "DROP_DATABASE":
+            found[(e["database"], e["table"])] = (e["seq"], kind in _DROP_KINDS)
+    return found
 
-    rows = log.where(F.col("ddl_kind") == "STATEMENT").groupBy("ddl", "database").count().collect()
+
+def _statement_dml(
+    groups: Mapping[tuple[str | None, str | None], int],
+) -> dict[tuple[str | None, str | None], int]:
+    """Statement-format DML (``ddl_kind`` STATEMENT: not applied) counted per (database,
+    table) it writes (table None: a statement whose table could not be read from it), from
+    the counts per (statement, database)."""
     counts: dict[tuple[str | None, str | None], int] = {}
-    for row in rows:
-        target = statement_target(row["ddl"] or "", row["database"])
-        counts[target] = counts.get(target, 0) + int(row["count"])
+    for (text, database), n in groups.items():
+        target = statement_target(text or "", database)
+        counts[target] = counts.get(target, 0) + n
     return counts
 
 
-def _sequences(log: Any) -> set[tuple[str, str]]:
-    """The tables the log's CREATE SEQUENCE statements make (database, name)."""
-    from pyspark.sql import functions as F
-
-    rows = log.where((F.col("op") == "ddl") & F.col("ddl").rlike(r"(?i)^\s*CREATE\b.*\bSEQUENCE"))
-    return sequence_tables((r["ddl"], r["db"]) for r in rows.select("ddl", "source.db").collect())
+def _sequences(events: Iterable[Any]) -> set[tuple[str, str]]:
+    """The tables the CREATE SEQUENCE statements among ``events`` make (database, name)."""
+    create = re.compile(r"(?i)^\s*CREATE\b.*\bSEQUENCE")
+    return sequence_tables(
+        (e["ddl"], e["db"]) for e in events if e["op"] == "ddl" and create.search(e["ddl"] or "")
+    )
 
 
 def sequence_tables(statements: Iterable[tuple[str, str | None]]) -> set[tuple[str, str]]:
@@ -1026,9 +983,9 @@ def _resolve(
     marks = (
         probe.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
         .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
-        .orderBy("seq")
         .collect()
     )
+    marks.sort(key=lambda mark: tuple(mark["seq"]))  # few rows: no Spark sort (two jobs)
     prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
     held: set[str] = set()  # gtids of every prepared group
     committed: dict[str, Any] = {}  # gtid -> the XA COMMIT's seq

@@ -6,11 +6,13 @@ needs besides the bytes is derived from event headers only, lazily: each file's 
 and GTID_LIST (the GTID state at the start of the file), the GTIDs the file holds, and the end of
 the last complete event of the active (last) file.
 
-Two backends:
+Three backends:
 
 * :class:`MemoryBinlogStore` builds files like a MariaDB 10.11 primary: every file starts with
   FORMAT_DESCRIPTION, GTID_LIST and BINLOG_CHECKPOINT, events get their real end positions,
   transactions get GTIDs, :meth:`~MemoryBinlogStore.rotate` writes a real ROTATE.
+* :class:`DiskBinlogStore` builds them the same way, written into a directory as they grow
+  (bounded memory; the directory is then a :class:`DirectoryBinlogStore`'s).
 * :class:`DirectoryBinlogStore` serves the files listed in ``<basename>.index`` byte for byte.
   The last file may be growing (another process appends to it, or rotates to a new file): call
   :meth:`~BinlogStore.poll` (or :meth:`~DirectoryBinlogStore.start_watching`) to pick changes up.
@@ -33,6 +35,7 @@ from fakemaster import _lazy_attributes
 if TYPE_CHECKING:
     from fakemaster.store.base import BinlogReadError, BinlogStore, GtidInFile, UnknownBinlogFile
     from fakemaster.store.directory import DirectoryBinlogStore
+    from fakemaster.store.disk import DiskBinlogStore
     from fakemaster.store.memory import (
         DEFAULT_SERVER_VERSION,
         AppendedEvent,
@@ -49,6 +52,7 @@ _LAZY = {
     "BinlogReadError": "fakemaster.store.base",
     "BinlogStore": "fakemaster.store.base",
     "DirectoryBinlogStore": "fakemaster.store.directory",
+    "DiskBinlogStore": "fakemaster.store.disk",
     "GtidInFile": "fakemaster.store.base",
     "MemoryBinlogStore": "fakemaster.store.memory",
     "UnknownBinlogFile": "fakemaster.store.base",
@@ -61,6 +65,7 @@ __all__ = [
     "BinlogReadError",
     "BinlogStore",
     "DirectoryBinlogStore",
+    "DiskBinlogStore",
     "GtidInFile",
     "MemoryBinlogStore",
     "UnknownBinlogFile",

@@ -7,7 +7,7 @@ import time
 import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, Self
 
 from encoder.core import encode_body
 from fakemaster.store.base import MAGIC_LEN, BinlogStore, UnknownBinlogFile
@@ -46,6 +46,7 @@ __all__ = [
     "AppendedEvent",
     "AppendedGroup",
     "DEFAULT_SERVER_VERSION",
+    "FileBytes",
     "MemoryBinlogStore",
     "event_list",
 ]
@@ -58,6 +59,20 @@ _GTID = int(EventType.GTID)
 _XA_FLAGS = int(GtidFlag.PREPARED_XA | GtidFlag.COMPLETED_XA)
 # The events that change a stream's context (BinlogContext.observe).
 _OBSERVED = (FormatDescriptionEvent, TableMapEvent)
+
+
+class FileBytes(Protocol):
+    """What the store keeps of a file's bytes: a ``bytearray`` here; a file on disk in
+    :class:`~fakemaster.store.disk.DiskBinlogStore` (bytes are only appended, read by range,
+    and one flag byte of the FDE cleared when the file closes)."""
+
+    def __len__(self) -> int: ...
+
+    def __iadd__(self, data: bytes, /) -> Self: ...
+
+    def __getitem__(self, index: slice, /) -> bytes | bytearray: ...
+
+    def __setitem__(self, index: slice, value: bytes, /) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +120,7 @@ class MemoryBinlogStore(BinlogStore):
         self.checksum = checksum
         self.domain_id = domain_id
         self.clock = clock
-        self._files: dict[str, bytearray] = {}
+        self._files: dict[str, FileBytes] = {}
         self._contexts: dict[str, BinlogContext] = {}
         self._number = first_file_number - 1
         self._state = BinlogState(initial_state)
@@ -338,13 +353,18 @@ class MemoryBinlogStore(BinlogStore):
         ctx = BinlogContext()
         encoded, _, _ = self._encode(header, MAGIC_LEN, ctx, stamp=False)
         self._contexts[name] = ctx
-        self._files[name] = bytearray(BINLOG_MAGIC + encoded)
+        self._files[name] = self._new_file(name, BINLOG_MAGIC + encoded)
         self._number += 1
+
+    def _new_file(self, name: str, data: bytes) -> FileBytes:
+        """Where the bytes of a new file ``name`` (its header events: ``data``) are kept."""
+        return bytearray(data)
 
     def _close_file(self, name: str) -> None:
         # A closed file's FDE loses IN_USE in place; its CRC was computed with the flag clear.
         data = self._files[name]
-        data[MAGIC_LEN + FLAGS_OFFSET] &= ~EventFlag.BINLOG_IN_USE & 0xFF
+        at = MAGIC_LEN + FLAGS_OFFSET
+        data[at : at + 1] = bytes([data[at : at + 1][0] & ~EventFlag.BINLOG_IN_USE & 0xFF])
         index = self._indexes.get(name)
         if index is not None and index.fde is not None:
             index.fde = bytes(data[MAGIC_LEN : MAGIC_LEN + len(index.fde)])

@@ -21,7 +21,7 @@ The codec takes these values (encoder: :meth:`FixedBinaryValue.logged`; decoder:
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from fakemaster.vocabulary.errors import FakemasterError
 
@@ -58,7 +58,17 @@ class FixedBinaryValue:
         self.packed = bytes(packed)
 
     @classmethod
-    def parse(cls, text: str) -> FixedBinaryValue:
+    def parse(cls, text: str) -> Self:
+        """The value a text stands for, as the server reads it (FixedBinaryTextError if not
+        one)."""
+        raw = cls.packed_of(text) if isinstance(text, str) else None
+        if raw is None:
+            raise FixedBinaryTextError(cls.SQL_TYPE, text)
+        return cls(raw)
+
+    @classmethod
+    def packed_of(cls, text: str) -> bytes | None:
+        """The value bytes of a text, None when the server refuses it."""
         raise NotImplementedError
 
     @classmethod
@@ -117,15 +127,15 @@ class Uuid(FixedBinaryValue):
     LENGTH = 16
 
     @classmethod
-    def parse(cls, text: str) -> Uuid:
-        if not isinstance(text, str) or not _UUID_TEXT.match(text):
-            raise FixedBinaryTextError(cls.SQL_TYPE, text)
+    def packed_of(cls, text: str) -> bytes | None:
+        if not _UUID_TEXT.match(text):
+            return None
         raw = bytes.fromhex(text.replace("-", ""))
         if raw[6] >= 0x80 and raw[8] < 0x80:
             # A version nibble of 8 or more needs the variant bit (a real 10.11 refuses the
             # text: its record format could not tell it from a swapped UUID).
-            raise FixedBinaryTextError(cls.SQL_TYPE, text)
-        return cls(raw)
+            return None
+        return raw
 
     def sort_key(self) -> bytes:
         """MariaDB's record format: an RFC 4122 UUID of versions 1 to 5 is stored (and ordered)
@@ -165,11 +175,8 @@ class Inet4(FixedBinaryValue):
     LENGTH = 4
 
     @classmethod
-    def parse(cls, text: str) -> Inet4:
-        raw = _ipv4_bytes(text) if isinstance(text, str) else None
-        if raw is None:
-            raise FixedBinaryTextError(cls.SQL_TYPE, text)
-        return cls(raw)
+    def packed_of(cls, text: str) -> bytes | None:
+        return _ipv4_bytes(text)
 
     def text(self) -> str:
         return _ipv4_text(self.packed)
@@ -235,11 +242,8 @@ class Inet6(FixedBinaryValue):
     LENGTH = 16
 
     @classmethod
-    def parse(cls, text: str) -> Inet6:
-        raw = _ipv6_bytes(text) if isinstance(text, str) else None
-        if raw is None:
-            raise FixedBinaryTextError(cls.SQL_TYPE, text)
-        return cls(raw)
+    def packed_of(cls, text: str) -> bytes | None:
+        return _ipv6_bytes(text)
 
     def text(self) -> str:
         raw = self.packed

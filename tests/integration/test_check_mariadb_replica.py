@@ -53,6 +53,8 @@ PASSING = [
     "rotation_storm/eof",
     "compressed/cut-in-compressed",
     "no_key_duplicates/duplicate-delete",
+    # ddl.kept is created, truncated and renamed mid-stream: not one of the snapshot's tables.
+    "ddl_mid_stream/cut-after-alter",
 ]
 
 

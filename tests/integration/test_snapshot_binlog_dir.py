@@ -6,8 +6,6 @@ fakemaster/sql/tables/binlog_catalogue.py.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pymysql
 import pytest
 
@@ -17,7 +15,7 @@ from fakemaster.store import DirectoryBinlogStore
 from scenarios.library import build
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 
 pytestmark = pytest.mark.mariadb
@@ -30,14 +28,7 @@ FACTS = (
 )
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer({"binlog_row_metadata": "FULL"}, server_id=3)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb({"binlog_row_metadata": "FULL"}, server_id=3)
 
 
 def _rows(host: str, port: int, sql: str) -> list[tuple[object, ...]]:

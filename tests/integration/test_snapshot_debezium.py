@@ -22,8 +22,6 @@ there (nothing but ``mysql``'s log tables) does not reach it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
@@ -33,7 +31,7 @@ from scenarios.library import build
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.support.snapshot_statements import describe_payload, keyed, text_keys
 from tests.support.wire import RawClient
@@ -99,14 +97,7 @@ def _keyed(scenario: Scenario, database: str, name: str) -> bool:
     return bool(scenario.tables[f"{database}.{name}"].key)
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer(server_id=7)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb(server_id=7)
 
 
 SCENARIOS = {

@@ -14,8 +14,6 @@ STATISTICS.CARDINALITY ...) are compared on their column definitions only.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
@@ -23,7 +21,7 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.support.snapshot_statements import SCENARIOS, describe_payload, keyed, statements
 from tests.support.wire import RawClient
@@ -31,14 +29,7 @@ from tests.support.wire import RawClient
 pytestmark = pytest.mark.mariadb
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer(server_id=7)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb(server_id=7)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

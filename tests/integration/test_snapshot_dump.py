@@ -28,14 +28,13 @@ from scenarios.catalogue import ScenarioSnapshot
 from scenarios.history import Scenario
 from scenarios.library import build
 from scenarios.live import ScenarioStore
-from scenarios.oracle import Oracle, canonical_rows
 from scenarios.serving import scenario_variables
-from scenarios.sql import SESSION_SETUP, quote_name
+from scenarios.sql import quote_name
 from tests.fakemaster.server.test_server import wait_for
 from tests.peers.fixtures import require_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
-from tests.support.mariadb_run import select_cells
+from tests.support.replica_tables import compare_with_oracle
 from tests.support.streams import wait_caught_up, wait_for_replica
 
 pytestmark = pytest.mark.mariadb
@@ -203,24 +202,6 @@ def _have_clients() -> bool:
     import shutil
 
     return shutil.which("mariadb-dump") is not None and shutil.which("mariadb") is not None
-
-
-def compare_with_oracle(replica: MariaDBServer, scenario: Scenario) -> None:
-    connection = replica.connect(conv={})
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(SESSION_SETUP[0])
-            oracle = Oracle(scenario)
-            for name, table in scenario.tables.items():
-                got = sorted(select_cells(cursor, scenario, name), key=_order)
-                want = sorted(canonical_rows(table, oracle.final.rows[name]), key=_order)
-                assert got == want, name
-    finally:
-        connection.close()
-
-
-def _order(cells: tuple[str | None, ...]) -> tuple[tuple[bool, str], ...]:
-    return tuple((cell is not None, cell or "") for cell in cells)
 
 
 SCENARIOS = [

@@ -4,33 +4,22 @@ TABLE, SHOW COLUMNS, information_schema), answered by fakemaster byte for byte a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from fakemaster.config.server_config import ServerConfig
-from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.history import Settings
-from scenarios.live import ScenarioStore
-from scenarios.script import setup_sql, step_sql
-from scenarios.sql import SESSION_SETUP
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.scenarios.test_mariadb_types import network
-from tests.support.snapshot_statements import describe_payload, statements
-from tests.support.wire import RawClient
+from tests.support.snapshot_statements import (
+    load_scenario,
+    snapshot_differences,
+    statements,
+)
 
 pytestmark = pytest.mark.mariadb
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer(server_id=8)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb(server_id=8)
 
 
 # Ordered by value, not text (9.x before 10.x; a version 1 UUID by its reversed segments).
@@ -51,35 +40,7 @@ EXTRA = [
 @pytest.mark.parametrize("results", ["utf8mb4", "binary", "latin1"])
 def test_snapshot_statements_answer_byte_for_byte(real: MariaDBServer, results: str) -> None:
     scenario = network(Settings())
-    real.execute(
-        [
-            "SET SESSION sql_log_bin = 0",
-            *SESSION_SETUP,
-            "DROP DATABASE IF EXISTS net",
-            *setup_sql(scenario),
-            *(sql for step in scenario.steps for sql in step_sql(step)),
-        ]
-    )
+    load_scenario(real, scenario, "net")
     cases = statements(scenario) + [("net", sql, True) for sql in EXTRA]
-    store = ScenarioStore(scenario)
-    with BackgroundFakeMaster(ServerConfig(), store) as master:
-        problems: list[str] = []
-        for database, sql, rows in cases:
-            answers = []
-            for host, port in ((real.host, real.port), (master.host, master.port)):
-                with RawClient(host, port, "root", "", database=database) as client:
-                    client.query(f"SET SESSION character_set_results = '{results}'")
-                    answers.append(client.query(sql))
-            want, got = answers
-            if not rows:
-                count = want[0][0] if want[0][:1] not in (b"\x00", b"\xff") else 0
-                want, got = want[: 1 + count], got[: 1 + count]
-            if want != got:
-                lines = [f"{sql}:"] + [
-                    f"  [{i}] real {describe_payload(a)}\n  [{i}] fake {describe_payload(b)}"
-                    for i, (a, b) in enumerate(zip(want, got, strict=False))
-                    if a != b
-                ]
-                problems.append("\n".join(lines[:7]))
-        assert master.errors == []
+    problems = snapshot_differences(real, scenario, cases, results)
     assert not problems, "\n".join(problems)

@@ -14,8 +14,6 @@ name or by ``LIKE '%\\_log'`` (which matches no other table of a 10.11 ``mysql``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from fakemaster.config.server_config import ServerConfig
@@ -23,7 +21,7 @@ from fakemaster.server.master import BackgroundFakeMaster
 from scenarios.live import ScenarioStore
 from scenarios.script import setup_sql, step_sql
 from scenarios.sql import SESSION_SETUP, quote_name
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.support.snapshot_statements import describe_payload, keyed
 from tests.support.wire import RawClient
@@ -122,14 +120,7 @@ LOCK_SEQUENCE = [
 ]
 
 
-@pytest.fixture(scope="module")
-def real() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer(server_id=7)
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
+real = module_mariadb(server_id=7)
 
 
 def _differences(sql: str, want: list[bytes], got: list[bytes]) -> list[str]:

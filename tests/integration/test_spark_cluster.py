@@ -87,7 +87,8 @@ def test_spark_submit_on_a_standalone_cluster(
         tasks = cluster.tasks_per_worker()
     err = result.stderr.decode(errors="replace")
     errors = [line for line in err.splitlines() if line.startswith("error:") or "Error:" in line]
-    assert result.returncode == 0, "\n".join(errors[:5]) + "\n...\n" + err[-3000:]
+    out = result.stdout.decode(errors="replace")
+    assert result.returncode == 0, "\n".join([out[-2000:], *errors[:5], "...", err[-3000:]])
     print(
         f"cluster up in {cluster.started_in:.1f} s, spark-submit {submitted_in:.1f} s,"
         f" tasks per worker {tasks}",

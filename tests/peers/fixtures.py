@@ -6,6 +6,8 @@ Wired from ``tests/conftest.py`` with ``pytest_plugins = ["tests.peers.fixtures"
   "MINIMAL"}, server_id=2)`` returns a started :class:`MariaDBServer`; every
   server it made is stopped and its directory deleted at teardown.
 * ``mariadb_server`` (module scope): one server with the default options.
+* :func:`module_mariadb` makes a module-scoped fixture of one server with given options
+  (``real = module_mariadb(server_id=7)`` in a test module).
 
 If MariaDB is not installed the fixtures FAIL, unless
 ``FAKEMASTER_ALLOW_MISSING_PEERS=1`` is set, in which case they skip (see
@@ -76,3 +78,21 @@ def mariadb_server() -> Iterator[MariaDBServer]:
         yield server.start()
     finally:
         server.close()
+
+
+def module_mariadb(
+    options: Mapping[str, Any] | None = None, **kw: Any
+) -> Callable[[], Iterator[MariaDBServer]]:
+    """A module-scoped fixture of one started server, ``MariaDBServer(options, **kw)``; the
+    name the test module binds it to is the fixture's name."""
+
+    @pytest.fixture(scope="module")
+    def server() -> Iterator[MariaDBServer]:
+        require_mariadb()
+        instance = MariaDBServer(options, **kw)
+        try:
+            yield instance.start()
+        finally:
+            instance.close()
+
+    return server

@@ -11,8 +11,7 @@ from hypothesis import given, settings
 
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.server.master import BackgroundFakeMaster
-from scenarios import Oracle, Scenario, Settings, to_store
-from scenarios.oracle import canonical_rows
+from scenarios import Scenario, Settings, to_store
 from scenarios.script import setup_sql
 from scenarios.sql import SESSION_SETUP, quote_name
 from scenarios.strategies.history import scenarios
@@ -25,7 +24,7 @@ from tests.scenarios.test_non_transactional import mixed
 from tests.scenarios.test_restart import restarted
 from tests.scenarios.test_settings_mid_history import changing
 from tests.scenarios.test_xa import xa
-from tests.support.mariadb_run import select_cells
+from tests.support.replica_tables import compare_with_oracle
 from tests.support.streams import wait_caught_up, wait_for_replica
 
 pytestmark = pytest.mark.mariadb
@@ -88,21 +87,7 @@ def replicate_and_compare(replica: MariaDBServer, scenario: Scenario) -> None:
         wait_caught_up(replica, store.gtid_binlog_pos(), master=master)
         replica.execute("STOP SLAVE")
         assert master.errors == []
-    connection = replica.connect(conv={})
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(SESSION_SETUP[0])
-            oracle = Oracle(scenario)
-            for name, table in scenario.tables.items():
-                got = sorted(select_cells(cursor, scenario, name), key=_order)
-                want = sorted(canonical_rows(table, oracle.final.rows[name]), key=_order)
-                assert got == want, name
-    finally:
-        connection.close()
-
-
-def _order(cells: tuple[str | None, ...]) -> tuple[tuple[bool, str], ...]:
-    return tuple((cell is not None, cell or "") for cell in cells)
+    compare_with_oracle(replica, scenario)
 
 
 @pytest.mark.parametrize(

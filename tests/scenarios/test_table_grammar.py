@@ -6,7 +6,9 @@ served scenario answers) equals it, character for character."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -30,6 +32,30 @@ def _name(text: str) -> str:
     if words[at].upper() == "IF":
         at += 3
     return words[at]
+
+
+def _server_prints(server: MariaDBServer, table: str) -> str:
+    """The server's SHOW CREATE TABLE of ``table`` (database.table)."""
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute(f"SHOW CREATE TABLE {table}")
+        return str(cursor.fetchone()[1])
+    finally:
+        connection.close()
+
+
+@contextmanager
+def _grammar_database(server: MariaDBServer) -> Iterator[Any]:
+    """A cursor on the server, database ``grammar`` created afresh."""
+    connection = server.connect()
+    try:
+        cursor = connection.cursor()
+        cursor.execute("DROP DATABASE IF EXISTS grammar")
+        cursor.execute("CREATE DATABASE grammar")
+        yield cursor
+    finally:
+        connection.close()
 
 
 @pytest.fixture(scope="module")
@@ -268,13 +294,7 @@ def keys_altered(settings: Settings) -> Scenario:
 def test_keys_added_and_dropped_by_alter_are_the_servers(server: MariaDBServer, image: str) -> None:
     scenario = keys_altered(Settings(binlog_row_image=image))
     assert compare_with_server(server, scenario) == []
-    connection = server.connect()
-    try:
-        cursor = connection.cursor()
-        cursor.execute("SHOW CREATE TABLE saas.users")
-        printed = str(cursor.fetchone()[1])
-    finally:
-        connection.close()
+    printed = _server_prints(server, "saas.users")
     table = scenario.tables["saas.users"]
     # (the server's counter after three inserts; the model prints the table option)
     assert catalogue_table(table).create_text == printed.replace(" AUTO_INCREMENT=4", "")
@@ -493,11 +513,7 @@ PARTITION_CLAUSES = [
 def test_partition_clauses_as_written_are_printed_as_the_server_prints_them(
     server: MariaDBServer,
 ) -> None:
-    connection = server.connect()
-    try:
-        cursor = connection.cursor()
-        cursor.execute("DROP DATABASE IF EXISTS grammar")
-        cursor.execute("CREATE DATABASE grammar")
+    with _grammar_database(server) as cursor:
         for number, clause in enumerate(PARTITION_CLAUSES):
             text = _PARTITIONED.format(name=f"p{number}") + " " + clause
             cursor.execute(text)
@@ -507,8 +523,6 @@ def test_partition_clauses_as_written_are_printed_as_the_server_prints_them(
             assert catalogue_table(model).create_text == printed, clause
             if "year(" not in clause:
                 assert catalogue_table(parse_create_table(text)).create_text == printed, clause
-    finally:
-        connection.close()
 
 
 CHECKED = """CREATE TABLE grammar.checked (
@@ -535,11 +549,7 @@ REFERRING = """CREATE TABLE grammar.referring (a INT, b INT,
 def test_check_conditions_as_written_are_printed_as_the_server_prints_them(
     server: MariaDBServer,
 ) -> None:
-    connection = server.connect()
-    try:
-        cursor = connection.cursor()
-        cursor.execute("DROP DATABASE IF EXISTS grammar")
-        cursor.execute("CREATE DATABASE grammar")
+    with _grammar_database(server) as cursor:
         cursor.execute("USE grammar")
         printed = {}
         for text in (CHECKED, REFERENCED, REFERRING):
@@ -547,8 +557,6 @@ def test_check_conditions_as_written_are_printed_as_the_server_prints_them(
             name = _name(text).split(".")[-1]
             cursor.execute(f"SHOW CREATE TABLE grammar.{name}")
             printed[text] = str(cursor.fetchone()[1])
-    finally:
-        connection.close()
     for text, shown in printed.items():
         assert catalogue_table(parse_create_table(shown, "grammar")).create_text == shown
         assert catalogue_table(parse_create_table(text)).create_text == shown
@@ -594,13 +602,7 @@ def migrations(settings: Settings) -> Scenario:
 def test_migration_alters_are_the_servers(server: MariaDBServer, image: str) -> None:
     scenario = migrations(Settings(binlog_row_image=image, binlog_row_metadata="FULL"))
     assert compare_with_server(server, scenario) == []
-    connection = server.connect()
-    try:
-        cursor = connection.cursor()
-        cursor.execute("SHOW CREATE TABLE app.members")
-        printed = str(cursor.fetchone()[1])
-    finally:
-        connection.close()
+    printed = _server_prints(server, "app.members")
     table = scenario.tables["app.members"]
     # (the model prints AUTO_INCREMENT=N as declared, the server its counter)
     shown = catalogue_table(table).create_text
@@ -653,12 +655,6 @@ def test_a_drawn_default_is_kept_and_an_insert_relying_on_it_is_refused_naming_i
 def test_drawn_defaults_print_and_log_as_the_servers(server: MariaDBServer) -> None:
     scenario = drawn(Settings(binlog_row_metadata="FULL"))
     assert compare_with_server(server, scenario) == []
-    connection = server.connect()
-    try:
-        cursor = connection.cursor()
-        cursor.execute("SHOW CREATE TABLE saas.sessions")
-        printed = str(cursor.fetchone()[1])
-    finally:
-        connection.close()
+    printed = _server_prints(server, "saas.sessions")
     assert catalogue_table(scenario.tables["saas.sessions"]).create_text == printed
     assert catalogue_table(parse_create_table(printed, "saas")).create_text == printed

@@ -185,3 +185,37 @@ def load_scenario(real: MariaDBServer, scenario: Scenario, database: str) -> Non
             *(sql for step in scenario.steps for sql in step_sql(step)),
         ]
     )
+
+
+def snapshot_differences(
+    real: MariaDBServer, scenario: Scenario, cases: list[tuple[str, str, bool]], results: str
+) -> list[str]:
+    """Each case's ``(database, statement, compare rows)`` sent to ``real`` (which holds the
+    scenario) and to a fake master serving it, under ``character_set_results = results``: the
+    statements whose responses differ, with the first differing packets described."""
+    from fakemaster.config.server_config import ServerConfig
+    from fakemaster.server.master import BackgroundFakeMaster
+    from scenarios.live import ScenarioStore
+    from tests.support.wire import RawClient
+
+    problems: list[str] = []
+    with BackgroundFakeMaster(ServerConfig(), ScenarioStore(scenario)) as master:
+        for database, sql, rows in cases:
+            answers = []
+            for host, port in ((real.host, real.port), (master.host, master.port)):
+                with RawClient(host, port, "root", "", database=database) as client:
+                    client.query(f"SET SESSION character_set_results = '{results}'")
+                    answers.append(client.query(sql))
+            want, got = answers
+            if not rows:  # the column definitions only
+                count = want[0][0] if want[0][:1] not in (b"\x00", b"\xff") else 0
+                want, got = want[: 1 + count], got[: 1 + count]
+            if want != got:
+                lines = [f"{sql}:"] + [
+                    f"  [{i}] real {describe_payload(a)}\n  [{i}] fake {describe_payload(b)}"
+                    for i, (a, b) in enumerate(zip(want, got, strict=False))
+                    if a != b
+                ]
+                problems.append("\n".join(lines[:7]))
+        assert master.errors == []
+    return problems

@@ -6,7 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-__all__ = ["plain_row", "read_tables"]
+__all__ = ["plain_row", "read_tables", "sorted_rows"]
 
 
 def _plain(value: Any) -> Any:
@@ -35,3 +35,9 @@ def read_tables(out: Path) -> dict[str, list[dict[str, Any]]]:
         plain = [{k: _plain(v) for k, v in row.items()} for row in rows]
         tables[directory.name] = sorted(plain, key=repr)  # files come in any order
     return tables
+
+
+def sorted_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows in one order whatever their cells' types: NULL last in a column, the rest by
+    text."""
+    return sorted(rows, key=lambda r: tuple((c is None, "" if c is None else str(c)) for c in r))

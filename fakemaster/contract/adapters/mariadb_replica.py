@@ -8,8 +8,9 @@ with ``CHANGE MASTER TO`` (file and position: the first file, position 4; reconn
 ``slave_net_timeout`` 3 s), starts it and waits until it executed up to ``SHOW MASTER STATUS``
 (or its GTID position covers ``@@gtid_binlog_pos``), or until a replication thread stopped with
 an error (then it writes the tables it has and exits with status 1, the error on stderr). It
-writes the final tables (SELECT, byte columns as ``0x`` hex, BIT as numbers); a replica keeps
-no change log. The server is shut down and its directory removed at the end.
+writes the final tables, every table outside the server's own schemas (those created or renamed
+mid-stream too; SELECT, byte columns as ``0x`` hex, BIT as numbers); a replica keeps no change
+log. The server is shut down and its directory removed at the end.
 """
 
 from __future__ import annotations
@@ -22,14 +23,33 @@ from typing import Any
 
 from fakemaster.contract.adapter import OutputWriter, read_snapshot
 
-__all__ = ["dump_tables", "main", "wait_caught_up"]
+__all__ = ["dump_tables", "main", "user_tables", "wait_caught_up"]
 
+# The server's own schemas: every other table was created by the snapshot or the stream.
+_SYSTEM_SCHEMAS = ("information_schema", "mysql", "performance_schema", "sys")
 _BYTE_TYPES = frozenset({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"})
 POLL = 0.05
 
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+def user_tables(server: Any) -> list[str]:
+    """Every ``database.table`` outside the server's own schemas: a table created or renamed
+    mid-stream is in the final tables too, not only the snapshot's."""
+    connection = server.connect(conv={})
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES"
+                " WHERE TABLE_TYPE = 'BASE TABLE' AND TABLE_SCHEMA NOT IN (%s, %s, %s, %s)"
+                " ORDER BY TABLE_SCHEMA, TABLE_NAME",
+                _SYSTEM_SCHEMAS,
+            )
+            return [f"{_text(schema)}.{_text(table)}" for schema, table in cursor.fetchall()]
+    finally:
+        connection.close()
 
 
 def dump_tables(server: Any, names: Sequence[str]) -> dict[str, list[dict[str, str | None]]]:
@@ -148,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         server.execute("START SLAVE")
         problem = wait_caught_up(server, end, args.end_gtid, args.wait)
-        tables = dump_tables(server, list(snapshot.creates))
+        tables = dump_tables(server, user_tables(server))
         server.execute("STOP SLAVE")
     finally:
         server.close()

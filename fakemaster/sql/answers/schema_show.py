@@ -155,11 +155,11 @@ def show_tables(ctx: Context) -> Response:
 
 
 def _create_columns(first: str, second: str, text: str) -> list[Column]:
-    """The two columns of SHOW CREATE: the second as long as its text, 1024 characters at
-    least."""
+    """The two columns of SHOW CREATE: the second as long as its text's UTF-8 bytes (the
+    server counts its buffer, checked on 10.11 with non-ASCII ENUM members), 1024 at least."""
     return [
         text_column(first, 64, flags=ColumnFlag.NOT_NULL, collation=33),
-        text_column(second, max(1024, len(text)), flags=ColumnFlag.NOT_NULL, collation=33),
+        text_column(second, max(1024, len(text.encode())), flags=ColumnFlag.NOT_NULL, collation=33),
     ]
 
 

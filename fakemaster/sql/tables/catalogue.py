@@ -184,7 +184,9 @@ class CatalogueColumn:
         """CHARACTER_MAXIMUM_LENGTH: characters of a character column, bytes of a byte one."""
         kind = self.data_type
         if kind in BLOB_BYTES:
-            return BLOB_BYTES[kind]
+            # A TEXT in a wide set holds its bytes in its narrowest characters (utf32: a quarter).
+            found = collation_by_name(self.collation) if self.collation else None
+            return BLOB_BYTES[kind] // (found.mbminlen if found else 1)
         if kind == "enum":
             return max((len(m) for m in self.members), default=0)
         if kind == "set":
@@ -496,7 +498,7 @@ def column_definition(
             shown,
             ColumnType.BLOB,
             flags=flags | ColumnFlag.BLOB,
-            text_chars=BLOB_BYTES[kind],
+            text_chars=column.max_chars,
             collation=collation_id,
             **common,
         )

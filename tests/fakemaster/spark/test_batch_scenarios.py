@@ -201,3 +201,14 @@ def test_files_per_partition_must_be_positive(spark: Any, tmp_path: Path) -> Non
     files = write_files(build("rotation_storm"), tmp_path / "binlogs")
     with pytest.raises(Exception, match="filesPerPartition"):
         spark.read.format(FORMAT_NAME).option("filesPerPartition", 0).load(files).count()
+
+
+def test_character_columns_in_every_set_materialise_to_their_text(
+    spark: Any, tmp_path: Path
+) -> None:
+    from tests.scenarios.test_charsets import charset_table
+
+    # utf8mb3, ucs2, utf16, utf16le, utf32, cp1251, gbk and sjis, the history checked against
+    # a real server in tests/scenarios/test_charsets.py.
+    scenario = charset_table(Settings(binlog_row_metadata="FULL"))
+    Oracle(scenario).assert_matches(run_batch(spark, scenario, tmp_path))

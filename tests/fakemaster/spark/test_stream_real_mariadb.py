@@ -5,7 +5,6 @@ checkpoint."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,11 @@ import pytest
 from fakemaster.cli import main
 from scenarios.library import build
 from scenarios.oracle import canonical_rows, client_row
-from tests.fakemaster.spark.test_batch_real_mariadb import DDL_WORKLOAD
-from tests.peers.fixtures import require_mariadb
+from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
+from tests.support.ddl_workload import DDL_WORKLOAD
 from tests.support.mariadb_run import run_on_server
-from tests.support.spark_tables import read_tables
+from tests.support.spark_tables import read_tables, sorted_rows
 
 pytestmark = pytest.mark.mariadb
 
@@ -30,18 +29,7 @@ LATER = (
 )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[MariaDBServer]:
-    require_mariadb()
-    instance = MariaDBServer({"binlog_row_metadata": "FULL"})
-    try:
-        yield instance.start()
-    finally:
-        instance.close()
-
-
-def _sorted(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    return sorted(rows, key=lambda r: tuple((c is None, "" if c is None else str(c)) for c in r))
+server = module_mariadb({"binlog_row_metadata": "FULL"})
 
 
 def _stream(spark: Any, server: MariaDBServer, out: Path, checkpoint: Path) -> None:
@@ -66,7 +54,7 @@ def _stream(spark: Any, server: MariaDBServer, out: Path, checkpoint: Path) -> N
 
 def _plain_tables(server: MariaDBServer) -> dict[str, list[tuple[Any, ...]]]:
     return {
-        name: _sorted([tuple(None if v is None else str(v) for v in row) for row in rows])
+        name: sorted_rows([tuple(None if v is None else str(v) for v in row) for row in rows])
         for name, rows in (
             ("ddl.t", server.execute("SELECT id, v, w FROM ddl.t")),
             ("ddl.emptied", server.execute("SELECT id FROM ddl.emptied")),
@@ -77,7 +65,7 @@ def _plain_tables(server: MariaDBServer) -> dict[str, list[tuple[Any, ...]]]:
 
 def _check(tables: dict[str, list[dict[str, Any]]], expected: dict[str, list[Any]]) -> None:
     for name, rows in expected.items():
-        got = _sorted(
+        got = sorted_rows(
             [tuple(None if v is None else str(v) for v in r.values()) for r in tables[name]]
         )
         assert rows and got == rows, name
@@ -92,7 +80,7 @@ def test_streaming_from_a_real_primary(spark: Any, server: MariaDBServer, tmp_pa
     tables = read_tables(out)
     for name, table in scenario.tables.items():
         mine = canonical_rows(table, [client_row(table, row) for row in tables[name]])
-        assert run.tables[name] and _sorted(mine) == _sorted(run.tables[name]), name
+        assert run.tables[name] and sorted_rows(mine) == sorted_rows(run.tables[name]), name
     _check(tables, _plain_tables(server))
     assert "ddl.gone" not in tables
     primary = f"mariadb://root@{server.host}:{server.port}"
