@@ -193,17 +193,24 @@ class Actions:
         return len(self.tracker.getJobIdsForGroup())
 
     def install(self) -> None:
-        from pyspark.sql import DataFrame, DataFrameWriter
+        from pyspark.sql import DataFrameWriter
 
+        try:  # Spark 4: the methods live on the classic (non-Connect) class
+            from pyspark.sql.classic.dataframe import DataFrame
+        except ImportError:
+            from pyspark.sql import DataFrame
         for cls, name in (
             (DataFrame, "collect"),
             (DataFrame, "first"),
             (DataFrame, "count"),
             (DataFrame, "toLocalIterator"),
+            (DataFrame, "toArrow"),
+            (DataFrame, "toPandas"),
             (DataFrameWriter, "parquet"),
             (DataFrameWriter, "save"),
         ):
-            setattr(cls, name, self._timed(getattr(cls, name), name))
+            if hasattr(cls, name):
+                setattr(cls, name, self._timed(getattr(cls, name), name))
 
     def _timed(self, method: Callable[..., Any], action: str) -> Callable[..., Any]:
         actions = self
