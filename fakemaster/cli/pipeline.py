@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -29,7 +30,7 @@ from fakemaster.cli.options import (
 )
 from fakemaster.cli.pipeline_stop import STOPPED, StreamStop, error_line, stopped_line
 
-__all__ = ["TABLES_SKIPPED", "add_parser", "run"]
+__all__ = ["TABLES_SKIPPED", "add_parser", "apply_batch", "change_events", "run"]
 
 TABLES_SKIPPED = 3
 """The exit status of a batch that wrote every table it could but skipped some (each named
@@ -248,7 +249,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
         done.set()
         listener.close()
     elapsed = time.monotonic() - started
-    events = spark.read.parquet(f"{materialiser.changes_path}/batch_id={args.batch_id}").count()
+    events = change_events(spark, materialiser, args.batch_id)
     with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
         position = json.load(handle)
     print(
@@ -268,7 +269,16 @@ def _session(args: argparse.Namespace) -> Any:
 
     builder = SparkSession.builder.appName("fakemaster pipeline")
     if not _under_submit():
-        builder = builder.master(args.master).config("spark.ui.showConsoleProgress", "false")
+        # Spark's defaults are a cluster's: 200 shuffle partitions (each a task of its own
+        # cost, bench/README.md) and a web UI; under spark-submit the user's settings stand.
+        builder = (
+            builder.master(args.master)
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.ui.enabled", "false")
+        )
+        cores = _local_cores(args.master)
+        if cores is not None:
+            builder = builder.config("spark.sql.shuffle.partitions", str(cores))
     spark = builder.getOrCreate()
     if not _under_submit():
         # A failed task's Python traceback is logged at ERROR, thousands of lines: the command
@@ -277,6 +287,19 @@ def _session(args: argparse.Namespace) -> Any:
     if args.shuffle_partitions:
         spark.conf.set("spark.sql.shuffle.partitions", str(args.shuffle_partitions))
     return spark
+
+
+def _local_cores(master: str) -> int | None:
+    """The task slots of a local master (``local``, ``local[N]``, ``local[*]``): shuffle
+    partitions beyond them only queue; None for a cluster's master."""
+    if master == "local":
+        return 1
+    found = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", master)
+    if found is None:
+        return None
+    if found.group(1) != "*":
+        return max(1, int(found.group(1)))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _tls_options(args: argparse.Namespace) -> dict[str, str]:
@@ -343,8 +366,8 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
 
     def _apply(frame: Any, batch_id: int) -> None:
         started = time.monotonic()
-        rows = frame.count()
-        for result in materialiser.apply(frame, batch_id):
+        rows, results = apply_batch(materialiser, frame, batch_id)
+        for result in results:
             if result.status == "skipped":
                 print(f"[pipeline] batch {batch_id}: {table_line(result)}", file=err, flush=True)
         with open(materialiser.position_path.removeprefix("file://"), encoding="utf-8") as handle:
@@ -375,6 +398,33 @@ def run_stream(args: argparse.Namespace, err: TextIO) -> int:
         print(error_line(failure), file=err)
         return 1
     return 0
+
+
+def apply_batch(materialiser: Any, frame: Any, batch_id: int) -> tuple[int, list[Any]]:
+    """The stream's batch function: ``frame`` (micro-batch ``batch_id``) applied; its change
+    events and the tables' results. The events are counted from the change log written, not
+    by ``frame.count()``: a count of a streaming source's batch reads it from the primary and
+    decodes it all again."""
+    results = materialiser.apply(frame, batch_id)
+    return change_events(materialiser.spark, materialiser, batch_id), results
+
+
+def change_events(spark: Any, materialiser: Any, batch_id: int) -> int:
+    """The change events of batch ``batch_id`` in the change log: from the Parquet footers
+    when it is local (no Spark job), else by Spark."""
+    path = f"{materialiser.changes_path}/batch_id={batch_id}"
+    if "://" in path and not path.startswith("file://"):
+        return int(spark.read.parquet(path).count())
+    local = path.removeprefix("file://")
+    if not os.path.isdir(local):  # an empty batch writes no file
+        return 0
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    return sum(
+        pq.ParquetFile(os.path.join(local, name)).metadata.num_rows
+        for name in os.listdir(local)
+        if name.endswith(".parquet")
+    )
 
 
 def _driver_host(spark: Any) -> str:

@@ -14,6 +14,7 @@ tables and the keys its change log gives them) and a reference, one of
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,14 +69,17 @@ def output_keys(out: str) -> dict[str, list[str]]:
     event in ``seq`` order; tables whose events name none are absent)."""
     import pyarrow.dataset as ds  # type: ignore[import-untyped]
 
+    # The keys of the batches compacted into the materialiser's state (state_store), then
+    # those of the change events still kept.
+    keys = _state_keys(Path(out) / "state")
     root = Path(out) / "changes"
     if not root.is_dir():
-        return {}
+        return keys
     try:
         dataset = ds.dataset(root, format="parquet", partitioning="hive")
         table = dataset.to_table(columns=["database", "table", "primary_key", "seq", "batch_id"])
     except Exception:  # noqa: BLE001 - an unreadable change log only loses the keys
-        return {}
+        return keys
     latest: dict[str, tuple[tuple[int, ...], list[str]]] = {}
     for row in table.to_pylist():
         if row["database"] is None or row["table"] is None or not row["primary_key"]:
@@ -88,7 +92,23 @@ def output_keys(out: str) -> dict[str, list[str]]:
         name = f"{row['database']}.{row['table']}"
         if name not in latest or latest[name][0] <= order:
             latest[name] = (order, list(row["primary_key"]))
-    return {name: key for name, (_, key) in latest.items()}
+    return {**keys, **{name: key for name, (_, key) in latest.items()}}
+
+
+def _state_keys(root: Path) -> dict[str, list[str]]:
+    """The ``keys`` of the latest complete state under ``root`` (none: {})."""
+    found = sorted(
+        (int(p.parent.name.partition("=")[2]), p)
+        for p in root.glob("batch_id=*/meta.json")
+        if p.parent.name.partition("=")[2].lstrip("-").isdigit()
+    )
+    if not found:
+        return {}
+    try:
+        keys = json.loads(found[-1][1].read_text(encoding="utf-8")).get("keys", {})
+    except (OSError, ValueError):  # an unreadable state only loses the keys
+        return {}
+    return {str(k): [str(c) for c in v] for k, v in keys.items()}
 
 
 # --- the oracle ----------------------------------------------------------------------------

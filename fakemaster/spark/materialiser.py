@@ -2,15 +2,19 @@
 
 Layout of the output directory ``OUT``::
 
-    OUT/changes/batch_id=N/      the change events of micro-batch N (Parquet)
+    OUT/changes/batch_id=N/      the change events of micro-batch N (Parquet; the last only)
+    OUT/state/batch_id=N/        what batch N leaves for batch N+1 (state_store)
     OUT/tables/<db>.<table>/     the current state of each table (Parquet, typed columns)
     OUT/position.json            the batch and binlog position the tables reflect
     OUT/report.json              per table: written, dropped or skipped (why), statement DML, NULLs
 
-Idempotence (pattern (a) of the notes): batch N's change events are written with dynamic
-partition overwrite into ``batch_id=N``, so a replayed batch rewrites the same partition; the
-tables are then computed from every change event of the batches up to N (merge on read) and
-overwritten. Applying batch N twice, or N again after N, gives the same files.
+Incremental (docs/spark.md): batch N's events are applied to the state of batch N-1 (each
+table's rows as ``r`` events after every event folded into them, the DDL and prepared XA
+transactions still needed as events), never to the batches before; the state of N replaces
+them on disk. Idempotence (pattern (a) of the notes): batch N's change events are written with
+dynamic partition overwrite into ``batch_id=N``, and the state N-1 stays until batch N+1, so a
+replayed batch N is computed again from it. Applying batch N twice, or N again after N, gives
+the same tables.
 
 Rules (docs/spark.md):
 
@@ -51,8 +55,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from fakemaster.spark.batch_overview import overview
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
+from fakemaster.spark.state_store import StateStore, after_seq
 from fakemaster.spark.table_report import (
     TableResult,
     TableSkipped,
@@ -67,6 +73,9 @@ __all__ = ["Materialiser", "TableResult", "materialise", "spark_type_of", "table
 _SEQ_FIELDS = SEQ_DDL.replace(" BIGINT", ": BIGINT").replace(" INT", ": INT")
 _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
 _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
+# DDL a state keeps as events: it shapes, renames or drops tables (a reset that only discards
+# earlier rows, TRUNCATE, is already in the state's rows).
+_KEPT_DDL = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
 
 
 def table_dir_name(database: str, table: str) -> str:
@@ -154,22 +163,67 @@ class Materialiser:
         )
         # With the schema given: an empty batch (a stream's first batch when the binlog has
         # nothing yet) writes no file, and Spark cannot infer a schema from none.
-        log = (
-            self.spark.read.schema(batch.schema)
-            .parquet(self.changes_path)
-            .where(F.col("batch_id") <= batch_id)
+        changes = self.spark.read.schema(batch.schema).parquet(self.changes_path)
+        if not _is_local(self.out):
+            # No state store off the local filesystem (it lists and removes directories):
+            # every batch up to this one, merge on read.
+            log = changes.where(F.col("batch_id") <= batch_id).drop("batch_id")
+            results, _ = self._tables(log, log, batch_id, None, None)
+            self._write_json(self.position_path, self._position(log, None, batch_id))
+            self._write_json(self.report_path, report_json(batch_id, results))
+            return results
+        own = changes.where(F.col("batch_id") == batch_id).drop("batch_id")
+        store = StateStore(self.out)
+        base = store.base(batch_id)
+        store.begin(batch_id)
+        full, probe = store.carried(self.spark, base, own.schema)
+        results, meta = self._tables(
+            own.unionByName(full), own.unionByName(probe), batch_id, base, store
         )
-        results = self._tables(log)
-        self._write_position(log, batch_id)
+        meta["position"] = self._position(
+            own, None if base is None else base[1].get("position"), batch_id
+        )
+        # The state whole before the position names its batch: a kill between the two leaves
+        # the position at N-1 and a complete state N, which batch N (replayed) or N+1 starts
+        # from as it would without the kill; a kill before leaves no state N at all.
+        store.finish(batch_id, meta)
+        self._write_json(self.position_path, meta["position"])
         self._write_json(self.report_path, report_json(batch_id, results))
+        # Compaction: batch N's state replaces every earlier batch; the state it started
+        # from stays for a replay of N.
+        store.prune({batch_id} | (set() if base is None else {base[0]}))
+        self._prune_changes(batch_id)
         return results
+
+    def _prune_changes(self, batch_id: int) -> None:
+        """Removes the change events of the batches before ``batch_id`` (folded into the
+        state); batch ``batch_id``'s stay, what the run read."""
+        root = _local(self.changes_path)
+        if not os.path.isdir(root):
+            return
+        for name in os.listdir(root):
+            match = re.match(r"^batch_id=(-?\d+)$", name)
+            if match and int(match.group(1)) < batch_id:
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
     # --- tables ----------------------------------------------------------------------------
 
-    def _tables(self, log: Any) -> list[TableResult]:
+    def _tables(
+        self,
+        log: Any,
+        probe: Any,
+        batch_id: int,
+        base: tuple[int, Mapping[str, Any]] | None,
+        store: StateStore | None,
+    ) -> tuple[list[TableResult], dict[str, Any]]:
+        """The tables of ``log`` (change events) written, and the state they leave (the meta
+        of :mod:`fakemaster.spark.state_store`; its images and events written into ``store``
+        when one is given). ``probe`` is ``log`` with one row per table of the state in place
+        of its images: what the summaries below read."""
         from pyspark.sql import functions as F
 
-        log, renamed = _resolve(log.drop("batch_id"))
+        raw = probe
+        log, probe, renamed, pending = _resolve(log, probe)
         # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
         # images as hex text, several per batch) on the heap. The small aggregations below read
         # only the columns they need from the Parquet change log.
@@ -186,19 +240,8 @@ class Materialiser:
             & (F.size(F.col("after")) < F.size(F.col("columns")))
             & F.exists(F.col("primary_key"), changed)
         )
-        summary = (
-            log.where(F.col("table").isNotNull())
-            .groupBy("database", "table")
-            .agg(
-                F.max_by(
-                    F.struct("columns", "column_types", "primary_key"),
-                    F.when(F.col("columns").isNotNull(), F.col("seq")),
-                ).alias("s"),
-                F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
-                F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
-            )
-            .collect()
-        )
+        seen = overview(probe, carries, base, raw)
+        summary = seen.summary
         names = {(r["database"], r["table"]) for r in summary}
         schemas: dict[tuple[str, str], Any] = {
             (r["database"], r["table"]): r["s"]
@@ -206,58 +249,194 @@ class Materialiser:
             else None
             for r in summary
         }
+        # The shapes a TABLE_MAP gave (carried by the state's rows, as a TABLE_MAP would).
+        mapped_shapes = {n: s.asDict() for n, s in schemas.items() if s is not None}
         # A table whose last CREATE/ALTER/RENAME comes after its last TABLE_MAP (or that has
         # none): its columns are those the DDL gives, applied to what is known of it.
         mapped = {(r["database"], r["table"]): r["mapped"] for r in summary}
         added: dict[tuple[str, str], dict[str, Any]] = {}
         problems: dict[tuple[str, str], str] = {}
-        for shaped, (at, shape) in self._ddl_shapes(log, problems).items():
+        for shaped, (at, shape) in self._ddl_shapes(seen.events, problems).items():
             if shape is not None:
                 added[shaped] = shape["defaults"]
                 if mapped.get(shaped) is None or tuple(mapped[shaped]) < tuple(at):
                     schemas[shaped] = shape
+                    mapped_shapes.pop(shaped, None)
                 if shape["mariadb_types"]:  # UUID/INET: the DDL says what BINARY(n) is
                     schemas[shaped] = with_declared_types(
                         schemas.get(shaped), shape["mariadb_types"]
                     )
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
-        resets = self._resets(log)
+        resets = _resets(seen.events)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
             if name not in resets or tuple(resets[name][0]) < tuple(seq):
                 resets[name] = (seq, True)
         names |= set(renamed)
-        statements = _statement_dml(log)
+        statements = _statement_dml(seen.statements)
+        for database, table, count in base[1].get("statement_dml", []) if base else []:
+            statements[(database, table)] = statements.get((database, table), 0) + count
         names |= {n for n in statements if n[1] is not None}
-        sequences = _sequences(log)
+        sequences = _sequences(seen.events)
         results = []
+        kept_tables: list[dict[str, Any]] = []
+        skipped: list[tuple[str, str]] = []
+        touched = seen.touched
+        before = {
+            table_dir_name(t["database"], t["table"]): t
+            for t in (base[1]["tables"] if base else [])
+        }
         for database, table in sorted(names):
             problem = problems.get((database, table))
+            dir_name = table_dir_name(database, table)
+            earlier = before.get(dir_name)
             try:
-                result = self._table(
-                    row_ops,
-                    database,
-                    table,
-                    schemas.get((database, table)),
-                    resets,
-                    (database, table) in folded,
-                    added.get((database, table), {}),
-                    (database, table) in sequences,
-                )
+                if (
+                    store is not None
+                    and base is not None
+                    and touched is not None
+                    and (database, table) not in touched
+                    and earlier is not None
+                    and "rows" in earlier
+                    # A dataset a killed batch left half-written has no _SUCCESS: rewritten.
+                    and os.path.exists(_local(f"{self.out}/tables/{dir_name}/_SUCCESS"))
+                ):
+                    # No event of the batch names the table: its state and dataset stay.
+                    store.reuse(base[0], batch_id, dir_name)
+                    result = TableResult(
+                        dir_name,
+                        int(earlier["rows"]),
+                        f"{self.out}/tables/{dir_name}",
+                        nulls=earlier.get("nulls", {}),
+                    )
+                else:
+                    result = self._table(
+                        row_ops,
+                        database,
+                        table,
+                        schemas.get((database, table)),
+                        resets,
+                        (database, table) in folded,
+                        added.get((database, table), {}),
+                        state=None if store is None else store.table_path(batch_id, dir_name),
+                        sequence=(database, table) in sequences,
+                    )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
                 if problem is not None and problem not in reason:
                     reason = f"{reason}; {problem}"
-                result = TableResult(table_dir_name(database, table), 0, None, reason)
+                result = TableResult(dir_name, 0, None, reason)
+                skipped.append((database, table))
             else:
                 notes = (problem,) if problem is not None and result.path is not None else ()
                 result = replace(result, notes=notes)
+                if result.path is not None:
+                    kept_tables.append(
+                        {
+                            "database": database,
+                            "table": table,
+                            "shape": _jsonable(mapped_shapes.get((database, table))),
+                            "rows": result.rows,
+                            "nulls": {c: dict(k) for c, k in result.nulls.items()},
+                        }
+                    )
             results.append(replace(result, statement_dml=statements.get((database, table), 0)))
             if self.on_table is not None:
                 self.on_table(results[-1], len(results), len(names))
-        return results
+        meta: dict[str, Any] = {"batch_id": batch_id}
+        if store is not None:
+            meta.update(
+                self._keep(
+                    raw, seen.last, row_ops, pending, skipped, resets, store.events_path(batch_id)
+                )
+            )
+        meta["tables"] = kept_tables
+        meta["statement_dml"] = [[d, t, n] for (d, t), n in sorted(statements.items(), key=str)]
+        keys = dict(base[1].get("keys", {})) if base else {}
+        for (database, table), shape in mapped_shapes.items():
+            if shape.get("primary_key"):
+                keys[table_dir_name(database, table)] = list(shape["primary_key"])
+        meta["keys"] = keys
+        return results, meta
+
+    def _keep(
+        self,
+        raw: Any,
+        last: Any,
+        row_ops: Any,
+        pending: tuple[set[str], set[str]],
+        skipped: Sequence[tuple[str, str]],
+        resets: dict[tuple[str, str | None], tuple[Any, bool]],
+        path: str,
+    ) -> dict[str, Any]:
+        """Writes the events the next batch still needs as events (state_store) to ``path``:
+        the shaping DDL and the transactions still prepared (as read: the next batch resolves
+        them again), and the rows of the tables that could not be written (as resolved, after
+        every other event); returns ``after``, the sequence the next batch's state rows
+        take."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        after = None if last is None else last.asDict()
+        xids, gtids = pending
+        kept = (F.col("op") == "ddl") & F.col("ddl_kind").isin(*_KEPT_DDL)
+        if xids:
+            kept |= (
+                (F.col("op") == "xa")
+                & (F.col("ddl_kind") == "XA_PREPARE")
+                & F.col("ddl").isin(*xids)
+            )
+        if gtids:
+            kept |= F.col("op").isin("c", "u", "d") & F.coalesce(
+                F.col("source.gtid").isin(*gtids), F.lit(False)
+            )
+        events = raw.where(kept)
+        if skipped and after is not None:
+            rows = None
+            for database, table in skipped:
+                found = self._events(row_ops, database, table, resets)
+                if found is not None:
+                    rows = found if rows is None else rows.unionByName(found)
+            if rows is not None:
+                order = F.row_number().over(Window.orderBy("seq")) + 1
+                moved = after_seq(after, 0)
+                rows = rows.withColumn(
+                    "seq",
+                    F.struct(
+                        F.lit(moved["file_index"]).cast("bigint").alias("file_index"),
+                        F.lit(moved["pos"]).cast("bigint").alias("pos"),
+                        F.lit(moved["event"]).cast("int").alias("event"),
+                        (F.lit(moved["row"]) + order).cast("int").alias("row"),
+                    ),
+                ).select(*raw.columns)
+                events = events.unionByName(rows)
+                # Past the moved rows: the state's rows of the next batch come after them.
+                top = rows.agg(F.max("seq").alias("m")).first()
+                if top is not None and top["m"] is not None:
+                    after = top["m"].asDict()
+        events.write.mode("overwrite").parquet(path)
+        return {"after": after}
+
+    @staticmethod
+    def _events(
+        row_ops: Any,
+        database: str,
+        table: str,
+        resets: dict[tuple[str, str | None], tuple[Any, bool]],
+    ) -> Any:
+        """The row events of a table after its last reset, None when that reset drops it."""
+        from pyspark.sql import functions as F
+
+        candidates = [r for r in (resets.get((database, table)), resets.get((database, None))) if r]
+        reset = max(candidates, key=lambda r: tuple(r[0])) if candidates else None
+        if reset is not None and reset[1]:
+            return None
+        events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
+        if reset is not None:
+            events = events.where(F.col("seq") > _seq_literal(reset[0]))
+        return events
 
     def _ddl_shapes(
-        self, log: Any, problems: dict[tuple[str, str], str]
+        self, events: Sequence[Any], problems: dict[tuple[str, str], str]
     ) -> dict[tuple[str, str], tuple[Any, dict[str, Any] | None]]:
         """Per table, the sequence of the last DDL statement that shaped it (CREATE, ALTER,
         RENAME into it) and its shape then: ``columns``, ``column_types``, ``primary_key`` and
@@ -268,15 +447,9 @@ class Materialiser:
         statements) and those the log creates. What cannot be parsed or applied goes into
         ``problems`` (by table, one line naming the statement's file and offset, or the
         catalogue)."""
-        from pyspark.sql import functions as F
 
         kinds = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
-        statements = (
-            log.where((F.col("op") == "ddl") & F.col("ddl_kind").isin(*kinds))
-            .select("seq", "ddl", "ddl_kind", "database", "table", "source.file", "source.pos")
-            .orderBy("seq")
-            .collect()
-        )
+        statements = [e for e in events if e["op"] == "ddl" and e["ddl_kind"] in kinds]
         if not statements:
             return {}
         from scenarios.create_table import parse_create_table, parse_ddl
@@ -329,27 +502,6 @@ class Materialiser:
                 found[(database, table)] = (row["seq"], tables.get(touched))
         return {name: (seq, _shape(table)) for name, (seq, table) in found.items()}
 
-    @staticmethod
-    def _resets(log: Any) -> dict[tuple[str, str | None], tuple[Any, bool]]:
-        """Per (database, table) (table None: the whole database), the sequence of the latest
-        event that discards earlier ones, and whether it drops the table."""
-        from pyspark.sql import functions as F
-
-        found = (
-            log.where(
-                (F.col("op") == "t")
-                | F.col("ddl_kind").isin(*_RESET_KINDS)
-                | (F.col("ddl_kind") == "DROP_DATABASE")
-            )
-            .groupBy("database", "table")
-            .agg(F.max_by(F.struct("seq", "ddl_kind"), F.col("seq")).alias("last"))
-            .collect()
-        )
-        return {
-            (r["database"], r["table"]): (r["last"]["seq"], r["last"]["ddl_kind"] in _DROP_KINDS)
-            for r in found
-        }
-
     def _table(
         self,
         row_ops: Any,
@@ -359,21 +511,19 @@ class Materialiser:
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
         fold: bool,
         added: Mapping[str, Any],
+        state: str | None = None,
         sequence: bool = False,
     ) -> TableResult:
+        """Writes one table (and its images to ``state``, when given: the state's rows)."""
         from pyspark.sql import functions as F
 
         name = table_dir_name(database, table)
         path = f"{self.out}/tables/{name}"
-        candidates = [r for r in (resets.get((database, table)), resets.get((database, None))) if r]
-        reset = max(candidates, key=lambda r: tuple(r[0])) if candidates else None
-        if reset is not None and reset[1]:
+        events = self._events(row_ops, database, table, resets)
+        if events is None:
             if _is_local(path) and os.path.isdir(_local(path)):
                 shutil.rmtree(_local(path))
             return TableResult(name, 0, None)
-        events = row_ops.where((F.col("database") == database) & (F.col("table") == table))
-        if reset is not None:
-            events = events.where(F.col("seq") > _seq_literal(reset[0]))
         if schema is None:
             columns: Sequence[str] = self._snapshot_columns(events)
             types: Sequence[str] = ["string"] * len(columns)
@@ -440,6 +590,10 @@ class Materialiser:
             )
         else:
             images = self._keyed(events, key)
+        if state is not None:
+            # The images are the state's rows: computed once, then typed from what was written.
+            images.write.mode("overwrite").parquet(state)
+            images = self.spark.read.schema("image map<string,string>").parquet(state)
         from pyspark.sql import Observation
 
         # Each value that becomes NULL though the binlog has one (or has none: the column is
@@ -604,40 +758,58 @@ class Materialiser:
                 [(json.dumps(value, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(target)
 
-    def _write_position(self, log: Any, batch_id: int) -> None:
+    def _position(self, log: Any, base: Mapping[str, Any] | None, batch_id: int) -> dict[str, Any]:
+        """The position after ``log``'s events, which follow those of the position ``base``
+        (the state's, None: none before)."""
         from pyspark.sql import functions as F
 
-        binlog = log.where(F.col("seq.file_index") >= 0)
-        last = binlog.agg(
-            F.max_by(F.col("source"), F.col("seq")).alias("s"), F.count("*").alias("n")
-        ).first()
-        gtids = (
-            binlog.where(F.col("source.gtid").isNotNull())
-            .select(F.split(F.col("source.gtid"), "-").alias("g"))
-            .select(
-                F.col("g")[0].cast("bigint").alias("domain"),
-                F.struct(
-                    F.col("g")[2].cast("bigint").alias("seq"),
-                    F.col("g")[1].cast("bigint").alias("server"),
+        # One query: per GTID domain (None: events without a GTID) its latest GTID, and the
+        # last event's source and the count, whose overall values are taken from the groups.
+        gtid = F.split(F.col("source.gtid"), "-")
+        groups = (
+            log.where(F.col("seq.file_index") >= 0)
+            .withColumn("domain", gtid[0].cast("bigint"))
+            .groupBy("domain")
+            .agg(
+                F.max_by(F.col("source"), F.col("seq")).alias("s"),
+                F.max("seq").alias("at"),
+                F.count("*").alias("n"),
+                F.max(
+                    F.when(
+                        F.col("source.gtid").isNotNull(),
+                        F.struct(
+                            gtid[2].cast("bigint").alias("seq"),
+                            gtid[1].cast("bigint").alias("server"),
+                        ),
+                    )
                 ).alias("v"),
             )
-            .groupBy("domain")
-            .agg(F.max("v").alias("v"))
-            .orderBy("domain")
             .collect()
         )
-        source = last["s"] if last is not None else None
+        gtids = [r for r in groups if r["domain"] is not None and r["v"] is not None]
+        latest = max(groups, key=lambda r: tuple(r["at"]), default=None)
+        # domain -> (seq, server), the latest of each domain
+        domains: dict[int, tuple[int, int]] = {}
+        for text in filter(None, ((base or {}).get("gtid_binlog_pos") or "").split(",")):
+            domain, server, seq = (int(part) for part in text.split("-"))
+            domains[domain] = (seq, server)
+        for r in gtids:
+            found = (int(r["v"]["seq"]), int(r["v"]["server"]))
+            domains[int(r["domain"])] = max(found, domains.get(int(r["domain"]), found))
+        source = latest["s"] if latest is not None else None
+        count = sum(int(r["n"]) for r in groups)
+        before = base or {}
         position = {
             "batch_id": batch_id,
-            "events": int(last["n"]) if last is not None else 0,
-            "file": source["file"] if source else None,
-            "pos": source["pos"] if source else None,
-            "gtid": source["gtid"] if source else None,
+            "events": int(before.get("events") or 0) + count,
+            "file": source["file"] if source else before.get("file"),
+            "pos": source["pos"] if source else before.get("pos"),
+            "gtid": source["gtid"] if source else before.get("gtid"),
             "gtid_binlog_pos": ",".join(
-                f"{r['domain']}-{r['v']['server']}-{r['v']['seq']}" for r in gtids
+                f"{d}-{server}-{seq}" for d, (seq, server) in sorted(domains.items())
             ),
         }
-        self._write_json(self.position_path, position)
+        return position
 
 
 _INTEGER_TYPES = {  # SQL type: (signed, unsigned) Spark type
@@ -697,6 +869,15 @@ def _shape(table: Any) -> dict[str, Any] | None:
     }
 
 
+def _jsonable(shape: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if shape is None:
+        return None
+    return {
+        k: None if shape.get(k) is None else list(shape[k])
+        for k in ("columns", "column_types", "primary_key")
+    }
+
+
 def _add_problem(problems: dict[tuple[str, str], str], name: tuple[str, str], text: str) -> None:
     problems[name] = f"{problems[name]}; {text}" if name in problems else text
 
@@ -711,25 +892,36 @@ def _null_flags(text: Any, typed: Any, present: Any) -> list[tuple[str, Any]]:
     return flags
 
 
-def _statement_dml(log: Any) -> dict[tuple[str | None, str | None], int]:
-    """Statement-format DML (``ddl_kind`` STATEMENT: not applied) counted per (database,
-    table) it writes (table None: a statement whose table could not be read from it)."""
-    from pyspark.sql import functions as F
+def _resets(events: Iterable[Any]) -> dict[tuple[str, str | None], tuple[Any, bool]]:
+    """Per (database, table) (table None: the whole database), the sequence of the latest of
+    ``events`` (in seq order) that discards earlier ones, and whether it drops the table."""
+    found: dict[tuple[str, str | None], tuple[Any, bool]] = {}
+    for e in events:
+        kind = e["ddl_kind"]
+        if e["op"] == "t" or kind in _RESET_KINDS or kind == "DROP_DATABASE":
+            found[(e["database"], e["table"])] = (e["seq"], kind in _DROP_KINDS)
+    return found
 
-    rows = log.where(F.col("ddl_kind") == "STATEMENT").groupBy("ddl", "database").count().collect()
+
+def _statement_dml(
+    groups: Mapping[tuple[str | None, str | None], int],
+) -> dict[tuple[str | None, str | None], int]:
+    """Statement-format DML (``ddl_kind`` STATEMENT: not applied) counted per (database,
+    table) it writes (table None: a statement whose table could not be read from it), from
+    the counts per (statement, database)."""
     counts: dict[tuple[str | None, str | None], int] = {}
-    for row in rows:
-        target = statement_target(row["ddl"] or "", row["database"])
-        counts[target] = counts.get(target, 0) + int(row["count"])
+    for (text, database), n in groups.items():
+        target = statement_target(text or "", database)
+        counts[target] = counts.get(target, 0) + n
     return counts
 
 
-def _sequences(log: Any) -> set[tuple[str, str]]:
-    """The tables the log's CREATE SEQUENCE statements make (database, name)."""
-    from pyspark.sql import functions as F
-
-    rows = log.where((F.col("op") == "ddl") & F.col("ddl").rlike(r"(?i)^\s*CREATE\b.*\bSEQUENCE"))
-    return sequence_tables((r["ddl"], r["db"]) for r in rows.select("ddl", "source.db").collect())
+def _sequences(events: Iterable[Any]) -> set[tuple[str, str]]:
+    """The tables the CREATE SEQUENCE statements among ``events`` make (database, name)."""
+    create = re.compile(r"(?i)^\s*CREATE\b.*\bSEQUENCE")
+    return sequence_tables(
+        (e["ddl"], e["db"]) for e in events if e["op"] == "ddl" and create.search(e["ddl"] or "")
+    )
 
 
 def sequence_tables(statements: Iterable[tuple[str, str | None]]) -> set[tuple[str, str]]:
@@ -778,19 +970,22 @@ def rename_pairs(text: str, database: str) -> list[tuple[tuple[str, str], tuple[
     ]
 
 
-def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
+def _resolve(
+    log: Any, probe: Any
+) -> tuple[Any, Any, dict[tuple[str, str | None], Any], tuple[set[str], set[str]]]:
     """The change events as the rules see them: rows of a prepared XA transaction moved to its
     XA COMMIT (dropped at XA ROLLBACK, absent while still prepared), and events of a renamed
-    table under its new name. Also the tables renamed away, with the rename's sequence."""
-    from pyspark.sql import Window
+    table under its new name; ``log`` and ``probe`` (the same events but a state's images,
+    what the marks are read from) alike. Also the tables renamed away, with the rename's
+    sequence, and the XA transactions still prepared (their xids and gtids)."""
     from pyspark.sql import functions as F
 
     marks = (
-        log.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
+        probe.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
         .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
-        .orderBy("seq")
         .collect()
     )
+    marks.sort(key=lambda mark: tuple(mark["seq"]))  # few rows: no Spark sort (two jobs)
     prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
     held: set[str] = set()  # gtids of every prepared group
     committed: dict[str, Any] = {}  # gtid -> the XA COMMIT's seq
@@ -822,6 +1017,24 @@ def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
             active[old] = [(old, seq, None)]
             renamed[old] = seq
             renamed.pop(new, None)
+    pending = (set(prepared), set(prepared.values()))
+    log = _moved(log, held, committed, active, dead)
+    probe = _moved(probe, held, committed, active, dead)
+    log, probe = _inherit_names(log, probe)
+    return log, probe, renamed, pending
+
+
+def _moved(
+    log: Any,
+    held: set[str],
+    committed: Mapping[str, Any],
+    active: Mapping[tuple[str, str], list[tuple[tuple[str, str], Any, Any]]],
+    dead: list[tuple[tuple[str, str], Any, Any]],
+) -> Any:
+    """``log`` with the XA rows and renamed tables of :func:`_resolve`'s marks moved."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
     if held:
         group = F.col("source.gtid")
         waiting = F.coalesce(group.isin(*held), F.lit(False)) & F.col("op").isin("c", "u", "d")
@@ -884,14 +1097,14 @@ def _resolve(log: Any) -> tuple[Any, dict[tuple[str, str | None], Any]]:
             )
             .drop("_to")
         )
-    return _inherit_names(log), renamed
+    return log
 
 
 def _unnamed(columns: Sequence[str]) -> bool:
     return all(c == f"@{i + 1}" for i, c in enumerate(columns))
 
 
-def _inherit_names(log: Any) -> Any:
+def _inherit_names(log: Any, probe: Any) -> tuple[Any, Any]:
     """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
     MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
     TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
@@ -899,7 +1112,7 @@ def _inherit_names(log: Any) -> Any:
     from pyspark.sql import functions as F
 
     shapes = (
-        log.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
+        probe.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
         .where(F.col("table").isNotNull())
         .groupBy("database", "table", "columns", "primary_key", "ddl_kind")
         .agg(F.min("seq").alias("first"), F.max("seq").alias("last"))
@@ -923,7 +1136,7 @@ def _inherit_names(log: Any) -> Any:
         elif name in named and len(named[name]["columns"]) == len(shape["columns"]):
             renames.append((shape, named[name]))
     if not renames:
-        return log
+        return log, probe
     columns, key, before, after = (F.col(c) for c in ("columns", "primary_key", "before", "after"))
     for shape, source in renames:
         match = (
@@ -948,11 +1161,12 @@ def _inherit_names(log: Any) -> Any:
         ).otherwise(key)
         before = F.when(match, renamed(F.col("before"))).otherwise(before)
         after = F.when(match, renamed(F.col("after"))).otherwise(after)
-    return (
-        log.withColumn("before", before)
+    return tuple(
+        frame.withColumn("before", before)
         .withColumn("after", after)
         .withColumn("primary_key", key)
         .withColumn("columns", columns)
+        for frame in (log, probe)
     )
 
 
