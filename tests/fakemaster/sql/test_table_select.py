@@ -10,6 +10,7 @@ import pytest
 
 from fakemaster.protocol.resultset import ResultSet, SqlError
 from fakemaster.sql.answers.table_select import zone_offset
+from fakemaster.sql.state import SessionState
 from fakemaster.sql.statements import execute
 from fakemaster.sql.tables.catalogue import (
     CatalogueColumn,
@@ -20,7 +21,7 @@ from fakemaster.sql.tables.catalogue import (
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.packets import ServerStatus
 from tests.fakemaster.sql.test_snapshot_statements import make
-from tests.support.catalogue import StaticCatalogue
+from tests.support.catalogue import StaticCatalogue, shop_catalogue
 
 _ZOE = (b"10", "Zoë".encode(), b"-3.00")
 
@@ -80,6 +81,11 @@ _ZOE = (b"10", "Zoë".encode(), b"-3.00")
         (
             "SELECT table_name FROM information_schema.TABLES"
             " WHERE table_schema = 'shop' AND engine = 'INNODB' AND table_name = 't'",
+            [(b"t",)],
+        ),
+        (  # information_schema compares case-insensitively with bytes too
+            "SELECT table_name FROM information_schema.TABLES"
+            " WHERE table_schema = 'shop' AND engine = 0x494e4e4f4442 AND table_name = 't'",
             [(b"t",)],
         ),
     ],
@@ -256,24 +262,105 @@ def test_mysql_user(sql: str, expected: int | None, status: int) -> None:
     assert response.extra_status == (status, status)
 
 
-def test_timestamp_and_latin1_cells() -> None:
-    """A TIMESTAMP compared in the session's time zone and a latin1 column's own bytes, as
-    MariaDB 10.11.19 answers with time_zone '+01:00' and character_set_results NULL."""
-    table = CatalogueTable(
+def _more_tables() -> SessionState:
+    """shop.t and three more tables, made the same way on MariaDB 10.11.19 (rows written with
+    time_zone '+00:00'), read with time_zone '+01:00' and character_set_results NULL."""
+    key = (CatalogueKey("PRIMARY", ("id",)),)
+    z = CatalogueTable(
         "shop",
         "z",
         (
             CatalogueColumn("id", "int", nullable=False),
             CatalogueColumn("ts", "timestamp", default="NULL"),
             CatalogueColumn("l", "varchar", length=5, collation="latin1_swedish_ci"),
+            CatalogueColumn("count", "int", default="NULL"),  # named as an aggregate
         ),
-        (CatalogueKey("PRIMARY", ("id",)),),
+        key,
     )
-    rows = [(b"1", TimestampCell(86_400), "é"), (b"2", TimestampCell(172_800), "a")]
+    w = CatalogueTable("shop", "w", (CatalogueColumn("ts", "timestamp", default="NULL"),))
+    u = CatalogueTable(
+        "shop",
+        "u",
+        (CatalogueColumn("u", "uuid", nullable=False),),
+        (CatalogueKey("PRIMARY", ("u",)),),
+    )
+    shop = shop_catalogue()
+    catalogue = StaticCatalogue(
+        [*shop.tables("shop"), z, w, u],
+        {
+            **shop.rows,
+            ("shop", "z"): [
+                (b"1", TimestampCell(86_400), "é", None),
+                (b"2", TimestampCell(172_800), "a", None),
+            ],
+            ("shop", "w"): [(TimestampCell(86_400),), (TimestampCell(172_800),)],
+            ("shop", "u"): [(v.encode(),) for v in _UUIDS],
+        },
+    )
     _, _, session = make()
-    session.server.tables = StaticCatalogue([table], {("shop", "z"): rows})
+    session.server.tables = catalogue
     execute(session, "SET time_zone = '+01:00'")
-    sql = "SELECT id, ts, l FROM shop.z WHERE ts = '1970-01-02 01:00:00'"
-    response = execute(session, sql).responses[0]
-    assert isinstance(response, ResultSet)
-    assert [tuple(row) for row in response.rows] == [(b"1", b"1970-01-02 01:00:00", b"\xe9")]
+    return session
+
+
+# Version 1 and version 4 UUIDs; MariaDB 10.11.19 orders them by their last group first.
+_UUIDS = (
+    "10000000-0000-1000-8000-000000000001",
+    "00000000-0000-1000-8000-000000000002",
+    "20000000-0000-4000-8000-000000000000",
+    "00000000-0000-4000-8000-000000000003",
+)
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        (
+            "SELECT id, ts, l FROM shop.z WHERE ts = '1970-01-02 01:00:00'",
+            [(b"1", b"1970-01-02 01:00:00", b"\xe9")],
+        ),
+        # A table of TIMESTAMP columns only.
+        ("SELECT ts FROM shop.w WHERE ts = '1970-01-02 01:00:00'", [(b"1970-01-02 01:00:00",)]),
+        # A latin1 cell after aggregates without a character set.
+        (
+            "SELECT COUNT(*), COUNT(ts), SUM(id > 1), MAX(l) FROM shop.z",
+            [(b"2", b"2", b"1", b"\xe9")],
+        ),
+        ("SELECT count FROM shop.z", [(None,), (None,)]),
+        ("SELECT id FROM w.c WHERE name IS NULL", [(b"2",)]),
+        ("SELECT u FROM shop.u ORDER BY u", [(_UUIDS[i].encode(),) for i in (2, 0, 1, 3)]),
+        (
+            "SELECT u FROM shop.u WHERE u > '00000000-0000-1000-8000-000000000002'",
+            [(_UUIDS[3].encode(),)],
+        ),
+        ("SELECT u FROM shop.u WHERE u = 'junk'", []),
+        (
+            "SELECT u FROM shop.u WHERE u = '00000000000010008000000000000002'",
+            [(_UUIDS[1].encode(),)],
+        ),
+        (
+            "SELECT u FROM shop.u WHERE '20000000-0000-4000-8000-000000000000' = u",
+            [(_UUIDS[2].encode(),)],
+        ),
+    ],
+)
+def test_more_tables_as_mariadb(sql: str, expected: list[tuple[bytes | None, ...]]) -> None:
+    session = _more_tables()
+    # w.c is a client's own table (sql.answers.client_writes), made here as on the server.
+    for statement in (
+        "CREATE DATABASE w",
+        "CREATE TABLE w.c (id INT NOT NULL PRIMARY KEY, name VARCHAR(5))",
+        "INSERT INTO w.c VALUES (1, 'x'), (2, NULL)",
+    ):
+        execute(session, statement)
+    response = execute(session, sql).responses[-1]
+    assert isinstance(response, ResultSet), response
+    assert [tuple(row) for row in response.rows] == expected
+
+
+def test_a_missing_table_of_a_client_database() -> None:
+    session = _more_tables()
+    execute(session, "CREATE DATABASE w")
+    response = execute(session, "SELECT id FROM w.missing").responses[-1]
+    assert isinstance(response, SqlError)
+    assert (response.errno, response.message) == (1146, "Table 'w.missing' doesn't exist")
