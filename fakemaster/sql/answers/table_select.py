@@ -768,9 +768,11 @@ def _text(value: Value) -> str:
 
 def _number(value: Value) -> Decimal | None:
     try:
-        return Decimal(_text(value).strip() or "0")
+        number = Decimal(_text(value).strip() or "0")
     except InvalidOperation:
         return None
+    # 'NaN' and 'Infinity' are text to MariaDB (and a NaN raises when Decimals are ordered).
+    return number if number.is_finite() else None
 
 
 def _typed_key(kind: type[FixedBinaryValue], value: Value) -> bytes | None:

@@ -328,6 +328,7 @@ _UUIDS = (
         ),
         ("SELECT count FROM shop.z", [(None,), (None,)]),
         ("SELECT id FROM w.c WHERE name IS NULL", [(b"2",)]),
+        ("SELECT ts FROM w.s", [(b"1970-01-02 00:00:00",)]),
         ("SELECT u FROM shop.u ORDER BY u", [(_UUIDS[i].encode(),) for i in (2, 0, 1, 3)]),
         (
             "SELECT u FROM shop.u WHERE u > '00000000-0000-1000-8000-000000000002'",
@@ -351,6 +352,8 @@ def test_more_tables_as_mariadb(sql: str, expected: list[tuple[bytes | None, ...
         "CREATE DATABASE w",
         "CREATE TABLE w.c (id INT NOT NULL PRIMARY KEY, name VARCHAR(5))",
         "INSERT INTO w.c VALUES (1, 'x'), (2, NULL)",
+        "CREATE TABLE w.s (ts TIMESTAMP NULL)",  # written and read at time_zone '+01:00'
+        "INSERT INTO w.s VALUES ('1970-01-02 00:00:00')",
     ):
         execute(session, statement)
     response = execute(session, sql).responses[-1]
@@ -364,3 +367,35 @@ def test_a_missing_table_of_a_client_database() -> None:
     response = execute(session, "SELECT id FROM w.missing").responses[-1]
     assert isinstance(response, SqlError)
     assert (response.errno, response.message) == (1146, "Table 'w.missing' doesn't exist")
+
+
+@pytest.mark.parametrize(
+    ("database", "sql", "expected"),
+    [
+        # DATABASE() compares as text of a case-insensitive collation, bytes included.
+        ("shop", "SELECT id FROM shop.t WHERE DATABASE() = 0x53484f50", 3),
+        ("10", "SELECT id FROM shop.t WHERE DATABASE() = '10.0'", 0),
+    ],
+)
+def test_database_compares_as_mariadb(database: str, sql: str, expected: int) -> None:
+    _, _, session = make()
+    execute(session, f"CREATE DATABASE `{database}`")
+    execute(session, f"USE `{database}`")
+    response = execute(session, sql).responses[-1]
+    assert isinstance(response, ResultSet), response
+    assert len(response.rows) == expected
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT id FROM shop.t WHERE id = 'NaN'",
+        "SELECT id FROM shop.t WHERE id IN ('NaN', 'Infinity')",
+    ],
+)
+def test_nan_and_infinity_are_no_numbers(sql: str) -> None:
+    # MariaDB 10.11.19: no rows; the fake raised decimal.InvalidOperation comparing with NaN.
+    _, _, session = make()
+    response = execute(session, sql).responses[-1]
+    assert isinstance(response, ResultSet), response
+    assert list(response.rows) == []
