@@ -399,3 +399,19 @@ def test_nan_and_infinity_are_no_numbers(sql: str) -> None:
     response = execute(session, sql).responses[-1]
     assert isinstance(response, ResultSet), response
     assert list(response.rows) == []
+
+
+def test_a_client_tables_current_timestamp() -> None:
+    # MariaDB 10.11.19 with SET timestamp = 86400 and time_zone '+01:00': 01:00 on 2 January.
+    _, _, session = make()
+    session.server.clock = lambda: 86_400.0
+    for statement in (
+        "SET time_zone = '+01:00'",
+        "CREATE DATABASE w",
+        "CREATE TABLE w.n (id INT NOT NULL, ts TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+        "INSERT INTO w.n (id) VALUES (1)",
+    ):
+        execute(session, statement)
+    response = execute(session, "SELECT id, ts FROM w.n").responses[-1]
+    assert isinstance(response, ResultSet), response
+    assert [tuple(row) for row in response.rows] == [(b"1", b"1970-01-02 01:00:00")]
