@@ -78,6 +78,9 @@ _ZOE = (b"10", "Zoë".encode(), b"-3.00")
         ("SELECT id FROM shop.t WHERE 0x61 = 0x41", []),
         ("SELECT id FROM shop.t WHERE 0x31 = 0x312e30", []),
         ("SELECT id FROM shop.t WHERE 0x61 < 0x62", [(b"1",), (b"2",), (b"10",)]),
+        # A number's text ("1E+1") against bytes that are no number, case kept.
+        ("SELECT id FROM shop.t WHERE 0x3165 < 1e1", []),
+        ("SELECT id FROM shop.t WHERE 0x2d3165 < -1e1", []),
         (
             "SELECT table_name FROM information_schema.TABLES"
             " WHERE table_schema = 'shop' AND engine = 'INNODB' AND table_name = 't'",
