@@ -2,7 +2,10 @@
 mutation testing found unpinned by the faster tests (docs/mutation.md): BETWEEN's upper bound,
 NULL's place in ORDER BY, aggregates, FROM DUAL, IN over columns, <> and !=, hex literals,
 DATABASE() with no database selected, qualified ORDER BY names. Every expected row was read
-from MariaDB 10.11.19 on the same table and rows (tests/support/catalogue.py's shop.t)."""
+from MariaDB 10.11.19 on the same table and rows (tests/support/catalogue.py's shop.t).
+The second round (every survivor of the module's full run, docs/mutation.md) adds column
+definitions, status bits, syntax errors' messages and more tables made the same way on the
+server (_more_tables), read with pymysql, character_set_results NULL and the EOF's status."""
 
 from __future__ import annotations
 
