@@ -45,6 +45,7 @@ scan): an ``availableNow`` query stops there.
 
 from __future__ import annotations
 
+import os
 import ssl
 import sys
 from collections.abc import Iterator
@@ -307,7 +308,25 @@ class BinlogStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: igno
         idempotent."""
 
     def stop(self) -> None:
-        """Nothing held between calls: every scan and read opens its own connection."""
+        """Nothing held between calls: every scan and read opens its own connection.
+
+        Spark's source runner calls this as it ends. When it ends because the JVM closed its
+        socket (the query was stopped: EOF on the socket), the runner then tries to report that
+        EOF on the closed socket and its interpreter prints the resulting traceback on the
+        driver's stderr, after the stop's own line; there is nobody left to tell, so the
+        runner's stderr goes to /dev/null. Any other ending keeps its stderr."""
+        if isinstance(sys.exc_info()[1], EOFError):
+            _silence_stderr()
+
+
+def _silence_stderr() -> None:
+    """The process's stderr (fd 2, and ``sys.stderr`` on it) to /dev/null from now on."""
+    sys.stderr.flush()
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+    finally:
+        os.close(devnull)
 
 
 @contextmanager
