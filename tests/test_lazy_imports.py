@@ -3,9 +3,11 @@
 ``serve`` reaches its first handshake byte sooner when it imports only what serving needs: the
 demo, the memory store and the encoder that writes the demo binlog only for the demo, the SQL
 layer (lexer, parser, statement table) at the first login, the decoder's and encoder's row
-codecs only when rows are decoded or packets encoded. Each check runs a fresh interpreter and
-reads its ``sys.modules``, so a top-level import added anywhere on the way shows up here. No
-timing is asserted (bench/bench_startup.py measures it).
+codecs only when rows are decoded or packets encoded; and it greets a client without the
+responses' packets, the SQL tables and the replication commands (loaded by the first login,
+error or dump). Each check runs a fresh interpreter and reads its ``sys.modules``, so a
+top-level import added anywhere on the way shows up here. No timing is asserted
+(bench/bench_startup.py measures it).
 """
 
 from __future__ import annotations
