@@ -63,16 +63,15 @@ from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import ServerStatus
 
 if TYPE_CHECKING:
-    # Loaded when a client asks for them (the compressed protocol, prepared statements).
+    # Loaded where a client needs them, not to send the greeting (issue #25: start-up CPU):
+    # the compressed protocol, prepared statements and COM_CHANGE_USER when asked for; the
+    # responses (OK, ERR and result set packets), the typed SQL values (and decimal) and the
+    # replication commands' packets at the first login, error or dump.
     from decimal import Decimal
 
     from fakemaster.core.prepared import PreparedStatements
     from fakemaster.protocol.change_user import ChangeUser
     from fakemaster.protocol.compression import CompressedChannel, DumpLike
-
-    # The responses (OK, ERR and result set packets, fakemaster.protocol.resultset), the
-    # replication commands' packets and the typed SQL values: loaded at the first login or
-    # error, not to send the greeting (issue #25: start-up CPU).
     from fakemaster.protocol.resultset import SqlError
     from fakemaster.sql.sqlvalue import SqlValue
     from fakemaster.vocabulary.commands import BinlogDump, BinlogDumpGtid
