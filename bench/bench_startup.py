@@ -33,6 +33,10 @@ first; ``--cpu-only`` prints only this part (no MariaDB needed):
   the whole process (``os.wait4``), the floor of any asyncio server in Python on this
   interpreter (whatever ``site`` loads at start-up is in both).
 
+``--reference DIR`` (with ``--cpu-only``) runs the same ``serve`` rows for another checkout of
+the project too (e.g. main from ``git archive``), its source first on the path, the two trees'
+rounds interleaved so that both see the same load, and prints the ratio of their medians.
+
 Needs MariaDB 10.11 (``mariadbd``, ``mariadb-install-db``; see scripts/install-deps.sh) for the
 real-server rows. No timing is asserted anywhere; the figures are printed.
 """
@@ -168,15 +172,20 @@ def process_cpu_seconds(pid: int) -> float:
     return total / 1e9
 
 
-def serve_cpu(repeat: int, directory: Path, env: dict[str, str] | None = None) -> list[float]:
-    """CPU seconds `fakemaster serve` spent until its first handshake byte was read."""
+def serve_cpu(
+    repeat: int, directory: Path, env: dict[str, str] | None = None, root: Path = REPO_ROOT
+) -> list[float]:
+    """CPU seconds `fakemaster serve` of the checkout ``root`` spent until its first handshake
+    byte was read."""
     command = [sys.executable, "-m", "fakemaster", "serve", "--port", "0"]
     command += ["--binlog-dir", str(directory)]
+    if root != REPO_ROOT:
+        env = tree_env(root, env)
     seconds = []
     for _ in range(repeat):
         proc = subprocess.Popen(
             command,
-            cwd=REPO_ROOT,
+            cwd=root,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -215,6 +224,45 @@ def cached_bytecode_env(prefix: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+
+def tree_env(root: Path, env: dict[str, str] | None) -> dict[str, str]:
+    """``env`` (default: this one) with the checkout ``root`` first on the path: an editable
+    install or a PYTHONPATH naming this tree would otherwise win."""
+    tree = dict(os.environ if env is None else env)
+    tree["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), tree.get("PYTHONPATH")]))
+    return tree
+
+
+def report_cpu_against(repeat: int, directory: Path, reference: Path) -> None:
+    """The serve rows of this tree and of ``reference``, one round of each in turn."""
+    print(f"CPU time to the first handshake byte (medians), this tree and {reference}:")
+    cached = cached_bytecode_env(directory.parent / "pycache")
+    for root in (REPO_ROOT, reference):
+        serve_cpu(1, directory, cached, root)  # compiles and writes the bytecode
+    writes = "no" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "yes"
+    variants: list[tuple[str, Callable[[], list[float]]]] = []
+    for environment, env in ((f"writes .pyc: {writes}", None), ("bytecode cached", cached)):
+        for tree, root in (("this tree", REPO_ROOT), ("reference", reference)):
+            variants.append(
+                (
+                    f"serve, {environment}, {tree}",
+                    lambda env=env, root=root: serve_cpu(1, directory, env, root),
+                )
+            )
+    variants.append(('bare python -c "import asyncio"', lambda: python_cpu(1, "import asyncio")))
+    samples: dict[str, list[float]] = {label: [] for label, _ in variants}
+    for _ in range(repeat):
+        for label, run in variants:
+            samples[label] += run()
+    medians = [report(label, samples[label]) for label, _ in variants]
+    print(
+        f"  this tree / reference: {medians[0] / medians[1]:.2f}x (writes .pyc: {writes}), "
+        f"{medians[2] / medians[3]:.2f}x (bytecode cached); serve - bare asyncio, bytecode "
+        f"cached: {(medians[2] - medians[4]) * 1000:.1f} ms against "
+        f"{(medians[3] - medians[4]) * 1000:.1f} ms; load average {os.getloadavg()[0]:.1f}"
+    )
+    print()
 
 
 def report_cpu(repeat: int, directory: Path) -> None:
@@ -378,10 +426,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cpu-only", action="store_true", help="only the CPU time to the first byte"
     )
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        metavar="DIR",
+        help="with --cpu-only: also another checkout of the project (e.g. main), interleaved",
+    )
     args = parser.parse_args(argv)
+    if args.reference is not None and not (args.reference / "fakemaster").is_dir():
+        parser.error(f"--reference {args.reference}: no fakemaster package there")
+    if args.reference is not None and not args.cpu_only:
+        parser.error("--reference goes with --cpu-only")
     if args.cpu_only:
         with tempfile.TemporaryDirectory(prefix="fm-bench-startup-") as temporary:
-            report_cpu(args.repeat, binlog_dir(Path(temporary)))
+            directory = binlog_dir(Path(temporary))
+            if args.reference is not None:
+                report_cpu_against(args.repeat, directory, args.reference.resolve())
+            else:
+                report_cpu(args.repeat, directory)
         return 0
     if not mariadb_available():
         print("MariaDB 10.11 is not installed: run scripts/install-deps.sh", file=sys.stderr)

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from decoder.builders import event_builder
 from decoder.compression import decompress_record
 from decoder.primitives import U16, Buffer, name_text, need, read_packed_int
-from decoder.row_images import TableDecoder, table_decoder
 from fakemaster.vocabulary.columns import (
     METADATA_FORMS,
     METADATA_SIZE,
@@ -43,6 +42,12 @@ from fakemaster.vocabulary.events import (
     UpdateRowsEvent,
 )
 from fakemaster.vocabulary.header import EventHeader
+
+if TYPE_CHECKING:
+    # The row images' readers (and the value decoders under them) are loaded by the first ROWS
+    # event: reading the TABLE_MAPs of a binlog (the served-facts scan before ``serve``
+    # listens, issue #25) does without them.
+    from decoder.row_images import TableDecoder
 
 __all__ = [
     "DECODERS",
@@ -409,6 +414,8 @@ def _rows_header(
             and body[: len(prefix)] == prefix
         ):
             return rows_header, decoder
+    from decoder.row_images import table_decoder
+
     rows_header = read_rows_header(body, type_code, ctx)
     table_map = rows_header.table_map
     try:

@@ -3,9 +3,11 @@
 ``serve`` reaches its first handshake byte sooner when it imports only what serving needs: the
 demo, the memory store and the encoder that writes the demo binlog only for the demo, the SQL
 layer (lexer, parser, statement table) at the first login, the decoder's and encoder's row
-codecs only when rows are decoded or packets encoded. Each check runs a fresh interpreter and
-reads its ``sys.modules``, so a top-level import added anywhere on the way shows up here. No
-timing is asserted (bench/bench_startup.py measures it).
+codecs only when rows are decoded or packets encoded; and it greets a client without the
+responses' packets, the SQL tables and the replication commands (loaded by the first login,
+error or dump). Each check runs a fresh interpreter and reads its ``sys.modules``, so a
+top-level import added anywhere on the way shows up here. No timing is asserted
+(bench/bench_startup.py measures it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -94,6 +97,24 @@ NOT_TO_LISTEN = {
     # the password prompt's terminal handling: only when -p has no value
     "getpass",
     "termios",
+}
+
+# Not needed to greet a client (the first handshake byte): the responses (OK, ERR and result
+# set packets) and their text conversion, the replication commands' packets, the SQL tables
+# and typed values, the dump's framing; loaded by the first login, error or dump; and the row
+# images' decoders, which the served-facts scan of TABLE_MAPs does without (issue #25:
+# start-up CPU).
+NOT_TO_GREET = {
+    "decoder.row_images",
+    "decoder.values",
+    "fakemaster.core.dump.framing",
+    "fakemaster.protocol.conversion",
+    "fakemaster.protocol.resultset",
+    "fakemaster.sql.sqlvalue",
+    "fakemaster.sql.tables.catalogue",
+    "fakemaster.sql.tables.client_tables",
+    "fakemaster.sql.tables.system_tables",
+    "fakemaster.vocabulary.commands",
 }
 
 # Not needed by ``serve``: the other commands' modules (the command line builds only the parser
@@ -186,6 +207,29 @@ def test_serving_a_binlog_directory_loads_neither_the_demo_nor_the_sql_layer(
     assert sorted(loaded & OTHER_COMMANDS) == []
 
 
+def test_greeting_a_client_loads_no_responses_no_sql_tables_no_commands(tmp_path: Path) -> None:
+    """What the server loaded until it sent a client its greeting (and saw it leave)."""
+    record = tmp_path / "modules.json"
+    with recording_serve(record, "--binlog-dir", str(binlog_dir(tmp_path))) as (host, port):
+        with socket.create_connection((host, port), timeout=WAIT) as client:
+            header = _read_exactly(client, 4)
+            greeting = _read_exactly(client, int.from_bytes(header[:3], "little"))
+    assert greeting[0] == 10  # HandshakeV10: the greeting was sent
+    loaded = recorded(record)
+    assert "fakemaster.core.session" in loaded
+    assert sorted(loaded & NOT_TO_GREET) == []
+    assert sorted(loaded & (SQL_LAYER | NOT_TO_LISTEN | DEMO_ONLY)) == []
+
+
+def _read_exactly(client: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = client.recv(size - len(data))
+        assert chunk, f"the server closed after {data!r}"
+        data += chunk
+    return data
+
+
 def test_a_replay_file_in_the_binlog_directory_loads_the_replay_reader(tmp_path: Path) -> None:
     """The replay reader is left out above because that directory has no replay file."""
     from fakemaster.record.replay import REPLAY_FILE, Replay
@@ -273,6 +317,9 @@ def test_a_login_and_a_query_load_the_sql_layer(tmp_path: Path) -> None:
         "fakemaster.sql.statements",
         "fakemaster.sql.sqltext",
         "encoder.fields",
+        "fakemaster.protocol.resultset",
+        "fakemaster.protocol.conversion",
+        "fakemaster.sql.sqlvalue",
     } <= loaded
     assert sorted(loaded & DEMO_ONLY) == []
 
@@ -293,7 +340,7 @@ def test_the_codec_packages_load_their_modules_on_first_use() -> None:
 def test_the_server_loads_no_encoder_of_events_no_decoder_of_files_no_sql_layer() -> None:
     loaded = set(loaded_after_importing(["fakemaster.server.master"]))
     assert "fakemaster.core.session" in loaded
-    assert sorted(loaded & (DEMO_ONLY | SQL_LAYER | NOT_TO_LISTEN)) == []
+    assert sorted(loaded & (DEMO_ONLY | SQL_LAYER | NOT_TO_LISTEN | NOT_TO_GREET)) == []
     assert "fakemaster.store.memory" not in loaded
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -31,34 +30,18 @@ from fakemaster.config.accounts import Privilege, privilege_names
 from fakemaster.config.served_variables import handshake_version, server_collation_id
 from fakemaster.core.net_buffer import NetBuffer
 from fakemaster.protocol.charsets import client_collation
-from fakemaster.protocol.conversion import client_text
 from fakemaster.protocol.handshake import (
     NATIVE_PASSWORD,
     SERVER_CAPABILITIES,
     AuthSwitchRequest,
     Capability,
+    ClientProtocol,
     HandshakeResponse,
     HandshakeV10,
     check_native_password,
     new_scramble,
 )
-from fakemaster.protocol.resultset import (
-    ClientProtocol,
-    ResultSet,
-    SqlError,
-    eof_payload,
-    ok_payload,
-    result_set_payloads,
-    sql_error,
-)
-from fakemaster.sql.sqlvalue import SqlValue
 from fakemaster.sql.state import ConnectionInfo, ReplicaInfo, ServerState, SessionState
-from fakemaster.vocabulary.commands import (
-    BINLOG_DUMP_HEAD,
-    BinlogDump,
-    BinlogDumpGtid,
-    RegisterSlave,
-)
 from fakemaster.vocabulary.constants import SEMI_SYNC_MAGIC, Command, DumpFlag
 from fakemaster.vocabulary.errcodes import (
     ER_ACCESS_DENIED_ERROR,
@@ -79,10 +62,19 @@ from fakemaster.vocabulary.errcodes import (
 from fakemaster.vocabulary.errors import DecodeError
 from fakemaster.vocabulary.packets import ServerStatus
 
-if TYPE_CHECKING:  # loaded when a client asks for the compressed protocol
+if TYPE_CHECKING:
+    # Loaded where a client needs them, not to send the greeting (issue #25: start-up CPU):
+    # the compressed protocol, prepared statements and COM_CHANGE_USER when asked for; the
+    # responses (OK, ERR and result set packets), the typed SQL values (and decimal) and the
+    # replication commands' packets at the first login, error or dump.
+    from decimal import Decimal
+
     from fakemaster.core.prepared import PreparedStatements
     from fakemaster.protocol.change_user import ChangeUser
     from fakemaster.protocol.compression import CompressedChannel, DumpLike
+    from fakemaster.protocol.resultset import SqlError
+    from fakemaster.sql.sqlvalue import SqlValue
+    from fakemaster.vocabulary.commands import BinlogDump, BinlogDumpGtid
 
 __all__ = [
     "Ack",
@@ -517,6 +509,7 @@ class ServerSession:
             return
         # The SQL layer (its lexer, parser and statement table) is loaded at the first login,
         # not at startup: a server answers its first handshake without it.
+        from fakemaster.protocol.resultset import SqlError, ok_payload
         from fakemaster.sql.answers.connection_statements import (
             apply_client_capabilities,
             change_database,
@@ -611,6 +604,8 @@ class ServerSession:
         elif command == Command.BINLOG_DUMP:
             self._binlog_dump(sql, body, actions)
         elif command == Command.BINLOG_DUMP_GTID and self.config.mysql_gtid_dump:
+            from fakemaster.vocabulary.commands import BinlogDumpGtid
+
             try:
                 dump = BinlogDumpGtid.parse(body)
             except DecodeError:
@@ -625,6 +620,7 @@ class ServerSession:
         if not body:
             self._send_error(actions, sql_error(ER_NO_DB_ERROR))
             return
+        from fakemaster.protocol.resultset import SqlError
         from fakemaster.sql.answers.connection_statements import change_database
 
         try:
@@ -640,6 +636,13 @@ class ServerSession:
         return (Command.BINLOG_DUMP,)
 
     def _query(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
+        from fakemaster.protocol.conversion import client_text
+        from fakemaster.protocol.resultset import (
+            ResultSet,
+            SqlError,
+            ok_payload,
+            result_set_payloads,
+        )
         from fakemaster.sql.outcome import OkResult
         from fakemaster.sql.statements import execute
 
@@ -707,10 +710,7 @@ class ServerSession:
         else:
             self._send_error(actions, sql_error(ER_UNKNOWN_COM_ERROR))
             return
-        if self.protocol.deprecate_eof:
-            self._ok(actions)
-        else:
-            self._send(actions, eof_payload(status=sql.status()), 1)
+        self._ok_or_eof(sql, actions)
 
     def _prepared_command(
         self, sql: SessionState, command: int, body: bytes, actions: list[Action]
@@ -756,6 +756,7 @@ class ServerSession:
         """Log in again as the requested account: a fresh session (user variables, prepared
         statements and temporary state gone) with the requested database and character set.
         A refused request (password, database) leaves the old session as it was."""
+        from fakemaster.protocol.resultset import SqlError, ok_payload
         from fakemaster.sql.answers.connection_statements import (
             apply_client_capabilities,
             change_database,
@@ -815,10 +816,8 @@ class ServerSession:
         if not sql.account.has_any(Privilege.SUPER):
             error = sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(Privilege.SUPER))
             self._send_error(actions, error)
-        elif self.protocol.deprecate_eof:
-            self._ok(actions)
         else:
-            self._send(actions, eof_payload(status=sql.status()), 1)
+            self._ok_or_eof(sql, actions)
 
     def _binlog_dump(self, sql: SessionState, body: bytes, actions: list[Action]) -> None:
         """COM_BINLOG_DUMP as sql_parse.cc reads it: the fixed fields without a length check,
@@ -827,6 +826,8 @@ class ServerSession:
         (the packet's terminator at the latest). A name of FN_REFLEN bytes or more starts no
         dump: OK, then the connection closes. Bytes after the declared length are not part of
         the packet: they stay unread (:attr:`unread_input`)."""
+        from fakemaster.vocabulary.commands import BINLOG_DUMP_HEAD, BinlogDump
+
         dump = BinlogDump.parse(body)
         if len(body) < BINLOG_DUMP_HEAD.size:
             dump = BinlogDump.parse(self._net_buffer.packet())
@@ -870,6 +871,8 @@ class ServerSession:
                 actions, sql_error(ER_ACCESS_DENIED_ERROR, account.user, account.host, using)
             )
             return
+        from fakemaster.vocabulary.commands import RegisterSlave
+
         try:
             request = RegisterSlave.parse(body)
         except DecodeError as error:
@@ -893,6 +896,8 @@ class ServerSession:
     def _start_dump(
         self, sql: SessionState, actions: list[Action], dump: BinlogDump | BinlogDumpGtid
     ) -> None:
+        from fakemaster.vocabulary.commands import BinlogDumpGtid
+
         variables = sql.user_variables
         heartbeat = _number(variables.get("master_heartbeat_period"))
         server_id = dump.server_id
@@ -966,12 +971,23 @@ class ServerSession:
             self.sql.diagnostics = [("Error", error.errno, error.message)]
 
     def _ok(self, actions: list[Action], session_state: list[bytes] | None = None) -> None:
+        from fakemaster.protocol.resultset import ok_payload
+
         assert self.sql is not None
         self._send(
             actions,
             ok_payload(self.protocol, status=self.sql.status(), session_state=session_state or []),
             1,
         )
+
+    def _ok_or_eof(self, sql: SessionState, actions: list[Action]) -> None:
+        """The end of a command answered with EOF, OK to a client that deprecated EOF."""
+        if self.protocol.deprecate_eof:
+            self._ok(actions)
+        else:
+            from fakemaster.protocol.resultset import eof_payload
+
+            self._send(actions, eof_payload(status=sql.status()), 1)
 
     def _close(self, actions: list[Action], reason: str) -> None:
         if self.state is State.CLOSED:
@@ -1006,6 +1022,14 @@ FN_REFLEN = 512
 
 # Who may take the connection MariaDB keeps beyond max_connections (10.11: SUPER implies it).
 _IGNORES_MAX_CONNECTIONS = Privilege.SUPER | Privilege.CONNECTION_ADMIN
+
+
+def sql_error(errno: int, *args: object) -> SqlError:
+    """:func:`fakemaster.protocol.resultset.sql_error`, from the module loaded at the first
+    error or login: the greeting is sent without it (issue #25: start-up CPU)."""
+    from fakemaster.protocol.resultset import sql_error as make
+
+    return make(errno, *args)
 
 
 def _max_connections(server: ServerState) -> int:

@@ -31,6 +31,7 @@ __all__ = [
     "SERVER_MARIADB_CAPABILITIES",
     "AuthSwitchRequest",
     "Capability",
+    "ClientProtocol",
     "HandshakeResponse",
     "HandshakeV10",
     "MariaDBCapability",
@@ -112,6 +113,35 @@ SERVER_MARIADB_CAPABILITIES = int(REAL_SERVER_MARIADB_CAPABILITIES) & ~int(
 _RESPONSE_HEAD = struct.Struct("<IIB23s")
 _HANDSHAKE_FIXED = struct.Struct("<I8sBHBHHB6sI")
 RESPONSE_HEAD_LENGTH = _RESPONSE_HEAD.size  # 32: also the whole SSL request
+
+
+@dataclass(frozen=True, slots=True)
+class ClientProtocol:
+    """What the connection's capabilities change in the responses (the session keeps one from
+    its greeting on; fakemaster.protocol.resultset names it too, for the responses' users)."""
+
+    capabilities: int
+    mariadb_capabilities: int = 0
+
+    @property
+    def deprecate_eof(self) -> bool:
+        return bool(self.capabilities & Capability.DEPRECATE_EOF)
+
+    @property
+    def session_track(self) -> bool:
+        return bool(self.capabilities & Capability.SESSION_TRACK)
+
+    @property
+    def protocol_41(self) -> bool:
+        return bool(self.capabilities & Capability.PROTOCOL_41)
+
+    @property
+    def extended_metadata(self) -> bool:
+        return bool(self.mariadb_capabilities & MariaDBCapability.EXTENDED_METADATA)
+
+    @property
+    def cache_metadata(self) -> bool:
+        return bool(self.mariadb_capabilities & MariaDBCapability.CACHE_METADATA)
 
 
 def new_scramble() -> bytes:

@@ -27,7 +27,7 @@ from fakemaster.protocol.conversion import (
     numeric_converter,
     text_encoder,
 )
-from fakemaster.protocol.handshake import Capability, MariaDBCapability
+from fakemaster.protocol.handshake import ClientProtocol  # defined with the capabilities
 from fakemaster.vocabulary.constants import ColumnType
 from fakemaster.vocabulary.errcodes import (
     ER_ACCESS_DENIED_ERROR,
@@ -330,34 +330,6 @@ class ResultSet:
     # An error met once the column definitions were out: MariaDB sends them, then this ERR
     # instead of rows (EXPLAIN of an unknown column, SHOW GRANTS FOR an unknown account).
     error: SqlError | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ClientProtocol:
-    """What the connection's capabilities change in the responses."""
-
-    capabilities: int
-    mariadb_capabilities: int = 0
-
-    @property
-    def deprecate_eof(self) -> bool:
-        return bool(self.capabilities & Capability.DEPRECATE_EOF)
-
-    @property
-    def session_track(self) -> bool:
-        return bool(self.capabilities & Capability.SESSION_TRACK)
-
-    @property
-    def protocol_41(self) -> bool:
-        return bool(self.capabilities & Capability.PROTOCOL_41)
-
-    @property
-    def extended_metadata(self) -> bool:
-        return bool(self.mariadb_capabilities & MariaDBCapability.EXTENDED_METADATA)
-
-    @property
-    def cache_metadata(self) -> bool:
-        return bool(self.mariadb_capabilities & MariaDBCapability.CACHE_METADATA)
 
 
 def encode_row(cells: Iterable[Cell]) -> bytes:

@@ -19,18 +19,20 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fakemaster.config.server_config import ServerConfig
 from fakemaster.core.connection import ServerConnection
-from fakemaster.core.dump.framing import FramedSpan
 from fakemaster.core.session import DumpRequest, ServerSession
-from fakemaster.protocol.resultset import SqlError
 from fakemaster.server.logs import log_loop_exception, logger
 from fakemaster.server.loop_thread import LoopThread
 from fakemaster.server.socket_connection import READ_SIZE, DumpStreamLike, SocketConnection
 from fakemaster.server.statement_worker import StatementWorkers
 from fakemaster.sql.state import BinlogPositions, ServerState
+
+if TYPE_CHECKING:  # loaded by the first dump and the first error, not to listen (issue #25)
+    from fakemaster.core.dump.framing import FramedSpan
+    from fakemaster.protocol.resultset import SqlError
 
 DumpFactory = Callable[[DumpRequest], DumpStreamLike]
 

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol
 
 from fakemaster.core.connection import ServerConnection
-from fakemaster.core.dump.framing import FramedSpan
 from fakemaster.core.session import (
     Ack,
     Close,
@@ -28,11 +27,12 @@ from fakemaster.core.session import (
     StartDump,
     StartTls,
 )
-from fakemaster.protocol.resultset import SqlError
 from fakemaster.server.statement_worker import OFF_LOOP_INPUT
 from fakemaster.server.tls import TlsLayer
 
 if TYPE_CHECKING:
+    from fakemaster.core.dump.framing import FramedSpan
+    from fakemaster.protocol.resultset import SqlError
     from fakemaster.server.master import FakeMaster
 
 __all__ = ["READ_SIZE", "WRITE_SLICE", "DumpStreamLike", "SocketConnection"]

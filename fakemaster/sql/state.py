@@ -8,11 +8,12 @@ transaction flag).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from fakemaster.config.accounts import Account, Privilege, privilege_names
 from fakemaster.config.served_variables import SERVED_VARIABLES, ServedVariables
@@ -25,17 +26,20 @@ from fakemaster.protocol.charsets import (
     collation_by_id,
     collation_by_name,
 )
-from fakemaster.protocol.resultset import sql_error
-from fakemaster.sql.sqlvalue import SqlValue
-from fakemaster.sql.tables.catalogue import Snapshot, TableCatalogue
-from fakemaster.sql.tables.client_tables import ClientStore
-from fakemaster.sql.tables.system_tables import SYSTEM_DATABASE, SystemSnapshot, WithSystemTables
 from fakemaster.vocabulary.errcodes import (
     ER_INCORRECT_GLOBAL_LOCAL_VAR,
     ER_SPECIFIC_ACCESS_DENIED_ERROR,
 )
 from fakemaster.vocabulary.errors import ConfigError
 from fakemaster.vocabulary.packets import ServerStatus
+
+if TYPE_CHECKING:
+    # The tables, the typed values and the responses' module are loaded at the first question
+    # that needs them: a server answers its first handshake without them (issue #25).
+    from fakemaster.protocol.resultset import SqlError
+    from fakemaster.sql.sqlvalue import SqlValue
+    from fakemaster.sql.tables.catalogue import Snapshot, TableCatalogue
+    from fakemaster.sql.tables.client_tables import ClientStore
 
 __all__ = [
     "BinlogPositions",
@@ -129,11 +133,13 @@ class ServerState:
     ) -> None:
         self.config = config
         self.positions = positions
-        # The served tables (SHOW, SELECT, information_schema): see sql.tables.catalogue; with
-        # the mysql database's own (sql.tables.system_tables) when the server lists mysql.
-        self.tables: TableCatalogue | None = WithSystemTables(
-            tables, system=SYSTEM_DATABASE in config.databases
-        )
+        # The served tables and the tables clients create (the ``tables`` and
+        # ``client_tables`` properties), made at the first question about tables.
+        self._served_tables = tables
+        self._tables: TableCatalogue | None = None
+        self._tables_made = False
+        self._client_tables: ClientStore | None = None
+        self._tables_lock = threading.Lock()
         self.clock = clock
         self.started_at = clock()
         self.globals: dict[str, Value] = config.global_variables(port)
@@ -157,8 +163,44 @@ class ServerState:
         # over every session, and the most connections open at once.
         self.counts: Counter[str] = Counter()
         self.max_used_connections = 0
-        # What clients create and write (sql.tables.client_tables): never in the served binlog.
-        self.client_tables = ClientStore()
+
+    @property
+    def tables(self) -> TableCatalogue | None:
+        """The served tables (SHOW, SELECT, information_schema): see sql.tables.catalogue; with
+        the mysql database's own (sql.tables.system_tables) when the server lists mysql."""
+        if not self._tables_made:
+            with self._tables_lock:  # a big statement may ask from a worker thread
+                if not self._tables_made:
+                    from fakemaster.sql.tables.system_tables import (
+                        SYSTEM_DATABASE,
+                        WithSystemTables,
+                    )
+
+                    self._tables = WithSystemTables(
+                        self._served_tables, system=SYSTEM_DATABASE in self.config.databases
+                    )
+                    self._tables_made = True
+        return self._tables
+
+    @tables.setter
+    def tables(self, tables: TableCatalogue | None) -> None:
+        with self._tables_lock:
+            self._tables = tables
+            self._tables_made = True
+
+    @property
+    def client_tables(self) -> ClientStore:
+        """What clients create and write (sql.tables.client_tables): never in the served
+        binlog."""
+        store = self._client_tables
+        if store is None:
+            with self._tables_lock:
+                if self._client_tables is None:
+                    from fakemaster.sql.tables.client_tables import ClientStore
+
+                    self._client_tables = ClientStore()
+                store = self._client_tables
+        return store
 
     @property
     def connections_opened(self) -> int:
@@ -244,6 +286,8 @@ class ServerState:
         positions = self.positions
         point = getattr(positions, "snapshot_point", None)
         if point is not None:
+            from fakemaster.sql.tables.system_tables import SystemSnapshot
+
             tables, (file_name, position), gtid_pos = point()
             return SessionSnapshot(SystemSnapshot(tables), file_name, position, gtid_pos)
         logs = list(positions.binary_logs()) if positions is not None else []
@@ -349,6 +393,8 @@ class SessionState:
         """ER_SPECIFIC_ACCESS_DENIED_ERROR naming ``accepted`` unless the account holds one of
         them."""
         if not self.account.has_any(accepted):
+            from fakemaster.protocol.resultset import sql_error
+
             raise sql_error(ER_SPECIFIC_ACCESS_DENIED_ERROR, privilege_names(accepted))
 
     def set_results_charset(self, charset: Value, collation: Collation | None = None) -> None:
@@ -392,10 +438,10 @@ class SessionState:
         name = var.name
         if scope == "global":
             if not var.allows_global():
-                raise sql_error(ER_INCORRECT_GLOBAL_LOCAL_VAR, name, "SESSION")
+                raise _wrong_scope(name, "SESSION")
             return self.server.dynamic_global(name)
         if scope in ("session", "local") and not var.allows_session():
-            raise sql_error(ER_INCORRECT_GLOBAL_LOCAL_VAR, name, "GLOBAL")
+            raise _wrong_scope(name, "GLOBAL")
         if not var.allows_session():
             return self.server.dynamic_global(name)
         return self._session_value(name)
@@ -410,6 +456,12 @@ class SessionState:
         if name == "in_transaction":
             return int(self.in_transaction)
         return self.variables[name]
+
+
+def _wrong_scope(name: str, scope: str) -> SqlError:
+    from fakemaster.protocol.resultset import sql_error
+
+    return sql_error(ER_INCORRECT_GLOBAL_LOCAL_VAR, name, scope)
 
 
 def _must(collation: Collation | None) -> Collation:
