@@ -25,7 +25,9 @@ _ROW_OPS = ("c", "u", "d", "r")
 class Overview:
     """``summary``: per (database, table) a row of ``s`` (the latest TABLE_MAP shape:
     ``columns``, ``column_types``, ``primary_key``), ``carries`` (an update with a partial image
-    changes the key) and ``mapped`` (the seq of the latest TABLE_MAP). ``events``: the events
+    changes the key), ``partial`` (an update's after image lacks columns, or its columns are
+    unknown: its row is the merge of its images, not its last one) and ``mapped`` (the seq of
+    the latest TABLE_MAP). ``events``: the events
     that are not rows (``seq``, ``op``, ``ddl``, ``ddl_kind``, ``database``, ``table``, ``file``,
     ``pos``, ``db``), statement DML aside, in ``seq`` order. ``statements``: (statement text,
     database) -> count of statement-format DML. ``touched``: the (database, table) pairs named
@@ -37,6 +39,15 @@ class Overview:
     statements: dict[tuple[str | None, str | None], int] = field(default_factory=dict)
     touched: set[tuple[str, str]] | None = None
     last: Any = None
+
+
+def _partial_update() -> Any:
+    """An update whose after image may lack columns (MINIMAL or NOBLOB row images)."""
+    from pyspark.sql import functions as F
+
+    return (F.col("op") == "u") & (
+        F.col("columns").isNull() | (F.size(F.col("after")) < F.size(F.col("columns")))
+    )
 
 
 def overview(
@@ -56,6 +67,7 @@ def overview(
                 F.when(F.col("columns").isNotNull(), F.col("seq")),
             ).alias("s"),
             F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+            F.coalesce(F.bool_or(_partial_update()), F.lit(False)).alias("partial"),
             F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
         ),
         "event": probe.where(

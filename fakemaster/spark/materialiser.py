@@ -267,6 +267,7 @@ class Materialiser:
                         schemas.get(shaped), shape["mariadb_types"]
                     )
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
+        partial = {(r["database"], r["table"]) for r in summary if r["partial"]}
         resets = _resets(seen.events)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
             if name not in resets or tuple(resets[name][0]) < tuple(seq):
@@ -319,6 +320,7 @@ class Materialiser:
                         added.get((database, table), {}),
                         state=None if store is None else store.table_path(batch_id, dir_name),
                         sequence=(database, table) in sequences,
+                        merge_images=(database, table) in partial,
                     )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
@@ -513,8 +515,11 @@ class Materialiser:
         added: Mapping[str, Any],
         state: str | None = None,
         sequence: bool = False,
+        merge_images: bool = True,
     ) -> TableResult:
-        """Writes one table (and its images to ``state``, when given: the state's rows)."""
+        """Writes one table (and its images to ``state``, when given: the state's rows).
+        ``merge_images``: an update's image may lack columns, so a row is the merge of its
+        images (else each key's last image is its row)."""
         from pyspark.sql import functions as F
 
         name = table_dir_name(database, table)
@@ -580,7 +585,7 @@ class Materialiser:
 
         if sequence or tuple(columns) == SEQUENCE_COLUMNS:
             # A sequence's table holds one row: each logged image replaces it (one key).
-            images = self._keyed(events, [])
+            images = self._keyed(events, [], merge_images)
         elif not key:
             images = self._multiset(events, values)
         elif fold:
@@ -589,7 +594,7 @@ class Materialiser:
                 "image map<string,string>",
             )
         else:
-            images = self._keyed(events, key)
+            images = self._keyed(events, key, merge_images)
         if state is not None:
             # The images are the state's rows: computed once, then typed from what was written.
             images.write.mode("overwrite").parquet(state)
@@ -641,7 +646,11 @@ class Materialiser:
         return sorted(r["k"] for r in keys)
 
     @staticmethod
-    def _keyed(events: Any, key: Sequence[str]) -> Any:
+    def _keyed(events: Any, key: Sequence[str], merge_images: bool = True) -> Any:
+        """A keyed table's rows (``image``) from its row events: per key, the images since its
+        last insert or delete, merged column by column in order (an update's image may lack
+        columns), or, when no update's image lacks any (``merge_images`` False), the last
+        image alone: the same row, in one aggregation instead of a join and two more."""
         from pyspark.sql import functions as F
 
         def key_of(image: Any, fallback: Any = None) -> Any:
@@ -699,6 +708,11 @@ class Materialiser:
             F.col("s.kind").alias("kind"),
             F.col("s.image").alias("image"),
         )
+        if not merge_images:
+            last = steps_df.groupBy("k").agg(
+                F.max_by(F.struct("kind", "image"), F.col("order")).alias("last")
+            )
+            return last.where(F.col("last.kind") != 0).select(F.col("last.image").alias("image"))
         per_key = steps_df.groupBy("k").agg(
             F.max_by(F.col("kind"), F.col("order")).alias("last_kind"),
             F.max(F.when(F.col("kind") != 2, F.col("order"))).alias("base"),
