@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from fakemaster.spark.batch_overview import overview
+from fakemaster.spark.batch_overview import collect_together, overview
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.state_store import StateStore, after_seq
@@ -994,11 +994,19 @@ def _resolve(
     sequence, and the XA transactions still prepared (their xids and gtids)."""
     from pyspark.sql import functions as F
 
-    marks = (
-        probe.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
-        .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
-        .collect()
+    # The marks, and the shapes _inherit_names reads, in one query (a job saved per batch);
+    # the shapes are those of the events before any move, read again below if a mark moves.
+    found = collect_together(
+        {
+            "mark": probe.where(
+                (F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE")
+            ).select(
+                "seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid")
+            ),
+            "shape": _shapes(probe),
+        }
     )
+    marks = [row for kind, row in found if kind == "mark"]
     marks.sort(key=lambda mark: tuple(mark["seq"]))  # few rows: no Spark sort (two jobs)
     prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
     held: set[str] = set()  # gtids of every prepared group
@@ -1034,7 +1042,9 @@ def _resolve(
     pending = (set(prepared), set(prepared.values()))
     log = _moved(log, held, committed, active, dead)
     probe = _moved(probe, held, committed, active, dead)
-    log, probe = _inherit_names(log, probe)
+    # Without marks nothing moved: the shapes read above are the moved events' own.
+    shapes = None if marks else [row for kind, row in found if kind == "shape"]
+    log, probe = _inherit_names(log, probe, shapes)
     return log, probe, renamed, pending
 
 
@@ -1118,20 +1128,28 @@ def _unnamed(columns: Sequence[str]) -> bool:
     return all(c == f"@{i + 1}" for i, c in enumerate(columns))
 
 
-def _inherit_names(log: Any, probe: Any) -> tuple[Any, Any]:
-    """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
-    MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
-    TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
-    or DROP of the table came in between."""
+def _shapes(probe: Any) -> Any:
+    """Each table's TABLE_MAP shapes and DDL kinds, with the first and last ``seq`` of each."""
     from pyspark.sql import functions as F
 
-    shapes = (
+    return (
         probe.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
         .where(F.col("table").isNotNull())
         .groupBy("database", "table", "columns", "primary_key", "ddl_kind")
         .agg(F.min("seq").alias("first"), F.max("seq").alias("last"))
-        .collect()
     )
+
+
+def _inherit_names(log: Any, probe: Any, shapes: Sequence[Any] | None = None) -> tuple[Any, Any]:
+    """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
+    MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
+    TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
+    or DROP of the table came in between. ``shapes``: :func:`_shapes` of ``probe`` collected,
+    when the caller has them."""
+    from pyspark.sql import functions as F
+
+    if shapes is None:
+        shapes = _shapes(probe).collect()
     steps: list[tuple[Any, int, Any]] = []
     for shape in shapes:
         if shape["columns"] is None:  # a DDL statement of the table
