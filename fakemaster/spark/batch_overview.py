@@ -16,7 +16,7 @@ from typing import Any
 
 from fakemaster.spark.state_store import after_seq
 
-__all__ = ["Overview", "overview"]
+__all__ = ["Overview", "collect_together", "overview"]
 
 _ROW_OPS = ("c", "u", "d", "r")
 
@@ -25,7 +25,9 @@ _ROW_OPS = ("c", "u", "d", "r")
 class Overview:
     """``summary``: per (database, table) a row of ``s`` (the latest TABLE_MAP shape:
     ``columns``, ``column_types``, ``primary_key``), ``carries`` (an update with a partial image
-    changes the key) and ``mapped`` (the seq of the latest TABLE_MAP). ``events``: the events
+    changes the key), ``partial`` (an update's after image lacks columns, or its columns are
+    unknown: its row is the merge of its images, not its last one) and ``mapped`` (the seq of
+    the latest TABLE_MAP). ``events``: the events
     that are not rows (``seq``, ``op``, ``ddl``, ``ddl_kind``, ``database``, ``table``, ``file``,
     ``pos``, ``db``), statement DML aside, in ``seq`` order. ``statements``: (statement text,
     database) -> count of statement-format DML. ``touched``: the (database, table) pairs named
@@ -37,6 +39,36 @@ class Overview:
     statements: dict[tuple[str | None, str | None], int] = field(default_factory=dict)
     touched: set[tuple[str, str]] | None = None
     last: Any = None
+
+
+def collect_together(branches: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The rows of several DataFrames in one Spark query (their union, each row packed in a
+    struct column named after its branch): ``(branch name, row)`` pairs, in no set order."""
+    from pyspark.sql import functions as F
+
+    packed = {name: frame.select(F.struct("*").alias(name)) for name, frame in branches.items()}
+    types = {name: frame.schema[name].dataType for name, frame in packed.items()}
+    union = None
+    for name, frame in packed.items():
+        row = frame.select(
+            F.lit(name).alias("kind"),
+            *[
+                (F.col(other) if other == name else F.lit(None).cast(types[other])).alias(other)
+                for other in packed
+            ],
+        )
+        union = row if union is None else union.unionByName(row)
+    assert union is not None
+    return [(row["kind"], row[row["kind"]]) for row in union.collect()]
+
+
+def _partial_update() -> Any:
+    """An update whose after image may lack columns (MINIMAL or NOBLOB row images)."""
+    from pyspark.sql import functions as F
+
+    return (F.col("op") == "u") & (
+        F.col("columns").isNull() | (F.size(F.col("after")) < F.size(F.col("columns")))
+    )
 
 
 def overview(
@@ -56,6 +88,7 @@ def overview(
                 F.when(F.col("columns").isNotNull(), F.col("seq")),
             ).alias("s"),
             F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+            F.coalesce(F.bool_or(_partial_update()), F.lit(False)).alias("partial"),
             F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
         ),
         "event": probe.where(
@@ -94,30 +127,16 @@ def overview(
         branches["touched"] = new.groupBy("database", "table").agg(
             F.bool_or(F.col("ddl_kind").isin("RENAME_TABLE", "DROP_DATABASE")).alias("renames")
         )
-    packed = {name: frame.select(F.struct("*").alias(name)) for name, frame in branches.items()}
-    types = {name: frame.schema[name].dataType for name, frame in packed.items()}
-    union = None
-    for name, frame in packed.items():
-        row = frame.select(
-            F.lit(name).alias("kind"),
-            *[
-                (F.col(other) if other == name else F.lit(None).cast(types[other])).alias(other)
-                for other in packed
-            ],
-        )
-        union = row if union is None else union.unionByName(row)
-    assert union is not None
     found = Overview(touched=set() if touched else None)
     renames = False
-    for row in union.collect():
-        value = row[row["kind"]]
-        if row["kind"] == "summary":
+    for kind, value in collect_together(branches):
+        if kind == "summary":
             found.summary.append(value)
-        elif row["kind"] == "event":
+        elif kind == "event":
             found.events.append(value)
-        elif row["kind"] == "last":
+        elif kind == "last":
             found.last = value["seq"]
-        elif row["kind"] == "statement":
+        elif kind == "statement":
             found.statements[(value["ddl"], value["database"])] = int(value["n"])
         else:
             assert found.touched is not None

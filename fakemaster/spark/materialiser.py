@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from fakemaster.spark.batch_overview import overview
+from fakemaster.spark.batch_overview import collect_together, overview
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.state_store import StateStore, after_seq
@@ -267,6 +267,7 @@ class Materialiser:
                         schemas.get(shaped), shape["mariadb_types"]
                     )
         folded = {(r["database"], r["table"]) for r in summary if r["carries"]}
+        partial = {(r["database"], r["table"]) for r in summary if r["partial"]}
         resets = _resets(seen.events)
         for name, seq in renamed.items():  # a table renamed away: gone from its old name
             if name not in resets or tuple(resets[name][0]) < tuple(seq):
@@ -319,6 +320,7 @@ class Materialiser:
                         added.get((database, table), {}),
                         state=None if store is None else store.table_path(batch_id, dir_name),
                         sequence=(database, table) in sequences,
+                        merge_images=(database, table) in partial,
                     )
             except Exception as exc:  # noqa: BLE001 - one table never loses the run
                 reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
@@ -513,8 +515,11 @@ class Materialiser:
         added: Mapping[str, Any],
         state: str | None = None,
         sequence: bool = False,
+        merge_images: bool = True,
     ) -> TableResult:
-        """Writes one table (and its images to ``state``, when given: the state's rows)."""
+        """Writes one table (and its images to ``state``, when given: the state's rows).
+        ``merge_images``: an update's image may lack columns, so a row is the merge of its
+        images (else each key's last image is its row)."""
         from pyspark.sql import functions as F
 
         name = table_dir_name(database, table)
@@ -580,7 +585,7 @@ class Materialiser:
 
         if sequence or tuple(columns) == SEQUENCE_COLUMNS:
             # A sequence's table holds one row: each logged image replaces it (one key).
-            images = self._keyed(events, [])
+            images = self._keyed(events, [], merge_images)
         elif not key:
             images = self._multiset(events, values)
         elif fold:
@@ -589,7 +594,7 @@ class Materialiser:
                 "image map<string,string>",
             )
         else:
-            images = self._keyed(events, key)
+            images = self._keyed(events, key, merge_images)
         if state is not None:
             # The images are the state's rows: computed once, then typed from what was written.
             images.write.mode("overwrite").parquet(state)
@@ -641,7 +646,11 @@ class Materialiser:
         return sorted(r["k"] for r in keys)
 
     @staticmethod
-    def _keyed(events: Any, key: Sequence[str]) -> Any:
+    def _keyed(events: Any, key: Sequence[str], merge_images: bool = True) -> Any:
+        """A keyed table's rows (``image``) from its row events: per key, the images since its
+        last insert or delete, merged column by column in order (an update's image may lack
+        columns), or, when no update's image lacks any (``merge_images`` False), the last
+        image alone: the same row, in one aggregation instead of a join and two more."""
         from pyspark.sql import functions as F
 
         def key_of(image: Any, fallback: Any = None) -> Any:
@@ -699,6 +708,11 @@ class Materialiser:
             F.col("s.kind").alias("kind"),
             F.col("s.image").alias("image"),
         )
+        if not merge_images:
+            last = steps_df.groupBy("k").agg(
+                F.max_by(F.struct("kind", "image"), F.col("order")).alias("last")
+            )
+            return last.where(F.col("last.kind") != 0).select(F.col("last.image").alias("image"))
         per_key = steps_df.groupBy("k").agg(
             F.max_by(F.col("kind"), F.col("order")).alias("last_kind"),
             F.max(F.when(F.col("kind") != 2, F.col("order"))).alias("base"),
@@ -980,11 +994,19 @@ def _resolve(
     sequence, and the XA transactions still prepared (their xids and gtids)."""
     from pyspark.sql import functions as F
 
-    marks = (
-        probe.where((F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE"))
-        .select("seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid"))
-        .collect()
+    # The marks, and the shapes _inherit_names reads, in one query (a job saved per batch);
+    # the shapes are those of the events before any move, read again below if a mark moves.
+    found = collect_together(
+        {
+            "mark": probe.where(
+                (F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE")
+            ).select(
+                "seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid")
+            ),
+            "shape": _shapes(probe),
+        }
     )
+    marks = [row for kind, row in found if kind == "mark"]
     marks.sort(key=lambda mark: tuple(mark["seq"]))  # few rows: no Spark sort (two jobs)
     prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
     held: set[str] = set()  # gtids of every prepared group
@@ -1020,7 +1042,9 @@ def _resolve(
     pending = (set(prepared), set(prepared.values()))
     log = _moved(log, held, committed, active, dead)
     probe = _moved(probe, held, committed, active, dead)
-    log, probe = _inherit_names(log, probe)
+    # Without marks nothing moved: the shapes read above are the moved events' own.
+    shapes = None if marks else [row for kind, row in found if kind == "shape"]
+    log, probe = _inherit_names(log, probe, shapes)
     return log, probe, renamed, pending
 
 
@@ -1104,20 +1128,28 @@ def _unnamed(columns: Sequence[str]) -> bool:
     return all(c == f"@{i + 1}" for i, c in enumerate(columns))
 
 
-def _inherit_names(log: Any, probe: Any) -> tuple[Any, Any]:
-    """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
-    MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
-    TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
-    or DROP of the table came in between."""
+def _shapes(probe: Any) -> Any:
+    """Each table's TABLE_MAP shapes and DDL kinds, with the first and last ``seq`` of each."""
     from pyspark.sql import functions as F
 
-    shapes = (
+    return (
         probe.where(F.col("columns").isNotNull() | F.col("ddl_kind").isNotNull())
         .where(F.col("table").isNotNull())
         .groupBy("database", "table", "columns", "primary_key", "ddl_kind")
         .agg(F.min("seq").alias("first"), F.max("seq").alias("last"))
-        .collect()
     )
+
+
+def _inherit_names(log: Any, probe: Any, shapes: Sequence[Any] | None = None) -> tuple[Any, Any]:
+    """Rows events whose TABLE_MAP carries no column names (``binlog_row_metadata`` changed to
+    MINIMAL or NO_LOG, and no catalogue) take the names and key of the table's latest earlier
+    TABLE_MAP that had them, if it has the same number of columns and no CREATE, ALTER, RENAME
+    or DROP of the table came in between. ``shapes``: :func:`_shapes` of ``probe`` collected,
+    when the caller has them."""
+    from pyspark.sql import functions as F
+
+    if shapes is None:
+        shapes = _shapes(probe).collect()
     steps: list[tuple[Any, int, Any]] = []
     for shape in shapes:
         if shape["columns"] is None:  # a DDL statement of the table
