@@ -19,8 +19,12 @@ only generated patterns).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,6 +179,21 @@ def _select(cases: list[Case], patterns: list[str]) -> list[Case]:
     return selected
 
 
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt while the cases run, even in a process started with
+    SIGINT ignored (a shell without job control starts background jobs so, and Python then
+    installs no handler): ``kill -INT`` stops check as it stops ``serve`` and ``pipeline``."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run_cases(
     cases: list[Case], adapter: CommandAdapter, args: argparse.Namespace, timeout: float
 ) -> int:
@@ -184,11 +203,18 @@ def _run_cases(
     results: list[CaseResult] = []
     status = EXIT_PASSED
     try:
-        for case in cases:
-            result = run_case(case, adapter, timeout=timeout, workdir=args.workdir, pcap=args.pcap)
-            results.append(result)
-            mark = "pass" if result.passed else "FAIL"
-            print(f"[{len(results)}/{len(cases)}] {case.name}: {mark}", file=sys.stderr, flush=True)
+        with _interruptible():
+            for case in cases:
+                result = run_case(
+                    case, adapter, timeout=timeout, workdir=args.workdir, pcap=args.pcap
+                )
+                results.append(result)
+                mark = "pass" if result.passed else "FAIL"
+                print(
+                    f"[{len(results)}/{len(cases)}] {case.name}: {mark}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     except KeyboardInterrupt:
         print(f"interrupted after {len(results)} of {len(cases)} cases", file=sys.stderr)
         status = EXIT_INTERRUPTED

@@ -132,15 +132,24 @@ def test_a_client_that_hangs_and_ignores_sigterm(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
-def test_ctrl_c_reports_what_ran_and_stops_the_client(tmp_path: Path) -> None:
+@pytest.mark.parametrize("started_with", ["SIGINT handled", "SIGINT ignored"])
+def test_ctrl_c_reports_what_ran_and_stops_the_client(tmp_path: Path, started_with: str) -> None:
+    """Also when check starts with SIGINT ignored, as a shell without job control starts a
+    background job (and as CI once ran this test: check went on to its 600 s limit)."""
     workdir = tmp_path / "work"
     words = [
         sys.executable, "-m", "fakemaster", "check", "--client", client("hangs"),
         "--generated", "0", "--only", CASE, "--timeout", "600", "--workdir", str(workdir),
     ]  # fmt: skip
-    running = subprocess.Popen(
-        words, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    # The child inherits SIG_IGN across exec; a handler of this process's becomes SIG_DFL.
+    inherited = signal.SIG_IGN if started_with == "SIGINT ignored" else signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, inherited)
+    try:
+        running = subprocess.Popen(
+            words, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     pid_file = workdir / f"{STEM}.out.jsonl.pid"
     while not pid_file.exists():  # the client runs (pytest-timeout bounds the wait)
         assert running.poll() is None, running.communicate()
