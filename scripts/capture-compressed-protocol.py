@@ -22,7 +22,6 @@ import json
 import shutil
 import struct
 import sys
-import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -271,18 +270,6 @@ def dump(
     }
 
 
-def wait_for_checkpoint(server: MariaDBServer, name: str, timeout: float = 60.0) -> None:
-    """Wait until the server wrote the BINLOG_CHECKPOINT naming ``name`` (it does so in the
-    background after a rotation): then the binlog no longer changes under the dumps."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        events = server.execute(f"SHOW BINLOG EVENTS IN '{name}'")
-        if any(row[2] == "Binlog_checkpoint" and name in str(row[5]) for row in events):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"no BINLOG_CHECKPOINT for {name} after {timeout} s")
-
-
 def capture(out: Path) -> None:
     options = {"rpl_semi_sync_master_enabled": "ON", "rpl_semi_sync_master_timeout": 100000}
     with MariaDBServer(options) as server:
@@ -315,7 +302,7 @@ def capture(out: Path) -> None:
             )
             print(f"{name:22s} {len(recorded)} steps")
         server.execute(BINLOG_STATEMENTS)
-        wait_for_checkpoint(server, "mysql-bin.000002")
+        server.wait_for_binlog_checkpoint()
         dumps = {}
         for name, dump_options in DUMPS.items():
             client = CompressedClient(server.host, server.port, USER, PASSWORD)

@@ -639,6 +639,25 @@ class MariaDBServer:
         rows = self.execute("SHOW MASTER STATUS")
         return str(rows[0][0]), int(rows[0][1])
 
+    def wait_for_binlog_checkpoint(self, timeout: float = 60.0) -> str:
+        """Until the newest binlog file holds the BINLOG_CHECKPOINT naming itself; its name.
+
+        After a rotation the server writes that event on its own, in a background thread,
+        once the transactions of the older files are durable in the engines: a binlog read
+        before it differs from one read after, so a test comparing two reads waits first.
+        From then on the binlog changes only with new transactions.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            last, _ = self.master_status()
+            events = self.execute(f"SHOW BINLOG EVENTS IN '{last}'")
+            if any(row[2] == "Binlog_checkpoint" and row[5] == f"{last}" for row in events):
+                return last
+            if time.monotonic() >= deadline:
+                kinds = [str(row[2]) for row in events]
+                raise TimeoutError(f"no BINLOG_CHECKPOINT naming {last} after {timeout} s: {kinds}")
+            time.sleep(0.05)
+
     # -- as a replica ------------------------------------------------------
 
     def change_master(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,18 +73,6 @@ def non_blocking_dump(host: str, port: int, user: str, password: str, first_file
     return client.until_closed()
 
 
-def wait_for_checkpoint(server: MariaDBServer, name: str) -> None:
-    """Until the server wrote the BINLOG_CHECKPOINT that names its last file (in the
-    background, after a rotation): from then on its binlog does not change by itself."""
-    deadline = time.monotonic() + 60
-    while True:
-        events = server.execute(f"SHOW BINLOG EVENTS IN '{name}'")
-        if any(row[2] == "Binlog_checkpoint" and name in str(row[5]) for row in events):
-            return
-        assert time.monotonic() < deadline, f"no BINLOG_CHECKPOINT for {name}"
-        time.sleep(0.1)
-
-
 @pytest.fixture(scope="module")
 def primary(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Primary]:
     require_mariadb()
@@ -93,8 +80,6 @@ def primary(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Primary]:
     try:
         server.start()
         result = run_codec_workload(server, huge_row=True)
-        last = result.binlog_files[-1]
-        wait_for_checkpoint(server, last)
         server.create_replication_user(USER, PASSWORD)
         dump = non_blocking_dump(server.host, server.port, USER, PASSWORD, result.binlog_files[0])
         copy = tmp_path_factory.mktemp("binlogs")

@@ -115,15 +115,8 @@ class RealPrimary:
     def gtid_pos(self) -> str:
         return str(self.server.query_one("SELECT @@GLOBAL.gtid_binlog_pos"))
 
-    def _checkpointed(self) -> bool:
-        # A file is kept while InnoDB may still need it for crash recovery: until the last
-        # file holds a BINLOG_CHECKPOINT naming itself (written shortly after a rotation).
-        last = self.files()[-1]
-        events = self.server.execute(f"SHOW BINLOG EVENTS IN '{last}'")
-        return any(row[2] == "Binlog_checkpoint" and last in str(row[5]) for row in events)
-
     def purge_to(self, name: str) -> None:
-        poll(self._checkpointed, "the binlog checkpoint in the last file")
+        self.server.wait_for_binlog_checkpoint(WAIT)
         self.server.execute(f"PURGE BINARY LOGS TO '{name}'")
 
     def dump_threads(self) -> list[int]:

@@ -18,7 +18,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,20 +67,6 @@ class Recording:
     output: str
 
 
-def quiescent(primary: MariaDBServer) -> None:
-    """Until the primary wrote what it writes after the workload on its own: the binlog
-    checkpoint naming its newest file (written asynchronously once the transactions of the
-    rotated file are durable)."""
-    deadline = time.monotonic() + 60
-    while True:
-        last, _ = primary.master_status()
-        rows = primary.execute(f"SHOW BINLOG EVENTS IN '{last}'")
-        if any(row[2] == "Binlog_checkpoint" and str(row[5]).endswith(last) for row in rows):
-            return
-        assert time.monotonic() < deadline, f"no binlog checkpoint for {last}: {rows}"
-        time.sleep(0.1)
-
-
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "fakemaster", *args],
@@ -106,7 +91,7 @@ def recording(
         primary.start()
         primary.create_replication_user(USER, PASSWORD)
         result = run_codec_workload(primary)
-        quiescent(primary)
+        primary.wait_for_binlog_checkpoint()
         directory = tmp_path_factory.mktemp("recording") / "rec"
         done = run_cli(
             "record", "--host", primary.host, "--port", str(primary.port),

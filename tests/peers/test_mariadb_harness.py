@@ -165,6 +165,39 @@ def test_replication_user(mariadb_server: MariaDBServer) -> None:
     assert "REPLICATION SLAVE" in grants
 
 
+@pytest.mark.mariadb
+def test_waiting_for_the_binlog_checkpoint_after_a_rotation(mariadb_server: MariaDBServer) -> None:
+    """The server writes the checkpoint naming a new file in the background after a rotation:
+    once the wait returns, the file ends with it, read from disk by the independent scanner."""
+    mariadb_server.execute(
+        [
+            "CREATE DATABASE shop",
+            "CREATE TABLE shop.orders (id INT PRIMARY KEY, total DECIMAL(10,2)) ENGINE=InnoDB",
+            "INSERT INTO shop.orders VALUES (1, 9.99), (2, 19.50)",
+            "FLUSH BINARY LOGS",
+            "INSERT INTO shop.orders VALUES (3, 5.00)",
+        ]
+    )
+    last = mariadb_server.wait_for_binlog_checkpoint()
+    assert last == mariadb_server.binlog_files()[-1].name
+    headers = list(iter_event_headers(mariadb_server.binlog_files()[-1]))
+    assert headers[-1].type_name == "BINLOG_CHECKPOINT"
+    assert last == mariadb_server.wait_for_binlog_checkpoint()  # already there: at once
+
+
+def test_waiting_for_a_binlog_checkpoint_that_never_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = MariaDBServer(server_id=1)
+    listing = [
+        ("mysql-bin.000002", 4, "Format_desc", 1, 256, "Server ver: 10.11"),
+        ("mysql-bin.000002", 256, "Gtid_list", 1, 299, "[0-1-3]"),
+        ("mysql-bin.000002", 299, "Binlog_checkpoint", 1, 342, "mysql-bin.000001"),
+    ]
+    monkeypatch.setattr(server, "master_status", lambda: ("mysql-bin.000002", 342))
+    monkeypatch.setattr(server, "execute", lambda sql: listing)
+    with pytest.raises(TimeoutError, match="no BINLOG_CHECKPOINT naming mysql-bin.000002"):
+        server.wait_for_binlog_checkpoint(timeout=0)
+
+
 # -- workloads ---------------------------------------------------------------
 
 

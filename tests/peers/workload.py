@@ -1010,6 +1010,9 @@ def run_workload(
                         ) from e
     finally:
         conn.close()
+    # The binlog as the workload leaves it, not as it is a moment later when the server has
+    # written the checkpoint of the rotation in the background: what readers compare.
+    server.wait_for_binlog_checkpoint()
     return collect_result(server, variant=variant, steps=[name for name, _ in plan])
 
 

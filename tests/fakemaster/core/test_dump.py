@@ -1069,6 +1069,9 @@ def test_same_bytes_as_a_real_primary(mariadb_factory: Callable[..., Any]) -> No
             "INSERT INTO d.t VALUES (3,'c')",
         ]
     )
+    # Both sides read the binlog at different moments: wait for what the server writes into
+    # it on its own after the rotation (it once landed between the two reads).
+    server.wait_for_binlog_checkpoint()
     file_name, size = server.master_status()
     first = server.binlog_files()[0].name
     scenarios: list[dict[str, Any]] = [
