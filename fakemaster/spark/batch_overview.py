@@ -16,7 +16,14 @@ from typing import Any
 
 from fakemaster.spark.state_store import after_seq
 
-__all__ = ["Overview", "collect_together", "overview"]
+__all__ = [
+    "FirstLook",
+    "Overview",
+    "carries_columns",
+    "collect_together",
+    "first_look",
+    "overview",
+]
 
 _ROW_OPS = ("c", "u", "d", "r")
 
@@ -62,6 +69,22 @@ def collect_together(branches: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return [(row["kind"], row[row["kind"]]) for row in union.collect()]
 
 
+def carries_columns() -> Any:
+    """An update that changes the key with a partial after image (MINIMAL, NOBLOB): its other
+    columns come from the old key's row, which only an in-order fold knows."""
+    from pyspark.sql import functions as F
+
+    def changed(k: Any) -> Any:
+        after = F.try_element_at(F.col("after"), k)
+        return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
+
+    return (
+        (F.col("op") == "u")
+        & (F.size(F.col("after")) < F.size(F.col("columns")))
+        & F.exists(F.col("primary_key"), changed)
+    )
+
+
 def _partial_update() -> Any:
     """An update whose after image may lack columns (MINIMAL or NOBLOB row images)."""
     from pyspark.sql import functions as F
@@ -69,6 +92,224 @@ def _partial_update() -> Any:
     return (F.col("op") == "u") & (
         F.col("columns").isNull() | (F.size(F.col("after")) < F.size(F.col("columns")))
     )
+
+
+def _kept_event() -> Any:
+    """An event the rules read whole: not a row (DDL, TRUNCATE, XA...), statement DML aside."""
+    from pyspark.sql import functions as F
+
+    return (~F.col("op").isin(*_ROW_OPS) | F.col("ddl_kind").isNotNull()) & ~F.col(
+        "ddl_kind"
+    ).eqNullSafe(F.lit("STATEMENT"))
+
+
+def _newer_than(base: tuple[int, Mapping[str, Any]] | None) -> Any:
+    """The events after the state ``base`` (None: the state names no event, every table
+    counts as touched)."""
+    from pyspark.sql import functions as F
+
+    if base is None or base[1].get("after") is None:
+        return None
+    at = after_seq(base[1]["after"])
+    seq = F.struct(
+        *[
+            F.lit(v).cast("bigint" if k in ("file_index", "pos") else "int").alias(k)
+            for k, v in at.items()
+        ]
+    )
+    return ((F.col("seq") > seq) & ~((F.col("op") == "r") & (F.col("seq") == seq))) | (
+        F.col("seq.file_index") < 0
+    )
+
+
+@dataclass
+class FirstLook:
+    """What one query over a batch's events as read tells: the XA/RENAME ``marks`` (``seq``,
+    ``op``, ``ddl``, ``ddl_kind``, ``database``, ``gtid``), the tables' ``shapes`` (as
+    ``materialiser._shapes`` groups them) and the :class:`Overview`, which holds for the
+    resolved events as long as resolving moves nothing (no marks, no names inherited)."""
+
+    marks: list[Any]
+    shapes: list[Any]
+    overview: Overview
+
+
+def first_look(probe: Any, carries: Any, base: tuple[int, Mapping[str, Any]] | None) -> FirstLook:
+    """:class:`FirstLook` of ``probe`` in one scan: every event falls in one group of its table,
+    shape and DDL kind (an event kept whole, or a statement's text, is part of its group's key),
+    so the marks, shapes, summaries, kept events, statement counts and touched tables of
+    :func:`overview` and ``materialiser._resolve`` are all read from a few groups instead of
+    a scan each. ``carries`` as in :func:`overview`."""
+    from pyspark.sql import functions as F
+
+    kept = F.struct(
+        "seq",
+        "op",
+        "ddl",
+        F.col("source.file").alias("file"),
+        F.col("source.pos").alias("pos"),
+        F.col("source.db").alias("db"),
+        F.col("source.gtid").alias("gtid"),
+    )
+    newer = _newer_than(base)
+    aggregates = [
+        F.min("seq").alias("first"),
+        F.max("seq").alias("last"),
+        F.count(F.lit(1)).alias("n"),
+        F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
+        F.coalesce(F.bool_or(_partial_update()), F.lit(False)).alias("partial"),
+    ]
+    if newer is not None:
+        aggregates.append(F.max(F.when(newer, F.col("seq"))).alias("newest"))
+    groups = (
+        probe.groupBy(
+            "database",
+            "table",
+            "columns",
+            "column_types",
+            "primary_key",
+            "ddl_kind",
+            F.when(_kept_event(), kept).alias("kept"),
+            F.when(F.col("ddl_kind") == "STATEMENT", F.struct(F.col("ddl").alias("text"))).alias(
+                "statement"
+            ),
+        )
+        .agg(*aggregates)
+        .collect()
+    )
+    kept_events = _kept_events(groups)
+    marks = [
+        _pick(_row(event, group, "gtid"), ("seq", "op", "ddl", "ddl_kind", "database", "gtid"))
+        for event, group in kept_events
+        if event["op"] == "xa" or group["ddl_kind"] == "RENAME_TABLE"
+    ]
+    return FirstLook(
+        marks=marks,
+        shapes=_group_shapes(groups),
+        overview=_overview_of_groups(groups, kept_events, newer is not None),
+    )
+
+
+def _seq_key(seq: Any) -> tuple[int, ...]:
+    return tuple(seq)
+
+
+def _kept_events(groups: list[Any]) -> list[tuple[Any, Any]]:
+    """(event, its group) for each event kept whole, as often as it was read, in seq order."""
+    found = [
+        (group["kept"], group)
+        for group in groups
+        if group["kept"] is not None
+        for _ in range(int(group["n"]))
+    ]
+    found.sort(key=lambda pair: _seq_key(pair[0]["seq"]))
+    return found
+
+
+def _row(event: Any, group: Any, *extra: str) -> Any:
+    """An event kept whole as :func:`overview` lists it (plus ``extra`` fields of it)."""
+    from pyspark.sql import Row
+
+    fields = {
+        "seq": event["seq"],
+        "op": event["op"],
+        "ddl": event["ddl"],
+        "ddl_kind": group["ddl_kind"],
+        "database": group["database"],
+        "table": group["table"],
+        "file": event["file"],
+        "pos": event["pos"],
+        "db": event["db"],
+    }
+    return Row(**fields, **{name: event[name] for name in extra})
+
+
+def _pick(row: Any, names: tuple[str, ...]) -> Any:
+    from pyspark.sql import Row
+
+    return Row(**{name: row[name] for name in names})
+
+
+def _group_shapes(groups: list[Any]) -> list[Any]:
+    """Each table's TABLE_MAP shapes and DDL kinds with their first and last ``seq``."""
+    from pyspark.sql import Row
+
+    spans: dict[tuple[Any, ...], list[Any]] = {}
+    for group in groups:
+        if group["table"] is None or (group["columns"] is None and group["ddl_kind"] is None):
+            continue
+        columns, key = group["columns"], group["primary_key"]
+        name = (
+            group["database"],
+            group["table"],
+            None if columns is None else tuple(columns),
+            None if key is None else tuple(key),
+            group["ddl_kind"],
+        )
+        span = spans.setdefault(name, [group["first"], group["last"], columns, key])
+        if _seq_key(group["first"]) < _seq_key(span[0]):
+            span[0] = group["first"]
+        if _seq_key(group["last"]) > _seq_key(span[1]):
+            span[1] = group["last"]
+    return [
+        Row(
+            database=name[0],
+            table=name[1],
+            columns=columns,
+            primary_key=key,
+            ddl_kind=name[4],
+            first=first,
+            last=last,
+        )
+        for name, (first, last, columns, key) in spans.items()
+    ]
+
+
+def _overview_of_groups(
+    groups: list[Any], kept_events: list[tuple[Any, Any]], touched: bool
+) -> Overview:
+    from pyspark.sql import Row
+
+    found = Overview(
+        touched=set() if touched else None,
+        events=[_row(event, group) for event, group in kept_events],
+    )
+    tables: dict[tuple[str, str], dict[str, Any]] = {}
+    renames = False
+    for group in groups:
+        seq = group["last"]
+        if found.last is None or _seq_key(seq) > _seq_key(found.last):
+            found.last = seq
+        if group["statement"] is not None:
+            name = (group["statement"]["text"], group["database"])
+            found.statements[name] = found.statements.get(name, 0) + int(group["n"])
+        if touched and group["newest"] is not None:
+            assert found.touched is not None
+            found.touched.add((group["database"], group["table"]))
+            renames = renames or group["ddl_kind"] in ("RENAME_TABLE", "DROP_DATABASE")
+        if group["table"] is None:
+            continue
+        table = tables.setdefault(
+            (group["database"], group["table"]),
+            {"s": None, "carries": False, "partial": False, "mapped": None},
+        )
+        table["carries"] = table["carries"] or bool(group["carries"])
+        table["partial"] = table["partial"] or bool(group["partial"])
+        if group["columns"] is not None and (
+            table["mapped"] is None or _seq_key(seq) > _seq_key(table["mapped"])
+        ):
+            table["mapped"] = seq
+            table["s"] = Row(
+                columns=group["columns"],
+                column_types=group["column_types"],
+                primary_key=group["primary_key"],
+            )
+    if renames:
+        found.touched = None
+    found.summary = [
+        Row(database=database, table=table, **facts) for (database, table), facts in tables.items()
+    ]
+    return found
 
 
 def overview(
@@ -91,10 +332,7 @@ def overview(
             F.coalesce(F.bool_or(_partial_update()), F.lit(False)).alias("partial"),
             F.max(F.when(F.col("columns").isNotNull(), F.col("seq"))).alias("mapped"),
         ),
-        "event": probe.where(
-            (~F.col("op").isin(*_ROW_OPS) | F.col("ddl_kind").isNotNull())
-            & ~F.col("ddl_kind").eqNullSafe(F.lit("STATEMENT"))
-        ).select(
+        "event": probe.where(_kept_event()).select(
             "seq",
             "op",
             "ddl",
@@ -110,22 +348,15 @@ def overview(
         .agg(F.count("*").alias("n")),
         "last": raw.agg(F.max("seq").alias("seq")),
     }
-    touched = base is not None and base[1].get("after") is not None
+    newer = _newer_than(base)
+    touched = newer is not None
     if touched:
-        assert base is not None
-        at = after_seq(base[1]["after"])
-        seq = F.struct(
-            *[
-                F.lit(v).cast("bigint" if k in ("file_index", "pos") else "int").alias(k)
-                for k, v in at.items()
-            ]
-        )
-        new = probe.where(
-            ((F.col("seq") > seq) & ~((F.col("op") == "r") & (F.col("seq") == seq)))
-            | (F.col("seq.file_index") < 0)
-        )
-        branches["touched"] = new.groupBy("database", "table").agg(
-            F.bool_or(F.col("ddl_kind").isin("RENAME_TABLE", "DROP_DATABASE")).alias("renames")
+        branches["touched"] = (
+            probe.where(newer)
+            .groupBy("database", "table")
+            .agg(
+                F.bool_or(F.col("ddl_kind").isin("RENAME_TABLE", "DROP_DATABASE")).alias("renames")
+            )
         )
     found = Overview(touched=set() if touched else None)
     renames = False

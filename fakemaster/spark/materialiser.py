@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from fakemaster.spark.batch_overview import collect_together, overview
+from fakemaster.spark.batch_overview import carries_columns, first_look, overview
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.state_store import StateStore, after_seq
@@ -222,25 +222,17 @@ class Materialiser:
         of its images: what the summaries below read."""
         from pyspark.sql import functions as F
 
+        carries = carries_columns()
         raw = probe
-        log, probe, renamed, pending = _resolve(log, probe)
+        look = first_look(probe, carries, base)
+        log, probe, renamed, pending = _resolve(log, probe, look.marks, look.shapes)
         # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
         # images as hex text, several per batch) on the heap. The small aggregations below read
         # only the columns they need from the Parquet change log.
         row_ops = log.where(F.col("op").isin("c", "u", "d", "r"))
-
-        def changed(k: Any) -> Any:
-            after = F.try_element_at(F.col("after"), k)
-            return after.isNotNull() & ~after.eqNullSafe(F.try_element_at(F.col("before"), k))
-
-        # An update that changes the key with a partial after image (MINIMAL, NOBLOB): its
-        # other columns come from the old key's row, which only an in-order fold knows.
-        carries = (
-            (F.col("op") == "u")
-            & (F.size(F.col("after")) < F.size(F.col("columns")))
-            & F.exists(F.col("primary_key"), changed)
-        )
-        seen = overview(probe, carries, base, raw)
+        # The first look holds as long as resolving moved no event and renamed no column.
+        moved = probe is not raw
+        seen = overview(probe, carries, base, raw) if moved else look.overview
         summary = seen.summary
         names = {(r["database"], r["table"]) for r in summary}
         schemas: dict[tuple[str, str], Any] = {
@@ -985,28 +977,17 @@ def rename_pairs(text: str, database: str) -> list[tuple[tuple[str, str], tuple[
 
 
 def _resolve(
-    log: Any, probe: Any
+    log: Any, probe: Any, marks: Sequence[Any], shapes: Sequence[Any]
 ) -> tuple[Any, Any, dict[tuple[str, str | None], Any], tuple[set[str], set[str]]]:
     """The change events as the rules see them: rows of a prepared XA transaction moved to its
     XA COMMIT (dropped at XA ROLLBACK, absent while still prepared), and events of a renamed
     table under its new name; ``log`` and ``probe`` (the same events but a state's images,
     what the marks are read from) alike. Also the tables renamed away, with the rename's
-    sequence, and the XA transactions still prepared (their xids and gtids)."""
-    from pyspark.sql import functions as F
-
-    # The marks, and the shapes _inherit_names reads, in one query (a job saved per batch);
-    # the shapes are those of the events before any move, read again below if a mark moves.
-    found = collect_together(
-        {
-            "mark": probe.where(
-                (F.col("op") == "xa") | (F.col("ddl_kind") == "RENAME_TABLE")
-            ).select(
-                "seq", "op", "ddl", "ddl_kind", "database", F.col("source.gtid").alias("gtid")
-            ),
-            "shape": _shapes(probe),
-        }
-    )
-    marks = [row for kind, row in found if kind == "mark"]
+    sequence, and the XA transactions still prepared (their xids and gtids). ``marks`` and
+    ``shapes``: the XA/RENAME events and :func:`_shapes` of ``probe``, as
+    :func:`~fakemaster.spark.batch_overview.first_look` reads them. ``log`` and ``probe`` come
+    back as they were (the same objects) when nothing moves."""
+    marks = list(marks)
     marks.sort(key=lambda mark: tuple(mark["seq"]))  # few rows: no Spark sort (two jobs)
     prepared: dict[str, str] = {}  # xid -> gtid of its XA PREPARE group
     held: set[str] = set()  # gtids of every prepared group
@@ -1040,11 +1021,11 @@ def _resolve(
             renamed[old] = seq
             renamed.pop(new, None)
     pending = (set(prepared), set(prepared.values()))
-    log = _moved(log, held, committed, active, dead)
-    probe = _moved(probe, held, committed, active, dead)
-    # Without marks nothing moved: the shapes read above are the moved events' own.
-    shapes = None if marks else [row for kind, row in found if kind == "shape"]
-    log, probe = _inherit_names(log, probe, shapes)
+    if marks:
+        log = _moved(log, held, committed, active, dead)
+        probe = _moved(probe, held, committed, active, dead)
+    # Without marks nothing moved: the shapes given are the moved events' own.
+    log, probe = _inherit_names(log, probe, None if marks else shapes)
     return log, probe, renamed, pending
 
 
