@@ -18,7 +18,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -53,9 +53,11 @@ COLUMNS = [  # (name, type, metadata)
 ROWS_PER_EVENT = 50
 
 
-def generated_events(transactions: int) -> Iterator[Event]:
+def generated_table_map(*extra: MetadataField) -> TableMapEvent:
+    """The TABLE_MAP of the generated table ``bench.t`` (table id 42, ``COLUMNS``, their names
+    in its optional metadata), ``extra`` optional metadata fields after the others."""
     names = tuple(name.encode() for name, _, _ in COLUMNS)
-    table_map = TableMapEvent(
+    return TableMapEvent(
         table_id=42,
         database="bench",
         table="t",
@@ -66,8 +68,13 @@ def generated_events(transactions: int) -> Iterator[Event]:
             MetadataField(OptionalMetadata.SIGNEDNESS, (False,) * 5),
             MetadataField(OptionalMetadata.DEFAULT_CHARSET, (45, ())),
             MetadataField(OptionalMetadata.COLUMN_NAME, names),
+            *extra,
         ),
     )
+
+
+def generated_events(transactions: int) -> Iterator[Event]:
+    table_map = generated_table_map()
     yield FormatDescriptionEvent(server_id=1)
     row_id = 0
     for seq in range(1, transactions + 1):
@@ -98,10 +105,15 @@ def generated_events(transactions: int) -> Iterator[Event]:
         yield XidEvent(xid=seq)
 
 
-def write_generated(path: Path, transactions: int) -> None:
+def write_events(path: Path, events: Iterable[Event]) -> None:
+    """A binlog file of ``events``, their positions set as they are written."""
     with BinlogWriter(path, fix_positions=True) as writer:
-        for event in generated_events(transactions):
+        for event in events:
             writer.write(event)
+
+
+def write_generated(path: Path, transactions: int) -> None:
+    write_events(path, generated_events(transactions))
 
 
 def count_rows(event: Event) -> int:

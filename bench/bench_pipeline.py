@@ -51,7 +51,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_codec import COLUMNS, ROWS_PER_EVENT  # noqa: E402
+from bench_codec import (  # noqa: E402
+    COLUMNS,
+    ROWS_PER_EVENT,
+    generated_table_map,
+    write_events,
+)
 
 __all__ = ["main"]
 
@@ -84,27 +89,12 @@ def _events(transactions: int, first_seq: int, first_row: int) -> Iterator[Any]:
         FormatDescriptionEvent,
         GtidEvent,
         MetadataField,
-        TableMapEvent,
         UpdateRowsEvent,
         WriteRowsEvent,
         XidEvent,
     )
 
-    names = tuple(name.encode() for name, _, _ in COLUMNS)
-    table_map = TableMapEvent(
-        table_id=42,
-        database="bench",
-        table="t",
-        column_types=tuple(t for _, t, _ in COLUMNS),
-        column_meta=tuple(m for _, _, m in COLUMNS),
-        nullable=tuple(True for _ in COLUMNS),
-        optional_metadata=(
-            MetadataField(OptionalMetadata.SIGNEDNESS, (False,) * 5),
-            MetadataField(OptionalMetadata.DEFAULT_CHARSET, (45, ())),
-            MetadataField(OptionalMetadata.COLUMN_NAME, names),
-            MetadataField(OptionalMetadata.SIMPLE_PRIMARY_KEY, (0,)),
-        ),
-    )
+    table_map = generated_table_map(MetadataField(OptionalMetadata.SIMPLE_PRIMARY_KEY, (0,)))
     yield FormatDescriptionEvent(server_id=1)
     row_id = first_row
     for seq in range(first_seq, first_seq + transactions):
@@ -139,15 +129,11 @@ def archive(directory: Path, files: int, transactions: int) -> list[Path]:
     paths = [directory / f"mysql-bin.{n:06d}" for n in range(1, files + 1)]
     if (directory / "done").exists():
         return paths
-    from encoder.binlog_file import BinlogWriter
-
     directory.mkdir(parents=True, exist_ok=True)
     for n, path in enumerate(paths):
-        with BinlogWriter(path, fix_positions=True) as writer:
-            for event in _events(
-                transactions, n * transactions + 1, n * transactions * ROWS_PER_EVENT
-            ):
-                writer.write(event)
+        write_events(
+            path, _events(transactions, n * transactions + 1, n * transactions * ROWS_PER_EVENT)
+        )
     (directory / "mysql-bin.index").write_text("".join(f"./{p.name}\n" for p in paths))
     (directory / "done").write_text("")
     return paths

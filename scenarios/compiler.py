@@ -659,32 +659,19 @@ class _RowsPlan:
     ) -> RowsEvent:
         """The rows event of ``rows`` (their encoded ``area``), its body into ``bodies``."""
         flags = RowsFlag.STMT_END if statement_end else 0
-        event: RowsEvent
-        if self.kind is UpdateRowsEvent:
-            event = UpdateRowsEvent(
-                timestamp=timestamp,
-                server_id=server_id,
-                table_id=self.table_id,
-                rows_flags=flags,
-                width=self.width,
-                columns_present=self.columns_present,
-                columns_present_after=self.after_bitmap,
-                rows=tuple(rows),
-                compressed=compressed,
-                version=self.version,
-            )
-        else:
-            event = self.kind(
-                timestamp=timestamp,
-                server_id=server_id,
-                table_id=self.table_id,
-                rows_flags=flags,
-                width=self.width,
-                columns_present=self.columns_present,
-                rows=tuple(rows),
-                compressed=compressed,
-                version=self.version,
-            )
+        event = self.kind(
+            timestamp=timestamp,
+            server_id=server_id,
+            table_id=self.table_id,
+            rows_flags=flags,
+            width=self.width,
+            columns_present=self.columns_present,
+            rows=tuple(rows),
+            compressed=compressed,
+            version=self.version,
+        )
+        if isinstance(event, UpdateRowsEvent):
+            event.columns_present_after = self.after_bitmap
         id_bytes = self.id_bytes
         if id_bytes is not None:
             assert bodies is not None

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from fakemaster.client import BlockingReplica, ClientConfig
+from fakemaster.client import ClientConfig
+from tests.support.live_stream import EXTRA, SCENARIO, stream_live_commits
 
 
 @pytest.mark.parametrize("semi_sync", [False, True])
@@ -19,40 +20,14 @@ def test_a_compressed_stream_from_the_fake_master_equals_the_oracle(
 ) -> None:
     """Semi-sync: the primary restarts its compressed packets' numbers after each event it
     wants acknowledged, and reads the client's ACKs compressed."""
-    from scenarios.compiler import compile_scenario
-    from scenarios.library import build
-    from scenarios.oracle import Oracle
-    from tests.integration.test_client_semi_sync import EXTRA, SCENARIO, Background, grown
-    from tests.support.client_apply import Tables, catalogue, initial, target
-
     master = fake_master_factory(
         scenario=SCENARIO, semi_sync=semi_sync, semi_sync_timeout_ms=60_000
     )
-    base, full = build(SCENARIO), grown()
     config = ClientConfig(
         user=master.user, password=master.password, server_id=77, semi_sync=semi_sync,
         compress=True,
     )  # fmt: skip
-    goal = target(full)
-    client = BlockingReplica(
-        master.host,
-        master.port,
-        config,
-        start=initial(full),
-        until=lambda p: p.covers(goal),
-        catalogue=catalogue(full),
-    )
-    consumer = Background(client, Tables(full))
-    consumer.wait_for(target(base))
-    acknowledged = []
-    for item in compile_scenario(full)[-EXTRA:]:
-        assert item.gtid is not None
-        master.append_transaction(item.events[1:], server_id=item.gtid.server_id)
-        if semi_sync:
-            acknowledged.append(master.wait_for_ack())
-    consumer.join()
-    Oracle(full).assert_matches(consumer.tables.rows)
-    assert client.connections == 1 and client.errors == []
+    client, acknowledged = stream_live_commits(master, config, wait_for_acks=semi_sync)
     assert client.ready is not None and client.ready.compressed
     assert client.ready.semi_sync is semi_sync
     assert acknowledged == [True] * EXTRA if semi_sync else acknowledged == []

@@ -5,7 +5,6 @@ dropped on the way the primary gives up waiting and the client still gets everyt
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -15,10 +14,6 @@ from fakemaster.client.blocking import BlockingReplica
 from fakemaster.client.position import Position
 from fakemaster.client.protocol import ClientConfig
 from fakemaster.faults import Fault, FaultKind, FaultPlan, Point, PointKind
-from scenarios.compiler import compile_scenario
-from scenarios.history import Scenario
-from scenarios.library import build
-from scenarios.oracle import Oracle
 from tests.integration.test_client_real_primary import (
     PASSWORD,
     TABLES,
@@ -28,46 +23,7 @@ from tests.integration.test_client_real_primary import (
     workload,
 )
 from tests.peers.fixtures import MariaDBFactory
-from tests.support.client_apply import Tables, catalogue, initial, target
-
-SCENARIO = "rotation_storm"
-EXTRA = 3  # transactions committed while the client is connected
-
-
-def grown() -> Scenario:
-    scenario = build(SCENARIO)
-    for n in range(EXTRA):
-        scenario.insert("storm.t", {"id": 1000 + n, "n": n})
-    return scenario
-
-
-class Background:
-    """The client consuming change events in a thread."""
-
-    def __init__(self, client: BlockingReplica, tables: Tables | KeyedTables) -> None:
-        self.client = client
-        self.tables = tables
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            with self.client:
-                for change in self.client.changes():
-                    self.tables.apply(change)
-        except BaseException as error:  # noqa: BLE001 - reported by join
-            self.error = error
-
-    def wait_for(self, goal: Position) -> None:
-        while not self.client.position.covers(goal) and self.thread.is_alive():
-            time.sleep(0.01)
-        assert self.error is None, self.error
-
-    def join(self) -> None:
-        self.thread.join(60)
-        assert not self.thread.is_alive(), "the client did not finish"
-        assert self.error is None, self.error
+from tests.support.live_stream import EXTRA, SCENARIO, Background, stream_live_commits
 
 
 @pytest.mark.parametrize("drop", [False, True])
@@ -84,28 +40,9 @@ def test_client_acknowledges_live_transactions_as_a_semi_sync_replica(
         semi_sync_timeout_ms=300 if drop else 60_000,
         faults=FaultPlan(tuple(faults)),
     )
-    base, full = build(SCENARIO), grown()
     config = ClientConfig(user=master.user, password=master.password, server_id=77, semi_sync=True)
-    goal = target(full)
-    client = BlockingReplica(
-        master.host,
-        master.port,
-        config,
-        start=initial(full),
-        until=lambda p: p.covers(goal),
-        catalogue=catalogue(full),
-    )
-    consumer = Background(client, Tables(full))
-    consumer.wait_for(target(base))
-    acknowledged = []
-    for item in compile_scenario(full)[-EXTRA:]:
-        assert item.gtid is not None
-        master.append_transaction(item.events[1:], server_id=item.gtid.server_id)
-        acknowledged.append(master.wait_for_ack())
-    consumer.join()
-    Oracle(full).assert_matches(consumer.tables.rows)
+    client, acknowledged = stream_live_commits(master, config, wait_for_acks=True)
     assert client.ready is not None and client.ready.semi_sync
-    assert client.connections == 1 and client.errors == []
     if drop:
         # The first commit waits out the timeout, then the primary is asynchronous.
         assert acknowledged[0] is False and client.acks_sent >= 1

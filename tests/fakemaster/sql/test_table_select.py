@@ -13,6 +13,7 @@ import pytest
 
 from fakemaster.protocol.resultset import ResultSet, SqlError
 from fakemaster.sql.answers.table_select import zone_offset
+from fakemaster.sql.outcome import Response
 from fakemaster.sql.state import SessionState
 from fakemaster.sql.statements import execute
 from fakemaster.sql.tables.catalogue import (
@@ -27,6 +28,12 @@ from tests.fakemaster.sql.test_snapshot_statements import make
 from tests.support.catalogue import StaticCatalogue, shop_catalogue
 
 _ZOE = (b"10", "Zoë".encode(), b"-3.00")
+
+
+def _answer(sql: str) -> Response:
+    """The first answer to ``sql`` of a new session on shop.t (test_snapshot_statements.make)."""
+    _, _, session = make()
+    return execute(session, sql).responses[0]
 
 
 @pytest.mark.parametrize(
@@ -97,16 +104,14 @@ _ZOE = (b"10", "Zoë".encode(), b"-3.00")
     ],
 )
 def test_select_answers_as_mariadb(sql: str, expected: list[tuple[bytes | None, ...]]) -> None:
-    _, _, session = make()
-    response = execute(session, sql).responses[0]
+    response = _answer(sql)
     assert isinstance(response, ResultSet)
     assert [tuple(row) for row in response.rows] == expected
     assert not expected or len(response.columns) == len(expected[0])  # one for each cell
 
 
 def test_an_aggregate_of_star_other_than_count_is_a_syntax_error() -> None:
-    _, _, session = make()
-    response = execute(session, "SELECT MAX(*) FROM shop.t").responses[0]
+    response = _answer("SELECT MAX(*) FROM shop.t")
     assert isinstance(response, SqlError)
     assert response.errno == 1064
 
@@ -139,8 +144,7 @@ def test_timezone_offsets(zone: str, seconds: int) -> None:
     ],
 )
 def test_no_index_used_as_mariadb_flags_it(sql: str, no_index_used: bool) -> None:
-    _, _, session = make()
-    response = execute(session, sql).responses[0]
+    response = _answer(sql)
     assert isinstance(response, ResultSet)
     flagged = [bool(status & ServerStatus.QUERY_NO_INDEX_USED) for status in response.extra_status]
     assert flagged == [no_index_used, no_index_used]
@@ -160,9 +164,8 @@ def test_aggregate_column_definitions() -> None:
     """Name, type, flags and length of each aggregate's column as MariaDB 10.11.19 sends them
     (a text column's length is left out: the catalogue's own definition says 0 where the
     server says 80, outside this module)."""
-    _, _, session = make()
     sql = "SELECT COUNT(*) AS n, COUNT(d), SUM(id > 1), MIN(name), MAX(id) m, MIN(d) FROM shop.t"
-    response = execute(session, sql).responses[0]
+    response = _answer(sql)
     assert isinstance(response, ResultSet)
     got = [
         (c.name, c.type, int(c.flags), None if c.type == ColumnType.VAR_STRING else c.length)
@@ -197,8 +200,7 @@ _NEAR = (
     ],
 )
 def test_syntax_errors_as_mariadb(sql: str, near: str) -> None:
-    _, _, session = make()
-    response = execute(session, sql).responses[0]
+    response = _answer(sql)
     assert isinstance(response, SqlError)
     assert (response.errno, response.message) == (1064, _NEAR.format(near))
 
@@ -206,8 +208,7 @@ def test_syntax_errors_as_mariadb(sql: str, near: str) -> None:
 def test_an_aggregate_of_an_unknown_column() -> None:
     # MariaDB 10.11.19 says "in 'SELECT'" where the fake says "in 'field list'" (the
     # vocabulary's message, shared with every unknown column; docs/verified-facts.md).
-    _, _, session = make()
-    response = execute(session, "SELECT MAX(nope) FROM shop.t").responses[0]
+    response = _answer("SELECT MAX(nope) FROM shop.t")
     assert isinstance(response, SqlError)
     assert response.errno == 1054
 
@@ -221,8 +222,7 @@ def test_an_aggregate_of_an_unknown_column() -> None:
     ],
 )
 def test_what_the_fake_does_not_answer_is_refused(sql: str) -> None:
-    _, _, session = make()
-    response = execute(session, sql).responses[0]
+    response = _answer(sql)
     assert isinstance(response, SqlError)
     assert response.errno == 1235  # ER_NOT_SUPPORTED_YET
 
@@ -260,8 +260,7 @@ def test_lock_tables_reads_only_what_it_locked() -> None:
     ],
 )
 def test_mysql_user(sql: str, expected: int | None, status: int) -> None:
-    _, _, session = make()
-    response = execute(session, sql).responses[0]
+    response = _answer(sql)
     assert isinstance(response, ResultSet)
     if expected is not None:
         assert [tuple(row) for row in response.rows] == [(b"root",)] * expected
