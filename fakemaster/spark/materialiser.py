@@ -78,6 +78,14 @@ _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
 _KEPT_DDL = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
 
 
+def _plain_values(*maps: str) -> dict[str, str]:
+    """Parquet writer options: the values of these image maps without a dictionary. A row's
+    values hardly repeat, so Parquet's attempt at a dictionary for every page is lost work
+    (about a fifth of the change log's write, bench/README.md); the keys (column names)
+    repeat in every row and keep theirs."""
+    return {f"parquet.enable.dictionary#{name}.key_value.value": "false" for name in maps}
+
+
 def table_dir_name(database: str, table: str) -> str:
     return f"{database}.{table}"
 
@@ -157,6 +165,7 @@ class Materialiser:
         batch = events.withColumn("batch_id", F.lit(batch_id))
         (
             batch.write.mode("overwrite")
+            .options(**_plain_values("before", "after"))
             .option("partitionOverwriteMode", "dynamic")
             .partitionBy("batch_id")
             .parquet(self.changes_path)
@@ -589,7 +598,7 @@ class Materialiser:
             images = self._keyed(events, key, merge_images)
         if state is not None:
             # The images are the state's rows: computed once, then typed from what was written.
-            images.write.mode("overwrite").parquet(state)
+            images.write.mode("overwrite").options(**_plain_values("image")).parquet(state)
             images = self.spark.read.schema("image map<string,string>").parquet(state)
         from pyspark.sql import Observation
 

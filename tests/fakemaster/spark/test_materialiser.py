@@ -122,3 +122,38 @@ def test_fold_applies_the_keyed_rules_in_order() -> None:
         {"id": "2", "a": "p", "b": "q2"},
         {"id": "7", "a": "s", "b": "t"},
     ]
+
+
+def _encodings(root: Any) -> dict[str, set[str]]:
+    """Per column path of the Parquet files under ``root``: the encodings its chunks use."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    found: dict[str, set[str]] = {}
+    for path in root.rglob("*.parquet"):
+        meta = pq.ParquetFile(path).metadata
+        for group in range(meta.num_row_groups):
+            for index in range(meta.num_columns):
+                chunk = meta.row_group(group).column(index)
+                found.setdefault(chunk.path_in_schema, set()).update(chunk.encodings)
+    return found
+
+
+def test_image_values_are_written_without_a_dictionary_and_their_keys_with(
+    spark: Any, tmp_path: Any
+) -> None:
+    from fakemaster.spark import FORMAT_NAME, materialise
+    from scenarios.compiler import binlog_files, to_store
+    from scenarios.library import build
+
+    paths = []
+    for name, data in binlog_files(to_store(build("primary_key_updates"))).items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    out = tmp_path / "out"
+    materialise(spark, spark.read.format(FORMAT_NAME).load(paths), str(out))
+    dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+    changes, state = _encodings(out / "changes"), _encodings(out / "state")
+    for found, image in ((changes, "before"), (changes, "after"), (state, "image")):
+        assert found[f"{image}.key_value.value"].isdisjoint(dictionary), (image, found)
+        assert found[f"{image}.key_value.key"] & dictionary, (image, found)
+    assert changes["database"] & dictionary  # every other column as Spark writes it
