@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fakemaster.spark.position import by_domain, gtid_domain, position_aggregates
 from fakemaster.spark.state_store import after_seq
 
 __all__ = [
@@ -132,14 +133,22 @@ class FirstLook:
     marks: list[Any]
     shapes: list[Any]
     overview: Overview
+    position: list[dict[str, Any]] | None = None  # position.position_groups, when asked
 
 
-def first_look(probe: Any, carries: Any, base: tuple[int, Mapping[str, Any]] | None) -> FirstLook:
+def first_look(
+    probe: Any,
+    carries: Any,
+    base: tuple[int, Mapping[str, Any]] | None,
+    position: bool = False,
+) -> FirstLook:
     """:class:`FirstLook` of ``probe`` in one scan: every event falls in one group of its table,
     shape and DDL kind (an event kept whole, or a statement's text, is part of its group's key),
     so the marks, shapes, summaries, kept events, statement counts and touched tables of
     :func:`overview` and ``materialiser._resolve`` are all read from a few groups instead of
-    a scan each. ``carries`` as in :func:`overview`."""
+    a scan each. ``carries`` as in :func:`overview`. ``position``: the groups are of a GTID
+    domain too, and give ``position.position_groups`` of ``probe`` (when ``probe`` is exactly
+    the batch's own events: no state before it)."""
     from pyspark.sql import functions as F
 
     kept = F.struct(
@@ -161,8 +170,12 @@ def first_look(probe: Any, carries: Any, base: tuple[int, Mapping[str, Any]] | N
     ]
     if newer is not None:
         aggregates.append(F.max(F.when(newer, F.col("seq"))).alias("newest"))
+    keys = [gtid_domain().alias("domain")] if position else []
+    if position:
+        aggregates += position_aggregates(F.lit(True), prefix="position_")
     groups = (
         probe.groupBy(
+            *keys,
             "database",
             "table",
             "columns",
@@ -187,6 +200,7 @@ def first_look(probe: Any, carries: Any, base: tuple[int, Mapping[str, Any]] | N
         marks=marks,
         shapes=_group_shapes(groups),
         overview=_overview_of_groups(groups, kept_events, newer is not None),
+        position=by_domain(groups, "position_") if position else None,
     )
 
 

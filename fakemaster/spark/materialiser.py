@@ -58,6 +58,7 @@ from typing import Any
 from fakemaster.spark.batch_overview import carries_columns, first_look, overview
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
+from fakemaster.spark.position import position_after, position_groups
 from fakemaster.spark.state_store import StateStore, after_seq
 from fakemaster.spark.table_report import (
     TableResult,
@@ -177,8 +178,8 @@ class Materialiser:
             # No state store off the local filesystem (it lists and removes directories):
             # every batch up to this one, merge on read.
             log = changes.where(F.col("batch_id") <= batch_id).drop("batch_id")
-            results, _ = self._tables(log, log, batch_id, None, None)
-            self._write_json(self.position_path, self._position(log, None, batch_id))
+            results, _, groups = self._tables(log, log, batch_id, None, None)
+            self._write_json(self.position_path, self._position(log, None, batch_id, groups))
             self._write_json(self.report_path, report_json(batch_id, results))
             return results
         own = changes.where(F.col("batch_id") == batch_id).drop("batch_id")
@@ -186,11 +187,11 @@ class Materialiser:
         base = store.base(batch_id)
         store.begin(batch_id)
         full, probe = store.carried(self.spark, base, own.schema)
-        results, meta = self._tables(
+        results, meta, groups = self._tables(
             own.unionByName(full), own.unionByName(probe), batch_id, base, store
         )
         meta["position"] = self._position(
-            own, None if base is None else base[1].get("position"), batch_id
+            own, None if base is None else base[1].get("position"), batch_id, groups
         )
         # The state whole before the position names its batch: a kill between the two leaves
         # the position at N-1 and a complete state N, which batch N (replayed) or N+1 starts
@@ -224,16 +225,18 @@ class Materialiser:
         batch_id: int,
         base: tuple[int, Mapping[str, Any]] | None,
         store: StateStore | None,
-    ) -> tuple[list[TableResult], dict[str, Any]]:
+    ) -> tuple[list[TableResult], dict[str, Any], list[dict[str, Any]] | None]:
         """The tables of ``log`` (change events) written, and the state they leave (the meta
         of :mod:`fakemaster.spark.state_store`; its images and events written into ``store``
         when one is given). ``probe`` is ``log`` with one row per table of the state in place
-        of its images: what the summaries below read."""
+        of its images: what the summaries below read. Also, when there is no state
+        (``base`` None: ``probe`` is the batch's events), their position groups."""
         from pyspark.sql import functions as F
 
         carries = carries_columns()
         raw = probe
-        look = first_look(probe, carries, base)
+        # Without a state the probe is the batch's own events: their position is read too.
+        look = first_look(probe, carries, base, position=base is None)
         log, probe, renamed, pending = _resolve(log, probe, look.marks, look.shapes)
         # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
         # images as hex text, several per batch) on the heap. The small aggregations below read
@@ -359,7 +362,7 @@ class Materialiser:
             if shape.get("primary_key"):
                 keys[table_dir_name(database, table)] = list(shape["primary_key"])
         meta["keys"] = keys
-        return results, meta
+        return results, meta, look.position
 
     def _keep(
         self,
@@ -773,58 +776,17 @@ class Materialiser:
                 [(json.dumps(value, sort_keys=True),)], "value string"
             ).coalesce(1).write.mode("overwrite").text(target)
 
-    def _position(self, log: Any, base: Mapping[str, Any] | None, batch_id: int) -> dict[str, Any]:
+    def _position(
+        self,
+        log: Any,
+        base: Mapping[str, Any] | None,
+        batch_id: int,
+        groups: Sequence[Any] | None = None,
+    ) -> dict[str, Any]:
         """The position after ``log``'s events, which follow those of the position ``base``
-        (the state's, None: none before)."""
-        from pyspark.sql import functions as F
-
-        # One query: per GTID domain (None: events without a GTID) its latest GTID, and the
-        # last event's source and the count, whose overall values are taken from the groups.
-        gtid = F.split(F.col("source.gtid"), "-")
-        groups = (
-            log.where(F.col("seq.file_index") >= 0)
-            .withColumn("domain", gtid[0].cast("bigint"))
-            .groupBy("domain")
-            .agg(
-                F.max_by(F.col("source"), F.col("seq")).alias("s"),
-                F.max("seq").alias("at"),
-                F.count("*").alias("n"),
-                F.max(
-                    F.when(
-                        F.col("source.gtid").isNotNull(),
-                        F.struct(
-                            gtid[2].cast("bigint").alias("seq"),
-                            gtid[1].cast("bigint").alias("server"),
-                        ),
-                    )
-                ).alias("v"),
-            )
-            .collect()
-        )
-        gtids = [r for r in groups if r["domain"] is not None and r["v"] is not None]
-        latest = max(groups, key=lambda r: tuple(r["at"]), default=None)
-        # domain -> (seq, server), the latest of each domain
-        domains: dict[int, tuple[int, int]] = {}
-        for text in filter(None, ((base or {}).get("gtid_binlog_pos") or "").split(",")):
-            domain, server, seq = (int(part) for part in text.split("-"))
-            domains[domain] = (seq, server)
-        for r in gtids:
-            found = (int(r["v"]["seq"]), int(r["v"]["server"]))
-            domains[int(r["domain"])] = max(found, domains.get(int(r["domain"]), found))
-        source = latest["s"] if latest is not None else None
-        count = sum(int(r["n"]) for r in groups)
-        before = base or {}
-        position = {
-            "batch_id": batch_id,
-            "events": int(before.get("events") or 0) + count,
-            "file": source["file"] if source else before.get("file"),
-            "pos": source["pos"] if source else before.get("pos"),
-            "gtid": source["gtid"] if source else before.get("gtid"),
-            "gtid_binlog_pos": ",".join(
-                f"{d}-{server}-{seq}" for d, (seq, server) in sorted(domains.items())
-            ),
-        }
-        return position
+        (the state's, None: none before). ``groups``: :func:`position_groups` of ``log``,
+        when the caller has them."""
+        return position_after(position_groups(log) if groups is None else groups, base, batch_id)
 
 
 _INTEGER_TYPES = {  # SQL type: (signed, unsigned) Spark type
