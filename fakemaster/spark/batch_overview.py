@@ -151,15 +151,7 @@ def first_look(
     the batch's own events: no state before it)."""
     from pyspark.sql import functions as F
 
-    kept = F.struct(
-        "seq",
-        "op",
-        "ddl",
-        F.col("source.file").alias("file"),
-        F.col("source.pos").alias("pos"),
-        F.col("source.db").alias("db"),
-        F.col("source.gtid").alias("gtid"),
-    )
+    kept = F.struct("seq", "op", "ddl", *_source_fields("file", "pos", "db", "gtid"))
     newer = _newer_than(base)
     aggregates = [
         F.min("seq").alias("first"),
@@ -202,6 +194,13 @@ def first_look(
         overview=_overview_of_groups(groups, kept_events, newer is not None),
         position=by_domain(groups, "position_") if position else None,
     )
+
+
+def _source_fields(*names: str) -> list[Any]:
+    """Fields of an event's ``source``, named as themselves."""
+    from pyspark.sql import functions as F
+
+    return [F.col(f"source.{name}").alias(name) for name in names]
 
 
 def _seq_key(seq: Any) -> tuple[int, ...]:
@@ -353,9 +352,7 @@ def overview(
             "ddl_kind",
             "database",
             "table",
-            F.col("source.file").alias("file"),
-            F.col("source.pos").alias("pos"),
-            F.col("source.db").alias("db"),
+            *_source_fields("file", "pos", "db"),
         ),
         "statement": probe.where(F.col("ddl_kind") == "STATEMENT")
         .groupBy("ddl", "database")

@@ -47,6 +47,7 @@ from scenarios.oracle import Oracle
 from tests.integration.test_client_faults import config_for as wire_config
 from tests.integration.test_client_faults import cut, read_to, replicate
 from tests.support.client_apply import Tables, catalogue, initial, target
+from tests.support.live_stream import Background
 from tests.support.socket_buffers import kernel_socket_buffers
 
 __all__: list[str] = []
@@ -85,23 +86,13 @@ def config_for(master: Any, **settings: Any) -> ClientConfig:
     return ClientConfig(**values)
 
 
-class Consumer:
+class Consumer(Background):
     """A client applying change events to a scenario's tables in a thread, until it stops."""
 
-    def __init__(self, client: BlockingReplica) -> None:
-        self.client = client
-        self.tables = Tables(build(SCENARIO))
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+    tables: Tables
 
-    def _run(self) -> None:
-        try:
-            with self.client:
-                for change in self.client.changes():
-                    self.tables.apply(change)
-        except BaseException as error:  # noqa: BLE001 - the test reads it
-            self.error = error
+    def __init__(self, client: BlockingReplica) -> None:
+        super().__init__(client, Tables(build(SCENARIO)))
 
     def join(self) -> None:
         self.thread.join(PATIENCE)

@@ -144,3 +144,48 @@ def test_edges_a_statement_without_text_an_event_read_twice_no_table(spark: Any)
     [summary] = look.overview.summary
     assert summary["carries"] and summary["partial"]
     assert_same_look(probe, (0, {"after": {"file_index": 0, "pos": 12, "event": 0, "row": 0}}))
+
+
+# A SaaS tenant's billing as an application writes it on a real MariaDB 10.11: MINIMAL row
+# images (partial updates, a key change carrying columns), an XA transaction, a RENAME and
+# statement-format DML, the binlog as the server wrote it (with FULL metadata: the key's name).
+SAAS = [
+    "SET GLOBAL binlog_row_metadata = 'FULL'",
+    "CREATE DATABASE saas",
+    "USE saas",
+    "CREATE TABLE saas.tenants (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL,"
+    " plan VARCHAR(10) NOT NULL DEFAULT 'free', created_at DATETIME DEFAULT current_timestamp())",
+    "CREATE TABLE saas.invoices (id INT AUTO_INCREMENT PRIMARY KEY, tenant_id INT NOT NULL,"
+    " amount DECIMAL(10,2) NOT NULL, KEY (tenant_id))",
+    "INSERT INTO saas.tenants (id, name) VALUES (1, 'acme'), (2, 'globex'), (3, 'initech')",
+    "INSERT INTO saas.invoices (tenant_id, amount) VALUES (1, 99.00), (2, 0.50), (3, 12.00)",
+    "SET SESSION binlog_row_image = 'MINIMAL'",
+    "UPDATE saas.tenants SET plan = 'pro' WHERE id = 1",
+    "UPDATE saas.tenants SET id = 20 WHERE id = 2",
+    "XA START 'renewal-7'",
+    "INSERT INTO saas.invoices (tenant_id, amount) VALUES (1, 99.00)",
+    "XA END 'renewal-7'",
+    "XA PREPARE 'renewal-7'",
+    "XA COMMIT 'renewal-7'",
+    "RENAME TABLE saas.invoices TO saas.bills",
+    "SET SESSION binlog_format = 'STATEMENT'",
+    "DELETE FROM saas.bills WHERE amount < 1",
+    "SET SESSION binlog_format = 'ROW'",
+    "INSERT INTO saas.bills (tenant_id, amount) VALUES (3, 5.00)",
+    "FLUSH BINARY LOGS",
+]
+
+
+@pytest.mark.mariadb
+def test_a_real_primarys_binlog_reads_the_same_either_way(spark: Any, mariadb_factory: Any) -> None:
+    from fakemaster.spark import FORMAT_NAME
+
+    server = mariadb_factory()
+    server.execute(["RESET MASTER", *SAAS])
+    server.wait_for_binlog_checkpoint()
+    events = spark.read.format(FORMAT_NAME).load([str(p) for p in server.binlog_files()])
+    look = assert_same_look(events, None)
+    assert_same_look(events, (0, {"after": middle_of(events)}))
+    for brings in (has_mark("xa"), has_mark("RENAME_TABLE"), summarised("carries")):
+        assert brings(look)
+    assert look.overview.statements == {("DELETE FROM saas.bills WHERE amount < 1", "saas"): 1}
