@@ -28,7 +28,7 @@ from collections.abc import Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, NamedTuple
 
-from fakemaster.core.dump.framing import FramedSpan, SpanEnd, frame_block
+from fakemaster.core.dump.framing import ACCELERATED, FramedSpan, SpanEnd, frame_block
 from fakemaster.server.logs import logger
 from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
 
@@ -101,6 +101,22 @@ class FramedRun:
         return (self.identity, self.name, self.send_annotate, point.offset, point.seq)
 
 
+def _say_framing_is_in_python() -> None:
+    """Once a process: the first dumps are slower than they would be, and the user can tell
+    why."""
+    global _SAID
+    if not _SAID:
+        _SAID = True
+        logger.warning(
+            "the dump's C framing (fakemaster.core.dump._framing_accel) is not built: small "
+            "events are framed in Python, a first dump about 3x slower; install the package "
+            "where a C compiler and the Python headers are"
+        )
+
+
+_SAID = False
+
+
 class FrameCache:
     """Runs of framed packets shared by the dumps of one store (see the module docstring)."""
 
@@ -113,6 +129,8 @@ class FrameCache:
         directory: str | os.PathLike[str] | None = None,
         thread_niceness: int = 0,
     ) -> None:
+        if not ACCELERATED:
+            _say_framing_is_in_python()
         self.store = store
         # The framing threads' nice increment (fakemaster.server.sender.lower_thread_priority).
         self.thread_niceness = thread_niceness

@@ -10,11 +10,18 @@ not ask for them (``BINLOG_SEND_ANNOTATE_ROWS_EVENT``), and START_ENCRYPTION (ne
 hoisted out of the loop. The bytes depend only on the events and the sequence number the block
 starts at, which is what lets a server frame a closed file once and send the same bytes to every
 replica that reaches it with the same sequence number (:mod:`fakemaster.server.frame_cache`).
+
+The runs of small events are framed in C where the package was built with its one extension
+(``_framing_accel``, :data:`ACCELERATED`): in Python a pass per event costs about 0.3 us, three
+times what a real primary spends on an event's whole dump. :func:`frame_block_in_python` is the
+same framing without it, used where the extension could not be built (and by the tests, which
+hold both to framing event by event).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -22,7 +29,15 @@ from encoder.packets import frame_parts
 from fakemaster.vocabulary.constants import HEADER_LEN, MAX_PACKET_PAYLOAD, EventType
 from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
 
-__all__ = ["LARGE_EVENT", "FramedBlock", "FramedSpan", "SpanEnd", "frame_block"]
+__all__ = [
+    "ACCELERATED",
+    "LARGE_EVENT",
+    "FramedBlock",
+    "FramedSpan",
+    "SpanEnd",
+    "frame_block",
+    "frame_block_in_python",
+]
 
 # Events from this size on are not copied into the framed block: their packets are the header
 # bytes plus a memoryview of the event (a large event is never copied per replica).
@@ -56,13 +71,30 @@ class FramedBlock(NamedTuple):
 
 
 _START_ENCRYPTION = EventType.START_ENCRYPTION.value
+# The event header as the C framing reads it: its length, the type code's and the length's offsets.
+_LAYOUT = (HEADER_LEN, TYPE_CODE_OFFSET, EVENT_LENGTH_OFFSET)
 _ANNOTATE_ROWS = EventType.ANNOTATE_ROWS.value
 
+_frame_small: (
+    Callable[
+        [bytes | bytearray | memoryview, int, int, int, int, int, tuple[int, int, int]],
+        tuple[bytes, int, int, int, int],
+    ]
+    | None
+)
+try:
+    from fakemaster.core.dump._framing_accel import frame_small as _frame_small
+except ImportError:  # built without its extension (no compiler where it was installed)
+    _frame_small = None
 
-def frame_block(
+# Whether the runs of small events are framed in C (the package's extension was built).
+ACCELERATED = _frame_small is not None
+
+
+def frame_block_in_python(
     block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
 ) -> FramedBlock:
-    """The dump packets of the whole events at the start of ``block``, the first one numbered
+    """:func:`frame_block` without the C extension: the dump packets of the whole events at the start of ``block``, the first one numbered
     ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
     cannot be an event header): ``walked`` says where; a block the store read as whole events
     is walked to its end."""
@@ -124,6 +156,60 @@ def frame_block(
         parts.append(joined)
         size += len(joined)
         events += len(small) >> 1
+    return FramedBlock(parts, seq, events, last_event, size, index)
+
+
+def frame_block(
+    block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
+) -> FramedBlock:
+    """The dump packets of the whole events at the start of ``block``, the first one numbered
+    ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
+    cannot be an event header): ``walked`` says where; a block the store read as whole events
+    is walked to its end. The runs of small events are framed in C (when :data:`ACCELERATED`),
+    large events (never copied) and packets of 16 MiB or more as in
+    :func:`frame_block_in_python`."""
+    if _frame_small is None:
+        return frame_block_in_python(block, seq, send_annotate=send_annotate)
+    view = memoryview(block)
+    unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
+    skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
+    parts: list[bytes | bytearray | memoryview] = []
+    size = 0
+    events = 0
+    last_event = -1
+    index = 0
+    end = len(view)
+    while True:
+        # Stops at the end, before bytes that are no whole event, or before a large event
+        # (skipped types are walked past whatever their size).
+        joined, index, seq, framed, walked_last = _frame_small(
+            block, index, seq, _START_ENCRYPTION, skip_annotate, LARGE_EVENT, _LAYOUT
+        )
+        if framed:
+            parts.append(joined)
+            size += len(joined)
+            events += framed
+        if walked_last >= 0:
+            last_event = walked_last
+        if index + HEADER_LEN > end:
+            break
+        type_code, length = unpack_type_and_length(view, index + TYPE_CODE_OFFSET)
+        following = index + length
+        if length < HEADER_LEN or following > end:
+            break
+        last_event = index
+        events += 1
+        event = view[index:following]
+        if length + 1 < MAX_PACKET_PAYLOAD:
+            parts.append(_EVENT_PACKET_HEAD.pack((length + 1) | seq << 24, 0))
+            parts.append(event)
+            seq = (seq + 1) & 0xFF
+            size += length + 5
+        else:
+            packets, seq = frame_parts((_OK, event), seq)
+            parts.extend(packets)
+            size += sum(len(packet) for packet in packets)
+        index = following
     return FramedBlock(parts, seq, events, last_event, size, index)
 
 

@@ -227,3 +227,26 @@ def test_parts_are_written_gathered_in_order_even_in_pieces(
         file.seek(offset)
         assert file.read() == b"".join(bytes(part) for part in parts)
     assert written == sum(sizes)
+
+
+def test_a_cache_without_the_c_framing_says_so_once(caplog: Any) -> None:
+    """Built without its extension, the package frames in Python: slower, and the log says
+    why, once a process."""
+    import fakemaster.server.frame_cache as frame_cache
+
+    store = build_store(1, 5, 0)
+    with (
+        mock.patch.object(frame_cache, "ACCELERATED", False),
+        mock.patch.object(frame_cache, "_SAID", False),
+        caplog.at_level("WARNING", logger=frame_cache.logger.name),
+    ):
+        for _ in range(2):
+            FrameCache(store).close()
+    said = [r.getMessage() for r in caplog.records if "C framing" in r.getMessage()]
+    assert len(said) == 1
+    assert "framed in Python" in said[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger=frame_cache.logger.name):
+        FrameCache(store).close()
+    # Built (as here and in CI): nothing said.
+    assert frame_cache.ACCELERATED == ("C framing" not in caplog.text)
