@@ -102,6 +102,9 @@ async def serve_until_stopped(
         flush=True,
     )
     resume_collection()  # listening: the start is over
+    from fakemaster.server.warm_up import warm_up_in_background
+
+    warm_up_in_background()  # what the first client needs, imported before it comes
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
