@@ -18,7 +18,12 @@ import threading
 
 from fakemaster.server.logs import logger
 
-__all__ = ["FIRST_CLIENT_MODULES", "warm_up", "warm_up_in_background"]
+__all__ = ["FIRST_CLIENT_MODULES", "WARM_UP_DELAY", "warm_up", "warm_up_in_background"]
+
+# Seconds from listening to the warm-up: a client that connects at once (a benchmark of the
+# start, ``bench/bench_startup.py``) gets its handshake without the warm-up's imports competing
+# for the interpreter; it imports what it needs itself, as without a warm-up.
+WARM_UP_DELAY = 0.05
 
 # The entry points of what a login, a SET, a SELECT and a plain dump import lazily; each
 # imports the rest (tests/fakemaster/server/test_warm_up.py: after warm_up, a first login and
