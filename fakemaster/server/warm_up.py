@@ -2,10 +2,10 @@
 
 ``serve`` imports only what it needs to listen (its CPU to the first handshake byte, issue #25);
 the SQL statement table, the dump stream, the frame cache and the sender are imported when the
-first client needs them. Measured on a loaded 2-core machine (``bench/bench_serving.py
---first-dumps``), those imports put 50-110 ms between the first client's login packet and its
-OK, and 50 ms between COM_BINLOG_DUMP and the first event: about MariaDB's whole first dump of
-268 MB of large events. A real replica or a test harness usually connects some time after the
+first client needs them. Traced on a loaded 2-core machine (bench/README.md, h-firstdump), those
+imports put 107 ms between the first client's login packet and its OK, 70 ms into its first SET
+and 49 ms between COM_BINLOG_DUMP and the first event: about MariaDB's whole first dump of 268
+MB of large events there. A real replica or a test harness usually connects some time after the
 server listens; :func:`warm_up_in_background` spends that time importing them, so the first
 login and dump find them loaded. A client that arrives meanwhile waits for a module being
 imported (Python's per-module import lock) as it would have imported it itself, never twice.
