@@ -57,6 +57,10 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
    and logs in, an upper bound; the fake: spawn to its "listening" line) and of both, the
    server CPU time of the start and of the dump, and whether both streams had the same length.
    The first dump is the one that finds nothing prepared: the fake frames every file then.
+   ``--first-dump-wait SECONDS``: the client is told to go SECONDS after its server is ready
+   (0: at once), as a test harness that sets its replica up after the server listens; the
+   server's CPU while it waited is logged per start (the fake imports what its first client
+   needs then, ``fakemaster.server.warm_up``) and counted in neither figure.
 
 8. ``--background-load N``: N CPU hogs (processes of this script, ``--hog-worker``: a busy
    loop at the default priority, each ending by itself when this script is gone) run through
@@ -706,12 +710,18 @@ class FirstDumps:
     same_bytes: bool = True
 
 
-def _first_dump(start: Any, first_file: str) -> tuple[float, float, int, float, float]:
+def _first_dump(
+    start: Any, first_file: str, wait: float = 0.0
+) -> tuple[float, float, int, float, float, float]:
     """Start a server with ``start()`` (returning its port, pid and the seconds it took),
-    then at once one full dump by one drain client started beforehand: (start seconds, dump
-    seconds, bytes, server CPU during the dump, server CPU of its start)."""
+    then, ``wait`` seconds later, one full dump by one drain client started beforehand: (start
+    seconds, dump seconds, bytes, server CPU during the dump, server CPU of its start, server
+    CPU while it waited)."""
     (proc,) = _spawn_drains("-", first_file, 1, "dump", None)
     port, pid, started = start()
+    start_cpu = tree_cpu_seconds(pid)
+    if wait > 0:
+        time.sleep(wait)
     cpu = tree_cpu_seconds(pid)
     go = time.monotonic()
     assert proc.stdin is not None
@@ -721,11 +731,12 @@ def _first_dump(start: Any, first_file: str) -> tuple[float, float, int, float, 
     result = json.loads(out.strip().splitlines()[-1])
     if "error" in result:
         raise RuntimeError(f"first dump on port {port} failed: {result['error']}")
-    return started, result["eof"] - go, result["bytes"], tree_cpu_seconds(pid) - cpu, cpu
+    dump_cpu = tree_cpu_seconds(pid) - cpu
+    return started, result["eof"] - go, result["bytes"], dump_cpu, start_cpu, cpu - start_cpu
 
 
 def run_first_dumps(
-    shape: str, primary: Any, scratch: Path, first_file: str, starts: int
+    shape: str, primary: Any, scratch: Path, first_file: str, starts: int, wait: float = 0.0
 ) -> FirstDumps:
     """``starts`` times: restart the MariaDB primary and dump from it at once, then start a
     new ``fakemaster serve`` on the primary's binlog directory and dump from it at once (each
@@ -747,9 +758,12 @@ def run_first_dumps(
             return fake.port, fake.pid, fake.ready_seconds
 
         sizes = {}
+        waited = {}
         for server, start in (("MariaDB", start_mariadb), ("fake", start_fake)):
             try:
-                ready, seconds, size, cpu, start_cpu = _first_dump(start, first_file)
+                ready, seconds, size, cpu, start_cpu, waited[server] = _first_dump(
+                    start, first_file, wait
+                )
             finally:
                 if fake is not None:
                     fake.stop()
@@ -765,6 +779,12 @@ def run_first_dumps(
             f" (start {result.ready['MariaDB'][-1]:.3f} s)   fake {result.seconds['fake'][-1]:.3f}"
             f" s (CPU {result.cpu['fake'][-1]:.2f} s, start {result.ready['fake'][-1]:.3f} s, CPU"
             f" {result.start_cpu['fake'][-1]:.2f} s)   bytes {sizes}"
+            + (
+                f"   CPU while waiting {wait} s: MariaDB {waited['MariaDB']:.2f} s,"
+                f" fake {waited['fake']:.2f} s"
+                if wait > 0
+                else ""
+            )
         )
     return result
 
@@ -963,9 +983,12 @@ def _mb(size: int) -> str:
     return f"{size / 1e6:.1f}"
 
 
-def report_first_dumps(firsts: list[FirstDumps], stream_sizes: dict[str, int]) -> None:
+def report_first_dumps(
+    firsts: list[FirstDumps], stream_sizes: dict[str, int], wait: float = 0.0
+) -> None:
+    when = "at once" if wait <= 0 else f"{wait} s after its server is ready"
     log(
-        "\n### The first full dump after a server start (1 drain client, started at once; "
+        f"\n### The first full dump after a server start (1 drain client, going {when}; "
         "medians over the starts)\n"
     )
     log(
@@ -1114,6 +1137,13 @@ def main(argv: list[str] | None = None) -> int:
         help="also time the first full dump after each of STARTS server starts (0)",
     )
     parser.add_argument(
+        "--first-dump-wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --first-dumps: the client goes SECONDS after its server is ready (0)",
+    )
+    parser.add_argument(
         "--background-load",
         type=int,
         default=0,
@@ -1202,7 +1232,14 @@ def main(argv: list[str] | None = None) -> int:
                 if args.first_dumps > 0:
                     files = primary.binlog_files()
                     firsts.append(
-                        run_first_dumps(shape, primary, scratch, files[0].name, args.first_dumps)
+                        run_first_dumps(
+                            shape,
+                            primary,
+                            scratch,
+                            files[0].name,
+                            args.first_dumps,
+                            args.first_dump_wait,
+                        )
                     )
                 for leftover in scratch.glob("stream-*"):
                     leftover.unlink()
@@ -1213,7 +1250,7 @@ def main(argv: list[str] | None = None) -> int:
     if cases:
         report(infos, cases, stream_sizes)
     if firsts:
-        report_first_dumps(firsts, stream_sizes)
+        report_first_dumps(firsts, stream_sizes, args.first_dump_wait)
     log(
         f"\n{rounds} timed round(s) per server and case after one untimed verification round; "
         "fake / MariaDB is the ratio of median wall times (lower is better for the fake). "

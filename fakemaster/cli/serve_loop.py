@@ -102,6 +102,11 @@ async def serve_until_stopped(
         flush=True,
     )
     resume_collection()  # listening: the start is over
+    from fakemaster.server.warm_up import WARM_UP_DELAY, warm_up_in_background
+
+    # What the first client needs, imported before it comes (after the first handshake byte
+    # of a client that connects at once).
+    loop.call_later(WARM_UP_DELAY, warm_up_in_background)
     tasks: list[asyncio.Task[Any]] = [asyncio.create_task(_forget_logged_errors(master))]
     if live_period is not None and writer is not None:
         tasks.append(asyncio.create_task(_append_live(master, writer, live_period)))
