@@ -22,6 +22,7 @@ QUERY events, and keeps a bounded state. The source is anything with the
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -74,9 +75,15 @@ _TELLING_TYPES = frozenset(
     )
 )
 _TABLE_MAP = int(EventType.TABLE_MAP)
+# The telling types as flags by type code, as _pass_untelling takes them.
+_TELLING_FLAGS = bytes(1 if type_code in _TELLING_TYPES else 0 for type_code in range(256))
 # An event's type code, server id and length, read together (they follow each other).
 _TYPE_SERVER_LENGTH = struct.Struct("<BII")
 assert TYPE_CODE_OFFSET + 1 == SERVER_ID_OFFSET and SERVER_ID_OFFSET + 4 == EVENT_LENGTH_OFFSET
+_LENGTH = struct.Struct("<I")
+# The event header as the walk reads it: its length, the type code's, server id's and length's
+# offsets.
+_LAYOUT = (HEADER_LEN, TYPE_CODE_OFFSET, SERVER_ID_OFFSET, EVENT_LENGTH_OFFSET)
 # Entries of each memo before it starts again (a bound on what a hostile binlog can make it keep).
 _MEMO_SIZE = 4096
 
@@ -165,6 +172,78 @@ class _FileCursor:
         self.stopped = False
 
 
+def _pass_untelling_in_python(
+    data: bytes | bytearray | memoryview,
+    pos: int,
+    largest: int,
+    foreign_from: int | None,
+    telling: bytes,
+    table_map: int,
+    table_maps: dict[bytes, tuple[str | None, str, str]] | None,
+    row_metadata: str | None,
+    body_start: int,
+    crc_len: int,
+    layout: tuple[int, int, int, int],
+) -> tuple[int, int]:
+    """Where the walk from ``pos`` stops, and whether to look at the event there (1) or the
+    block's whole events end there (0): events no larger than ``largest``, of the FDE's server
+    id or 0 (when ``foreign_from`` is that id; None: any), of a type not ``telling``, or a
+    TABLE_MAP whose body ``table_maps`` knows and that tells no other ``row_metadata``, are
+    passed over. The C extension's ``pass_untelling`` does the same (``_facts_accel.c``)."""
+    header_len, type_offset = layout[0], layout[1]
+    unpack_header = _TYPE_SERVER_LENGTH.unpack_from
+    size = len(data)
+    while pos + header_len <= size:
+        type_code, server_id, length = unpack_header(data, pos + type_offset)
+        if length < header_len or pos + length > size:
+            return pos, 0
+        if length > largest or (
+            foreign_from is not None and server_id != foreign_from and server_id != 0
+        ):
+            return pos, 1
+        if telling[type_code]:
+            if type_code != table_map or table_maps is None:
+                return pos, 1
+            known = table_maps.get(bytes(data[pos + body_start : pos + length - crc_len]))
+            if known is None or (known[0] is not None and known[0] != row_metadata):
+                return pos, 1
+        pos += length
+    return pos, 0
+
+
+_PassUntelling = Callable[
+    [
+        bytes | bytearray | memoryview,
+        int,
+        int,
+        int | None,
+        bytes,
+        int,
+        dict[bytes, tuple[str | None, str, str]] | None,
+        str | None,
+        int,
+        int,
+        tuple[int, int, int, int],
+    ],
+    tuple[int, int],
+]
+_pass_untelling: _PassUntelling
+try:
+    from fakemaster.config._facts_accel import pass_untelling as _pass_untelling
+except ImportError:  # built without its extension (no compiler where it was installed)
+    _pass_untelling = _pass_untelling_in_python
+
+# Whether the start-up scan passes over events in C (the package's extension was built).
+ACCELERATED = _pass_untelling is not _pass_untelling_in_python
+
+
+def _facts_accel_pass_untelling() -> _PassUntelling:
+    """The C walk itself (the tests hold it to :func:`_pass_untelling_in_python`)."""
+    from fakemaster.config._facts_accel import pass_untelling
+
+    return pass_untelling
+
+
 class FactsScanner:
     """Collects :class:`ServedFacts` from a binlog source, incrementally.
 
@@ -251,46 +330,34 @@ class FactsScanner:
     def _walk(self, cursor: _FileCursor, block: bytes) -> int:
         """Take in the whole events of ``block``; the bytes they take. Only the events that can
         tell something are looked at (every one in an encrypted file, whose types are hidden):
-        the rest cost a header read."""
+        the rest are passed over by :func:`_pass_untelling` (in C when built)."""
         view = memoryview(block)
-        unpack_header = _TYPE_SERVER_LENGTH.unpack_from
-        type_offset = TYPE_CODE_OFFSET
-        header_len = HEADER_LEN
-        telling = _TELLING_TYPES
+        pass_untelling = _pass_untelling
         base = cursor.offset
-        size = len(block)
         pos = 0
         while True:
             # Refreshed after every event looked at: what makes the next one worth a look.
-            largest = self._facts.largest_event
-            every = cursor.decryption is not None
             fde_server_id = cursor.fde_server_id
             servers = self._facts.foreign_server_id is None and fde_server_id is not None
-            # A TABLE_MAP whose body was seen before and told nothing new is passed over here
+            # A TABLE_MAP whose body was seen before and told nothing new is passed over
             # (single-row transactions map their table in every one).
-            table_maps = self._table_maps if not every and not cursor.stopped else None
-            row_metadata = self._facts.row_metadata
-            body_start = HEADER_LEN + cursor.context.table_id_size
-            crc_len = _crc_len(cursor)
-            while pos + header_len <= size:
-                type_code, server_id, length = unpack_header(block, pos + type_offset)
-                if length < header_len or pos + length > size:
-                    return pos
-                if (
-                    every
-                    or length > largest
-                    or (servers and server_id != fde_server_id and server_id != 0)
-                ):
-                    break
-                if type_code in telling:
-                    if type_code != _TABLE_MAP or table_maps is None:
-                        break
-                    known = table_maps.get(block[pos + body_start : pos + length - crc_len])
-                    if known is None or (known[0] is not None and known[0] != row_metadata):
-                        break
-                pos += length
-            else:
+            every = cursor.decryption is not None
+            pos, look = pass_untelling(
+                block,
+                pos,
+                0 if every else self._facts.largest_event,  # 0: every event is looked at
+                fde_server_id if servers else None,
+                _TELLING_FLAGS,
+                _TABLE_MAP,
+                self._table_maps if not every and not cursor.stopped else None,
+                self._facts.row_metadata,
+                HEADER_LEN + cursor.context.table_id_size,
+                _crc_len(cursor),
+                _LAYOUT,
+            )
+            if not look:
                 return pos
+            length = _LENGTH.unpack_from(block, pos + EVENT_LENGTH_OFFSET)[0]
             self._event(cursor, base + pos, view[pos : pos + length])
             pos += length
 

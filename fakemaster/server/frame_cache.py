@@ -108,9 +108,10 @@ def _say_framing_is_in_python() -> None:
     if not _SAID:
         _SAID = True
         logger.warning(
-            "the dump's C framing (fakemaster.core.dump._framing_accel) is not built: small "
-            "events are framed in Python, a first dump about 3x slower; install the package "
-            "where a C compiler and the Python headers are"
+            "the package's C extensions (fakemaster.core.dump._framing_accel, "
+            "fakemaster.config._facts_accel) are not built: small events are framed in Python "
+            "(a first dump about 3x slower) and the start-up scan walks every event in Python; "
+            "install the package where a C compiler and the Python headers are"
         )
 
 

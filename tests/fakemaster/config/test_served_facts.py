@@ -15,11 +15,13 @@ import shutil
 import struct
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from fakemaster.config import served_facts
 from fakemaster.config.served_facts import FactsScanner, RowMetadata, row_metadata_of
 from fakemaster.config.served_variables import ServedVariables, packet_size_for
 from fakemaster.config.server_config import ServerConfig
@@ -40,6 +42,7 @@ from fakemaster.vocabulary.events import (
     XidEvent,
 )
 from tests.budget import examples
+from tests.peers.policy import require_peer
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "binlogs"
 VARIANTS = ["default", "full_metadata", "minimal", "checksum_none", "compressed"]
@@ -54,6 +57,23 @@ SETTLED = [
 ]
 NOW = 1_700_000_000
 _LENGTH = struct.Struct("<I")
+
+
+@pytest.fixture(scope="module", autouse=True, params=["c", "python"])
+def walk(request: pytest.FixtureRequest) -> Any:
+    """Every test twice: the start-up scan passing over events in C (the package's extension,
+    required in CI), then in Python alone (where the extension could not be built)."""
+    if request.param == "c":
+        require_peer(
+            "fakemaster.config._facts_accel (the start-up scan in C)",
+            served_facts.ACCELERATED,
+            "install the package where a C compiler and the Python headers are "
+            "(scripts/install-deps.sh), or in a checkout `python3 setup.py build_ext --inplace`",
+        )
+        yield served_facts._pass_untelling
+        return
+    with mock.patch.object(served_facts, "_pass_untelling", served_facts._pass_untelling_in_python):
+        yield served_facts._pass_untelling_in_python
 
 
 def clock() -> float:
@@ -566,3 +586,152 @@ def test_facts_learnt_once_per_body_are_those_of_every_event(
     plain.refresh()
     assert plain.facts == facts
     assert plain.facts.evidence == facts.evidence
+
+
+# --- the walk over events that tell nothing: C against Python --------------------------------
+
+_TABLE_MAP_TYPE = 19
+_BODIES = [b"", b"t1-body", b"t2-body-longer", b"x" * 40]
+
+
+def _walk_event(type_code: int, server_id: int, body: bytes, pad: int) -> bytes:
+    """An event of ``body`` (a TABLE_MAP's after its table id) and ``pad`` checksum bytes."""
+    table_id = b"\x01\x00\x00\x00\x00\x00" if type_code == _TABLE_MAP_TYPE else b""
+    length = 19 + len(table_id) + len(body) + pad
+    header = struct.pack("<IBIII", NOW, type_code, server_id, length, 0) + b"\x00\x00"
+    return header + table_id + body + b"\xcc" * pad
+
+
+def _stops(walker: Any, block: bytes, **kwargs: Any) -> list[tuple[int, int]]:
+    """Every place the walker stops over ``block``, passing each looked-at event."""
+    stops: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        pos, look = walker(block, pos, **kwargs)
+        stops.append((pos, look))
+        if not look:
+            return stops
+        pos += _LENGTH.unpack_from(block, pos + 9)[0]
+
+
+@settings(max_examples=examples(1))
+@given(
+    events=st.lists(
+        st.tuples(
+            st.sampled_from([2, 4, 15, 16, 19, 23, 30, 33, 34, 77, 160, 162, 255]),
+            st.sampled_from([0, 1, 2, 0xFFFFFFFF]),
+            st.sampled_from(_BODIES),
+            st.sampled_from([0, 4, 9, 40]),  # checksum bytes: 4 when crc_len is 4 (known maps)
+        ),
+        max_size=30,
+    ),
+    cut=st.integers(0, 1 << 20),
+    largest=st.integers(0, 120),
+    foreign_from=st.sampled_from([None, 1, 2]),
+    known=st.dictionaries(
+        st.sampled_from(_BODIES), st.sampled_from([None, "FULL", "MINIMAL"]), max_size=4
+    ),
+    row_metadata=st.sampled_from([None, "FULL", "MINIMAL"]),
+    maps=st.booleans(),
+    crc_len=st.sampled_from([0, 4]),
+    bogus=st.booleans(),
+)
+def test_the_c_walk_stops_where_the_python_walk_does(
+    events: list[tuple[int, int, bytes, int]],
+    cut: int,
+    largest: int,
+    foreign_from: int | None,
+    known: dict[bytes, str | None],
+    row_metadata: str | None,
+    maps: bool,
+    crc_len: int,
+    bogus: bool,
+) -> None:
+    if not served_facts.ACCELERATED:
+        pytest.skip("the C walk is not built (the test of the extension itself fails then)")
+    block = b"".join(_walk_event(t, s, body, pad) for t, s, body, pad in events)
+    if bogus:  # bytes that are no event (a length below the header's) after the events
+        block += struct.pack("<IBIII", 0, 2, 0, 5, 0) + b"\x00" * 2
+    block = block[: cut % (len(block) + 1)]
+    # Keys as the scanner makes them: the body after the table id, checksum left out.
+    table_maps = {body: (setting, "db", "t") for body, setting in known.items()}
+    kwargs: dict[str, Any] = dict(
+        largest=largest,
+        foreign_from=foreign_from,
+        telling=served_facts._TELLING_FLAGS,
+        table_map=_TABLE_MAP_TYPE,
+        table_maps=table_maps if maps else None,
+        row_metadata=row_metadata,
+        body_start=25,
+        crc_len=crc_len,
+        layout=served_facts._LAYOUT,
+    )
+
+    def positional(walker: Any) -> Any:
+        return lambda data, pos, **kw: walker(data, pos, *kw.values())
+
+    in_c = _stops(positional(served_facts._facts_accel_pass_untelling()), block, **kwargs)
+    in_python = _stops(positional(served_facts._pass_untelling_in_python), block, **kwargs)
+    assert in_c == in_python
+
+
+def test_the_c_walk_refuses_arguments_that_would_read_outside_the_block() -> None:
+    if not served_facts.ACCELERATED:
+        pytest.skip("the C walk is not built (the test of the extension itself fails then)")
+    walker = served_facts._facts_accel_pass_untelling()
+    block = _walk_event(16, 1, b"", 4) * 2
+    good = (0, 100, None, served_facts._TELLING_FLAGS, 19, None, None, 25, 4, served_facts._LAYOUT)
+    assert walker(block, *good) == (len(block), 0)
+    bad = [
+        {0: -1},
+        {0: len(block) + 1},
+        {3: b"\x00" * 255},
+        {5: []},
+        {9: (19, 4, 16, 9)},
+        {9: (19, 19, 5, 9)},
+    ]
+    for change in bad:
+        args = list(good)
+        for index, value in change.items():
+            args[index] = value
+        with pytest.raises(ValueError, match="pass_untelling"):
+            walker(block, *args)
+
+
+def test_the_walks_stop_at_each_boundary_of_what_tells_something(walk: Any) -> None:
+    """One event for each reason to stop or not, both walks: a known TABLE_MAP of the same
+    setting (passed), of another setting (looked at), one of exactly ``largest`` bytes (passed),
+    one byte more (looked at), server id 0 and the FDE's (passed), another (looked at)."""
+    same = _walk_event(_TABLE_MAP_TYPE, 1, b"t1-body", 4)
+    other = _walk_event(_TABLE_MAP_TYPE, 1, b"t2-body-longer", 4)
+    sized = _walk_event(16, 1, b"", 60)  # an XID (padded: larger than the TABLE_MAPs)
+    events = [
+        same,
+        other,
+        sized,
+        _walk_event(16, 1, b"", 61),
+        _walk_event(16, 0, b"", 4),
+        _walk_event(16, 7, b"", 4),
+    ]
+    block = b"".join(events)
+    starts = [sum(len(e) for e in events[:i]) for i in range(len(events) + 1)]
+    args = (
+        len(sized),
+        1,
+        served_facts._TELLING_FLAGS,
+        _TABLE_MAP_TYPE,
+        {b"t1-body": ("FULL", "db", "t1"), b"t2-body-longer": ("MINIMAL", "db", "t2")},
+        "FULL",
+        25,
+        4,
+        served_facts._LAYOUT,
+    )
+    stops = []
+    pos = 0
+    while True:
+        pos, look = walk(block, pos, *args)
+        stops.append((pos, look))
+        if not look:
+            break
+        pos += _LENGTH.unpack_from(block, pos + 9)[0]
+    assert stops == [(starts[1], 1), (starts[3], 1), (starts[5], 1), (starts[6], 0)]

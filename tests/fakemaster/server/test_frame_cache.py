@@ -242,11 +242,11 @@ def test_a_cache_without_the_c_framing_says_so_once(caplog: Any) -> None:
     ):
         for _ in range(2):
             FrameCache(store).close()
-    said = [r.getMessage() for r in caplog.records if "C framing" in r.getMessage()]
+    said = [r.getMessage() for r in caplog.records if "C extensions" in r.getMessage()]
     assert len(said) == 1
     assert "framed in Python" in said[0]
     caplog.clear()
     with caplog.at_level("WARNING", logger=frame_cache.logger.name):
         FrameCache(store).close()
     # Built (as here and in CI): nothing said.
-    assert frame_cache.ACCELERATED == ("C framing" not in caplog.text)
+    assert frame_cache.ACCELERATED == ("C extensions" not in caplog.text)
