@@ -88,6 +88,13 @@ class GatedSelector(selectors.BaseSelector):
         return self._inner.modify(fileobj, events, data)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        # The gate opens only when the loop is about to sleep: a look without waiting first
+        # (the loop polls with timeout 0 while callbacks are ready, and a login's work comes in
+        # several rounds), so the dump threads are not woken between the rounds of one login.
+        ready = self._inner.select(0)
+        if ready or timeout is not None and timeout <= 0:
+            self.gate.close()
+            return ready
         self.gate.open()
         try:
             return self._inner.select(timeout)
