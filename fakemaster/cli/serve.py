@@ -290,11 +290,23 @@ def run(args: argparse.Namespace) -> int:
         faults = _fault_plan(args.faults) if args.faults is not None else None
         live = getattr(args, "live", None)
         idle_scale = getattr(args, "idle_scale", 1.0)
-        return asyncio.run(
-            serve_until_stopped(
-                config, store, writer, source, args.demo_live, faults, args.pcap, live, idle_scale
+        from fakemaster.server.loop_gate import new_gated_loop
+
+        # The loop's gate: dump threads step aside while it answers logins and queries.
+        with asyncio.Runner(loop_factory=new_gated_loop) as runner:
+            return runner.run(
+                serve_until_stopped(
+                    config,
+                    store,
+                    writer,
+                    source,
+                    args.demo_live,
+                    faults,
+                    args.pcap,
+                    live,
+                    idle_scale,
+                )
             )
-        )
     except ConfigError as exc:  # e.g. an option the served binlog contradicts
         raise CommandError(str(exc)) from None
     finally:

@@ -131,10 +131,11 @@ class ServerConfig:
     # Where its (unnamed) files go; None: the system's temporary directory.
     frame_cache_dir: str | None = None
     # How far below the event loop's thread the threads that send dumps and frame files run
-    # (a Linux nice increment, 0-19; 0 keeps them level): the loop answers logins, KILL and
-    # heartbeats, and at one priority a handshake waited behind the dump threads
-    # (fakemaster.server.sender.lower_thread_priority).
-    dump_thread_niceness: int = 10
+    # (a Linux nice increment, 0-19; 0 keeps them level; fakemaster.server.sender.
+    # lower_thread_priority). Level by default: lowered ones lost their share of a loaded
+    # machine (15x MariaDB's dump time with 4 CPU hogs); logins stay prompt through the loop's
+    # gate instead (fakemaster.server.loop_gate).
+    dump_thread_niceness: int = 0
     # The keys of encrypted binlog files (encrypt_binlog=ON): with them dumps send such files
     # decrypted, as a primary whose key plugin has the keys; without them such a dump fails.
     binlog_keys: BinlogKeys | None = field(default=None, compare=False, repr=False)

@@ -24,7 +24,7 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, NamedTuple
 
@@ -129,12 +129,16 @@ class FrameCache:
         extend_bytes: int = DEFAULT_EXTEND_BYTES,
         directory: str | os.PathLike[str] | None = None,
         thread_niceness: int = 0,
+        pause: Callable[[], None] = lambda: None,
     ) -> None:
         if not ACCELERATED:
             _say_framing_is_in_python()
         self.store = store
         # The framing threads' nice increment (fakemaster.server.sender.lower_thread_priority).
         self.thread_niceness = thread_niceness
+        # Called between blocks framed (a worker thread): the event loop's gate
+        # (fakemaster.server.loop_gate), so framing steps aside while the loop works.
+        self.pause = pause
         self.max_bytes = max_bytes
         self.extend_bytes = extend_bytes
         self.directory = directory
@@ -228,7 +232,9 @@ class FrameCache:
             offset, framed, seq, events, last_event = tip
             fd = run.file.fileno()
             try:
+                pause = self.pause
                 while offset < end:
+                    pause()
                     # The bytes as they are: frame_block walks the headers and stops before an
                     # event that does not end in the block. One that is larger than a block, or
                     # bytes that are no event, are read with read(): the whole event, or the

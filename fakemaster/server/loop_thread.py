@@ -58,7 +58,9 @@ class LoopThread(Generic[ServiceT]):
         return self
 
     def _run(self) -> None:
-        loop = asyncio.new_event_loop()
+        from fakemaster.server.loop_gate import new_gated_loop
+
+        loop = new_gated_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
         try:

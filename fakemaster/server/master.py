@@ -25,6 +25,7 @@ from fakemaster.config.server_config import ServerConfig
 from fakemaster.core.connection import ServerConnection
 from fakemaster.core.session import DumpRequest, ServerSession
 from fakemaster.server.logs import log_loop_exception, logger
+from fakemaster.server.loop_gate import LoopGate, gate_of
 from fakemaster.server.loop_thread import LoopThread
 from fakemaster.server.socket_connection import READ_SIZE, DumpStreamLike, SocketConnection
 from fakemaster.server.statement_worker import StatementWorkers
@@ -69,6 +70,9 @@ class FakeMaster:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._frame_cache: Any = None
+        # Dump and framing threads step aside while the loop works, if it has a gate
+        # (fakemaster.server.loop_gate); set at start().
+        self.loop_gate: LoopGate = gate_of(None)
         # Where big statements are read, off the loop every connection shares.
         self.statement_workers = StatementWorkers()
 
@@ -136,6 +140,7 @@ class FakeMaster:
                     max_bytes=self.config.frame_cache_bytes,
                     directory=self.config.frame_cache_dir,
                     thread_niceness=self.config.dump_thread_niceness,
+                    pause=self.loop_gate.wait,
                 )
         return self._frame_cache
 
@@ -143,6 +148,7 @@ class FakeMaster:
         if self._server is not None:
             return self
         self._loop = asyncio.get_running_loop()
+        self.loop_gate = gate_of(self._loop)
         if self._loop.get_exception_handler() is None:
             # asyncio's own handler writes to stderr from the loop: a full pipe would freeze it.
             self._loop.set_exception_handler(log_loop_exception)

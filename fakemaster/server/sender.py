@@ -135,15 +135,19 @@ def pump_dump(
     send_span: Callable[[FramedSpan, SocketWriter], None],
     may_send: Callable[[], bool],
     go_on: Callable[[], bool] = lambda: True,
+    pause: Callable[[], None] = lambda: None,
 ) -> bool:
     """Write the dump's packets until it has nothing to send now (in a worker thread); True if
     anything was written. ``send_span`` writes a frame-cache span and sets its ``reached``.
     ``may_send`` is asked before each batch is written: False (the replica hung up) ends the
     dump there with ConnectionResetError, as a dump thread's next write to a closed socket
     fails. ``go_on`` is asked before each batch is read: False returns (the dump is to end
-    with an error the shell sends), never in the middle of a packet."""
+    with an error the shell sends), never in the middle of a packet. ``pause`` is called
+    before each batch is read: it waits while the event loop's thread has work
+    (:mod:`fakemaster.server.loop_gate`)."""
     wrote = False
     while go_on():
+        pause()
         parts = next_parts()
         if not parts:
             return wrote

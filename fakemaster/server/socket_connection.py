@@ -333,6 +333,7 @@ class SocketConnection:
             send_span,
             may_send,
             go_on,
+            self.master.loop_gate.wait,
         )
         self.pumping = True
         try:

@@ -1,6 +1,7 @@
-"""The threads that send dumps and frame files run below the event loop's thread (a nice
-increment per thread, ServerConfig.dump_thread_niceness), so that logins are answered while
-dumps stream; the loop's thread and the process keep their priority."""
+"""The threads that send dumps and frame files run ServerConfig.dump_thread_niceness steps below
+the event loop's thread (a nice increment per thread; 0, level, by default: logins are favoured
+through the loop's gate, fakemaster.server.loop_gate); the loop's thread and the process keep
+their priority."""
 
 from __future__ import annotations
 
