@@ -18,12 +18,15 @@ from fakemaster.spark.position import by_domain, gtid_domain, position_aggregate
 from fakemaster.spark.state_store import after_seq
 
 __all__ = [
+    "FLAGS",
     "FirstLook",
     "Overview",
     "carries_columns",
     "collect_together",
     "first_look",
+    "look_query",
     "overview",
+    "with_flags",
 ]
 
 _ROW_OPS = ("c", "u", "d", "r")
@@ -95,6 +98,41 @@ def _partial_update() -> Any:
     )
 
 
+FLAGS = ("carries", "partial")
+"""The per-event flags the change log stores beside each event (:func:`with_flags`), so that
+the first look aggregates booleans instead of reading every event's images back."""
+
+
+def with_flags(events: Any) -> Any:
+    """``events`` with the :data:`FLAGS` columns computed from its images (replaced where it
+    has them): ``carries`` (:func:`carries_columns`) and ``partial`` (an update whose after
+    image may lack columns). Computed where the images are at hand, as the change log is
+    written; a frame whose images are renamed afterwards (unnamed columns given names) has
+    stale flags and is summarised from its images (:func:`overview`)."""
+    from pyspark.sql import functions as F
+
+    carries, partial = FLAGS
+    return events.withColumns(
+        {
+            carries: F.coalesce(carries_columns(), F.lit(False)),
+            partial: F.coalesce(_partial_update(), F.lit(False)),
+        }
+    )
+
+
+def _flag_aggregates(probe: Any, carries: Any) -> list[Any]:
+    """``bool_or`` of the flags: of the stored :data:`FLAGS` when ``probe`` has them (the maps
+    are then not read), else computed from the images (``carries`` as in :func:`overview`)."""
+    from pyspark.sql import functions as F
+
+    stored = all(name in probe.columns for name in FLAGS)
+    flags = (F.col(name) for name in FLAGS) if stored else (carries, _partial_update())
+    return [
+        F.coalesce(F.bool_or(flag), F.lit(False)).alias(name)
+        for name, flag in zip(FLAGS, flags, strict=True)
+    ]
+
+
 def _kept_event() -> Any:
     """An event the rules read whole: not a row (DDL, TRUNCATE, XA...), statement DML aside."""
     from pyspark.sql import functions as F
@@ -148,40 +186,10 @@ def first_look(
     :func:`overview` and ``materialiser._resolve`` are all read from a few groups instead of
     a scan each. ``carries`` as in :func:`overview`. ``position``: the groups are of a GTID
     domain too, and give ``position.position_groups`` of ``probe`` (when ``probe`` is exactly
-    the batch's own events: no state before it)."""
-    from pyspark.sql import functions as F
-
-    kept = F.struct("seq", "op", "ddl", *_source_fields("file", "pos", "db", "gtid"))
-    newer = _newer_than(base)
-    aggregates = [
-        F.min("seq").alias("first"),
-        F.max("seq").alias("last"),
-        F.count(F.lit(1)).alias("n"),
-        F.coalesce(F.bool_or(carries), F.lit(False)).alias("carries"),
-        F.coalesce(F.bool_or(_partial_update()), F.lit(False)).alias("partial"),
-    ]
-    if newer is not None:
-        aggregates.append(F.max(F.when(newer, F.col("seq"))).alias("newest"))
-    keys = [gtid_domain().alias("domain")] if position else []
-    if position:
-        aggregates += position_aggregates(F.lit(True), prefix="position_")
-    groups = (
-        probe.groupBy(
-            *keys,
-            "database",
-            "table",
-            "columns",
-            "column_types",
-            "primary_key",
-            "ddl_kind",
-            F.when(_kept_event(), kept).alias("kept"),
-            F.when(F.col("ddl_kind") == "STATEMENT", F.struct(F.col("ddl").alias("text"))).alias(
-                "statement"
-            ),
-        )
-        .agg(*aggregates)
-        .collect()
-    )
+    the batch's own events: no state before it). The ``carries`` and ``partial`` flags are
+    the stored :data:`FLAGS` when ``probe`` has them (:func:`with_flags`): no image is read."""
+    groups = look_query(probe, carries, base, position).collect()
+    touched = _newer_than(base) is not None
     kept_events = _kept_events(groups)
     marks = [
         _pick(_row(event, group, "gtid"), ("seq", "op", "ddl", "ddl_kind", "database", "gtid"))
@@ -191,9 +199,46 @@ def first_look(
     return FirstLook(
         marks=marks,
         shapes=_group_shapes(groups),
-        overview=_overview_of_groups(groups, kept_events, newer is not None),
+        overview=_overview_of_groups(groups, kept_events, touched),
         position=by_domain(groups, "position_") if position else None,
     )
+
+
+def look_query(
+    probe: Any,
+    carries: Any,
+    base: tuple[int, Mapping[str, Any]] | None,
+    position: bool = False,
+) -> Any:
+    """The DataFrame of :func:`first_look`'s groups (not collected)."""
+    from pyspark.sql import functions as F
+
+    kept = F.struct("seq", "op", "ddl", *_source_fields("file", "pos", "db", "gtid"))
+    newer = _newer_than(base)
+    aggregates = [
+        F.min("seq").alias("first"),
+        F.max("seq").alias("last"),
+        F.count(F.lit(1)).alias("n"),
+        *_flag_aggregates(probe, carries),
+    ]
+    if newer is not None:
+        aggregates.append(F.max(F.when(newer, F.col("seq"))).alias("newest"))
+    keys = [gtid_domain().alias("domain")] if position else []
+    if position:
+        aggregates += position_aggregates(F.lit(True), prefix="position_")
+    return probe.groupBy(
+        *keys,
+        "database",
+        "table",
+        "columns",
+        "column_types",
+        "primary_key",
+        "ddl_kind",
+        F.when(_kept_event(), kept).alias("kept"),
+        F.when(F.col("ddl_kind") == "STATEMENT", F.struct(F.col("ddl").alias("text"))).alias(
+            "statement"
+        ),
+    ).agg(*aggregates)
 
 
 def _source_fields(*names: str) -> list[Any]:

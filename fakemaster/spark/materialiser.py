@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from fakemaster.spark.batch_overview import carries_columns, first_look, overview
+from fakemaster.spark.batch_overview import carries_columns, first_look, overview, with_flags
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
 from fakemaster.spark.position import position_after, position_groups
@@ -163,7 +163,9 @@ class Materialiser:
         # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
         # is deprecated and read back by other tools as a naive time).
         self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        batch = events.withColumn("batch_id", F.lit(batch_id))
+        # The first look's flags computed here, where the images are in memory: it then reads
+        # booleans, not every event's images back from Parquet.
+        batch = with_flags(events).withColumn("batch_id", F.lit(batch_id))
         (
             batch.write.mode("overwrite")
             .options(**_plain_values("before", "after"))
@@ -177,7 +179,9 @@ class Materialiser:
         if not _is_local(self.out):
             # No state store off the local filesystem (it lists and removes directories):
             # every batch up to this one, merge on read.
-            log = changes.where(F.col("batch_id") <= batch_id).drop("batch_id")
+            # Batches written before the change log stored its flags read them as NULL: the
+            # flags computed again from the images (this merge on read reads them anyway).
+            log = with_flags(changes.where(F.col("batch_id") <= batch_id).drop("batch_id"))
             results, _, groups = self._tables(log, log, batch_id, None, None)
             self._write_json(self.position_path, self._position(log, None, batch_id, groups))
             self._write_json(self.report_path, report_json(batch_id, results))
@@ -187,6 +191,9 @@ class Materialiser:
         base = store.base(batch_id)
         store.begin(batch_id)
         full, probe = store.carried(self.spark, base, own.schema)
+        # A state's events (few) may come from before the change log stored its flags (a
+        # resumed stream): their flags computed again, from their images.
+        probe = with_flags(probe)
         results, meta, groups = self._tables(
             own.unionByName(full), own.unionByName(probe), batch_id, base, store
         )

@@ -79,9 +79,11 @@ def reference(probe: Any, base: Any) -> tuple[list[Any], list[Any], Any]:
 
 
 def assert_same_look(probe: Any, base: Any) -> Any:
-    from fakemaster.spark.batch_overview import carries_columns, first_look
+    """The first look as the materialiser takes it (the flags stored beside the events)
+    against the per-purpose queries (the flags computed from the images)."""
+    from fakemaster.spark.batch_overview import carries_columns, first_look, with_flags
 
-    look = first_look(probe, carries_columns(), base)
+    look = first_look(with_flags(probe), carries_columns(), base)
     marks, shapes, seen = reference(probe, base)
     assert by_seq(look.marks) == by_seq(marks)
     assert sorted(map(plain, look.shapes), key=repr) == sorted(map(plain, shapes), key=repr)
@@ -144,6 +146,37 @@ def test_edges_a_statement_without_text_an_event_read_twice_no_table(spark: Any)
     [summary] = look.overview.summary
     assert summary["carries"] and summary["partial"]
     assert_same_look(probe, (0, {"after": {"file_index": 0, "pos": 12, "event": 0, "row": 0}}))
+    # Without stored flags (a frame that is not the change log): computed from the images.
+    from fakemaster.spark.batch_overview import carries_columns, first_look
+
+    bare = first_look(probe, carries_columns(), None).overview.summary
+    assert [plain(s) for s in bare] == [plain(s) for s in look.overview.summary]
+
+
+def expected_flags(event: Any) -> tuple[bool, bool]:
+    """(carries, partial) of one event, from its images as docs/spark.md words them: an
+    update whose after image lacks columns (or whose columns are unknown) is partial; it
+    carries columns when, besides, its after image gives a key column a new value."""
+    if event["op"] != "u":
+        return False, False
+    columns, after, before = event["columns"], event["after"], event["before"] or {}
+    short = columns is not None and after is not None and len(after) < len(columns)
+    changed = [k for k in event["primary_key"] or [] if after.get(k) not in (None, before.get(k))]
+    return short and bool(changed), columns is None or short
+
+
+def test_the_stored_flags_are_each_events_own(spark: Any, tmp_path: Path) -> None:
+    from fakemaster.spark.batch_overview import FLAGS, with_flags
+
+    seen: set[tuple[bool, bool]] = set()
+    for name in ("minimal_image", "noblob_image"):
+        events = with_flags(events_of(spark, name, tmp_path / name)).collect()
+        got = [tuple(event[flag] for flag in FLAGS) for event in events]
+        assert got == [expected_flags(event) for event in events], name
+        seen |= {flags for flags, event in zip(got, events, strict=True) if event["op"] == "u"}
+    # Each flag both ways among the updates: a flag stored constant fails above.
+    for index in range(len(FLAGS)):
+        assert {flags[index] for flags in seen} == {True, False}, (FLAGS[index], seen)
 
 
 # A SaaS tenant's billing as an application writes it on a real MariaDB 10.11: MINIMAL row

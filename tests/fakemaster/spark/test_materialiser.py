@@ -139,9 +139,11 @@ def _encodings(root: Any) -> dict[str, set[str]]:
 
 
 def test_image_values_are_written_without_a_dictionary_and_their_keys_with(
-    spark: Any, tmp_path: Any
+    spark: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fakemaster.spark import FORMAT_NAME, materialise
+    """Also: the batch's first look reads the flags the change log stores beside each event,
+    not its images (the Parquet scan of the change log in its physical plan)."""
+    from fakemaster.spark import FORMAT_NAME, batch_overview, materialise
     from scenarios.compiler import binlog_files, to_store
     from scenarios.library import build
 
@@ -150,10 +152,34 @@ def test_image_values_are_written_without_a_dictionary_and_their_keys_with(
         (tmp_path / name).write_bytes(data)
         paths.append(str(tmp_path / name))
     out = tmp_path / "out"
+    plans: list[str] = []
+    look_query = batch_overview.look_query
+
+    def seen(*args: Any, **kwargs: Any) -> Any:
+        query = look_query(*args, **kwargs)
+        plans.append(query._jdf.queryExecution().executedPlan().toString())
+        return query
+
+    monkeypatch.setattr(batch_overview, "look_query", seen)
     materialise(spark, spark.read.format(FORMAT_NAME).load(paths), str(out))
+    [plan] = plans
+    change_log = [scan for scan in _scans(plan) if "batch_id" in scan]  # its partition column
+    assert change_log, plan
+    for scan in change_log:
+        assert set(batch_overview.FLAGS) <= scan and not {"before", "after"} & scan, scan
     dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
     changes, state = _encodings(out / "changes"), _encodings(out / "state")
     for found, image in ((changes, "before"), (changes, "after"), (state, "image")):
         assert found[f"{image}.key_value.value"].isdisjoint(dictionary), (image, found)
         assert found[f"{image}.key_value.key"] & dictionary, (image, found)
     assert changes["database"] & dictionary  # every other column as Spark writes it
+
+
+def _scans(plan: str) -> list[set[str]]:
+    """The columns each Parquet scan of a physical plan reads (its output attributes)."""
+    import re
+
+    return [
+        {re.sub(r"#\d+L?$", "", name) for name in names.split(",")}
+        for names in re.findall(r"FileScan parquet \[([^\]]*)\]", plan)
+    ]

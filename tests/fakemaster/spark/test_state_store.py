@@ -125,14 +125,23 @@ def _state_events(out: Path, batch_id: int) -> list[dict[str, Any]]:
     ("name", "cuts"), [("ddl_mid_stream", (2, 8, 12, 15, 17)), ("xa", (3, 5, 9))]
 )
 def test_batches_that_split_ddl_and_xa_transactions_equal_the_oracle(
-    spark: Any, tmp_path: Path, name: str, cuts: tuple[int, ...]
+    spark: Any, tmp_path: Path, name: str, cuts: tuple[int, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from fakemaster.spark import materialiser as module
+
     history = _History(spark, tmp_path, name)
     assert cuts[-1] == len(history.ends) - 1, "the cuts must end at the history's last point"
     materialiser = history.materialiser(spark)
     first = 1
     for batch_id, last in enumerate(cuts, start=1):
-        materialiser.apply(history.points(first, last), batch_id)
+        with monkeypatch.context() as patch:
+            if name == "xa" and batch_id == 1:
+                # Batch 1 as written before the change log stored the first look's flags: the
+                # state it leaves (an XA PREPARE and its rows held over) has none.
+                patch.setattr(module, "with_flags", lambda frame: frame)
+            materialiser.apply(history.points(first, last), batch_id)
+        if name == "xa" and batch_id == 1:
+            assert not any("carries" in event for event in _state_events(history.out, 1))
         history.oracle.assert_matches(read_tables(history.out), after=last)
         if name == "xa" and batch_id < len(cuts):  # what makes the case: a prepare held over
             kept = {(e["op"], e["ddl_kind"]) for e in _state_events(history.out, batch_id)}
