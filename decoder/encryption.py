@@ -7,7 +7,13 @@ algorithm in the keys it finds AES_CBC or AES_CTR from the first encrypted event
 
 from __future__ import annotations
 
-from fakemaster.vocabulary.constants import CHECKSUM_LEN, HEADER_LEN, EventFlag, EventType
+from fakemaster.vocabulary.constants import (
+    BINLOG_VERSION,
+    CHECKSUM_LEN,
+    HEADER_LEN,
+    EventFlag,
+    EventType,
+)
 from fakemaster.vocabulary.encryption import (
     BLOCK,
     START_ENCRYPTION_BODY_LEN,
@@ -26,7 +32,7 @@ from fakemaster.vocabulary.header import (
     TYPE_CODE_OFFSET,
     event_crc,
 )
-from fakemaster.vocabulary.layouts import START_ENCRYPTION, U32
+from fakemaster.vocabulary.layouts import FDE_FIXED, START_ENCRYPTION, U32
 
 __all__ = [
     "FileDecryption",
@@ -133,8 +139,10 @@ class FileDecryption:
         """The key, or None if the events pass through as they are."""
         if self.keys is None:
             # A plaintext FDE (it may change the checksum setting) never follows a server's
-            # START_ENCRYPTION: a plaintext file it is.
-            is_fde = data[TYPE_CODE_OFFSET] == EventType.FORMAT_DESCRIPTION
+            # START_ENCRYPTION: a plaintext file it is. An encrypted event's type byte is
+            # ciphertext, an FDE's code once in 256 events (its length field is kept plaintext):
+            # an FDE also holds its fixed part, binlog version 4 and the header length.
+            is_fde = data[TYPE_CODE_OFFSET] == EventType.FORMAT_DESCRIPTION and _plain_fde(data)
             if self._with_crc and not is_fde and not has_valid_crc(data):
                 raise DecodeError(
                     f"the event is encrypted {self._where()}: reading it needs the binlog key "
@@ -186,3 +194,12 @@ class FileDecryption:
     def algorithm(self) -> Algorithm | None:
         """The AES mode in use (None until found from the first encrypted event)."""
         return self._algorithm
+
+
+def _plain_fde(data: bytes) -> bool:
+    """Whether ``data`` holds an FDE's fixed part as a plaintext FDE does: binlog version 4
+    and the common header's length."""
+    if len(data) < HEADER_LEN + FDE_FIXED.size:
+        return False
+    version, _, _, header_length = FDE_FIXED.unpack_from(data, HEADER_LEN)
+    return bool(version == BINLOG_VERSION and header_length == HEADER_LEN)

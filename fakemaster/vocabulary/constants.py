@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 
 __all__ = [
+    "BINLOG_VERSION",
     "BINLOG_MAGIC",
     "CHECKSUM_LEN",
     "GTID_LIST_COUNT_MASK",
@@ -35,6 +36,8 @@ __all__ = [
 
 BINLOG_MAGIC = b"\xfebin"
 HEADER_LEN = 19
+# The binlog format version every FORMAT_DESCRIPTION of MariaDB 10.x names.
+BINLOG_VERSION = 4
 CHECKSUM_LEN = 4
 MAX_PACKET_PAYLOAD = 0xFFFFFF
 PACKET_HEADER_LEN = 4  # 3-byte payload length, 1-byte sequence number

@@ -13,6 +13,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from fakemaster.vocabulary.constants import (
+    BINLOG_VERSION,
     MARIADB_POST_HEADER_LENGTHS,
     ChecksumAlg,
     EventFlag,
@@ -124,7 +125,7 @@ class FormatDescriptionEvent(Event):
     """FORMAT_DESCRIPTION: the server version, header and post-header lengths, checksum."""
 
     TYPE: ClassVar[int] = EventType.FORMAT_DESCRIPTION
-    binlog_version: int = 4
+    binlog_version: int = BINLOG_VERSION
     server_version: str = "10.11.14-MariaDB-log"
     # Bytes after the version's NUL in its 50-byte field (10.1 wrote "10.1.24-MariaDB\0log").
     server_version_tail: bytes = b""

@@ -42,7 +42,7 @@ from fakemaster.vocabulary.events import (
     StartEncryptionEvent,
     StopEvent,
 )
-from fakemaster.vocabulary.header import CRC, event_crc
+from fakemaster.vocabulary.header import CRC, TYPE_CODE_OFFSET, event_crc
 from scenarios.strategies.streams import event_streams
 from tests.peers.fixtures import MariaDBFactory
 from tests.peers.policy import require_peer
@@ -266,7 +266,27 @@ def checksummed_file(keys: BinlogKeys, start: StartEncryptionEvent) -> tuple[byt
 
 
 def test_without_keys_an_encrypted_event_needs_a_key() -> None:
-    stored, _ = checksummed_file(BinlogKeys({1: {1: bytes(16)}}), start_encryption_event())
+    stored, _ = checksummed_file(
+        BinlogKeys({1: {1: bytes(16)}}), start_encryption_event(nonce=bytes(range(12)))
+    )
+    _needs_a_key(stored)
+
+
+def test_an_encrypted_event_whose_type_byte_reads_as_an_fde_still_needs_a_key() -> None:
+    """The event after START_ENCRYPTION is ciphertext: once in 256 nonces its type byte is the
+    FDE's code (a CI run failed so, with a random nonce). Its length field does not say its
+    length, so it is no plaintext FDE."""
+    keys = BinlogKeys({1: {1: bytes(16)}})
+    for number in range(1 << 16):
+        stored, _ = checksummed_file(keys, start_encryption_event(nonce=number.to_bytes(12, "big")))
+        if stored[4 + 252 - 4 + 40 + 4 + TYPE_CODE_OFFSET] == EventType.FORMAT_DESCRIPTION:
+            break
+    else:
+        raise AssertionError("no nonce made the type byte an FDE's")
+    _needs_a_key(stored)
+
+
+def _needs_a_key(stored: bytes) -> None:
     for read in (iter_raw_events, read_binlog):
         with pytest.raises(DecodeError, match="needs the binlog key") as info:
             list(read(io.BytesIO(stored)))
