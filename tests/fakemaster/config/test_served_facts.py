@@ -59,17 +59,21 @@ NOW = 1_700_000_000
 _LENGTH = struct.Struct("<I")
 
 
+def _needs_the_c_walk() -> None:
+    require_peer(
+        "fakemaster.config._facts_accel (the start-up scan in C)",
+        served_facts.ACCELERATED,
+        "install the package where a C compiler and the Python headers are "
+        "(scripts/install-deps.sh), or in a checkout `python3 setup.py build_ext --inplace`",
+    )
+
+
 @pytest.fixture(scope="module", autouse=True, params=["c", "python"])
 def walk(request: pytest.FixtureRequest) -> Any:
     """Every test twice: the start-up scan passing over events in C (the package's extension,
     required in CI), then in Python alone (where the extension could not be built)."""
     if request.param == "c":
-        require_peer(
-            "fakemaster.config._facts_accel (the start-up scan in C)",
-            served_facts.ACCELERATED,
-            "install the package where a C compiler and the Python headers are "
-            "(scripts/install-deps.sh), or in a checkout `python3 setup.py build_ext --inplace`",
-        )
+        _needs_the_c_walk()
         yield served_facts._pass_untelling
         return
     with mock.patch.object(served_facts, "_pass_untelling", served_facts._pass_untelling_in_python):
@@ -647,8 +651,7 @@ def test_the_c_walk_stops_where_the_python_walk_does(
     crc_len: int,
     bogus: bool,
 ) -> None:
-    if not served_facts.ACCELERATED:
-        pytest.skip("the C walk is not built (the test of the extension itself fails then)")
+    _needs_the_c_walk()
     block = b"".join(_walk_event(t, s, body, pad) for t, s, body, pad in events)
     if bogus:  # bytes that are no event (a length below the header's) after the events
         block += struct.pack("<IBIII", 0, 2, 0, 5, 0) + b"\x00" * 2
@@ -676,8 +679,7 @@ def test_the_c_walk_stops_where_the_python_walk_does(
 
 
 def test_the_c_walk_refuses_arguments_that_would_read_outside_the_block() -> None:
-    if not served_facts.ACCELERATED:
-        pytest.skip("the C walk is not built (the test of the extension itself fails then)")
+    _needs_the_c_walk()
     walker = served_facts._facts_accel_pass_untelling()
     block = _walk_event(16, 1, b"", 4) * 2
     good = (0, 100, None, served_facts._TELLING_FLAGS, 19, None, None, 25, 4, served_facts._LAYOUT)
