@@ -35,8 +35,12 @@ __all__ = [
     "FramedBlock",
     "FramedSpan",
     "SpanEnd",
+    "SmallRun",
     "frame_block",
     "frame_block_in_python",
+    "frame_small_run",
+    "is_left_out",
+    "large_event_head",
 ]
 
 # Events from this size on are not copied into the framed block: their packets are the header
@@ -75,7 +79,51 @@ _START_ENCRYPTION = EventType.START_ENCRYPTION.value
 _LAYOUT = (HEADER_LEN, TYPE_CODE_OFFSET, EVENT_LENGTH_OFFSET)
 _ANNOTATE_ROWS = EventType.ANNOTATE_ROWS.value
 
-_frame_small: (
+
+def _frame_small_in_python(
+    block: bytes | bytearray | memoryview,
+    index: int,
+    seq: int,
+    skip: int,
+    skip_annotate: int,
+    large: int,
+    layout: tuple[int, int, int],
+) -> tuple[bytes, int, int, int, int]:
+    """The C extension's ``frame_small`` in Python (see _framing_accel.c): the packets of the
+    small events from ``index`` on, joined; the walk stops at the end, before bytes that are
+    no whole event and before a large event (skipped types are walked past whatever their
+    size). Returns (packets, index, seq, events, last_event)."""
+    if index < 0 or index > len(block) or not 0 <= seq <= 0xFF:
+        raise ValueError("frame_small: index outside the block, seq above 255 or a bad layout")
+    # Indexing and slicing bytes is cheaper than a memoryview's.
+    data = block if isinstance(block, bytes) else memoryview(block)
+    header_len, type_offset, _length_offset = layout
+    unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
+    pack_head = _EVENT_PACKET_HEAD.pack
+    packets: list[bytes | memoryview] = []
+    add = packets.append
+    last_event = -1
+    end = len(data)
+    while index + header_len <= end:
+        type_code, length = unpack_type_and_length(data, index + type_offset)
+        following = index + length
+        if length < header_len or following > end:
+            break
+        if type_code == skip or type_code == skip_annotate:
+            last_event = index
+            index = following
+            continue
+        if length >= large:
+            break
+        last_event = index
+        add(pack_head((length + 1) | seq << 24, 0))
+        add(data[index:following])
+        seq = (seq + 1) & 0xFF
+        index = following
+    return b"".join(packets), index, seq, len(packets) >> 1, last_event
+
+
+_frame_small_in_c: (
     Callable[
         [bytes | bytearray | memoryview, int, int, int, int, int, tuple[int, int, int]],
         tuple[bytes, int, int, int, int],
@@ -83,93 +131,78 @@ _frame_small: (
     | None
 )
 try:
-    from fakemaster.core.dump._framing_accel import frame_small as _frame_small
+    from fakemaster.core.dump._framing_accel import frame_small as _frame_small_in_c
 except ImportError:  # built without its extension (no compiler where it was installed)
-    _frame_small = None
+    _frame_small_in_c = None
 
 # Whether the runs of small events are framed in C (the package's extension was built).
-ACCELERATED = _frame_small is not None
+ACCELERATED = _frame_small_in_c is not None
+_frame_small = _frame_small_in_c or _frame_small_in_python
 
 
-def frame_block_in_python(
-    block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
-) -> FramedBlock:
-    """:func:`frame_block` without the C extension: the dump packets of the whole events at the start of ``block``, the first one numbered
-    ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
-    cannot be an event header): ``walked`` says where; a block the store read as whole events
-    is walked to its end."""
-    view = memoryview(block)
-    # Indexing and slicing bytes is cheaper than a memoryview's (small events are copied once
-    # more into the joined part; large ones are views, never copied).
-    data = block if isinstance(block, bytes) else view
-    unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
-    pack_head = _EVENT_PACKET_HEAD.pack
-    # The two event types never sent (the same one twice when ANNOTATE_ROWS are sent).
-    skip = _START_ENCRYPTION
+class SmallRun(NamedTuple):
+    """What :func:`frame_small_run` framed."""
+
+    # The packets of the small events walked, joined.
+    packets: bytes
+    # The block offset where the walk stopped.
+    stopped_at: int
+    # The sequence number of the packet after the last one.
+    seq: int
+    # Events framed (left-out events not counted).
+    events: int
+    # The block offset of the last event walked (sent or left out); -1 when none was.
+    last_event: int
+
+
+def frame_small_run(
+    block: bytes | bytearray | memoryview, index: int, seq: int, *, send_annotate: bool
+) -> SmallRun:
+    """The dump packets of the small events of ``block`` from ``index`` on, joined (in C when
+    :data:`ACCELERATED`). The walk stops at the end, before bytes that are no whole event and
+    before a large event (:data:`LARGE_EVENT` bytes or more, which the caller frames without
+    copying it: :func:`large_event_head`); left-out types are walked past whatever their size."""
     skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
-    parts: list[bytes | bytearray | memoryview] = []
-    # The packets of the small events since the last large one, joined into one part.
-    small: list[bytes | memoryview] = []
-    add_small = small.append
-    size = 0
-    events = 0
-    last_event = -1
-    index = 0
-    end = len(view)
-    type_offset = TYPE_CODE_OFFSET
-    large = LARGE_EVENT
-    header_len = HEADER_LEN
-    while index + header_len <= end:
-        type_code, length = unpack_type_and_length(data, index + type_offset)
-        following = index + length
-        if length < header_len or following > end:
-            break
-        last_event = index
-        if type_code == skip_annotate or type_code == skip:
-            index = following
-            continue
-        if length < large:
-            add_small(pack_head((length + 1) | seq << 24, 0))
-            add_small(data[index:following])
-            seq = (seq + 1) & 0xFF
-        else:
-            if small:
-                joined = b"".join(small)
-                parts.append(joined)
-                size += len(joined)
-                events += len(small) >> 1  # a header and an event each
-                small.clear()
-            events += 1
-            event = view[index:following]
-            if length + 1 < MAX_PACKET_PAYLOAD:
-                parts.append(pack_head((length + 1) | seq << 24, 0))
-                parts.append(event)
-                seq = (seq + 1) & 0xFF
-                size += length + 5
-            else:
-                packets, seq = frame_parts((_OK, event), seq)
-                parts.extend(packets)
-                size += sum(len(packet) for packet in packets)
-        index = following
-    if small:
-        joined = b"".join(small)
-        parts.append(joined)
-        size += len(joined)
-        events += len(small) >> 1
-    return FramedBlock(parts, seq, events, last_event, size, index)
+    return SmallRun(
+        *_frame_small(block, index, seq, _START_ENCRYPTION, skip_annotate, LARGE_EVENT, _LAYOUT)
+    )
 
 
-def frame_block(
-    block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
+def is_left_out(type_code: int, *, send_annotate: bool) -> bool:
+    """Whether an event of ``type_code`` is never sent on this path (see the module docstring)."""
+    return type_code == _START_ENCRYPTION or (type_code == _ANNOTATE_ROWS and not send_annotate)
+
+
+def large_event_head(length: int, seq: int) -> bytes:
+    """The packet header and OK byte of an event of ``length`` bytes (below
+    :data:`MAX_PACKET_PAYLOAD` - 1: one packet) numbered ``seq``; the event follows as it is."""
+    return _EVENT_PACKET_HEAD.pack((length + 1) | seq << 24, 0)
+
+
+def _frame_large(
+    event: memoryview, seq: int, parts: list[bytes | bytearray | memoryview]
+) -> tuple[int, int]:
+    """Append the packets of a large event to ``parts``, the event never copied (a view after
+    its header; split every 16 MiB as every packet is); (the next sequence number, bytes)."""
+    length = len(event)
+    if length + 1 < MAX_PACKET_PAYLOAD:
+        parts.append(large_event_head(length, seq))
+        parts.append(event)
+        return (seq + 1) & 0xFF, length + 5
+    packets, seq = frame_parts((_OK, event), seq)
+    parts.extend(packets)
+    return seq, sum(len(packet) for packet in packets)
+
+
+def _frame_block_with(
+    frame_small: Callable[
+        [bytes | bytearray | memoryview, int, int, int, int, int, tuple[int, int, int]],
+        tuple[bytes, int, int, int, int],
+    ],
+    block: bytes | bytearray | memoryview,
+    seq: int,
+    send_annotate: bool,
 ) -> FramedBlock:
-    """The dump packets of the whole events at the start of ``block``, the first one numbered
-    ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
-    cannot be an event header): ``walked`` says where; a block the store read as whole events
-    is walked to its end. The runs of small events are framed in C (when :data:`ACCELERATED`),
-    large events (never copied) and packets of 16 MiB or more as in
-    :func:`frame_block_in_python`."""
-    if _frame_small is None:
-        return frame_block_in_python(block, seq, send_annotate=send_annotate)
     view = memoryview(block)
     unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
     skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
@@ -182,7 +215,7 @@ def frame_block(
     while True:
         # Stops at the end, before bytes that are no whole event, or before a large event
         # (skipped types are walked past whatever their size).
-        joined, index, seq, framed, walked_last = _frame_small(
+        joined, index, seq, framed, walked_last = frame_small(
             block, index, seq, _START_ENCRYPTION, skip_annotate, LARGE_EVENT, _LAYOUT
         )
         if framed:
@@ -193,24 +226,34 @@ def frame_block(
             last_event = walked_last
         if index + HEADER_LEN > end:
             break
-        type_code, length = unpack_type_and_length(view, index + TYPE_CODE_OFFSET)
+        _type_code, length = unpack_type_and_length(view, index + TYPE_CODE_OFFSET)
         following = index + length
         if length < HEADER_LEN or following > end:
             break
         last_event = index
         events += 1
-        event = view[index:following]
-        if length + 1 < MAX_PACKET_PAYLOAD:
-            parts.append(_EVENT_PACKET_HEAD.pack((length + 1) | seq << 24, 0))
-            parts.append(event)
-            seq = (seq + 1) & 0xFF
-            size += length + 5
-        else:
-            packets, seq = frame_parts((_OK, event), seq)
-            parts.extend(packets)
-            size += sum(len(packet) for packet in packets)
+        seq, sent = _frame_large(view[index:following], seq, parts)
+        size += sent
         index = following
     return FramedBlock(parts, seq, events, last_event, size, index)
+
+
+def frame_block(
+    block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
+) -> FramedBlock:
+    """The dump packets of the whole events at the start of ``block``, the first one numbered
+    ``seq``. The walk stops before an event that does not end in ``block`` (or bytes that
+    cannot be an event header): ``walked`` says where; a block the store read as whole events
+    is walked to its end. The runs of small events are framed in C (when :data:`ACCELERATED`),
+    large events are never copied: their packets are a header and a view of the block."""
+    return _frame_block_with(_frame_small, block, seq, send_annotate)
+
+
+def frame_block_in_python(
+    block: bytes | bytearray | memoryview, seq: int, *, send_annotate: bool
+) -> FramedBlock:
+    """:func:`frame_block` without the C extension (what runs where it could not be built)."""
+    return _frame_block_with(_frame_small_in_python, block, seq, send_annotate)
 
 
 class SpanEnd(NamedTuple):

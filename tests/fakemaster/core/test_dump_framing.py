@@ -270,10 +270,13 @@ def test_every_kind_of_buffer_a_store_gives_is_framed_alike(framer: Framer) -> N
         del buffers, buffer
 
 
-def test_a_walk_stopping_at_a_large_event_stops_where_python_does() -> None:
-    """The C walk stops before a large event, after a left-out one of any size, and at the
-    end: the framing resumes from there, with the sequence number and last event it left."""
-    _needs_the_extension()
+@pytest.mark.parametrize("walk", ["c", "python"])
+def test_a_walk_stopping_at_a_large_event_stops_where_python_does(walk: str) -> None:
+    """The walk of small events (C, and its Python mirror) stops before a large event, after a
+    left-out one of any size, and at the end: the framing resumes from there, with the
+    sequence number and last event it left."""
+    if walk == "c":
+        _needs_the_extension()
     rng = random.Random(4)
     events = [
         event(EventType.QUERY, 50, rng),
@@ -284,7 +287,7 @@ def test_a_walk_stopping_at_a_large_event_stops_where_python_does() -> None:
     ]
     block = b"".join(events)
     layout = (HEADER_LEN, TYPE_CODE_OFFSET, EVENT_LENGTH_OFFSET)
-    frame_small = framing._frame_small
+    frame_small = framing._frame_small_in_c if walk == "c" else framing._frame_small_in_python
     assert frame_small is not None
     skip, annotate = EventType.START_ENCRYPTION.value, EventType.ANNOTATE_ROWS.value
     packets, index, seq, count, last = frame_small(
@@ -329,7 +332,7 @@ def test_the_c_framing_refuses_arguments_that_would_read_outside_the_block(
     index: int, seq: int, layout: tuple[int, int, int]
 ) -> None:
     _needs_the_extension()
-    frame_small = framing._frame_small
+    frame_small = framing._frame_small_in_c
     assert frame_small is not None
     block = event(EventType.XID, 31, random.Random(1)) * 3
     with pytest.raises(ValueError, match="frame_small"):
