@@ -177,6 +177,13 @@ class BinlogStore:
         None when the store cannot tell, and nothing may be cached."""
         return None
 
+    def open_file(self, name: str) -> int | None:
+        """A new read-only descriptor of the file ``name`` as :meth:`file_identity` names it
+        (the caller closes it), for a frame cache that sends large events from the file without
+        reading them; None when the bytes below the readable end are not all in that file (a
+        store in memory, or one that buffers writes)."""
+        return None
+
     # --- change notification --------------------------------------------------------------
 
     @property
@@ -298,7 +305,10 @@ class BinlogStore:
             raise BinlogReadError(BinlogReadError.TOO_LARGE, name, offset, offset + HEADER_LEN)
         if offset + length > end:
             raise BinlogReadError(BinlogReadError.TRUNCATED, name, offset, end)
-        return self._read_range(name, offset, length)
+        event = self._read_range(name, offset, length)
+        if len(event) < length:  # the file was cut since its size was known
+            raise BinlogReadError(BinlogReadError.TRUNCATED, name, offset, offset + len(event))
+        return event
 
     def iter_events(self, name: str, start: int = MAGIC_LEN) -> Iterator[tuple[int, bytes]]:
         """(offset, bytes) of every readable event from ``start``."""

@@ -139,6 +139,21 @@ class DirectoryBinlogStore(BinlogStore):
                 self._identities[name] = identity
             return identity
 
+    def open_file(self, name: str) -> int | None:
+        identity = self.file_identity(name)
+        if identity is None:
+            return None
+        try:
+            fd = os.open(self._path(name), os.O_RDONLY | os.O_CLOEXEC)
+        except (OSError, UnknownBinlogFile):
+            return None
+        stat = os.fstat(fd)
+        # Replaced since it was named: the descriptor is of another file.
+        if identity != (name, stat.st_dev, stat.st_ino, self._generation):
+            os.close(fd)
+            return None
+        return fd
+
     def _physical_size(self, name: str) -> int:
         return self._path(name).stat().st_size
 
@@ -153,10 +168,10 @@ class DirectoryBinlogStore(BinlogStore):
         return handle
 
     def _read_range(self, name: str, offset: int, size: int) -> bytes:
-        with self._lock:
+        with self._lock:  # held: another read may close the least recently used handle
             handle = self._handle(name)
-            handle.seek(offset)
-            return handle.read(size)
+            # The file's bytes now: a buffered read could give bytes cut from the file since.
+            return os.pread(handle.fileno(), size, offset)
 
     def poll(self) -> bool:
         """Re-read the index and the last file's size; True (subscribers notified) if either

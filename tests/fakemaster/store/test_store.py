@@ -3,6 +3,7 @@ directory of real binlog files (the golden files a real 10.11 server wrote), rea
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -523,6 +524,44 @@ def test_directory_follows_a_growing_binlog(tmp_path: Path) -> None:
         assert store.purge_to("mysql-bin.000002") == ["mysql-bin.000001"]
         assert store.file_names() == ["mysql-bin.000002"]
         assert path.exists()  # purging hides, it does not delete
+
+
+def test_a_last_file_cut_after_it_was_read_is_never_read_short(tmp_path: Path) -> None:
+    """The last file's readable end only grows: an event cut by a truncation after the store
+    saw it whole is reported as cut, not returned short (taken for a whole event)."""
+    directory = copy_golden(tmp_path)
+    name = "mysql-bin.000002"
+    data = (directory / name).read_bytes()
+    offsets = [offset for offset, _ in _split(data)]
+    with DirectoryBinlogStore(directory) as store:
+        assert store.is_last(name) and store.file_size(name) == len(data)
+        event_at, following = offsets[-2], offsets[-1]
+        os.truncate(directory / name, following - 3)
+        store.poll()
+        with pytest.raises(BinlogReadError) as caught:
+            store.read(name, event_at, 1)
+        assert caught.value.message == BinlogReadError.TRUNCATED
+        assert caught.value.last_byte == following - 3
+
+
+def test_a_descriptor_is_of_the_file_the_store_names(tmp_path: Path) -> None:
+    """open_file gives the file named by file_identity, and nothing once another file took
+    its name (a frame cache would send the other file's bytes)."""
+    directory = copy_golden(tmp_path)
+    name = "mysql-bin.000001"
+    with DirectoryBinlogStore(directory) as store:
+        fd = store.open_file(name)
+        assert fd is not None
+        try:
+            assert os.pread(fd, 100, 0) == (directory / name).read_bytes()[:100]
+        finally:
+            os.close(fd)
+        store.file_identity(name)
+        replacement = directory / "replacement"
+        replacement.write_bytes((directory / name).read_bytes())
+        os.replace(replacement, directory / name)
+        assert store.open_file(name) is None
+    assert MemoryBinlogStore().open_file("mysql-bin.000001") is None
 
 
 def test_directory_watcher_thread_notifies(tmp_path: Path) -> None:
