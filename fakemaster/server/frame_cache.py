@@ -12,6 +12,15 @@ first (in a worker thread: :meth:`FrameCache.extend` reads the store and writes 
 event loop only looks runs up). It works for the last file too: the bytes below a file's
 readable end never change, and a run ends where the file ended when it was last extended.
 
+A large event (:data:`~fakemaster.core.dump.framing.LARGE_EVENT` bytes or more) of a store whose
+files are files (:meth:`~fakemaster.store.BinlogStore.open_file`) is not copied into the run:
+the run holds its packet header and names where the event is in the binlog file, and a dump
+sends it from there (a view of the file mapped in memory, or ``sendfile``), as a primary's dump
+sends its events from the file: the first dump of a file of large events neither reads them
+into the server nor writes them again. Only the kernel reads those mapped pages (``sendmsg``,
+``sendfile``): a binlog file truncated while it is served fails that send (``EFAULT``, or an
+early end of the file) and ends the dump; it cannot crash the server (SIGBUS).
+
 Disk use is bounded by ``max_bytes``: the least recently used runs no dump is sending from are
 dropped; when nothing can be dropped the cache frames nothing more and dumps frame for
 themselves. Runs are files without a name (``tempfile.TemporaryFile``) in ``directory``.
@@ -21,16 +30,29 @@ from __future__ import annotations
 
 import mmap
 import os
+import struct
 import tempfile
 import threading
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple, Protocol
 
-from fakemaster.core.dump.framing import ACCELERATED, FramedSpan, SpanEnd, frame_block
+from fakemaster.core.dump.framing import (
+    ACCELERATED,
+    LARGE_EVENT,
+    FramedSpan,
+    SpanEnd,
+    frame_block,
+    frame_small_run,
+    is_left_out,
+    large_event_head,
+)
 from fakemaster.server.logs import logger
 from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
+from fakemaster.vocabulary.constants import HEADER_LEN, MAX_PACKET_PAYLOAD
+from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
 
 __all__ = [
     "DEFAULT_EXTEND_BYTES",
@@ -38,12 +60,17 @@ __all__ = [
     "Checkpoint",
     "FrameCache",
     "FramedRun",
+    "SpanWriter",
+    "send_span",
     "span_end",
 ]
 
 DEFAULT_MAX_BYTES = 4 << 30
 DEFAULT_EXTEND_BYTES = 8 << 20
 _READ_BLOCK = 1 << 20
+# What is read after a large event sent from the file: enough for the next one's header, or
+# for a few small events (then whole blocks again).
+_PROBE = 4 << 10
 
 
 class Checkpoint(NamedTuple):
@@ -60,42 +87,164 @@ _Key = tuple[Hashable, str, bool, int, int]
 
 
 class FramedRun:
-    """The framed events of one file from one offset and sequence number on."""
+    """The framed events of one file from one offset and sequence number on.
+
+    Its bytes (offsets counted by :attr:`Checkpoint.framed`) are pieces, in order: bytes of the
+    run's own file, and large events of the binlog file (``source``, when the store gives one)
+    that are sent from there. ``piece_starts[i]`` is where piece ``i`` starts; ``pieces[i]`` is
+    (from the binlog file, offset in that file); a piece ends where the next one starts (the
+    last one at the tip)."""
 
     def __init__(
-        self, identity: Hashable, name: str, send_annotate: bool, start: Checkpoint, file: IO[bytes]
+        self,
+        identity: Hashable,
+        name: str,
+        send_annotate: bool,
+        start: Checkpoint,
+        file: IO[bytes],
+        source: int | None = None,
     ) -> None:
         self.identity = identity
         self.name = name
         self.send_annotate = send_annotate
         self.file = file
+        # A descriptor of the binlog file of its own (closed with the run), or None: then
+        # every byte is in the run's file.
+        self.source = source
         self.checkpoints = [start]
+        self.stored = 0  # bytes in the run's file
+        self.piece_starts = [0]
+        self.pieces: list[tuple[bool, int]] = [(False, 0)]
         self.users = 0
         self.broken = False  # the file's bytes at the tip are not whole events
         self.lock = threading.Lock()  # one extender at a time
-        # The run's file mapped in memory, shared by the dumps that send from it; mapped
-        # again (larger) when the run has grown past it.
-        self._map: mmap.mmap | None = None
+        # The run's file and the binlog file mapped in memory, shared by the dumps that send
+        # from the run; mapped again (larger) when the run has grown past them.
+        self._maps: dict[bool, mmap.mmap] = {}
         self._map_lock = threading.Lock()
+        self._piece_views: list[memoryview] = []
+        self._views_lock = threading.Lock()
 
     @property
     def tip(self) -> Checkpoint:
         return self.checkpoints[-1]
 
-    def view(self, offset: int, count: int) -> memoryview:
-        """``count`` framed bytes from ``offset`` (framed already), without a copy: a view of
-        the file mapped in memory."""
+    def segments(self, offset: int, count: int) -> list[tuple[bool, int, int]]:
+        """Where ``count`` framed bytes from ``offset`` (framed already) are: (from the binlog
+        file, file offset, bytes) for each piece they span."""
+        starts = self.piece_starts
+        pieces = self.pieces
+        index = bisect_right(starts, offset) - 1
+        found: list[tuple[bool, int, int]] = []
+        while count > 0:
+            from_source, base = pieces[index]
+            index += 1
+            size = count if index == len(starts) else min(count, starts[index] - offset)
+            found.append((from_source, base + offset - starts[index - 1], size))
+            offset += size
+            count -= size
+        return found
+
+    def views(self, offset: int, count: int) -> list[memoryview]:
+        """``count`` framed bytes from ``offset`` (framed already), without a copy: views of the
+        run's file and of the binlog file mapped in memory (only the kernel reads them: see the
+        module docstring). The views of whole pieces are made once and kept: a dump asks for
+        thousands of pieces (two per large event) with no per-piece work."""
+        starts = self.piece_starts
+        end = offset + count
+        first = bisect_right(starts, offset) - 1
+        last = bisect_right(starts, end - 1) - 1
+        if first == last:
+            from_source, base = self.pieces[first]
+            return [self._view(from_source, base + offset - starts[first], count)]
+        whole = self._whole_piece_views(last)
+        from_source, base = self.pieces[last]
+        return [
+            whole[first][offset - starts[first] :],
+            *whole[first + 1 : last],
+            self._view(from_source, base, end - starts[last]),
+        ]
+
+    def whole(self, offset: int, count: int) -> bool:
+        """Whether the binlog file still holds the large events of ``count`` framed bytes from
+        ``offset`` (a user's file truncated while served does not: the dump reads it itself
+        then, and reports what a primary reports)."""
+        if self.source is None:
+            return True
+        starts = self.piece_starts
+        end = offset + count
+        first = bisect_right(starts, offset) - 1
+        last = bisect_right(starts, end - 1) - 1
+        # Pieces of the binlog file are in its order, each followed by one of the run's own:
+        # the last of them in the range is one of its last two pieces.
+        for index in range(last, max(first, last - 1) - 1, -1):
+            from_source, base = self.pieces[index]
+            if from_source:
+                following = starts[index + 1] if index + 1 < len(starts) else end
+                needed = base + min(end, following) - starts[index]
+                return needed <= os.fstat(self.source).st_size
+        return True
+
+    def _whole_piece_views(self, before: int) -> list[memoryview]:
+        """The views of the pieces before piece ``before`` (each ends where the next starts)."""
+        made = self._piece_views
+        if len(made) < before:
+            with self._views_lock:
+                starts = self.piece_starts
+                pieces = self.pieces[len(made) : before]
+                ends = [
+                    base + starts[index + 1] - starts[index]
+                    for index, (_, base) in enumerate(pieces, len(made))
+                ]
+                # Each file mapped once for them all (the furthest piece of each decides).
+                maps = {
+                    from_source: self._mapped(from_source, max(ends[i::2], default=0))
+                    for i, (from_source, _) in enumerate(pieces[:2])
+                }
+                for (from_source, base), piece_end in zip(pieces, ends, strict=True):
+                    view = maps[from_source][base:piece_end]
+                    if len(view) < piece_end - base:
+                        raise ConnectionResetError(
+                            f"binlog file {self.name} was truncated while served"
+                        )
+                    made.append(view)
+        return made
+
+    def _view(self, from_source: bool, at: int, size: int) -> memoryview:
+        view = self._mapped(from_source, at + size)[at : at + size]
+        if len(view) < size:  # the binlog file shrank since whole() was asked
+            raise ConnectionResetError(f"binlog file {self.name} was truncated while served")
+        return view
+
+    def descriptor(self, from_source: bool) -> int:
+        """The descriptor of the binlog file (``from_source``) or of the run's file."""
+        if from_source:
+            assert self.source is not None
+            return self.source
+        return self.file.fileno()
+
+    def _mapped(self, from_source: bool, end: int) -> memoryview:
         with self._map_lock:
-            mapped = self._map
-            if mapped is None or len(mapped) < offset + count:
-                size = os.fstat(self.file.fileno()).st_size
-                mapped = self._map = mmap.mmap(self.file.fileno(), size, access=mmap.ACCESS_READ)
-            return memoryview(mapped)[offset : offset + count]
+            mapped = self._maps.get(from_source)
+            if mapped is None or len(mapped) < end:
+                fd = self.descriptor(from_source)
+                mapped = mmap.mmap(fd, os.fstat(fd).st_size, access=mmap.ACCESS_READ)
+                self._maps[from_source] = mapped
+            return memoryview(mapped)
 
     def unmap(self) -> None:
-        """Forget the mapping (it goes once no view of it is left)."""
+        """Forget the mappings (each goes once no view of it is left)."""
+        with self._views_lock:
+            self._piece_views = []
         with self._map_lock:
-            self._map = None
+            self._maps.clear()
+
+    def close(self) -> None:
+        self.unmap()
+        self.file.close()
+        if self.source is not None:
+            os.close(self.source)
+            self.source = None
 
     def key(self, point: Checkpoint) -> _Key:
         return (self.identity, self.name, self.send_annotate, point.offset, point.seq)
@@ -169,7 +318,8 @@ class FrameCache:
             if found is None:
                 start = Checkpoint(span.offset, 0, span.seq, 0, span.offset)
                 file = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 - owned by run
-                run = FramedRun(identity, span.file_name, span.send_annotate, start, file)
+                source = self.store.open_file(span.file_name)
+                run = FramedRun(identity, span.file_name, span.send_annotate, start, file, source)
                 self._points[key] = found = (run, start)
             run = found[0]
             run.users += 1
@@ -229,39 +379,16 @@ class FrameCache:
                 return tip
             if end <= tip.offset or not self._reserve(run, end - tip.offset):
                 return tip
-            offset, framed, seq, events, last_event = tip
-            fd = run.file.fileno()
+            framer = _Framer(self.store, run, tip)
             try:
-                pause = self.pause
-                while offset < end:
-                    pause()
-                    # The bytes as they are: frame_block walks the headers and stops before an
-                    # event that does not end in the block. One that is larger than a block, or
-                    # bytes that are no event, are read with read(): the whole event, or the
-                    # error the dump reports.
-                    block = self.store.read_bytes(run.name, offset, min(_READ_BLOCK, end - offset))
-                    result = frame_block(block, seq, send_annotate=run.send_annotate)
-                    if result.walked == 0:
-                        block = self.store.read(run.name, offset, min(_READ_BLOCK, end - offset))
-                        if not block:
-                            break
-                        result = frame_block(block, seq, send_annotate=run.send_annotate)
-                        if result.walked == 0:
-                            raise BinlogReadError(
-                                BinlogReadError.BOGUS, run.name, offset, offset + len(block)
-                            )
-                    framed += _pwritev_all(fd, result.parts, framed)
-                    seq = result.seq
-                    events += result.events
-                    last_event = offset + result.last_event
-                    offset += result.walked
+                framer.frame_to(end, self.pause)
             except (BinlogReadError, UnknownBinlogFile):
                 run.broken = True  # the dump frames from here itself and reports the error
-            point = Checkpoint(offset, framed, seq, events, last_event)
-            if offset == tip.offset:
+            point = framer.checkpoint()
+            if point.offset == tip.offset:
                 return tip
             with self._lock:
-                self._bytes += framed - tip.framed
+                self._bytes += run.stored - framer.stored_before
                 run.checkpoints.append(point)
                 if id(run) in self._runs:
                     self._points[run.key(point)] = (run, point)
@@ -281,9 +408,8 @@ class FrameCache:
         del self._runs[id(run)]
         for point in run.checkpoints:
             self._points.pop(run.key(point), None)
-        self._bytes -= run.tip.framed
-        run.unmap()
-        run.file.close()
+        self._bytes -= run.stored
+        run.close()
 
     def close(self) -> None:
         """Drop every run; one still in use (a worker thread may be writing or sending it) is
@@ -296,6 +422,175 @@ class FrameCache:
                     self._drop(run)
         if prefetcher is not None:
             prefetcher.shutdown(wait=False, cancel_futures=True)
+
+
+# The type code and the length of an event, read together (the server id between them).
+_TYPE_AND_LENGTH = struct.Struct("<B4xI")
+assert TYPE_CODE_OFFSET + _TYPE_AND_LENGTH.size == EVENT_LENGTH_OFFSET + 4
+
+
+class _Framer:
+    """One extension of a run (under its lock): walks the binlog file from the tip, writes the
+    run's own bytes and adds the pieces of large events sent from the file."""
+
+    def __init__(self, store: BinlogStore, run: FramedRun, tip: Checkpoint) -> None:
+        self.store = store
+        self.run = run
+        self.offset, self.framed, self.seq, self.events, self.last_event = tip
+        self.stored_before = run.stored
+        self._parts: list[bytes | bytearray | memoryview] = []
+        self._pending = 0
+
+    def checkpoint(self) -> Checkpoint:
+        self._write()
+        return Checkpoint(self.offset, self.framed, self.seq, self.events, self.last_event)
+
+    def frame_to(self, end: int, pause: Callable[[], None]) -> None:
+        """Frame the whole events below ``end``, the binlog file's offset (BinlogReadError at
+        bytes that are no event)."""
+        read_size = _READ_BLOCK
+        while self.offset < end:
+            pause()
+            # The bytes as they are: the walk stops before an event that does not end in the
+            # block, and (when the run has the binlog file) before a large event, sent from
+            # the file: after one, a small read finds the next one's header.
+            wanted = min(read_size, end - self.offset)
+            block = self.store.read_bytes(self.run.name, self.offset, wanted)
+            if self.run.source is None:
+                walked = self._add_block(block)
+            else:
+                walked = self._add_small(block)
+                if self._add_large_at(block, walked, end):
+                    read_size = _PROBE
+                    continue
+                if walked == 0 and read_size < _READ_BLOCK and len(block) == wanted:
+                    read_size = _READ_BLOCK  # a small event longer than the probe
+                    continue
+                read_size = _READ_BLOCK
+            if walked == 0:
+                # An event larger than the block, or bytes that are no event: read() reads the
+                # whole event, or raises the error the dump reports.
+                block = self.store.read(
+                    self.run.name, self.offset, min(_READ_BLOCK, end - self.offset)
+                )
+                if not block:
+                    return  # the file ends here now
+                if self._add_block(block) == 0:
+                    raise BinlogReadError(
+                        BinlogReadError.BOGUS, self.run.name, self.offset, self.offset + len(block)
+                    )
+            if self._pending >= _READ_BLOCK:
+                self._write()
+
+    def _add_block(self, block: bytes) -> int:
+        """Frame the whole events at the start of ``block`` into the run's file (large ones
+        copied); the bytes walked."""
+        result = frame_block(block, self.seq, send_annotate=self.run.send_annotate)
+        self._keep(result.parts, result.size)
+        self._walked(result.walked, result.seq, result.events, result.last_event)
+        return result.walked
+
+    def _add_small(self, block: bytes) -> int:
+        """Frame the small events at the start of ``block``; the bytes walked."""
+        result = frame_small_run(block, 0, self.seq, send_annotate=self.run.send_annotate)
+        if result.events:
+            self._keep([result.packets], len(result.packets))
+        self._walked(result.stopped_at, result.seq, result.events, result.last_event)
+        return result.stopped_at
+
+    def _add_large_at(self, block: bytes, index: int, end: int) -> bool:
+        """Add the large event at ``index`` of ``block`` (the block's offset now the run's tip)
+        as its header in the run and a piece of the binlog file, when its header is in the
+        block, it ends below ``end`` and it is one packet; True if it was."""
+        if index + HEADER_LEN > len(block):
+            return False
+        type_code, length = _TYPE_AND_LENGTH.unpack_from(block, index + TYPE_CODE_OFFSET)
+        offset = self.offset
+        if (
+            length < LARGE_EVENT
+            or length + 1 >= MAX_PACKET_PAYLOAD
+            or offset + length > end
+            or is_left_out(type_code, send_annotate=self.run.send_annotate)
+        ):
+            return False
+        head = large_event_head(length, self.seq)
+        self._keep([head], len(head))
+        run = self.run
+        # Published before the checkpoint that covers it (readers look pieces up below tips);
+        # the run's own bytes go on after the head, written or not yet.
+        run.pieces.append((True, offset))
+        run.piece_starts.append(self.framed)
+        run.pieces.append((False, run.stored + self._pending))
+        run.piece_starts.append(self.framed + length)
+        self.framed += length
+        self._walked(length, (self.seq + 1) & 0xFF, 1, 0)
+        return True
+
+    def _walked(self, walked: int, seq: int, events: int, last_event: int) -> None:
+        if last_event >= 0:
+            self.last_event = self.offset + last_event
+        self.offset += walked
+        self.seq = seq
+        self.events += events
+
+    def _keep(self, parts: list[bytes | bytearray | memoryview], size: int) -> None:
+        """Bytes for the run's file, written at the next :meth:`_write`."""
+        self._parts.extend(parts)
+        self._pending += size
+        self.framed += size
+
+    def _write(self) -> None:
+        if self._parts:
+            run = self.run
+            run.stored += _pwritev_all(run.file.fileno(), self._parts, run.stored)
+            self._parts = []
+            self._pending = 0
+
+
+class SpanWriter(Protocol):
+    """What :func:`send_span` writes with (:class:`fakemaster.server.sender.SocketWriter`)."""
+
+    def send_buffers(self, buffers: list[Any]) -> None: ...
+
+    def send_file(self, file_fd: int, offset: int, count: int) -> None: ...
+
+
+def send_span(cache: FrameCache, span: FramedSpan, writer: SpanWriter, *, local: bool) -> None:
+    """Write what ``cache`` holds (or frames now) of ``span`` with ``writer``, and set
+    span.reached; left None, the dump frames and sends those events itself. Runs in a
+    sender thread.
+
+    To a ``local`` replica (same host) the bytes go as views of the files mapped in memory, to a
+    remote one with ``sendfile``. Measured on loopback, ``sendfile`` was the slowest (1.3x-1.5x
+    MariaDB's time with 20 replicas: the receiver copies page-cache pages that are not in the
+    CPU's cache), a copy through a small buffer better, and the mapped view, one copy into the
+    socket, the fastest (about 1.0x); across a network ``sendfile`` saves that copy."""
+    acquired = cache.acquire(span)
+    if acquired is None:
+        return
+    run, start = acquired
+    try:
+        tip = run.tip
+        if tip.offset <= start.offset:
+            tip = cache.extend(run, start)
+        if tip.framed <= start.framed:
+            return
+        count = tip.framed - start.framed
+        if not run.whole(start.framed, count):
+            logger.warning(
+                "binlog file %s was truncated while served: dumps read it event by event",
+                run.name,
+            )
+            return
+        cache.prefetch(run, tip)  # the next part is framed while this one is sent
+        if local:
+            writer.send_buffers(run.views(start.framed, count))
+        else:
+            for from_source, at, size in run.segments(start.framed, count):
+                writer.send_file(run.descriptor(from_source), at, size)
+        span.reached = span_end(start, tip)
+    finally:
+        cache.release(run)
 
 
 def span_end(start: Checkpoint, point: Checkpoint) -> SpanEnd:

@@ -94,37 +94,13 @@ class FakeMaster:
 
     def send_span(self, span: FramedSpan, writer: Any, *, local: bool = True) -> None:
         """Write what the frame cache holds (or frames now) of ``span`` with ``writer`` (a
-        sender thread's :class:`~fakemaster.server.sender.SocketWriter`); sets span.reached. Runs
-        in the sender thread.
-
-        To a ``local`` replica (same host) the bytes go as a view of the cache file mapped in
-        memory, to a remote one with ``sendfile``. Measured on loopback, ``sendfile`` was the
-        slowest (1.3x-1.5x MariaDB's time with 20 replicas: the receiver copies page-cache
-        pages that are not in the CPU's cache), a copy through a small buffer better, and the
-        mapped view, one copy into the socket, the fastest (about 1.0x); across a network
-        ``sendfile`` saves that copy."""
-        from fakemaster.server.frame_cache import span_end
-
+        sender thread's :class:`~fakemaster.server.sender.SocketWriter`); sets span.reached
+        (see :func:`fakemaster.server.frame_cache.send_span`). Runs in the sender thread."""
         cache = self.frame_cache
-        acquired = cache.acquire(span) if cache is not None else None
-        if acquired is None:
-            return
-        run, start = acquired
-        try:
-            tip = run.tip
-            if tip.offset <= start.offset:
-                tip = cache.extend(run, start)
-            if tip.framed <= start.framed:
-                return
-            cache.prefetch(run, tip)  # the next part is framed while this one is sent
-            count = tip.framed - start.framed
-            if local:
-                writer.send_buffers([run.view(start.framed, count)])
-            else:
-                writer.send_file(run.file.fileno(), start.framed, count)
-            span.reached = span_end(start, tip)
-        finally:
-            cache.release(run)
+        if cache is not None:
+            from fakemaster.server.frame_cache import send_span
+
+            send_span(cache, span, writer, local=local)
 
     @property
     def frame_cache(self) -> Any:

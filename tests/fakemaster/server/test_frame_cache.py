@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +24,8 @@ import fakemaster.core.dump.stream
 from fakemaster.core.dump.framing import FramedSpan
 from fakemaster.core.dump.stream import DumpStream
 from fakemaster.core.session import DumpRequest
-from fakemaster.server.frame_cache import FrameCache, span_end
-from fakemaster.store import BinlogStore, MemoryBinlogStore
+from fakemaster.server.frame_cache import FrameCache, send_span
+from fakemaster.store import BinlogStore, DirectoryBinlogStore, MemoryBinlogStore
 from fakemaster.vocabulary.constants import Command, DumpFlag
 from fakemaster.vocabulary.events import AnnotateRowsEvent, QueryEvent, XidEvent
 from tests.budget import examples
@@ -62,13 +65,29 @@ def build_store(seed: int, transactions: int, rotate_every: int) -> MemoryBinlog
 
 
 class Drained:
+    """A replica's end of the dump: what :func:`send_span` and the dump's own parts wrote."""
+
     def __init__(self) -> None:
         self.data = bytearray()
         self.spans = 0
         self.span_bytes = 0
+        self.from_binlog = 0  # bytes sent from the binlog file (large events not copied)
+        self._binlog_fds: set[int] = set()
+
+    def send_buffers(self, buffers: list[Any]) -> None:
+        for buffer in buffers:
+            self.data += buffer
+
+    def send_file(self, file_fd: int, offset: int, count: int) -> None:
+        got = os.pread(file_fd, count, offset)
+        assert len(got) == count
+        self.data += got
 
 
-def drain(stream: DumpStream, cache: FrameCache) -> Drained:
+def drain(stream: DumpStream, cache: FrameCache, *, local: bool = True) -> Drained:
+    """Serve ``stream`` to its end as the asyncio shell does, spans through the frame cache's
+    :func:`send_span` (mapped views to a ``local`` replica, ``sendfile``'s segments to a remote
+    one)."""
     out = Drained()
     while True:
         parts = stream.next_parts()
@@ -78,23 +97,28 @@ def drain(stream: DumpStream, cache: FrameCache) -> Drained:
             if not isinstance(part, FramedSpan):
                 out.data += part
                 continue
-            acquired = cache.acquire(part)
-            assert acquired is not None
-            run, start = acquired
-            try:
-                tip = run.tip
-                if tip.offset <= start.offset:
-                    tip = cache.extend(run, start)
-                if tip.framed > start.framed:
-                    size = tip.framed - start.framed
-                    out.data += os.pread(run.file.fileno(), size, start.framed)
-                    out.spans += 1
-                    out.span_bytes += size
-                    part.reached = span_end(start, tip)
-            finally:
-                cache.release(run)
+            before = len(out.data)
+            send_span(cache, part, out, local=local)
+            if part.reached is not None:
+                out.spans += 1
+                out.span_bytes += len(out.data) - before
     assert stream.is_finished
     return out
+
+
+def on_disk(store: MemoryBinlogStore, directory: Path) -> DirectoryBinlogStore:
+    """The same files in ``directory``, served as a user's binlog directory is."""
+    names = store.file_names()
+    for name in names:
+        (directory / name).write_bytes(store.read_bytes(name, 0, store.file_size(name)))
+    (directory / f"{store.basename}.index").write_text("".join(f"./{name}\n" for name in names))
+    return DirectoryBinlogStore(directory)
+
+
+def stored_run_bytes(cache: FrameCache) -> tuple[int, int]:
+    """(bytes in the runs' own files, framed bytes of the runs)."""
+    runs = list(cache._runs.values())
+    return sum(run.stored for run in runs), sum(run.tip.framed for run in runs)
 
 
 def per_event(store: BinlogStore, **fields: Any) -> bytes:
@@ -114,6 +138,8 @@ def per_event(store: BinlogStore, **fields: Any) -> bytes:
     extend_bytes=st.sampled_from([1, 4096, 100_000, 1 << 20]),
     span_min=st.sampled_from([0, 1, 50_000]),
     chunk_size=st.sampled_from([1, 10_000, 1 << 20]),
+    in_directory=st.booleans(),
+    local=st.booleans(),
 )
 def test_spans_from_the_cache_are_the_bytes_of_the_per_event_path(
     seed: int,
@@ -123,23 +149,136 @@ def test_spans_from_the_cache_are_the_bytes_of_the_per_event_path(
     extend_bytes: int,
     span_min: int,
     chunk_size: int,
+    in_directory: bool,
+    local: bool,
 ) -> None:
-    store = build_store(seed, transactions, rotate_every)
+    """In memory every byte is in the runs; in a binlog directory the large events are sent
+    from the binlog files (views, or sendfile's segments to a remote replica)."""
+    memory = build_store(seed, transactions, rotate_every)
     flags = DumpFlag.NON_BLOCK | (DumpFlag.SEND_ANNOTATE_ROWS if send_annotate else 0)
-    expected = per_event(store, flags=flags)
-    cache = FrameCache(store, extend_bytes=extend_bytes)
+    expected = per_event(memory, flags=flags)
+    with tempfile.TemporaryDirectory() as directory:
+        store = on_disk(memory, Path(directory)) if in_directory else memory
+        assert per_event(store, flags=flags) == expected
+        cache = FrameCache(store, extend_bytes=extend_bytes)
+        try:
+            with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", span_min):
+                # Twice: the second dump finds the first one's runs.
+                for _ in range(2):
+                    stream = DumpStream(store, request(flags=flags), chunk_size=chunk_size)
+                    stream.allow_framed_spans()
+                    got = drain(stream, cache, local=local)
+                    assert bytes(got.data) == expected
+                    if span_min == 0:
+                        assert got.spans > 0
+            stored, framed = stored_run_bytes(cache)
+            assert stored <= framed
+            if not in_directory:
+                assert stored == framed
+        finally:
+            cache.close()
+            if isinstance(store, DirectoryBinlogStore):
+                store.close()
+
+
+def large_events_store(count: int, *, annotate: bool = False) -> MemoryBinlogStore:
+    """Transactions of one 70 kB statement each (a large event), with small events between."""
+    store = MemoryBinlogStore(clock=lambda: NOW)
+    for number in range(count):
+        body: list[Any] = []
+        if annotate:
+            body.append(AnnotateRowsEvent(query=b"/* " + b"a" * 70_000 + b" */"))
+        body.append(QueryEvent(query=b"INSERT " + bytes([65 + number % 26]) * 70_000, database="d"))
+        body.append(XidEvent(xid=number))
+        store.append_transaction(body)
+    return store
+
+
+@pytest.mark.parametrize("send_annotate", [False, True])
+def test_large_events_of_a_binlog_directory_are_sent_from_the_file(
+    tmp_path: Path, send_annotate: bool
+) -> None:
+    """The runs hold the small events and the large events' packet headers only: a first
+    dump writes no copy of a large event, and every later one sends the same bytes. Large
+    ANNOTATE_ROWS a replica did not ask for are left out, not sent from the file."""
+    memory = large_events_store(40, annotate=True)
+    flags = DumpFlag.NON_BLOCK | (DumpFlag.SEND_ANNOTATE_ROWS if send_annotate else 0)
+    expected = per_event(memory, flags=flags)
+    store = on_disk(memory, tmp_path)
+    cache = FrameCache(store)
     try:
-        with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", span_min):
-            # Twice: the second dump finds the first one's runs.
-            for _ in range(2):
-                stream = DumpStream(store, request(flags=flags), chunk_size=chunk_size)
+        with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", 0):
+            sent = []
+            for local in (True, False, True):
+                stream = DumpStream(store, request(flags=flags))
                 stream.allow_framed_spans()
-                got = drain(stream, cache)
+                got = drain(stream, cache, local=local)
                 assert bytes(got.data) == expected
-                if span_min == 0:
-                    assert got.spans > 0
+                sent.append(got.span_bytes)
+        stored, framed = stored_run_bytes(cache)
+        large = 40 * (2 if send_annotate else 1)
+        assert sent == [framed] * 3
+        # Each large event: 5 bytes of packet header in the run, none of the event.
+        assert stored < framed - large * 70_000
+        run = next(iter(cache._runs.values()))
+        assert sum(1 for from_file, _ in run.pieces if from_file) == large
     finally:
         cache.close()
+        store.close()
+
+
+def test_a_binlog_file_truncated_while_served_is_read_as_without_the_cache(
+    tmp_path: Path, caplog: Any
+) -> None:
+    """A user's file cut in the middle of a large event the runs send from it: the dump reads
+    it event by event and reports what a primary reports (the same bytes as without a cache),
+    and the log says which file."""
+    memory = large_events_store(30)
+    store = on_disk(memory, tmp_path)
+    cache = FrameCache(store)
+    try:
+        with mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", 0):
+            stream = DumpStream(store, request())
+            stream.allow_framed_spans()
+            assert bytes(drain(stream, cache).data) == per_event(memory)
+            name = store.file_names()[0]
+            middle = [offset for offset, _ in store.iter_events(name)][40] + 30_000
+            os.truncate(tmp_path / name, middle)
+            store.poll()
+            expected = per_event(store)
+            with caplog.at_level("WARNING", logger="fakemaster"):
+                stream = DumpStream(store, request())
+                stream.allow_framed_spans()
+                got = drain(stream, cache)
+        assert bytes(got.data) == expected
+        assert got.spans == 0
+        assert f"binlog file {name} was truncated while served" in caplog.text
+    finally:
+        cache.close()
+        store.close()
+
+
+def test_views_of_a_binlog_file_shorter_than_its_pieces_are_refused(tmp_path: Path) -> None:
+    """Cut between the check and the send: a view that would come back short (bytes missing
+    from the stream) ends the dump instead."""
+    store = on_disk(large_events_store(10), tmp_path)
+    cache = FrameCache(store)
+    try:
+        name = store.file_names()[0]
+        span = FramedSpan(name, 4, 1, False, store.file_size(name))
+        acquired = cache.acquire(span)
+        assert acquired is not None
+        run, start = acquired
+        tip = cache.extend(run, start)
+        assert run.whole(0, tip.framed)
+        os.truncate(tmp_path / name, store.file_size(name) // 2)
+        assert not run.whole(0, tip.framed)
+        with pytest.raises(ConnectionResetError, match=f"binlog file {name} was truncated"):
+            run.views(0, tip.framed)
+        cache.release(run)
+    finally:
+        cache.close()
+        store.close()
 
 
 def test_a_gtid_dump_skips_event_by_event_then_sends_from_the_cache() -> None:

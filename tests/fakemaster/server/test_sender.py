@@ -85,6 +85,51 @@ def test_a_file_range_arrives_whole() -> None:
     assert bytes(received) == data[12_345 : 12_345 + 250_000]
 
 
+def test_a_file_that_ends_before_its_range_ends_the_write() -> None:
+    """sendfile returns 0 at the end of a file (one truncated since its size was known): the
+    write ends with an error instead of looping."""
+    with tempfile.TemporaryFile() as file:
+        file.write(os.urandom(10_000))
+        file.flush()
+        left, right = small_socket_pair()
+        received = bytearray()
+        reader = threading.Thread(target=read_all, args=(right, received, [4096]))
+        reader.start()
+        writer = SocketWriter(left.fileno())
+        with pytest.raises(ConnectionResetError, match="ends before offset 20000"):
+            writer.send_file(file.fileno(), 0, 20_000)
+        writer.close()
+        left.close()
+        reader.join(timeout=60)
+        right.close()
+    assert len(received) == 10_000
+
+
+def test_a_mapped_file_truncated_under_a_write_fails_it_without_a_signal() -> None:
+    """Pages of a mapped file past its new end: read by the kernel in sendmsg they give
+    EFAULT (an error the dump ends with), never the SIGBUS a read in the process would."""
+    import mmap
+
+    with tempfile.TemporaryFile() as file:
+        file.write(os.urandom(1 << 20))
+        file.flush()
+        mapped = mmap.mmap(file.fileno(), 1 << 20, access=mmap.ACCESS_READ)
+        view = memoryview(mapped)[1 << 19 :]
+        os.ftruncate(file.fileno(), 4096)
+        left, right = small_socket_pair()
+        reader = threading.Thread(target=read_all, args=(right, bytearray(), [4096]))
+        reader.start()
+        writer = SocketWriter(left.fileno())
+        with pytest.raises(ConnectionResetError, match="Bad address"):
+            writer.send_buffers([b"head", view])
+        writer.close()
+        left.close()
+        reader.join(timeout=60)
+        right.close()
+        view.release()
+        mapped.close()
+
+
 def test_an_abort_frees_a_writer_waiting_for_a_replica_that_does_not_read() -> None:
     left, right = small_socket_pair()
     writer = SocketWriter(left.fileno())
