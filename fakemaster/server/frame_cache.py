@@ -349,6 +349,8 @@ class FrameCache:
 
         def done(finished: Future[Checkpoint]) -> None:
             self.release(run)
+            if finished.cancelled():  # the cache closed before it ran
+                return
             error = finished.exception()
             if error is not None:  # the disk is full, say: the dumps frame for themselves
                 logger.warning("framing %s ahead failed: %s", run.name, error)
@@ -374,35 +376,51 @@ class FrameCache:
             if tip.offset > after.offset or run.broken:
                 return tip
             try:
-                end = min(self.store.file_size(run.name), tip.offset + self.extend_bytes)
+                readable = self.store.file_size(run.name)
             except UnknownBinlogFile:
                 return tip
-            if end <= tip.offset or not self._reserve(run, end - tip.offset):
+            end = min(readable, tip.offset + self.extend_bytes)
+            if end <= tip.offset:
                 return tip
-            framer = _Framer(self.store, run, tip)
+            more = _framed_at_most(end - tip.offset)
+            if not self._reserve(run, more):
+                return tip
+            framer = _Framer(self.store, run, tip, more, lambda extra: self._reserve(run, extra))
+            point = tip
             try:
-                framer.frame_to(end, self.pause)
-            except (BinlogReadError, UnknownBinlogFile):
-                run.broken = True  # the dump frames from here itself and reports the error
-            point = framer.checkpoint()
-            if point.offset == tip.offset:
-                return tip
-            with self._lock:
-                self._bytes += run.stored - framer.stored_before
-                run.checkpoints.append(point)
-                if id(run) in self._runs:
-                    self._points[run.key(point)] = (run, point)
-            return point
+                try:
+                    framer.frame_to(end, readable, self.pause)
+                except (BinlogReadError, UnknownBinlogFile):
+                    run.broken = True  # the dump frames from here itself and reports the error
+                point = framer.checkpoint()
+            finally:
+                # The reservation becomes what was written.
+                with self._lock:
+                    self._bytes += run.stored - framer.stored_before - framer.reserved
+                    if point.offset != tip.offset:
+                        run.checkpoints.append(point)
+                        if id(run) in self._runs:
+                            self._points[run.key(point)] = (run, point)
+            return point if point.offset != tip.offset else tip
 
     def _reserve(self, run: FramedRun, more: int) -> bool:
-        """Make room for about ``more`` bytes: drop unused runs, least recently used first."""
+        """Reserve ``more`` bytes for ``run`` (given back by the extension that asked: see
+        :meth:`extend`), dropping unused runs, least recently used first; False when they cannot
+        be made room for. Reserved at once, so concurrent extensions see each other's."""
         with self._lock:
-            for other in list(self._runs.values()):
-                if self._bytes + more <= self.max_bytes:
-                    break
-                if other.users == 0 and other is not run:
-                    self._drop(other)
-            return self._bytes + more <= self.max_bytes
+            if not self._make_room(run, more):
+                return False
+            self._bytes += more
+            return True
+
+    def _make_room(self, run: FramedRun, more: int) -> bool:
+        """Drop unused runs other than ``run`` until ``more`` bytes fit (under the lock)."""
+        for other in list(self._runs.values()):
+            if self._bytes + more <= self.max_bytes:
+                break
+            if other.users == 0 and other is not run:
+                self._drop(other)
+        return self._bytes + more <= self.max_bytes
 
     def _drop(self, run: FramedRun) -> None:
         del self._runs[id(run)]
@@ -429,15 +447,37 @@ _TYPE_AND_LENGTH = struct.Struct("<B4xI")
 assert TYPE_CODE_OFFSET + _TYPE_AND_LENGTH.size == EVENT_LENGTH_OFFSET + 4
 
 
+def _framed_at_most(binlog_bytes: int) -> int:
+    """The most a run's file can take for ``binlog_bytes`` of events framed: each event (19
+    bytes at least) gets 5 bytes of packet header and OK byte, and 4 more per 16 MiB split."""
+    return (
+        binlog_bytes
+        + 5 * (binlog_bytes // HEADER_LEN + 1)
+        + 4 * (binlog_bytes // MAX_PACKET_PAYLOAD + 1)
+    )
+
+
 class _Framer:
     """One extension of a run (under its lock): walks the binlog file from the tip, writes the
     run's own bytes and adds the pieces of large events sent from the file."""
 
-    def __init__(self, store: BinlogStore, run: FramedRun, tip: Checkpoint) -> None:
+    def __init__(
+        self,
+        store: BinlogStore,
+        run: FramedRun,
+        tip: Checkpoint,
+        reserved: int,
+        reserve: Callable[[int], bool],
+    ) -> None:
         self.store = store
         self.run = run
         self.offset, self.framed, self.seq, self.events, self.last_event = tip
         self.stored_before = run.stored
+        # Bytes of the cache's budget held for this extension: at least what it can write for
+        # the bytes of the binlog file it walks (_framed_at_most), more asked with ``reserve``.
+        self.reserved = reserved
+        self._reserve = reserve
+        self._start = tip.offset
         self._parts: list[bytes | bytearray | memoryview] = []
         self._pending = 0
 
@@ -445,9 +485,10 @@ class _Framer:
         self._write()
         return Checkpoint(self.offset, self.framed, self.seq, self.events, self.last_event)
 
-    def frame_to(self, end: int, pause: Callable[[], None]) -> None:
-        """Frame the whole events below ``end``, the binlog file's offset (BinlogReadError at
-        bytes that are no event)."""
+    def frame_to(self, end: int, readable: int, pause: Callable[[], None]) -> None:
+        """Frame the whole events from the tip to ``end``, a binlog file offset, and past it to
+        the end of an event that starts before it (as far as ``readable``, the file's readable
+        end); BinlogReadError at bytes that are no event."""
         read_size = _READ_BLOCK
         while self.offset < end:
             pause()
@@ -460,7 +501,7 @@ class _Framer:
                 walked = self._add_block(block)
             else:
                 walked = self._add_small(block)
-                if self._add_large_at(block, walked, end):
+                if self._add_large_at(block, walked, readable):
                     read_size = _PROBE
                     continue
                 if walked == 0 and read_size < _READ_BLOCK and len(block) == wanted:
@@ -475,6 +516,12 @@ class _Framer:
                 )
                 if not block:
                     return  # the file ends here now
+                # An event past ``end``: the budget must hold it too, or the dump frames it.
+                needed = _framed_at_most(self.offset + len(block) - self._start)
+                if needed > self.reserved:
+                    if not self._reserve(needed - self.reserved):
+                        return
+                    self.reserved = needed
                 if self._add_block(block) == 0:
                     raise BinlogReadError(
                         BinlogReadError.BOGUS, self.run.name, self.offset, self.offset + len(block)
@@ -501,18 +548,17 @@ class _Framer:
     def _add_large_at(self, block: bytes, index: int, end: int) -> bool:
         """Add the large event at ``index`` of ``block`` (the block's offset now the run's tip)
         as its header in the run and a piece of the binlog file, when its header is in the
-        block, it ends below ``end`` and it is one packet; True if it was."""
+        block, it ends below ``end`` and it is one packet (walked past unread when it is left
+        out); True if it was."""
         if index + HEADER_LEN > len(block):
             return False
         type_code, length = _TYPE_AND_LENGTH.unpack_from(block, index + TYPE_CODE_OFFSET)
         offset = self.offset
-        if (
-            length < LARGE_EVENT
-            or length + 1 >= MAX_PACKET_PAYLOAD
-            or offset + length > end
-            or is_left_out(type_code, send_annotate=self.run.send_annotate)
-        ):
+        if length < LARGE_EVENT or length + 1 >= MAX_PACKET_PAYLOAD or offset + length > end:
             return False
+        if is_left_out(type_code, send_annotate=self.run.send_annotate):
+            self._walked(length, self.seq, 0, 0)
+            return True
         head = large_event_head(length, self.seq)
         self._keep([head], len(head))
         run = self.run

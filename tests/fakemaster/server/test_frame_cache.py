@@ -389,3 +389,30 @@ def test_a_cache_without_the_c_framing_says_so_once(caplog: Any) -> None:
         FrameCache(store).close()
     # Built (as here and in CI): nothing said.
     assert frame_cache.ACCELERATED == ("C extensions" not in caplog.text)
+
+
+def test_framing_ahead_cancelled_by_a_close_is_no_error(caplog: Any) -> None:
+    """A cache closed while framing ahead is queued: the queued framing is cancelled, its runs
+    released, and nothing is logged as an error."""
+    import threading
+
+    store = build_store(6, 30, 10)
+    gate = threading.Event()
+    cache = FrameCache(store, extend_bytes=1000, pause=lambda: gate.wait(10))
+    acquired = []
+    with caplog.at_level("ERROR"):
+        for name in store.file_names()[:3]:
+            found = cache.acquire(FramedSpan(name, 4, 1, False, store.file_size(name)))
+            assert found is not None
+            acquired.append(found)
+            # Two framing threads wait at the gate; the third framing stays queued.
+            cache.prefetch(*found)
+        for run, _ in acquired:
+            cache.release(run)
+        prefetcher = cache._prefetcher
+        assert prefetcher is not None
+        cache.close()
+        gate.set()
+        prefetcher.shutdown(wait=True)  # the two framings at the gate end
+    assert [record.getMessage() for record in caplog.records] == []
+    assert all(run.users == 0 for run, _ in acquired)
