@@ -69,7 +69,7 @@ DEFAULT_MAX_BYTES = 4 << 30
 DEFAULT_EXTEND_BYTES = 8 << 20
 _READ_BLOCK = 1 << 20
 # What is read after a large event sent from the file: enough for the next one's header, or
-# for a few small events (then whole blocks again).
+# for a few small events (then four times more at each read, up to _READ_BLOCK).
 _PROBE = 4 << 10
 
 
@@ -504,10 +504,13 @@ class _Framer:
                 if self._add_large_at(block, walked, readable):
                     read_size = _PROBE
                     continue
+                # Small events to the end of the block: read more at once, up to a whole
+                # block (what is read past a large event is read for nothing).
+                grown = min(read_size * 4, _READ_BLOCK)
                 if walked == 0 and read_size < _READ_BLOCK and len(block) == wanted:
-                    read_size = _READ_BLOCK  # a small event longer than the probe
+                    read_size = grown  # a small event longer than the read
                     continue
-                read_size = _READ_BLOCK
+                read_size = grown
             if walked == 0:
                 # An event larger than the block, or bytes that are no event: read() reads the
                 # whole event, or raises the error the dump reports.
