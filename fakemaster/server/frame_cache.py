@@ -23,7 +23,7 @@ early end of the file) and ends the dump; it cannot crash the server (SIGBUS).
 
 Disk use is bounded by ``max_bytes``: the least recently used runs no dump is sending from are
 dropped; when nothing can be dropped the cache frames nothing more and dumps frame for
-themselves. Runs are files without a name (``tempfile.TemporaryFile``) in ``directory``.
+themselves. At most ``max_runs`` runs are kept the same way (each holds file descriptors). Runs are files without a name (``tempfile.TemporaryFile``) in ``directory``.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
 __all__ = [
     "DEFAULT_EXTEND_BYTES",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_RUNS",
     "Checkpoint",
     "FrameCache",
     "FramedRun",
@@ -66,6 +67,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BYTES = 4 << 30
+# Runs kept at most (beyond the ones dumps are sending from).
+DEFAULT_MAX_RUNS = 256
 DEFAULT_EXTEND_BYTES = 8 << 20
 _READ_BLOCK = 1 << 20
 # What is read after a large event sent from the file: enough for the next one's header, or
@@ -275,6 +278,7 @@ class FrameCache:
         store: BinlogStore,
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        max_runs: int = DEFAULT_MAX_RUNS,
         extend_bytes: int = DEFAULT_EXTEND_BYTES,
         directory: str | os.PathLike[str] | None = None,
         thread_niceness: int = 0,
@@ -289,6 +293,7 @@ class FrameCache:
         # (fakemaster.server.loop_gate), so framing steps aside while the loop works.
         self.pause = pause
         self.max_bytes = max_bytes
+        self.max_runs = max_runs
         self.extend_bytes = extend_bytes
         self.directory = directory
         self._lock = threading.Lock()
@@ -316,6 +321,7 @@ class FrameCache:
                 return None
             found = self._points.get(key)
             if found is None:
+                self._drop_unused_beyond(self.max_runs - 1)
                 start = Checkpoint(span.offset, 0, span.seq, 0, span.offset)
                 file = tempfile.TemporaryFile(dir=self.directory)  # noqa: SIM115 - owned by run
                 source = self.store.open_file(span.file_name)
@@ -412,6 +418,16 @@ class FrameCache:
                 return False
             self._bytes += more
             return True
+
+    def _drop_unused_beyond(self, count: int) -> None:
+        """Drop unused runs, least recently used first, until at most ``count`` are left (each
+        holds a descriptor or two: runs of large events take next to no disk, so the disk
+        budget alone would let them pile up)."""
+        for other in list(self._runs.values()):
+            if len(self._runs) <= count:
+                break
+            if other.users == 0:
+                self._drop(other)
 
     def _make_room(self, run: FramedRun, more: int) -> bool:
         """Drop unused runs other than ``run`` until ``more`` bytes fit (under the lock)."""

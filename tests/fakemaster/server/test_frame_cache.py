@@ -416,3 +416,30 @@ def test_framing_ahead_cancelled_by_a_close_is_no_error(caplog: Any) -> None:
         prefetcher.shutdown(wait=True)  # the two framings at the gate end
     assert [record.getMessage() for record in caplog.records] == []
     assert all(run.users == 0 for run, _ in acquired)
+
+
+def test_runs_are_dropped_beyond_their_number(tmp_path: Path) -> None:
+    """Runs of large events take next to no disk: their number is bounded too (each holds
+    descriptors), the least recently used dropped first, never one a dump sends from."""
+    memory = build_store(7, 40, 4)  # ten files
+    store = on_disk(memory, tmp_path)
+    names = store.file_names()
+    cache = FrameCache(store, max_runs=3)
+
+    def span(name: str) -> FramedSpan:
+        return FramedSpan(name, 4, 1, False, store.file_size(name))
+
+    try:
+        for name in names:
+            found = cache.acquire(span(name))
+            assert found is not None
+            cache.extend(*found)
+            cache.release(found[0])
+            assert len(cache._runs) <= 3
+        assert [run.name for run in cache._runs.values()] == names[-3:]
+        held = [cache.acquire(span(name)) for name in names[:5]]
+        assert all(found is not None for found in held)
+        assert [run.name for run in cache._runs.values()] == names[:5]  # in use: kept
+    finally:
+        cache.close()
+        store.close()
