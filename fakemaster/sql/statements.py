@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import dataclass
 
 from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
@@ -154,15 +153,35 @@ def select_any(ctx: Context) -> Response:
     return _SELECT(ctx)
 
 
-@dataclass(frozen=True, slots=True)
 class Statement:
-    pattern: re.Pattern[str]
-    handler: Handler
-    examples: tuple[str, ...]  # statements real clients send that this row answers
+    """A row of the table: the pattern a statement's text matches, its answer, and statements
+    real clients send that the row answers.
+
+    The pattern is compiled when a statement first reaches the row (the table is read in
+    order): a replica's SET, SELECT and SHOW VARIABLES compile four of the 46 patterns, not
+    all of them at its first query (issue #25)."""
+
+    __slots__ = ("source", "handler", "examples", "_pattern")
+
+    def __init__(self, source: str, handler: Handler, examples: tuple[str, ...]) -> None:
+        self.source = source
+        self.handler = handler
+        self.examples = examples
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        pattern = self._pattern
+        if pattern is None:
+            pattern = self._pattern = re.compile(self.source, re.I | re.S)
+        return pattern
+
+    def __repr__(self) -> str:
+        return f"Statement({self.source!r}, {self.handler!r})"
 
 
 def _statement(pattern: str, handler: Handler, *examples: str) -> Statement:
-    return Statement(re.compile(pattern, re.I | re.S), handler, examples)
+    return Statement(pattern, handler, examples)
 
 
 # fmt: off
