@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Callable
 
 from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
@@ -161,13 +162,16 @@ class Statement:
     order): a replica's SET, SELECT and SHOW VARIABLES compile four of the 46 patterns, not
     all of them at its first query (issue #25)."""
 
-    __slots__ = ("source", "handler", "examples", "_pattern")
+    __slots__ = ("source", "handler", "examples", "match", "_pattern")
 
     def __init__(self, source: str, handler: Handler, examples: tuple[str, ...]) -> None:
         self.source = source
         self.handler = handler
         self.examples = examples
         self._pattern: re.Pattern[str] | None = None
+        # The pattern's match once compiled: every statement tries the rows before its own,
+        # so the dispatch calls it directly (no property on the way).
+        self.match: Callable[[str], re.Match[str] | None] = self._compile_and_match
 
     @property
     def pattern(self) -> re.Pattern[str]:
@@ -175,6 +179,10 @@ class Statement:
         if pattern is None:
             pattern = self._pattern = re.compile(self.source, re.I | re.S)
         return pattern
+
+    def _compile_and_match(self, text: str) -> re.Match[str] | None:
+        self.match = self.pattern.match
+        return self.match(text)
 
     def __repr__(self) -> str:
         return f"Statement({self.source!r}, {self.handler!r})"
@@ -390,7 +398,7 @@ def _dispatch(
 ) -> Response:
     """Answer one statement: the table's patterns read it with its comments blanked."""
     for statement in STATEMENTS:
-        match = statement.pattern.match(statement_text.plain)
+        match = statement.match(statement_text.plain)
         if match is None:
             continue
         counter = com_variable(statement.handler.__name__, statement_text.plain)
@@ -451,6 +459,6 @@ def check_syntax(session: SessionState, text: str) -> SqlError | None:
         second = statements[1].start
         return syntax_error(text[second:], line_of(text, second))
     statement_text = statements[0]
-    if any(statement.pattern.match(statement_text.plain) for statement in STATEMENTS):
+    if any(statement.match(statement_text.plain) for statement in STATEMENTS):
         return None
     return syntax_error(text[statement_text.start :], statement_text.first_line)
