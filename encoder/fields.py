@@ -23,7 +23,6 @@ from types import NoneType, UnionType
 from typing import Any
 
 from encoder.primitives import name_bytes
-from encoder.values import describe_value
 from fakemaster.vocabulary.errors import EncodeError
 from fakemaster.vocabulary.events import (
     AppendBlockEvent,
@@ -305,8 +304,16 @@ def unsized_integers(cls: type) -> list[str]:
 # --- the full check: the EncodeError of the first field that cannot be written ------------
 
 
+def _describe(value: Any) -> str:
+    # Imported for an error only: the row value encoder under it is not needed to check a
+    # packet that is right (the first OK a server sends, issue #25).
+    from encoder.values import describe_value
+
+    return describe_value(value)
+
+
 def _refuse(path: str, value: Any, why: str) -> EncodeError:
-    return EncodeError(f"{path} {describe_value(value)}: {why}", value=value, field=path)
+    return EncodeError(f"{path} {_describe(value)}: {why}", value=value, field=path)
 
 
 def _check(spec: Spec, value: Any, path: str) -> None:
@@ -457,7 +464,7 @@ def check_fields(obj: Any) -> None:
     """EncodeError (``field`` set) for the first field of an event or packet ``obj`` that its
     bytes cannot hold as it is."""
     if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
-        raise EncodeError(f"{describe_value(obj)} is not an event or packet")
+        raise EncodeError(f"{_describe(obj)} is not an event or packet")
     quick, specs = _compiled(type(obj))
     if quick(obj):
         return

@@ -30,6 +30,11 @@ WARM_UP_DELAY = 0.05
 # dump from a binlog directory import no module of the project).
 FIRST_CLIENT_MODULES = (
     "fakemaster.sql.statements",
+    # The answers a replica's statements need (the table imports each answer module at its
+    # first use): the login's and SET's, SELECT's without a table, SHOW VARIABLES'.
+    "fakemaster.sql.answers.connection_statements",
+    "fakemaster.sql.answers.select",
+    "fakemaster.sql.answers.show",
     "encoder.fields",  # a result set's column definitions
     "fakemaster.vocabulary.commands",  # COM_REGISTER_SLAVE and COM_BINLOG_DUMP's layouts
     "fakemaster.core.dump.stream",

@@ -15,6 +15,8 @@ The handlers live in modules of one job each: :mod:`~fakemaster.sql.answers.sele
 :mod:`~fakemaster.sql.answers.grants_show`,
 :mod:`~fakemaster.sql.answers.account_statements` (CREATE/DROP USER, GRANT, REVOKE) and :mod:`~fakemaster.sql.answers.unsupported`; the state they read and change is in
 :mod:`~fakemaster.sql.state`, what they return in :mod:`~fakemaster.sql.outcome`.
+The table names each by module and function (:class:`Answer`): a module is imported when a
+statement first needs it, so a client loads only the answers it asks for.
 Executing a statement returns an :class:`~fakemaster.sql.outcome.Outcome`; side effects
 that need the network (killing another connection) are described in it for the session to
 carry out. ``SET STATEMENT ... FOR`` is answered here: it dispatches its inner statement.
@@ -22,62 +24,14 @@ carry out. ``SET STATEMENT ... FOR`` is answered here: it dispatches its inner s
 
 from __future__ import annotations
 
+import importlib
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from fakemaster.config.server_config import DEFAULT_VERSION
 from fakemaster.config.variables import lookup
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import ResultSet, SqlError, sql_error, syntax_error
-from fakemaster.sql.answers.account_statements import create_user, drop_user, grant, revoke
-from fakemaster.sql.answers.aggregate_select import aggregate_select, is_row_aggregate
-from fakemaster.sql.answers.client_writes import (
-    create_database,
-    create_table,
-    delete,
-    insert,
-    update,
-)
-from fakemaster.sql.answers.connection_statements import begin, end_transaction, kill, use_database
-from fakemaster.sql.answers.engine_show import show_engine
-from fakemaster.sql.answers.explain import explain
-from fakemaster.sql.answers.flush_logs import flush_logs
-from fakemaster.sql.answers.grants_show import show_grants
-from fakemaster.sql.answers.processlist import show_processlist
-from fakemaster.sql.answers.replication_show import show_slave_status
-from fakemaster.sql.answers.schema_show import (
-    show_columns,
-    show_create_database,
-    show_create_table,
-    show_databases,
-    show_events,
-    show_index,
-    show_plugins,
-    show_routine_status,
-    show_table_status,
-    show_tables,
-    show_triggers,
-)
-from fakemaster.sql.answers.select import select
-from fakemaster.sql.answers.set_statement import set_statement
-from fakemaster.sql.answers.show import (
-    show_binary_logs,
-    show_engines,
-    show_master_status,
-    show_slave_hosts,
-    show_status,
-    show_variables,
-    show_warnings,
-)
-from fakemaster.sql.answers.snapshot import (
-    flush_tables,
-    lock_tables,
-    savepoint,
-    start_consistent_snapshot,
-    unlock_tables,
-)
-from fakemaster.sql.answers.table_select import from_table, select_from_table
-from fakemaster.sql.answers.unsupported import not_supported
 from fakemaster.sql.outcome import Context, Handler, OkResult, Outcome, Response
 from fakemaster.sql.release import release_deferred, release_in_slices
 from fakemaster.sql.sqltext import (
@@ -94,7 +48,7 @@ from fakemaster.sql.state import SessionState
 from fakemaster.sql.status_variables import PARSE_TIME_ERRORS, com_variable
 from fakemaster.vocabulary.errcodes import ER_EMPTY_QUERY
 
-__all__ = ["STATEMENTS", "Statement", "execute", "set_statement_for"]
+__all__ = ["STATEMENTS", "Answer", "Statement", "execute", "set_statement_for"]
 
 
 def set_statement_for(ctx: Context) -> Response:
@@ -143,28 +97,99 @@ def _check_statement_settings(session: SessionState, tokens: list[Token]) -> Non
                 session.require(var.session_privileges)
 
 
-def select_any(ctx: Context) -> Response:
-    """SELECT from a table (:mod:`~fakemaster.sql.answers.table_select`) or without one."""
-    if from_table(ctx):
-        if is_row_aggregate(ctx):
-            return aggregate_select(ctx)
-        return select_from_table(ctx)
-    return select(ctx)
-
-
 # ---------------------------------------------------------------------------------------------
 # The table
 
 
-@dataclass(frozen=True, slots=True)
+class Answer:
+    """The function ``name`` of ``fakemaster.sql.answers.<module>``, imported the first time a
+    statement calls it: a client loads the answers it asks for (a replica: SET, SELECT, SHOW
+    VARIABLES), not every module of the table, about 35 on the first client's path before
+    (issue #25: what a first dump after a start pays). Named as the function it stands for
+    (the Com_ counters and the tests go by the name)."""
+
+    __slots__ = ("module", "name", "_function")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = f"fakemaster.sql.answers.{module}"
+        self.name = name
+        self._function: Handler | None = None
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def resolve(self) -> Handler:
+        """The function itself (imported now if no statement needed it yet)."""
+        function = self._function
+        if function is None:
+            function = getattr(importlib.import_module(self.module), self.name)
+            self._function = function
+        return function
+
+    def __call__(self, ctx: Context) -> Response:
+        return self.resolve()(ctx)
+
+    def __repr__(self) -> str:
+        return f"Answer({self.module}.{self.name})"
+
+
+_SELECT = Answer("select", "select")
+_SELECT_FROM_TABLE = Answer("table_select", "select_from_table")
+_AGGREGATE_SELECT = Answer("aggregate_select", "aggregate_select")
+
+
+def select_any(ctx: Context) -> Response:
+    """SELECT from a table (:mod:`~fakemaster.sql.answers.table_select`) or without one."""
+    # Only a SELECT with the word FROM can read a table: a replica's SELECT @@var or
+    # UNIX_TIMESTAMP() is answered without loading the table answers (catalogue, schemas).
+    if any(token.is_word("FROM") for token in ctx.tokens):
+        from fakemaster.sql.answers.aggregate_select import is_row_aggregate
+        from fakemaster.sql.answers.table_select import from_table
+
+        if from_table(ctx):
+            if is_row_aggregate(ctx):
+                return _AGGREGATE_SELECT(ctx)
+            return _SELECT_FROM_TABLE(ctx)
+    return _SELECT(ctx)
+
+
 class Statement:
-    pattern: re.Pattern[str]
-    handler: Handler
-    examples: tuple[str, ...]  # statements real clients send that this row answers
+    """A row of the table: the pattern a statement's text matches, its answer, and statements
+    real clients send that the row answers.
+
+    The pattern is compiled when a statement first reaches the row (the table is read in
+    order): a replica's SET, SELECT and SHOW VARIABLES compile four of the 46 patterns, not
+    all of them at its first query (issue #25)."""
+
+    __slots__ = ("source", "handler", "examples", "match", "_pattern")
+
+    def __init__(self, source: str, handler: Handler, examples: tuple[str, ...]) -> None:
+        self.source = source
+        self.handler = handler
+        self.examples = examples
+        self._pattern: re.Pattern[str] | None = None
+        # The pattern's match once compiled: every statement tries the rows before its own,
+        # so the dispatch calls it directly (no property on the way).
+        self.match: Callable[[str], re.Match[str] | None] = self._compile_and_match
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        pattern = self._pattern
+        if pattern is None:
+            pattern = self._pattern = re.compile(self.source, re.I | re.S)
+        return pattern
+
+    def _compile_and_match(self, text: str) -> re.Match[str] | None:
+        self.match = self.pattern.match
+        return self.match(text)
+
+    def __repr__(self) -> str:
+        return f"Statement({self.source!r}, {self.handler!r})"
 
 
 def _statement(pattern: str, handler: Handler, *examples: str) -> Statement:
-    return Statement(re.compile(pattern, re.I | re.S), handler, examples)
+    return Statement(pattern, handler, examples)
 
 
 # fmt: off
@@ -178,7 +203,7 @@ STATEMENTS: tuple[Statement, ...] = (
                "SELECT @rpl_semi_sync_slave=1", "select @@server_id",
                "SELECT @@GLOBAL.gtid_binlog_pos", "SELECT @@GLOBAL.gtid_current_pos",
                "SELECT DISTINCT User, Host FROM mysql.user  ORDER BY User, Host"),
-    _statement(r"SET\b", set_statement,
+    _statement(r"SET\b", Answer("set_statement", "set_statement"),
                "SET @master_binlog_checksum= @@global.binlog_checksum",
                "SET @master_heartbeat_period= 1000000000", "SET @mariadb_slave_capability=4",
                "SET @slave_connect_state=''", "SET @slave_gtid_strict_mode=0",
@@ -187,76 +212,107 @@ STATEMENTS: tuple[Statement, ...] = (
                "SET AUTOCOMMIT = 0",
                "SET @master_binlog_checksum='NONE', @source_binlog_checksum='NONE'",
                "set net_write_timeout=600"),
-    _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?VARIABLES\b", show_variables,
+    _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?VARIABLES\b",
+               Answer("show", "show_variables"),
                "SHOW VARIABLES LIKE 'SERVER_ID'", "SHOW GLOBAL VARIABLES LIKE 'BINLOG_CHECKSUM'",
                "SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'",
                "SHOW VARIABLES WHERE Variable_name IN ('rpl_semi_sync_master_enabled', "
                "'rpl_semi_sync_source_enabled')"),
-    _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?STATUS\b", show_status,
+    _statement(r"SHOW\s+(?:(?P<scope>GLOBAL|SESSION|LOCAL)\s+)?STATUS\b",
+               Answer("show", "show_status"),
                "SHOW STATUS LIKE 'Uptime'"),
-    _statement(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\b", show_master_status, "SHOW MASTER STATUS"),
-    _statement(r"SHOW\s+(?:DATABASES|SCHEMAS)\b", show_databases, "SHOW DATABASES"),
-    _statement(r"SHOW\s+CREATE\s+(?:DATABASE|SCHEMA)\b", show_create_database,
+    _statement(r"SHOW\s+(?:MASTER|BINLOG)\s+STATUS\b", Answer("show", "show_master_status"),
+               "SHOW MASTER STATUS"),
+    _statement(r"SHOW\s+(?:DATABASES|SCHEMAS)\b", Answer("schema_show", "show_databases"),
+               "SHOW DATABASES"),
+    _statement(r"SHOW\s+CREATE\s+(?:DATABASE|SCHEMA)\b",
+               Answer("schema_show", "show_create_database"),
                "SHOW CREATE DATABASE IF NOT EXISTS `shop`"),
-    _statement(r"SHOW\s+CREATE\s+TABLE\b", show_create_table, "show create table `shop`.`t`"),
-    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", show_tables, "SHOW FULL TABLES FROM `shop`",
+    _statement(r"SHOW\s+CREATE\s+TABLE\b", Answer("schema_show", "show_create_table"),
+               "show create table `shop`.`t`"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?TABLES\b", Answer("schema_show", "show_tables"),
+               "SHOW FULL TABLES FROM `shop`",
                "SHOW FULL TABLES IN `shop` where Table_Type = 'BASE TABLE'"),
-    _statement(r"SHOW\s+TABLE\s+STATUS\b", show_table_status, "SHOW TABLE STATUS FROM `shop` LIKE 't'"),
-    _statement(r"SHOW\s+(?P<full>FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\b", show_columns,
+    _statement(r"SHOW\s+TABLE\s+STATUS\b", Answer("schema_show", "show_table_status"),
+               "SHOW TABLE STATUS FROM `shop` LIKE 't'"),
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?(?:COLUMNS|FIELDS)\s+(?:FROM|IN)\b",
+               Answer("schema_show", "show_columns"),
                "SHOW FULL COLUMNS FROM `t` FROM `shop`", "show fields from `shop`.`t`"),
-    _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b", show_index,
+    _statement(r"SHOW\s+(?:INDEX|INDEXES|KEYS)\s+(?:FROM|IN)\b",
+               Answer("schema_show", "show_index"),
                "SHOW INDEX FROM `shop`.`t`"),
-    _statement(r"SHOW\s+EVENTS\b", show_events, "SHOW EVENTS FROM `shop`"),
+    _statement(r"SHOW\s+EVENTS\b", Answer("schema_show", "show_events"), "SHOW EVENTS FROM `shop`"),
     _statement(r"SHOW\s+(?:FUNCTION|PROCEDURE|PACKAGE(?:\s+BODY)?)\s+STATUS\b",
-               show_routine_status, "SHOW FUNCTION STATUS WHERE Db = 'shop'",
+               Answer("schema_show", "show_routine_status"),
+               "SHOW FUNCTION STATUS WHERE Db = 'shop'",
                "SHOW PACKAGE BODY STATUS LIKE 'p%'"),
     _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*TABLES?\s*"
                r"(?:WITH\s+READ\s+LOCK\s*)?$",
-               flush_tables, "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
-    _statement(r"UNLOCK\s+TABLES\s*$", unlock_tables, "UNLOCK TABLES"),
-    _statement(r"LOCK\s+TABLES?\b", lock_tables,
+               Answer("snapshot", "flush_tables"),
+               "FLUSH TABLES WITH READ LOCK", "FLUSH /*!40101 LOCAL */ TABLES"),
+    _statement(r"UNLOCK\s+TABLES\s*$", Answer("snapshot", "unlock_tables"), "UNLOCK TABLES"),
+    _statement(r"LOCK\s+TABLES?\b", Answer("snapshot", "lock_tables"),
                "LOCK TABLES `shop`.`t` READ /*!32311 LOCAL */", "LOCK TABLE `shop`.`t` AS a WRITE"),
-    _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b", savepoint,
+    _statement(r"(?:SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+(?:WORK\s+)?TO)\b",
+               Answer("snapshot", "savepoint"),
                "SAVEPOINT sp"),
-    _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b", start_consistent_snapshot,
+    _statement(r"START\s+TRANSACTION\b.*\bWITH\s+CONSISTENT\s+SNAPSHOT\b",
+               Answer("snapshot", "start_consistent_snapshot"),
                "START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
-    _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", show_binary_logs, "SHOW BINARY LOGS"),
-    _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", show_slave_hosts, "SHOW SLAVE HOSTS"),
-    _statement(r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b", show_slave_status, "SHOW SLAVE STATUS",
+    _statement(r"SHOW\s+(?:BINARY|MASTER)\s+LOGS\b", Answer("show", "show_binary_logs"),
+               "SHOW BINARY LOGS"),
+    _statement(r"SHOW\s+(?:SLAVE|REPLICA)\s+HOSTS\b", Answer("show", "show_slave_hosts"),
+               "SHOW SLAVE HOSTS"),
+    _statement(r"SHOW\s+(?:ALL\s+)?(?:SLAVE|REPLICA)S?\b",
+               Answer("replication_show", "show_slave_status"),
+               "SHOW SLAVE STATUS",
                "SHOW ALL SLAVES STATUS", "SHOW REPLICA STATUS", "SHOW SLAVE '' STATUS"),
-    _statement(r"SHOW\s+(?P<full>FULL\s+)?PROCESSLIST\b", show_processlist, "SHOW PROCESSLIST",
+    _statement(r"SHOW\s+(?P<full>FULL\s+)?PROCESSLIST\b", Answer("processlist", "show_processlist"),
+               "SHOW PROCESSLIST",
                "SHOW FULL PROCESSLIST"),
-    _statement(r"SHOW\s+GRANTS\b", show_grants, "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
-    _statement(r"CREATE\s+(?:OR\s+REPLACE\s+)?USER\b", create_user,
+    _statement(r"SHOW\s+GRANTS\b", Answer("grants_show", "show_grants"),
+               "SHOW GRANTS", "SHOW GRANTS FOR CURRENT_USER()"),
+    _statement(r"CREATE\s+(?:OR\s+REPLACE\s+)?USER\b", Answer("account_statements", "create_user"),
                "CREATE USER IF NOT EXISTS cdc@'%' IDENTIFIED BY 'pw'"),
-    _statement(r"DROP\s+USER\b", drop_user, "DROP USER IF EXISTS cdc@'%'"),
-    _statement(r"GRANT\b", grant, "GRANT SELECT, LOCK TABLES ON shop.* TO root@'%'"),
-    _statement(r"REVOKE\b", revoke, "REVOKE RELOAD ON *.* FROM root@'%'"),
-    _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", show_engines, "SHOW ENGINES"),
-    _statement(r"SHOW\s+ENGINE\b", show_engine, "SHOW ENGINE MyISAM STATUS"),
-    _statement(r"SHOW\s+PLUGINS\b", show_plugins, "SHOW PLUGINS"),
-    _statement(r"SHOW\s+TRIGGERS\b", show_triggers, "SHOW TRIGGERS FROM `shop` LIKE 't'"),
+    _statement(r"DROP\s+USER\b", Answer("account_statements", "drop_user"),
+               "DROP USER IF EXISTS cdc@'%'"),
+    _statement(r"GRANT\b", Answer("account_statements", "grant"),
+               "GRANT SELECT, LOCK TABLES ON shop.* TO root@'%'"),
+    _statement(r"REVOKE\b", Answer("account_statements", "revoke"),
+               "REVOKE RELOAD ON *.* FROM root@'%'"),
+    _statement(r"SHOW\s+(?:STORAGE\s+)?ENGINES\b", Answer("show", "show_engines"), "SHOW ENGINES"),
+    _statement(r"SHOW\s+ENGINE\b", Answer("engine_show", "show_engine"),
+               "SHOW ENGINE MyISAM STATUS"),
+    _statement(r"SHOW\s+PLUGINS\b", Answer("schema_show", "show_plugins"), "SHOW PLUGINS"),
+    _statement(r"SHOW\s+TRIGGERS\b", Answer("schema_show", "show_triggers"),
+               "SHOW TRIGGERS FROM `shop` LIKE 't'"),
     _statement(r"FLUSH\b(?:\s|LOCAL\b|NO_WRITE_TO_BINLOG\b)*"
                r"(?:(?:BINARY|ENGINE|ERROR|GENERAL|SLOW|RELAY)\s+)?LOGS\b",
-               flush_logs, "FLUSH LOGS", "FLUSH /*!40101 LOCAL */ BINARY LOGS",
+               Answer("flush_logs", "flush_logs"),
+               "FLUSH LOGS", "FLUSH /*!40101 LOCAL */ BINARY LOGS",
                "FLUSH BINARY LOGS, ENGINE LOGS"),
-    _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", show_warnings, "SHOW WARNINGS"),
-    _statement(r"(?:EXPLAIN|DESCRIBE|DESC)\s+SELECT\b", explain,
+    _statement(r"SHOW\s+(?P<what>WARNINGS|ERRORS)\b", Answer("show", "show_warnings"),
+               "SHOW WARNINGS"),
+    _statement(r"(?:EXPLAIN|DESCRIBE|DESC)\s+SELECT\b", Answer("explain", "explain"),
                "EXPLAIN SELECT `id` FROM `shop`.`t`", "EXPLAIN SELECT 1"),
-    _statement(r"KILL(?:\s+(?P<what>CONNECTION|QUERY))?\b", kill, "KILL 12", "KILL QUERY 12"),
-    _statement(r"USE\b", use_database, "USE information_schema"),
-    _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$", begin,
+    _statement(r"KILL(?:\s+(?P<what>CONNECTION|QUERY))?\b", Answer("connection_statements", "kill"),
+               "KILL 12", "KILL QUERY 12"),
+    _statement(r"USE\b", Answer("connection_statements", "use_database"), "USE information_schema"),
+    _statement(r"(?:BEGIN(?:\s+WORK)?|START\s+TRANSACTION\b.*)\s*$",
+               Answer("connection_statements", "begin"),
                "BEGIN", "START TRANSACTION"),
-    _statement(r"(?:COMMIT|ROLLBACK)(?:\s+WORK)?\s*$", end_transaction, "COMMIT", "ROLLBACK"),
-    _statement(r"CREATE\s+(?:DATABASE|SCHEMA)\b", create_database,
+    _statement(r"(?:COMMIT|ROLLBACK)(?:\s+WORK)?\s*$",
+               Answer("connection_statements", "end_transaction"),
+               "COMMIT", "ROLLBACK"),
+    _statement(r"CREATE\s+(?:DATABASE|SCHEMA)\b", Answer("client_writes", "create_database"),
                "CREATE DATABASE IF NOT EXISTS `percona` /* pt-table-checksum */"),
-    _statement(r"CREATE\s+TABLE\b", create_table,
+    _statement(r"CREATE\s+TABLE\b", Answer("client_writes", "create_table"),
                "CREATE TABLE IF NOT EXISTS `percona`.`checksums` (db CHAR(64) NOT NULL)"),
-    _statement(r"(?:INSERT|REPLACE)\b", insert,
+    _statement(r"(?:INSERT|REPLACE)\b", Answer("client_writes", "insert"),
                "REPLACE INTO `percona`.`checksums` (db, tbl, chunk) SELECT 'k', 't', '1'"),
-    _statement(r"UPDATE\b", update,
+    _statement(r"UPDATE\b", Answer("client_writes", "update"),
                "UPDATE `percona`.`checksums` SET master_cnt = '60' WHERE db = 'k'"),
-    _statement(r"DELETE\b", delete,
+    _statement(r"DELETE\b", Answer("client_writes", "delete"),
                "DELETE FROM `percona`.`checksums` WHERE db = 'keys' AND tbl = 'many'"),
     # Statements a real server knows but a fake master does not emulate: ER_NOT_SUPPORTED_YET
     # (or OK when the config is lenient), never a misleading syntax error.
@@ -265,7 +321,7 @@ STATEMENTS: tuple[Statement, ...] = (
         r"DESCRIBE|DO|DROP|EXECUTE|EXPLAIN|FLUSH|GRANT|HANDLER|HELP|INSERT|INSTALL|LOAD|LOCK|"
         r"OPTIMIZE|PREPARE|PURGE|RENAME|REPAIR|REPLACE|RESET|REVOKE|SAVEPOINT|SHOW|SHUTDOWN|"
         r"START|STOP|TRUNCATE|UNINSTALL|UNLOCK|UPDATE|WITH|XA)\b",
-        not_supported,
+        Answer("unsupported", "not_supported"),
         "FLUSH STATUS", "PURGE BINARY LOGS TO 'mysql-bin.000002'", "SHOW OPEN TABLES",
     ),
 )
@@ -342,7 +398,7 @@ def _dispatch(
 ) -> Response:
     """Answer one statement: the table's patterns read it with its comments blanked."""
     for statement in STATEMENTS:
-        match = statement.pattern.match(statement_text.plain)
+        match = statement.match(statement_text.plain)
         if match is None:
             continue
         counter = com_variable(statement.handler.__name__, statement_text.plain)
@@ -403,6 +459,6 @@ def check_syntax(session: SessionState, text: str) -> SqlError | None:
         second = statements[1].start
         return syntax_error(text[second:], line_of(text, second))
     statement_text = statements[0]
-    if any(statement.pattern.match(statement_text.plain) for statement in STATEMENTS):
+    if any(statement.match(statement_text.plain) for statement in STATEMENTS):
         return None
     return syntax_error(text[statement_text.start :], statement_text.first_line)

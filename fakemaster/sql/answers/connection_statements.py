@@ -11,7 +11,6 @@ from fakemaster.config.variables import SYSTEM_VARIABLES
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import SessionTrack, session_state_entry, sql_error
 from fakemaster.sql.answers.set_statement import set_type_value
-from fakemaster.sql.answers.snapshot import release_table_locks
 from fakemaster.sql.outcome import Context, KillRequest, OkResult, Response
 from fakemaster.sql.sqltext import Tok, unknown_column
 from fakemaster.sql.state import SessionState
@@ -122,6 +121,10 @@ def _valid_database_name(name: str) -> bool:
 
 
 def begin(ctx: Context) -> Response:
+    # Imported here: this module is loaded at every first login, the snapshot answers (and
+    # the table catalogue under them) only by a client that asks for a transaction.
+    from fakemaster.sql.answers.snapshot import release_table_locks
+
     session = ctx.session
     release_table_locks(session)
     session.in_transaction = True

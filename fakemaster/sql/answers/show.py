@@ -11,7 +11,6 @@ from fakemaster.config.variables import SYSTEM_VARIABLES, show_text
 from fakemaster.protocol.charsets import UTF8MB3_GENERAL_CI
 from fakemaster.protocol.handshake import Capability
 from fakemaster.protocol.resultset import Cell, Column, ColumnFlag, ResultSet, text_column
-from fakemaster.sql.answers.snapshot import binlog_snapshot_status
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.outcome import Context, Response
 from fakemaster.sql.sqltext import Parser, Tok, unknown_column
@@ -77,6 +76,10 @@ def show_variables(ctx: Context) -> Response:
 
 
 def show_status(ctx: Context) -> Response:
+    # Imported here: a replica's SHOW VARIABLES loads this module, the snapshot answers (and
+    # the table catalogue under them) are for a client that asks for the status.
+    from fakemaster.sql.answers.snapshot import binlog_snapshot_status
+
     server = ctx.server
     uptime = int(server.clock() - server.started_at)
     # A snapshot of the connections: a worker thread may add one while this runs.

@@ -1,6 +1,7 @@
-"""The warm-up ``serve`` runs once it listens: after it, a first login, SET, SELECT and a whole
-dump of a binlog directory (frame cache and sender threads) import no module of the project.
-Run in a fresh interpreter (its ``sys.modules`` is the evidence); no timing is asserted."""
+"""The warm-up ``serve`` runs once it listens: after it, a first login, SET, SELECT, SHOW
+VARIABLES and a whole dump of a binlog directory (frame cache and sender threads) import no
+module of the project. Run in a fresh interpreter (its ``sys.modules`` is the evidence); no
+timing is asserted."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ with BackgroundFakeMaster(ServerConfig(port=0), store) as server:
     connection = pymysql.connect(host="127.0.0.1", port=server.port, user="root", password="")
     with connection.cursor() as cursor:
         cursor.execute("SELECT @@version_comment")
+        cursor.execute("SHOW VARIABLES LIKE 'SERVER_ID'")  # as a replica asks
     connection.close()
     data, how = raw_dump("127.0.0.1", server.port, "root", "")
     after = set(sys.modules)

@@ -37,10 +37,11 @@ from fakemaster.protocol.resultset import (
 from fakemaster.sql.like import LikePattern
 from fakemaster.sql.sqltext import lex, tokenize
 from fakemaster.sql.state import ServerState, SessionState
-from fakemaster.sql.statements import STATEMENTS, execute
+from fakemaster.sql.statements import STATEMENTS, Answer, execute
 from tests.budget import examples
 from tests.support.catalogue import shop_catalogue
 from tests.support.wire import BASE_CAPABILITIES, SessionDriver
+from tests.test_layering import loaded_after_importing
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "mariadb_10_11_queries.json"
 TRANSCRIPTS = json.loads(GOLDEN.read_text())
@@ -505,3 +506,19 @@ def test_an_overflowing_double_literal_is_the_servers_error_not_a_crash() -> Non
         "Illegal double '1e999' value found during parsing",
     )
     assert values(session, "SELECT 1") == [[b"1"]]
+
+
+def test_each_row_names_a_function_of_its_answer_module() -> None:
+    """The table names an answer by its module and function, imported when a statement first
+    needs it: each is found, and goes by the name of the function (the Com_ counters do)."""
+    answers = [row.handler for row in STATEMENTS if isinstance(row.handler, Answer)]
+    assert len(answers) == len(STATEMENTS) - 2  # all but SET STATEMENT and SELECT's dispatch
+    for answer in answers:
+        function = answer.resolve()
+        assert (function.__module__, function.__name__) == (answer.module, answer.__name__)
+        assert answer.module.startswith("fakemaster.sql.answers.")
+
+
+def test_the_table_loads_no_answer_module_before_a_statement_needs_it() -> None:
+    loaded = loaded_after_importing(["fakemaster.sql.statements"])
+    assert [name for name in loaded if name.startswith("fakemaster.sql.answers.")] == []
