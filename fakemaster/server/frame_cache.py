@@ -400,6 +400,8 @@ class FrameCache:
                     run.broken = True  # the dump frames from here itself and reports the error
                 point = framer.checkpoint()
             finally:
+                if point.offset == tip.offset:
+                    framer.abandon()  # an error before any checkpoint (the disk full, say)
                 # The reservation becomes what was written.
                 with self._lock:
                     self._bytes += run.stored - framer.stored_before - framer.reserved
@@ -494,8 +496,16 @@ class _Framer:
         self.reserved = reserved
         self._reserve = reserve
         self._start = tip.offset
+        self._pieces_before = len(run.pieces)
         self._parts: list[bytes | bytearray | memoryview] = []
         self._pending = 0
+
+    def abandon(self) -> None:
+        """Forget the pieces this extension added: no checkpoint covers them, and the next
+        extension walks from the same tip again. (Readers never look past a checkpoint.)"""
+        run = self.run
+        del run.pieces[self._pieces_before :]
+        del run.piece_starts[self._pieces_before :]
 
     def checkpoint(self) -> Checkpoint:
         self._write()

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fakemaster.core.dump.stream
-from fakemaster.core.dump.framing import FramedSpan
+from fakemaster.core.dump.framing import FramedSpan, frame_block_in_python
 from fakemaster.core.dump.stream import DumpStream
 from fakemaster.core.session import DumpRequest
 from fakemaster.server.frame_cache import FrameCache, send_span
@@ -440,6 +440,47 @@ def test_runs_are_dropped_beyond_their_number(tmp_path: Path) -> None:
         held = [cache.acquire(span(name)) for name in names[:5]]
         assert all(found is not None for found in held)
         assert [run.name for run in cache._runs.values()] == names[:5]  # in use: kept
+    finally:
+        cache.close()
+        store.close()
+
+
+def test_an_extension_that_fails_to_write_leaves_no_piece_behind(tmp_path: Path) -> None:
+    """A write that fails mid-extension (the disk full) publishes nothing: the pieces it added
+    go, and the next extension from the same tip frames the same bytes again."""
+    import fakemaster.server.frame_cache as frame_cache
+
+    memory = large_events_store(12)
+    store = on_disk(memory, tmp_path)
+    cache = FrameCache(store)
+    real = frame_cache._pwritev_all
+    calls = 0
+
+    def full_once(fd: int, parts: list[Any], offset: int) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise OSError(28, "No space left on device")
+        return real(fd, parts, offset)
+
+    try:
+        name = store.file_names()[0]
+        found = cache.acquire(FramedSpan(name, 4, 1, False, store.file_size(name)))
+        assert found is not None
+        run, start = found
+        with mock.patch.object(frame_cache, "_pwritev_all", full_once):
+            with pytest.raises(OSError, match="No space"):
+                cache.extend(run, start)
+            assert (run.pieces, run.piece_starts, run.tip) == ([(False, 0)], [0], start)
+            tip = cache.extend(run, start)
+        cache.release(run)
+        size = store.file_size(name)
+        assert tip.offset == size
+        # Held to the framing in Python of the whole file, in one block.
+        whole = frame_block_in_python(store.read_bytes(name, 4, size - 4), 1, send_annotate=False)
+        framed = b"".join(bytes(view) for view in run.views(0, tip.framed))
+        assert framed == b"".join(bytes(part) for part in whole.parts)
+        assert cache.bytes_used == run.stored
     finally:
         cache.close()
         store.close()
