@@ -135,9 +135,12 @@ class DirectoryBinlogStore(BinlogStore):
                     stat = self._path(name).stat()
                 except OSError:
                     return None
-                identity = (name, stat.st_dev, stat.st_ino, self._generation)
+                identity = self._identity_of(name, stat)
                 self._identities[name] = identity
             return identity
+
+    def _identity_of(self, name: str, stat: os.stat_result) -> Hashable:
+        return (name, stat.st_dev, stat.st_ino, self._generation)
 
     def open_file(self, name: str) -> int | None:
         identity = self.file_identity(name)
@@ -149,7 +152,7 @@ class DirectoryBinlogStore(BinlogStore):
             return None
         stat = os.fstat(fd)
         # Replaced since it was named: the descriptor is of another file.
-        if identity != (name, stat.st_dev, stat.st_ino, self._generation):
+        if identity != self._identity_of(name, stat):
             os.close(fd)
             return None
         return fd

@@ -80,6 +80,19 @@ _LAYOUT = (HEADER_LEN, TYPE_CODE_OFFSET, EVENT_LENGTH_OFFSET)
 _ANNOTATE_ROWS = EventType.ANNOTATE_ROWS.value
 
 
+# The walk of small events (the C extension's frame_small, or _frame_small_in_python).
+_FrameSmall = Callable[
+    [bytes | bytearray | memoryview, int, int, int, int, int, tuple[int, int, int]],
+    tuple[bytes, int, int, int, int],
+]
+
+
+def _skipped_annotate(send_annotate: bool) -> int:
+    """The type code left out besides START_ENCRYPTION: ANNOTATE_ROWS unless the replica asked
+    for them (START_ENCRYPTION again when it did)."""
+    return _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
+
+
 def _frame_small_in_python(
     block: bytes | bytearray | memoryview,
     index: int,
@@ -123,13 +136,7 @@ def _frame_small_in_python(
     return b"".join(packets), index, seq, len(packets) >> 1, last_event
 
 
-_frame_small_in_c: (
-    Callable[
-        [bytes | bytearray | memoryview, int, int, int, int, int, tuple[int, int, int]],
-        tuple[bytes, int, int, int, int],
-    ]
-    | None
-)
+_frame_small_in_c: _FrameSmall | None
 try:
     from fakemaster.core.dump._framing_accel import frame_small as _frame_small_in_c
 except ImportError:  # built without its extension (no compiler where it was installed)
@@ -162,7 +169,7 @@ def frame_small_run(
     :data:`ACCELERATED`). The walk stops at the end, before bytes that are no whole event and
     before a large event (:data:`LARGE_EVENT` bytes or more, which the caller frames without
     copying it: :func:`large_event_head`); left-out types are walked past whatever their size."""
-    skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
+    skip_annotate = _skipped_annotate(send_annotate)
     return SmallRun(
         *_frame_small(block, index, seq, _START_ENCRYPTION, skip_annotate, LARGE_EVENT, _LAYOUT)
     )
@@ -170,7 +177,7 @@ def frame_small_run(
 
 def is_left_out(type_code: int, *, send_annotate: bool) -> bool:
     """Whether an event of ``type_code`` is never sent on this path (see the module docstring)."""
-    return type_code == _START_ENCRYPTION or (type_code == _ANNOTATE_ROWS and not send_annotate)
+    return type_code in (_START_ENCRYPTION, _skipped_annotate(send_annotate))
 
 
 def large_event_head(length: int, seq: int) -> bytes:
@@ -195,17 +202,14 @@ def _frame_large(
 
 
 def _frame_block_with(
-    frame_small: Callable[
-        [bytes | bytearray | memoryview, int, int, int, int, int, tuple[int, int, int]],
-        tuple[bytes, int, int, int, int],
-    ],
+    frame_small: _FrameSmall,
     block: bytes | bytearray | memoryview,
     seq: int,
     send_annotate: bool,
 ) -> FramedBlock:
     view = memoryview(block)
     unpack_type_and_length = _TYPE_AND_LENGTH.unpack_from
-    skip_annotate = _START_ENCRYPTION if send_annotate else _ANNOTATE_ROWS
+    skip_annotate = _skipped_annotate(send_annotate)
     parts: list[bytes | bytearray | memoryview] = []
     size = 0
     events = 0
