@@ -522,7 +522,8 @@ class _Framer:
             # block, and (when the run has the binlog file) before a large event, sent from
             # the file: after one, a small read finds the next one's header.
             wanted = min(read_size, end - self.offset)
-            block = self.store.read_bytes(self.run.name, self.offset, wanted)
+            # Below ``readable``, measured once for the extension.
+            block = self.store.read_range(self.run.name, self.offset, wanted)
             if self.run.source is None:
                 walked = self._add_block(block)
             else:

@@ -167,6 +167,11 @@ class BinlogStore:
         """Up to ``size`` bytes at ``offset`` (fewer at the end of the file)."""
         raise NotImplementedError
 
+    def _closed_size(self, name: str) -> int:
+        """The size of a file that is not the last one (a primary appends to the last file
+        only)."""
+        return self._physical_size(name)
+
     def poll(self) -> bool:
         """Look for changes made outside this object; True (and subscribers notified) if any."""
         return False
@@ -244,7 +249,7 @@ class BinlogStore:
         the end of the last complete event for the last file."""
         self._require(name)
         if not self.is_last(name):
-            return self._physical_size(name)
+            return self._closed_size(name)
         index = self._index(name)
         self._scan(index, self._physical_size(name))
         return index.scanned
@@ -294,6 +299,12 @@ class BinlogStore:
         if offset >= end:
             return b""
         return self._read_range(name, offset, min(max_bytes, end - offset))
+
+    def read_range(self, name: str, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``offset``, as they are, for a reader that took the readable
+        end from :meth:`file_size` once and reads below it (the frame cache, a read per large
+        event: :meth:`read_bytes` would measure the file every time)."""
+        return self._read_range(name, offset, size)
 
     def _read_one(self, name: str, offset: int, end: int, head: bytes) -> bytes:
         if len(head) < HEADER_LEN:

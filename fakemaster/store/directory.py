@@ -61,6 +61,9 @@ class DirectoryBinlogStore(BinlogStore):
         self._purged: set[str] = set()
         self._handles: dict[str, BinaryIO] = {}
         self._identities: dict[str, Hashable] = {}
+        # The sizes of files that were not the last one when measured (they no longer grow);
+        # forgotten whenever the index changes.
+        self._closed_sizes: dict[str, int] = {}
         self._generation = 0
         self._index_stamp: tuple[int, int] | None = None
         self._last_size: int | None = None
@@ -107,6 +110,8 @@ class DirectoryBinlogStore(BinlogStore):
             names.append(name)
             paths[name] = path
         changed = names != self._names
+        if changed:
+            self._closed_sizes = {}
         if set(self._names) - set(names):
             # Files left the index (purged, or RESET MASTER): a name may come back as a new
             # file, which may even get the old inode.
@@ -158,7 +163,16 @@ class DirectoryBinlogStore(BinlogStore):
         return fd
 
     def _physical_size(self, name: str) -> int:
-        return self._path(name).stat().st_size
+        return os.stat(self._path(name)).st_size
+
+    def _closed_size(self, name: str) -> int:
+        size = self._closed_sizes.get(name)
+        if size is None:
+            with self._lock:  # the index is read again under it: is_last cannot change here
+                size = self._physical_size(name)
+                if not self.is_last(name):
+                    self._closed_sizes[name] = size
+        return size
 
     def _handle(self, name: str) -> BinaryIO:
         handle = self._handles.pop(name, None)

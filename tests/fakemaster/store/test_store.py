@@ -396,6 +396,9 @@ def test_iter_events() -> None:
     assert b"".join(data for _, data in listed) == whole[4:]
 
 
+GOLDEN_FIRST = GOLDEN / "default" / "mysql-bin.000001"
+
+
 def copy_golden(tmp_path: Path, variant: str = "default", index: str | None = None) -> Path:
     source = GOLDEN / variant
     names = sorted(path.name for path in source.glob("mysql-bin.0*"))
@@ -542,6 +545,35 @@ def test_a_last_file_cut_after_it_was_read_is_never_read_short(tmp_path: Path) -
             store.read(name, event_at, 1)
         assert caught.value.message == BinlogReadError.TRUNCATED
         assert caught.value.last_byte == following - 3
+
+
+def test_a_closed_file_is_measured_once_until_the_index_changes(tmp_path: Path) -> None:
+    """A file that is not the last one no longer grows: its size is measured once (the frame
+    cache asks it at every extension). A RESET MASTER that makes the same name the last file
+    again, with other bytes, is seen as soon as the index is read again."""
+    directory = copy_golden(tmp_path)
+    first = directory / "mysql-bin.000001"
+    size = first.stat().st_size
+    with DirectoryBinlogStore(directory) as store:
+        assert not store.is_last(first.name)
+        assert store.file_size(first.name) == size
+        with first.open("ab") as out:  # not what a primary does to a closed file
+            out.write(b"\0" * 100)
+        assert store.file_size(first.name) == size
+        # RESET MASTER: the index names the first file alone, which starts again.
+        head = BINLOG_MAGIC + b"".join(data for _, data in _split(GOLDEN_FIRST.read_bytes())[:2])
+        first.write_bytes(head)
+        (directory / "mysql-bin.index").write_text(f"./{first.name}\n")
+        assert store.poll()
+        assert store.is_last(first.name)
+        assert store.file_size(first.name) == len(head)
+        assert store.read_range(first.name, 0, 1 << 20) == head
+        # ... and is closed again by a rotation: its new size, not the one measured before.
+        shutil.copy(GOLDEN / "default" / "mysql-bin.000002", directory / "mysql-bin.000002")
+        (directory / "mysql-bin.index").write_text(f"./{first.name}\n./mysql-bin.000002\n")
+        assert store.poll()
+        assert not store.is_last(first.name)
+        assert store.file_size(first.name) == len(head)
 
 
 def test_a_descriptor_is_of_the_file_the_store_names(tmp_path: Path) -> None:
