@@ -522,11 +522,14 @@ class _Framer:
             # block, and (when the run has the binlog file) before a large event, sent from
             # the file: after one, a small read finds the next one's header.
             wanted = min(read_size, end - self.offset)
-            # Below ``readable``, measured once for the extension.
-            block = self.store.read_range(self.run.name, self.offset, wanted)
-            if self.run.source is None:
+            # Below ``readable``, measured once for the extension; from the run's own
+            # descriptor of the binlog file when it has one (a read per large event).
+            source = self.run.source
+            if source is None:
+                block = self.store.read_range(self.run.name, self.offset, wanted)
                 walked = self._add_block(block)
             else:
+                block = os.pread(source, wanted, self.offset)
                 walked = self._add_small(block)
                 if self._add_large_at(block, walked, readable):
                     read_size = _PROBE
@@ -586,20 +589,21 @@ class _Framer:
         offset = self.offset
         if length < LARGE_EVENT or length + 1 >= MAX_PACKET_PAYLOAD or offset + length > end:
             return False
-        if is_left_out(type_code, send_annotate=self.run.send_annotate):
-            self._walked(length, self.seq, 0, 0)
-            return True
-        head = large_event_head(length, self.seq)
-        self._keep([head], len(head))
         run = self.run
+        seq = self.seq
+        if is_left_out(type_code, send_annotate=run.send_annotate):
+            self._walked(length, seq, 0, 0)
+            return True
+        head = large_event_head(length, seq)
+        self._parts.append(head)
+        self._pending += _LARGE_HEAD_LEN
+        framed = self.framed + _LARGE_HEAD_LEN
         # Published before the checkpoint that covers it (readers look pieces up below tips);
         # the run's own bytes go on after the head, written or not yet.
-        run.pieces.append((True, offset))
-        run.piece_starts.append(self.framed)
-        run.pieces.append((False, run.stored + self._pending))
-        run.piece_starts.append(self.framed + length)
-        self.framed += length
-        self._walked(length, (self.seq + 1) & 0xFF, 1, 0)
+        run.pieces += ((True, offset), (False, run.stored + self._pending))
+        run.piece_starts += (framed, framed + length)
+        self.framed = framed + length
+        self._walked(length, (seq + 1) & 0xFF, 1, 0)
         return True
 
     def _walked(self, walked: int, seq: int, events: int, last_event: int) -> None:
@@ -673,6 +677,10 @@ def span_end(start: Checkpoint, point: Checkpoint) -> SpanEnd:
     """What a dump that sent a run from ``start`` to ``point`` reached."""
     return SpanEnd(point.offset, point.seq, point.events - start.events, point.last_event)
 
+
+# A large event's packet header and OK byte (large_event_head).
+_LARGE_HEAD_LEN = 5
+assert len(large_event_head(LARGE_EVENT, 0)) == _LARGE_HEAD_LEN
 
 # pwritev takes at most IOV_MAX (1024 on Linux) buffers at once.
 _MAX_BUFFERS = 512
