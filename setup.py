@@ -1,6 +1,7 @@
-"""The compiled parts, two hot loops in C: the dump's framing of small events
-(fakemaster.core.dump.framing) and the start-up scan's walk over the served events
-(fakemaster.config.served_facts). Optional: where they cannot be built (no compiler, no Python
+"""The compiled parts, three hot loops in C: the dump's framing of small events
+(fakemaster.core.dump.framing), the start-up scan's walk over the served events
+(fakemaster.config.served_facts) and the dump thread's write loop (fakemaster.server.sender).
+Optional: where they cannot be built (no compiler, no Python
 headers) the package installs without them and runs the same loops in Python, slower, and
 ``fakemaster serve`` says so in its log (each module's ``ACCELERATED``). Everything else about
 the package is in pyproject.toml."""
@@ -17,6 +18,11 @@ setup(
         Extension(
             "fakemaster.config._facts_accel",
             sources=["fakemaster/config/_facts_accel.c"],
+            optional=True,
+        ),
+        Extension(
+            "fakemaster.server._send_accel",
+            sources=["fakemaster/server/_send_accel.c"],
             optional=True,
         ),
     ]

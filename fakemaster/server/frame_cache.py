@@ -253,7 +253,7 @@ class FramedRun:
         return (self.identity, self.name, self.send_annotate, point.offset, point.seq)
 
 
-def _say_framing_is_in_python() -> None:
+def _say_loops_are_in_python() -> None:
     """Once a process: the first dumps are slower than they would be, and the user can tell
     why."""
     global _SAID
@@ -261,8 +261,9 @@ def _say_framing_is_in_python() -> None:
         _SAID = True
         logger.warning(
             "the package's C extensions (fakemaster.core.dump._framing_accel, "
-            "fakemaster.config._facts_accel) are not built: small events are framed in Python "
-            "(a first dump about 3x slower) and the start-up scan walks every event in Python; "
+            "fakemaster.config._facts_accel, fakemaster.server._send_accel) are not built: "
+            "small events are framed in Python (a first dump about 3x slower), the start-up "
+            "scan walks every event in Python and dump threads write with the GIL held; "
             "install the package where a C compiler and the Python headers are"
         )
 
@@ -284,8 +285,10 @@ class FrameCache:
         thread_niceness: int = 0,
         pause: Callable[[], None] = lambda: None,
     ) -> None:
-        if not ACCELERATED:
-            _say_framing_is_in_python()
+        from fakemaster.server import sender
+
+        if not (ACCELERATED and sender.ACCELERATED):
+            _say_loops_are_in_python()
         self.store = store
         # The framing threads' nice increment (fakemaster.server.sender.lower_thread_priority).
         self.thread_niceness = thread_niceness

@@ -32,9 +32,19 @@ from typing import Any
 
 from fakemaster.core.dump.framing import FramedSpan
 
-__all__ = ["POLL_SECONDS", "SocketWriter", "lower_thread_priority", "pump_dump"]
+__all__ = ["ACCELERATED", "POLL_SECONDS", "SocketWriter", "lower_thread_priority", "pump_dump"]
 
 POLL_SECONDS = 0.25
+
+_SendViews = Callable[[int, list[Any], int, int, int], int]
+_send_views: _SendViews | None
+try:
+    # The write loop in C, without the GIL while it writes and waits (_send_accel.c).
+    from fakemaster.server._send_accel import send_views as _send_views
+except ImportError:  # not built: the same loop in Python (SocketWriter._send_in_python)
+    _send_views = None
+# Whether buffers are written by the C loop.
+ACCELERATED = _send_views is not None
 _SENDFILE_BLOCK = 1 << 30
 # sendmsg takes at most IOV_MAX (1024 on Linux) buffers at once.
 _MAX_BUFFERS = 512
@@ -86,6 +96,26 @@ class SocketWriter:
         cache's large events) costs no Python per buffer."""
         ends = list(accumulate(map(len, buffers)))
         total = ends[-1] if ends else 0
+        send_views = _send_views
+        if send_views is None:
+            self._send_in_python(buffers, ends, total)
+            return
+        fd = self._sock.fileno()
+        timeout_ms = int(POLL_SECONDS * 1000)
+        done = 0
+        first = 0
+        while done < total:
+            if self._stop.is_set():
+                raise ConnectionResetError("the connection is closing")
+            skip = done - (ends[first - 1] if first else 0)
+            try:
+                # Returns when everything is written, or after POLL_SECONDS without room.
+                done += send_views(fd, buffers, first, skip, timeout_ms)
+            except OSError as error:
+                raise ConnectionResetError(str(error)) from None
+            first = bisect_right(ends, done)
+
+    def _send_in_python(self, buffers: list[Any], ends: list[int], total: int) -> None:
         sock = self._sock
         done = 0  # bytes written
         first = 0  # the first buffer not written whole

@@ -368,14 +368,17 @@ def test_parts_are_written_gathered_in_order_even_in_pieces(
     assert written == sum(sizes)
 
 
-def test_a_cache_without_the_c_framing_says_so_once(caplog: Any) -> None:
-    """Built without its extension, the package frames in Python: slower, and the log says
-    why, once a process."""
+@pytest.mark.parametrize("missing", ["framing", "write loop"])
+def test_a_cache_without_the_c_loops_says_so_once(caplog: Any, missing: str) -> None:
+    """Built without an extension, the package frames or writes in Python: slower, and the
+    log says why, once a process."""
     import fakemaster.server.frame_cache as frame_cache
+    from fakemaster.server import sender
 
     store = build_store(1, 5, 0)
+    module = frame_cache if missing == "framing" else sender
     with (
-        mock.patch.object(frame_cache, "ACCELERATED", False),
+        mock.patch.object(module, "ACCELERATED", False),
         mock.patch.object(frame_cache, "_SAID", False),
         caplog.at_level("WARNING", logger=frame_cache.logger.name),
     ):
@@ -388,7 +391,8 @@ def test_a_cache_without_the_c_framing_says_so_once(caplog: Any) -> None:
     with caplog.at_level("WARNING", logger=frame_cache.logger.name):
         FrameCache(store).close()
     # Built (as here and in CI): nothing said.
-    assert frame_cache.ACCELERATED == ("C extensions" not in caplog.text)
+    built = frame_cache.ACCELERATED and sender.ACCELERATED
+    assert built == ("C extensions" not in caplog.text)
 
 
 def test_framing_ahead_cancelled_by_a_close_is_no_error(caplog: Any) -> None:

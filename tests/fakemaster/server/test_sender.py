@@ -8,14 +8,39 @@ import random
 import socket
 import tempfile
 import threading
+from collections.abc import Iterator
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakemaster.core.dump.framing import FramedSpan
+from fakemaster.server import sender
 from fakemaster.server.sender import SocketWriter, pump_dump
 from tests.budget import examples
+from tests.peers.policy import require_peer
+
+
+def _needs_the_extension() -> None:
+    require_peer(
+        "fakemaster.server._send_accel (the C write loop)",
+        sender.ACCELERATED,
+        "install the package where a C compiler and the Python headers are "
+        "(apt-get install gcc python3-dev; scripts/install-deps.sh does), or in a checkout "
+        "`python3 setup.py build_ext --inplace`",
+    )
+
+
+@pytest.fixture(scope="module", autouse=True, params=["c", "python"])
+def write_loop(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test with the write loop as served (in C), then with the loop in Python."""
+    if request.param == "c":
+        _needs_the_extension()
+        yield "c"
+    else:
+        with mock.patch.object(sender, "_send_views", None):
+            yield "python"
 
 
 def small_socket_pair() -> tuple[socket.socket, socket.socket]:
