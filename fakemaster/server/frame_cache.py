@@ -599,8 +599,8 @@ class _Framer:
             return True
         head = large_event_head(length, seq)
         self._parts.append(head)
-        self._pending += _LARGE_HEAD_LEN
-        framed = self.framed + _LARGE_HEAD_LEN
+        self._pending += len(head)
+        framed = self.framed + len(head)
         # Published before the checkpoint that covers it (readers look pieces up below tips);
         # the run's own bytes go on after the head, written or not yet.
         run.pieces += ((True, offset), (False, run.stored + self._pending))
@@ -680,10 +680,6 @@ def span_end(start: Checkpoint, point: Checkpoint) -> SpanEnd:
     """What a dump that sent a run from ``start`` to ``point`` reached."""
     return SpanEnd(point.offset, point.seq, point.events - start.events, point.last_event)
 
-
-# A large event's packet header and OK byte (large_event_head).
-_LARGE_HEAD_LEN = 5
-assert len(large_event_head(LARGE_EVENT, 0)) == _LARGE_HEAD_LEN
 
 # pwritev takes at most IOV_MAX (1024 on Linux) buffers at once.
 _MAX_BUFFERS = 512

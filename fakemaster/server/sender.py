@@ -35,13 +35,14 @@ from fakemaster.core.dump.framing import FramedSpan
 __all__ = ["ACCELERATED", "POLL_SECONDS", "SocketWriter", "lower_thread_priority", "pump_dump"]
 
 POLL_SECONDS = 0.25
+_POLL_MS = int(POLL_SECONDS * 1000)
 
 _SendViews = Callable[[int, list[Any], int, int, int], int]
 _send_views: _SendViews | None
 try:
     # The write loop in C, without the GIL while it writes and waits (_send_accel.c).
     from fakemaster.server._send_accel import send_views as _send_views
-except ImportError:  # not built: the same loop in Python (SocketWriter._send_in_python)
+except ImportError:  # not built: SocketWriter writes in Python (_send_some_in_python)
     _send_views = None
 # Whether buffers are written by the C loop.
 ACCELERATED = _send_views is not None
@@ -86,7 +87,7 @@ class SocketWriter:
     def _wait(self) -> None:
         if self._stop.is_set():
             raise ConnectionResetError("the connection is closing")
-        self._poller.poll(POLL_SECONDS * 1000)
+        self._poller.poll(_POLL_MS)
         if self._stop.is_set():
             raise ConnectionResetError("the connection is closing")
 
@@ -96,44 +97,36 @@ class SocketWriter:
         cache's large events) costs no Python per buffer."""
         ends = list(accumulate(map(len, buffers)))
         total = ends[-1] if ends else 0
-        send_views = _send_views
-        if send_views is None:
-            self._send_in_python(buffers, ends, total)
-            return
-        fd = self._sock.fileno()
-        timeout_ms = int(POLL_SECONDS * 1000)
-        done = 0
-        first = 0
-        while done < total:
-            if self._stop.is_set():
-                raise ConnectionResetError("the connection is closing")
-            skip = done - (ends[first - 1] if first else 0)
-            try:
-                # Returns when everything is written, or after POLL_SECONDS without room.
-                done += send_views(fd, buffers, first, skip, timeout_ms)
-            except OSError as error:
-                raise ConnectionResetError(str(error)) from None
-            first = bisect_right(ends, done)
-
-    def _send_in_python(self, buffers: list[Any], ends: list[int], total: int) -> None:
-        sock = self._sock
+        send_some = self._send_some_in_python if _send_views is None else self._send_some_in_c
         done = 0  # bytes written
         first = 0  # the first buffer not written whole
         while done < total:
             if self._stop.is_set():
                 raise ConnectionResetError("the connection is closing")
-            batch = buffers[first : first + _MAX_BUFFERS]
-            written_of_first = done - (ends[first - 1] if first else 0)
-            if written_of_first:
-                batch[0] = memoryview(batch[0])[written_of_first:]
+            skip = done - (ends[first - 1] if first else 0)
             try:
-                done += sock.sendmsg(batch)
-            except (BlockingIOError, InterruptedError):
-                self._wait()
-                continue
+                done += send_some(buffers, first, skip)
             except OSError as error:
                 raise ConnectionResetError(str(error)) from None
             first = bisect_right(ends, done)
+
+    def _send_some_in_c(self, buffers: list[Any], first: int, skip: int) -> int:
+        """buffers[first:] from byte ``skip`` of the first, all of them, or fewer after
+        POLL_SECONDS without room; the bytes written (the GIL released meanwhile)."""
+        assert _send_views is not None
+        return _send_views(self._sock.fileno(), buffers, first, skip, _POLL_MS)
+
+    def _send_some_in_python(self, buffers: list[Any], first: int, skip: int) -> int:
+        """One sendmsg of buffers[first:] from byte ``skip`` of the first (at most
+        _MAX_BUFFERS of them); 0 after a wait for room."""
+        batch = buffers[first : first + _MAX_BUFFERS]
+        if skip:
+            batch[0] = memoryview(batch[0])[skip:]
+        try:
+            return self._sock.sendmsg(batch)
+        except (BlockingIOError, InterruptedError):
+            self._wait()
+            return 0
 
     def send_file(self, file_fd: int, offset: int, count: int) -> None:
         """Write ``count`` bytes of the file from ``offset`` with ``sendfile``."""
