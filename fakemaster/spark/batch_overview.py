@@ -24,7 +24,9 @@ __all__ = [
     "carries_columns",
     "collect_together",
     "first_look",
+    "exact_look_query",
     "look_query",
+    "merge_fine_groups",
     "overview",
     "with_flags",
 ]
@@ -187,8 +189,16 @@ def first_look(
     a scan each. ``carries`` as in :func:`overview`. ``position``: the groups are of a GTID
     domain too, and give ``position.position_groups`` of ``probe`` (when ``probe`` is exactly
     the batch's own events: no state before it). The ``carries`` and ``partial`` flags are
-    the stored :data:`FLAGS` when ``probe`` has them (:func:`with_flags`): no image is read."""
-    groups = look_query(probe, carries, base, position).collect()
+    the stored :data:`FLAGS` when ``probe`` has them (:func:`with_flags`): no image is read.
+
+    The groups are read by :func:`look_query` (hash aggregation) and merged here; a batch with
+    a sequence it cannot order by one number (an offset of 4 GiB or more, a negative row) is
+    read again by :func:`exact_look_query`."""
+    fine = look_query(probe, carries, base, position).collect()
+    if any(group["unorderable"] for group in fine):
+        groups = exact_look_query(probe, carries, base, position).collect()
+    else:
+        groups = merge_fine_groups(fine, position)
     touched = _newer_than(base) is not None
     kept_events = _kept_events(groups)
     marks = [
@@ -204,16 +214,36 @@ def first_look(
     )
 
 
-def look_query(
+def _group_keys() -> list[Any]:
+    """What every group of the first look is of: a table's shape and DDL kind, an event kept
+    whole, a statement's text."""
+    from pyspark.sql import functions as F
+
+    kept = F.struct("seq", "op", "ddl", *_source_fields("file", "pos", "db", "gtid"))
+    return [
+        "database",
+        "table",
+        "columns",
+        "column_types",
+        "primary_key",
+        "ddl_kind",
+        F.when(_kept_event(), kept).alias("kept"),
+        F.when(F.col("ddl_kind") == "STATEMENT", F.struct(F.col("ddl").alias("text"))).alias(
+            "statement"
+        ),
+    ]
+
+
+def exact_look_query(
     probe: Any,
     carries: Any,
     base: tuple[int, Mapping[str, Any]] | None,
     position: bool = False,
 ) -> Any:
-    """The DataFrame of :func:`first_look`'s groups (not collected)."""
+    """The DataFrame of :func:`first_look`'s groups with their ``seq`` structs aggregated as
+    they are (not collected). Spark aggregates a struct by sorting every event."""
     from pyspark.sql import functions as F
 
-    kept = F.struct("seq", "op", "ddl", *_source_fields("file", "pos", "db", "gtid"))
     newer = _newer_than(base)
     aggregates = [
         F.min("seq").alias("first"),
@@ -226,19 +256,128 @@ def look_query(
     keys = [gtid_domain().alias("domain")] if position else []
     if position:
         aggregates += position_aggregates(F.lit(True), prefix="position_")
-    return probe.groupBy(
-        *keys,
-        "database",
-        "table",
-        "columns",
-        "column_types",
-        "primary_key",
-        "ddl_kind",
-        F.when(_kept_event(), kept).alias("kept"),
-        F.when(F.col("ddl_kind") == "STATEMENT", F.struct(F.col("ddl").alias("text"))).alias(
-            "statement"
-        ),
-    ).agg(*aggregates)
+    return probe.groupBy(*keys, *_group_keys()).agg(*aggregates)
+
+
+# A sequence within one file as one number: its offset above its row. The event's number is
+# not in it: one offset is one event (and a snapshot's rows all have event 0).
+_ROW_BITS = 31
+_OFFSET_LIMIT = 1 << 32  # a binlog offset is 32 bits; a snapshot's is its file's ordinal
+
+
+def look_query(
+    probe: Any,
+    carries: Any,
+    base: tuple[int, Mapping[str, Any]] | None,
+    position: bool = False,
+) -> Any:
+    """The DataFrame of :func:`first_look`'s groups, finer (not collected): of each file too
+    (and with ``position``, of each GTID domain, GTID server and source file), with the first
+    and last sequence as numbers (``pos`` above ``row``) and the event at each. Every aggregate
+    is of fixed width, so Spark aggregates by hashing, not by sorting every event
+    (:func:`exact_look_query`); :func:`merge_fine_groups` gives its groups.
+    ``unorderable``: a sequence outside what one number holds."""
+    from pyspark.sql import functions as F
+
+    orderable = (
+        F.col("seq.pos").between(0, _OFFSET_LIMIT - 1)
+        & (F.col("seq.row") >= 0)
+        & F.col("seq.event").isNotNull()
+    )
+    order = F.when(orderable, F.col("seq.pos") * (1 << _ROW_BITS) + F.col("seq.row").cast("bigint"))
+    newer = _newer_than(base)
+    aggregates = [
+        F.min(order).alias("first_order"),
+        F.max(order).alias("last_order"),
+        F.min_by("seq.event", order).alias("first_event"),
+        F.max_by("seq.event", order).alias("last_event"),
+        F.count(F.lit(1)).alias("n"),
+        F.coalesce(F.bool_or(~orderable), F.lit(True)).alias("unorderable"),
+        *_flag_aggregates(probe, carries),
+    ]
+    if newer is not None:
+        aggregates.append(F.bool_or(newer).alias("newer"))
+    keys = [F.col("seq.file_index").alias("file_index")]
+    if position:
+        gtid = F.split(F.col("source.gtid"), "-")
+        keys += [
+            gtid_domain().alias("domain"),
+            gtid[1].cast("bigint").alias("gtid_server"),
+            F.col("source.file").alias("source_file"),
+        ]
+        aggregates += [
+            F.max_by("source.pos", order).alias("source_pos"),
+            F.max_by(gtid[2].cast("bigint"), order).alias("source_gtid_seq"),
+            F.max(gtid[2].cast("bigint")).alias("gtid_seq"),
+        ]
+    return probe.groupBy(*keys, *_group_keys()).agg(*aggregates)
+
+
+def _seq_of(file_index: int, order: int, event: int) -> Any:
+    from pyspark.sql import Row
+
+    return Row(
+        file_index=file_index,
+        pos=order >> _ROW_BITS,
+        event=event,
+        row=order & ((1 << _ROW_BITS) - 1),
+    )
+
+
+def merge_fine_groups(fine: list[Any], position: bool) -> list[dict[str, Any]]:
+    """The groups of :func:`exact_look_query` from those of :func:`look_query`: the groups of
+    one table shape, DDL kind, kept event and statement (and GTID domain) merged across files
+    (and GTID servers and source files), their first and last sequences as structs again."""
+    merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+    names = ("database", "table", "columns", "column_types", "primary_key", "ddl_kind")
+    for group in fine:
+        key = tuple(
+            tuple(group[name]) if isinstance(group[name], list) else group[name]
+            for name in ("domain", *names, "kept", "statement")
+            if name != "domain" or position
+        )
+        first = _seq_of(group["file_index"], group["first_order"], group["first_event"])
+        last = _seq_of(group["file_index"], group["last_order"], group["last_event"])
+        found = merged.get(key)
+        if found is None:
+            found = merged[key] = {name: group[name] for name in (*names, "kept", "statement")}
+            found.update(first=first, last=last, n=0, carries=False, partial=False)
+            if "newer" in group.__fields__:
+                found["newest"] = None
+            if position:
+                found.update(
+                    domain=group["domain"],
+                    position_at=None,
+                    position_s=None,
+                    position_n=0,
+                    position_v=None,
+                )
+        found["first"] = min(found["first"], first, key=_seq_key)
+        found["last"] = max(found["last"], last, key=_seq_key)
+        found["n"] += int(group["n"])
+        found["carries"] = found["carries"] or bool(group["carries"])
+        found["partial"] = found["partial"] or bool(group["partial"])
+        if "newer" in group.__fields__ and group["newer"]:
+            found["newest"] = True
+        if position and group["file_index"] >= 0:  # a snapshot's rows have no position
+            _merge_position(found, group, last)
+    return list(merged.values())
+
+
+def _merge_position(found: dict[str, Any], group: Any, last: Any) -> None:
+    """A fine group's part of the ``position_`` aggregates (``position.position_aggregates``)."""
+    from pyspark.sql import Row
+
+    found["position_n"] += int(group["n"])
+    if found["position_at"] is None or _seq_key(last) > _seq_key(found["position_at"]):
+        seq = group["source_gtid_seq"]
+        gtid = None if seq is None else f"{group['domain']}-{group['gtid_server']}-{seq}"
+        found["position_at"] = last
+        found["position_s"] = Row(file=group["source_file"], pos=group["source_pos"], gtid=gtid)
+    if group["gtid_seq"] is not None:
+        latest = Row(seq=group["gtid_seq"], server=group["gtid_server"])
+        if found["position_v"] is None or tuple(latest) > tuple(found["position_v"]):
+            found["position_v"] = latest
 
 
 def _source_fields(*names: str) -> list[Any]:

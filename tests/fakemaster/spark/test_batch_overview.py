@@ -222,3 +222,113 @@ def test_a_real_primarys_binlog_reads_the_same_either_way(spark: Any, mariadb_fa
     for brings in (has_mark("xa"), has_mark("RENAME_TABLE"), summarised("carries")):
         assert brings(look)
     assert look.overview.statements == {("DELETE FROM saas.bills WHERE amount < 1", "saas"): 1}
+
+
+def comparable(group: Any) -> dict[str, Any]:
+    """A first-look group as both queries give it: ``newest`` as whether there is one, the
+    position's source as its file, offset and GTID (what the position is made of)."""
+    found = {k: plain(v) for k, v in group.items()} if isinstance(group, dict) else plain(group)
+    if "newest" in found:
+        found["newest"] = found["newest"] is not None
+    source = found.get("position_s")
+    if source is not None:
+        found["position_s"] = {name: source[name] for name in ("file", "pos", "gtid")}
+    return found
+
+
+def by_fields(group: dict[str, Any]) -> str:
+    return repr(sorted(group.items()))
+
+
+def assert_groups_merge_to_the_exact_ones(probe: Any, base: Any) -> bool:
+    """The hashed query's groups (of each file, GTID server and source file too), merged,
+    against the query that aggregates the ``seq`` structs as they are."""
+    from fakemaster.spark.batch_overview import (
+        carries_columns,
+        exact_look_query,
+        look_query,
+        merge_fine_groups,
+        with_flags,
+    )
+
+    probe = with_flags(probe)
+    for position in (False, True):
+        fine = look_query(probe, carries_columns(), base, position).collect()
+        assert not any(group["unorderable"] for group in fine)
+        exact = exact_look_query(probe, carries_columns(), base, position).collect()
+        want = sorted(map(comparable, exact), key=by_fields)
+        merges = len(fine) > len(exact)  # groups of several files, servers or source files
+        for order in (fine, fine[::-1]):  # in whatever order Spark gives them
+            got = sorted(map(comparable, merge_fine_groups(order, position)), key=by_fields)
+            assert got == want, position
+    return merges
+
+
+@pytest.mark.parametrize(
+    "name", ["xa", "ddl_mid_stream", "multi_domain", "restart_new_server_id", "rotation_storm"]
+)
+def test_the_hashed_groups_merge_to_the_exact_ones(spark: Any, tmp_path: Path, name: str) -> None:
+    events = events_of(spark, name, tmp_path / "binlogs")
+    # What the merge is tested across: files (a rotation storm), GTID domains, GTID servers.
+    spans = {"rotation_storm": "seq.file_index", "multi_domain": "source.gtid"}
+    if name in spans:
+        column = spans[name]
+        seen = {str(r[0]).split("-")[0] for r in events.select(column).collect()}
+        assert len(seen) > 1, f"{name} no longer spans more than one {column}"
+    merges = assert_groups_merge_to_the_exact_ones(events, None)
+    assert merges or name in ("xa", "ddl_mid_stream"), f"{name} no longer has groups to merge"
+    assert_groups_merge_to_the_exact_ones(events, (0, {"after": middle_of(events)}))
+
+
+def test_a_sequence_one_number_cannot_hold_is_read_by_the_exact_query(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offsets at and past 32 bits, a negative row: the hashed query orders a file's events
+    by one number (``pos`` above ``row``); what does not fit is read again, exactly."""
+    from fakemaster.spark import FORMAT_NAME, batch_overview
+
+    schema = spark.read.format(FORMAT_NAME).load([]).schema
+    table = {"database": "d", "table": "t", "columns": ["k"], "primary_key": ["k"]}
+
+    def events(*seqs: tuple[int, int, int, int]) -> Any:
+        rows = []
+        for file_index, pos, event, row in seqs:
+            rows.append(
+                {f.name: None for f in schema.fields}
+                | table
+                | {
+                    "op": "c",
+                    "after": {"k": str(pos)},
+                    "seq": {"file_index": file_index, "pos": pos, "event": event, "row": row},
+                    "source": {"file": f"b.{file_index:06}", "pos": pos, "gtid": f"0-1-{pos}"},
+                }
+            )
+        return spark.createDataFrame(rows, schema)
+
+    exact_calls: list[bool] = []
+    exact = batch_overview.exact_look_query
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        exact_calls.append(True)
+        return exact(*args, **kwargs)
+
+    monkeypatch.setattr(batch_overview, "exact_look_query", counted)
+    top = (1 << 32) - 1
+    cases = {
+        # The largest offset one number holds, the largest row: hashed, and right.
+        (events((1, top, 3, (1 << 31) - 1), (1, top - 1, 9, 0), (2, 4, 0, 5)), False),
+        # Past 32 bits: ordered by the offset's low bits it would come first, not last.
+        (events((1, 1 << 32, 2, 0), (1, 5, 1, 7)), True),
+        (events((1, 5, 0, -1), (1, 5, 0, 0)), True),  # a negative row
+    }
+    for probe, by_exact in cases:
+        exact_calls.clear()
+        look = assert_same_look(probe, None)
+        assert bool(exact_calls) == by_exact, [r["seq"] for r in probe.collect()]
+        from fakemaster.spark.batch_overview import carries_columns, first_look
+
+        with_position = first_look(probe, carries_columns(), None, position=True)
+        assert with_position.position is not None
+        [domain] = with_position.position
+        last = max(tuple(r["seq"]) for r in probe.collect())
+        assert tuple(domain["at"]) == last and look.overview.last is not None
