@@ -329,6 +329,7 @@ def merge_fine_groups(fine: list[Any], position: bool) -> list[dict[str, Any]]:
     one table shape, DDL kind, kept event and statement (and GTID domain) merged across files
     (and GTID servers and source files), their first and last sequences as structs again."""
     merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+    touched = bool(fine) and "newer" in fine[0].__fields__  # a state before the batch
     names = ("database", "table", "columns", "column_types", "primary_key", "ddl_kind")
     for group in fine:
         key = tuple(
@@ -342,7 +343,7 @@ def merge_fine_groups(fine: list[Any], position: bool) -> list[dict[str, Any]]:
         if found is None:
             found = merged[key] = {name: group[name] for name in (*names, "kept", "statement")}
             found.update(first=first, last=last, n=0, carries=False, partial=False)
-            if "newer" in group.__fields__:
+            if touched:
                 found["newest"] = None
             if position:
                 found.update(
@@ -357,7 +358,7 @@ def merge_fine_groups(fine: list[Any], position: bool) -> list[dict[str, Any]]:
         found["n"] += int(group["n"])
         found["carries"] = found["carries"] or bool(group["carries"])
         found["partial"] = found["partial"] or bool(group["partial"])
-        if "newer" in group.__fields__ and group["newer"]:
+        if touched and group["newer"]:
             found["newest"] = True
         if position and group["file_index"] >= 0:  # a snapshot's rows have no position
             _merge_position(found, group, last)

@@ -222,6 +222,9 @@ def test_a_real_primarys_binlog_reads_the_same_either_way(spark: Any, mariadb_fa
     for brings in (has_mark("xa"), has_mark("RENAME_TABLE"), summarised("carries")):
         assert brings(look)
     assert look.overview.statements == {("DELETE FROM saas.bills WHERE amount < 1", "saas"): 1}
+    # The hashed groups merged, against the struct query, on the binlog the server wrote.
+    assert_groups_merge_to_the_exact_ones(events, None)
+    assert_groups_merge_to_the_exact_ones(events, (0, {"after": middle_of(events)}))
 
 
 def comparable(group: Any) -> dict[str, Any]:
