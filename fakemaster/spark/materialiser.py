@@ -163,6 +163,10 @@ class Materialiser:
         # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
         # is deprecated and read back by other tools as a naive time).
         self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        # A keyed table's newest step per key (_keyed) is a row_number window filtered to 1:
+        # the group limit Spark adds for it sorts every step before the shuffle too, which
+        # only pays when keys repeat within a task; in a change log they mostly do not.
+        self.spark.conf.set("spark.sql.optimizer.windowGroupLimitThreshold", "-1")
         # The first look's flags computed here, where the images are in memory: it then reads
         # booleans, not every event's images back from Parquet.
         batch = with_flags(events).withColumn("batch_id", F.lit(batch_id))
@@ -661,7 +665,9 @@ class Materialiser:
         """A keyed table's rows (``image``) from its row events: per key, the images since its
         last insert or delete, merged column by column in order (an update's image may lack
         columns), or, when no update's image lacks any (``merge_images`` False), the last
-        image alone: the same row, in one aggregation instead of a join and two more."""
+        image alone: the same row, by a window over each key's steps instead of a join and
+        two more aggregations."""
+        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         def key_of(image: Any, fallback: Any = None) -> Any:
@@ -671,6 +677,10 @@ class Materialiser:
                 if fallback is not None:
                     value = F.coalesce(value, F.try_element_at(fallback, F.lit(k)))
                 parts.append(value)
+            if len(parts) == 1 and not merge_images:
+                # One column: its text is the key as it is (only compared and partitioned
+                # on, never joined on, so NULL keys are one key as "[null]" was).
+                return parts[0]
             return F.to_json(F.array(*parts))
 
         before_key = key_of(F.col("before"))
@@ -692,7 +702,7 @@ class Materialiser:
             )
             .otherwise(
                 F.when(
-                    before_key == after_key,
+                    before_key.eqNullSafe(after_key),
                     F.array(
                         entry(
                             before_key.alias("k"),
@@ -720,10 +730,13 @@ class Materialiser:
             F.col("s.image").alias("image"),
         )
         if not merge_images:
-            last = steps_df.groupBy("k").agg(
-                F.max_by(F.struct("kind", "image"), F.col("order")).alias("last")
-            )
-            return last.where(F.col("last.kind") != 0).select(F.col("last.image").alias("image"))
+            # Each key's newest step, by sorting the steps once, after the shuffle (Materialiser
+            # .apply turns off the window group limit, which sorts them before it too).
+            # max_by over (kind, image) is not aggregated by hashing (Spark's hash aggregation
+            # holds fixed-width buffers only): it sorted every image twice (bench/README.md).
+            newest = F.row_number().over(Window.partitionBy("k").orderBy(F.col("order").desc()))
+            last = steps_df.select("kind", "image", newest.alias("newest"))
+            return last.where((F.col("newest") == 1) & (F.col("kind") != 0)).select("image")
         per_key = steps_df.groupBy("k").agg(
             F.max_by(F.col("kind"), F.col("order")).alias("last_kind"),
             F.max(F.when(F.col("kind") != 2, F.col("order"))).alias("base"),

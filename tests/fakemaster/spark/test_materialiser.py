@@ -1,7 +1,8 @@
 """The materialiser's pure-Python helpers, without Spark (its plans are tested through Spark in
 test_batch_scenarios.py and the stream tests): the Spark type of each column type as
 docs/spark.md's "Types" paragraph gives it, RENAME TABLE's pairs, local paths, and the keyed
-rules folded on the driver."""
+rules folded on the driver; with Spark, a keyed table's newest images against that fold, and
+the shape of the plans that write the change log and the state."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fakemaster.spark.materialiser import (
+    Materialiser,
     _add_problem,
     _fold,
     _is_local,
@@ -183,3 +187,88 @@ def _scans(plan: str) -> list[set[str]]:
         {re.sub(r"#\d+L?$", "", name) for name in names.split(",")}
         for names in re.findall(r"FileScan parquet \[([^\]]*)\]", plan)
     ]
+
+
+# A keyed history with full images: inserts, updates that keep or change the key (onto a key
+# in use or not), deletes, of rows seen or never seen; few keys, so that they repeat. No NULL
+# key: a primary key's columns are NOT NULL (and _fold tells a NULL key from an absent one,
+# which the images' maps do not).
+_KEYS = st.sampled_from(["1", "2", "3"])
+_STEPS = st.lists(
+    st.tuples(st.sampled_from(["c", "u", "d", "r"]), _KEYS, _KEYS, st.integers(0, 9)),
+    max_size=12,
+)
+
+
+def _history_rows(histories: list[list[tuple[str, str, str, int]]]) -> list[Any]:
+    """Rows of change events for ``histories`` one after the other: each history's keys are
+    its own (``h:key``); values say which history and step wrote them."""
+
+    def image(h: int, key: str, n: int) -> dict[str, str | None]:
+        return {"id": f"{h}:{key}", "k2": "x", "v": f"{h}.{n}"}
+
+    rows: list[Any] = []
+    for h, steps in enumerate(histories):
+        for n, (op, old, new, value) in enumerate(steps):
+            before = image(h, old, value) if op in ("u", "d") else None
+            after = image(h, new, n) if op != "d" else None
+            rows.append((op, before, after, (0, 4 + len(rows), n, 0)))
+    return rows
+
+
+def _as_set(images: list[dict[str, str | None]]) -> list[str]:
+    return sorted(repr(sorted(image.items())) for image in images)
+
+
+@settings(max_examples=max(5, settings().max_examples // 6))
+@given(st.lists(_STEPS, min_size=1, max_size=8))
+def test_a_keyed_tables_newest_images_are_the_keyed_rules_folded_in_order(
+    spark: Any, histories: list[list[tuple[str, str, str, int]]]
+) -> None:
+    """With full images a key's row is its newest image (``merge_images`` False: a window over
+    each key's steps), equal to the rules folded on the driver (``_fold``), for a key of one
+    column (its text the key) and of two (a JSON array of them). Many histories in one frame,
+    each with keys of its own."""
+    schema = (
+        "op string, before map<string,string>, after map<string,string>,"
+        " seq struct<file_index:bigint,pos:bigint,event:int,row:int>"
+    )
+    rows = _history_rows(histories)
+    events = spark.createDataFrame(rows, schema)
+    for key in (["id"], ["id", "k2"]):
+        expected = _fold(
+            [{"op": op, "before": before, "after": after} for op, before, after, _ in rows], key
+        )
+        images = Materialiser._keyed(events, key, merge_images=False).collect()
+        found = [dict(row["image"]) for row in images]
+        assert _as_set(found) == _as_set(expected), key
+
+
+def test_a_keyed_table_with_full_images_sorts_its_steps_once(
+    spark: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The state's keyed images, as the batch writes them: each key's newest step by one sort
+    after the shuffle; no sort-based aggregation (which sorted every image before the shuffle
+    too) and no group limit before the shuffle (Materialiser.apply turns it off)."""
+    from fakemaster.spark import FORMAT_NAME, materialise
+    from scenarios.compiler import binlog_files, to_store
+    from scenarios.library import build
+
+    paths = []
+    for name, data in binlog_files(to_store(build("primary_key_updates"))).items():
+        (tmp_path / name).write_bytes(data)
+        paths.append(str(tmp_path / name))
+    made: list[Any] = []
+    keyed = Materialiser._keyed
+
+    def seen(events: Any, key: Any, merge_images: bool = True) -> Any:
+        made.append(keyed(events, key, merge_images))
+        return made[-1]
+
+    monkeypatch.setattr(Materialiser, "_keyed", staticmethod(seen))
+    materialise(spark, spark.read.format(FORMAT_NAME).load(paths), str(tmp_path / "out"))
+    assert made
+    for images in made:
+        plan = images._jdf.queryExecution().executedPlan().toString()
+        assert "SortAggregate" not in plan and "WindowGroupLimit" not in plan, plan
+        assert plan.count("Sort [") == 1, plan
