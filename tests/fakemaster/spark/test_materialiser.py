@@ -25,6 +25,7 @@ from fakemaster.spark.materialiser import (
     table_dir_name,
 )
 from scenarios.history import Scenario
+from tests.budget import examples
 
 # (column definition, Spark type): docs/spark.md, "Types".
 TYPES = [
@@ -220,7 +221,7 @@ def _as_set(images: list[dict[str, str | None]]) -> list[str]:
     return sorted(repr(sorted(image.items())) for image in images)
 
 
-@settings(max_examples=max(5, settings().max_examples // 6))
+@settings(max_examples=examples(0.15), deadline=None)
 @given(st.lists(_STEPS, min_size=1, max_size=8))
 def test_a_keyed_tables_newest_images_are_the_keyed_rules_folded_in_order(
     spark: Any, histories: list[list[tuple[str, str, str, int]]]
