@@ -149,13 +149,10 @@ def test_image_values_are_written_without_a_dictionary_and_their_keys_with(
     """Also: the batch's first look reads the flags the change log stores beside each event,
     not its images (the Parquet scan of the change log in its physical plan)."""
     from fakemaster.spark import FORMAT_NAME, batch_overview, materialise
-    from scenarios.compiler import binlog_files, to_store
     from scenarios.library import build
+    from tests.fakemaster.spark.test_batch_scenarios import write_files
 
-    paths = []
-    for name, data in binlog_files(to_store(build("primary_key_updates"))).items():
-        (tmp_path / name).write_bytes(data)
-        paths.append(str(tmp_path / name))
+    paths = write_files(build("primary_key_updates"), tmp_path / "binlogs")
     out = tmp_path / "out"
     plans: list[str] = []
     look_query = batch_overview.look_query
@@ -252,13 +249,10 @@ def test_a_keyed_table_with_full_images_sorts_its_steps_once(
     after the shuffle; no sort-based aggregation (which sorted every image before the shuffle
     too) and no group limit before the shuffle (Materialiser.apply turns it off)."""
     from fakemaster.spark import FORMAT_NAME, materialise
-    from scenarios.compiler import binlog_files, to_store
     from scenarios.library import build
+    from tests.fakemaster.spark.test_batch_scenarios import write_files
 
-    paths = []
-    for name, data in binlog_files(to_store(build("primary_key_updates"))).items():
-        (tmp_path / name).write_bytes(data)
-        paths.append(str(tmp_path / name))
+    paths = write_files(build("primary_key_updates"), tmp_path / "binlogs")
     made: list[Any] = []
     keyed = Materialiser._keyed
 
