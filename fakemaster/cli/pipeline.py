@@ -239,7 +239,7 @@ def run(args: argparse.Namespace, err: TextIO | None = None) -> int:
     try:
         catalogue = load_catalogue(args.catalogue)
         materialiser = Materialiser(spark, args.out, catalogue, _table_written(err))
-        results = materialiser.apply(reader.load(files), args.batch_id)
+        results = materialiser.apply_files(reader, files, args.batch_id)
     except Exception as exc:  # noqa: BLE001 - one error line, as every command
         done.set()
         watcher.join()

@@ -156,17 +156,9 @@ class Materialiser:
         than the last one applied is skipped (returns [])."""
         from pyspark.sql import functions as F
 
-        current = self.current_batch()
-        if current is not None and batch_id < current:
+        if self._outdated(batch_id):
             return []
-
-        # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
-        # is deprecated and read back by other tools as a naive time).
-        self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-        # A keyed table's newest step per key (_keyed) is a row_number window filtered to 1:
-        # the group limit Spark adds for it sorts every step before the shuffle too, which
-        # only pays when keys repeat within a task; in a change log they mostly do not.
-        self.spark.conf.set("spark.sql.optimizer.windowGroupLimitThreshold", "-1")
+        self._configure()
         # The first look's flags computed here, where the images are in memory: it then reads
         # booleans, not every event's images back from Parquet.
         batch = with_flags(events).withColumn("batch_id", F.lit(batch_id))
@@ -177,9 +169,56 @@ class Materialiser:
             .partitionBy("batch_id")
             .parquet(self.changes_path)
         )
+        return self._apply_written(batch_id, batch.schema)
+
+    def apply_files(self, reader: Any, files: Sequence[str], batch_id: int) -> list[TableResult]:
+        """:meth:`apply` of the change events of ``files`` as ``reader`` (the data source's
+        ``DataFrameReader``, its options set) reads them. With a local output the data source's
+        tasks write the change log themselves (:mod:`fakemaster.spark.change_log_files`), which
+        costs about half of Spark's writer; elsewhere Spark writes it."""
+        if not _is_local(self.out):
+            return self.apply(reader.load(list(files)), batch_id)
+        if self._outdated(batch_id):
+            return []
+        self._configure()
+        # A replayed batch's earlier files go first (what Spark's dynamic overwrite does): a
+        # file of the earlier run that this one does not write would be read with it.
+        target = f"{self.changes_path}/batch_id={batch_id}"
+        shutil.rmtree(_local(target), ignore_errors=True)
+        reader.option("changeLog", _local(target)).load(list(files)).collect()
+        return self._apply_written(batch_id, self._change_log_schema(batch_id))
+
+    def _outdated(self, batch_id: int) -> bool:
+        current = self.current_batch()
+        return current is not None and batch_id < current
+
+    def _configure(self) -> None:
+        # TIMESTAMP columns as Parquet TIMESTAMP_MICROS adjusted to UTC (Spark's default INT96
+        # is deprecated and read back by other tools as a naive time).
+        self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+        # A keyed table's newest step per key (_keyed) is a row_number window filtered to 1:
+        # the group limit Spark adds for it sorts every step before the shuffle too, which
+        # only pays when keys repeat within a task; in a change log they mostly do not.
+        self.spark.conf.set("spark.sql.optimizer.windowGroupLimitThreshold", "-1")
+
+    def _change_log_schema(self, batch_id: int) -> Any:
+        """The change log's schema: the change events, their flags and ``batch_id``, as
+        :meth:`apply` writes it."""
+        from pyspark.sql import functions as F
+
+        from fakemaster.spark.changes import CHANGE_EVENT_DDL
+
+        empty = self.spark.createDataFrame([], CHANGE_EVENT_DDL)
+        return with_flags(empty).withColumn("batch_id", F.lit(batch_id)).schema
+
+    def _apply_written(self, batch_id: int, schema: Any) -> list[TableResult]:
+        """Every table brought up to date from the change log (``schema``), batch ``batch_id``
+        written."""
+        from pyspark.sql import functions as F
+
         # With the schema given: an empty batch (a stream's first batch when the binlog has
         # nothing yet) writes no file, and Spark cannot infer a schema from none.
-        changes = self.spark.read.schema(batch.schema).parquet(self.changes_path)
+        changes = self.spark.read.schema(schema).parquet(self.changes_path)
         if not _is_local(self.out):
             # No state store off the local filesystem (it lists and removes directories):
             # every batch up to this one, merge on read.

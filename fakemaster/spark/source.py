@@ -21,6 +21,12 @@ or glob patterns; local, or any URI pyarrow's filesystems open: ``s3://``, ``gs:
 ``progress``
     ``host:port``: where each task sends its file's progress (bytes and events decoded, as
     decoding proceeds), as UDP datagrams (:mod:`fakemaster.spark.progress`).
+``changeLog``
+    a local directory: each task writes its file's change events there as Parquet, with the
+    first look's flags, and gives back one row, the file written and its events
+    (:mod:`fakemaster.spark.change_log_files`; the schema is then
+    :data:`~fakemaster.spark.change_log_files.WRITTEN_DDL`). ``pipeline batch`` writes its
+    change log this way when its output is local.
 ``table``
     ``database.table``: only that table's events, with typed images (``before``/``after`` as
     structs of its columns, typed as the materialised columns; schema from the first TABLE_MAP
@@ -43,6 +49,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from fakemaster.spark import FORMAT_NAME
+from fakemaster.spark.change_log_files import WRITTEN_DDL, part_name, write_part
 from fakemaster.spark.changes import (
     CHANGE_EVENT_DDL,
     file_index,
@@ -169,6 +176,21 @@ class BinlogBatchReader(DataSourceReader):
         self.table = table
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        directory = self.options.get("changelog")
+        if directory is None:
+            yield from self._events(partition)
+            return
+        if isinstance(partition, BinlogFileGroup):
+            files = partition.files
+        elif isinstance(partition, BinlogFile):
+            files = (partition,)
+        else:
+            raise TypeError(f"not a binlog file partition: {partition!r}")
+        name = part_name([f.path for f in files], files[0].index)
+        events = write_part(self._events(partition), _local(directory), name)
+        yield (name if events else None, events)
+
+    def _events(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, BinlogFileGroup):
             for one in partition.files:
                 yield from self._read_binlog(one)
@@ -271,6 +293,8 @@ class BinlogDataSource(DataSource):
         return FORMAT_NAME
 
     def schema(self) -> str:
+        if "changelog" in _options(self.options):
+            return WRITTEN_DDL
         table = _typed_table(_options(self.options))
         return CHANGE_EVENT_DDL if table is None else typed_schema_ddl(table)
 
