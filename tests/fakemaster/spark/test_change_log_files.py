@@ -65,10 +65,10 @@ def arrow_batch(rows: list[dict[str, Any]]) -> Any:
 
 
 def spark_flags(spark: Any, rows: list[dict[str, Any]]) -> list[tuple[bool, bool]]:
+    import pyarrow as pa
+
     from fakemaster.spark.batch_overview import FLAGS, with_flags
     from fakemaster.spark.changes import CHANGE_EVENT_DDL
-
-    import pyarrow as pa
 
     table = pa.Table.from_batches([arrow_batch(rows)])
     frame = with_flags(spark.createDataFrame(table, CHANGE_EVENT_DDL))
