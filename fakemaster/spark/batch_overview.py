@@ -181,6 +181,7 @@ def first_look(
     carries: Any,
     base: tuple[int, Mapping[str, Any]] | None,
     position: bool = False,
+    fine: list[Any] | None = None,
 ) -> FirstLook:
     """:class:`FirstLook` of ``probe`` in one scan: every event falls in one group of its table,
     shape and DDL kind (an event kept whole, or a statement's text, is part of its group's key),
@@ -193,8 +194,11 @@ def first_look(
 
     The groups are read by :func:`look_query` (hash aggregation) and merged here; a batch with
     a sequence it cannot order by one number (an offset of 4 GiB or more, a negative row) is
-    read again by :func:`exact_look_query`."""
-    fine = look_query(probe, carries, base, position).collect()
+    read again by :func:`exact_look_query`. ``fine``: the groups of :func:`look_query` when
+    they are known without it (the tasks that wrote the change log computed them:
+    :mod:`fakemaster.spark.look_groups`)."""
+    if fine is None:
+        fine = look_query(probe, carries, base, position).collect()
     if any(group["unorderable"] for group in fine):
         groups = exact_look_query(probe, carries, base, position).collect()
     else:

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 __all__ = ["WRITTEN_DDL", "flag_arrays", "part_name", "write_part"]
 
-WRITTEN_DDL = "file STRING, events BIGINT"
+WRITTEN_DDL = "file STRING, events BIGINT, look STRING"
 """The rows of a read with ``changeLog``: one per input partition, the Parquet file it wrote
-(its name in the batch's directory, NULL when it had no events) and its events."""
+(its name in the batch's directory, NULL when it had no events), its events, and the first
+look's groups of them (:class:`fakemaster.spark.look_groups.LookGroups`, JSON; NULL when
+Spark must compute them)."""
 
 
 def part_name(paths: Sequence[str], index: int) -> str:
@@ -90,9 +92,15 @@ def flag_arrays(batch: Any) -> tuple[Any, Any]:
     return pa.array(carries, pa.bool_()), pa.array(partial, pa.bool_())
 
 
-def write_part(batches: Iterable[Any], directory: str, name: str) -> int:
+def write_part(
+    batches: Iterable[Any],
+    directory: str,
+    name: str,
+    observe: Callable[[Any], None] | None = None,
+) -> int:
     """Writes ``batches`` (Arrow batches of change events) with their flags as
-    ``directory/name``, whole or not at all; returns the events written (0: no file)."""
+    ``directory/name``, whole or not at all; returns the events written (0: no file).
+    ``observe`` is given each batch written, with its flags."""
     import pyarrow as pa
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -120,6 +128,8 @@ def write_part(batches: Iterable[Any], directory: str, name: str) -> int:
                     use_dictionary=_dictionary_columns(flagged.schema),
                 )
             writer.write_batch(flagged)
+            if observe is not None:
+                observe(flagged)
             events += batch.num_rows
         if writer is not None:
             writer.close()

@@ -58,6 +58,7 @@ from typing import Any
 from fakemaster.spark.batch_overview import carries_columns, first_look, overview, with_flags
 from fakemaster.spark.changes import _COMMENTS, _QUALIFIED, SEQ_DDL, _split
 from fakemaster.spark.declared_types import declared_kinds, declared_text, with_declared_types
+from fakemaster.spark.look_groups import look_rows
 from fakemaster.spark.position import position_after, position_groups
 from fakemaster.spark.state_store import StateStore, after_seq
 from fakemaster.spark.table_report import (
@@ -169,7 +170,7 @@ class Materialiser:
             .partitionBy("batch_id")
             .parquet(self.changes_path)
         )
-        return self._apply_written(batch_id, batch.schema)
+        return self._apply_written(batch_id, batch.schema, None)
 
     def apply_files(self, reader: Any, files: Sequence[str], batch_id: int) -> list[TableResult]:
         """:meth:`apply` of the change events of ``files`` as ``reader`` (the data source's
@@ -185,8 +186,12 @@ class Materialiser:
         # file of the earlier run that this one does not write would be read with it.
         target = f"{self.changes_path}/batch_id={batch_id}"
         shutil.rmtree(_local(target), ignore_errors=True)
-        reader.option("changeLog", _local(target)).load(list(files)).collect()
-        return self._apply_written(batch_id, self._change_log_schema(batch_id))
+        written = reader.option("changeLog", _local(target)).load(list(files)).collect()
+        looks = [row["look"] for row in written]
+        # The tasks' groups of the first look stand for Spark's (one query fewer) when every
+        # task could give them.
+        fine = look_rows(looks) if all(look is not None for look in looks) else None
+        return self._apply_written(batch_id, self._change_log_schema(batch_id), fine)
 
     def _outdated(self, batch_id: int) -> bool:
         current = self.current_batch()
@@ -211,9 +216,12 @@ class Materialiser:
         empty = self.spark.createDataFrame([], CHANGE_EVENT_DDL)
         return with_flags(empty).withColumn("batch_id", F.lit(batch_id)).schema
 
-    def _apply_written(self, batch_id: int, schema: Any) -> list[TableResult]:
+    def _apply_written(
+        self, batch_id: int, schema: Any, fine: list[Any] | None
+    ) -> list[TableResult]:
         """Every table brought up to date from the change log (``schema``), batch ``batch_id``
-        written."""
+        written; ``fine``: the first look's groups of batch ``batch_id``'s events, when known
+        (``first_look``)."""
         from pyspark.sql import functions as F
 
         # With the schema given: an empty batch (a stream's first batch when the binlog has
@@ -238,7 +246,12 @@ class Materialiser:
         # resumed stream): their flags computed again, from their images.
         probe = with_flags(probe)
         results, meta, groups = self._tables(
-            own.unionByName(full), own.unionByName(probe), batch_id, base, store
+            own.unionByName(full),
+            own.unionByName(probe),
+            batch_id,
+            base,
+            store,
+            fine if base is None else None,  # with a state, its events are in the look too
         )
         meta["position"] = self._position(
             own, None if base is None else base[1].get("position"), batch_id, groups
@@ -275,18 +288,20 @@ class Materialiser:
         batch_id: int,
         base: tuple[int, Mapping[str, Any]] | None,
         store: StateStore | None,
+        fine: list[Any] | None = None,
     ) -> tuple[list[TableResult], dict[str, Any], list[dict[str, Any]] | None]:
         """The tables of ``log`` (change events) written, and the state they leave (the meta
         of :mod:`fakemaster.spark.state_store`; its images and events written into ``store``
         when one is given). ``probe`` is ``log`` with one row per table of the state in place
         of its images: what the summaries below read. Also, when there is no state
-        (``base`` None: ``probe`` is the batch's events), their position groups."""
+        (``base`` None: ``probe`` is the batch's events), their position groups. ``fine``:
+        the first look's groups of ``probe``, when known (``first_look``)."""
         from pyspark.sql import functions as F
 
         carries = carries_columns()
         raw = probe
         # Without a state the probe is the batch's own events: their position is read too.
-        look = first_look(probe, carries, base, position=base is None)
+        look = first_look(probe, carries, base, position=base is None, fine=fine)
         log, probe, renamed, pending = _resolve(log, probe, look.marks, look.shapes)
         # Not cached: a cached relation holds whole column batches of images (a 17 MiB row's
         # images as hex text, several per batch) on the heap. The small aggregations below read

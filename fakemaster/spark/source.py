@@ -23,8 +23,8 @@ or glob patterns; local, or any URI pyarrow's filesystems open: ``s3://``, ``gs:
     decoding proceeds), as UDP datagrams (:mod:`fakemaster.spark.progress`).
 ``changeLog``
     a local directory: each task writes its file's change events there as Parquet, with the
-    first look's flags, and gives back one row, the file written and its events
-    (:mod:`fakemaster.spark.change_log_files`; the schema is then
+    first look's flags, and gives back one row, the file written, its events and the first
+    look's groups of them (:mod:`fakemaster.spark.change_log_files`; the schema is then
     :data:`~fakemaster.spark.change_log_files.WRITTEN_DDL`). ``pipeline batch`` writes its
     change log this way when its output is local.
 ``table``
@@ -60,6 +60,7 @@ from fakemaster.spark.changes import (
 )
 from fakemaster.spark.changes_columnar import read_changes_fast
 from fakemaster.spark.columns import TableInfo, load_catalogue
+from fakemaster.spark.look_groups import LookGroups
 from fakemaster.spark.progress import ProgressSender
 from fakemaster.spark.read_errors import BinlogReadError
 from fakemaster.spark.uris import resolve_path
@@ -187,8 +188,9 @@ class BinlogBatchReader(DataSourceReader):
         else:
             raise TypeError(f"not a binlog file partition: {partition!r}")
         name = part_name([f.path for f in files], files[0].index)
-        events = write_part(self._events(partition), _local(directory), name)
-        yield (name if events else None, events)
+        look = LookGroups()
+        events = write_part(self._events(partition), _local(directory), name, look.add)
+        yield (name if events else None, events, look.result())
 
     def _events(self, partition: InputPartition) -> Iterator[Any]:
         if isinstance(partition, BinlogFileGroup):
