@@ -296,6 +296,11 @@ class BinlogDataSource(DataSource):
 
     def schema(self) -> str:
         if "changelog" in _options(self.options):
+            if "table" in _options(self.options):
+                # The change log holds change events, not one table's typed images.
+                raise ValueError(
+                    f"{FORMAT_NAME}: the options changeLog and table exclude each other"
+                )
             return WRITTEN_DDL
         table = _typed_table(_options(self.options))
         return CHANGE_EVENT_DDL if table is None else typed_schema_ddl(table)

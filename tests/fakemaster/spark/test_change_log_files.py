@@ -193,3 +193,13 @@ def test_a_replayed_batch_keeps_none_of_the_earlier_runs_files(spark: Any, tmp_p
     expected = {name for name in every if int(name.split("-")[1]) <= 5}
     assert 0 < len(expected) < len(every)
     assert set(os.listdir(log)) == expected
+
+
+def test_a_change_log_of_one_tables_typed_images_is_refused(spark: Any, tmp_path: Path) -> None:
+    from fakemaster.spark import FORMAT_NAME
+
+    files = write_files(build("primary_key_updates"), tmp_path / "binlogs")
+    reader = spark.read.format(FORMAT_NAME).option("changeLog", str(tmp_path / "log"))
+    with pytest.raises(Exception, match="changeLog and table exclude each other"):
+        reader.option("table", "s.t").load(files).collect()
+    assert not (tmp_path / "log").exists()
