@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from scenarios import Oracle
 from scenarios.library import LIBRARY, build
 from tests.fakemaster.spark.test_batch_overview import plain
 from tests.fakemaster.spark.test_batch_scenarios import write_files
@@ -31,13 +32,18 @@ def spark_groups(spark: Any, log: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize(
-    ("names", "per_partition"),
+    ("names", "per_partition", "snapshot"),
     # Several files per task: of one scenario, in the order of their numbers (as
-    # expand_paths gives them), a task's events in sequence order.
-    [(sorted(LIBRARY), 1), (["rotation_storm"], 3)],
+    # expand_paths gives them), a task's events in sequence order. A snapshot's rows: tasks
+    # of their own, before every binlog event.
+    [
+        (sorted(LIBRARY), 1, False),
+        (["rotation_storm"], 3, False),
+        (["snapshot_then_stream"], 1, True),
+    ],
 )
 def test_the_tasks_groups_are_sparks(
-    spark: Any, tmp_path: Path, names: list[str], per_partition: int
+    spark: Any, tmp_path: Path, names: list[str], per_partition: int, snapshot: bool
 ) -> None:
     from fakemaster.spark import FORMAT_NAME
     from fakemaster.spark.batch_overview import merge_fine_groups
@@ -48,9 +54,14 @@ def test_the_tasks_groups_are_sparks(
     for name in names:
         files += write_files(build(name), tmp_path / "binlogs" / name)
     through = tmp_path / "through"
+    reader = spark.read.format(FORMAT_NAME)
+    if snapshot:
+        (name,) = names
+        Oracle(build(name)).export(tmp_path / "snapshot", after=0)
+        assert list((tmp_path / "snapshot").iterdir())
+        reader = reader.option("snapshot", str(tmp_path / "snapshot"))
     written = (
-        spark.read.format(FORMAT_NAME)
-        .option("changeLog", str(through))
+        reader.option("changeLog", str(through))
         .option("filesPerPartition", str(per_partition))
         .load(files)
         .collect()
@@ -150,7 +161,6 @@ def test_a_batch_the_tasks_cannot_look_at_is_looked_at_by_spark(spark: Any, tmp_
     groups, and the tables are still the scenario's."""
     from fakemaster.spark import FORMAT_NAME
     from fakemaster.spark.materialiser import Materialiser
-    from scenarios import Oracle
     from tests.support.spark_tables import read_tables
 
     scenario = build("rotation_storm")
