@@ -84,14 +84,14 @@ class LookGroups:
             raise _NotOrderly
         order = (pos << _ROW_BITS) + row
         self._check_order(file_index, order)
-        source = batch.column("source")
-        gtid = source.field("gtid")
+        source = _fields(batch.column("source"))
+        gtid = source["gtid"]
         domain, server, gtid_seq = _gtid_parts(gtid)
         columns: dict[str, Any] = {
             "file_index": pa.array(file_index),
             "domain": domain,
             "gtid_server": server,
-            "source_file": source.field("file"),
+            "source_file": source["file"],
             "database": batch.column("database"),
             "table": batch.column("table"),
         }
@@ -140,7 +140,7 @@ class LookGroups:
         local = {
             "order": order,
             "event": event,
-            "source_pos": source.field("pos"),
+            "source_pos": source["pos"],
             "gtid_seq": gtid_seq,
         }
         for group in grouped.to_pylist():
@@ -180,6 +180,11 @@ class _NotOrderly(Exception):
     """The batches break what the groups' numbers rest on: Spark reads the look instead."""
 
 
+def _fields(struct: Any) -> dict[str, Any]:
+    """A struct column's fields, NULL where the struct is (as Spark reads ``source.gtid``)."""
+    return dict(zip([field.name for field in struct.type], struct.flatten(), strict=True))
+
+
 def _gtid_parts(gtid: Any) -> tuple[Any, Any, Any]:
     """Domain, server and sequence number of each GTID (NULL without one)."""
     import pyarrow as pa
@@ -210,12 +215,12 @@ def _new_group(
     found["ddl_kind"] = group["ddl_kind"]
     found["kept"] = None
     if group["kept_at"] is not None:
-        source = batch.column("source")
+        source = _fields(batch.column("source"))
         found["kept"] = {
             "seq": batch.column("seq")[first].as_py(),
             "op": batch.column("op")[first].as_py(),
             "ddl": batch.column("ddl")[first].as_py(),
-            **{name: source.field(name)[first].as_py() for name in ("file", "pos", "db", "gtid")},
+            **{name: source[name][first].as_py() for name in ("file", "pos", "db", "gtid")},
         }
     found["statement"] = {"text": group["statement"]} if group["statement_is"] else None
     found.update(

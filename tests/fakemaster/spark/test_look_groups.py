@@ -170,3 +170,20 @@ def test_a_batch_the_tasks_cannot_look_at_is_looked_at_by_spark(spark: Any, tmp_
     assert [row["look"] for row in written] == [None]
     Materialiser(spark, str(tmp_path / "out")).apply_files(reader, files, 0)
     Oracle(scenario).assert_matches(read_tables(tmp_path / "out"))
+
+
+def test_an_event_without_a_source_has_no_gtid_or_source_file() -> None:
+    """A NULL ``source`` struct whose children still hold values (Arrow keeps them): Spark
+    reads its fields as NULL, and so do the groups."""
+    import pyarrow as pa
+
+    batch = inserts((100, 0))
+    source = batch.column("source")
+    hidden = pa.StructArray.from_arrays(
+        source.flatten(), fields=list(source.type), mask=pa.array([True])
+    )
+    columns = [hidden if name == "source" else batch.column(name) for name in batch.schema.names]
+    found = looked(pa.RecordBatch.from_arrays(columns, schema=batch.schema))
+    assert found is not None
+    (group,) = json.loads(found)
+    assert (group["domain"], group["source_file"], group["source_pos"]) == (None, None, None)
