@@ -45,8 +45,6 @@ def _sizes(images: Any) -> tuple[Any, Any]:
     import numpy as np
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-    if hasattr(images, "combine_chunks"):
-        images = images.combine_chunks()
     offsets = images.offsets.to_numpy(zero_copy_only=False)
     valid = pc.is_valid(images).to_numpy(zero_copy_only=False)
     return np.diff(offsets), valid

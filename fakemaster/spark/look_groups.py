@@ -20,11 +20,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+# The order of an event within its file as look_query computes it (pos << _ROW_BITS | row),
+# and which events are rows: one definition, batch_overview's.
+from fakemaster.spark.batch_overview import _OFFSET_LIMIT, _ROW_BITS, _ROW_OPS
+
 __all__ = ["LookGroups", "look_rows"]
 
-_ROW_BITS = 31  # as batch_overview._ROW_BITS: the order is pos << 31 | row
-_OFFSET_LIMIT = 1 << 32
-_ROW_OPS = ("c", "u", "d", "r")  # as batch_overview._ROW_OPS
 _LISTS = ("columns", "column_types", "primary_key")
 _KEYS = (
     "file_index",
@@ -140,6 +141,7 @@ class LookGroups:
         local = {
             "order": order,
             "event": event,
+            "source": source,
             "source_pos": source["pos"],
             "gtid_seq": gtid_seq,
         }
@@ -215,7 +217,7 @@ def _new_group(
     found["ddl_kind"] = group["ddl_kind"]
     found["kept"] = None
     if group["kept_at"] is not None:
-        source = _fields(batch.column("source"))
+        source = local["source"]
         found["kept"] = {
             "seq": batch.column("seq")[first].as_py(),
             "op": batch.column("op")[first].as_py(),

@@ -176,7 +176,8 @@ class Materialiser:
         """:meth:`apply` of the change events of ``files`` as ``reader`` (the data source's
         ``DataFrameReader``, its options set) reads them. With a local output the data source's
         tasks write the change log themselves (:mod:`fakemaster.spark.change_log_files`), which
-        costs about half of Spark's writer; elsewhere Spark writes it."""
+        costs about half of Spark's writer; elsewhere Spark writes it. ``reader`` keeps the
+        ``changeLog`` option set here (a ``DataFrameReader``'s options are set in place)."""
         if not _is_local(self.out):
             return self.apply(reader.load(list(files)), batch_id)
         if self._outdated(batch_id):

@@ -15,6 +15,7 @@ import pytest
 from fakemaster.cli import main
 from scenarios.library import build
 from scenarios.oracle import canonical_rows, client_row
+from tests.fakemaster.spark.test_look_groups import assert_the_tasks_agree_with_spark
 from tests.peers.fixtures import module_mariadb
 from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
@@ -139,3 +140,52 @@ def test_a_real_shops_column_updates_materialise_to_its_table(
     table = read_tables(tmp_path / "out")[f"{database}.orders"]
     got = sorted_rows([tuple(None if v is None else str(v) for v in row.values()) for row in table])
     assert len(expected) == 2 and got == expected
+
+
+def test_the_tasks_change_log_and_first_look_on_a_real_primarys_binlogs(
+    spark: Any, server: MariaDBServer, tmp_path: Path
+) -> None:
+    """Binlogs MariaDB 10.11 wrote for a rental store's day (AUTO_INCREMENT, DEFAULT
+    current_timestamp(), UUID keys, a key changed under a MINIMAL image, an ALTER and a RENAME,
+    statement-format DML, an XA transaction): what the data source's tasks write and group is
+    what Spark's writer and look query give on the same files."""
+    server.execute(
+        [
+            "CREATE DATABASE rental",
+            "CREATE TABLE rental.film (film_id SMALLINT UNSIGNED AUTO_INCREMENT PRIMARY KEY,"
+            " title VARCHAR(128) NOT NULL, rate DECIMAL(4,2) NOT NULL DEFAULT 4.99,"
+            " last_update TIMESTAMP NOT NULL DEFAULT current_timestamp()"
+            " ON UPDATE current_timestamp())",
+            "CREATE TABLE rental.member (id UUID PRIMARY KEY DEFAULT uuid(),"
+            " email VARCHAR(80) NOT NULL UNIQUE, joined DATETIME DEFAULT current_timestamp())",
+            "INSERT INTO rental.film (title) VALUES ('ALIEN CENTER'), ('BANGER PINOCCHIO'),"
+            " ('CHAMBER ITALIAN')",
+            "INSERT INTO rental.member (email) VALUES ('ann@example.com'), ('bo@example.com')",
+            "SET SESSION binlog_row_image = 'MINIMAL'",
+            "UPDATE rental.film SET film_id = 10 WHERE film_id = 1",
+            "UPDATE rental.film SET rate = 2.99 WHERE film_id = 2",
+            "SET SESSION binlog_row_image = 'FULL'",
+            "ALTER TABLE rental.film ADD COLUMN rating VARCHAR(5) DEFAULT 'G'",
+            "UPDATE rental.film SET rating = 'PG' WHERE film_id = 3",
+            "RENAME TABLE rental.member TO rental.customer",
+            "DELETE FROM rental.customer WHERE email = 'bo@example.com'",
+            "SET SESSION binlog_format = 'STATEMENT'",
+            "UPDATE rental.film SET rate = rate + 1 WHERE film_id = 3",
+            "SET SESSION binlog_format = 'ROW'",
+            "XA START 'late-fee'",
+            "INSERT INTO rental.film (title) VALUES ('DRACULA CRYSTAL')",
+            "XA END 'late-fee'",
+            "XA PREPARE 'late-fee'",
+            "XA COMMIT 'late-fee'",
+            "FLUSH BINARY LOGS",
+        ]
+    )
+    files = [str(p) for p in server.binlog_files()]
+    log = assert_the_tasks_agree_with_spark(spark, files, tmp_path)
+    # The day logged what the flags and groups are about.
+    rental = log.where("database = 'rental'")
+    assert rental.where("carries").count() == 1  # film 1 -> 10 under MINIMAL
+    assert rental.where("partial").count() == 2
+    assert log.where("ddl_kind = 'STATEMENT' AND ddl LIKE '%rental.film%'").count() == 1
+    assert rental.where("ddl_kind = 'RENAME_TABLE'").count() == 1
+    assert log.where("op = 'xa'").count() >= 1

@@ -19,8 +19,6 @@ from tests.budget import examples
 from tests.fakemaster.spark.test_batch_overview import by_seq
 from tests.fakemaster.spark.test_batch_scenarios import write_files
 
-pytest.importorskip("pyarrow")
-
 KEYS = ("id", "k2", "v")
 
 

@@ -18,8 +18,6 @@ from tests.fakemaster.spark.test_batch_overview import plain
 from tests.fakemaster.spark.test_batch_scenarios import write_files
 from tests.fakemaster.spark.test_change_log_files import arrow_batch, event
 
-pytest.importorskip("pyarrow")
-
 
 def canonical(rows: list[Any]) -> list[str]:
     return sorted(json.dumps(plain(r), sort_keys=True) for r in rows)
@@ -187,3 +185,27 @@ def test_an_event_without_a_source_has_no_gtid_or_source_file() -> None:
     assert found is not None
     (group,) = json.loads(found)
     assert (group["domain"], group["source_file"], group["source_pos"]) == (None, None, None)
+
+
+def assert_the_tasks_agree_with_spark(spark: Any, files: list[str], directory: Path) -> Any:
+    """On ``files``: the change log the tasks write (events and flags) is the rows Spark's
+    writer writes from the same read, and the tasks' groups, merged, are look_query's.
+    Returns the tasks' change log (a DataFrame)."""
+    from fakemaster.spark import FORMAT_NAME
+    from fakemaster.spark.batch_overview import merge_fine_groups, with_flags
+    from fakemaster.spark.look_groups import look_rows
+    from tests.fakemaster.spark.test_batch_overview import by_seq
+
+    through = directory / "through"
+    written = spark.read.format(FORMAT_NAME).option("changeLog", str(through)).load(files)
+    looks = [row["look"] for row in written.collect()]
+    assert looks and all(look is not None for look in looks)
+    expected_path = directory / "spark"
+    with_flags(spark.read.format(FORMAT_NAME).load(files)).write.parquet(str(expected_path))
+    expected = spark.read.parquet(str(expected_path))
+    found = spark.read.schema(expected.schema).parquet(str(through))
+    assert by_seq(found.collect()) == by_seq(expected.collect())
+    ours = merge_fine_groups(look_rows(looks), True)
+    theirs = merge_fine_groups(spark_groups(spark, found), True)
+    assert canonical(ours) == canonical(theirs)
+    return found
