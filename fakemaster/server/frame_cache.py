@@ -120,6 +120,10 @@ class FramedRun:
         self.pieces: list[tuple[bool, int]] = [(False, 0)]
         self.users = 0
         self.broken = False  # the file's bytes at the tip are not whole events
+        # The framer's next read from ``source``, kept from one extension to the next: after a
+        # large event a small one (a whole block there would read the next large event for
+        # nothing, once per extension: 32 MB of 268 MB for a file of large rows).
+        self.read_size = _READ_BLOCK
         self.lock = threading.Lock()  # one extender at a time
         # The run's file and the binlog file mapped in memory, shared by the dumps that send
         # from the run; mapped again (larger) when the run has grown past them.
@@ -518,13 +522,13 @@ class _Framer:
         """Frame the whole events from the tip to ``end``, a binlog file offset, and past it to
         the end of an event that starts before it (as far as ``readable``, the file's readable
         end); BinlogReadError at bytes that are no event."""
-        read_size = _READ_BLOCK
+        run = self.run
         while self.offset < end:
             pause()
             # The bytes as they are: the walk stops before an event that does not end in the
             # block, and (when the run has the binlog file) before a large event, sent from
             # the file: after one, a small read finds the next one's header.
-            wanted = min(read_size, end - self.offset)
+            wanted = min(run.read_size, end - self.offset)
             # Below ``readable``, measured once for the extension; from the run's own
             # descriptor of the binlog file when it has one (a read per large event).
             source = self.run.source
@@ -535,15 +539,15 @@ class _Framer:
                 block = os.pread(source, wanted, self.offset)
                 walked = self._add_small(block)
                 if self._add_large_at(block, walked, readable):
-                    read_size = _PROBE
+                    run.read_size = _PROBE
                     continue
                 # Small events to the end of the block: read more at once, up to a whole
                 # block (what is read past a large event is read for nothing).
-                grown = min(read_size * 4, _READ_BLOCK)
-                if walked == 0 and read_size < _READ_BLOCK and len(block) == wanted:
-                    read_size = grown  # a small event longer than the read
+                grown = min(run.read_size * 4, _READ_BLOCK)
+                if walked == 0 and run.read_size < _READ_BLOCK and len(block) == wanted:
+                    run.read_size = grown  # a small event longer than the read
                     continue
-                read_size = grown
+                run.read_size = grown
             if walked == 0:
                 # An event larger than the block, or bytes that are no event: read() reads the
                 # whole event, or raises the error the dump reports.

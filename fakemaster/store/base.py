@@ -51,6 +51,9 @@ MAGIC_LEN = len(BINLOG_MAGIC)
 # The dump thread reads events with max_allowed_packet raised to its ceiling.
 MAX_EVENT_SIZE = MAX_ALLOWED_PACKET_CEILING
 SCAN_CHUNK = 1 << 16
+# What a walk of the headers reads after an event larger than its block: enough for the
+# next header and the small events that usually follow a large one (its XID, the next GTID).
+SCAN_PROBE = 1 << 10
 
 _FDE_ALG_FROM_END = 1 + CHECKSUM_LEN  # the alg byte precedes the CRC of a checksum-capable FDE
 
@@ -352,11 +355,16 @@ class BinlogStore:
         with self._lock:
             pos = index.scanned
             name = index.name
+            chunk = SCAN_CHUNK
             while pos < limit:
-                data = self._read_range(name, pos, min(SCAN_CHUNK, limit - pos))
+                data = self._read_range(name, pos, min(chunk, limit - pos))
                 consumed = self._scan_block(index, pos, data, limit)
                 if consumed == 0:
                     break
+                # Past an event longer than the block: the next read, at the following
+                # event, needs its header only (a file of 64 KiB rows events was read whole
+                # for its headers); back to whole chunks over small events.
+                chunk = SCAN_PROBE if consumed > len(data) else min(chunk * 4, SCAN_CHUNK)
                 pos += consumed
             index.scanned = pos
 

@@ -227,6 +227,50 @@ def test_large_events_of_a_binlog_directory_are_sent_from_the_file(
         store.close()
 
 
+class _CountingOs:
+    """The ``os`` module, counting the bytes its ``pread`` returns."""
+
+    def __init__(self) -> None:
+        self.reads: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def pread(self, fd: int, size: int, offset: int) -> bytes:
+        got = os.pread(fd, size, offset)
+        self.reads.append(len(got))
+        return got
+
+
+def test_framing_large_events_in_many_extensions_reads_little_past_them(tmp_path: Path) -> None:
+    """After a large event the framer reads a small block (the next header), and keeps that
+    read size into the next extension: an extension does not start with a whole block of the
+    next large event, read for nothing."""
+    count, block, probe = 40, 1 << 20, 4 << 10
+    memory = large_events_store(count)
+    expected = per_event(memory, flags=DumpFlag.NON_BLOCK)
+    store = on_disk(memory, tmp_path)
+    # About 3.5 large events per extension: a dozen extensions over the 2.8 MB file.
+    cache = FrameCache(store, extend_bytes=256 << 10)
+    counting = _CountingOs()
+    try:
+        with (
+            mock.patch.object(fakemaster.core.dump.stream, "SPAN_MIN", 0),
+            mock.patch("fakemaster.server.frame_cache.os", counting),
+        ):
+            stream = DumpStream(store, request(flags=DumpFlag.NON_BLOCK))
+            stream.allow_framed_spans()
+            assert bytes(drain(stream, cache, local=True).data) == expected
+    finally:
+        cache.close()
+        store.close()
+    # The framer's reads of the binlog file: one whole block at most (the file's first read),
+    # a small one after each large event.
+    reads = counting.reads
+    assert len(reads) > count
+    assert sum(reads) <= block + count * probe, f"{sum(reads)} bytes read in {len(reads)} reads"
+
+
 def test_a_binlog_file_truncated_while_served_is_read_as_without_the_cache(
     tmp_path: Path, caplog: Any
 ) -> None:

@@ -20,7 +20,7 @@ from fakemaster.store import (
     MemoryBinlogStore,
     UnknownBinlogFile,
 )
-from fakemaster.store.base import MAX_EVENT_SIZE
+from fakemaster.store.base import MAX_EVENT_SIZE, SCAN_CHUNK
 from fakemaster.vocabulary.constants import (
     BINLOG_MAGIC,
     ChecksumAlg,
@@ -574,6 +574,42 @@ def test_a_closed_file_is_measured_once_until_the_index_changes(tmp_path: Path) 
         assert store.poll()
         assert not store.is_last(first.name)
         assert store.file_size(first.name) == len(head)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(sizes=st.lists(st.sampled_from([10, 900, 5_000, 70_000, 200_000]), min_size=1, max_size=30))
+def test_the_walk_of_headers_reads_little_of_large_events(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int]
+) -> None:
+    """The store walks a file's headers (its GTID index) without reading large events' bodies:
+    after an event longer than its read, the next read is a small one. The index it finds is
+    the decoder's."""
+    memory = MemoryBinlogStore(clock=clock)
+    for number, size in enumerate(sizes):
+        memory.append_transaction(
+            [QueryEvent(query=b"INSERT " + b"x" * size, database="d"), XidEvent(xid=number)]
+        )
+    name = memory.file_names()[-1]
+    data = file_bytes(memory, name)
+    directory = tmp_path_factory.mktemp("binlogs")
+    (directory / name).write_bytes(data)
+    (directory / "mysql-bin.index").write_text(f"./{name}\n")
+    with DirectoryBinlogStore(directory) as store:
+        read: list[int] = []
+        real_read_range = store._read_range
+
+        def counting(file: str, offset: int, size: int) -> bytes:
+            got = real_read_range(file, offset, size)
+            read.append(len(got))
+            return got
+
+        store._read_range = counting  # type: ignore[method-assign]
+        index = store._scanned(name)
+    expected = [offset for offset, event in decode_file(data) if isinstance(event, GtidEvent)]
+    assert list(index.gtid_offsets) == expected
+    # The file at most once, and a whole first chunk then small reads (1 KiB) once a large
+    # event was passed; the FDE and GTID_LIST are read again whole (a few hundred bytes).
+    assert sum(read) <= min(len(data), SCAN_CHUNK + 2 * len(sizes) * 1024) + 4096
 
 
 def test_a_descriptor_is_of_the_file_the_store_names(tmp_path: Path) -> None:
