@@ -47,6 +47,7 @@ Rules (docs/spark.md):
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -418,7 +419,17 @@ class Materialiser:
         if store is not None:
             meta.update(
                 self._keep(
-                    raw, seen.last, row_ops, pending, skipped, resets, store.events_path(batch_id)
+                    raw,
+                    seen.last,
+                    row_ops,
+                    pending,
+                    skipped,
+                    resets,
+                    store.events_path(batch_id),
+                    # What the look listed is what the change log holds as read, unless
+                    # resolving moved events (XA marks, inherited names).
+                    None if moved else seen.events,
+                    functools.partial(store.write_no_events, batch_id),
                 )
             )
         meta["tables"] = kept_tables
@@ -439,17 +450,33 @@ class Materialiser:
         skipped: Sequence[tuple[str, str]],
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
         path: str,
+        listed: list[Any] | None = None,
+        no_events: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """Writes the events the next batch still needs as events (state_store) to ``path``:
         the shaping DDL and the transactions still prepared (as read: the next batch resolves
         them again), and the rows of the tables that could not be written (as resolved, after
         every other event); returns ``after``, the sequence the next batch's state rows
-        take."""
+        take. ``listed``: every event of ``raw`` that is not a row (the first look's), when
+        known; none of them kept and nothing else to keep, ``no_events`` writes the empty
+        dataset instead of a scan of the change log."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         after = None if last is None else last.asDict()
         xids, gtids = pending
+        if (
+            listed is not None
+            and no_events is not None
+            and not xids
+            and not gtids
+            and not (skipped and after is not None)
+            and not any(e["op"] == "ddl" and e["ddl_kind"] in _KEPT_DDL for e in listed)
+        ):
+            # Most batches (rows only): no scan of the whole batch, no job (an empty
+            # DataFrame's write is one, 0.25 s on an idle machine).
+            no_events()
+            return {"after": after}
         kept = (F.col("op") == "ddl") & F.col("ddl_kind").isin(*_KEPT_DDL)
         if xids:
             kept |= (

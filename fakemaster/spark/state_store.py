@@ -97,6 +97,16 @@ class StateStore:
             json.dump(meta, handle, indent=1, sort_keys=True)
         os.replace(path + ".tmp", path)
 
+    def write_no_events(self, batch_id: int) -> None:
+        """State ``batch_id`` keeps no event: its events dataset empty, written without Spark
+        (a directory with only ``_SUCCESS``; read with the change log's schema, as
+        :meth:`carried` reads it, it has no row)."""
+        path = self._local(self.events_path(batch_id))
+        shutil.rmtree(path, ignore_errors=True)
+        os.makedirs(path)
+        with open(os.path.join(path, "_SUCCESS"), "wb"):
+            pass
+
     def prune(self, keep: set[int]) -> None:
         """Removes every state but ``keep``."""
         root = self._local(self.root)

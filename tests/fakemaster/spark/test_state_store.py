@@ -104,9 +104,36 @@ def test_a_history_streamed_point_by_point_equals_the_oracle_after_every_batch(
             assert read_tables(out) == tables
         changes, states = _kept(out)
         assert changes == [point]
+        # A history of rows only: every state keeps no event, written without a scan of
+        # the batch (an events directory with nothing but _SUCCESS).
+        events = out / "state" / f"batch_id={point}" / "events"
+        assert sorted(p.name for p in events.iterdir()) == ["_SUCCESS"]
         assert states == [b for b in (point - 1, point) if b > 0]
     assert materialiser.apply(history.events.limit(0), 1) == []  # an older batch: skipped
     oracle.assert_matches(read_tables(out))
+
+
+# The DDL a state keeps for the next batch (the shaping statements, as the materialiser lists
+# them in KEPT_DDL).
+_SHAPING_DDL = {"CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE"}
+
+
+def _shaping_ddl(events: list[dict[str, Any]]) -> set[tuple[tuple[int, ...], str]]:
+    return {
+        (tuple(e["seq"].values()), e["ddl"])
+        for e in events
+        if e["op"] == "ddl" and e["ddl_kind"] in _SHAPING_DDL
+    }
+
+
+def _batch_events(out: Path, batch_id: int) -> list[dict[str, Any]]:
+    """Batch ``batch_id``'s change events as the change log holds them (read with pyarrow)."""
+    import pyarrow.parquet as pq
+
+    path = out / "changes" / f"batch_id={batch_id}"
+    return [
+        row for part in sorted(path.glob("*.parquet")) for row in pq.read_table(part).to_pylist()
+    ]
 
 
 def _state_events(out: Path, batch_id: int) -> list[dict[str, Any]]:
@@ -143,6 +170,13 @@ def test_batches_that_split_ddl_and_xa_transactions_equal_the_oracle(
         if name == "xa" and batch_id == 1:
             assert not any("carries" in event for event in _state_events(history.out, 1))
         history.oracle.assert_matches(read_tables(history.out), after=last)
+        # The state keeps the shaping DDL of its batch and of the state before it, whether or
+        # not the batch has any (read from the change log and the states with pyarrow).
+        before = _state_events(history.out, batch_id - 1) if batch_id > 1 else []
+        expected = _shaping_ddl(_batch_events(history.out, batch_id) + before)
+        assert _shaping_ddl(_state_events(history.out, batch_id)) == expected
+        if name == "ddl_mid_stream":
+            assert expected, "each batch of ddl_mid_stream has a CREATE/ALTER/RENAME to keep"
         if name == "xa" and batch_id < len(cuts):  # what makes the case: a prepare held over
             kept = {(e["op"], e["ddl_kind"]) for e in _state_events(history.out, batch_id)}
             assert ("xa", "XA_PREPARE") in kept
