@@ -107,6 +107,7 @@ def write_part(
     os.makedirs(directory, exist_ok=True)
     hidden = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     writer = None
+    grouped: _TableRowGroups | None = None
     events = 0
     try:
         for batch in batches:
@@ -125,11 +126,15 @@ def write_part(
                     # Spark writer's options in materialiser._plain_values).
                     use_dictionary=_dictionary_columns(flagged.schema),
                 )
-            writer.write_batch(flagged)
+                grouped = _TableRowGroups(writer.write_table)
+            assert grouped is not None
+            grouped.add(flagged)
             if observe is not None:
-                observe(flagged)
+                observe(flagged)  # in the order decoded, whatever the row groups' order
             events += batch.num_rows
         if writer is not None:
+            assert grouped is not None
+            grouped.flush()
             writer.close()
             writer = None
             os.replace(hidden, os.path.join(directory, name))
@@ -139,6 +144,66 @@ def write_part(
         if os.path.exists(hidden):
             os.remove(hidden)
     return events
+
+
+# A table's rows are held until this many (one row group), and all tables' until this many
+# rows or bytes in all (then every table's are written).
+_GROUP_ROWS = 1 << 16
+_HELD_ROWS = 1 << 18
+_HELD_BYTES = 64 << 20
+
+
+class _TableRowGroups:
+    """Writes a part's events in row groups of one table each (with ``write``), in sequence
+    order within each table. The materialiser reads the change log one table at a time
+    (``database = d AND table = t``): Parquet's statistics of a row group of one table let
+    Spark skip the others' images, which it decodes whole in row groups of mixed tables."""
+
+    def __init__(self, write: Callable[[Any], None]) -> None:
+        self._write = write
+        self._held: dict[Any, list[Any]] = {}
+        self._held_rows: dict[Any, int] = {}
+        self._rows = 0
+        self._bytes = 0
+
+    def add(self, batch: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+        names = pc.binary_join_element_wise(
+            pc.fill_null(batch.column("database"), ""),
+            pc.fill_null(batch.column("table"), ""),
+            "\0",
+        )
+        tables = pc.unique(names)
+        if len(tables) == 1:  # one table in the batch: written as it is, after its held rows
+            self._flush(tables[0].as_py())
+            self._write(pa.Table.from_batches([batch]))
+            return
+        for table in tables.to_pylist():
+            rows = batch.filter(pc.equal(names, table))
+            self._held.setdefault(table, []).append(rows)
+            self._held_rows[table] = self._held_rows.get(table, 0) + rows.num_rows
+            self._rows += rows.num_rows
+            self._bytes += rows.nbytes
+            if self._held_rows[table] >= _GROUP_ROWS:
+                self._flush(table)
+        if self._rows >= _HELD_ROWS or self._bytes >= _HELD_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        for table in list(self._held):
+            self._flush(table)
+
+    def _flush(self, table: Any) -> None:
+        import pyarrow as pa
+
+        held = self._held.pop(table, None)
+        if not held:
+            return
+        self._write(pa.Table.from_batches(held))
+        self._rows -= self._held_rows.pop(table)
+        self._bytes -= sum(rows.nbytes for rows in held)
 
 
 def _dictionary_columns(schema: Any) -> list[str]:

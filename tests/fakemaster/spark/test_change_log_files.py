@@ -154,6 +154,53 @@ def test_a_part_is_whole_or_absent(tmp_path: Path) -> None:
     assert written.column_names[-2:] == ["carries", "partial"]
 
 
+tables = st.sampled_from([("d", "t"), ("d", "u"), ("e", "t"), (None, None), ("d", None)])
+
+
+@settings(max_examples=examples(0.5), deadline=None)
+@given(
+    names=st.lists(tables, min_size=1, max_size=60),
+    cuts=st.lists(st.integers(1, 60), max_size=6),
+    group_rows=st.sampled_from([2, 7, 1 << 16]),
+)
+def test_a_parts_row_groups_are_of_one_table_each_in_sequence_order(
+    tmp_path_factory: pytest.TempPathFactory,
+    names: list[tuple[str | None, str | None]],
+    cuts: list[int],
+    group_rows: int,
+) -> None:
+    """Events of tables interleaved, in batches cut anywhere: the part holds every event once,
+    each row group of one table (what lets Spark skip the other tables' row groups when it reads
+    one), each table's events in sequence order; a batch of one table is its own row group."""
+    import pyarrow.parquet as pq
+
+    from fakemaster.spark import change_log_files
+
+    rows = []
+    for n, (database, table) in enumerate(names):
+        row = event("c", None, {"id": str(n)}, ["id"], ["id"], n)
+        rows.append({**row, "database": database, "table": table})
+    bounds = sorted({0, len(rows), *(c for c in cuts if c < len(rows))})
+    batches = [arrow_batch(rows[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    directory = tmp_path_factory.mktemp("part")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(change_log_files, "_GROUP_ROWS", group_rows)
+        written = change_log_files.write_part(iter(batches), str(directory), "p.parquet")
+    assert written == len(rows)
+    part = pq.ParquetFile(directory / "p.parquet")
+    seen = []
+    for index in range(part.num_row_groups):
+        group = part.read_row_group(index).to_pylist()
+        assert len({(r["database"], r["table"]) for r in group}) == 1, group
+        seen += [(r["database"], r["table"], r["seq"]["row"]) for r in group]
+    assert sorted(r for _, _, r in seen) == list(range(len(rows)))
+    for database, table in set(names):
+        order = [r for d, t, r in seen if (d, t) == (database, table)]
+        assert order == sorted(order)
+    single = [b for b in batches if len({(r["database"], r["table"]) for r in b.to_pylist()}) == 1]
+    assert part.num_row_groups >= len(single)
+
+
 def test_the_tasks_change_log_is_the_spark_writers(spark: Any, tmp_path: Path) -> None:
     """Every built-in scenario's binlogs, read once: the events and flags the tasks write are
     the rows Spark's writer writes from the same read."""
