@@ -6,7 +6,8 @@ run (issue #22 must-show 1).
     python3 bench/bench_pipeline.py --sizes 10 --cases read,batch --no-profile --no-micro
 
 Archives: generated binlog files (bench_codec's eight column types, a keyed table ``bench.t``:
-each transaction inserts 50 rows and updates 10 of the transaction before), about ``--sizes``
+each transaction inserts 50 rows and updates 10 of the transaction before; with ``--tables N``,
+transaction K writes ``bench.t<K mod N>``), about ``--sizes``
 MB each (4 files up to 50 MB, 8 above), and a tiny one (1 file, 2 transactions: the fixed cost);
 kept under ``--cache`` when given. Each round runs every case on every archive, interleaved
 (case after case, archive after archive), each case a fresh process as a user starts it:
@@ -32,6 +33,7 @@ batch function). No timing is asserted anywhere.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import decimal
 import inspect
 import json
@@ -83,7 +85,7 @@ def _row(row_id: int, version: int = 0) -> tuple[Any, ...]:
     )
 
 
-def _events(transactions: int, first_seq: int, first_row: int) -> Iterator[Any]:
+def _events(transactions: int, first_seq: int, first_row: int, tables: int = 1) -> Iterator[Any]:
     from fakemaster.vocabulary.constants import OptionalMetadata
     from fakemaster.vocabulary.events import (
         FormatDescriptionEvent,
@@ -94,26 +96,39 @@ def _events(transactions: int, first_seq: int, first_row: int) -> Iterator[Any]:
         XidEvent,
     )
 
-    table_map = generated_table_map(MetadataField(OptionalMetadata.SIMPLE_PRIMARY_KEY, (0,)))
+    first = generated_table_map(MetadataField(OptionalMetadata.SIMPLE_PRIMARY_KEY, (0,)))
+    # With several tables (``--tables``): transaction N writes table t<N mod tables> (bench.t,
+    # table id 42, alone), its updates the rows of the transaction before, in that one's table.
+    maps = (
+        [first]
+        if tables == 1
+        else [dataclasses.replace(first, table_id=42 + k, table=f"t{k}") for k in range(tables)]
+    )
     yield FormatDescriptionEvent(server_id=1)
     row_id = first_row
     for seq in range(first_seq, first_seq + transactions):
+        table_map = maps[seq % tables]
         yield GtidEvent(seq_no=seq, flags2=0x0C)
         yield table_map
         start = row_id
         rows = tuple(_row(r) for r in range(start + 1, start + ROWS_PER_EVENT + 1))
         row_id += ROWS_PER_EVENT
         yield WriteRowsEvent(
-            table_id=42, rows_flags=1, width=len(COLUMNS), columns_present=b"\xff", rows=rows
+            table_id=table_map.table_id,
+            rows_flags=1,
+            width=len(COLUMNS),
+            columns_present=b"\xff",
+            rows=rows,
         )
         if start > first_row:  # 10 rows of the transaction before, updated
             pairs = tuple(
                 (_row(r), _row(r, seq))
                 for r in range(start - ROWS_PER_EVENT + 1, start - ROWS_PER_EVENT + 11)
             )
-            yield table_map
+            before = maps[(seq - 1) % tables]
+            yield before
             yield UpdateRowsEvent(
-                table_id=42,
+                table_id=before.table_id,
                 rows_flags=1,
                 width=len(COLUMNS),
                 columns_present=b"\xff",
@@ -123,16 +138,17 @@ def _events(transactions: int, first_seq: int, first_row: int) -> Iterator[Any]:
         yield XidEvent(xid=seq)
 
 
-def archive(directory: Path, files: int, transactions: int) -> list[Path]:
+def archive(directory: Path, files: int, transactions: int, tables: int = 1) -> list[Path]:
     """``files`` binlog files of ``transactions`` each (and their index) in ``directory``,
-    written once (a ``done`` marker)."""
+    written once (a ``done`` marker), over ``tables`` tables."""
     paths = [directory / f"mysql-bin.{n:06d}" for n in range(1, files + 1)]
     if (directory / "done").exists():
         return paths
     directory.mkdir(parents=True, exist_ok=True)
     for n, path in enumerate(paths):
         write_events(
-            path, _events(transactions, n * transactions + 1, n * transactions * ROWS_PER_EVENT)
+            path,
+            _events(transactions, n * transactions + 1, n * transactions * ROWS_PER_EVENT, tables),
         )
     (directory / "mysql-bin.index").write_text("".join(f"./{p.name}\n" for p in paths))
     (directory / "done").write_text("")
@@ -441,13 +457,15 @@ def _case(case: str, files: list[str], rows: int, out: Path, master: str, port: 
     return seconds
 
 
-def _archives(sizes: str, cache: Path) -> dict[str, tuple[list[Path], int]]:
+def _archives(sizes: str, cache: Path, tables: int = 1) -> dict[str, tuple[list[Path], int]]:
     # ~4.1 KB per generated transaction (60 change events)
     archives = {"tiny": (archive(cache / "pipeline-1x2", 1, 2), change_events(2, 1))}
+    suffix = "" if tables == 1 else f"-{tables}t"
     for size in (int(s) for s in sizes.split(",") if s):
         files = 4 if size <= 50 else 8
         transactions = max(1, size * 1_000_000 // files // 4_100)
-        paths = archive(cache / f"pipeline-{files}x{transactions}", files, transactions)
+        name = f"pipeline-{files}x{transactions}{suffix}"
+        paths = archive(cache / name, files, transactions, tables)
         archives[f"{size} MB"] = (paths, change_events(transactions, files))
     for label, (paths, rows) in archives.items():
         megabytes = sum(p.stat().st_size for p in paths) / 1e6
@@ -541,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--sizes", default="10,100", help="archive sizes in MB (default 10,100)")
+    parser.add_argument(
+        "--tables", type=int, default=1, help="tables the archives' transactions write (1)"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cases", default="read,batch,stream")
     parser.add_argument("--master", default="local[*]")
@@ -562,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     scratch = Path(tempfile.mkdtemp(prefix="fm-bench-pipeline-"))
     try:
-        archives = _archives(args.sizes, args.cache or scratch)
+        archives = _archives(args.sizes, args.cache or scratch, args.tables)
         print(f"load average before: {_load()}", flush=True)
         if args.cases:
             _rounds(args, archives, scratch)
