@@ -168,7 +168,7 @@ class _TableRowGroups:
 
     def add(self, batch: Any) -> None:
         import pyarrow as pa
-        import pyarrow.compute as pc  # type: ignore[import-untyped]
+        import pyarrow.compute as pc
 
         names = pc.binary_join_element_wise(
             pc.fill_null(batch.column("database"), ""),
