@@ -53,6 +53,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -78,6 +79,9 @@ _RESET_KINDS = ("CREATE_TABLE", "DROP_TABLE", "TRUNCATE")
 _DROP_KINDS = ("DROP_TABLE", "DROP_DATABASE")
 # DDL a state keeps as events: it shapes, renames or drops tables (a reset that only discards
 # earlier rows, TRUNCATE, is already in the state's rows).
+# Tables written at once (Spark jobs submitted from as many driver threads).
+TABLE_JOBS = 3
+
 _KEPT_DDL = ("CREATE_TABLE", "ALTER_TABLE", "RENAME_TABLE", "DROP_TABLE", "DROP_DATABASE")
 
 
@@ -357,64 +361,75 @@ class Materialiser:
             table_dir_name(t["database"], t["table"]): t
             for t in (base[1]["tables"] if base else [])
         }
-        for database, table in sorted(names):
-            problem = problems.get((database, table))
+
+        def written(database: str, table: str) -> TableResult:
             dir_name = table_dir_name(database, table)
             earlier = before.get(dir_name)
-            try:
-                if (
-                    store is not None
-                    and base is not None
-                    and touched is not None
-                    and (database, table) not in touched
-                    and earlier is not None
-                    and "rows" in earlier
-                    # A dataset a killed batch left half-written has no _SUCCESS: rewritten.
-                    and os.path.exists(_local(f"{self.out}/tables/{dir_name}/_SUCCESS"))
-                ):
-                    # No event of the batch names the table: its state and dataset stay.
-                    store.reuse(base[0], batch_id, dir_name)
-                    result = TableResult(
-                        dir_name,
-                        int(earlier["rows"]),
-                        f"{self.out}/tables/{dir_name}",
-                        nulls=earlier.get("nulls", {}),
-                    )
+            if (
+                store is not None
+                and base is not None
+                and touched is not None
+                and (database, table) not in touched
+                and earlier is not None
+                and "rows" in earlier
+                # A dataset a killed batch left half-written has no _SUCCESS: rewritten.
+                and os.path.exists(_local(f"{self.out}/tables/{dir_name}/_SUCCESS"))
+            ):
+                # No event of the batch names the table: its state and dataset stay.
+                store.reuse(base[0], batch_id, dir_name)
+                return TableResult(
+                    dir_name,
+                    int(earlier["rows"]),
+                    f"{self.out}/tables/{dir_name}",
+                    nulls=earlier.get("nulls", {}),
+                )
+            return self._table(
+                row_ops,
+                database,
+                table,
+                schemas.get((database, table)),
+                resets,
+                (database, table) in folded,
+                added.get((database, table), {}),
+                state=None if store is None else store.table_path(batch_id, dir_name),
+                sequence=(database, table) in sequences,
+                merge_images=(database, table) in partial,
+            )
+
+        ordered = sorted(names)
+        # A few tables' jobs at once: each job's driver work and its stages of one task leave
+        # cores idle, which another table's job fills. Results are taken in table order.
+        with ThreadPoolExecutor(
+            max(1, min(TABLE_JOBS, len(ordered))), thread_name_prefix="fakemaster-table"
+        ) as pool:
+            pending_tables = [pool.submit(written, *name) for name in ordered]
+            for (database, table), future in zip(ordered, pending_tables, strict=True):
+                problem = problems.get((database, table))
+                dir_name = table_dir_name(database, table)
+                try:
+                    result = future.result()
+                except Exception as exc:  # noqa: BLE001 - one table never loses the run
+                    reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
+                    if problem is not None and problem not in reason:
+                        reason = f"{reason}; {problem}"
+                    result = TableResult(dir_name, 0, None, reason)
+                    skipped.append((database, table))
                 else:
-                    result = self._table(
-                        row_ops,
-                        database,
-                        table,
-                        schemas.get((database, table)),
-                        resets,
-                        (database, table) in folded,
-                        added.get((database, table), {}),
-                        state=None if store is None else store.table_path(batch_id, dir_name),
-                        sequence=(database, table) in sequences,
-                        merge_images=(database, table) in partial,
-                    )
-            except Exception as exc:  # noqa: BLE001 - one table never loses the run
-                reason = str(exc) if isinstance(exc, TableSkipped) else one_line(exc)
-                if problem is not None and problem not in reason:
-                    reason = f"{reason}; {problem}"
-                result = TableResult(dir_name, 0, None, reason)
-                skipped.append((database, table))
-            else:
-                notes = (problem,) if problem is not None and result.path is not None else ()
-                result = replace(result, notes=notes)
-                if result.path is not None:
-                    kept_tables.append(
-                        {
-                            "database": database,
-                            "table": table,
-                            "shape": _jsonable(mapped_shapes.get((database, table))),
-                            "rows": result.rows,
-                            "nulls": {c: dict(k) for c, k in result.nulls.items()},
-                        }
-                    )
-            results.append(replace(result, statement_dml=statements.get((database, table), 0)))
-            if self.on_table is not None:
-                self.on_table(results[-1], len(results), len(names))
+                    notes = (problem,) if problem is not None and result.path is not None else ()
+                    result = replace(result, notes=notes)
+                    if result.path is not None:
+                        kept_tables.append(
+                            {
+                                "database": database,
+                                "table": table,
+                                "shape": _jsonable(mapped_shapes.get((database, table))),
+                                "rows": result.rows,
+                                "nulls": {c: dict(k) for c, k in result.nulls.items()},
+                            }
+                        )
+                results.append(replace(result, statement_dml=statements.get((database, table), 0)))
+                if self.on_table is not None:
+                    self.on_table(results[-1], len(results), len(names))
         meta: dict[str, Any] = {"batch_id": batch_id}
         if store is not None:
             meta.update(

@@ -267,3 +267,39 @@ def test_a_keyed_table_with_full_images_sorts_its_steps_once(
         plan = images._jdf.queryExecution().executedPlan().toString()
         assert "SortAggregate" not in plan and "WindowGroupLimit" not in plan, plan
         assert plan.count("Sort [") == 1, plan
+
+
+def test_tables_written_at_once_are_the_tables_written_one_by_one(
+    spark: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The 61 tables of many_tables written by several threads' jobs (materialiser.TABLE_JOBS)
+    are those written one at a time, reported in the same order, progress counted 1..n."""
+    from fakemaster.spark import FORMAT_NAME
+    from fakemaster.spark import materialiser as module
+    from scenarios import Oracle
+    from scenarios.library import build
+    from tests.fakemaster.spark.test_batch_scenarios import catalogue_of, write_files
+    from tests.support.spark_tables import read_tables
+
+    scenario = build("many_tables")
+    files = write_files(scenario, tmp_path / "binlogs")
+    found = {}
+    several = module.TABLE_JOBS
+    assert several > 1
+    for jobs in (1, several):
+        monkeypatch.setattr(module, "TABLE_JOBS", jobs)
+        progress: list[tuple[str, int, int]] = []
+        out = tmp_path / f"out-{jobs}"
+        materialiser = module.Materialiser(
+            spark,
+            str(out),
+            catalogue_of(scenario),
+            on_table=lambda result, n, total, seen=progress: seen.append((result.name, n, total)),
+        )
+        results = materialiser.apply_files(spark.read.format(FORMAT_NAME), files, 0)
+        tables = read_tables(out)
+        Oracle(scenario).assert_matches(tables)
+        assert [(r.name, n + 1, len(results)) for n, r in enumerate(results)] == progress
+        found[jobs] = ([replace(r, path=None) for r in results], tables)
+    assert len(found[1][0]) == 61
+    assert found[1] == found[several]
