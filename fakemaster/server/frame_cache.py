@@ -51,6 +51,7 @@ from fakemaster.core.dump.framing import (
 )
 from fakemaster.server.logs import logger
 from fakemaster.store import BinlogReadError, BinlogStore, UnknownBinlogFile
+from fakemaster.store.base import next_read_size
 from fakemaster.vocabulary.constants import HEADER_LEN, MAX_PACKET_PAYLOAD
 from fakemaster.vocabulary.header import EVENT_LENGTH_OFFSET, TYPE_CODE_OFFSET
 
@@ -539,11 +540,11 @@ class _Framer:
                 block = os.pread(source, wanted, self.offset)
                 walked = self._add_small(block)
                 if self._add_large_at(block, walked, readable):
-                    run.read_size = _PROBE
+                    run.read_size = next_read_size(run.read_size, True, _PROBE, _READ_BLOCK)
                     continue
                 # Small events to the end of the block: read more at once, up to a whole
                 # block (what is read past a large event is read for nothing).
-                grown = min(run.read_size * 4, _READ_BLOCK)
+                grown = next_read_size(run.read_size, False, _PROBE, _READ_BLOCK)
                 if walked == 0 and run.read_size < _READ_BLOCK and len(block) == wanted:
                     run.read_size = grown  # a small event longer than the read
                     continue

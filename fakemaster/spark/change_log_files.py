@@ -163,6 +163,7 @@ class _TableRowGroups:
         self._write = write
         self._held: dict[Any, list[Any]] = {}
         self._held_rows: dict[Any, int] = {}
+        self._held_bytes: dict[Any, int] = {}
         self._rows = 0
         self._bytes = 0
 
@@ -183,9 +184,11 @@ class _TableRowGroups:
         for table in tables.to_pylist():
             rows = batch.filter(pc.equal(names, table))
             self._held.setdefault(table, []).append(rows)
+            size = rows.nbytes
             self._held_rows[table] = self._held_rows.get(table, 0) + rows.num_rows
+            self._held_bytes[table] = self._held_bytes.get(table, 0) + size
             self._rows += rows.num_rows
-            self._bytes += rows.nbytes
+            self._bytes += size
             if self._held_rows[table] >= _GROUP_ROWS:
                 self._flush(table)
         if self._rows >= _HELD_ROWS or self._bytes >= _HELD_BYTES:
@@ -203,7 +206,7 @@ class _TableRowGroups:
             return
         self._write(pa.Table.from_batches(held))
         self._rows -= self._held_rows.pop(table)
-        self._bytes -= sum(rows.nbytes for rows in held)
+        self._bytes -= self._held_bytes.pop(table)
 
 
 def _dictionary_columns(schema: Any) -> list[str]:

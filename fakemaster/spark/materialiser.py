@@ -47,7 +47,6 @@ Rules (docs/spark.md):
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -440,11 +439,11 @@ class Materialiser:
                     pending,
                     skipped,
                     resets,
-                    store.events_path(batch_id),
+                    store,
+                    batch_id,
                     # What the look listed is what the change log holds as read, unless
                     # resolving moved events (XA marks, inherited names).
                     None if moved else seen.events,
-                    functools.partial(store.write_no_events, batch_id),
                 )
             )
         meta["tables"] = kept_tables
@@ -464,17 +463,17 @@ class Materialiser:
         pending: tuple[set[str], set[str]],
         skipped: Sequence[tuple[str, str]],
         resets: dict[tuple[str, str | None], tuple[Any, bool]],
-        path: str,
-        listed: list[Any] | None = None,
-        no_events: Callable[[], None] | None = None,
+        store: StateStore,
+        batch_id: int,
+        listed: list[Any] | None,
     ) -> dict[str, Any]:
-        """Writes the events the next batch still needs as events (state_store) to ``path``:
-        the shaping DDL and the transactions still prepared (as read: the next batch resolves
-        them again), and the rows of the tables that could not be written (as resolved, after
-        every other event); returns ``after``, the sequence the next batch's state rows
-        take. ``listed``: every event of ``raw`` that is not a row (the first look's), when
-        known; none of them kept and nothing else to keep, ``no_events`` writes the empty
-        dataset instead of a scan of the change log."""
+        """Writes the events the next batch still needs as events into ``store``'s batch
+        ``batch_id``: the shaping DDL and the transactions still prepared (as read: the next
+        batch resolves them again), and the rows of the tables that could not be written (as
+        resolved, after every other event); returns ``after``, the sequence the next batch's
+        state rows take. ``listed``: every event of ``raw`` that is not a row (the first
+        look's), when known; none of them kept and nothing else to keep, the store writes its
+        empty dataset instead of a scan of the change log."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
@@ -482,7 +481,6 @@ class Materialiser:
         xids, gtids = pending
         if (
             listed is not None
-            and no_events is not None
             and not xids
             and not gtids
             and not (skipped and after is not None)
@@ -490,7 +488,7 @@ class Materialiser:
         ):
             # Most batches (rows only): no scan of the whole batch, no job (an empty
             # DataFrame's write is one, 0.25 s on an idle machine).
-            no_events()
+            store.write_no_events(batch_id)
             return {"after": after}
         kept = (F.col("op") == "ddl") & F.col("ddl_kind").isin(*_KEPT_DDL)
         if xids:
@@ -527,7 +525,7 @@ class Materialiser:
                 top = rows.agg(F.max("seq").alias("m")).first()
                 if top is not None and top["m"] is not None:
                     after = top["m"].asDict()
-        events.write.mode("overwrite").parquet(path)
+        events.write.mode("overwrite").parquet(store.events_path(batch_id))
         return {"after": after}
 
     @staticmethod

@@ -39,11 +39,13 @@ __all__ = [
     "MAGIC_LEN",
     "MAX_EVENT_SIZE",
     "SCAN_CHUNK",
+    "SCAN_PROBE",
     "BinlogReadError",
     "BinlogStore",
     "GtidInFile",
     "UnknownBinlogFile",
     "fde_checksum_alg",
+    "next_read_size",
     "parse_gtid_list_event",
 ]
 
@@ -54,6 +56,16 @@ SCAN_CHUNK = 1 << 16
 # What a walk of the headers reads after an event larger than its block: enough for the
 # next header and the small events that usually follow a large one (its XID, the next GTID).
 SCAN_PROBE = 1 << 10
+
+
+def next_read_size(size: int, past_large: bool, probe: int, block: int) -> int:
+    """The size of a walk's next read of a binlog file, after a read of ``size`` bytes: past
+    an event longer than the read (``past_large``), ``probe`` (what follows a large event is
+    usually its next header and a few small events); else four times more, up to ``block``
+    (whole blocks over small events). The store's walk of headers and the frame cache's
+    framer both read this way."""
+    return probe if past_large else min(size * 4, block)
+
 
 _FDE_ALG_FROM_END = 1 + CHECKSUM_LEN  # the alg byte precedes the CRC of a checksum-capable FDE
 
@@ -364,7 +376,7 @@ class BinlogStore:
                 # Past an event longer than the block: the next read, at the following
                 # event, needs its header only (a file of 64 KiB rows events was read whole
                 # for its headers); back to whole chunks over small events.
-                chunk = SCAN_PROBE if consumed > len(data) else min(chunk * 4, SCAN_CHUNK)
+                chunk = next_read_size(chunk, consumed > len(data), SCAN_PROBE, SCAN_CHUNK)
                 pos += consumed
             index.scanned = pos
 

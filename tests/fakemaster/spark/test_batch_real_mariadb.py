@@ -182,6 +182,19 @@ def test_the_tasks_change_log_and_first_look_on_a_real_primarys_binlogs(
     )
     files = [str(p) for p in server.binlog_files()]
     log = assert_the_tasks_agree_with_spark(spark, files, tmp_path)
+    # Each row group of the tasks' files holds one table's events, in sequence order.
+    import pyarrow.parquet as pq
+
+    parts = sorted((tmp_path / "through").rglob("*.parquet"))
+    assert parts
+    for part in parts:
+        parquet = pq.ParquetFile(part)
+        for index in range(parquet.num_row_groups):
+            group = parquet.read_row_group(index, columns=["database", "table", "seq"])
+            names = {(r["database"], r["table"]) for r in group.to_pylist()}
+            assert len(names) == 1, (part.name, index, names)
+            order = [tuple(r["seq"].values()) for r in group.to_pylist()]
+            assert order == sorted(order), (part.name, index)
     # The day logged what the flags and groups are about.
     rental = log.where("database = 'rental'")
     assert rental.where("carries").count() == 1  # film 1 -> 10 under MINIMAL

@@ -20,7 +20,7 @@ from fakemaster.store import (
     MemoryBinlogStore,
     UnknownBinlogFile,
 )
-from fakemaster.store.base import MAX_EVENT_SIZE, SCAN_CHUNK
+from fakemaster.store.base import MAX_EVENT_SIZE, SCAN_CHUNK, SCAN_PROBE, next_read_size
 from fakemaster.vocabulary.constants import (
     BINLOG_MAGIC,
     ChecksumAlg,
@@ -695,3 +695,20 @@ def test_fde_crc_is_taken_with_in_use_clear() -> None:
     assert fde is not None and fde[17] & 1
     cleared = bytearray(fde[:-4])
     assert CRC.unpack_from(fde, len(fde) - 4)[0] == event_crc(cleared, 15)
+
+
+@pytest.mark.parametrize(
+    ("size", "past_large", "expected"),
+    [
+        (SCAN_CHUNK, True, SCAN_PROBE),  # a whole block, then a large event: a probe
+        (SCAN_PROBE, True, SCAN_PROBE),  # large events one after another: probes
+        (SCAN_PROBE, False, SCAN_PROBE * 4),  # small events after a probe: four times more
+        (SCAN_CHUNK // 4, False, SCAN_CHUNK),  # up to the block
+        (SCAN_CHUNK // 2, False, SCAN_CHUNK),  # never past it
+        (SCAN_CHUNK, False, SCAN_CHUNK),
+    ],
+)
+def test_the_next_read_after_large_and_small_events(
+    size: int, past_large: bool, expected: int
+) -> None:
+    assert next_read_size(size, past_large, SCAN_PROBE, SCAN_CHUNK) == expected
