@@ -151,6 +151,32 @@ def test_rows_from_before_the_binlog_without_a_snapshot(spark: Any, tmp_path: Pa
     assert read_tables(tmp_path / "out")["s.t"] == [{"id": 2, "v": "TWO"}]
 
 
+def test_columns_named_as_the_materialisers_own_work_columns(spark: Any, tmp_path: Path) -> None:
+    """A table may name its columns anything, the names the materialiser gives its work columns
+    while it types a table included (``image``, ``__fm_text_0``, ...): its rows and NULL counts
+    are the oracle's, one value unrepresentable counted in the column that holds it."""
+    scenario = Scenario(Settings(binlog_row_metadata="FULL"))
+    scenario.create_table(
+        "CREATE TABLE w.t (image INT PRIMARY KEY, __fm_text_0 VARCHAR(10),"
+        " __fm_value_1 DATE, __fm_absent_0 INT, __fm_text_1 DATE)"
+    )
+    scenario.insert("w.t", {"image": 1, "__fm_text_0": "a", "__fm_value_1": "2024-02-29"})
+    scenario.insert(
+        "w.t", {"image": 2, "__fm_text_0": None, "__fm_absent_0": 7, "__fm_text_1": "0000-00-00"}
+    )
+    scenario.update("w.t", {"image": 1}, {"__fm_absent_0": 3})
+    tables = run_batch(spark, scenario, tmp_path)
+    out = tmp_path / "out"
+    rows = sorted(tables["w.t"], key=lambda r: r["image"])
+    assert [r["image"] for r in rows] == [1, 2]
+    assert rows[0]["__fm_text_0"] == "a" and rows[0]["__fm_absent_0"] == 3
+    assert str(rows[0]["__fm_value_1"]) == "2024-02-29"
+    assert rows[1]["__fm_text_0"] is None and rows[1]["__fm_absent_0"] == 7
+    assert rows[1]["__fm_text_1"] is None  # a zero date Spark's DATE cannot hold
+    report = json.loads((out / "report.json").read_text())["tables"]["w.t"]
+    assert report["nulls"] == {"__fm_text_1": {"unrepresentable": 1}}
+
+
 def test_no_log_metadata_without_a_catalogue_names_columns_by_position(
     spark: Any, tmp_path: Path
 ) -> None:
