@@ -144,8 +144,18 @@ def _one_result(read: Callable[[], bytes], capabilities: int, out: list[bytes]) 
             return payload
 
 
+class RefusedAtConnect(Exception):
+    """The server's first packet was an error (``Too many connections``, a host blocked), not
+    a greeting: ``payload`` is it."""
+
+    def __init__(self, payload: bytes) -> None:
+        super().__init__(f"refused before the greeting: {payload!r}")
+        self.payload = payload
+
+
 class RawClient:
-    """A blocking TCP client that logs in with mysql_native_password and returns raw payloads."""
+    """A blocking TCP client that logs in with mysql_native_password and returns raw payloads.
+    A server that refuses the connection before its greeting raises :class:`RefusedAtConnect`."""
 
     def __init__(
         self,
@@ -166,6 +176,9 @@ class RawClient:
         self.capabilities = capabilities
         self._reader = PacketReader(check_sequence=False)
         self.greeting_payload = self.read()
+        if self.greeting_payload[:1] == b"\xff":
+            self.sock.close()
+            raise RefusedAtConnect(self.greeting_payload)
         self.greeting = HandshakeV10.decode(self.greeting_payload)
         response = HandshakeResponse(
             capabilities=capabilities,
