@@ -749,7 +749,7 @@ class Materialiser:
         )
         typed.write.mode("overwrite").parquet(path)
         found: dict[str, dict[str, int]] = {}
-        for label, n in (nulls.get if counted else {}).items():
+        for label, n in nulls.get.items():
             if n:
                 kind, _, column = label.partition("\0")
                 found.setdefault(column, {})[kind] = int(n)

@@ -5,6 +5,7 @@ tables read back with SELECT."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -202,3 +203,45 @@ def test_the_tasks_change_log_and_first_look_on_a_real_primarys_binlogs(
     assert log.where("ddl_kind = 'STATEMENT' AND ddl LIKE '%rental.film%'").count() == 1
     assert rental.where("ddl_kind = 'RENAME_TABLE'").count() == 1
     assert log.where("op = 'xa'").count() >= 1
+
+
+def test_a_real_tables_columns_named_as_the_materialisers_work_columns(
+    spark: Any, server: MariaDBServer, tmp_path: Path
+) -> None:
+    """A table whose own columns bear the names the materialiser gives its work columns while
+    it types a table (``image``, ``__fm_text_0``, ...), written by MariaDB 10.11 under a
+    MINIMAL row image (updates log only the columns they set): its rows are the server's, and
+    each NULL the binlog does not say is counted in its own column: the zero date the server
+    keeps for row 2 (Spark's DATE cannot hold it) and row 1's value that no statement set (the
+    MINIMAL insert logs only the columns it names: in no image, with no default)."""
+    from fakemaster.spark import FORMAT_NAME, materialise
+
+    name = "workcols.t"
+    server.execute(
+        [
+            "SET SESSION sql_mode = ''",
+            "SET SESSION binlog_row_image = 'MINIMAL'",
+            "CREATE DATABASE workcols",
+            f"CREATE TABLE {name} (image INT PRIMARY KEY, __fm_text_0 VARCHAR(10),"
+            " __fm_value_1 DATE, __fm_absent_0 INT, __fm_text_1 DATE, image2 INT DEFAULT 5)",
+            f"INSERT INTO {name} (image, __fm_text_0, __fm_value_1) VALUES (1, 'a', '2024-02-29')",
+            f"INSERT INTO {name} VALUES (2, NULL, NULL, 7, '0000-00-00', NULL)",
+            f"UPDATE {name} SET __fm_absent_0 = 3 WHERE image = 1",
+            f"UPDATE {name} SET __fm_text_0 = 'b', image2 = 6 WHERE image = 2",
+            "FLUSH BINARY LOGS",
+        ]
+    )
+    columns = ["image", "__fm_text_0", "__fm_value_1", "__fm_absent_0", "__fm_text_1", "image2"]
+    texts = ", ".join(f"CAST(`{c}` AS CHAR)" for c in columns)
+    held = server.execute(f"SELECT {texts} FROM {name}")
+    assert ("2", "b", None, "7", "0000-00-00", "6") in held  # the zero date the server keeps
+    expected = sorted_rows([tuple(None if v == "0000-00-00" else v for v in row) for row in held])
+    files = [str(p) for p in server.binlog_files()]
+    out = tmp_path / "out"
+    materialise(spark, spark.read.format(FORMAT_NAME).load(files), str(out))
+    table = read_tables(out)[name]
+    assert [list(row) for row in table][0] == columns
+    got = sorted_rows([tuple(None if v is None else str(v) for v in row.values()) for row in table])
+    assert len(expected) == 2 and got == expected
+    report = json.loads((out / "report.json").read_text())["tables"][name]
+    assert report["nulls"] == {"__fm_text_1": {"unrepresentable": 1, "absent": 1}}
