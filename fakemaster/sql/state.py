@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from fakemaster.config.accounts import Account, Privilege, privilege_names
 from fakemaster.config.served_variables import SERVED_VARIABLES, ServedVariables
 from fakemaster.config.server_config import ServerConfig
-from fakemaster.config.variables import SYSTEM_VARIABLES, SystemVariable, Value
+from fakemaster.config.variables import SESSION_VARIABLES, SystemVariable, Value
 from fakemaster.protocol.charsets import (
     UTF8MB3_GENERAL_CI,
     Collation,
@@ -360,11 +360,8 @@ class SessionState:
         account: Account | None = None,
     ) -> SessionState:
         """A fresh session of ``user`` (its account from the server's, unless given)."""
-        variables = {
-            name: server.globals[name]
-            for name, var in SYSTEM_VARIABLES.items()
-            if var.allows_session()
-        }
+        server_globals = server.globals
+        variables = {name: server_globals[name] for name in SESSION_VARIABLES}
         variables["pseudo_thread_id"] = thread_id
         collation = collation_by_id(client_collation)
         results: int | None = None
