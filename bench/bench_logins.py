@@ -1,0 +1,118 @@
+"""What one replica connection costs the server: log in, the two SETs a replica sends, a dump
+of a small binlog to its end, quit; one connection after another, the fake master next to a
+real MariaDB 10.11 serving the same files, in one run.
+
+    python3 bench/bench_logins.py                      # 5 rounds of 100 connections
+    python3 bench/bench_logins.py --connections 200 --rounds 7 --cache ~/.cache/fm-bench
+
+A test suite connects replicas thousands of times, and with many replicas at once every login
+goes through the fake's one event-loop thread (bench_serving.py's 20- and 300-replica cases
+start with 20 or 300 of them), where MariaDB gives each connection a thread of its own. Per
+round and server: the server's CPU time per connection (user + system of every thread,
+/proc/PID/stat, around the round) and the wall time per connection as the client saw it; the
+two servers' rounds alternate. The corpus is the serving benchmark's ``small`` shape at 1 MB
+(about 9,000 single-row transactions), written once by a real MariaDB (bench/corpus.py) and
+cached; the dump is whole each time, so a connection's cost is its login and SETs plus a dump
+of 1 MB of small events.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus  # noqa: E402
+from bench_serving import (  # noqa: E402
+    QUIT_PACKET,
+    ServeProcess,
+    _serving_mariadb,
+    dump_command,
+    is_eof_tail,
+    login,
+    query,
+    send_packet,
+    tree_cpu_seconds,
+)
+
+__all__ = ["main"]
+
+_SERVER_ID = 7000
+
+
+def connect_and_dump(port: int, first_file: str) -> None:
+    """One replica's connection: login, the SETs mariadb-binlog sends, a dump to its EOF."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+        login(sock)
+        query(sock, "SET @master_binlog_checksum= @@global.binlog_checksum")
+        query(sock, "SET @mariadb_slave_capability=4")
+        send_packet(sock, 0, dump_command(first_file, _SERVER_ID))
+        buffer = bytearray(1 << 16)
+        tail = b""
+        while not is_eof_tail(tail):
+            received = sock.recv_into(buffer)
+            if received == 0:
+                raise ConnectionError(f"port {port} closed the dump before its EOF packet")
+            tail = (tail + bytes(buffer[:received]))[-9:]
+        sock.sendall(QUIT_PACKET)
+
+
+def one_round(port: int, pid: int, first_file: str, connections: int) -> tuple[float, float]:
+    """(server CPU ms, client wall ms) per connection over ``connections`` in a row."""
+    cpu = tree_cpu_seconds(pid)
+    wall = time.monotonic()
+    for _ in range(connections):
+        connect_and_dump(port, first_file)
+    wall = time.monotonic() - wall
+    return (tree_cpu_seconds(pid) - cpu) * 1e3 / connections, wall * 1e3 / connections
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--connections", type=int, default=100, help="per round (100)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cache", type=Path, help="keep the corpus there")
+    args = parser.parse_args(argv)
+    results: dict[str, list[tuple[float, float]]] = {"MariaDB": [], "fake": []}
+    with tempfile.TemporaryDirectory(prefix="fm-bench-logins-") as scratch_name:
+        scratch = Path(scratch_name)
+        directory = corpus.build("small", 1, args.cache or scratch / "cache")
+        with _serving_mariadb(directory) as primary:
+            fake = ServeProcess(primary.binlog_dir, scratch)
+            try:
+                first_file = primary.binlog_files()[0].name
+                servers = {
+                    "MariaDB": (primary.port, primary.pid),
+                    "fake": (fake.port, fake.pid),
+                }
+                for port, _ in servers.values():  # warm: imports, the framed files
+                    for _ in range(10):
+                        connect_and_dump(port, first_file)
+                for index in range(args.rounds):
+                    for name, (port, pid) in servers.items():
+                        cpu, wall = one_round(port, pid, first_file, args.connections)
+                        results[name].append((cpu, wall))
+                        print(f"round {index + 1} {name:8s} CPU {cpu:.2f} ms  wall {wall:.2f} ms")
+            finally:
+                fake.stop()
+    medians = {
+        name: (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))
+        for name, runs in results.items()
+    }
+    print(f"\nper connection, medians of {args.rounds} rounds of {args.connections}:")
+    for name, (cpu, wall) in medians.items():
+        print(f"  {name:8s} server CPU {cpu:.2f} ms  wall {wall:.2f} ms")
+    fake_cpu, fake_wall = medians["fake"]
+    maria_cpu, maria_wall = medians["MariaDB"]
+    print(f"  fake / MariaDB: CPU {fake_cpu / maria_cpu:.2f}x  wall {fake_wall / maria_wall:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
