@@ -35,7 +35,10 @@ handshake latency of new connections while 20 dumps stream; medians and ratios.
    mariadb-binlog: the process exited). Per case (shape, client, replica count): one untimed
    verification round per server, then ``--rounds`` timed rounds alternating which server
    goes first. Reported: medians, MB/s (aggregate: replicas x corpus bytes / time) and the
-   ratio fake time / MariaDB time (at most 1.0 means the fake is at least as fast).
+   ratio fake time / MariaDB time (at most 1.0 means the fake is at least as fast). With more
+   than one drain replica, the log also gives when the replicas asked for their dumps (login
+   and SETs answered) and got the first byte, from "go" (median / maximum over every replica
+   of every round): the start of many dumps at once.
 4. Verification (untimed round): replica 0 of each server hashes the whole stream (drain) or
    its fetched files (mariadb-binlog) while the other replicas stream; the results must be
    identical between the servers (and, for mariadb-binlog, equal to the primary's files with
@@ -222,6 +225,7 @@ def drain_worker(argv: list[str]) -> int:
             login(sock)
             query(sock, "SET @master_binlog_checksum= @@global.binlog_checksum")
             query(sock, "SET @mariadb_slave_capability=4")
+            result["asked"] = time.monotonic()
             send_packet(sock, 0, dump_command(first_file, server_id))
         tail = b""
         first = True
@@ -231,6 +235,8 @@ def drain_worker(argv: list[str]) -> int:
                 raise ConnectionError(f"closed after {total} bytes, before the EOF packet")
             if first and mode != "raw" and received >= 5 and buffer[4] == 0xFF:
                 _check_ok(bytes(view[4:received]), "COM_BINLOG_DUMP")
+            if first:
+                result["first_byte"] = time.monotonic()
             first = False
             total += received
             if hasher is not None:
@@ -527,6 +533,10 @@ class Round:
     client_cpu: float | None = None
     probes: list[float] = field(default_factory=list)
     probe_errors: list[str] = field(default_factory=list)
+    # Per replica (drain clients that log in): seconds from "go" until it sent COM_BINLOG_DUMP
+    # (its login and SETs answered), and until the dump's first byte came.
+    asked: list[float] = field(default_factory=list)
+    first_bytes: list[float] = field(default_factory=list)
 
 
 def _spawn_drains(
@@ -583,6 +593,8 @@ def run_drains(
             bytes_per_replica=[r["bytes"] for r in results],
             digest=results[0].get("sha256"),
             client_cpu=sum(r["cpu"] for r in results),
+            asked=[r["asked"] - go for r in results if "asked" in r],
+            first_bytes=[r["first_byte"] - go for r in results if "first_byte" in r],
         ),
         first_end=min(ends),
     )
@@ -967,6 +979,23 @@ def run_case(
         f"fake {fake:7.3f} s   fake/MariaDB {fake / mariadb:5.2f}x   "
         f"identical: {'yes' if case.identical else 'NO'}"
         + (f"   client ceiling {statistics.median(case.ceiling):.3f} s" if case.ceiling else "")
+    )
+    if case.client == "drain" and case.replicas > 1:
+        log("        " + "   ".join(_start_phases(case, server) for server in SERVERS))
+
+
+def _start_phases(case: Case, server: str) -> str:
+    """When a round's replicas asked for their dumps and got its first byte (ms from "go",
+    median and maximum over every replica of every round): where the logins of many replicas
+    at once go through the fake's one event-loop thread."""
+    rounds = case.rounds[server]
+    asked = sorted(t for r in rounds for t in r.asked)
+    first = sorted(t for r in rounds for t in r.first_bytes)
+    if not asked or not first:
+        return f"{server}: -"
+    return (
+        f"{server}: dump asked {statistics.median(asked) * 1e3:.0f} / {asked[-1] * 1e3:.0f} ms,"
+        f" first byte {statistics.median(first) * 1e3:.0f} / {first[-1] * 1e3:.0f} ms"
     )
 
 
