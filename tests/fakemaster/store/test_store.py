@@ -475,6 +475,45 @@ def test_directory_serves_real_files_byte_for_byte(tmp_path: Path, variant: str)
         assert store.master_status() == (names[-1], (directory / names[-1]).stat().st_size)
 
 
+def _mirror(memory: MemoryBinlogStore, directory: Path) -> None:
+    """The memory store's files written into ``directory`` as a primary writes them: each
+    file's new bytes appended (a growing file keeps its inode), the index rewritten."""
+    names = memory.file_names()
+    for name in names:
+        data = file_bytes(memory, name)
+        path = directory / name
+        held = path.stat().st_size if path.exists() else 0
+        with open(path, "ab") as out:
+            out.write(data[held:])
+    (directory / "mysql-bin.index").write_text("".join(f"./{n}\n" for n in names))
+
+
+def test_directory_end_state_follows_a_growing_and_rotating_binlog(tmp_path: Path) -> None:
+    """@@gtid_binlog_pos of a directory a primary keeps writing: after every transaction, every
+    rotation, several domains and servers, and after a purge, the end state is the one the
+    writer itself keeps (MemoryBinlogStore's, built as it writes). The store applies only the
+    GTIDs written since its last answer; a mutation keeping the first answer fails here."""
+    memory = MemoryBinlogStore(clock=clock)
+    memory.append_transaction(ddl())
+    _mirror(memory, tmp_path)
+    with DirectoryBinlogStore(tmp_path) as served:
+        assert served.end_state() == memory.end_state()
+        for n in range(12):
+            memory.append_transaction(insert(n), domain_id=n % 3, server_id=1 + n % 2)
+            if n in (4, 9):
+                memory.rotate()
+            _mirror(memory, tmp_path)
+            served.poll()
+            assert served.end_state() == memory.end_state(), n
+            assert served.gtid_binlog_pos() == memory.gtid_binlog_pos()
+            assert served.gtid_binlog_state() == memory.gtid_binlog_state()
+        # A state handed out is a copy: changing it changes no later answer.
+        served.end_state().update(Gtid(0, 99, 1_000))
+        assert served.end_state() == memory.end_state()
+        served.purge_to(served.file_names()[-1])
+        assert served.end_state() == memory.end_state()
+
+
 def test_directory_index_paths(tmp_path: Path) -> None:
     elsewhere = tmp_path / "moved"
     elsewhere.mkdir()
