@@ -1,9 +1,15 @@
-"""What one replica connection costs the server: log in, the two SETs a replica sends, a dump
-of a small binlog to its end, quit; one connection after another, the fake master next to a
-real MariaDB 10.11 serving the same files, in one run.
+"""What one replica connection costs the server: log in, the statements a replica sends, a
+dump of a small binlog to its end, quit; one connection after another, the fake master next to
+a real MariaDB 10.11 serving the same files, in one run.
 
     python3 bench/bench_logins.py                      # 5 rounds of 100 connections
     python3 bench/bench_logins.py --connections 200 --rounds 7 --cache ~/.cache/fm-bench
+    python3 bench/bench_logins.py --statements replica # as a MariaDB 10.11 replica logs in
+
+``--statements``: ``binlog`` (default), the two SETs ``mariadb-binlog`` sends; ``replica``,
+the statements a MariaDB 10.11 replica's IO thread sends before a dump by file and position
+(``../shared/reference/peer-sessions/replica-pos.log``: ``SELECT UNIX_TIMESTAMP()``, ``SHOW
+VARIABLES LIKE 'SERVER_ID'``, three SETs, two SELECTs).
 
 A test suite connects replicas thousands of times, and with many replicas at once every login
 goes through the fake's one event-loop thread (bench_serving.py's 20- and 300-replica cases
@@ -30,13 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # noqa: E402
 from bench_serving import (  # noqa: E402
+    COM_QUERY,
     QUIT_PACKET,
     ServeProcess,
+    _check_ok,
     _serving_mariadb,
     dump_command,
     is_eof_tail,
     login,
-    query,
+    read_packet,
     send_packet,
     tree_cpu_seconds,
 )
@@ -44,14 +52,46 @@ from bench_serving import (  # noqa: E402
 __all__ = ["main"]
 
 _SERVER_ID = 7000
+STATEMENTS = {
+    "binlog": (
+        "SET @master_binlog_checksum= @@global.binlog_checksum",
+        "SET @mariadb_slave_capability=4",
+    ),
+    "replica": (
+        "SELECT UNIX_TIMESTAMP()",
+        "SHOW VARIABLES LIKE 'SERVER_ID'",
+        "SET @master_heartbeat_period= 1000000000",
+        "SET @master_binlog_checksum= @@global.binlog_checksum",
+        "SELECT @master_binlog_checksum",
+        "SET @mariadb_slave_capability=4",
+        "SELECT binlog_gtid_pos('{first_file}',4)",
+    ),
+}
 
 
-def connect_and_dump(port: int, first_file: str) -> None:
-    """One replica's connection: login, the SETs mariadb-binlog sends, a dump to its EOF."""
+def run_statement(sock: socket.socket, sql: str) -> None:
+    """Send a COM_QUERY and read its OK, or its whole result set (text protocol, EOF packets
+    after the columns and the rows: the client does not ask for DEPRECATE_EOF)."""
+    send_packet(sock, 0, bytes([COM_QUERY]) + sql.encode())
+    _, first = read_packet(sock)
+    if first[:1] in (b"\x00", b"\xff"):
+        _check_ok(first, sql)
+        return
+    ends = 0
+    while ends < 2:  # the EOF after the column definitions, then the one after the rows
+        _, packet = read_packet(sock)
+        if packet[:1] == b"\xff":
+            _check_ok(packet, sql)
+        if packet[:1] == b"\xfe" and len(packet) < 9:
+            ends += 1
+
+
+def connect_and_dump(port: int, first_file: str, statements: tuple[str, ...]) -> None:
+    """One replica's connection: login, ``statements``, a dump to its EOF."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         login(sock)
-        query(sock, "SET @master_binlog_checksum= @@global.binlog_checksum")
-        query(sock, "SET @mariadb_slave_capability=4")
+        for sql in statements:
+            run_statement(sock, sql.format(first_file=first_file))
         send_packet(sock, 0, dump_command(first_file, _SERVER_ID))
         buffer = bytearray(1 << 16)
         tail = b""
@@ -63,12 +103,14 @@ def connect_and_dump(port: int, first_file: str) -> None:
         sock.sendall(QUIT_PACKET)
 
 
-def one_round(port: int, pid: int, first_file: str, connections: int) -> tuple[float, float]:
+def one_round(
+    port: int, pid: int, first_file: str, connections: int, statements: tuple[str, ...]
+) -> tuple[float, float]:
     """(server CPU ms, client wall ms) per connection over ``connections`` in a row."""
     cpu = tree_cpu_seconds(pid)
     wall = time.monotonic()
     for _ in range(connections):
-        connect_and_dump(port, first_file)
+        connect_and_dump(port, first_file, statements)
     wall = time.monotonic() - wall
     return (tree_cpu_seconds(pid) - cpu) * 1e3 / connections, wall * 1e3 / connections
 
@@ -78,7 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=100, help="per round (100)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cache", type=Path, help="keep the corpus there")
+    parser.add_argument("--statements", choices=sorted(STATEMENTS), default="binlog")
     args = parser.parse_args(argv)
+    statements = STATEMENTS[args.statements]
     results: dict[str, list[tuple[float, float]]] = {"MariaDB": [], "fake": []}
     with tempfile.TemporaryDirectory(prefix="fm-bench-logins-") as scratch_name:
         scratch = Path(scratch_name)
@@ -93,10 +137,10 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 for port, _ in servers.values():  # warm: imports, the framed files
                     for _ in range(10):
-                        connect_and_dump(port, first_file)
+                        connect_and_dump(port, first_file, statements)
                 for index in range(args.rounds):
                     for name, (port, pid) in servers.items():
-                        cpu, wall = one_round(port, pid, first_file, args.connections)
+                        cpu, wall = one_round(port, pid, first_file, args.connections, statements)
                         results[name].append((cpu, wall))
                         print(f"round {index + 1} {name:8s} CPU {cpu:.2f} ms  wall {wall:.2f} ms")
             finally:
@@ -105,7 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         name: (statistics.median(c for c, _ in runs), statistics.median(w for _, w in runs))
         for name, runs in results.items()
     }
-    print(f"\nper connection, medians of {args.rounds} rounds of {args.connections}:")
+    print(
+        f"\nper connection ({args.statements} statements), medians of {args.rounds} rounds"
+        f" of {args.connections}:"
+    )
     for name, (cpu, wall) in medians.items():
         print(f"  {name:8s} server CPU {cpu:.2f} ms  wall {wall:.2f} ms")
     fake_cpu, fake_wall = medians["fake"]
