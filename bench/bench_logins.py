@@ -11,6 +11,11 @@ the statements a MariaDB 10.11 replica's IO thread sends before a dump by file a
 (``../shared/reference/peer-sessions/replica-pos.log``: ``SELECT UNIX_TIMESTAMP()``, ``SHOW
 VARIABLES LIKE 'SERVER_ID'``, three SETs, two SELECTs).
 
+``--binlog-dir DIR``: the fake alone serves DIR (a user's copy of a server's binlogs: its last
+file may hold many transactions, where a real primary always starts a file of its own), and
+each connection dumps from the end of its last file (nothing to send: the login and the
+statements are what is timed).
+
 A test suite connects replicas thousands of times, and with many replicas at once every login
 goes through the fake's one event-loop thread (bench_serving.py's 20- and 300-replica cases
 start with 20 or 300 of them), where MariaDB gives each connection a thread of its own. Per
@@ -27,6 +32,7 @@ from __future__ import annotations
 import argparse
 import socket
 import statistics
+import struct
 import sys
 import tempfile
 import time
@@ -36,12 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # noqa: E402
 from bench_serving import (  # noqa: E402
+    BINLOG_DUMP_NON_BLOCK,
+    COM_BINLOG_DUMP,
     COM_QUERY,
     QUIT_PACKET,
     ServeProcess,
     _check_ok,
     _serving_mariadb,
-    dump_command,
     is_eof_tail,
     login,
     read_packet,
@@ -86,13 +93,17 @@ def run_statement(sock: socket.socket, sql: str) -> None:
             ends += 1
 
 
-def connect_and_dump(port: int, first_file: str, statements: tuple[str, ...]) -> None:
-    """One replica's connection: login, ``statements``, a dump to its EOF."""
+def connect_and_dump(
+    port: int, first_file: str, statements: tuple[str, ...], position: int = 4
+) -> None:
+    """One replica's connection: login, ``statements``, a dump from ``position`` of
+    ``first_file`` to the end (NON_BLOCK: its EOF packet)."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
         login(sock)
         for sql in statements:
             run_statement(sock, sql.format(first_file=first_file))
-        send_packet(sock, 0, dump_command(first_file, _SERVER_ID))
+        flags = struct.pack("<IHI", position, BINLOG_DUMP_NON_BLOCK, _SERVER_ID)
+        send_packet(sock, 0, bytes([COM_BINLOG_DUMP]) + flags + first_file.encode())
         buffer = bytearray(1 << 16)
         tail = b""
         while not is_eof_tail(tail):
@@ -104,13 +115,18 @@ def connect_and_dump(port: int, first_file: str, statements: tuple[str, ...]) ->
 
 
 def one_round(
-    port: int, pid: int, first_file: str, connections: int, statements: tuple[str, ...]
+    port: int,
+    pid: int,
+    first_file: str,
+    connections: int,
+    statements: tuple[str, ...],
+    position: int = 4,
 ) -> tuple[float, float]:
     """(server CPU ms, client wall ms) per connection over ``connections`` in a row."""
     cpu = tree_cpu_seconds(pid)
     wall = time.monotonic()
     for _ in range(connections):
-        connect_and_dump(port, first_file, statements)
+        connect_and_dump(port, first_file, statements, position)
     wall = time.monotonic() - wall
     return (tree_cpu_seconds(pid) - cpu) * 1e3 / connections, wall * 1e3 / connections
 
@@ -121,8 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cache", type=Path, help="keep the corpus there")
     parser.add_argument("--statements", choices=sorted(STATEMENTS), default="binlog")
+    parser.add_argument("--binlog-dir", type=Path, help="the fake alone, serving DIR")
     args = parser.parse_args(argv)
     statements = STATEMENTS[args.statements]
+    if args.binlog_dir is not None:
+        return _fake_alone(args, statements)
     results: dict[str, list[tuple[float, float]]] = {"MariaDB": [], "fake": []}
     with tempfile.TemporaryDirectory(prefix="fm-bench-logins-") as scratch_name:
         scratch = Path(scratch_name)
@@ -158,6 +177,36 @@ def main(argv: list[str] | None = None) -> int:
     fake_cpu, fake_wall = medians["fake"]
     maria_cpu, maria_wall = medians["MariaDB"]
     print(f"  fake / MariaDB: CPU {fake_cpu / maria_cpu:.2f}x  wall {fake_wall / maria_wall:.2f}x")
+    return 0
+
+
+def _fake_alone(args: argparse.Namespace, statements: tuple[str, ...]) -> int:
+    index = args.binlog_dir / "mysql-bin.index"
+    names = [Path(line).name for line in index.read_text().split() if line]
+    if not names:
+        print(f"no binlog files listed in {index}", file=sys.stderr)
+        return 2
+    last = names[-1]
+    end = (args.binlog_dir / last).stat().st_size
+    runs: list[tuple[float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="fm-bench-logins-") as scratch_name:
+        fake = ServeProcess(args.binlog_dir, Path(scratch_name))
+        try:
+            for _ in range(10):
+                connect_and_dump(fake.port, last, statements, end)
+            for number in range(args.rounds):
+                cpu, wall = one_round(fake.port, fake.pid, last, args.connections, statements, end)
+                runs.append((cpu, wall))
+                print(f"round {number + 1} fake CPU {cpu:.2f} ms  wall {wall:.2f} ms")
+        finally:
+            fake.stop()
+    cpu = statistics.median(c for c, _ in runs)
+    wall = statistics.median(w for _, w in runs)
+    print(
+        f"\nper connection ({args.statements} statements, the fake serving {args.binlog_dir},"
+        f" last file {last} of {end:,} bytes), medians of {args.rounds} rounds of"
+        f" {args.connections}: server CPU {cpu:.2f} ms  wall {wall:.2f} ms"
+    )
     return 0
 
 
