@@ -6,10 +6,11 @@ a real MariaDB 10.11 serving the same files, in one run.
     python3 bench/bench_logins.py --connections 200 --rounds 7 --cache ~/.cache/fm-bench
     python3 bench/bench_logins.py --statements replica # as a MariaDB 10.11 replica logs in
 
-``--statements``: ``binlog`` (default), the two SETs ``mariadb-binlog`` sends; ``replica``,
-the statements a MariaDB 10.11 replica's IO thread sends before a dump by file and position
-(``../shared/reference/peer-sessions/replica-pos.log``: ``SELECT UNIX_TIMESTAMP()``, ``SHOW
-VARIABLES LIKE 'SERVER_ID'``, three SETs, two SELECTs).
+``--statements``: ``binlog`` (default), the two SETs the serving benchmark's drain clients send
+(as ``mariadb-binlog`` does, which asks for ``@master_binlog_checksum='NONE'``); ``replica``,
+the statements a MariaDB 10.11 replica's IO thread sends before a dump by file and position,
+as its primary's general query log recorded them (``tests.support.peer_statements``: ``SELECT
+UNIX_TIMESTAMP()``, ``SHOW VARIABLES LIKE 'SERVER_ID'``, three SETs, two SELECTs).
 
 ``--binlog-dir DIR``: the fake alone serves DIR (a user's copy of a server's binlogs: its last
 file may hold many transactions, where a real primary always starts a file of its own), and
@@ -30,9 +31,7 @@ of 1 MB of small events.
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
-import struct
 import sys
 import tempfile
 import time
@@ -42,19 +41,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # noqa: E402
 from bench_serving import (  # noqa: E402
-    BINLOG_DUMP_NON_BLOCK,
-    COM_BINLOG_DUMP,
-    COM_QUERY,
-    QUIT_PACKET,
     ServeProcess,
-    _check_ok,
     _serving_mariadb,
+    dump_command,
     is_eof_tail,
-    login,
-    read_packet,
-    send_packet,
     tree_cpu_seconds,
 )
+
+from tests.support.peer_statements import REPLICA_BY_POSITION  # noqa: E402
+from tests.support.wire import RawClient  # noqa: E402
 
 __all__ = ["main"]
 
@@ -64,33 +59,8 @@ STATEMENTS = {
         "SET @master_binlog_checksum= @@global.binlog_checksum",
         "SET @mariadb_slave_capability=4",
     ),
-    "replica": (
-        "SELECT UNIX_TIMESTAMP()",
-        "SHOW VARIABLES LIKE 'SERVER_ID'",
-        "SET @master_heartbeat_period= 1000000000",
-        "SET @master_binlog_checksum= @@global.binlog_checksum",
-        "SELECT @master_binlog_checksum",
-        "SET @mariadb_slave_capability=4",
-        "SELECT binlog_gtid_pos('{first_file}',4)",
-    ),
+    "replica": REPLICA_BY_POSITION,
 }
-
-
-def run_statement(sock: socket.socket, sql: str) -> None:
-    """Send a COM_QUERY and read its OK, or its whole result set (text protocol, EOF packets
-    after the columns and the rows: the client does not ask for DEPRECATE_EOF)."""
-    send_packet(sock, 0, bytes([COM_QUERY]) + sql.encode())
-    _, first = read_packet(sock)
-    if first[:1] in (b"\x00", b"\xff"):
-        _check_ok(first, sql)
-        return
-    ends = 0
-    while ends < 2:  # the EOF after the column definitions, then the one after the rows
-        _, packet = read_packet(sock)
-        if packet[:1] == b"\xff":
-            _check_ok(packet, sql)
-        if packet[:1] == b"\xfe" and len(packet) < 9:
-            ends += 1
 
 
 def connect_and_dump(
@@ -98,20 +68,21 @@ def connect_and_dump(
 ) -> None:
     """One replica's connection: login, ``statements``, a dump from ``position`` of
     ``first_file`` to the end (NON_BLOCK: its EOF packet)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
-        login(sock)
+    with RawClient("127.0.0.1", port, "root", "") as client:
+        if client.login_reply[:1] != b"\x00":
+            raise RuntimeError(f"port {port} refused the login: {client.login_reply[:60]!r}")
         for sql in statements:
-            run_statement(sock, sql.format(first_file=first_file))
-        flags = struct.pack("<IHI", position, BINLOG_DUMP_NON_BLOCK, _SERVER_ID)
-        send_packet(sock, 0, bytes([COM_BINLOG_DUMP]) + flags + first_file.encode())
+            reply = client.query(sql)
+            if reply[0][:1] == b"\xff":
+                raise RuntimeError(f"{sql}: {reply[0][9:].decode(errors='replace')}")
+        client.write(dump_command(first_file, _SERVER_ID, position))
         buffer = bytearray(1 << 16)
         tail = b""
         while not is_eof_tail(tail):
-            received = sock.recv_into(buffer)
+            received = client.sock.recv_into(buffer)
             if received == 0:
                 raise ConnectionError(f"port {port} closed the dump before its EOF packet")
             tail = (tail + bytes(buffer[:received]))[-9:]
-        sock.sendall(QUIT_PACKET)
 
 
 def one_round(

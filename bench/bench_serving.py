@@ -186,10 +186,10 @@ def query(sock: socket.socket, sql: str) -> None:
     _check_ok(read_packet(sock)[1], sql)
 
 
-def dump_command(first_file: str, server_id: int) -> bytes:
+def dump_command(first_file: str, server_id: int, position: int = 4) -> bytes:
     return (
         bytes([COM_BINLOG_DUMP])
-        + struct.pack("<IHI", 4, BINLOG_DUMP_NON_BLOCK, server_id)
+        + struct.pack("<IHI", position, BINLOG_DUMP_NON_BLOCK, server_id)
         + first_file.encode()
     )
 

@@ -40,6 +40,7 @@ from fakemaster.sql.state import ServerState, SessionState
 from fakemaster.sql.statements import STATEMENTS, Answer, execute
 from tests.budget import examples
 from tests.support.catalogue import shop_catalogue
+from tests.support.peer_statements import REPLICA_BY_POSITION
 from tests.support.wire import BASE_CAPABILITIES, SessionDriver
 from tests.test_layering import loaded_after_importing
 
@@ -114,19 +115,13 @@ def test_transcripts_cover_the_peer_sessions() -> None:
     """Every statement real clients sent in the recorded peer sessions has a golden answer."""
     recorded = {step["sql"] for session in TRANSCRIPTS["sessions"] for step in session["steps"]}
     peers = {
-        "SELECT UNIX_TIMESTAMP()",
-        "SHOW VARIABLES LIKE 'SERVER_ID'",
-        "SET @master_heartbeat_period= 1000000000",
-        "SET @master_binlog_checksum= @@global.binlog_checksum",
-        "SELECT @master_binlog_checksum",
-        "SET @mariadb_slave_capability=4",
+        *REPLICA_BY_POSITION,
         "SELECT @@GLOBAL.gtid_domain_id",
         "SET @slave_connect_state=''",
         "SET @slave_gtid_strict_mode=0",
         "SET @slave_gtid_ignore_duplicates=0",
         "SHOW VARIABLES LIKE 'rpl_semi_sync_master_enabled'",
         "SET @rpl_semi_sync_slave= 1",
-        "SELECT binlog_gtid_pos('mysql-bin.000001',4)",
         "SELECT VERSION()",
         "SET NAMES utf8",
         "SET AUTOCOMMIT = 0",

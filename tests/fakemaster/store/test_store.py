@@ -514,6 +514,30 @@ def test_directory_end_state_follows_a_growing_and_rotating_binlog(tmp_path: Pat
         assert served.end_state() == memory.end_state()
 
 
+def test_directory_end_state_of_a_real_file_as_it_grows(tmp_path: Path) -> None:
+    """The same on bytes a real MariaDB 10.11 wrote: its last golden file appended event by
+    event; after each, the end state is its GTID_LIST's GTIDs and those of the GTID events
+    written so far, decoded from the bytes."""
+    directory = copy_golden(tmp_path)
+    last = "mysql-bin.000002"
+    data = (directory / last).read_bytes()
+    events = _split(data)
+    first = events[0][0] + len(events[0][1])  # the file up to its FDE
+    (directory / last).write_bytes(data[:first])
+    with DirectoryBinlogStore(directory) as store:
+        for offset, raw in events[1:]:
+            with open(directory / last, "ab") as out:
+                out.write(raw)
+            decoded = _decode_control_events(data[: offset + len(raw)])
+            listed = next((e.gtids for e in decoded if isinstance(e, GtidListEvent)), ())
+            expected = BinlogState(listed)
+            for event in decoded:
+                if isinstance(event, GtidEvent):
+                    expected.update(event.gtid)
+            assert store.end_state() == expected, offset
+        assert any(isinstance(e, GtidEvent) for e in _decode_control_events(data))
+
+
 def test_directory_index_paths(tmp_path: Path) -> None:
     elsewhere = tmp_path / "moved"
     elsewhere.mkdir()
