@@ -24,6 +24,8 @@ from tests.peers.mariadb import MariaDBServer
 from tests.peers.policy import require_peer
 
 USER, PASSWORD = "repl", "pw"
+# Bounds a wait for a replica's ACK only: a healthy run never comes near it.
+ACK_BOUND_MS = 60_000
 
 
 def prepared_primary(factory: MariaDBFactory) -> MariaDBServer:
@@ -157,7 +159,12 @@ def test_faults_dropped_acks_make_a_real_semi_sync_primary_time_out(
     """A real semi-sync primary and replica through the proxy. Session 0 passes the replica's
     ACKs: the primary's commit is acknowledged (yes_tx). Session 1 (after STOP/START SLAVE)
     drops them: the commit waits rpl_semi_sync_master_timeout, then the primary turns
-    semi-sync off (status OFF, no_tx counted) and the replica still gets the row."""
+    semi-sync off (status OFF, no_tx counted) and the replica still gets the row.
+
+    The primary waits 500 ms while no semi-sync replica is connected (the setup's statements),
+    as long as a hang bound for session 0's ACK (an ACK that comes late on a loaded machine is
+    still an ACK: with 500 ms the commit was once counted no_tx in CI), and 500 ms again for
+    session 1, whose ACKs never come."""
     from tests.support.streams import wait_for_replica
 
     primary = mariadb_factory(
@@ -180,6 +187,7 @@ def test_faults_dropped_acks_make_a_real_semi_sync_primary_time_out(
             lambda: status_number(primary, "Rpl_semi_sync_master_clients") == 1,
             "a semi-sync replica on the primary",
         )
+        primary.execute(f"SET GLOBAL rpl_semi_sync_master_timeout = {ACK_BOUND_MS}")
         # (The statements before any semi-sync replica connected count as no_tx.)
         yes, no = (status_number(primary, f"Rpl_semi_sync_master_{n}_tx") for n in ("yes", "no"))
         primary.execute("INSERT INTO d.t VALUES (1)")
@@ -187,6 +195,7 @@ def test_faults_dropped_acks_make_a_real_semi_sync_primary_time_out(
         assert status_number(primary, "Rpl_semi_sync_master_yes_tx") == yes + 1
         assert status_number(primary, "Rpl_semi_sync_master_no_tx") == no
         assert primary.status_variable("Rpl_semi_sync_master_status") == "ON"
+        primary.execute("SET GLOBAL rpl_semi_sync_master_timeout = 500")
 
         replica.execute("STOP SLAVE")
         replica.execute("START SLAVE")
